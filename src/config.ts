@@ -1,0 +1,181 @@
+/**
+ * Configuration from the environment, validated once at start-up.
+ *
+ * Every variable has one line in the schema below and one row in README's configuration table.
+ * Outside production, missing secrets are generated once and kept under `.data/secrets.json`
+ * (with a warning) so that `npm start` works on a fresh machine and keeps working across restarts;
+ * in production they are required.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { z } from 'zod';
+
+const intFrom = (def: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return def;
+      if (!/^-?\d+$/.test(v.trim())) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}` });
+        return z.NEVER;
+      }
+      const n = Number(v);
+      if (n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const boolFrom = (def: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', ''])
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? def : v === 'true' || v === '1'));
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const urlString = (protocols: string[]) =>
+  optionalString.refine(
+    (v) => {
+      if (v === undefined) return true;
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL (${protocols.join(' or ')})` },
+  );
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).optional().default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  PORT: intFrom(3000, 0, 65535),
+  HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
+  /** Unset → embedded PostgreSQL under DATA_DIR. */
+  DATABASE_URL: urlString(['postgres:', 'postgresql:']),
+  DATABASE_POOL_MAX: intFrom(10, 1, 200),
+  /** Unset → a local Temporal server (tools/temporal-test-server in real-time mode). */
+  TEMPORAL_ADDRESS: optionalString.refine((v) => v === undefined || /^[^\s:]+:\d+$/.test(v), {
+    message: 'must be host:port',
+  }),
+  TEMPORAL_NAMESPACE: optionalString.transform((v) => v ?? 'default'),
+  TEMPORAL_TASK_QUEUE: optionalString.transform((v) => v ?? 'pixflow'),
+  /** Unset → the acquirer simulator, in-process on a local port. */
+  ACQUIRER_URL: urlString(['http:', 'https:']),
+  ACQUIRER_CLIENT_ID: optionalString,
+  ACQUIRER_CLIENT_SECRET: optionalString,
+  ACQUIRER_TIMEOUT_MS: intFrom(5000, 100, 120000),
+  ACQUIRER_CALLBACK_SECRET: optionalString,
+  /** Base URL at which the acquirer reaches our callback endpoints (default: http://127.0.0.1:PORT). */
+  PUBLIC_BASE_URL: urlString(['http:', 'https:']),
+  JWT_SECRET: optionalString,
+  JWT_TTL: intFrom(3600, 60, 30 * 24 * 3600),
+  API_KEY_PEPPER: optionalString,
+  ADMIN_EMAIL: optionalString,
+  ADMIN_PASSWORD: optionalString,
+  RATE_LIMIT_RPS: intFrom(100, 1, 1_000_000),
+  RATE_LIMIT_BURST: intFrom(200, 1, 1_000_000),
+  BODY_LIMIT_BYTES: intFrom(1024 * 1024, 1024, 64 * 1024 * 1024),
+  MAX_API_KEYS_PER_MERCHANT: intFrom(50, 1, 10000),
+  MAX_WEBHOOKS_PER_MERCHANT: intFrom(20, 1, 10000),
+  DEFAULT_FEE_BPS: intFrom(99, 0, 10000),
+  DEFAULT_FEE_FIXED: intFrom(0, 0, 1_000_000_00),
+  DEFAULT_SETTLEMENT_DELAY_SECONDS: intFrom(86400, 0, 365 * 86400),
+  CHARGE_LIST_CACHE_MS: intFrom(3000, 0, 600000),
+  WEBHOOK_TIMEOUT_MS: intFrom(5000, 100, 60000),
+  WEBHOOK_RETRY_DELAYS_SECONDS: optionalString
+    .transform((v) => v ?? '60,600')
+    .refine((v) => /^\d+(,\d+)*$/.test(v), { message: 'must be comma-separated seconds, e.g. 60,600' })
+    .transform((v) => v.split(',').map(Number)),
+  WEBHOOK_SEND_SECRET_HEADER: boolFrom(false),
+  SIMULATOR_TRANSFER_DELAY_MS: intFrom(2000, 0, 3600000),
+  SIMULATOR_AUTO_COMPLETE: boolFrom(true),
+  DATA_DIR: optionalString.transform((v) => path.resolve(v ?? '.data')),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Omit<Env, 'JWT_SECRET' | 'API_KEY_PEPPER' | 'ACQUIRER_CALLBACK_SECRET'> {
+  JWT_SECRET: string;
+  API_KEY_PEPPER: string;
+  ACQUIRER_CALLBACK_SECRET: string;
+  isProduction: boolean;
+  /** Names of secrets that were generated because they were not set (for the start-up warning). */
+  generatedSecrets: string[];
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const SECRET_NAMES = ['JWT_SECRET', 'API_KEY_PEPPER', 'ACQUIRER_CALLBACK_SECRET'] as const;
+type SecretName = (typeof SECRET_NAMES)[number];
+
+/** Reads (or creates) the generated development secrets file. */
+function loadGeneratedSecrets(dataDir: string, missing: SecretName[]): Record<SecretName, string> {
+  const file = path.join(dataDir, 'secrets.json');
+  let stored: Partial<Record<SecretName, string>> = {};
+  try {
+    stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Record<SecretName, string>>;
+  } catch {
+    stored = {};
+  }
+  let changed = false;
+  for (const name of missing) {
+    if (!stored[name]) {
+      stored[name] = crypto.randomBytes(32).toString('base64url');
+      changed = true;
+    }
+  }
+  if (changed) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  }
+  return stored as Record<SecretName, string>;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const isProduction = e.NODE_ENV === 'production';
+  const missing = SECRET_NAMES.filter((n) => !e[n]);
+  const problems: string[] = [];
+  if (isProduction) {
+    for (const n of missing) problems.push(`${n}: required when NODE_ENV=production`);
+    if (!e.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
+    if (!e.TEMPORAL_ADDRESS) problems.push('TEMPORAL_ADDRESS: required when NODE_ENV=production');
+    if (!e.ACQUIRER_URL) problems.push('ACQUIRER_URL: required when NODE_ENV=production');
+    if (e.JWT_SECRET && e.JWT_SECRET.length < 32) problems.push('JWT_SECRET: must be at least 32 characters');
+  }
+  if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
+    problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');
+  }
+  if (e.ADMIN_PASSWORD !== undefined && e.ADMIN_PASSWORD.length < 8) {
+    problems.push('ADMIN_PASSWORD: must be at least 8 characters');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const generated = missing.length > 0 ? loadGeneratedSecrets(e.DATA_DIR, missing) : undefined;
+  const secret = (n: SecretName): string => e[n] ?? (generated as Record<SecretName, string>)[n];
+  return {
+    ...e,
+    JWT_SECRET: secret('JWT_SECRET'),
+    API_KEY_PEPPER: secret('API_KEY_PEPPER'),
+    ACQUIRER_CALLBACK_SECRET: secret('ACQUIRER_CALLBACK_SECRET'),
+    isProduction,
+    generatedSecrets: [...missing],
+  };
+}
