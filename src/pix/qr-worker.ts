@@ -1,0 +1,27 @@
+/**
+ * Worker-thread side of the QR renderer (see qr.ts): renders each job with the synchronous encoder
+ * and answers with the data URL or an error message. One job at a time; the thread's own message
+ * queue is the backlog.
+ */
+import { parentPort } from 'node:worker_threads';
+import { renderQrDataUrlSync } from './qr-png';
+
+export interface QrJob {
+  id: number;
+  text: string;
+}
+
+export type QrJobResult = { id: number; ok: true; url: string } | { id: number; ok: false; message: string };
+
+const port = parentPort;
+if (port) {
+  port.on('message', (job: QrJob) => {
+    let reply: QrJobResult;
+    try {
+      reply = { id: job.id, ok: true, url: renderQrDataUrlSync(job.text) };
+    } catch (err) {
+      reply = { id: job.id, ok: false, message: err instanceof Error ? err.message : String(err) };
+    }
+    port.postMessage(reply);
+  });
+}

@@ -1,0 +1,183 @@
+/**
+ * QR Code image for a charge: `renderQrDataUrl(brCode)` → `data:image/png;base64,…`.
+ *
+ * The rendering itself (qr-png.ts) costs ~0.3 ms of CPU. Run inline, that is 0.3 ms during which the
+ * API's event loop serves nobody, per charge; so by default it runs on a small worker_threads pool
+ * and the main thread only pays for a postMessage round trip. bench/qr.ts measures both ways
+ * (throughput, per-image latency, event-loop delay); the figures are in the commit that chose this.
+ *
+ * Workers start on first use (or warmQrRenderer()), hold the process open only while they have work,
+ * and are replaced if one dies; closeQrRenderer() stops them for a clean shutdown.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { renderQrDataUrlSync } from './qr-png';
+import type { QrJob, QrJobResult } from './qr-worker';
+
+export class QrRenderError extends Error {
+  override readonly name = 'QrRenderError';
+}
+
+export interface QrRenderer {
+  /** Number of worker threads; 0 renders on the calling thread. */
+  readonly workers: number;
+  render(text: string): Promise<string>;
+  /** Starts the workers now rather than on the first render (their start-up takes tens of ms). */
+  warm(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Pending {
+  resolve(url: string): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  online: Promise<void>;
+}
+
+/**
+ * Workers load qr-worker from source under tsx (tests, `npm start`) and from dist when compiled. A
+ * worker does not inherit require hooks registered in the parent (mocha's `--require tsx/cjs`), so
+ * under tsx the bootstrap registers tsx itself before loading the TypeScript file.
+ */
+function workerBootstrap(): string {
+  const ext = path.extname(__filename);
+  const file = path.join(__dirname, `qr-worker${ext}`);
+  const load = `require(${JSON.stringify(file)});`;
+  return ext === '.ts' ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});${load}` : load;
+}
+
+function createInlineRenderer(): QrRenderer {
+  return {
+    workers: 0,
+    render: async (text) => {
+      try {
+        return renderQrDataUrlSync(text);
+      } catch (err) {
+        throw new QrRenderError(err instanceof Error ? err.message : String(err));
+      }
+    },
+    warm: async () => {},
+    close: async () => {},
+  };
+}
+
+function createPoolRenderer(size: number): QrRenderer {
+  const slots: Slot[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  const failAll = (slot: Slot, err: Error): void => {
+    for (const p of slot.pending.values()) p.reject(err);
+    slot.pending.clear();
+  };
+
+  const spawn = (): Slot => {
+    const worker = new Worker(workerBootstrap(), { eval: true, name: 'qr-render' });
+    worker.unref(); // idle workers must not keep the process alive
+    const slot: Slot = {
+      worker,
+      pending: new Map(),
+      online: new Promise<void>((resolve) => worker.once('online', () => resolve())),
+    };
+    worker.on('message', (msg: QrJobResult) => {
+      const p = slot.pending.get(msg.id);
+      if (!p) return;
+      slot.pending.delete(msg.id);
+      if (slot.pending.size === 0) worker.unref();
+      if (msg.ok) p.resolve(msg.url);
+      else p.reject(new QrRenderError(msg.message));
+    });
+    const drop = (err: Error): void => {
+      const i = slots.indexOf(slot);
+      if (i >= 0) slots.splice(i, 1); // the next render spawns a replacement
+      failAll(slot, err);
+    };
+    worker.on('error', (err) => drop(new QrRenderError(`QR worker failed: ${err.message}`)));
+    worker.on('exit', (code) => drop(new QrRenderError(`QR worker exited with code ${code}`)));
+    slots.push(slot);
+    return slot;
+  };
+
+  const fill = (): void => {
+    while (slots.length < size) spawn();
+  };
+
+  return {
+    workers: size,
+    render(text: string): Promise<string> {
+      if (closed) return Promise.reject(new QrRenderError('QR renderer is closed'));
+      if (typeof text !== 'string' || text.length === 0) {
+        return Promise.reject(new QrRenderError('QR text must be a non-empty string'));
+      }
+      fill();
+      // Least outstanding work first; ties go to the first slot.
+      let slot = slots[0] as Slot;
+      for (const s of slots) if (s.pending.size < slot.pending.size) slot = s;
+      const id = nextId++;
+      return new Promise<string>((resolve, reject) => {
+        if (slot.pending.size === 0) slot.worker.ref(); // keep the process up until the answer comes
+        slot.pending.set(id, { resolve, reject });
+        const job: QrJob = { id, text };
+        slot.worker.postMessage(job);
+      });
+    },
+    async warm(): Promise<void> {
+      if (closed) return;
+      fill();
+      const starting = slots.slice();
+      for (const s of starting) s.worker.ref(); // an await on an unref'd worker alone would let the process exit
+      await Promise.all(starting.map((s) => s.online));
+      for (const s of starting) if (s.pending.size === 0) s.worker.unref();
+    },
+    async close(): Promise<void> {
+      closed = true;
+      const all = slots.splice(0);
+      for (const s of all) failAll(s, new QrRenderError('QR renderer is closed'));
+      await Promise.all(all.map((s) => s.worker.terminate()));
+    },
+  };
+}
+
+/** A renderer with `workers` threads (0: inline on the calling thread). */
+export function createQrRenderer(options: { workers: number }): QrRenderer {
+  const n = options.workers;
+  if (!Number.isInteger(n) || n < 0) throw new RangeError('workers must be an integer ≥ 0');
+  return n === 0 ? createInlineRenderer() : createPoolRenderer(n);
+}
+
+/**
+ * Leave one core to the event loop; on a 2-core machine that is one worker. More workers than cores
+ * would only add contention with the API thread and the database.
+ */
+export function defaultQrWorkers(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism() - 1));
+}
+
+let shared: QrRenderer | undefined;
+
+function defaultRenderer(): QrRenderer {
+  shared ??= createQrRenderer({ workers: defaultQrWorkers() });
+  return shared;
+}
+
+/** The charge's QR image: a PNG data URL that decodes to exactly `payload`. */
+export function renderQrDataUrl(payload: string): Promise<string> {
+  return defaultRenderer().render(payload);
+}
+
+/** Optional: start the shared pool at boot so that the first charge does not pay for it. */
+export function warmQrRenderer(): Promise<void> {
+  return defaultRenderer().warm();
+}
+
+/** Stops the shared pool (graceful shutdown, test teardown). A later render starts a new one. */
+export async function closeQrRenderer(): Promise<void> {
+  const r = shared;
+  shared = undefined;
+  if (r) await r.close();
+}
