@@ -1,0 +1,29 @@
+/**
+ * Charge activities: thin adapters from the charge workflow to the charge services.
+ * Each one is idempotent, so Temporal may retry it freely.
+ */
+import type {
+  ChargeSnapshot,
+  ExpireOutcome,
+  PaymentNotice,
+  RecordPaymentOutcome,
+  RefundSettledNotice,
+} from '../workflows/charge-types';
+
+export interface ChargeActivities {
+  loadChargeSnapshot(chargeId: string): Promise<ChargeSnapshot>;
+  /** Applies a payment once per endToEndId: ledger credit with fee split, PAID, `charge.paid`. */
+  recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome>;
+  /** PENDING → CANCELED (guarded); anything else is left alone. */
+  expireCharge(chargeId: string): Promise<ExpireOutcome>;
+  /** Removes the cob at the acquirer; an already removed cob is success. */
+  removeCob(chargeId: string): Promise<void>;
+  /** Moves the charge's net amount pending → available (idempotent on the charge). */
+  settleCharge(chargeId: string): Promise<void>;
+  /** Asks the acquirer for the devolução (idempotent on the refund id). */
+  sendRefund(refundId: string): Promise<{ settled: RefundSettledNotice | null }>;
+  /** Asks the acquirer how a devolução ended; null while it is still processing. */
+  checkRefund(refundId: string): Promise<RefundSettledNotice | null>;
+  /** Applies a refund outcome: ledger, refunded total, REFUNDED, `charge.refunded` (idempotent). */
+  settleRefund(result: RefundSettledNotice): Promise<void>;
+}

@@ -1,0 +1,8 @@
+/**
+ * Workflow ids derive from business ids so every start is idempotent and operators can find a
+ * money movement in the Temporal UI by the id the merchant sees (DESIGN §2b).
+ */
+export const chargeWorkflowId = (chargeId: string): string => `charge-${chargeId}`;
+export const withdrawalWorkflowId = (withdrawalId: string): string => `withdrawal-${withdrawalId}`;
+export const webhookDeliveryWorkflowId = (deliveryId: string): string => `webhook-delivery-${deliveryId}`;
+export const infractionWorkflowId = (infractionId: string): string => `infraction-${infractionId}`;

@@ -1,0 +1,58 @@
+/**
+ * Plain types shared by the charge workflow, its activities and the code that signals it.
+ * Pure types only: this file enters the workflow bundle.
+ */
+
+/** What the acquirer told us about a payment (from the `/v1/acquirer/pix` callback). */
+export interface PaymentNotice {
+  endToEndId: string;
+  txid: string;
+  /** Integer cents. */
+  amount: number;
+  /** ISO 8601, the acquirer's `horario`. */
+  paidAt: string;
+  payer: { name: string; document: string } | null;
+}
+
+export interface RefundSettledNotice {
+  refundId: string;
+  outcome: 'CONFIRMED' | 'FAILED';
+  reason?: string;
+}
+
+export interface ChargeWorkflowInput {
+  chargeId: string;
+}
+
+/** The charge as the workflow needs it; read from PostgreSQL, the system of record. */
+export interface ChargeSnapshot {
+  id: string;
+  merchantId: string;
+  status: 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED';
+  txid: string | null;
+  amount: number;
+  /** Epoch ms at which a PENDING charge expires. */
+  expiresAtMs: number;
+  /** Epoch ms at which a PAID charge's net amount moves pending → available; null if unpaid. */
+  settleAtMs: number | null;
+  settled: boolean;
+  /** Refunds requested but not yet confirmed or failed at the acquirer. */
+  openRefundIds: string[];
+}
+
+export type RecordPaymentOutcome =
+  /** This payment made the charge PAID (ledger credited, `charge.paid` recorded). */
+  | { kind: 'paid'; settleAtMs: number }
+  /** The same endToEndId was already applied: a duplicate callback, harmless. */
+  | { kind: 'duplicate' }
+  /** The charge can no longer take a payment (CANCELED, FAILED, or already paid by another e2e id):
+   *  the money must go back to the payer. `refundId` names the refund created for it. */
+  | { kind: 'not_payable'; refundId: string };
+
+export type ExpireOutcome = { kind: 'canceled' } | { kind: 'not_pending' };
+
+export interface ChargeWorkflowState {
+  phase: 'awaiting_payment' | 'awaiting_settlement' | 'refunding' | 'done';
+  chargeStatus: ChargeSnapshot['status'];
+  openRefunds: string[];
+}

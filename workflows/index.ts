@@ -1,0 +1,2 @@
+/** Every workflow the pixflow worker runs. Deterministic code only: see DESIGN §2. */
+export { chargeWorkflow } from './charge';
