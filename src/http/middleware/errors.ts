@@ -1,0 +1,84 @@
+/**
+ * The single place where failures become responses: `{message}` with the status codes from
+ * DECISIONS.md. Known failures (AppError from services, HTTP errors raised by the body parser or
+ * the router) keep their status and a fixed, safe message; anything else is a bug, logged in full
+ * and answered with a bare 500 so internals never reach the client.
+ */
+import { isAppError, type ErrorKind } from '../../lib/errors';
+import type { AppContext, AppMiddleware } from '../types';
+
+const STATUS_BY_KIND: Record<ErrorKind, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unprocessable: 422,
+  rate_limited: 429,
+  upstream: 502,
+};
+
+/** Messages for client errors raised by libraries (koa-body/co-body, router) rather than by us. */
+const DEFAULT_MESSAGES: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Not authenticated',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  411: 'Length required',
+  413: 'Request body too large',
+  415: 'Unsupported content encoding',
+  501: 'Not implemented',
+};
+
+interface HttpLikeError {
+  status?: unknown;
+  statusCode?: unknown;
+  type?: unknown;
+  expose?: unknown;
+}
+
+/** Maps an error thrown by a library (http-errors shape) to a safe client status and message. */
+function libraryClientError(err: unknown): { status: number; message: string } | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as HttpLikeError;
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  if (status === undefined || status < 400 || status >= 500) return undefined;
+  if (status === 400 && (e.type === 'entity.parse.failed' || e.type === undefined)) {
+    // co-body raises a bare 400 for JSON it cannot parse (and for non-object JSON in strict mode).
+    return { status, message: 'Malformed JSON body: expected a JSON object' };
+  }
+  if (e.type === 'request.aborted') return { status: 400, message: 'Request aborted' };
+  return { status, message: DEFAULT_MESSAGES[status] ?? 'Bad request' };
+}
+
+function send(ctx: AppContext, status: number, message: string): void {
+  ctx.status = status;
+  ctx.body = { message };
+}
+
+export function errorHandler(): AppMiddleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      // Nothing answered (unknown route → 404) or the router set a bare 405/501: give it a body.
+      if (ctx.status >= 400 && ctx.body == null) {
+        send(ctx, ctx.status, DEFAULT_MESSAGES[ctx.status] ?? 'Error');
+      }
+    } catch (err) {
+      if (isAppError(err)) {
+        for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+        send(ctx, STATUS_BY_KIND[err.kind], err.message);
+        return;
+      }
+      const known = libraryClientError(err);
+      if (known) {
+        send(ctx, known.status, known.message);
+        return;
+      }
+      ctx.state.log.error({ err }, 'unhandled error');
+      send(ctx, 500, 'Internal server error');
+    }
+  };
+}
