@@ -2,15 +2,18 @@
  * The synchronous half of QR rendering: text → QR matrix → 1-bit grayscale PNG → data URL.
  *
  * Why not `qrcode.toDataURL`: it spends ~11.6 ms per image here. Its cost is (a) trying all 8 masks and
- * scoring each (the QR spec's penalty rules) and (b) drawing an RGBA bitmap and PNG-encoding it
- * through pngjs. Any mask yields a valid, decodable symbol — the penalty only nudges scan robustness
- * on marginal printers/cameras — so we fix one, and a QR is two colours, so a 1-bit grayscale PNG
- * carries it in 1/32 of the RGBA bytes. Together that is a fraction of a millisecond (bench/qr.ts).
+ * scoring each (the QR spec's penalty rules), (b) a graph search for the optimal segment split, and
+ * (c) drawing an RGBA bitmap and PNG-encoding it through pngjs. Any mask yields a valid, decodable
+ * symbol — the penalty only nudges scan robustness on marginal printers/cameras — so we fix one; the
+ * split comes from a linear-time equivalent (qr-segments.ts); and a QR is two colours, so a 1-bit
+ * grayscale PNG carries it in 1/32 of the RGBA bytes. Together: a fraction of a millisecond
+ * (bench/qr.ts).
  *
  * Pure and synchronous; qr.ts decides which thread runs it.
  */
 import { deflateSync, crc32 } from 'node:zlib';
 import QRCode from 'qrcode';
+import { optimalSegments } from './qr-segments';
 
 export interface QrRenderOptions {
   /** Pixels per module. 4 is qrcode's default, so our images are the size the baseline's were. */
@@ -34,37 +37,13 @@ export interface QrMatrix {
   data: Uint8Array;
 }
 
-type Segment = { mode: 'numeric'; data: string } | { mode: 'byte'; data: Buffer };
-
 /**
- * Digit runs this long or longer go in numeric mode (3.3 bits a digit instead of 8). Each switch
- * costs a mode indicator and a character count (~36 bits there and back), so shorter runs stay bytes.
+ * Level M (15 % recovery) is qrcode's default and what payer apps expect from a screen or print.
+ * qrcode still does the Reed-Solomon coding and module placement; we only choose mask and segments.
  */
-const NUMERIC_RUN = /\d{8,}/g;
-
-/**
- * Byte mode with the long digit runs ("5204000053039865802BR", amounts, CNPJ keys) in numeric mode.
- * This reaches the same QR version as qrcode's optimal segmentation (checked over key types in
- * bench) at a fraction of its cost; plain byte mode would often be one version (4 modules) larger,
- * i.e. smaller modules on the payer's screen.
- */
-function segments(text: string): Segment[] {
-  const out: Segment[] = [];
-  let last = 0;
-  for (const m of text.matchAll(NUMERIC_RUN)) {
-    const start = m.index ?? 0;
-    if (start > last) out.push({ mode: 'byte', data: Buffer.from(text.slice(last, start), 'utf8') });
-    out.push({ mode: 'numeric', data: m[0] });
-    last = start + m[0].length;
-  }
-  if (last < text.length) out.push({ mode: 'byte', data: Buffer.from(text.slice(last), 'utf8') });
-  return out;
-}
-
-/** Level M (15 % recovery) is qrcode's default and what payer apps expect from a screen or print. */
 export function qrMatrix(text: string): QrMatrix {
   if (text.length === 0) throw new RangeError('QR text must not be empty');
-  const qr = QRCode.create(segments(text), { errorCorrectionLevel: 'M', maskPattern: FIXED_MASK });
+  const qr = QRCode.create(optimalSegments(text), { errorCorrectionLevel: 'M', maskPattern: FIXED_MASK });
   return { size: qr.modules.size, data: qr.modules.data };
 }
 

@@ -52,9 +52,11 @@ function workerBootstrap(): string {
 }
 
 function createInlineRenderer(): QrRenderer {
+  let closed = false;
   return {
     workers: 0,
     render: async (text) => {
+      if (closed) throw new QrRenderError('QR renderer is closed');
       try {
         return renderQrDataUrlSync(text);
       } catch (err) {
@@ -62,7 +64,9 @@ function createInlineRenderer(): QrRenderer {
       }
     },
     warm: async () => {},
-    close: async () => {},
+    close: async () => {
+      closed = true;
+    },
   };
 }
 

@@ -419,7 +419,7 @@ describe('pix/brcode', () => {
         const ours = parseBrCode(code);
         assert.equal(theirs.pixKey, key);
         assert.equal(theirs.txid, txid);
-        assert.equal(Math.round(theirs.transactionAmount * 100), cents);
+        assert.equal(Math.round((theirs.transactionAmount ?? 0) * 100), cents);
         assert.equal(theirs.merchantName, ours.merchantName);
         assert.equal(theirs.merchantCity, ours.merchantCity);
       }
