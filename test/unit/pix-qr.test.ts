@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
@@ -180,6 +181,21 @@ describe('pix/qr', () => {
     assert.equal(decode(await renderQrDataUrl(text)).text, text);
     await closeQrRenderer();
     assert.equal(decode(await renderQrDataUrl(text)).text, text);
+  });
+
+  it('idle workers do not keep the process alive, and a pending render does', () => {
+    // A script that renders once and returns must exit on its own, without closeQrRenderer().
+    const qrModule = require.resolve('../../src/pix/qr');
+    const code =
+      `const { renderQrDataUrl } = require(${JSON.stringify(qrModule)});` +
+      `renderQrDataUrl('exit-check').then((u) => console.log(u.startsWith('data:image/png;base64,') ? 'ok' : 'bad'));`;
+    const r = spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), '-e', code], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    assert.equal(r.error, undefined);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'ok');
   });
 
   it('qrcode typings: create() returns the BitMatrix we read', () => {
