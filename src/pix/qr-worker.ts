@@ -13,6 +13,9 @@ export interface QrJob {
 
 export type QrJobResult = { id: number; ok: true; url: string } | { id: number; ok: false; message: string };
 
+/** Everything a worker posts: one `ready` once the encoder has loaded, then one result per job. */
+export type QrWorkerMessage = { ready: true } | QrJobResult;
+
 const port = parentPort;
 if (port) {
   port.on('message', (job: QrJob) => {
@@ -24,4 +27,6 @@ if (port) {
     }
     port.postMessage(reply);
   });
+  const ready: QrWorkerMessage = { ready: true };
+  port.postMessage(ready);
 }

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { renderQrDataUrlSync } from './qr-png';
-import type { QrJob, QrJobResult } from './qr-worker';
+import type { QrJob, QrWorkerMessage } from './qr-worker';
 
 export class QrRenderError extends Error {
   override readonly name = 'QrRenderError';
@@ -29,6 +29,7 @@ export interface QrRenderer {
 }
 
 interface Pending {
+  text: string;
   resolve(url: string): void;
   reject(err: Error): void;
 }
@@ -36,7 +37,10 @@ interface Pending {
 interface Slot {
   worker: Worker;
   pending: Map<number, Pending>;
-  online: Promise<void>;
+  /** The worker has loaded the encoder and said so ('ready'); 'online' alone is too early. */
+  isOnline: boolean;
+  /** Settles when the worker is ready, or is gone without ever having been ready. */
+  started: Promise<void>;
 }
 
 /**
@@ -70,10 +74,14 @@ function createInlineRenderer(): QrRenderer {
   };
 }
 
-function createPoolRenderer(size: number): QrRenderer {
+function createPoolRenderer(size: number, bootstrap: string): QrRenderer {
   const slots: Slot[] = [];
   let nextId = 1;
   let closed = false;
+  // Set when a worker dies before it ever came up: the environment cannot run workers (missing
+  // file, no tsx...), and respawning one per charge would cost far more than rendering inline.
+  let inlineFallback = false;
+  const inline = createInlineRenderer();
 
   const failAll = (slot: Slot, err: Error): void => {
     for (const p of slot.pending.values()) p.reject(err);
@@ -81,14 +89,24 @@ function createPoolRenderer(size: number): QrRenderer {
   };
 
   const spawn = (): Slot => {
-    const worker = new Worker(workerBootstrap(), { eval: true, name: 'qr-render' });
+    const worker = new Worker(bootstrap, { eval: true, name: 'qr-render' });
+    let markStarted: () => void = () => {};
     worker.unref(); // idle workers must not keep the process alive
     const slot: Slot = {
       worker,
       pending: new Map(),
-      online: new Promise<void>((resolve) => worker.once('online', () => resolve())),
+      isOnline: false,
+      started: new Promise<void>((resolve) => {
+        markStarted = resolve;
+        worker.once('exit', () => resolve());
+      }),
     };
-    worker.on('message', (msg: QrJobResult) => {
+    worker.on('message', (msg: QrWorkerMessage) => {
+      if ('ready' in msg) {
+        slot.isOnline = true;
+        markStarted();
+        return;
+      }
       const p = slot.pending.get(msg.id);
       if (!p) return;
       slot.pending.delete(msg.id);
@@ -99,6 +117,12 @@ function createPoolRenderer(size: number): QrRenderer {
     const drop = (err: Error): void => {
       const i = slots.indexOf(slot);
       if (i >= 0) slots.splice(i, 1); // the next render spawns a replacement
+      if (!slot.isOnline && !closed) {
+        inlineFallback = true;
+        for (const p of slot.pending.values()) inline.render(p.text).then(p.resolve, p.reject);
+        slot.pending.clear();
+        return;
+      }
       failAll(slot, err);
     };
     worker.on('error', (err) => drop(new QrRenderError(`QR worker failed: ${err.message}`)));
@@ -118,6 +142,7 @@ function createPoolRenderer(size: number): QrRenderer {
       if (typeof text !== 'string' || text.length === 0) {
         return Promise.reject(new QrRenderError('QR text must be a non-empty string'));
       }
+      if (inlineFallback) return inline.render(text);
       fill();
       // Least outstanding work first; ties go to the first slot.
       let slot = slots[0] as Slot;
@@ -125,17 +150,17 @@ function createPoolRenderer(size: number): QrRenderer {
       const id = nextId++;
       return new Promise<string>((resolve, reject) => {
         if (slot.pending.size === 0) slot.worker.ref(); // keep the process up until the answer comes
-        slot.pending.set(id, { resolve, reject });
+        slot.pending.set(id, { text, resolve, reject });
         const job: QrJob = { id, text };
         slot.worker.postMessage(job);
       });
     },
     async warm(): Promise<void> {
-      if (closed) return;
+      if (closed || inlineFallback) return;
       fill();
       const starting = slots.slice();
       for (const s of starting) s.worker.ref(); // an await on an unref'd worker alone would let the process exit
-      await Promise.all(starting.map((s) => s.online));
+      await Promise.all(starting.map((s) => s.started));
       for (const s of starting) if (s.pending.size === 0) s.worker.unref();
     },
     async close(): Promise<void> {
@@ -147,11 +172,14 @@ function createPoolRenderer(size: number): QrRenderer {
   };
 }
 
-/** A renderer with `workers` threads (0: inline on the calling thread). */
-export function createQrRenderer(options: { workers: number }): QrRenderer {
+/**
+ * A renderer with `workers` threads (0: inline on the calling thread). `workerBootstrap` replaces the
+ * code each worker starts with (tests use it to simulate a worker that cannot start or that dies).
+ */
+export function createQrRenderer(options: { workers: number; workerBootstrap?: string }): QrRenderer {
   const n = options.workers;
   if (!Number.isInteger(n) || n < 0) throw new RangeError('workers must be an integer ≥ 0');
-  return n === 0 ? createInlineRenderer() : createPoolRenderer(n);
+  return n === 0 ? createInlineRenderer() : createPoolRenderer(n, options.workerBootstrap ?? workerBootstrap());
 }
 
 /**

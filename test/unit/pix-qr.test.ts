@@ -198,6 +198,42 @@ describe('pix/qr', () => {
     assert.equal(r.stdout.trim(), 'ok');
   });
 
+  describe('worker failures', () => {
+    const tsx = JSON.stringify(require.resolve('tsx/cjs'));
+    const workerFile = JSON.stringify(require.resolve('../../src/pix/qr-worker'));
+
+    it('a worker that cannot start: renders fall back to inline, and succeed', async () => {
+      const r = createQrRenderer({ workers: 1, workerBootstrap: `throw new Error('no worker here')` });
+      try {
+        const text = payloads()[0] as string;
+        const urls = await Promise.all([r.render(text), r.render(text)]);
+        for (const u of urls) assert.equal(decode(u).text, text);
+        await r.warm(); // returns at once now
+        assert.equal(decode(await r.render(text)).text, text);
+      } finally {
+        await r.close();
+      }
+    });
+
+    it('a worker that dies mid-job: that job fails with QrRenderError, a replacement serves the next', async () => {
+      // The real worker, plus a listener (registered first) that kills the thread on the text "die".
+      const bootstrap =
+        `require(${tsx});` +
+        `require('node:worker_threads').parentPort.on('message', (j) => { if (j.text === 'die') process.exit(3); });` +
+        `require(${workerFile});`;
+      const r = createQrRenderer({ workers: 1, workerBootstrap: bootstrap });
+      try {
+        await r.warm();
+        const text = payloads()[3] as string;
+        assert.equal(decode(await r.render(text)).text, text);
+        await assert.rejects(r.render('die'), (err: unknown) => err instanceof QrRenderError && /exited with code 3/.test(err.message));
+        assert.equal(decode(await r.render(text)).text, text);
+      } finally {
+        await r.close();
+      }
+    });
+  });
+
   it('qrcode typings: create() returns the BitMatrix we read', () => {
     const qr = QRCode.create('abc', { errorCorrectionLevel: 'M', maskPattern: 0 });
     assert.equal(qr.modules.data.length, qr.modules.size * qr.modules.size);
