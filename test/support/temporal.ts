@@ -1,0 +1,120 @@
+/**
+ * THE Temporal helper for every test of the project.
+ *
+ * - `testEnv()`: one `TestWorkflowEnvironment.createTimeSkipping()` per mocha run, lazily created
+ *   and torn down after the last suite (via onRunEnd). It runs the project's own offline server
+ *   (tools/temporal-test-server); with `TEMPORAL_TEST_SERVER=download` it uses the official
+ *   time-skipping test server that @temporalio/testing downloads (needs internet).
+ * - `workflowBundle(path)`: `bundleWorkflowCode` once per workflows path per run (webpack is slow).
+ * - `withWorker(opts, fn)`: runs a Worker on a fresh task queue while `fn` runs, then shuts it down.
+ *
+ * The environment is shared by the whole run and time skipping is global to it, so tests that
+ * await workflow results should not run concurrently with each other (mocha runs them serially).
+ *
+ * Example:
+ *   const { client, taskQueue } = ...;
+ *   const result = await withWorker(
+ *     { workflowsPath: require.resolve('../../workflows'), activities: createActivities(deps) },
+ *     ({ client, taskQueue }) => client.workflow.execute(chargeWorkflow, { taskQueue, workflowId, args: [input] }),
+ *   );
+ */
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { onRunEnd } from './lifecycle';
+
+/** Path of the launcher of our offline server (spawned by @temporalio/testing as `<port> ...`). */
+export const TEST_SERVER_LAUNCHER = path.resolve(__dirname, '../../tools/temporal-test-server/bin/temporal-test-server');
+
+let envPromise: Promise<TestWorkflowEnvironment> | undefined;
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
+let runtimeConfigured = false;
+
+/** Keep the SDK's Rust-core and webpack chatter out of test output unless asked for. */
+function configureRuntime(): void {
+  if (runtimeConfigured) return;
+  runtimeConfigured = true;
+  const level = process.env.TEMPORAL_LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN';
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    // Already installed by someone else in this process: keep theirs.
+  }
+}
+
+/** The run-wide time-skipping environment (created on first use). */
+export function testEnv(): Promise<TestWorkflowEnvironment> {
+  if (!envPromise) {
+    configureRuntime();
+    const useDownload = process.env.TEMPORAL_TEST_SERVER === 'download';
+    envPromise = TestWorkflowEnvironment.createTimeSkipping(
+      useDownload ? undefined : { server: { executable: { type: 'existing-path', path: TEST_SERVER_LAUNCHER } } },
+    );
+    const p = envPromise;
+    onRunEnd(async () => {
+      const env = await p.catch(() => undefined);
+      await env?.teardown();
+    });
+  }
+  return envPromise;
+}
+
+/** Webpack bundle of a workflows module (file or directory), made once per path per run. */
+export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
+  const key = path.resolve(workflowsPath);
+  let b = bundles.get(key);
+  if (!b) {
+    configureRuntime();
+    b = bundleWorkflowCode({ workflowsPath: key, logger: new DefaultLogger('WARN') });
+    bundles.set(key, b);
+  }
+  return b;
+}
+
+/** A task queue name no other test uses, so leftovers of one test never reach another's worker. */
+export function uniqueTaskQueue(prefix = 'test'): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+export interface WithWorkerOptions {
+  /** Module (or directory with index.ts) exporting the workflow functions. */
+  workflowsPath: string;
+  /** Activity implementations, by name. */
+  activities?: object;
+  /** Defaults to a fresh unique queue. */
+  taskQueue?: string;
+  /** Anything else for Worker.create (connection, namespace, bundle and queue are set here). */
+  workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'activities'>>;
+}
+
+export interface WorkerContext {
+  env: TestWorkflowEnvironment;
+  /** Time-skipping client: awaiting `result()` lets virtual time jump over timers. */
+  client: Client;
+  taskQueue: string;
+  worker: Worker;
+}
+
+/** Run `fn` while a worker polls `taskQueue`; the worker is shut down when `fn` settles. */
+export async function withWorker<T>(opts: WithWorkerOptions, fn: (ctx: WorkerContext) => Promise<T>): Promise<T> {
+  const env = await testEnv();
+  const taskQueue = opts.taskQueue ?? uniqueTaskQueue();
+  const worker = await Worker.create({
+    ...opts.workerOptions,
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: await workflowBundle(opts.workflowsPath),
+    activities: opts.activities,
+  });
+  return await worker.runUntil(() => fn({ env, client: env.client, taskQueue, worker }));
+}

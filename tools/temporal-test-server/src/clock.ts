@@ -1,0 +1,228 @@
+/**
+ * Virtual time for the whole server, with the official test server's time-skipping rules:
+ *
+ * - Every event timestamp and every timer/timeout reads this clock.
+ * - Work that is in flight (a workflow task scheduled or running, an activity scheduled or running)
+ *   holds an internal lock. Test clients hold external locks (the SDK's time-skipping client
+ *   unlocks around `result()`); the server starts with one external lock, as the Java server does
+ *   when launched without `--enable-time-skipping`.
+ * - While anything holds a lock, or nothing is scheduled, time follows the wall clock.
+ *   When no lock is held and a timer is pending, time jumps straight to that timer.
+ *
+ * External unlocks may outnumber locks (several concurrent `result()` calls); the count then goes
+ * below zero and simply means "unlocked" until the matching locks come back.
+ *
+ * Node runs all server state changes on one thread, so timer callbacks run synchronously from the
+ * pump; the pump itself always runs from a fresh macrotask so that a state change that releases
+ * one lock and takes another in the same tick never lets time jump in between.
+ */
+
+export interface TimerHandle {
+  cancel(): void;
+}
+
+interface TimerEntry {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+export interface ClockOptions {
+  /** false: plain real time (standalone mode); lock/unlock calls become no-ops. */
+  timeSkipping: boolean;
+  /** Java semantics: started without `--enable-time-skipping`, skipping begins locked. */
+  startLocked: boolean;
+  onError?: (err: unknown) => void;
+}
+
+export class Clock {
+  private virtualMs: number;
+  private lastWall: number;
+  private internalLocks = 0;
+  private externalLocks: number;
+  private seq = 0;
+  /** Binary min-heap ordered by (at, seq). */
+  private heap: TimerEntry[] = [];
+  private live = 0;
+  private pumpScheduled = false;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: ClockOptions) {
+    this.virtualMs = Date.now();
+    this.lastWall = this.virtualMs;
+    this.externalLocks = opts.startLocked ? 1 : 0;
+  }
+
+  get timeSkipping(): boolean {
+    return this.opts.timeSkipping;
+  }
+
+  /** Current virtual time in ms since the epoch. */
+  now(): number {
+    this.sync();
+    return this.virtualMs;
+  }
+
+  lock(): void {
+    this.sync();
+    this.internalLocks++;
+  }
+
+  unlock(): void {
+    this.sync();
+    if (this.internalLocks > 0) this.internalLocks--;
+    this.kick();
+  }
+
+  lockExternal(): void {
+    this.sync();
+    this.externalLocks++;
+  }
+
+  unlockExternal(): void {
+    this.sync();
+    this.externalLocks--;
+    this.kick();
+  }
+
+  /** Diagnostic view for tests and logs. */
+  state(): { internalLocks: number; externalLocks: number; pendingTimers: number } {
+    return { internalLocks: this.internalLocks, externalLocks: this.externalLocks, pendingTimers: this.live };
+  }
+
+  /** Run fn once virtual time reaches `atMs`. */
+  scheduleAt(atMs: number, fn: () => void): TimerHandle {
+    this.sync();
+    const entry: TimerEntry = { at: atMs, seq: this.seq++, fn, cancelled: false };
+    this.push(entry);
+    this.live++;
+    this.kick();
+    return {
+      cancel: () => {
+        if (entry.cancelled) return;
+        this.sync();
+        entry.cancelled = true;
+        this.live--;
+        this.kick();
+      },
+    };
+  }
+
+  schedule(delayMs: number, fn: () => void): TimerHandle {
+    return this.scheduleAt(this.now() + Math.max(0, delayMs), fn);
+  }
+
+  /** Move time forward (never backward); used by tests of the clock itself. */
+  skipTo(atMs: number): void {
+    this.sync();
+    if (atMs > this.virtualMs) this.virtualMs = atMs;
+    this.kick();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.heap = [];
+    this.live = 0;
+  }
+
+  private locked(): boolean {
+    return !this.opts.timeSkipping || this.internalLocks > 0 || this.externalLocks > 0;
+  }
+
+  /** Follow the wall clock unless we are in a skipping window (unlocked with timers pending). */
+  private sync(): void {
+    const wall = Date.now();
+    if (this.locked() || this.live === 0) {
+      if (wall > this.lastWall) this.virtualMs += wall - this.lastWall;
+    }
+    this.lastWall = wall;
+  }
+
+  private kick(): void {
+    if (this.pumpScheduled || this.closed) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.closed) return;
+    if (this.wakeTimer) {
+      clearTimeout(this.wakeTimer);
+      this.wakeTimer = undefined;
+    }
+    for (;;) {
+      this.sync();
+      const next = this.peekLive();
+      if (!next) return;
+      if (next.at <= this.virtualMs) {
+        this.pop();
+        this.live--;
+        next.cancelled = true;
+        try {
+          next.fn();
+        } catch (err) {
+          this.opts.onError?.(err);
+        }
+        continue;
+      }
+      if (!this.locked()) {
+        // Nothing in flight: jump to the next timer.
+        this.virtualMs = next.at;
+        continue;
+      }
+      // Locked: time runs at wall speed; wake up when the next timer is due (re-checked then).
+      const wait = Math.min(next.at - this.virtualMs, 2 ** 31 - 1);
+      this.wakeTimer = setTimeout(() => this.pump(), Math.max(1, wait));
+      this.wakeTimer.unref();
+      return;
+    }
+  }
+
+  private peekLive(): TimerEntry | undefined {
+    while (this.heap.length > 0 && this.heap[0].cancelled) this.pop();
+    return this.heap[0];
+  }
+
+  private less(a: TimerEntry, b: TimerEntry): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  private push(e: TimerEntry): void {
+    const h = this.heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(h[i], h[p])) break;
+      [h[i], h[p]] = [h[p], h[i]];
+      i = p;
+    }
+  }
+
+  private pop(): TimerEntry | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l], h[m])) m = l;
+        if (r < h.length && this.less(h[r], h[m])) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m], h[i]];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

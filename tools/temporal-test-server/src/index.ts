@@ -1,0 +1,93 @@
+/**
+ * Programmatic entry point: an in-memory Temporal server on 127.0.0.1 serving WorkflowService and
+ * TestService over real gRPC. Used by the CLI (bin/temporal-test-server) and embedded by
+ * `npm start` (src/temporal/local-server.ts) in real-time mode.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { Clock } from './clock';
+import { consoleLogger, type Logger } from './logger';
+import { buildService } from './rpc/grpc';
+import { testService } from './rpc/test-service';
+import { workflowService } from './rpc/workflow-service';
+import { Store } from './store';
+
+export type { Logger } from './logger';
+export { consoleLogger, silentLogger } from './logger';
+
+export interface ServerOptions {
+  /** 0 = any free port. */
+  port: number;
+  host?: string;
+  /**
+   * true (default): virtual time that jumps to the next timer when nothing is in flight
+   * (drop-in for the official time-skipping test server). false: wall-clock time, for `npm start`.
+   */
+  timeSkipping?: boolean;
+  /**
+   * Time-skipping only: start with one external lock held, as the official server does without
+   * `--enable-time-skipping` (the SDK's client unlocks around `result()`). Default true.
+   */
+  startLocked?: boolean;
+  logger?: Logger;
+}
+
+export interface RunningServer {
+  port: number;
+  address: string;
+  /** Stops accepting calls, ends open long polls and frees every timer. */
+  close(): Promise<void>;
+  /** For diagnostics and tests of the server itself. */
+  readonly store: Store;
+  readonly clock: Clock;
+}
+
+export const SERVER_VERSION = '1.24.0-pixflow-test-server';
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const logger = opts.logger ?? consoleLogger();
+  const host = opts.host ?? '127.0.0.1';
+  const timeSkipping = opts.timeSkipping ?? true;
+  const clock = new Clock({
+    timeSkipping,
+    startLocked: opts.startLocked ?? true,
+    onError: (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'timer callback failed'),
+  });
+  const store = new Store(clock, logger);
+  const server = new grpc.Server({
+    // Histories of long workflows can be large; the SDK allows 128 MiB too.
+    'grpc.max_receive_message_length': 128 * 1024 * 1024,
+    'grpc.max_send_message_length': 128 * 1024 * 1024,
+  });
+  const wf = buildService('temporal.api.workflowservice.v1.WorkflowService', workflowService(store, SERVER_VERSION), logger);
+  server.addService(wf.definition, wf.implementation);
+  const tsvc = buildService('temporal.api.testservice.v1.TestService', testService(clock), logger);
+  server.addService(tsvc.definition, tsvc.implementation);
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+  });
+  let closed = false;
+  return {
+    port,
+    address: `${host}:${port}`,
+    store,
+    clock,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      store.wfMatching.close();
+      store.actMatching.close();
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 1000);
+        server.tryShutdown(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      clock.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The protobuf definitions this server speaks, taken from the SDK's own compiled root so that the
+ * wire format always matches the installed @temporalio packages (no vendored .proto copies).
+ * Also small converters between protobuf Duration/Timestamp/int64 and plain milliseconds.
+ */
+import Long from 'long';
+import { google, temporal } from '@temporalio/proto';
+
+export { google, temporal, Long };
+
+export type Payloads = temporal.api.common.v1.IPayloads;
+export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+export type Failure = temporal.api.failure.v1.IFailure;
+export type RetryPolicyMsg = temporal.api.common.v1.IRetryPolicy;
+export type TaskQueueMsg = temporal.api.taskqueue.v1.ITaskQueue;
+
+export const EventType = temporal.api.enums.v1.EventType;
+export const CommandType = temporal.api.enums.v1.CommandType;
+export const RetryState = temporal.api.enums.v1.RetryState;
+export const TimeoutType = temporal.api.enums.v1.TimeoutType;
+export const WorkflowExecutionStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
+export const TaskQueueKind = temporal.api.enums.v1.TaskQueueKind;
+
+/** int64 fields decode as Long (or number when small); everything here works in plain numbers. */
+export function toNum(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') return Number(v);
+  if (Long.isLong(v)) return (v as Long).toNumber();
+  return 0;
+}
+
+export function long(n: number): Long {
+  return Long.fromNumber(Math.trunc(n));
+}
+
+/** Duration → ms; absent or malformed is 0 (protobuf's "unset"). */
+export function durationMs(d: google.protobuf.IDuration | null | undefined): number {
+  if (!d) return 0;
+  const ms = toNum(d.seconds) * 1000 + Math.floor((d.nanos ?? 0) / 1e6);
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
+export function msDuration(ms: number): google.protobuf.IDuration {
+  const whole = Math.max(0, Math.floor(ms));
+  return { seconds: long(Math.floor(whole / 1000)), nanos: (whole % 1000) * 1e6 };
+}
+
+export function msTimestamp(ms: number): google.protobuf.ITimestamp {
+  const whole = Math.floor(ms);
+  return { seconds: long(Math.floor(whole / 1000)), nanos: (((whole % 1000) + 1000) % 1000) * 1e6 };
+}
+
+export function timestampMs(t: google.protobuf.ITimestamp | null | undefined): number {
+  if (!t) return 0;
+  return toNum(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
+}
+
+/** A protobuf message type as exposed by the compiled root: encode/decode plus a name. */
+export interface MessageType {
+  encode(message: object): { finish(): Uint8Array };
+  decode(reader: Uint8Array): object;
+  verify?(message: object): string | null;
+}

@@ -1,0 +1,363 @@
+/**
+ * temporal.api.workflowservice.v1.WorkflowService: the methods the TypeScript client, the Rust-core
+ * worker and @temporalio/testing call. Handlers validate and translate; state changes live in
+ * Store/Execution. Methods not listed here answer UNIMPLEMENTED (see grpc.ts).
+ */
+import { invalidArgument, notFound } from '../errors';
+import type { Execution } from '../execution';
+import { durationMs, long, msDuration, temporal, WorkflowExecutionStatus, type HistoryEvent } from '../proto';
+import { normalizeRetryPolicy } from '../retry';
+import { timeouts, type StartOptions, type Store } from '../store';
+import { decodeToken } from '../tokens';
+import { handler, type CallContext, type Handler } from './grpc';
+
+import ws = temporal.api.workflowservice.v1;
+
+const POLL_MS = 60_000; // the official server answers an empty poll after one minute
+const HISTORY_WAIT_MS = 20_000;
+
+function pollTimeout(ctx: CallContext): number {
+  return Math.max(0, Math.min(POLL_MS, ctx.remainingMs() - 1000));
+}
+
+function required(value: string | null | undefined, what: string): string {
+  if (!value) throw invalidArgument(`${what} is not set on request`);
+  return value;
+}
+
+export function workflowService(store: Store, serverVersion: string): Record<string, Handler> {
+  const runFromToken = (runId: string): Execution => {
+    const run = store.runById(runId);
+    if (!run) throw notFound('Workflow execution not found');
+    return run;
+  };
+
+  const activityFromToken = (bytes: Uint8Array | null | undefined): { run: Execution; act: ReturnType<Execution['activityForToken']> } => {
+    const t = decodeToken(bytes);
+    if (t.t !== 'a') throw invalidArgument('Not an activity task token');
+    const run = runFromToken(t.r);
+    return { run, act: run.activityForToken(t.s, t.a) };
+  };
+
+  const activityById = (req: {
+    namespace?: string | null;
+    workflowId?: string | null;
+    runId?: string | null;
+    activityId?: string | null;
+  }): { run: Execution; act: ReturnType<Execution['activityById']> } => {
+    store.requireNamespace(req.namespace);
+    const run = store.getRun(req.namespace ?? '', { workflowId: req.workflowId, runId: req.runId });
+    return { run, act: run.activityById(required(req.activityId, 'ActivityId')) };
+  };
+
+  const startOptions = (
+    req: ws.IStartWorkflowExecutionRequest | ws.ISignalWithStartWorkflowExecutionRequest,
+  ): StartOptions => {
+    const namespace = req.namespace ?? '';
+    store.requireNamespace(namespace);
+    return {
+      params: {
+        namespace,
+        workflowId: required(req.workflowId, 'WorkflowId'),
+        workflowType: required(req.workflowType?.name, 'WorkflowType'),
+        taskQueue: required(req.taskQueue?.name, 'TaskQueue'),
+        input: req.input,
+        header: req.header,
+        memo: req.memo,
+        searchAttributes: req.searchAttributes,
+        ...timeouts(req.workflowExecutionTimeout, req.workflowRunTimeout, req.workflowTaskTimeout),
+        identity: req.identity ?? '',
+        requestId: req.requestId ?? '',
+        retryPolicy: req.retryPolicy ? normalizeRetryPolicy(req.retryPolicy) : undefined,
+        backoffMs: durationMs(req.workflowStartDelay),
+        priority: req.priority,
+      },
+      reusePolicy: req.workflowIdReusePolicy ?? 0,
+      conflictPolicy: req.workflowIdConflictPolicy ?? 0,
+    };
+  };
+
+  return {
+    GetSystemInfo: handler<ws.IGetSystemInfoRequest>(() => ({
+      serverVersion,
+      capabilities: {
+        signalAndQueryHeader: true,
+        internalErrorDifferentiation: true,
+        activityFailureIncludeHeartbeat: true,
+        supportsSchedules: false,
+        encodedFailureAttributes: true,
+        buildIdBasedVersioning: false,
+        upsertMemo: true,
+        eagerWorkflowStart: false,
+        sdkMetadata: true,
+        countGroupByExecutionStatus: false,
+        nexus: false,
+      },
+    })),
+
+    DescribeNamespace: handler<ws.IDescribeNamespaceRequest>((req) => {
+      const ns = req.id ? [...store.namespaces.values()].find((n) => n.id === req.id) : store.namespaces.get(req.namespace ?? '');
+      if (!ns) throw notFound(`Namespace ${req.namespace || req.id} is not found`);
+      return namespaceDescription(ns);
+    }),
+
+    ListNamespaces: handler<ws.IListNamespacesRequest>(() => ({
+      namespaces: [...store.namespaces.values()].map(namespaceDescription),
+    })),
+
+    RegisterNamespace: handler<ws.IRegisterNamespaceRequest>((req) => {
+      store.registerNamespace(
+        required(req.namespace, 'Namespace'),
+        req.description ?? '',
+        durationMs(req.workflowExecutionRetentionPeriod) || 24 * 3600 * 1000,
+      );
+      return {};
+    }),
+
+    StartWorkflowExecution: handler<ws.IStartWorkflowExecutionRequest>((req) => {
+      const { run, started } = store.startWorkflow(startOptions(req));
+      return { runId: run.runId, started };
+    }),
+
+    SignalWithStartWorkflowExecution: handler<ws.ISignalWithStartWorkflowExecutionRequest>((req) => {
+      const signal = { name: required(req.signalName, 'SignalName'), input: req.signalInput, header: req.header, identity: req.identity ?? '' };
+      const opts = startOptions(req);
+      const current = store.findRun(opts.params.namespace, opts.params.workflowId, '');
+      if (current?.isOpen) {
+        current.signal({ signalName: signal.name, input: signal.input, header: signal.header, identity: signal.identity, requestId: req.requestId ?? '' });
+        return { runId: current.runId, started: false };
+      }
+      const { run, started } = store.startWorkflow({ ...opts, signal });
+      return { runId: run.runId, started };
+    }),
+
+    SignalWorkflowExecution: handler<ws.ISignalWorkflowExecutionRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      const run = store.getRun(req.namespace ?? '', req.workflowExecution);
+      run.signal({
+        signalName: required(req.signalName, 'SignalName'),
+        input: req.input,
+        header: req.header,
+        identity: req.identity ?? '',
+        requestId: req.requestId ?? '',
+      });
+      return {};
+    }),
+
+    PollWorkflowTaskQueue: handler<ws.IPollWorkflowTaskQueueRequest>(async (req, ctx) => {
+      store.requireNamespace(req.namespace);
+      const queue = required(req.taskQueue?.name, 'TaskQueue');
+      const task = await store.wfMatching.poll(store.queueKey(req.namespace ?? '', queue), req.identity ?? '', pollTimeout(ctx), ctx.onCancel);
+      return task ?? {};
+    }),
+
+    RespondWorkflowTaskCompleted: handler<ws.IRespondWorkflowTaskCompletedRequest>((req) => {
+      const t = decodeToken(req.taskToken);
+      if (t.t !== 'w') throw invalidArgument('Not a workflow task token');
+      runFromToken(t.r).completeWorkflowTask(t.s, t.a, req);
+      return {};
+    }),
+
+    RespondWorkflowTaskFailed: handler<ws.IRespondWorkflowTaskFailedRequest>((req) => {
+      const t = decodeToken(req.taskToken);
+      if (t.t !== 'w') throw invalidArgument('Not a workflow task token');
+      runFromToken(t.r).failWorkflowTask(t.s, t.a, req);
+      return {};
+    }),
+
+    PollActivityTaskQueue: handler<ws.IPollActivityTaskQueueRequest>(async (req, ctx) => {
+      store.requireNamespace(req.namespace);
+      const queue = required(req.taskQueue?.name, 'TaskQueue');
+      const task = await store.actMatching.poll(store.queueKey(req.namespace ?? '', queue), req.identity ?? '', pollTimeout(ctx), ctx.onCancel);
+      return task ?? {};
+    }),
+
+    RecordActivityTaskHeartbeat: handler<ws.IRecordActivityTaskHeartbeatRequest>((req) => {
+      const { run, act } = activityFromToken(req.taskToken);
+      return { cancelRequested: run.heartbeatActivity(act, req.details) };
+    }),
+
+    RecordActivityTaskHeartbeatById: handler<ws.IRecordActivityTaskHeartbeatByIdRequest>((req) => {
+      const { run, act } = activityById(req);
+      return { cancelRequested: run.heartbeatActivity(act, req.details) };
+    }),
+
+    RespondActivityTaskCompleted: handler<ws.IRespondActivityTaskCompletedRequest>((req) => {
+      const { run, act } = activityFromToken(req.taskToken);
+      run.completeActivity(act, req.result, req.identity ?? '');
+      return {};
+    }),
+
+    RespondActivityTaskCompletedById: handler<ws.IRespondActivityTaskCompletedByIdRequest>((req) => {
+      const { run, act } = activityById(req);
+      run.completeActivity(act, req.result, req.identity ?? '');
+      return {};
+    }),
+
+    RespondActivityTaskFailed: handler<ws.IRespondActivityTaskFailedRequest>((req) => {
+      const { run, act } = activityFromToken(req.taskToken);
+      run.failActivity(act, req.failure, req.identity ?? '', req.lastHeartbeatDetails);
+      return {};
+    }),
+
+    RespondActivityTaskFailedById: handler<ws.IRespondActivityTaskFailedByIdRequest>((req) => {
+      const { run, act } = activityById(req);
+      run.failActivity(act, req.failure, req.identity ?? '', req.lastHeartbeatDetails);
+      return {};
+    }),
+
+    RespondActivityTaskCanceled: handler<ws.IRespondActivityTaskCanceledRequest>((req) => {
+      const { run, act } = activityFromToken(req.taskToken);
+      run.cancelActivityReported(act, req.details, req.identity ?? '');
+      return {};
+    }),
+
+    RespondActivityTaskCanceledById: handler<ws.IRespondActivityTaskCanceledByIdRequest>((req) => {
+      const { run, act } = activityById(req);
+      run.cancelActivityReported(act, req.details, req.identity ?? '');
+      return {};
+    }),
+
+    QueryWorkflow: handler<ws.IQueryWorkflowRequest>(async (req, ctx) => {
+      store.requireNamespace(req.namespace);
+      const run = store.getRun(req.namespace ?? '', req.execution);
+      required(req.query?.queryType, 'QueryType');
+      const reject = req.queryRejectCondition ?? 0;
+      const RC = temporal.api.enums.v1.QueryRejectCondition;
+      if (
+        (reject === RC.QUERY_REJECT_CONDITION_NOT_OPEN && !run.isOpen) ||
+        (reject === RC.QUERY_REJECT_CONDITION_NOT_COMPLETED_CLEANLY &&
+          !run.isOpen &&
+          run.status !== WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED)
+      ) {
+        return { queryRejected: { status: run.status } };
+      }
+      const outcome = await store.query(run, req.query ?? {}, ctx.onCancel);
+      if (outcome.errorMessage !== undefined) throw invalidArgument(outcome.errorMessage);
+      return { queryResult: outcome.answer ?? {} };
+    }),
+
+    RespondQueryTaskCompleted: handler<ws.IRespondQueryTaskCompletedRequest>((req) => {
+      const t = decodeToken(req.taskToken);
+      if (t.t !== 'q') throw invalidArgument('Not a query task token');
+      const q = store.queries.get(t.q);
+      if (!q || q.done) throw notFound('Query not found (already answered or expired)');
+      q.done = true;
+      if (req.completedType === temporal.api.enums.v1.QueryResultType.QUERY_RESULT_TYPE_ANSWERED) {
+        q.resolve({ answer: req.queryResult });
+      } else {
+        q.resolve({ errorMessage: req.errorMessage || 'query failed', failure: req.failure });
+      }
+      return {};
+    }),
+
+    GetWorkflowExecutionHistory: handler<ws.IGetWorkflowExecutionHistoryRequest>(async (req, ctx) => {
+      store.requireNamespace(req.namespace);
+      const run = store.getRun(req.namespace ?? '', req.execution);
+      const closeOnly =
+        req.historyEventFilterType === temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
+      if (closeOnly) {
+        if (!run.isOpen) return { history: { events: closeEvents(run) } };
+        if (!req.waitNewEvent) return { history: { events: [] } };
+        await run.waitUntil(() => !run.isOpen, Math.min(HISTORY_WAIT_MS, ctx.remainingMs()), ctx.onCancel);
+        if (!run.isOpen) return { history: { events: closeEvents(run) } };
+        // Empty answer with a token: the client asks again.
+        return { history: { events: [] }, nextPageToken: Buffer.from('wait') };
+      }
+      const from = parseFromToken(req.nextPageToken);
+      if (req.waitNewEvent) {
+        await run.waitUntil(() => run.history.length >= from || !run.isOpen, Math.min(HISTORY_WAIT_MS, ctx.remainingMs()), ctx.onCancel);
+        const events = run.history.slice(from - 1);
+        const next = run.isOpen ? Buffer.from(`from:${run.history.length + 1}`) : Buffer.alloc(0);
+        return { history: { events }, nextPageToken: next };
+      }
+      const pageSize = req.maximumPageSize && req.maximumPageSize > 0 ? req.maximumPageSize : Infinity;
+      const events = run.history.slice(from - 1, Number.isFinite(pageSize) ? from - 1 + pageSize : undefined);
+      const end = from - 1 + events.length;
+      const next = end < run.history.length ? Buffer.from(`from:${end + 1}`) : Buffer.alloc(0);
+      return { history: { events }, nextPageToken: next };
+    }),
+
+    DescribeWorkflowExecution: handler<ws.IDescribeWorkflowExecutionRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      return store.getRun(req.namespace ?? '', req.execution).describe();
+    }),
+
+    TerminateWorkflowExecution: handler<ws.ITerminateWorkflowExecutionRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      const run = store.getRun(req.namespace ?? '', req.workflowExecution);
+      run.terminate(req.reason ?? '', req.details, req.identity ?? '');
+      return {};
+    }),
+
+    RequestCancelWorkflowExecution: handler<ws.IRequestCancelWorkflowExecutionRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      const run = store.getRun(req.namespace ?? '', req.workflowExecution);
+      run.requestCancel(req.reason ?? '', req.identity ?? '');
+      return {};
+    }),
+
+    ListWorkflowExecutions: handler<ws.IListWorkflowExecutionsRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      const runs = store.list(req.namespace ?? '', req.query ?? '');
+      const offset = parseOffset(req.nextPageToken);
+      const size = req.pageSize && req.pageSize > 0 ? req.pageSize : 1000;
+      const page = runs.slice(offset, offset + size);
+      const next = offset + size < runs.length ? Buffer.from(`offset:${offset + size}`) : Buffer.alloc(0);
+      return { executions: page.map((r) => r.info()), nextPageToken: next };
+    }),
+
+    CountWorkflowExecutions: handler<ws.ICountWorkflowExecutionsRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      return { count: long(store.list(req.namespace ?? '', req.query ?? '').length) };
+    }),
+
+    GetSearchAttributes: handler<ws.IGetSearchAttributesRequest>(() => ({ keys: {} })),
+
+    ShutdownWorker: handler<ws.IShutdownWorkerRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      if (req.stickyTaskQueue) store.releaseStickyQueue(req.namespace ?? '', req.stickyTaskQueue);
+      return {};
+    }),
+
+    ResetStickyTaskQueue: handler<ws.IResetStickyTaskQueueRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      const run = store.getRun(req.namespace ?? '', req.execution);
+      run.clearStickyQueue();
+      return {};
+    }),
+  };
+}
+
+function namespaceDescription(ns: { name: string; id: string; description: string; retentionMs: number }): ws.IDescribeNamespaceResponse {
+  return {
+    namespaceInfo: {
+      name: ns.name,
+      id: ns.id,
+      description: ns.description,
+      state: temporal.api.enums.v1.NamespaceState.NAMESPACE_STATE_REGISTERED,
+      supportsSchedules: false,
+    },
+    config: { workflowExecutionRetentionTtl: msDuration(ns.retentionMs) },
+    isGlobalNamespace: false,
+  };
+}
+
+function parseFromToken(token: Uint8Array | null | undefined): number {
+  if (!token || token.length === 0) return 1;
+  const m = /^from:(\d+)$/.exec(Buffer.from(token).toString('utf8'));
+  if (!m) throw invalidArgument('Malformed next page token');
+  return Math.max(1, Number(m[1]));
+}
+
+function parseOffset(token: Uint8Array | null | undefined): number {
+  if (!token || token.length === 0) return 0;
+  const m = /^offset:(\d+)$/.exec(Buffer.from(token).toString('utf8'));
+  if (!m) throw invalidArgument('Malformed next page token');
+  return Number(m[1]);
+}
+
+function closeEvents(run: Execution): HistoryEvent[] {
+  const e = run.closeEvent;
+  return e ? [e] : [];
+}

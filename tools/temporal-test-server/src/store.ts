@@ -1,0 +1,374 @@
+/**
+ * All executions, by namespace and workflow id (a chain of runs: continue-as-new and retries
+ * share a workflow id) and by run id; workflow-id reuse/conflict policies and request-id dedup;
+ * namespaces; the two task-queue matchers; legacy query routing; visibility (list/count).
+ */
+import { randomUUID } from 'node:crypto';
+import { Clock } from './clock';
+import { alreadyExists, invalidArgument, notFound } from './errors';
+import { Execution, type PendingQuery, type QueryOutcome } from './execution';
+import type { Logger } from './logger';
+import { Matching } from './matching';
+import {
+  durationMs,
+  google,
+  temporal,
+  WorkflowExecutionStatus,
+  type Failure,
+  type Payloads,
+} from './proto';
+import { normalizeRetryPolicy, type RetryPolicy } from './retry';
+
+type PollWftResponse = temporal.api.workflowservice.v1.PollWorkflowTaskQueueResponse.$Properties;
+type PollActivityResponse = temporal.api.workflowservice.v1.PollActivityTaskQueueResponse.$Properties;
+const ReusePolicy = temporal.api.enums.v1.WorkflowIdReusePolicy;
+const ConflictPolicy = temporal.api.enums.v1.WorkflowIdConflictPolicy;
+const ParentClosePolicy = temporal.api.enums.v1.ParentClosePolicy;
+
+/** Everything needed to create one run. */
+export interface RunParams {
+  namespace: string;
+  workflowId: string;
+  runId: string;
+  workflowType: string;
+  taskQueue: string;
+  input?: Payloads | null;
+  header?: temporal.api.common.v1.IHeader | null;
+  memo?: temporal.api.common.v1.IMemo | null;
+  searchAttributes?: temporal.api.common.v1.ISearchAttributes | null;
+  executionTimeoutMs: number;
+  runTimeoutMs: number;
+  taskTimeoutMs: number;
+  identity: string;
+  requestId: string;
+  retryPolicy?: RetryPolicy;
+  attempt: number;
+  firstExecutionRunId: string;
+  continuedExecutionRunId?: string;
+  initiator?: number;
+  continuedFailure?: Failure | null;
+  lastCompletionResult?: Payloads | null;
+  /** Delay before the first workflow task (start delay, retry backoff, continue-as-new backoff). */
+  backoffMs: number;
+  /** Absolute end of the whole chain (execution timeout); 0 = none. */
+  expirationTime: number;
+  parent?: { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
+  root?: temporal.api.common.v1.IWorkflowExecution;
+  priority?: temporal.api.common.v1.IPriority | null;
+}
+
+export interface StartOptions {
+  params: Omit<RunParams, 'runId' | 'firstExecutionRunId' | 'attempt' | 'expirationTime'>;
+  reusePolicy: number;
+  conflictPolicy: number;
+  signal?: { name: string; input?: Payloads | null; header?: temporal.api.common.v1.IHeader | null; identity: string };
+}
+
+interface NamespaceInfo {
+  name: string;
+  id: string;
+  description: string;
+  retentionMs: number;
+}
+
+const TEN_SECONDS = 10_000;
+const MAX_TASK_TIMEOUT = 120_000;
+
+export class Store {
+  readonly wfMatching: Matching<PollWftResponse>;
+  readonly actMatching: Matching<PollActivityResponse>;
+  /** Legacy query tasks handed out, by query id, until answered. */
+  readonly queries = new Map<string, PendingQuery>();
+  readonly namespaces = new Map<string, NamespaceInfo>();
+  private chains = new Map<string, Execution[]>();
+  private runs = new Map<string, Execution>();
+
+  constructor(
+    readonly clock: Clock,
+    readonly logger: Logger,
+  ) {
+    const onError = (err: unknown): void => logger.error({ err: String(err) }, 'task hand-over failed');
+    this.wfMatching = new Matching<PollWftResponse>(onError);
+    this.actMatching = new Matching<PollActivityResponse>(onError);
+    this.registerNamespace('default', 'Default namespace', 3 * 24 * 3600 * 1000);
+  }
+
+  queueKey(namespace: string, name: string): string {
+    return `${namespace}\u0000${name}`;
+  }
+
+  registerNamespace(name: string, description: string, retentionMs: number): NamespaceInfo {
+    if (this.namespaces.has(name)) throw alreadyExists(`Namespace ${name} already exists`);
+    const info = { name, id: randomUUID(), description, retentionMs };
+    this.namespaces.set(name, info);
+    return info;
+  }
+
+  requireNamespace(name: string | null | undefined): NamespaceInfo {
+    if (!name) throw invalidArgument('Namespace not set on request');
+    const ns = this.namespaces.get(name);
+    if (!ns) throw notFound(`Namespace ${name} is not found`);
+    return ns;
+  }
+
+  private chainKey(namespace: string, workflowId: string): string {
+    return `${namespace}\u0000${workflowId}`;
+  }
+
+  /** runId '' = the latest run of the chain. */
+  findRun(namespace: string, workflowId: string, runId: string): Execution | undefined {
+    if (runId) {
+      const r = this.runs.get(runId);
+      return r && r.namespace === namespace && (!workflowId || r.workflowId === workflowId) ? r : undefined;
+    }
+    const chain = this.chains.get(this.chainKey(namespace, workflowId));
+    return chain?.[chain.length - 1];
+  }
+
+  getRun(namespace: string, execution: temporal.api.common.v1.IWorkflowExecution | null | undefined): Execution {
+    const workflowId = execution?.workflowId ?? '';
+    if (!workflowId) throw invalidArgument('WorkflowId is not set on request');
+    const run = this.findRun(namespace, workflowId, execution?.runId ?? '');
+    if (!run) throw notFound(`workflow execution not found for workflow ID "${workflowId}" and run ID "${execution?.runId ?? ''}"`);
+    return run;
+  }
+
+  runById(runId: string): Execution | undefined {
+    return this.runs.get(runId);
+  }
+
+  /** StartWorkflowExecution / SignalWithStart / child start. */
+  startWorkflow(opts: StartOptions): { run: Execution; started: boolean } {
+    const { params } = opts;
+    const chain = this.chains.get(this.chainKey(params.namespace, params.workflowId));
+    const current = chain?.[chain.length - 1];
+    if (current) {
+      if (params.requestId && current.p.requestId === params.requestId) {
+        return { run: current, started: true }; // a retried request
+      }
+      const terminateRunning =
+        opts.conflictPolicy === ConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING ||
+        opts.reusePolicy === ReusePolicy.WORKFLOW_ID_REUSE_POLICY_TERMINATE_IF_RUNNING;
+      if (current.isOpen) {
+        if (opts.conflictPolicy === ConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING) {
+          if (opts.signal) current.signal({ signalName: opts.signal.name, input: opts.signal.input, header: opts.signal.header, identity: opts.signal.identity });
+          return { run: current, started: false };
+        }
+        if (!terminateRunning) {
+          throw alreadyExists(`Workflow execution is already running. WorkflowId: ${params.workflowId}, RunId: ${current.runId}.`);
+        }
+        current.terminate('terminated by a new start (id conflict policy)', null, params.identity);
+      } else {
+        const failedOnly = opts.reusePolicy === ReusePolicy.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY;
+        const completedOk = current.status === WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED;
+        if (opts.reusePolicy === ReusePolicy.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE || (failedOnly && completedOk)) {
+          throw alreadyExists(
+            `Workflow execution already finished and its id reuse policy does not allow a new run. WorkflowId: ${params.workflowId}, RunId: ${current.runId}.`,
+          );
+        }
+      }
+    }
+    const runId = randomUUID();
+    const expirationTime = params.executionTimeoutMs ? this.clock.now() + params.executionTimeoutMs : 0;
+    const run = this.createRun({ ...params, runId, firstExecutionRunId: runId, attempt: 1, expirationTime }, opts.signal);
+    return { run, started: true };
+  }
+
+  private createRun(p: RunParams, signal?: StartOptions['signal']): Execution {
+    const run = new Execution(this, p);
+    const key = this.chainKey(p.namespace, p.workflowId);
+    let chain = this.chains.get(key);
+    if (!chain) {
+      chain = [];
+      this.chains.set(key, chain);
+    }
+    chain.push(run);
+    this.runs.set(run.runId, run);
+    run.start(signal);
+    this.logger.info(
+      { namespace: p.namespace, workflowId: p.workflowId, runId: p.runId, workflowType: p.workflowType, taskQueue: p.taskQueue },
+      'workflow started',
+    );
+    return run;
+  }
+
+  /** Continue-as-new and workflow retry: the next run of the same chain, with no policy checks. */
+  startNextRun(prev: Execution, overrides: Partial<RunParams> & { runId: string }): Execution {
+    return this.createRun({
+      ...prev.p,
+      requestId: '',
+      continuedFailure: null,
+      lastCompletionResult: null,
+      ...overrides,
+      continuedExecutionRunId: prev.runId,
+    });
+  }
+
+  startChildRun(
+    parent: Execution,
+    initiatedEventId: number,
+    a: temporal.api.command.v1.IStartChildWorkflowExecutionCommandAttributes,
+  ): { ok: true; runId: string } | { ok: false } {
+    const namespace = a.namespace || parent.namespace;
+    if (!this.namespaces.has(namespace) || !a.workflowId || !a.workflowType?.name) return { ok: false };
+    try {
+      const { run, started } = this.startWorkflow({
+        params: {
+          namespace,
+          workflowId: a.workflowId,
+          workflowType: a.workflowType.name,
+          taskQueue: a.taskQueue?.name || parent.taskQueue,
+          input: a.input,
+          header: a.header,
+          memo: a.memo,
+          searchAttributes: a.searchAttributes,
+          ...timeouts(a.workflowExecutionTimeout, a.workflowRunTimeout, a.workflowTaskTimeout),
+          identity: '',
+          requestId: '',
+          retryPolicy: a.retryPolicy ? normalizeRetryPolicy(a.retryPolicy) : undefined,
+          backoffMs: 0,
+          parent: { namespace: parent.namespace, workflowId: parent.workflowId, runId: parent.runId, initiatedEventId },
+          root: parent.p.root ?? parent.execution,
+          priority: a.priority,
+        },
+        reusePolicy: a.workflowIdReusePolicy ?? 0,
+        conflictPolicy: ConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+      });
+      if (!started) return { ok: false };
+      return { ok: true, runId: run.runId };
+    } catch {
+      return { ok: false };
+    }
+  }
+
+  /** Bookkeeping once a run has closed: log, tell the parent (last run only), apply parent-close policies. */
+  onRunClosed(run: Execution): void {
+    this.logger.info(
+      {
+        namespace: run.namespace,
+        workflowId: run.workflowId,
+        runId: run.runId,
+        status: (WorkflowExecutionStatus[run.status] ?? '').replace('WORKFLOW_EXECUTION_STATUS_', ''),
+      },
+      'workflow closed',
+    );
+    if (run.parent && !run.nextRunId) {
+      const parentRun = this.runs.get(run.parent.runId);
+      parentRun?.onChildClosed(run.parent.initiatedEventId, run);
+    }
+    for (const child of [...run.children.values()]) {
+      const target = this.findRun(child.namespace, child.workflowId, '');
+      if (!target || !target.isOpen) continue;
+      if (child.parentClosePolicy === ParentClosePolicy.PARENT_CLOSE_POLICY_ABANDON) continue;
+      if (child.parentClosePolicy === ParentClosePolicy.PARENT_CLOSE_POLICY_REQUEST_CANCEL) {
+        target.requestCancel('by parent close policy', '');
+      } else {
+        target.terminate('by parent close policy', null, '');
+      }
+    }
+  }
+
+  /** Register a client query and route it; the promise settles when a worker answers. */
+  query(run: Execution, q: temporal.api.query.v1.IWorkflowQuery, onCancel: (cb: () => void) => void): Promise<QueryOutcome> {
+    return new Promise<QueryOutcome>((resolve) => {
+      const pq: PendingQuery = {
+        id: randomUUID(),
+        query: q,
+        done: false,
+        resolve: (o) => {
+          this.queries.delete(pq.id);
+          resolve(o);
+        },
+      };
+      onCancel(() => {
+        pq.done = true;
+        this.queries.delete(pq.id);
+      });
+      run.query(pq);
+    });
+  }
+
+  /** Sticky queue of a worker that shut down: its tasks go back to the normal queues. */
+  releaseStickyQueue(namespace: string, queue: string): void {
+    const key = this.queueKey(namespace, queue);
+    this.wfMatching.takeAll(key);
+    for (const run of this.runs.values()) {
+      if (run.namespace === namespace && run.isOpen) run.clearStickyQueue(queue);
+    }
+  }
+
+  /** Visibility: every run of a namespace, newest first, matching a simple filter. */
+  list(namespace: string, query: string): Execution[] {
+    const match = parseListQuery(query);
+    const out: Execution[] = [];
+    for (const run of this.runs.values()) {
+      if (run.namespace === namespace && match(run)) out.push(run);
+    }
+    return out.sort((a, b) => b.startTime - a.startTime);
+  }
+
+  allRuns(): IterableIterator<Execution> {
+    return this.runs.values();
+  }
+}
+
+type Dur = google.protobuf.IDuration | null | undefined;
+
+export function timeouts(
+  execution: Dur,
+  run: Dur,
+  task: Dur,
+): { executionTimeoutMs: number; runTimeoutMs: number; taskTimeoutMs: number } {
+  const executionTimeoutMs = durationMs(execution);
+  let runTimeoutMs = durationMs(run);
+  if (!runTimeoutMs || (executionTimeoutMs && runTimeoutMs > executionTimeoutMs)) runTimeoutMs = executionTimeoutMs;
+  let taskTimeoutMs = durationMs(task) || TEN_SECONDS;
+  if (taskTimeoutMs > MAX_TASK_TIMEOUT) taskTimeoutMs = MAX_TASK_TIMEOUT;
+  if (runTimeoutMs && taskTimeoutMs > runTimeoutMs) taskTimeoutMs = runTimeoutMs;
+  return { executionTimeoutMs, runTimeoutMs, taskTimeoutMs };
+}
+
+const statusNames: Record<string, number> = {
+  running: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING,
+  completed: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+  failed: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED,
+  canceled: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CANCELED,
+  cancelled: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CANCELED,
+  terminated: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED,
+  continuedasnew: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
+  timedout: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
+};
+
+/**
+ * The list-filter subset we support: `Field = 'value'` terms joined by AND, for WorkflowId,
+ * WorkflowType, ExecutionStatus, TaskQueue and RunId. Anything else is INVALID_ARGUMENT.
+ */
+export function parseListQuery(query: string): (run: Execution) => boolean {
+  const q = query.trim();
+  if (!q) return () => true;
+  const terms = q.split(/\s+and\s+/i);
+  const preds = terms.map((term) => {
+    const m = /^\(?\s*`?(\w+)`?\s*=\s*(?:'([^']*)'|"([^"]*)")\s*\)?$/.exec(term.trim());
+    if (!m) throw invalidArgument(`Unsupported list filter: ${term}`);
+    const field = m[1];
+    const value = m[2] ?? m[3] ?? '';
+    switch (field) {
+      case 'WorkflowId':
+        return (r: Execution) => r.workflowId === value;
+      case 'WorkflowType':
+        return (r: Execution) => r.workflowType === value;
+      case 'RunId':
+        return (r: Execution) => r.runId === value;
+      case 'TaskQueue':
+        return (r: Execution) => r.taskQueue === value;
+      case 'ExecutionStatus': {
+        const s = statusNames[value.toLowerCase().replace(/[_\s]/g, '')];
+        if (s === undefined) throw invalidArgument(`Unknown ExecutionStatus: ${value}`);
+        return (r: Execution) => r.status === s;
+      }
+      default:
+        throw invalidArgument(`Unsupported list filter field: ${field}`);
+    }
+  });
+  return (run) => preds.every((p) => p(run));
+}

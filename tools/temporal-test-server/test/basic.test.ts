@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { testEnv, withWorker } from '../../../test/support/temporal';
+import { activityThenTimer, returnsInput } from './workflows';
+
+const workflowsPath = path.join(__dirname, 'workflows');
+const activities = { greet: async (name: string) => `hello ${name}` };
+
+describe('temporal-test-server: basics', () => {
+  it('runs a workflow with no commands but its result', async () => {
+    const out = await withWorker({ workflowsPath, activities }, ({ client, taskQueue }) =>
+      client.workflow.execute(returnsInput, { taskQueue, workflowId: `ret-${Date.now()}`, args: ['x'] }),
+    );
+    assert.equal(out, 'x');
+  });
+
+  it('runs an activity then a 7-day timer in well under 2 s of wall time', async () => {
+    const env = await testEnv();
+    const before = await env.currentTimeMs();
+    const t0 = Date.now();
+    const out = await withWorker({ workflowsPath, activities }, ({ client, taskQueue }) =>
+      client.workflow.execute(activityThenTimer, { taskQueue, workflowId: `at-${Date.now()}`, args: ['pix', 7 * 24 * 3600 * 1000] }),
+    );
+    const wall = Date.now() - t0;
+    assert.equal(out, 'hello pix!');
+    assert.ok(wall < 2000, `took ${wall} ms`);
+    const after = await env.currentTimeMs();
+    assert.ok(after - before >= 7 * 24 * 3600 * 1000, 'virtual clock moved 7 days');
+  });
+});

@@ -1,0 +1,2 @@
+/** Workflows used by the conformance suite (bundled once per run through test/support/temporal.ts). */
+export * from './basic';
