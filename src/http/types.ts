@@ -10,7 +10,7 @@ export type Role = 'USER' | 'ADMIN';
 
 /** Who is calling: a logged-in user (JWT) or a merchant's API key. */
 export type Principal =
-  | { kind: 'jwt'; userId: string; email?: string; merchantId: string | null; role: Role }
+  | { kind: 'jwt'; userId: string; merchantId: string | null; role: Role }
   | { kind: 'apiKey'; apiKeyId: string; merchantId: string; role: 'USER' };
 
 export interface AppState {
@@ -23,3 +23,18 @@ export interface AppState {
 export type AppContext = ParameterizedContext<AppState>;
 export type AppMiddleware = Middleware<AppState>;
 export type AppRouter = Router<AppState>;
+
+/** Middleware chains a route module puts in front of its handlers. */
+export interface RouteGuards {
+  /** No credential; rate-limited per client address (login). */
+  anonymous: AppMiddleware[];
+  /** A JWT or an API key, then the per-credential rate limit. */
+  authenticated: AppMiddleware[];
+  /** As `authenticated`, but an API key gets 403 (creating and deleting API keys). */
+  jwtOnly: AppMiddleware[];
+  /** As `authenticated`, but only an ADMIN's JWT; anyone else gets 403. */
+  admin: AppMiddleware[];
+}
+
+/** A group of endpoints: adds its routes to the app's router. Later features plug in the same way. */
+export type RouteModule = (router: AppRouter, guards: RouteGuards) => void;

@@ -1,0 +1,107 @@
+/**
+ * The Koa application: cross-cutting middleware in a fixed order, then every route module.
+ *
+ *   request id → access log → errors → JSON body → router (guards per route) → 404/405
+ *
+ * `createApp` builds this issue's services from `knex` + `config`; later features (charges,
+ * withdrawals, webhooks, callbacks) add their endpoints through `routes`, using the same guards.
+ * Nothing here starts Temporal or listens on a port: the entry points (src/cli/*) do that.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import { createLogger, type Logger } from '../lib/logger';
+import { createApiKeysService } from '../services/api-keys';
+import { createAuthService } from '../services/auth';
+import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
+import { accessLog } from './middleware/access-log';
+import { authenticate, requireAdmin, requireJwt } from './middleware/authenticate';
+import { jsonBody } from './middleware/body';
+import { errorHandler } from './middleware/errors';
+import { rateLimit } from './middleware/rate-limit';
+import { requestId } from './middleware/request-id';
+import { adminRoutes } from './routes/admin';
+import { apiKeyRoutes } from './routes/api-keys';
+import { authRoutes } from './routes/auth';
+import { healthRoutes, type ReadinessCheck } from './routes/health';
+import { merchantRoutes } from './routes/merchants';
+import { TokenBuckets } from './token-bucket';
+import type { AppState, RouteGuards, RouteModule } from './types';
+
+export type AppConfig = Pick<
+  Config,
+  | 'JWT_SECRET'
+  | 'JWT_TTL'
+  | 'API_KEY_PEPPER'
+  | 'RATE_LIMIT_RPS'
+  | 'RATE_LIMIT_BURST'
+  | 'BODY_LIMIT_BYTES'
+  | 'MAX_API_KEYS_PER_MERCHANT'
+  | 'DEFAULT_FEE_BPS'
+  | 'DEFAULT_FEE_FIXED'
+  | 'DEFAULT_SETTLEMENT_DELAY_SECONDS'
+>;
+
+export interface AppDeps {
+  config: AppConfig;
+  knex: Knex;
+  /** Defaults to a JSON logger on stdout at level info. */
+  logger?: Logger;
+  /**
+   * Readiness checks for GET /readyz besides the database (which is always checked), e.g.
+   * `{ temporal: () => connection.healthService.check({}) }`. Each must settle within 2 s.
+   */
+  checks?: Record<string, ReadinessCheck>;
+  /** Starts PIX key registration at the acquirer (later issue); keys stay PENDING until then. */
+  onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
+  /** Endpoints of later features, registered after this issue's. */
+  routes?: RouteModule[];
+  /**
+   * Trust X-Forwarded-For for the client address (anonymous rate limit). Only behind a proxy that
+   * sets it; otherwise a client could pick its own address. Default false.
+   */
+  trustProxy?: boolean;
+}
+
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const { config, knex } = deps;
+  const logger = deps.logger ?? createLogger();
+
+  const auth = createAuthService({ knex, config });
+  const apiKeys = createApiKeysService({ knex, config });
+  const merchants = createMerchantsService({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
+
+  const buckets = new TokenBuckets({ ratePerSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST });
+  const limit = rateLimit(buckets);
+  const authed = [authenticate({ verifyJwt: auth.verifyToken, authenticateApiKey: apiKeys.authenticate }), limit];
+  const guards: RouteGuards = {
+    anonymous: [limit],
+    authenticated: authed,
+    jwtOnly: [...authed, requireJwt()],
+    admin: [...authed, requireAdmin()],
+  };
+
+  const router = new Router<AppState>();
+  const modules: RouteModule[] = [
+    healthRoutes({ database: () => knex.raw('select 1'), ...deps.checks }),
+    authRoutes(auth),
+    apiKeyRoutes(apiKeys),
+    merchantRoutes(merchants),
+    adminRoutes({ knex, merchants }),
+    ...(deps.routes ?? []),
+  ];
+  for (const register of modules) register(router, guards);
+
+  const app = new Koa<AppState>();
+  app.proxy = deps.trustProxy ?? false;
+  app.use(requestId(logger));
+  app.use(accessLog());
+  app.use(errorHandler());
+  app.use(jsonBody(config.BODY_LIMIT_BYTES));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  // Errors escaping the middleware (e.g. a client hanging up mid-response) are logged, not printed.
+  app.on('error', (err: unknown) => logger.warn({ err }, 'koa error'));
+  return app;
+}

@@ -1,0 +1,88 @@
+/**
+ * (ext) The operator API (DECISIONS "Operator"): ADMIN JWT only, every action audited by the
+ * services it calls. The ops CLI (src/cli/ops.ts) exposes the same services.
+ */
+import { z } from 'zod';
+import { listAudit, type Actor } from '../../services/audit';
+import type { MerchantsService } from '../../services/merchants';
+import { principalOf } from '../principal';
+import {
+  addPixKeyBody,
+  adjustmentBody,
+  auditLogQuery,
+  createMerchantBody,
+  listMerchantsQuery,
+  updateMerchantBody,
+  updatePixKeyBody,
+} from '../schemas/admin';
+import type { AppContext, RouteModule } from '../types';
+import { idParam, parseBody, parseParams, parseQuery } from '../validation';
+import type { Knex } from 'knex';
+
+export const merchantIdParams = z.object({ id: idParam });
+export const pixKeyParams = z.object({ id: idParam, keyId: idParam });
+
+function actorOf(ctx: AppContext): Actor {
+  const p = principalOf(ctx);
+  // requireAdmin guarantees a JWT; the audit service resolves the e-mail from the user id.
+  return { userId: p.kind === 'jwt' ? p.userId : null, email: '' };
+}
+
+export interface AdminRouteDeps {
+  knex: Knex;
+  merchants: MerchantsService;
+}
+
+export function adminRoutes(deps: AdminRouteDeps): RouteModule {
+  const { merchants } = deps;
+  return (router, guards) => {
+    router.post('/v1/admin/merchants', ...guards.admin, async (ctx) => {
+      const input = parseBody(ctx, createMerchantBody);
+      ctx.status = 201;
+      ctx.body = await merchants.createMerchant(actorOf(ctx), input);
+    });
+
+    router.get('/v1/admin/merchants', ...guards.admin, async (ctx) => {
+      const { page, limit } = parseQuery(ctx, listMerchantsQuery);
+      const { total, merchants: list } = await merchants.listMerchants({ page, limit });
+      ctx.body = { page, limit, total, merchants: list };
+    });
+
+    router.get('/v1/admin/merchants/:id', ...guards.admin, async (ctx) => {
+      const { id } = parseParams(ctx, merchantIdParams);
+      ctx.body = { merchant: await merchants.getMerchant(id) };
+    });
+
+    router.patch('/v1/admin/merchants/:id', ...guards.admin, async (ctx) => {
+      const { id } = parseParams(ctx, merchantIdParams);
+      const input = parseBody(ctx, updateMerchantBody);
+      ctx.body = { merchant: await merchants.updateMerchant(actorOf(ctx), id, input) };
+    });
+
+    router.post('/v1/admin/merchants/:id/pix-keys', ...guards.admin, async (ctx) => {
+      const { id } = parseParams(ctx, merchantIdParams);
+      const input = parseBody(ctx, addPixKeyBody);
+      ctx.status = 201;
+      ctx.body = { pixKey: await merchants.addPixKey(actorOf(ctx), id, input) };
+    });
+
+    router.patch('/v1/admin/merchants/:id/pix-keys/:keyId', ...guards.admin, async (ctx) => {
+      const { id, keyId } = parseParams(ctx, pixKeyParams);
+      const { status } = parseBody(ctx, updatePixKeyBody);
+      ctx.body = { pixKey: await merchants.setPixKeyStatus(actorOf(ctx), id, keyId, status) };
+    });
+
+    router.post('/v1/admin/merchants/:id/adjustments', ...guards.admin, async (ctx) => {
+      const { id } = parseParams(ctx, merchantIdParams);
+      const input = parseBody(ctx, adjustmentBody);
+      ctx.status = 201;
+      ctx.body = await merchants.adjustBalance(actorOf(ctx), id, input);
+    });
+
+    router.get('/v1/admin/audit-log', ...guards.admin, async (ctx) => {
+      const { page, limit, targetId } = parseQuery(ctx, auditLogQuery);
+      const { total, entries } = await listAudit(deps.knex, { page, limit, targetId });
+      ctx.body = { page, limit, total, entries };
+    });
+  };
+}

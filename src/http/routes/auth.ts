@@ -1,0 +1,14 @@
+/** POST /v1/auth/login (SPEC §4, DECISIONS "Auth"). */
+import type { AuthService } from '../../services/auth';
+import { loginBody } from '../schemas/auth';
+import type { RouteModule } from '../types';
+import { parseBody } from '../validation';
+
+export function authRoutes(auth: AuthService): RouteModule {
+  return (router, guards) => {
+    router.post('/v1/auth/login', ...guards.anonymous, async (ctx) => {
+      const { email, password } = parseBody(ctx, loginBody);
+      ctx.body = await auth.login(email, password);
+    });
+  };
+}

@@ -1,0 +1,57 @@
+/** Request schemas for the operator API (DECISIONS "Operator"). */
+import { z } from 'zod';
+import { isValidDocument } from '../../pix/document';
+import { PIX_KEY_TYPES } from '../../pix/pix-key';
+import { cents, paginationQuery, text } from '../validation';
+
+export const MERCHANT_STATUSES = ['ACTIVE', 'SUSPENDED'] as const;
+export const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
+export const PIX_KEY_STATUSES = ['PENDING', 'ACTIVE', 'INACTIVE'] as const;
+
+export const feeBps = z.int().min(0).max(10_000);
+export const feeFixed = z.int().min(0).max(1_000_000_00);
+export const settlementDelaySeconds = z.int().min(0).max(365 * 86_400);
+
+export const createMerchantBody = z.object({
+  name: text({ min: 1, max: 200 }),
+  document: text({ max: 14 }).refine(isValidDocument, { message: 'must be a valid CPF (11 digits) or CNPJ (14 digits)' }),
+  email: z.email().max(254),
+  password: text({ min: 8, max: 200 }),
+  feeBps: feeBps.optional(),
+  feeFixed: feeFixed.optional(),
+  settlementDelaySeconds: settlementDelaySeconds.optional(),
+});
+export type CreateMerchantBody = z.infer<typeof createMerchantBody>;
+
+export const updateMerchantBody = z.object({
+  kycStatus: z.enum(KYC_STATUSES).optional(),
+  status: z.enum(MERCHANT_STATUSES).optional(),
+  acquirerAccountId: text({ min: 1, max: 100 }).nullable().optional(),
+  feeBps: feeBps.optional(),
+  feeFixed: feeFixed.optional(),
+  settlementDelaySeconds: settlementDelaySeconds.optional(),
+});
+export type UpdateMerchantBody = z.infer<typeof updateMerchantBody>;
+
+export const addPixKeyBody = z.object({
+  type: z.enum(PIX_KEY_TYPES),
+  // Format per type is checked by the service (src/pix/pix-key.ts), which names the rule broken.
+  key: text({ min: 1, max: 100 }),
+});
+export type AddPixKeyBody = z.infer<typeof addPixKeyBody>;
+
+export const updatePixKeyBody = z.object({
+  status: z.enum(PIX_KEY_STATUSES),
+});
+
+export const adjustmentBody = z.object({
+  amount: cents.refine((v) => v !== 0, { message: 'must not be zero' }),
+  reason: text({ min: 1, max: 500 }),
+});
+export type AdjustmentBody = z.infer<typeof adjustmentBody>;
+
+export const listMerchantsQuery = paginationQuery;
+
+export const auditLogQuery = paginationQuery.extend({
+  targetId: text({ min: 1, max: 64 }).optional(),
+});

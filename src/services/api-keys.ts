@@ -1,0 +1,138 @@
+/**
+ * API keys (SPEC §2, §5; DECISIONS "Auth").
+ *
+ * A key's value is `pixflow_` + 40 random base62 characters (~238 bits). Only
+ * HMAC-SHA256(value, API_KEY_PEPPER) and the last four characters are stored: a database leak
+ * yields neither usable keys nor hashes that can be brute-forced without the pepper. The value is
+ * returned once, at creation. Deleting removes the row, so the very next request with it is 401.
+ */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import { invalid, notFound } from '../lib/errors';
+import { newId } from '../lib/ids';
+import { ApiKey } from '../models/api-key';
+
+// Query builders name columns in snake_case (as in the schema); objects passed to insert/patch use
+// the models' camelCase properties.
+import type { Principal } from '../http/types';
+
+export const API_KEY_PREFIX = 'pixflow_';
+const RANDOM_LENGTH = 40;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** last_used_at is a hint for humans; writing it on every request would cost a write per call. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Uniform base62 by rejection sampling (bytes ≥ 248 would bias the modulo). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of crypto.randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function generateApiKeyValue(): string {
+  return API_KEY_PREFIX + randomBase62(RANDOM_LENGTH);
+}
+
+export function hashApiKey(value: string, pepper: string): string {
+  return crypto.createHmac('sha256', pepper).update(value, 'utf8').digest('hex');
+}
+
+/** What lists show instead of the value: prefix, asterisks, last four. */
+export function maskApiKey(last4: string): string {
+  return `${API_KEY_PREFIX}${'*'.repeat(8)}${last4}`;
+}
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  description: string;
+  value: string;
+  status: string;
+  createdAt: string;
+  lastUsedAt?: string | null;
+}
+
+const iso = (d: Date | string | null | undefined): string | null =>
+  d === null || d === undefined ? null : new Date(d).toISOString();
+
+export type ApiKeysConfig = Pick<Config, 'API_KEY_PEPPER' | 'MAX_API_KEYS_PER_MERCHANT'>;
+
+export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; now?: () => number }) {
+  const { knex, config } = deps;
+  const now = deps.now ?? Date.now;
+
+  function toView(row: ApiKey, value: string): ApiKeyView {
+    return {
+      id: row.id,
+      name: row.name,
+      description: row.description ?? '',
+      value,
+      status: row.status,
+      createdAt: iso(row.createdAt) as string,
+    };
+  }
+
+  async function create(
+    merchantId: string,
+    createdByUserId: string | null,
+    input: { name: string; description?: string },
+  ): Promise<ApiKeyView> {
+    const value = generateApiKeyValue();
+    const row = await knex.transaction(async (trx) => {
+      // Serialise creations per merchant so two concurrent requests cannot both pass the limit.
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`api_keys:${merchantId}`]);
+      const count = await ApiKey.query(trx).where({ merchant_id: merchantId }).resultSize();
+      if (count >= config.MAX_API_KEYS_PER_MERCHANT) {
+        throw invalid(`API key limit reached (${config.MAX_API_KEYS_PER_MERCHANT} per merchant); delete an unused key first`);
+      }
+      return ApiKey.query(trx).insertAndFetch({
+        id: newId('ak'),
+        merchantId,
+        createdByUserId,
+        name: input.name,
+        description: input.description ?? '',
+        keyHash: hashApiKey(value, config.API_KEY_PEPPER),
+        keyLast4: value.slice(-4),
+        status: 'ACTIVE',
+      });
+    });
+    return toView(row, value);
+  }
+
+  /** Newest first, values masked. */
+  async function list(merchantId: string): Promise<ApiKeyView[]> {
+    const rows = await ApiKey.query(knex).where({ merchant_id: merchantId }).orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
+    return rows.map((r) => ({ ...toView(r, maskApiKey(r.keyLast4)), lastUsedAt: iso(r.lastUsedAt) }));
+  }
+
+  /** Deletes the merchant's key; another merchant's id is indistinguishable from an unknown one. */
+  async function remove(merchantId: string, id: string): Promise<void> {
+    const deleted = await ApiKey.query(knex).delete().where({ id, merchant_id: merchantId });
+    if (deleted === 0) throw notFound('API key not found');
+  }
+
+  /** The caller behind an API key value, or null when no such key exists. */
+  async function authenticate(value: string): Promise<Principal | null> {
+    const row = await ApiKey.query(knex).findOne({ key_hash: hashApiKey(value, config.API_KEY_PEPPER) });
+    if (!row || row.status !== 'ACTIVE') return null;
+    const last = row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0;
+    if (now() - last >= LAST_USED_RESOLUTION_MS) {
+      // At most one write per key per minute per process; a racing process writes the same value.
+      await ApiKey.query(knex).patch({ lastUsedAt: new Date(now()) }).where({ id: row.id });
+    }
+    return { kind: 'apiKey', apiKeyId: row.id, merchantId: row.merchantId, role: 'USER' };
+  }
+
+  return { create, list, remove, authenticate };
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>;

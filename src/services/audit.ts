@@ -1,0 +1,83 @@
+/**
+ * The operator audit log: one row per operator action, from the admin API or the ops CLI, written
+ * in the same transaction as the action so an action and its trace commit (or roll back) together.
+ */
+import type { Knex } from 'knex';
+import { newId } from '../lib/ids';
+import { AuditLog } from '../models/audit-log';
+import { User } from '../models/user';
+
+/** Who acted: an ADMIN user (API) or the ops CLI (no user; email "cli"). */
+export interface Actor {
+  userId: string | null;
+  email: string;
+}
+
+export const CLI_ACTOR: Actor = { userId: null, email: 'cli' };
+
+export interface AuditEntry {
+  action: string;
+  targetType: string;
+  targetId: string;
+  /** What changed. Never put secrets here (passwords, key values): the log is read by humans. */
+  details?: Record<string, unknown>;
+}
+
+export async function recordAudit(trx: Knex | Knex.Transaction, actor: Actor, entry: AuditEntry): Promise<void> {
+  // Tokens carry only the user id; the e-mail is resolved here so the log reads without joins.
+  let email = actor.email;
+  if (!email && actor.userId) email = (await User.query(trx).findById(actor.userId))?.email ?? '';
+  await AuditLog.query(trx).insert({
+    id: newId('aud'),
+    actorUserId: actor.userId,
+    actorEmail: email,
+    action: entry.action,
+    targetType: entry.targetType,
+    targetId: entry.targetId,
+    details: entry.details ?? {},
+  });
+}
+
+export interface AuditLogView {
+  id: string;
+  actorUserId: string | null;
+  actorEmail: string;
+  action: string;
+  targetType: string;
+  targetId: string;
+  details: unknown;
+  createdAt: string;
+}
+
+export async function listAudit(
+  knex: Knex,
+  opts: { page: number; limit: number; targetId?: string },
+): Promise<{ total: number; entries: AuditLogView[] }> {
+  const base = AuditLog.query(knex).modify((q) => {
+    if (opts.targetId) q.where({ target_id: opts.targetId });
+  });
+  const [total, rows] = await Promise.all([
+    base.clone().resultSize(),
+    base
+      .clone()
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(opts.limit)
+      .offset((opts.page - 1) * opts.limit),
+  ]);
+  return {
+    total,
+    entries: rows.map((r) => ({
+      id: r.id,
+      actorUserId: r.actorUserId ?? null,
+      actorEmail: r.actorEmail,
+      action: r.action,
+      targetType: r.targetType,
+      targetId: r.targetId,
+      details: r.details,
+      createdAt: new Date(r.createdAt).toISOString(),
+    })),
+  };
+}

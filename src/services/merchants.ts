@@ -1,0 +1,348 @@
+/**
+ * Merchants, their login user and their PIX keys: the operator's use cases (DECISIONS "Operator")
+ * and the merchant's own profile. Every operator action writes an audit row in the same
+ * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
+ */
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { Logger } from '../lib/logger';
+import { conflict, invalid, notFound } from '../lib/errors';
+import { newId } from '../lib/ids';
+import { Merchant } from '../models/merchant';
+import { PixKey } from '../models/pix-key';
+import { User } from '../models/user';
+import { validatePixKey, type PixKeyType } from '../pix/pix-key';
+import { recordAudit, type Actor } from './audit';
+import { hashPassword } from './auth';
+import * as ledger from './ledger';
+
+export type MerchantStatus = 'ACTIVE' | 'SUSPENDED';
+export type KycStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
+export type PixKeyStatus = 'PENDING' | 'ACTIVE' | 'INACTIVE';
+
+export interface PixKeyView {
+  id: string;
+  type: string;
+  key: string;
+  status: string;
+}
+
+/** What a merchant sees of itself (DECISIONS "Balance…": GET /v1/merchants/me). */
+export interface MerchantProfile {
+  id: string;
+  name: string;
+  status: string;
+  kycStatus: string;
+  acquirerConfigured: boolean;
+  pixKey: PixKeyView | null;
+  feeBps: number;
+  feeFixed: number;
+  settlementDelaySeconds: number;
+  createdAt: string;
+}
+
+/** What the operator sees: the profile plus identity, acquirer account and every PIX key. */
+export interface MerchantAdminView extends MerchantProfile {
+  document: string;
+  email: string;
+  acquirerAccountId: string | null;
+  pixKeys: PixKeyView[];
+  updatedAt: string;
+}
+
+export interface CreateMerchantInput {
+  name: string;
+  document: string;
+  email: string;
+  password: string;
+  feeBps?: number;
+  feeFixed?: number;
+  settlementDelaySeconds?: number;
+}
+
+export interface UpdateMerchantInput {
+  kycStatus?: KycStatus;
+  status?: MerchantStatus;
+  acquirerAccountId?: string | null;
+  feeBps?: number;
+  feeFixed?: number;
+  settlementDelaySeconds?: number;
+}
+
+export type CreatedPixKey = PixKeyView & { merchantId: string };
+
+export interface Balance {
+  available: number;
+  pending: number;
+  blocked: number;
+  total: number;
+}
+
+export interface MerchantsDeps {
+  knex: Knex;
+  config: Pick<Config, 'DEFAULT_FEE_BPS' | 'DEFAULT_FEE_FIXED' | 'DEFAULT_SETTLEMENT_DELAY_SECONDS'>;
+  logger?: Logger;
+  /**
+   * Called after a PIX key is committed as PENDING: registration at the acquirer (a later issue)
+   * starts here and flips the key to ACTIVE asynchronously. A failing hook leaves the key PENDING
+   * for the reconciler rather than failing the operator's request.
+   */
+  onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
+}
+
+const iso = (d: Date | string): string => new Date(d).toISOString();
+
+const pixKeyView = (k: PixKey): PixKeyView => ({ id: k.id, type: k.type, key: k.key, status: k.status });
+
+/** The key a merchant "has": the newest active one, else the newest of any status. */
+function currentPixKey(keys: PixKey[]): PixKey | undefined {
+  return keys.find((k) => k.status === 'ACTIVE') ?? keys[0];
+}
+
+function isUniqueViolation(err: unknown, constraintHint: string): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; constraint?: unknown; nativeError?: { code?: unknown; constraint?: unknown } };
+  const code = e.code ?? e.nativeError?.code;
+  const constraint = String(e.constraint ?? e.nativeError?.constraint ?? '');
+  return code === '23505' && constraint.includes(constraintHint);
+}
+
+export function createMerchantsService(deps: MerchantsDeps) {
+  const { knex, config } = deps;
+
+  async function keysOf(db: Knex | Knex.Transaction, merchantId: string): Promise<PixKey[]> {
+    return PixKey.query(db).where({ merchant_id: merchantId }).orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
+  }
+
+  function profile(m: Merchant, keys: PixKey[]): MerchantProfile {
+    const key = currentPixKey(keys);
+    return {
+      id: m.id,
+      name: m.name,
+      status: m.status,
+      kycStatus: m.kycStatus,
+      acquirerConfigured: m.acquirerAccountId !== null && m.acquirerAccountId !== undefined,
+      pixKey: key ? pixKeyView(key) : null,
+      feeBps: m.feeBps,
+      feeFixed: Number(m.feeFixed),
+      settlementDelaySeconds: m.settlementDelaySeconds,
+      createdAt: iso(m.createdAt),
+    };
+  }
+
+  function adminView(m: Merchant, keys: PixKey[]): MerchantAdminView {
+    return {
+      ...profile(m, keys),
+      document: m.document,
+      email: m.email,
+      acquirerAccountId: m.acquirerAccountId ?? null,
+      pixKeys: keys.map(pixKeyView),
+      updatedAt: iso(m.updatedAt),
+    };
+  }
+
+  async function findMerchant(db: Knex | Knex.Transaction, id: string): Promise<Merchant> {
+    const m = await Merchant.query(db).findById(id);
+    if (!m) throw notFound('Merchant not found');
+    return m;
+  }
+
+  /** The merchant and its USER login, in one transaction. Starts ACTIVE with KYC PENDING. */
+  async function createMerchant(
+    actor: Actor,
+    input: CreateMerchantInput,
+  ): Promise<{ merchant: MerchantAdminView; user: { id: string; email: string; role: 'USER' } }> {
+    const email = input.email.trim().toLowerCase();
+    const passwordHash = await hashPassword(input.password);
+    try {
+      return await knex.transaction(async (trx) => {
+        if (await User.query(trx).findOne({ email })) throw conflict('A user with this e-mail already exists');
+        if (await Merchant.query(trx).findOne({ document: input.document })) {
+          throw conflict('A merchant with this document already exists');
+        }
+        const merchant = await Merchant.query(trx).insertAndFetch({
+          id: newId('mch'),
+          name: input.name,
+          document: input.document,
+          email,
+          status: 'ACTIVE',
+          kycStatus: 'PENDING',
+          acquirerAccountId: null,
+          feeBps: input.feeBps ?? config.DEFAULT_FEE_BPS,
+          feeFixed: input.feeFixed ?? config.DEFAULT_FEE_FIXED,
+          settlementDelaySeconds: input.settlementDelaySeconds ?? config.DEFAULT_SETTLEMENT_DELAY_SECONDS,
+        });
+        const user = await User.query(trx).insertAndFetch({
+          id: newId('usr'),
+          email,
+          passwordHash,
+          role: 'USER',
+          merchantId: merchant.id,
+        });
+        await recordAudit(trx, actor, {
+          action: 'merchant.create',
+          targetType: 'merchant',
+          targetId: merchant.id,
+          details: { name: input.name, document: input.document, email, userId: user.id },
+        });
+        return { merchant: adminView(merchant, []), user: { id: user.id, email: user.email, role: 'USER' as const } };
+      });
+    } catch (err) {
+      // Two concurrent creations can both pass the checks above; the unique indexes decide.
+      if (isUniqueViolation(err, 'email')) throw conflict('A user with this e-mail already exists');
+      if (isUniqueViolation(err, 'document')) throw conflict('A merchant with this document already exists');
+      throw err;
+    }
+  }
+
+  async function getProfile(merchantId: string): Promise<MerchantProfile> {
+    const m = await findMerchant(knex, merchantId);
+    return profile(m, await keysOf(knex, merchantId));
+  }
+
+  async function getMerchant(id: string): Promise<MerchantAdminView> {
+    const m = await findMerchant(knex, id);
+    return adminView(m, await keysOf(knex, id));
+  }
+
+  async function listMerchants(opts: { page: number; limit: number }): Promise<{ total: number; merchants: MerchantAdminView[] }> {
+    const [total, rows] = await Promise.all([
+      Merchant.query(knex).resultSize(),
+      Merchant.query(knex)
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(opts.limit)
+        .offset((opts.page - 1) * opts.limit),
+    ]);
+    const ids = rows.map((r) => r.id);
+    const keys = ids.length
+      ? await PixKey.query(knex).whereIn('merchant_id', ids).orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+      : [];
+    return { total, merchants: rows.map((m) => adminView(m, keys.filter((k) => k.merchantId === m.id))) };
+  }
+
+  async function updateMerchant(actor: Actor, id: string, input: UpdateMerchantInput): Promise<MerchantAdminView> {
+    return knex.transaction(async (trx) => {
+      const before = await Merchant.query(trx).findById(id).forUpdate();
+      if (!before) throw notFound('Merchant not found');
+      const patch: Partial<Merchant> = {};
+      if (input.kycStatus !== undefined) patch.kycStatus = input.kycStatus;
+      if (input.status !== undefined) patch.status = input.status;
+      if (input.acquirerAccountId !== undefined) patch.acquirerAccountId = input.acquirerAccountId;
+      if (input.feeBps !== undefined) patch.feeBps = input.feeBps;
+      if (input.feeFixed !== undefined) patch.feeFixed = input.feeFixed;
+      if (input.settlementDelaySeconds !== undefined) patch.settlementDelaySeconds = input.settlementDelaySeconds;
+      const after = Object.keys(patch).length > 0 ? await before.$query(trx).patchAndFetch(patch) : before;
+      await recordAudit(trx, actor, { action: 'merchant.update', targetType: 'merchant', targetId: id, details: { ...input } });
+      return adminView(after, await keysOf(trx, id));
+    });
+  }
+
+  /** Adds a PIX key as PENDING; the acquirer registration (hook) activates it later. */
+  async function addPixKey(actor: Actor, merchantId: string, input: { type: PixKeyType; key: string }): Promise<PixKeyView> {
+    const check = validatePixKey(input.type, input.key);
+    if (!check.ok) throw invalid(check.reason);
+    let created: PixKey;
+    try {
+      created = await knex.transaction(async (trx) => {
+        await findMerchant(trx, merchantId);
+        if (await PixKey.query(trx).findOne({ type: input.type, key: input.key })) {
+          throw conflict('This PIX key is already registered');
+        }
+        const row = await PixKey.query(trx).insertAndFetch({
+          id: newId('pxk'),
+          merchantId,
+          type: input.type,
+          key: input.key,
+          status: 'PENDING',
+        });
+        await recordAudit(trx, actor, {
+          action: 'pix_key.create',
+          targetType: 'merchant',
+          targetId: merchantId,
+          details: { pixKeyId: row.id, type: input.type, key: input.key },
+        });
+        return row;
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'key')) throw conflict('This PIX key is already registered');
+      throw err;
+    }
+    if (deps.onPixKeyCreated) {
+      try {
+        await deps.onPixKeyCreated({ ...pixKeyView(created), merchantId });
+      } catch (err) {
+        deps.logger?.error({ err, pixKeyId: created.id }, 'onPixKeyCreated hook failed; key stays PENDING');
+      }
+    }
+    return pixKeyView(created);
+  }
+
+  /** Operator override of a key's status (until acquirer registration exists, the way to ACTIVE). */
+  async function setPixKeyStatus(actor: Actor, merchantId: string, keyId: string, status: PixKeyStatus): Promise<PixKeyView> {
+    return knex.transaction(async (trx) => {
+      const key = await PixKey.query(trx).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
+      if (!key) throw notFound('PIX key not found');
+      const updated = await key.$query(trx).patchAndFetch({ status });
+      await recordAudit(trx, actor, {
+        action: 'pix_key.update',
+        targetType: 'merchant',
+        targetId: merchantId,
+        details: { pixKeyId: keyId, from: key.status, to: status },
+      });
+      return pixKeyView(updated);
+    });
+  }
+
+  /** available, pending, blocked and their total, in cents; 404 for an unknown merchant. */
+  async function getBalance(merchantId: string): Promise<Balance> {
+    await findMerchant(knex, merchantId);
+    const b = await ledger.getBalance(knex, merchantId);
+    return { available: b.available, pending: b.pending, blocked: b.blocked, total: b.total };
+  }
+
+  /**
+   * A signed adjustment of `available` (credit > 0, debit < 0; never below zero, which the ledger
+   * enforces), posted and audited in one transaction.
+   */
+  async function adjustBalance(
+    actor: Actor,
+    merchantId: string,
+    input: { amount: number; reason: string },
+  ): Promise<{ adjustment: { id: string; amount: number; reason: string }; balance: Balance }> {
+    const id = newId('adj');
+    await knex.transaction(async (trx) => {
+      await findMerchant(trx, merchantId);
+      await ledger.postAdjustment(trx, { merchantId, amount: input.amount, reason: input.reason, reference: `adjustment:${id}` });
+      await recordAudit(trx, actor, {
+        action: 'balance.adjust',
+        targetType: 'merchant',
+        targetId: merchantId,
+        details: { adjustmentId: id, amount: input.amount, reason: input.reason },
+      });
+    });
+    return { adjustment: { id, amount: input.amount, reason: input.reason }, balance: await getBalance(merchantId) };
+  }
+
+  return {
+    createMerchant,
+    getProfile,
+    getMerchant,
+    listMerchants,
+    updateMerchant,
+    addPixKey,
+    setPixKeyStatus,
+    getBalance,
+    adjustBalance,
+  };
+}
+
+export type MerchantsService = ReturnType<typeof createMerchantsService>;

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { getTestDb } from '../support/db';
+import { randomCpf, startApi, uniqueEmail, type LoginBody, type TestApi } from '../support/api';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('ops CLI (npm run ops)', function () {
+  // Each command is a fresh tsx process: allow for its start-up on a busy machine.
+  this.timeout(120_000);
+  let api: TestApi;
+  let databaseUrl: string;
+
+  before(async () => {
+    databaseUrl = (await getTestDb()).url;
+    api = await startApi();
+  });
+  after(() => api?.close());
+
+  async function ops(...args: string[]): Promise<CliResult> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args], {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          DATABASE_URL: databaseUrl,
+          NODE_ENV: 'test',
+          LOG_LEVEL: 'warn',
+          ADMIN_EMAIL: '',
+          ADMIN_PASSWORD: '',
+          // Generated development secrets go to a scratch directory, not the checkout's .data/.
+          DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
+        },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+  }
+
+  it('creates a merchant whose user can log in, configures it, adds and activates a PIX key, adjusts, and audits as "cli"', async () => {
+    const email = uniqueEmail('cli');
+    const created = await ops('merchants', 'create', '--name', 'Loja CLI', '--document', randomCpf(), '--email', email, '--password', 'cli-password-1');
+    assert.equal(created.code, 0, created.stderr);
+    const { merchant } = JSON.parse(created.stdout) as { merchant: { id: string; kycStatus: string } };
+    assert.equal(merchant.kycStatus, 'PENDING');
+
+    const login = await api.request<LoginBody>('POST', '/v1/auth/login', { body: { email, password: 'cli-password-1' } });
+    assert.equal(login.status, 200);
+
+    const updated = await ops('merchants', 'update', merchant.id, '--kyc-status', 'APPROVED', '--acquirer-account-id', 'acct-cli', '--fee-bps', '120');
+    assert.equal(updated.code, 0, updated.stderr);
+    const u = JSON.parse(updated.stdout) as { merchant: { kycStatus: string; acquirerConfigured: boolean; feeBps: number } };
+    assert.deepEqual([u.merchant.kycStatus, u.merchant.acquirerConfigured, u.merchant.feeBps], ['APPROVED', true, 120]);
+
+    const added = await ops('pix-key', 'add', merchant.id, '--type', 'CHAVE_ALEATORIA', '--key', crypto.randomUUID());
+    assert.equal(added.code, 0, added.stderr);
+    const { pixKey } = JSON.parse(added.stdout) as { pixKey: { id: string; status: string } };
+    assert.equal(pixKey.status, 'PENDING');
+    const activated = await ops('pix-key', 'activate', merchant.id, pixKey.id);
+    assert.equal(activated.code, 0, activated.stderr);
+    assert.equal((JSON.parse(activated.stdout) as { pixKey: { status: string } }).pixKey.status, 'ACTIVE');
+
+    const adjusted = await ops('adjust', merchant.id, '--amount', '2500', '--reason', 'welcome credit');
+    assert.equal(adjusted.code, 0, adjusted.stderr);
+    assert.equal((JSON.parse(adjusted.stdout) as { balance: { available: number } }).balance.available, 2500);
+
+    const listed = await ops('merchants', 'list', '--limit', '100');
+    assert.equal(listed.code, 0, listed.stderr);
+    const list = JSON.parse(listed.stdout) as { merchants: Array<{ id: string }> };
+    assert.ok(list.merchants.some((m) => m.id === merchant.id));
+
+    const audit = await ops('audit-log', '--target-id', merchant.id);
+    assert.equal(audit.code, 0, audit.stderr);
+    const entries = (JSON.parse(audit.stdout) as { entries: Array<{ action: string; actorEmail: string }> }).entries;
+    assert.deepEqual(entries.map((e) => e.action).sort(), ['balance.adjust', 'merchant.create', 'merchant.update', 'pix_key.create', 'pix_key.update']);
+    assert.ok(entries.every((e) => e.actorEmail === 'cli'));
+  });
+
+  it('reports invalid input as {message} on stderr with exit code 1', async () => {
+    const bad = await ops('pix-key', 'add', 'mch_whatever', '--type', 'PHONE', '--key', '11987654321');
+    assert.equal(bad.code, 1);
+    assert.match((JSON.parse(bad.stderr.trim().split('\n').pop() ?? '{}') as { message: string }).message, /E\.164/);
+    const fraction = await ops('adjust', 'mch_whatever', '--amount', '10.5', '--reason', 'x');
+    assert.notEqual(fraction.code, 0);
+    const unknown = await ops('merchants', 'get', 'mch_nope');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /Merchant not found/);
+  });
+});
