@@ -39,13 +39,20 @@ let envPromise: Promise<TestWorkflowEnvironment> | undefined;
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 let runtimeConfigured = false;
 
-/** Keep the SDK's Rust-core and webpack chatter out of test output unless asked for. */
+/**
+ * Keep the SDK's chatter out of test output: activity failures that tests provoke on purpose are
+ * logged at WARN by the worker. TEMPORAL_LOG_LEVEL=DEBUG|INFO|WARN shows more.
+ */
 function configureRuntime(): void {
   if (runtimeConfigured) return;
   runtimeConfigured = true;
-  const level = process.env.TEMPORAL_LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN';
+  const wanted = (process.env.TEMPORAL_LOG_LEVEL ?? 'ERROR').toUpperCase();
+  const level = wanted === 'DEBUG' || wanted === 'INFO' || wanted === 'WARN' ? wanted : 'ERROR';
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({
+      logger: new DefaultLogger(level),
+      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
+    });
   } catch {
     // Already installed by someone else in this process: keep theirs.
   }

@@ -1,2 +1,5 @@
 /** Workflows used by the conformance suite (bundled once per run through test/support/temporal.ts). */
 export * from './basic';
+export * from './activities';
+export * from './messages';
+export * from './lifecycle';
