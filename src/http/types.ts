@@ -6,12 +6,9 @@ import type { ParameterizedContext, Middleware } from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from '../lib/logger';
 
-export type Role = 'USER' | 'ADMIN';
+import type { Principal } from '../services/auth';
 
-/** Who is calling: a logged-in user (JWT) or a merchant's API key. */
-export type Principal =
-  | { kind: 'jwt'; userId: string; merchantId: string | null; role: Role }
-  | { kind: 'apiKey'; apiKeyId: string; merchantId: string; role: 'USER' };
+export type { Principal, Role } from '../services/auth';
 
 export interface AppState {
   requestId: string;

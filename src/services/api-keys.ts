@@ -15,7 +15,7 @@ import { ApiKey } from '../models/api-key';
 
 // Query builders name columns in snake_case (as in the schema); objects passed to insert/patch use
 // the models' camelCase properties.
-import type { Principal } from '../http/types';
+import type { Principal } from './auth';
 
 export const API_KEY_PREFIX = 'pixflow_';
 const RANDOM_LENGTH = 40;

@@ -13,7 +13,13 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { unauthenticated } from '../lib/errors';
 import { User } from '../models/user';
-import type { Principal, Role } from '../http/types';
+
+export type Role = 'USER' | 'ADMIN';
+
+/** Who is calling: a logged-in user (JWT) or a merchant's API key. */
+export type Principal =
+  | { kind: 'jwt'; userId: string; merchantId: string | null; role: Role }
+  | { kind: 'apiKey'; apiKeyId: string; merchantId: string; role: 'USER' };
 
 const ARGON2_OPTIONS = { algorithm: Algorithm.Argon2id } as const;
 

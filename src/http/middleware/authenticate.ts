@@ -7,9 +7,8 @@
  * `requireJwt` (API keys get 403, e.g. creating or deleting keys) and `requireAdmin`.
  */
 import { forbidden, unauthenticated } from '../../lib/errors';
+import { API_KEY_PREFIX } from '../../services/api-keys';
 import type { AppMiddleware, Principal } from '../types';
-
-export const API_KEY_PREFIX = 'pixflow_';
 
 export interface CredentialVerifier {
   /** The principal for a valid, unexpired JWT, else null. */

@@ -39,17 +39,22 @@ interface HttpLikeError {
   expose?: unknown;
 }
 
-/** Maps an error thrown by a library (http-errors shape) to a safe client status and message. */
+/**
+ * Maps a client error raised outside our services (co-body/raw-body in the body parser, the
+ * router, `ctx.throw`) to a status and a message that is safe to show.
+ */
 function libraryClientError(err: unknown): { status: number; message: string } | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as HttpLikeError;
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status === undefined || status < 400 || status >= 500) return undefined;
-  if (status === 400 && (e.type === 'entity.parse.failed' || e.type === undefined)) {
-    // co-body raises a bare 400 for JSON it cannot parse (and for non-object JSON in strict mode).
-    return { status, message: 'Malformed JSON body: expected a JSON object' };
-  }
+  // co-body raises a SyntaxError with status 400 for unparsable JSON and, in strict mode, for JSON
+  // that is not an object or array. Its message would quote the input, so it is replaced.
+  if (err instanceof SyntaxError) return { status: 400, message: 'Malformed JSON body: expected a JSON object' };
+  if (status === 413) return { status, message: DEFAULT_MESSAGES[413] as string };
   if (e.type === 'request.aborted') return { status: 400, message: 'Request aborted' };
+  // http-errors marks messages written for clients with expose (e.g. ctx.throw(400, '…')).
+  if (e.expose === true && err instanceof Error && err.message) return { status, message: err.message };
   return { status, message: DEFAULT_MESSAGES[status] ?? 'Bad request' };
 }
 
