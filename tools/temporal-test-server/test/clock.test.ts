@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { Clock } from '../src/clock';
+import { waitFor } from './support';
+
+describe('temporal-test-server: clock', () => {
+  it('follows the wall clock while locked, and jumps to the next timer once unlocked', async () => {
+    const clock = new Clock({ timeSkipping: true, startLocked: true });
+    try {
+      const start = clock.now();
+      let fired = 0;
+      clock.schedule(3_600_000, () => fired++);
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(fired, 0, 'locked: no jump');
+      assert.ok(clock.now() - start < 1000);
+      clock.unlockExternal();
+      await waitFor(() => fired === 1, 2000, 'timer fired');
+      assert.ok(clock.now() - start >= 3_600_000);
+    } finally {
+      clock.close();
+    }
+  });
+
+  it('does not jump while an internal lock is held (work in flight), even when externally unlocked', async () => {
+    const clock = new Clock({ timeSkipping: true, startLocked: false });
+    try {
+      clock.lock();
+      let fired = false;
+      clock.schedule(60_000, () => (fired = true));
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(fired, false);
+      clock.unlock();
+      await waitFor(() => fired, 2000, 'timer fired after unlock');
+    } finally {
+      clock.close();
+    }
+  });
+
+  it('treats more unlocks than locks as unlocked, and a cancelled timer never fires', async () => {
+    const clock = new Clock({ timeSkipping: true, startLocked: true });
+    try {
+      clock.unlockExternal();
+      clock.unlockExternal();
+      let a = false;
+      let b = false;
+      const h = clock.schedule(1000, () => (a = true));
+      clock.schedule(2000, () => (b = true));
+      h.cancel();
+      await waitFor(() => b, 2000, 'second timer');
+      assert.equal(a, false);
+      assert.deepEqual(clock.state().internalLocks, 0);
+    } finally {
+      clock.close();
+    }
+  });
+
+  it('in real-time mode never skips', async () => {
+    const clock = new Clock({ timeSkipping: false, startLocked: false });
+    try {
+      let fired = false;
+      clock.schedule(60_000, () => (fired = true));
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(fired, false);
+      assert.ok(Math.abs(clock.now() - Date.now()) < 50);
+    } finally {
+      clock.close();
+    }
+  });
+});

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { temporal } from '@temporalio/proto';
+import { testEnv, uniqueTaskQueue, withWorker } from '../../../test/support/temporal';
+import { makeActivities, workflowsPath } from './support';
+import { failsFirstTask, returnsInput, sleepThenNow } from './workflows';
+
+const ET = temporal.api.enums.v1.EventType;
+const DAY = 24 * 3600 * 1000;
+
+describe('temporal-test-server: time skipping and workflow tasks', () => {
+  it('env.sleep skips virtual time; GetCurrentTime reports it', async () => {
+    const env = await testEnv();
+    const t0 = await env.currentTimeMs();
+    const wall0 = Date.now();
+    await env.sleep(3 * DAY);
+    const t1 = await env.currentTimeMs();
+    assert.ok(t1 - t0 >= 3 * DAY, `moved ${t1 - t0}`);
+    assert.ok(Date.now() - wall0 < 1000);
+  });
+
+  it('workflow time (Date.now in the workflow) is the virtual clock', async () => {
+    const env = await testEnv();
+    const before = await env.currentTimeMs();
+    const now = await withWorker({ workflowsPath, activities: makeActivities() }, ({ client, taskQueue }) =>
+      client.workflow.execute(sleepThenNow, { taskQueue, workflowId: `now-${Date.now()}`, args: [2 * DAY] }),
+    );
+    assert.ok(now - before >= 2 * DAY);
+  });
+
+  it('retries a failed workflow task', async () => {
+    await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
+      const h = await client.workflow.start(failsFirstTask, { taskQueue, workflowId: `wft-fail-${Date.now()}` });
+      assert.equal(await h.result(), 'recovered');
+      const types = ((await h.fetchHistory()).events ?? []).map((e) => e.eventType);
+      assert.ok(types.includes(ET.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+    });
+  });
+
+  it('times out a workflow task that a poller never completes, and hands the retry to a worker', async () => {
+    const env = await testEnv();
+    const taskQueue = uniqueTaskQueue();
+    const h = await env.client.workflow.start(returnsInput, {
+      taskQueue,
+      workflowId: `wft-timeout-${Date.now()}`,
+      args: ['late'],
+      workflowTaskTimeout: '1 second',
+    });
+    // A "worker" that takes the task and dies.
+    const stolen = await env.connection.workflowService.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'crashes' });
+    assert.ok(stolen.taskToken && stolen.taskToken.length > 0);
+    const out = await withWorker({ workflowsPath, activities: makeActivities(), taskQueue }, () => h.result());
+    assert.equal(out, 'late');
+    const types = ((await h.fetchHistory()).events ?? []).map((e) => e.eventType);
+    assert.ok(types.includes(ET.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT));
+  });
+
+  it("answers an empty poll just before the caller's deadline (long poll on an empty queue)", async () => {
+    const env = await testEnv();
+    const t0 = Date.now();
+    const resp = await env.connection.withDeadline(Date.now() + 2000, () =>
+      env.connection.workflowService.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: uniqueTaskQueue('empty') }, identity: 'x' }),
+    );
+    const waited = Date.now() - t0;
+    assert.ok(!resp.taskToken || resp.taskToken.length === 0, 'empty response, not an error');
+    assert.ok(waited >= 800 && waited < 2000, `waited ${waited} ms`);
+  });
+});
