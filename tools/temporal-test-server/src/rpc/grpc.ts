@@ -49,6 +49,9 @@ export function handler<Req extends object>(fn: (req: Req, ctx: CallContext) => 
   return (req, ctx) => fn(req as Req, ctx);
 }
 
+const identityOnly = new grpc.Metadata();
+identityOnly.set('grpc-accept-encoding', 'identity');
+
 export function buildService(
   serviceName: string,
   impl: Record<string, Handler>,
@@ -73,6 +76,9 @@ export function buildService(
     };
     const fn = impl[name];
     const unary: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
+      // grpc-js advertises gzip by default, which makes clients compress every request and costs
+      // us a zlib inflate per call (the largest CPU item under load). Loopback needs none.
+      call.sendMetadata(identityOnly);
       if (!fn) {
         callback({ code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented by the pixflow test server` });
         return;
