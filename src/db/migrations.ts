@@ -1,0 +1,47 @@
+/**
+ * Migrations are listed here, statically imported, instead of being discovered on disk: the same
+ * list then works under tsx (npm start, mocha) and from compiled JavaScript, with no loader tricks.
+ * Add each new migration file to MIGRATIONS in order.
+ */
+import type { Knex } from 'knex';
+import * as initialSchema from '../../migrations/20261122000000_initial_schema';
+
+interface MigrationModule {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
+  ['20261122000000_initial_schema', initialSchema],
+];
+
+class StaticMigrationSource implements Knex.MigrationSource<string> {
+  getMigrations(): Promise<string[]> {
+    return Promise.resolve(MIGRATIONS.map(([name]) => name));
+  }
+  getMigrationName(name: string): string {
+    return name;
+  }
+  getMigration(name: string): Promise<Knex.Migration> {
+    const found = MIGRATIONS.find(([n]) => n === name);
+    if (!found) return Promise.reject(new Error(`unknown migration ${name}`));
+    return Promise.resolve(found[1]);
+  }
+}
+
+const migrationConfig = (): Knex.MigratorConfig => ({
+  migrationSource: new StaticMigrationSource(),
+  tableName: 'knex_migrations',
+});
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrateLatest(knex: Knex): Promise<string[]> {
+  const [, applied] = (await knex.migrate.latest(migrationConfig())) as [number, string[]];
+  return applied;
+}
+
+/** Rolls back every migration (tests and `npm run migrate -- --rollback`). */
+export async function migrateRollbackAll(knex: Knex): Promise<string[]> {
+  const [, rolled] = (await knex.migrate.rollback(migrationConfig(), true)) as [number, string[]];
+  return rolled;
+}

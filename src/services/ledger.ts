@@ -1,0 +1,352 @@
+/**
+ * The ledger: the one implementation of money movement (DESIGN §4).
+ *
+ * Every movement is one transaction of postings that sum to zero, identified by a unique
+ * reference so that posting it again (a retried activity, a duplicate callback) is a no-op.
+ * Balances are materialised on `ledger_accounts` and changed only here, by guarded UPDATEs:
+ * a debit that would take a non-negative account below zero changes nothing and raises
+ * InsufficientFundsError. The database backs each rule (unique reference, CHECK balance ≥ 0,
+ * a deferred zero-sum trigger), so a bug here fails loudly instead of losing money.
+ *
+ * Accounts are per merchant, including the platform-side counterparts (fee_revenue, acquirer,
+ * adjustments), so concurrent payments of different merchants never contend for one row.
+ */
+import type { Knex } from 'knex';
+import { newId } from '../lib/ids';
+import { invalid } from '../lib/errors';
+import type { LedgerAccountKind } from '../models/ledger-account';
+import { splitAvailableFirst } from '../domain/money';
+
+export type { LedgerAccountKind };
+
+/** Kinds that may go negative: mirrors of money outside the merchant's balance. */
+const SIGNED_KINDS: ReadonlySet<LedgerAccountKind> = new Set(['acquirer', 'adjustments']);
+
+export interface Posting {
+  kind: LedgerAccountKind;
+  /** Signed cents: + credit, − debit. */
+  amount: number;
+}
+
+export interface PostInput {
+  reference: string;
+  kind: string;
+  merchantId: string;
+  description?: string;
+  metadata?: Record<string, unknown>;
+  postings: Posting[];
+}
+
+export interface PostResult {
+  transactionId: string;
+  /** false when the reference had already been posted (idempotent replay). */
+  created: boolean;
+}
+
+export interface Balance {
+  available: number;
+  pending: number;
+  blocked: number;
+  total: number;
+}
+
+export class InsufficientFundsError extends Error {
+  constructor(
+    readonly merchantId: string,
+    readonly account: LedgerAccountKind,
+    readonly requested: number,
+  ) {
+    super(`Insufficient ${account} balance`);
+    this.name = 'InsufficientFundsError';
+  }
+}
+
+/** A posting set that cannot be right: a bug, never retried. */
+export class LedgerInvariantError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvariantViolation';
+  }
+}
+
+type Db = Knex | Knex.Transaction;
+
+function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.isTransaction ? fn(db as Knex.Transaction) : (db as Knex).transaction(fn);
+}
+
+function validate(input: PostInput): void {
+  if (!input.reference) throw new LedgerInvariantError('ledger reference is required');
+  if (input.postings.length < 2) throw new LedgerInvariantError('a ledger transaction needs at least two postings');
+  let sum = 0;
+  for (const p of input.postings) {
+    if (!Number.isSafeInteger(p.amount) || p.amount === 0) {
+      throw new LedgerInvariantError(`posting amounts must be non-zero integers of cents (${p.kind}: ${p.amount})`);
+    }
+    sum += p.amount;
+  }
+  if (sum !== 0) throw new LedgerInvariantError(`postings of ${input.reference} sum to ${sum}, not zero`);
+}
+
+/**
+ * Posts one balanced transaction, once per reference. Runs inside `db` when it is a transaction
+ * (so callers can post together with their own writes), else in a transaction of its own.
+ */
+export async function post(db: Db, input: PostInput): Promise<PostResult> {
+  validate(input);
+  return inTransaction(db, async (trx) => {
+    const id = newId('ltx');
+    // The unique reference is the idempotency gate. A concurrent duplicate waits here for the
+    // first to commit and then finds the conflict; read-then-write would let both through.
+    const inserted = await trx('ledger_transactions')
+      .insert({
+        id,
+        reference: input.reference,
+        kind: input.kind,
+        merchant_id: input.merchantId,
+        description: input.description ?? null,
+        metadata: input.metadata ? JSON.stringify(input.metadata) : null,
+      })
+      .onConflict('reference')
+      .ignore()
+      .returning('id');
+    if (inserted.length === 0) {
+      const existing = await trx('ledger_transactions').where({ reference: input.reference }).first('id');
+      return { transactionId: String((existing as { id: string }).id), created: false };
+    }
+
+    // Lock accounts in one global order (kind name) so two movements never deadlock.
+    const ordered = [...input.postings].sort((a, b) => a.kind.localeCompare(b.kind));
+    const rows: Array<{ transaction_id: string; account_id: string; amount: number }> = [];
+    for (const p of ordered) {
+      const accountId = await ensureAccount(trx, input.merchantId, p.kind);
+      const q = trx('ledger_accounts').where({ id: accountId });
+      if (p.amount < 0 && !SIGNED_KINDS.has(p.kind)) q.andWhere('balance', '>=', -p.amount);
+      const updated = await q.update({ balance: trx.raw('balance + ?', [p.amount]), updated_at: trx.fn.now() });
+      if (updated === 0) throw new InsufficientFundsError(input.merchantId, p.kind, -p.amount);
+      rows.push({ transaction_id: id, account_id: accountId, amount: p.amount });
+    }
+    await trx('ledger_postings').insert(rows);
+    return { transactionId: id, created: true };
+  });
+}
+
+async function ensureAccount(trx: Knex.Transaction, merchantId: string, kind: LedgerAccountKind): Promise<string> {
+  const found = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).first('id')) as
+    | { id: string }
+    | undefined;
+  if (found) return found.id;
+  await trx('ledger_accounts')
+    .insert({ id: newId('acc'), merchant_id: merchantId, kind, balance: 0 })
+    .onConflict(['merchant_id', 'kind'])
+    .ignore();
+  const row = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).first('id')) as { id: string };
+  return row.id;
+}
+
+export async function getBalance(db: Db, merchantId: string): Promise<Balance> {
+  const rows = (await db('ledger_accounts')
+    .where({ merchant_id: merchantId })
+    .whereIn('kind', ['available', 'pending', 'blocked'])
+    .select('kind', 'balance')) as Array<{ kind: LedgerAccountKind; balance: number }>;
+  const of = (k: LedgerAccountKind): number => rows.find((r) => r.kind === k)?.balance ?? 0;
+  const available = of('available');
+  const pending = of('pending');
+  const blocked = of('blocked');
+  return { available, pending, blocked, total: available + pending + blocked };
+}
+
+/** Every account of a merchant, platform-side ones included (operators, reconciliation, tests). */
+export async function getAccounts(db: Db, merchantId: string): Promise<Partial<Record<LedgerAccountKind, number>>> {
+  const rows = (await db('ledger_accounts').where({ merchant_id: merchantId }).select('kind', 'balance')) as Array<{
+    kind: LedgerAccountKind;
+    balance: number;
+  }>;
+  return Object.fromEntries(rows.map((r) => [r.kind, r.balance]));
+}
+
+// ---- The movements of the domain, each a `post` with a fixed reference scheme. ----
+
+/** Payment received: the acquirer owes us `amount`; the merchant's net waits in pending. */
+export function creditChargePayment(
+  db: Db,
+  a: { chargeId: string; merchantId: string; amount: number; fee: number },
+): Promise<PostResult> {
+  const net = a.amount - a.fee;
+  const postings: Posting[] = [{ kind: 'acquirer', amount: -a.amount }];
+  if (net > 0) postings.push({ kind: 'pending', amount: net });
+  if (a.fee > 0) postings.push({ kind: 'fee_revenue', amount: a.fee });
+  return post(db, {
+    reference: `charge:${a.chargeId}:paid`,
+    kind: 'charge_paid',
+    merchantId: a.merchantId,
+    metadata: { chargeId: a.chargeId, amount: a.amount, fee: a.fee },
+    postings,
+  });
+}
+
+/** Settlement: the charge's net moves pending → available. */
+export async function settleChargePayment(
+  db: Db,
+  a: { chargeId: string; merchantId: string; net: number },
+): Promise<PostResult | null> {
+  if (a.net <= 0) return null;
+  return post(db, {
+    reference: `charge:${a.chargeId}:settled`,
+    kind: 'charge_settled',
+    merchantId: a.merchantId,
+    metadata: { chargeId: a.chargeId },
+    postings: [
+      { kind: 'pending', amount: -a.net },
+      { kind: 'available', amount: a.net },
+    ],
+  });
+}
+
+/** A payment the charge could not take: held in transit until it is returned to the payer. */
+export function holdUnpayablePayment(
+  db: Db,
+  a: { refundId: string; merchantId: string; amount: number },
+): Promise<PostResult> {
+  return post(db, {
+    reference: `refund:${a.refundId}:hold`,
+    kind: 'unpayable_payment_hold',
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'acquirer', amount: -a.amount },
+      { kind: 'in_transit', amount: a.amount },
+    ],
+  });
+}
+
+/** Refund requested by the merchant: taken from available first, then pending, into transit. */
+export async function debitRefund(
+  trx: Knex.Transaction,
+  a: { refundId: string; merchantId: string; amount: number },
+): Promise<PostResult> {
+  // Lock both rows so the split we compute is the split we post.
+  const rows = (await trx('ledger_accounts')
+    .where({ merchant_id: a.merchantId })
+    .whereIn('kind', ['available', 'pending'])
+    .forUpdate()
+    .select('kind', 'balance')) as Array<{ kind: LedgerAccountKind; balance: number }>;
+  const of = (k: LedgerAccountKind): number => rows.find((r) => r.kind === k)?.balance ?? 0;
+  const split = splitAvailableFirst(a.amount, of('available'), of('pending'));
+  if (!split) throw new InsufficientFundsError(a.merchantId, 'available', a.amount);
+  const postings: Posting[] = [{ kind: 'in_transit', amount: a.amount }];
+  if (split.fromAvailable > 0) postings.push({ kind: 'available', amount: -split.fromAvailable });
+  if (split.fromPending > 0) postings.push({ kind: 'pending', amount: -split.fromPending });
+  return post(trx, {
+    reference: `refund:${a.refundId}:debit`,
+    kind: 'refund_debit',
+    merchantId: a.merchantId,
+    metadata: split,
+    postings,
+  });
+}
+
+/** Money in transit (a refund or a withdrawal) has left: it is the acquirer's again. */
+export function releaseInTransit(
+  db: Db,
+  a: { reference: string; kind: string; merchantId: string; amount: number },
+): Promise<PostResult> {
+  return post(db, {
+    reference: a.reference,
+    kind: a.kind,
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'in_transit', amount: -a.amount },
+      { kind: 'acquirer', amount: a.amount },
+    ],
+  });
+}
+
+/** Money in transit did not leave (rejected transfer, failed refund): back to available. */
+export function restoreInTransit(
+  db: Db,
+  a: { reference: string; kind: string; merchantId: string; amount: number },
+): Promise<PostResult> {
+  return post(db, {
+    reference: a.reference,
+    kind: a.kind,
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'in_transit', amount: -a.amount },
+      { kind: 'available', amount: a.amount },
+    ],
+  });
+}
+
+/** Withdrawal requested: available → in transit, at once (SPEC §3). */
+export function debitWithdrawal(
+  db: Db,
+  a: { withdrawalId: string; merchantId: string; amount: number },
+): Promise<PostResult> {
+  return post(db, {
+    reference: `withdrawal:${a.withdrawalId}:debit`,
+    kind: 'withdrawal_debit',
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'available', amount: -a.amount },
+      { kind: 'in_transit', amount: a.amount },
+    ],
+  });
+}
+
+/** A completed transfer the destination bank sent back: the money returns to available. */
+export function creditReturnedTransfer(
+  db: Db,
+  a: { withdrawalId: string; merchantId: string; amount: number },
+): Promise<PostResult> {
+  return post(db, {
+    reference: `withdrawal:${a.withdrawalId}:returned`,
+    kind: 'withdrawal_returned',
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'acquirer', amount: -a.amount },
+      { kind: 'available', amount: a.amount },
+    ],
+  });
+}
+
+/** MED infraction: funds move available → blocked (or back, when the infraction is rejected). */
+export function moveBlocked(
+  db: Db,
+  a: { reference: string; merchantId: string; amount: number; direction: 'block' | 'unblock' },
+): Promise<PostResult> {
+  const sign = a.direction === 'block' ? 1 : -1;
+  return post(db, {
+    reference: a.reference,
+    kind: `infraction_${a.direction}`,
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'available', amount: -sign * a.amount },
+      { kind: 'blocked', amount: sign * a.amount },
+    ],
+  });
+}
+
+/**
+ * Operator adjustment of `available` (credit > 0, debit < 0; never below zero). The platform's
+ * `adjustments` account takes the other side, so adjustments stay visible and sum to zero.
+ */
+export async function postAdjustment(
+  trx: Knex.Transaction,
+  a: { merchantId: string; amount: number; reason: string; reference: string },
+): Promise<PostResult> {
+  try {
+    return await post(trx, {
+      reference: a.reference,
+      kind: 'adjustment',
+      merchantId: a.merchantId,
+      description: a.reason,
+      postings: [
+        { kind: 'available', amount: a.amount },
+        { kind: 'adjustments', amount: -a.amount },
+      ],
+    });
+  } catch (err) {
+    if (err instanceof InsufficientFundsError) throw invalid('Insufficient available balance for this adjustment');
+    throw err;
+  }
+}
