@@ -99,6 +99,12 @@ export interface WithWorkerOptions {
   activities?: object;
   /** Defaults to a fresh unique queue. */
   taskQueue?: string;
+  /**
+   * Terminate workflows still running on the task queue when `fn` settles. Default: true when the
+   * queue was generated here (nobody will ever poll it again), false for a queue you passed in.
+   * A leftover workflow whose timer fires later would hold the global time-skipping lock.
+   */
+  cleanup?: boolean;
   /** Anything else for Worker.create (connection, namespace, bundle and queue are set here). */
   workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'activities'>>;
 }
@@ -123,5 +129,23 @@ export async function withWorker<T>(opts: WithWorkerOptions, fn: (ctx: WorkerCon
     workflowBundle: await workflowBundle(opts.workflowsPath),
     activities: opts.activities,
   });
-  return await worker.runUntil(() => fn({ env, client: env.client, taskQueue, worker }));
+  try {
+    return await worker.runUntil(() => fn({ env, client: env.client, taskQueue, worker }));
+  } finally {
+    if (opts.cleanup ?? opts.taskQueue === undefined) await terminateRunning(env.client, taskQueue);
+  }
+}
+
+/** Best effort: the official test server's visibility may not support the filter. */
+async function terminateRunning(client: Client, taskQueue: string): Promise<void> {
+  try {
+    for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) {
+      await client.workflow
+        .getHandle(wf.workflowId, wf.runId)
+        .terminate('left running at the end of a test')
+        .catch(() => undefined);
+    }
+  } catch {
+    // Listing unsupported: nothing to clean.
+  }
 }

@@ -157,4 +157,14 @@ describe('temporal-test-server: workflow lifecycle', () => {
       assert.equal(events[events.length - 1].eventType, ET.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     });
   });
+
+  it('the test helper terminates workflows a test left running on its generated task queue', async () => {
+    let leftover = '';
+    const env = await withWorker({ workflowsPath, activities: makeActivities() }, async ({ env, client, taskQueue }) => {
+      const h = await client.workflow.start(sleeper, { taskQueue, workflowId: `leftover-${Date.now()}`, args: [WEEK] });
+      leftover = h.workflowId;
+      return env;
+    });
+    assert.equal((await env.client.workflow.getHandle(leftover).describe()).status.name, 'TERMINATED');
+  });
 });
