@@ -3,3 +3,4 @@ export * from './basic';
 export * from './activities';
 export * from './messages';
 export * from './lifecycle';
+export * from './features';
