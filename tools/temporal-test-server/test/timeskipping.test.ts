@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import Long from 'long';
 import { temporal } from '@temporalio/proto';
 import { testEnv, uniqueTaskQueue, withWorker } from '../../../test/support/temporal';
 import { makeActivities, workflowsPath } from './support';
@@ -63,5 +64,28 @@ describe('temporal-test-server: time skipping and workflow tasks', () => {
     const waited = Date.now() - t0;
     assert.ok(!resp.taskToken || resp.taskToken.length === 0, 'empty response, not an error');
     assert.ok(waited >= 800 && waited < 2000, `waited ${waited} ms`);
+  });
+});
+
+describe('temporal-test-server: TestService controls', () => {
+  it('Sleep and SleepUntil follow the clock; explicit Unlock lets time jump; Lock restores it', async () => {
+    const env = await testEnv();
+    const ts = env.connection.testService;
+    assert.ok(ts);
+    const t0 = await env.currentTimeMs();
+    const w0 = Date.now();
+    await ts.sleep({ duration: { seconds: Long.fromNumber(0), nanos: 200_000_000 } }); // locked: ~200 ms of real time
+    assert.ok(Date.now() - w0 >= 150);
+    await ts.unlockTimeSkipping({});
+    try {
+      const w1 = Date.now();
+      await ts.sleep({ duration: { seconds: Long.fromNumber(86_400) } }); // unlocked: jumps a day
+      const target = (await env.currentTimeMs()) + 3_600_000;
+      await ts.sleepUntil({ timestamp: { seconds: Long.fromNumber(Math.floor(target / 1000)) } });
+      assert.ok(Date.now() - w1 < 1000);
+    } finally {
+      await ts.lockTimeSkipping({});
+    }
+    assert.ok((await env.currentTimeMs()) - t0 >= 86_400_000 + 3_500_000);
   });
 });
