@@ -73,7 +73,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
   });
   const initialised = fs.existsSync(path.join(opts.dataDir, 'PG_VERSION'));
   if (!initialised) {
-    fs.mkdirSync(path.dirname(opts.dataDir), { recursive: true });
+    const parent = path.dirname(opts.dataDir);
+    fs.mkdirSync(parent, { recursive: true });
+    // As root the server runs as the `postgres` OS user, which must be able to reach the folder.
+    if (process.getuid?.() === 0) fs.chmodSync(parent, 0o755);
     await server.initialise();
   } else {
     removeStalePid(opts.dataDir);

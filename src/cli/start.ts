@@ -1,0 +1,63 @@
+/**
+ * `npm start`: the whole service in one process, on embedded defaults where nothing is configured.
+ *
+ *   config → database (DATABASE_URL or embedded PostgreSQL) → migrations → admin bootstrap →
+ *   Temporal (TEMPORAL_ADDRESS or a local server) → API + worker → a table of what runs where.
+ *
+ * SIGTERM/SIGINT: stop accepting requests and drain them, shut the worker down (in-flight activities
+ * finish), then stop whatever this process started; exit 0.
+ */
+import { ConfigError, loadConfig } from '../config';
+import { createLogger } from '../lib/logger';
+import { migrateLatest, openDatabase } from '../db';
+import { ensureAdmin } from '../services/admin-bootstrap';
+import { startLocalTemporal } from '../temporal/local-server';
+import { startApi, startWorker } from '../runtime/processes';
+import { onShutdown, printStartupTable } from '../runtime/lifecycle';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.LOG_LEVEL });
+  if (config.generatedSecrets.length > 0) {
+    logger.warn(
+      { secrets: config.generatedSecrets, file: `${config.DATA_DIR}/secrets.json` },
+      'secrets not set: using generated development values (required in production)',
+    );
+  }
+  const stops: Array<[string, () => Promise<void>]> = [];
+  onShutdown(logger, stops);
+
+  const db = await openDatabase(config, logger);
+  stops.push(['database', () => db.close()]);
+  const applied = await migrateLatest(db.knex);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  const admin = await ensureAdmin(db.knex, config);
+  if (admin === 'created') logger.info({ email: config.ADMIN_EMAIL }, 'admin user created');
+
+  let temporalAddress = config.TEMPORAL_ADDRESS;
+  let temporalKind = 'configured';
+  if (!temporalAddress) {
+    const local = await startLocalTemporal({ dataDir: config.DATA_DIR, logger });
+    stops.push(['temporal', () => local.stop()]);
+    temporalAddress = local.address;
+    temporalKind = local.kind;
+  }
+
+  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress });
+  stops.push(['worker', () => worker.stop()]);
+  const api = await startApi({ config, logger, knex: db.knex, temporalAddress });
+  stops.push(['api', () => api.stop()]);
+
+  printStartupTable([
+    ['API', api.url],
+    ['PostgreSQL', db.kind === 'embedded' ? `embedded (${config.DATA_DIR}/postgres)` : 'DATABASE_URL'],
+    ['Temporal', `${temporalAddress} (${temporalKind})`],
+    ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
+    ['Admin', config.ADMIN_EMAIL ? `${config.ADMIN_EMAIL} (${admin})` : 'not configured (set ADMIN_EMAIL/ADMIN_PASSWORD)'],
+  ]);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof ConfigError ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,107 @@
+/**
+ * `npm start` on a fresh machine: no environment but a temporary DATA_DIR, a port and an admin.
+ * The real entry point runs as a child process with embedded PostgreSQL and the in-memory
+ * Temporal server; the test walks the operator → merchant → API key path over HTTP and then
+ * checks that SIGTERM drains and exits 0.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/db/embedded-postgres';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function json(res: Response): Promise<Record<string, unknown>> {
+  return (await res.json()) as Record<string, unknown>;
+}
+
+describe('npm start (embedded defaults)', function () {
+  this.timeout(120_000);
+  let child: ChildProcess;
+  let base: string;
+  let dataDir: string;
+  let output = '';
+
+  before(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-start-'));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_EMAIL: 'ops@pixflow.test',
+      ADMIN_PASSWORD: 'operator-password-1',
+      LOG_LEVEL: 'warn',
+    };
+    child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'src/cli/start.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 60_000, "readyz").catch((err: Error) => {
+      throw new Error(`${err.message}; output:\n${output}`);
+    });
+  });
+
+  after(async () => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers healthz and readyz with 200', async () => {
+    assert.equal((await fetch(`${base}/healthz`)).status, 200);
+    const ready = await fetch(`${base}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual((await json(ready)).checks, { database: 'ok', temporal: 'ok' });
+    assert.match(output, /pixflow is running/);
+  });
+
+  it('lets the bootstrapped admin create a merchant whose user creates a working API key', async () => {
+    const post = (p: string, body: unknown, token?: string) =>
+      fetch(`${base}${p}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+    const adminLogin = await post('/v1/auth/login', { email: 'ops@pixflow.test', password: 'operator-password-1' });
+    assert.equal(adminLogin.status, 200);
+    const adminToken = (await json(adminLogin)).token as string;
+    const created = await post(
+      '/v1/admin/merchants',
+      { name: 'Loja Start', document: '11222333000181', email: 'loja@start.test', password: 'merchant-password-1' },
+      adminToken,
+    );
+    assert.equal(created.status, 201);
+    const login = await post('/v1/auth/login', { email: 'loja@start.test', password: 'merchant-password-1' });
+    assert.equal(login.status, 200);
+    const userToken = (await json(login)).token as string;
+    const key = await post('/v1/api-keys', { name: 'server' }, userToken);
+    assert.equal(key.status, 201);
+    const value = ((await json(key)).apiKey as { value: string }).value;
+    const list = await fetch(`${base}/v1/api-keys`, { headers: { authorization: `Bearer ${value}` } });
+    assert.equal(list.status, 200);
+    assert.equal(((await json(list)).apiKeys as unknown[]).length, 1);
+  });
+
+  it('drains and exits 0 on SIGTERM', async () => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
+});
