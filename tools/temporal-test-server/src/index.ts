@@ -66,6 +66,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
+  // Retention sweep, real-time mode only: with time skipping a test may jump weeks ahead and still
+  // want to read the runs it just finished (the Java test server never purges either).
+  const sweeper = setInterval(() => {
+    if (timeSkipping) return;
+    try {
+      store.purgeClosed();
+    } catch (err) {
+      logger.error({ err: String(err) }, 'retention sweep failed');
+    }
+  }, 60_000);
+  sweeper.unref();
   let closed = false;
   return {
     port,
@@ -75,6 +86,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     close: async () => {
       if (closed) return;
       closed = true;
+      clearInterval(sweeper);
       store.wfMatching.close();
       store.actMatching.close();
       await new Promise<void>((resolve) => {

@@ -307,6 +307,30 @@ export class Store {
     return out.sort((a, b) => b.startTime - a.startTime);
   }
 
+  /**
+   * Forget closed runs older than their namespace's retention, so a long-lived standalone server
+   * (npm start) does not grow without bound. Returns how many runs were dropped.
+   */
+  purgeClosed(): number {
+    const now = this.clock.now();
+    let dropped = 0;
+    for (const [runId, run] of this.runs) {
+      if (run.isOpen) continue;
+      const retention = this.namespaces.get(run.namespace)?.retentionMs ?? 24 * 3600 * 1000;
+      if (now - run.closeTime < retention) continue;
+      this.runs.delete(runId);
+      const key = this.chainKey(run.namespace, run.workflowId);
+      const chain = this.chains.get(key);
+      if (chain) {
+        const rest = chain.filter((r) => r !== run);
+        if (rest.length > 0) this.chains.set(key, rest);
+        else this.chains.delete(key);
+      }
+      dropped++;
+    }
+    return dropped;
+  }
+
   allRuns(): IterableIterator<Execution> {
     return this.runs.values();
   }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { Clock } from '../src/clock';
+import { silentLogger } from '../src/logger';
+import { Store } from '../src/store';
 import { waitFor } from './support';
 
 describe('temporal-test-server: clock', () => {
@@ -61,6 +63,43 @@ describe('temporal-test-server: clock', () => {
       await new Promise((r) => setTimeout(r, 50));
       assert.equal(fired, false);
       assert.ok(Math.abs(clock.now() - Date.now()) < 50);
+    } finally {
+      clock.close();
+    }
+  });
+});
+
+describe('temporal-test-server: retention', () => {
+  it('purges closed runs older than the namespace retention, keeps open ones', async () => {
+    const clock = new Clock({ timeSkipping: true, startLocked: true });
+    try {
+      const store = new Store(clock, silentLogger);
+      const start = (workflowId: string) =>
+        store.startWorkflow({
+          params: {
+            namespace: 'default',
+            workflowId,
+            workflowType: 't',
+            taskQueue: 'q',
+            executionTimeoutMs: 0,
+            runTimeoutMs: 0,
+            taskTimeoutMs: 10_000,
+            identity: '',
+            requestId: '',
+            backoffMs: 0,
+          },
+          reusePolicy: 0,
+          conflictPolicy: 0,
+        }).run;
+      const closed = start('a');
+      const open = start('b');
+      closed.terminate('done', null, '');
+      assert.equal(store.purgeClosed(), 0);
+      clock.skipTo(clock.now() + 4 * 24 * 3600 * 1000);
+      assert.equal(store.purgeClosed(), 1);
+      assert.equal(store.findRun('default', 'a', ''), undefined);
+      assert.equal(store.findRun('default', 'b', ''), open);
+      open.terminate('done', null, '');
     } finally {
       clock.close();
     }

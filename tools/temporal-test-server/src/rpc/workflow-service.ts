@@ -3,7 +3,8 @@
  * worker and @temporalio/testing call. Handlers validate and translate; state changes live in
  * Store/Execution. Methods not listed here answer UNIMPLEMENTED (see grpc.ts).
  */
-import { invalidArgument, notFound } from '../errors';
+import { status } from '@grpc/grpc-js';
+import { invalidArgument, notFound, RpcError } from '../errors';
 import type { Execution } from '../execution';
 import { durationMs, long, msDuration, temporal, WorkflowExecutionStatus, type HistoryEvent } from '../proto';
 import { normalizeRetryPolicy } from '../retry';
@@ -15,6 +16,7 @@ import ws = temporal.api.workflowservice.v1;
 
 const POLL_MS = 60_000; // the official server answers an empty poll after one minute
 const HISTORY_WAIT_MS = 20_000;
+const QUERY_WAIT_MS = 60_000;
 
 function pollTimeout(ctx: CallContext): number {
   return Math.max(0, Math.min(POLL_MS, ctx.remainingMs() - 1000));
@@ -232,7 +234,25 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       ) {
         return { queryRejected: { status: run.status } };
       }
-      const outcome = await store.query(run, req.query ?? {}, ctx.onCancel);
+      // No worker may ever answer: give up like the real frontend does instead of hanging forever.
+      let giveUp: () => void = () => {};
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        const t = setTimeout(() => resolve('timeout'), Math.max(0, Math.min(QUERY_WAIT_MS, ctx.remainingMs() - 500)));
+        giveUp = () => clearTimeout(t);
+      });
+      const cancelQuery: (() => void)[] = [];
+      const outcome = await Promise.race([
+        store.query(run, req.query ?? {}, (cb) => {
+          cancelQuery.push(cb);
+          ctx.onCancel(cb);
+        }),
+        timedOut,
+      ]);
+      giveUp();
+      if (outcome === 'timeout') {
+        for (const cb of cancelQuery) cb();
+        throw new RpcError(status.DEADLINE_EXCEEDED, 'query timed out: no worker answered in time');
+      }
       if (outcome.errorMessage !== undefined) throw invalidArgument(outcome.errorMessage);
       return { queryResult: outcome.answer ?? {} };
     }),
