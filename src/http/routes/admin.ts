@@ -80,8 +80,8 @@ export function adminRoutes(deps: AdminRouteDeps): RouteModule {
     });
 
     router.get('/v1/admin/audit-log', ...guards.admin, async (ctx) => {
-      const { page, limit, targetId } = parseQuery(ctx, auditLogQuery);
-      const { total, entries } = await listAudit(deps.knex, { page, limit, targetId });
+      const { page, limit, targetType, targetId } = parseQuery(ctx, auditLogQuery);
+      const { total, entries } = await listAudit(deps.knex, { page, limit, targetType, targetId });
       ctx.body = { page, limit, total, entries };
     });
   };

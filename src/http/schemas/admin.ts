@@ -53,5 +53,7 @@ export type AdjustmentBody = z.infer<typeof adjustmentBody>;
 export const listMerchantsQuery = paginationQuery;
 
 export const auditLogQuery = paginationQuery.extend({
+  /** Defaults to "merchant" when targetId is given. */
+  targetType: text({ min: 1, max: 32 }).optional(),
   targetId: text({ min: 1, max: 64 }).optional(),
 });
