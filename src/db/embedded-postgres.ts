@@ -39,11 +39,15 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A postmaster.pid left by a killed run blocks start-up; remove it when its process is gone. */
-function removeStalePid(dataDir: string): void {
+/**
+ * postmaster.pid tells whether a server already runs on this data folder (then its port is on
+ * line 4). A file left by a killed run blocks start-up, so it is removed when its process is gone.
+ */
+function runningServerPort(dataDir: string): number | null {
   const pidFile = path.join(dataDir, 'postmaster.pid');
-  if (!fs.existsSync(pidFile)) return;
-  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!fs.existsSync(pidFile)) return null;
+  const lines = fs.readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
   let alive = false;
   if (Number.isInteger(pid) && pid > 0) {
     try {
@@ -53,12 +57,27 @@ function removeStalePid(dataDir: string): void {
       alive = false;
     }
   }
-  if (!alive) fs.rmSync(pidFile, { force: true });
+  if (!alive) {
+    fs.rmSync(pidFile, { force: true });
+    return null;
+  }
+  const port = Number(lines[3]);
+  return Number.isInteger(port) && port > 0 ? port : null;
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
-  const port = opts.port && opts.port > 0 ? opts.port : await freePort();
   const database = opts.database ?? 'pixflow';
+  // Another process of ours (e.g. `npm start` while an operator runs `npm run ops`) already serves
+  // this folder: share it instead of failing on the lock. The owner stops it, not us.
+  const sharedPort = runningServerPort(opts.dataDir);
+  if (sharedPort !== null) {
+    return {
+      url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${sharedPort}/${database}`,
+      port: sharedPort,
+      stop: () => Promise.resolve(),
+    };
+  }
+  const port = opts.port && opts.port > 0 ? opts.port : await freePort();
   const log = opts.onLog ?? (() => undefined);
   const server = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
@@ -78,8 +97,6 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
     // As root the server runs as the `postgres` OS user, which must be able to reach the folder.
     if (process.getuid?.() === 0) fs.chmodSync(parent, 0o755);
     await server.initialise();
-  } else {
-    removeStalePid(opts.dataDir);
   }
   await server.start();
   const client = server.getPgClient();
