@@ -1,31 +1,25 @@
 /** `npm run api`: the HTTP API alone, against configured PostgreSQL and Temporal. */
-import { ConfigError, loadConfig } from '../config';
+import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { openDatabase } from '../db';
 import { ensureAdmin } from '../services/admin-bootstrap';
 import { startApi } from '../runtime/processes';
 import { onShutdown, printStartupTable } from '../runtime/lifecycle';
+import { requireConfiguredServices, runEntryPoint } from '../runtime/entry-point';
 
-async function main(): Promise<void> {
+runEntryPoint(async () => {
   const config = loadConfig();
-  if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
-    throw new ConfigError(['npm run api needs DATABASE_URL and TEMPORAL_ADDRESS (use npm start for embedded defaults)']);
-  }
+  const { temporalAddress } = requireConfiguredServices(config, 'npm run api');
   const logger = createLogger({ level: config.LOG_LEVEL });
   const stops: Array<[string, () => Promise<void>]> = [];
   onShutdown(logger, stops);
   const db = await openDatabase(config, logger);
   stops.push(['database', () => db.close()]);
   await ensureAdmin(db.knex, config);
-  const api = await startApi({ config, logger, knex: db.knex, temporalAddress: config.TEMPORAL_ADDRESS });
+  const api = await startApi({ config, logger, knex: db.knex, temporalAddress });
   stops.push(['api', () => api.stop()]);
   printStartupTable([
     ['API', api.url],
-    ['Temporal', config.TEMPORAL_ADDRESS],
+    ['Temporal', temporalAddress],
   ]);
-}
-
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
 });

@@ -2,11 +2,12 @@
  * `npm run migrate` — applies pending migrations to DATABASE_URL (or the embedded PostgreSQL
  * under DATA_DIR when unset). `npm run migrate -- --rollback` rolls every migration back.
  */
-import { loadConfig, ConfigError } from '../config';
+import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { openDatabase, migrateLatest, migrateRollbackAll } from '../db';
+import { runEntryPoint } from '../runtime/entry-point';
 
-async function main(): Promise<void> {
+runEntryPoint(async () => {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL });
   const db = await openDatabase(config, logger);
@@ -21,9 +22,4 @@ async function main(): Promise<void> {
   } finally {
     await db.close();
   }
-}
-
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
 });

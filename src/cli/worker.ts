@@ -1,29 +1,23 @@
 /** `npm run worker`: the Temporal worker alone, against configured PostgreSQL and Temporal. */
-import { ConfigError, loadConfig } from '../config';
+import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { openDatabase } from '../db';
 import { startWorker } from '../runtime/processes';
 import { onShutdown, printStartupTable } from '../runtime/lifecycle';
+import { requireConfiguredServices, runEntryPoint } from '../runtime/entry-point';
 
-async function main(): Promise<void> {
+runEntryPoint(async () => {
   const config = loadConfig();
-  if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
-    throw new ConfigError(['npm run worker needs DATABASE_URL and TEMPORAL_ADDRESS (use npm start for embedded defaults)']);
-  }
+  const { temporalAddress } = requireConfiguredServices(config, 'npm run worker');
   const logger = createLogger({ level: config.LOG_LEVEL });
   const stops: Array<[string, () => Promise<void>]> = [];
   onShutdown(logger, stops);
   const db = await openDatabase(config, logger);
   stops.push(['database', () => db.close()]);
-  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress: config.TEMPORAL_ADDRESS });
+  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress });
   stops.push(['worker', () => worker.stop()]);
   printStartupTable([
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}`],
-    ['Temporal', config.TEMPORAL_ADDRESS],
+    ['Temporal', temporalAddress],
   ]);
-}
-
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
 });

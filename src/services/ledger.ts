@@ -245,10 +245,14 @@ export async function debitRefund(
   });
 }
 
-/** Money in transit (a refund or a withdrawal) has left: it is the acquirer's again. */
-export function releaseInTransit(
+/**
+ * Money in transit (a refund or a withdrawal) is resolved: `left` — it reached the other bank, so
+ * it is the acquirer's again; `returned` — it did not leave (rejected transfer, failed refund), so
+ * it goes back to available.
+ */
+export function resolveInTransit(
   db: Db,
-  a: { reference: string; kind: string; merchantId: string; amount: number },
+  a: { reference: string; kind: string; merchantId: string; amount: number; outcome: 'left' | 'returned' },
 ): Promise<PostResult> {
   return post(db, {
     reference: a.reference,
@@ -256,23 +260,7 @@ export function releaseInTransit(
     merchantId: a.merchantId,
     postings: [
       { kind: 'in_transit', amount: -a.amount },
-      { kind: 'acquirer', amount: a.amount },
-    ],
-  });
-}
-
-/** Money in transit did not leave (rejected transfer, failed refund): back to available. */
-export function restoreInTransit(
-  db: Db,
-  a: { reference: string; kind: string; merchantId: string; amount: number },
-): Promise<PostResult> {
-  return post(db, {
-    reference: a.reference,
-    kind: a.kind,
-    merchantId: a.merchantId,
-    postings: [
-      { kind: 'in_transit', amount: -a.amount },
-      { kind: 'available', amount: a.amount },
+      { kind: a.outcome === 'left' ? 'acquirer' : 'available', amount: a.amount },
     ],
   });
 }

@@ -1,0 +1,20 @@
+/** Runs a process entry point: configuration errors print their list; anything else its stack. */
+import { ConfigError } from '../config';
+
+export function runEntryPoint(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  });
+}
+
+/** `npm run api` / `npm run worker` run against real services only; `npm start` embeds them. */
+export function requireConfiguredServices(
+  config: { DATABASE_URL?: string; TEMPORAL_ADDRESS?: string },
+  command: string,
+): { databaseUrl: string; temporalAddress: string } {
+  if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
+    throw new ConfigError([`${command} needs DATABASE_URL and TEMPORAL_ADDRESS (use npm start for embedded defaults)`]);
+  }
+  return { databaseUrl: config.DATABASE_URL, temporalAddress: config.TEMPORAL_ADDRESS };
+}
