@@ -9,6 +9,7 @@ import type {
   RecordPaymentOutcome,
   RefundSettledNotice,
 } from '../workflows/charge-types';
+import type { ChargeLifecycle } from '../src/services/charge-lifecycle';
 
 export interface ChargeActivities {
   loadChargeSnapshot(chargeId: string): Promise<ChargeSnapshot>;
@@ -26,4 +27,18 @@ export interface ChargeActivities {
   checkRefund(refundId: string): Promise<RefundSettledNotice | null>;
   /** Applies a refund outcome: ledger, refunded total, REFUNDED, `charge.refunded` (idempotent). */
   settleRefund(result: RefundSettledNotice): Promise<void>;
+}
+
+/** The activities over the charge lifecycle service: one line each, by design. */
+export function createChargeActivities(lifecycle: ChargeLifecycle): ChargeActivities {
+  return {
+    loadChargeSnapshot: (chargeId) => lifecycle.loadSnapshot(chargeId),
+    recordPayment: (chargeId, notice) => lifecycle.recordPayment(chargeId, notice),
+    expireCharge: (chargeId) => lifecycle.expire(chargeId),
+    removeCob: (chargeId) => lifecycle.removeCob(chargeId),
+    settleCharge: (chargeId) => lifecycle.settle(chargeId),
+    sendRefund: (refundId) => lifecycle.sendRefund(refundId),
+    checkRefund: (refundId) => lifecycle.checkRefund(refundId),
+    settleRefund: (result) => lifecycle.settleRefund(result),
+  };
 }

@@ -3,15 +3,21 @@
  * and idempotent: the rules live in src/services.
  */
 import type { Knex } from 'knex';
-import type { Config } from '../src/config';
 import type { Logger } from '../src/lib/logger';
+import type { Acquirer } from '../src/acquirer/types';
+import { createChargeLifecycle } from '../src/services/charge-lifecycle';
+import { createChargeActivities, type ChargeActivities } from './charges';
 
 export interface ActivityDeps {
   knex: Knex;
-  config: Config;
   logger: Logger;
+  acquirer: Acquirer;
 }
 
-export function createActivities(_deps: ActivityDeps): Record<string, (...args: never[]) => Promise<unknown>> {
-  return {};
+export type Activities = ChargeActivities;
+
+export function createActivities(deps: ActivityDeps): Activities {
+  return {
+    ...createChargeActivities(createChargeLifecycle(deps)),
+  };
 }

@@ -4,6 +4,7 @@ import { createLogger } from '../lib/logger';
 import { openDatabase } from '../db';
 import { ensureAdmin } from '../services/admin-bootstrap';
 import { startApi } from '../runtime/processes';
+import { openAcquirer } from '../acquirer';
 import { onShutdown, printStartupTable } from '../runtime/lifecycle';
 import { requireConfiguredServices, runEntryPoint } from '../runtime/entry-point';
 
@@ -16,7 +17,9 @@ runEntryPoint(async () => {
   const db = await openDatabase(config, logger);
   stops.push(['database', () => db.close()]);
   await ensureAdmin(db.knex, config);
-  const api = await startApi({ config, logger, knex: db.knex, temporalAddress });
+  const acquirer = await openAcquirer(config);
+  stops.push(['acquirer', () => acquirer.close()]);
+  const api = await startApi({ config, logger, knex: db.knex, temporalAddress, acquirer });
   stops.push(['api', () => api.stop()]);
   printStartupTable([
     ['API', api.url],

@@ -13,6 +13,7 @@ import { migrateLatest, openDatabase } from '../db';
 import { ensureAdmin } from '../services/admin-bootstrap';
 import { startLocalTemporal } from '../temporal/local-server';
 import { startApi, startWorker } from '../runtime/processes';
+import { openAcquirer } from '../acquirer';
 import { onShutdown, printStartupTable } from '../runtime/lifecycle';
 
 async function main(): Promise<void> {
@@ -43,15 +44,20 @@ async function main(): Promise<void> {
     temporalKind = local.kind;
   }
 
-  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress });
+  const acquirer = await openAcquirer(config);
+  stops.push(['acquirer', () => acquirer.close()]);
+  if (acquirer.simulator) logger.warn({ url: acquirer.url }, 'ACQUIRER_URL is not set: using the in-process acquirer simulator (sandbox endpoints on)');
+
+  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer });
   stops.push(['worker', () => worker.stop()]);
-  const api = await startApi({ config, logger, knex: db.knex, temporalAddress });
+  const api = await startApi({ config, logger, knex: db.knex, temporalAddress, acquirer });
   stops.push(['api', () => api.stop()]);
 
   printStartupTable([
     ['API', api.url],
     ['PostgreSQL', db.kind === 'embedded' ? `embedded (${config.DATA_DIR}/postgres)` : 'DATABASE_URL'],
     ['Temporal', `${temporalAddress} (${temporalKind})`],
+    ['Acquirer', acquirer.simulator ? `${acquirer.url} (in-process simulator; sandbox on)` : acquirer.url],
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
     ['Admin', config.ADMIN_EMAIL ? `${config.ADMIN_EMAIL} (${admin})` : 'not configured (set ADMIN_EMAIL/ADMIN_PASSWORD)'],
   ]);

@@ -3,6 +3,7 @@ import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { openDatabase } from '../db';
 import { startWorker } from '../runtime/processes';
+import { openAcquirer } from '../acquirer';
 import { onShutdown, printStartupTable } from '../runtime/lifecycle';
 import { requireConfiguredServices, runEntryPoint } from '../runtime/entry-point';
 
@@ -14,7 +15,9 @@ runEntryPoint(async () => {
   onShutdown(logger, stops);
   const db = await openDatabase(config, logger);
   stops.push(['database', () => db.close()]);
-  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress });
+  const acquirer = await openAcquirer(config);
+  stops.push(['acquirer', () => acquirer.close()]);
+  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer });
   stops.push(['worker', () => worker.stop()]);
   printStartupTable([
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}`],

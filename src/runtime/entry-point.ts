@@ -10,11 +10,14 @@ export function runEntryPoint(main: () => Promise<void>): void {
 
 /** `npm run api` / `npm run worker` run against real services only; `npm start` embeds them. */
 export function requireConfiguredServices(
-  config: { DATABASE_URL?: string; TEMPORAL_ADDRESS?: string },
+  config: { DATABASE_URL?: string; TEMPORAL_ADDRESS?: string; ACQUIRER_URL?: string },
   command: string,
 ): { databaseUrl: string; temporalAddress: string } {
-  if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
-    throw new ConfigError([`${command} needs DATABASE_URL and TEMPORAL_ADDRESS (use npm start for embedded defaults)`]);
+  // Split processes must share one database, one Temporal and one acquirer: no embedded defaults.
+  if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS || !config.ACQUIRER_URL) {
+    throw new ConfigError([
+      `${command} needs DATABASE_URL, TEMPORAL_ADDRESS and ACQUIRER_URL (use npm start for embedded defaults)`,
+    ]);
   }
   return { databaseUrl: config.DATABASE_URL, temporalAddress: config.TEMPORAL_ADDRESS };
 }

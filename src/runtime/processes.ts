@@ -11,6 +11,13 @@ import { createApp } from '../http/app';
 import { connectTemporalClient, connectWorkerConnection, type TemporalClientHandle } from '../temporal/connection';
 import { createPixflowWorker } from '../temporal/worker';
 import { createActivities } from '../../activities';
+import type { AcquirerHandle } from '../acquirer';
+import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
+import { createChargesService } from '../services/charges';
+import { chargeRoutes } from '../http/routes/charges';
+import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';
+import { sandboxRoutes } from '../http/routes/sandbox';
+import { closeQrRenderer, warmQrRenderer } from '../pix';
 
 export interface RunningApi {
   url: string;
@@ -23,13 +30,23 @@ export async function startApi(opts: {
   logger: Logger;
   knex: Knex;
   temporalAddress: string;
+  acquirer: AcquirerHandle;
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
   const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE);
+  const workflows = chargeWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE);
+  const charges = createChargesService({ knex, config, logger, acquirer: opts.acquirer.acquirer, workflows });
+  await warmQrRenderer();
+  const simulator = opts.acquirer.simulator;
   const app = createApp({
     config,
     knex,
     logger,
+    routes: [
+      chargeRoutes(charges),
+      acquirerCallbackRoutes({ knex, secret: config.ACQUIRER_CALLBACK_SECRET, workflows }),
+      ...(simulator ? [sandboxRoutes(charges, simulator.control)] : []),
+    ],
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).
       temporal: () => temporal.connection.workflowService.getSystemInfo({}),
@@ -42,8 +59,11 @@ export async function startApi(opts: {
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
   const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
+  const url = `http://${host}:${port}`;
+  // The in-process simulator calls us back here (PUBLIC_BASE_URL when we sit behind a proxy).
+  simulator?.control.setCallbackBaseUrl(config.PUBLIC_BASE_URL ?? url);
   return {
-    url: `http://${host}:${port}`,
+    url,
     temporal,
     stop: async () => {
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
@@ -51,6 +71,7 @@ export async function startApi(opts: {
       server.closeIdleConnections();
       await closed;
       await temporal.close();
+      await closeQrRenderer();
     },
   };
 }
@@ -65,6 +86,7 @@ export async function startWorker(opts: {
   logger: Logger;
   knex: Knex;
   temporalAddress: string;
+  acquirer: AcquirerHandle;
 }): Promise<RunningWorker> {
   const { config, logger, knex } = opts;
   const connection = await connectWorkerConnection(opts.temporalAddress);
@@ -72,7 +94,7 @@ export async function startWorker(opts: {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ knex, config, logger }),
+    activities: createActivities({ knex, logger, acquirer: opts.acquirer.acquirer }),
     logger,
   });
   const running = worker.run();

@@ -1,0 +1,48 @@
+/**
+ * The acquirer a process talks to: the configured one (ACQUIRER_URL), or the simulator started
+ * in-process by `npm start` when ACQUIRER_URL is unset (then the sandbox endpoints are mounted).
+ */
+import type { Config } from '../config';
+import { HttpAcquirer } from './http-client';
+import { startAcquirerSimulator, type RunningSimulator } from './simulator/server';
+import type { Acquirer } from './types';
+
+export type { Acquirer } from './types';
+export { AcquirerError } from './errors';
+
+export interface AcquirerHandle {
+  acquirer: Acquirer;
+  /** Present only when the acquirer is the in-process simulator. */
+  simulator?: RunningSimulator;
+  url: string;
+  close(): Promise<void>;
+}
+
+const SIMULATOR_CLIENT = { clientId: 'pixflow', clientSecret: 'pixflow-sandbox-secret' };
+
+export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
+  if (config.ACQUIRER_URL) {
+    return {
+      acquirer: new HttpAcquirer({
+        baseUrl: config.ACQUIRER_URL,
+        clientId: config.ACQUIRER_CLIENT_ID ?? '',
+        clientSecret: config.ACQUIRER_CLIENT_SECRET ?? '',
+        timeoutMs: config.ACQUIRER_TIMEOUT_MS,
+      }),
+      url: config.ACQUIRER_URL,
+      close: () => Promise.resolve(),
+    };
+  }
+  const simulator = await startAcquirerSimulator({
+    callbackSecret: config.ACQUIRER_CALLBACK_SECRET,
+    transferDelayMs: config.SIMULATOR_TRANSFER_DELAY_MS,
+    autoComplete: config.SIMULATOR_AUTO_COMPLETE,
+    ...SIMULATOR_CLIENT,
+  });
+  return {
+    acquirer: new HttpAcquirer({ baseUrl: simulator.url, ...SIMULATOR_CLIENT, timeoutMs: config.ACQUIRER_TIMEOUT_MS }),
+    simulator,
+    url: simulator.url,
+    close: () => simulator.close(),
+  };
+}

@@ -1,0 +1,49 @@
+/** Charges (SPEC §4; DECISIONS "Charges"): create, list, and (ext) get, cancel, refund. */
+import type { ChargesService } from '../../services/charges';
+import { merchantIdOf } from '../principal';
+import { createChargeBody, idempotencyKeyHeader, listChargesQuery, refundChargeBody } from '../schemas/charges';
+import type { RouteModule } from '../types';
+import { idParam, parseBody, parseParams, parseQuery, validate } from '../validation';
+import { z } from 'zod';
+
+const chargeParams = z.object({ id: idParam });
+
+export function chargeRoutes(charges: ChargesService): RouteModule {
+  return (router, guards) => {
+    router.post('/v1/charges', ...guards.authenticated, async (ctx) => {
+      const merchantId = merchantIdOf(ctx);
+      const key = validate(idempotencyKeyHeader, ctx.get('x-idempotency-key') || undefined, 'Header x-idempotency-key');
+      const input = parseBody(ctx, createChargeBody);
+      const result = await charges.create(merchantId, input, key);
+      if (result.replay) {
+        ctx.status = 200;
+        ctx.body = { charge: result.charge, idempotent: true };
+      } else {
+        ctx.status = 201;
+        ctx.body = { charge: result.charge };
+      }
+    });
+
+    router.get('/v1/charges', ...guards.authenticated, async (ctx) => {
+      ctx.body = await charges.list(merchantIdOf(ctx), parseQuery(ctx, listChargesQuery));
+    });
+
+    router.get('/v1/charges/:id', ...guards.authenticated, async (ctx) => {
+      const { id } = parseParams(ctx, chargeParams);
+      ctx.body = { charge: await charges.get(merchantIdOf(ctx), id) };
+    });
+
+    router.post('/v1/charges/:id/cancel', ...guards.authenticated, async (ctx) => {
+      const { id } = parseParams(ctx, chargeParams);
+      ctx.body = { charge: await charges.cancel(merchantIdOf(ctx), id) };
+    });
+
+    router.post('/v1/charges/:id/refund', ...guards.authenticated, async (ctx) => {
+      const merchantId = merchantIdOf(ctx);
+      const { id } = parseParams(ctx, chargeParams);
+      const input = validate(refundChargeBody, ctx.request.body ?? {}, 'Request body');
+      ctx.status = 202;
+      ctx.body = { refund: await charges.refund(merchantId, id, input) };
+    });
+  };
+}

@@ -1,0 +1,67 @@
+/** Request schemas for charges (SPEC §4, §8; DECISIONS "Charges"). */
+import net from 'node:net';
+import { z } from 'zod';
+import { isValidCustomerPhone } from '../../pix/pix-key';
+import { paginationQuery, text } from '../validation';
+
+export const CHARGE_STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
+
+const optionalText = (max: number) => text({ max }).optional();
+
+export const trackingBody = z.object({
+  utmSource: optionalText(255),
+  utmMedium: optionalText(255),
+  utmCampaign: optionalText(255),
+  utmContent: optionalText(255),
+  utmTerm: optionalText(255),
+  fbclid: optionalText(500),
+  fbc: optionalText(500),
+  fbp: optionalText(500),
+  sourceUrl: optionalText(2048),
+  clientIp: text({ max: 45 })
+    .refine((v) => net.isIP(v) !== 0, { message: 'must be an IPv4 or IPv6 address' })
+    .optional(),
+  userAgent: optionalText(1024),
+});
+
+export const customerBody = z.object({
+  name: text({ min: 2, max: 200 }),
+  email: z.email().max(254),
+  phone: z.string().refine(isValidCustomerPhone, { message: 'must be 10 to 15 digits, digits only' }),
+  // Shape here (400); check digits in the service (422, SPEC §7).
+  document: z.string().regex(/^(\d{11}|\d{14})$/, { message: 'must be a CPF (11 digits) or CNPJ (14 digits), digits only' }),
+});
+
+export const createChargeBody = z.object({
+  amount: z.int().min(1).max(1_000_000_000_00),
+  description: text({ min: 1, max: 255 }),
+  expiresIn: z.int().min(60).max(604_800).default(86_400),
+  customer: customerBody.optional(),
+  tracking: trackingBody.optional(),
+});
+export type CreateChargeBody = z.infer<typeof createChargeBody>;
+
+export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
+
+export const listChargesQuery = paginationQuery.extend({
+  status: z.enum(CHARGE_STATUSES).optional(),
+});
+export type ListChargesQuery = z.infer<typeof listChargesQuery>;
+
+export const refundChargeBody = z
+  .object({
+    amount: z.int().min(1).max(1_000_000_000_00).optional(),
+    reason: text({ min: 1, max: 140 }).optional(),
+  })
+  .default({});
+
+export const sandboxPayBody = z
+  .object({
+    payer: z
+      .object({
+        name: text({ min: 1, max: 200 }),
+        document: z.string().regex(/^(\d{11}|\d{14})$/, { message: 'must be 11 or 14 digits' }),
+      })
+      .optional(),
+  })
+  .default({});

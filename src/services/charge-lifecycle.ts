@@ -1,0 +1,238 @@
+/**
+ * Charges, workflow side: everything that happens to a charge after creation, each step
+ * idempotent (locked rows, guarded updates, ledger references, event references) so the charge
+ * workflow's activities can be retried freely.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../lib/logger';
+import { newId } from '../lib/ids';
+import { Charge } from '../models/charge';
+import { ChargeRefund } from '../models/charge-refund';
+import { Merchant } from '../models/merchant';
+import type { Acquirer, Refund } from '../acquirer/types';
+import { AcquirerError } from '../acquirer/errors';
+import { centsToDecimalString, computeFee } from '../domain/money';
+import type {
+  ChargeSnapshot,
+  ExpireOutcome,
+  PaymentNotice,
+  RecordPaymentOutcome,
+  RefundSettledNotice,
+} from '../../workflows/charge-types';
+import * as ledger from './ledger';
+import { recordEvent } from './events';
+
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** BCB ids are `[a-zA-Z0-9]{1,35}`: our refund ids without the underscore. */
+export const acquirerRefundId = (refundId: string): string => refundId.replace(/[^a-zA-Z0-9]/g, '');
+
+export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
+  const { knex, acquirer, logger } = deps;
+
+  async function lockCharge(trx: Knex.Transaction, chargeId: string): Promise<Charge> {
+    const charge = await Charge.query(trx).forUpdate().findById(chargeId);
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    return charge;
+  }
+
+  async function loadSnapshot(chargeId: string): Promise<ChargeSnapshot> {
+    const charge = await Charge.query(knex).findById(chargeId);
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    const open = (await knex('charge_refunds').where({ charge_id: chargeId, status: 'REQUESTED' }).pluck('id')) as string[];
+    return {
+      id: charge.id,
+      merchantId: charge.merchantId,
+      status: charge.status,
+      txid: charge.txid,
+      amount: charge.amount,
+      expiresAtMs: charge.expiresAt.getTime(),
+      settleAtMs: charge.settleAt ? charge.settleAt.getTime() : null,
+      settled: charge.settledAt !== null,
+      openRefundIds: open,
+    };
+  }
+
+  async function recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome> {
+    return knex.transaction(async (trx) => {
+      const charge = await lockCharge(trx, chargeId);
+      if (charge.e2eId === notice.endToEndId) return { kind: 'duplicate' } as const;
+      const earlier = await ChargeRefund.query(trx).findOne({ charge_id: chargeId, e2e_id: notice.endToEndId, kind: 'UNPAYABLE_PAYMENT' });
+      if (earlier) return { kind: 'duplicate' } as const;
+
+      if (charge.status === 'PENDING' && notice.amount === charge.amount) {
+        const merchant = (await Merchant.query(trx).findById(charge.merchantId)) as Merchant;
+        const fee = computeFee(charge.amount, merchant.feeBps, merchant.feeFixed);
+        const paidAt = new Date(notice.paidAt);
+        const settleAt = new Date(paidAt.getTime() + merchant.settlementDelaySeconds * 1000);
+        await ledger.creditChargePayment(trx, { chargeId, merchantId: charge.merchantId, amount: charge.amount, fee });
+        await Charge.query(trx)
+          .patch({
+            status: 'PAID',
+            e2eId: notice.endToEndId,
+            paidAt,
+            payerName: notice.payer?.name ?? null,
+            payerDocument: notice.payer?.document ?? null,
+            feeAmount: fee,
+            settleAt,
+            updatedAt: new Date(),
+          })
+          .where({ id: chargeId });
+        await recordEvent(trx, {
+          merchantId: charge.merchantId,
+          type: 'charge.paid',
+          reference: `charge.paid:${chargeId}`,
+          data: {
+            chargeId,
+            txid: charge.txid,
+            amount: charge.amount,
+            paidAt: paidAt.toISOString(),
+            payer: { name: notice.payer?.name ?? '', document: notice.payer?.document ?? '' },
+          },
+        });
+        return { kind: 'paid', settleAtMs: settleAt.getTime() } as const;
+      }
+
+      // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
+      // is held in transit and goes back to the payer (DECISIONS "Charges").
+      const refundId = newId('rf');
+      await ChargeRefund.query(trx).insert({
+        id: refundId,
+        chargeId,
+        merchantId: charge.merchantId,
+        amount: notice.amount,
+        reason: `Payment not accepted: charge is ${charge.status}`,
+        kind: 'UNPAYABLE_PAYMENT',
+        status: 'REQUESTED',
+        e2eId: notice.endToEndId,
+      });
+      await ledger.holdUnpayablePayment(trx, { refundId, merchantId: charge.merchantId, amount: notice.amount });
+      logger.warn({ chargeId, e2eId: notice.endToEndId, status: charge.status }, 'payment for a charge that cannot take it: refunding');
+      return { kind: 'not_payable', refundId } as const;
+    });
+  }
+
+  async function expire(chargeId: string): Promise<ExpireOutcome> {
+    const n = await Charge.query(knex)
+      .patch({ status: 'CANCELED', failureReason: 'expired', updatedAt: new Date() })
+      .where({ id: chargeId, status: 'PENDING' });
+    return n > 0 ? { kind: 'canceled' } : { kind: 'not_pending' };
+  }
+
+  async function removeCob(chargeId: string): Promise<void> {
+    const charge = await Charge.query(knex).findById(chargeId);
+    if (!charge?.txid) return;
+    try {
+      await acquirer.removeCob(charge.txid);
+    } catch (err) {
+      // 400: the cob was concluded (paid) at the acquirer meanwhile; that payment's callback will
+      // arrive and be refunded automatically. 404: nothing to remove.
+      if (err instanceof AcquirerError && (err.status === 400 || err.status === 404)) {
+        logger.warn({ chargeId, status: err.status }, 'cob could not be removed at the acquirer');
+        return;
+      }
+      throw err;
+    }
+  }
+
+  async function settle(chargeId: string): Promise<void> {
+    await knex.transaction(async (trx) => {
+      const charge = await lockCharge(trx, chargeId);
+      if (charge.settledAt || charge.feeAmount === null) return;
+      const net = charge.amount - charge.feeAmount;
+      // A refund before settlement may already have taken part of pending: move what is left of it.
+      const { pending } = await ledger.getBalance(trx, charge.merchantId);
+      await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: Math.min(net, pending) });
+      await Charge.query(trx).patch({ settledAt: new Date(), updatedAt: new Date() }).where({ id: chargeId });
+    });
+  }
+
+  async function refundTarget(refundId: string): Promise<{ refund: ChargeRefund; e2eId: string }> {
+    const refund = await ChargeRefund.query(knex).findById(refundId);
+    if (!refund) throw new NotFoundError(`refund ${refundId} not found`);
+    const e2eId = refund.e2eId ?? (await Charge.query(knex).findById(refund.chargeId))?.e2eId;
+    if (!e2eId) throw new NotFoundError(`refund ${refundId} has no payment to return`);
+    return { refund, e2eId };
+  }
+
+  function outcomeOf(refundId: string, r: Refund): RefundSettledNotice | null {
+    if (r.status === 'DEVOLVIDO') return { refundId, outcome: 'CONFIRMED' };
+    if (r.status === 'NAO_REALIZADO') return { refundId, outcome: 'FAILED', reason: r.reason };
+    return null;
+  }
+
+  async function sendRefund(refundId: string): Promise<{ settled: RefundSettledNotice | null }> {
+    const { refund, e2eId } = await refundTarget(refundId);
+    if (refund.status !== 'REQUESTED') return { settled: null };
+    const r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), refund.amount, refund.reason ?? undefined);
+    await ChargeRefund.query(knex).patch({ rtrId: r.rtrId }).where({ id: refundId });
+    return { settled: outcomeOf(refundId, r) };
+  }
+
+  async function checkRefund(refundId: string): Promise<RefundSettledNotice | null> {
+    const { e2eId } = await refundTarget(refundId);
+    return outcomeOf(refundId, await acquirer.getRefund(e2eId, acquirerRefundId(refundId)));
+  }
+
+  async function settleRefund(result: RefundSettledNotice): Promise<void> {
+    await knex.transaction(async (trx) => {
+      const refund = await ChargeRefund.query(trx).forUpdate().findById(result.refundId);
+      if (!refund || refund.status !== 'REQUESTED') return;
+      const charge = await lockCharge(trx, refund.chargeId);
+      if (result.outcome === 'FAILED') {
+        await ChargeRefund.query(trx)
+          .patch({ status: 'FAILED', failureReason: result.reason ?? 'refund not completed' })
+          .where({ id: refund.id });
+        // The merchant's money comes back; a payer's money stays in transit for an operator.
+        if (refund.kind === 'MERCHANT') {
+          await ledger.resolveInTransit(trx, {
+            reference: `refund:${refund.id}:failed`,
+            kind: 'refund_failed',
+            merchantId: refund.merchantId,
+            amount: refund.amount,
+            outcome: 'returned',
+          });
+        } else {
+          logger.error({ refundId: refund.id, chargeId: charge.id }, 'refund of an unpayable payment failed: needs an operator');
+        }
+        return;
+      }
+      await ledger.resolveInTransit(trx, {
+        reference: `refund:${refund.id}:confirmed`,
+        kind: 'refund_confirmed',
+        merchantId: refund.merchantId,
+        amount: refund.amount,
+        outcome: 'left',
+      });
+      await ChargeRefund.query(trx).patch({ status: 'CONFIRMED', confirmedAt: new Date() }).where({ id: refund.id });
+      if (refund.kind !== 'MERCHANT') return;
+      const refundedAmount = charge.refundedAmount + refund.amount;
+      await Charge.query(trx)
+        .patch({ refundedAmount, status: refundedAmount >= charge.amount ? 'REFUNDED' : charge.status, updatedAt: new Date() })
+        .where({ id: charge.id });
+      await recordEvent(trx, {
+        merchantId: refund.merchantId,
+        type: 'charge.refunded',
+        reference: `charge.refunded:${refund.id}`,
+        data: {
+          refundId: refund.id,
+          txid: charge.txid,
+          chargeId: charge.id,
+          amount: centsToDecimalString(refund.amount),
+          status: 'closed',
+          reason: refund.reason ?? '',
+          end2endId: charge.e2eId,
+        },
+      });
+    });
+  }
+
+  return { loadSnapshot, recordPayment, expire, removeCob, settle, sendRefund, checkRefund, settleRefund };
+}
+
+export type ChargeLifecycle = ReturnType<typeof createChargeLifecycle>;

@@ -1,0 +1,57 @@
+/** The charge as the API shows it (SPEC §2): one mapping, used by create, replay, list and get. */
+import type { Charge } from '../models/charge';
+
+export interface CustomerView {
+  id: string;
+  name: string;
+  document: string;
+}
+
+export interface ChargeListItem {
+  id: string;
+  txid: string | null;
+  qrCode: string | null;
+  amount: number;
+  description: string;
+  status: Charge['status'];
+  expiresIn: number;
+  paidAt: string | null;
+  createdAt: string;
+  customer: CustomerView | null;
+}
+
+export type ChargeRow = Charge & { customerName?: string | null; customerDocument?: string | null };
+
+export function customerOf(row: ChargeRow): CustomerView | null {
+  if (!row.customerId) return null;
+  return { id: row.customerId, name: row.customerName ?? '', document: row.customerDocument ?? '' };
+}
+
+export function listItem(row: ChargeRow): ChargeListItem {
+  return {
+    id: row.id,
+    txid: row.txid,
+    qrCode: row.qrCode,
+    amount: row.amount,
+    description: row.description,
+    status: row.status,
+    expiresIn: row.expiresIn,
+    paidAt: row.paidAt ? row.paidAt.toISOString() : null,
+    createdAt: row.createdAt.toISOString(),
+    customer: customerOf(row),
+  };
+}
+
+/** The replayed creation response (SPEC §2): no imageBase64, plus createdAt. */
+export function replayView(row: ChargeRow) {
+  return {
+    id: row.id,
+    txid: row.txid,
+    qrCode: row.qrCode,
+    amount: row.amount,
+    status: row.status,
+    expiresIn: row.expiresIn,
+    customer: customerOf(row),
+    createdAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * Charges, API side (SPEC §4, DECISIONS "Charges"): create with prerequisites, idempotency and the
+ * cob at the acquirer; list, get, cancel, refund. What happens after creation (payment, expiry,
+ * settlement, refunds at the acquirer) is the charge workflow's, in charge-lifecycle.ts.
+ */
+import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../config';
+import type { Logger } from '../lib/logger';
+import { newId } from '../lib/ids';
+import { conflict, forbidden, invalid, notFound, unprocessable, upstream } from '../lib/errors';
+import { isValidDocument, newTxid, renderQrDataUrl } from '../pix';
+import { Charge } from '../models/charge';
+import { ChargeRefund } from '../models/charge-refund';
+import { Merchant } from '../models/merchant';
+import { PixKey } from '../models/pix-key';
+import type { Acquirer } from '../acquirer/types';
+import { AcquirerError } from '../acquirer/errors';
+import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
+import type { CreateChargeBody, ListChargesQuery } from '../http/schemas/charges';
+import * as ledger from './ledger';
+import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
+
+export interface ChargesDeps {
+  knex: Knex;
+  config: Pick<Config, 'CHARGE_LIST_CACHE_MS'>;
+  logger: Logger;
+  acquirer: Acquirer;
+  workflows: ChargeWorkflows;
+}
+
+export type CreateChargeResult =
+  | { replay: false; charge: ReturnType<typeof replayView> & { imageBase64: string } }
+  | { replay: true; charge: ReturnType<typeof replayView> };
+
+/** How long a concurrent request with the same idempotency key waits for the first to finish. */
+const IN_FLIGHT_WAIT_MS = 10_000;
+/** Quick retries of a retryable acquirer failure while the client waits for its 201. */
+const COB_ATTEMPTS = 3;
+
+export function createChargesService(deps: ChargesDeps) {
+  const { knex, acquirer, workflows, logger } = deps;
+  const listCache = new LRUCache<string, { page: number; limit: number; total: number; charges: ChargeListItem[] }>({
+    max: 5_000,
+    ttl: Math.max(deps.config.CHARGE_LIST_CACHE_MS, 1),
+  });
+  const dropListCache = (merchantId: string): void => {
+    for (const key of listCache.keys()) if (key.startsWith(`${merchantId}|`)) listCache.delete(key);
+  };
+
+  const withCustomer = (db: Knex | Knex.Transaction) =>
+    Charge.query(db)
+      .select('charges.*', 'customers.name as customer_name', 'customers.document as customer_document')
+      .leftJoin('customers', 'customers.id', 'charges.customer_id');
+
+  async function findOwn(merchantId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<ChargeRow> {
+    const row = (await withCustomer(db).findOne({ 'charges.id': id, 'charges.merchant_id': merchantId })) as ChargeRow | undefined;
+    if (!row) throw notFound('Charge not found');
+    return row;
+  }
+
+  /** SPEC §1: each unmet prerequisite is named. */
+  async function prerequisites(merchantId: string): Promise<{ merchant: Merchant; pixKey: PixKey }> {
+    const merchant = await Merchant.query(knex).findById(merchantId);
+    if (!merchant) throw notFound('Merchant not found');
+    const pixKey = await PixKey.query(knex).where({ merchant_id: merchantId, status: 'ACTIVE' }).orderBy('created_at').first();
+    const missing: string[] = [];
+    if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
+    if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
+    if (!pixKey) missing.push('no active PIX key');
+    if (missing.length > 0 || !pixKey) throw forbidden(`Cannot create charges: ${missing.join('; ')}`);
+    if (merchant.status !== 'ACTIVE') throw forbidden('Cannot create charges: merchant is suspended');
+    return { merchant, pixKey };
+  }
+
+  async function upsertCustomer(trx: Knex.Transaction, merchantId: string, c: NonNullable<CreateChargeBody['customer']>): Promise<string> {
+    const id = newId('cus');
+    const rows = (await trx('customers')
+      .insert({ id, merchant_id: merchantId, name: c.name, email: c.email, phone: c.phone, document: c.document })
+      .onConflict(['merchant_id', 'document'])
+      .merge({ name: c.name, email: c.email, phone: c.phone, updated_at: trx.fn.now() })
+      .returning('id')) as Array<{ id: string }>;
+    return rows[0]?.id ?? id;
+  }
+
+  async function replayOf(merchantId: string, key: string): Promise<CreateChargeResult | null> {
+    const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
+    for (;;) {
+      const row = (await withCustomer(knex).findOne({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key })) as
+        | ChargeRow
+        | undefined;
+      if (!row) return null;
+      // The first request is finished once its cob answered (txid) or it failed.
+      if (row.txid || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
+      if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async function createCobWithRetries(req: Parameters<Acquirer['createCob']>[0]) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await acquirer.createCob(req);
+      } catch (err) {
+        const retryable = err instanceof AcquirerError && err.retryable;
+        if (!retryable || attempt >= COB_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      }
+    }
+  }
+
+  async function create(merchantId: string, input: CreateChargeBody, idempotencyKey?: string): Promise<CreateChargeResult> {
+    if (idempotencyKey) {
+      const replay = await replayOf(merchantId, idempotencyKey);
+      if (replay) return replay;
+    }
+    if (input.customer && !isValidDocument(input.customer.document)) {
+      throw unprocessable('customer.document is not a valid CPF or CNPJ');
+    }
+    const { pixKey } = await prerequisites(merchantId);
+
+    const id = newId('ch');
+    const inserted = await knex.transaction(async (trx) => {
+      const customerId = input.customer ? await upsertCustomer(trx, merchantId, input.customer) : null;
+      const rows = (await trx('charges')
+        .insert({
+          id,
+          merchant_id: merchantId,
+          customer_id: customerId,
+          amount: input.amount,
+          description: input.description,
+          status: 'PENDING',
+          expires_in: input.expiresIn,
+          expires_at: trx.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
+          idempotency_key: idempotencyKey ?? null,
+          tracking: input.tracking ? JSON.stringify(input.tracking) : null,
+        })
+        .onConflict(['merchant_id', 'idempotency_key'])
+        .ignore()
+        .returning('id')) as Array<{ id: string }>;
+      return rows.length > 0;
+    });
+    if (!inserted) {
+      // Lost the race for this idempotency key: answer with the winner's charge.
+      const replay = await replayOf(merchantId, idempotencyKey as string);
+      if (replay) return replay;
+      throw conflict('A request with this idempotency key is still being processed');
+    }
+    dropListCache(merchantId);
+
+    const txid = newTxid();
+    let cob: Awaited<ReturnType<Acquirer['createCob']>>;
+    try {
+      cob = await createCobWithRetries({
+        txid,
+        amount: input.amount,
+        expiresIn: input.expiresIn,
+        key: pixKey.key,
+        description: input.description,
+        debtor: input.customer ? { name: input.customer.name, document: input.customer.document } : undefined,
+      });
+    } catch (err) {
+      logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob creation failed');
+      await Charge.query(knex)
+        .patch({ status: 'FAILED', failureReason: 'acquirer unavailable at creation', updatedAt: new Date() })
+        .where({ id });
+      throw upstream('The acquirer could not create the charge; it was recorded as FAILED');
+    }
+    const [imageBase64] = await Promise.all([
+      renderQrDataUrl(cob.pixCopiaECola),
+      Charge.query(knex).patch({ txid: cob.txid, qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
+    ]);
+    await workflows.start(id, merchantId);
+    const row = await findOwn(merchantId, id);
+    return { replay: false, charge: { ...replayView(row), imageBase64 } };
+  }
+
+  async function list(merchantId: string, q: ListChargesQuery) {
+    const key = `${merchantId}|${q.status ?? ''}|${q.page}|${q.limit}`;
+    const cached = listCache.get(key);
+    if (cached) return cached;
+    const base = Charge.query(knex).where('charges.merchant_id', merchantId);
+    if (q.status) base.where('charges.status', q.status);
+    const [rows, total] = await Promise.all([
+      withCustomer(knex)
+        .where('charges.merchant_id', merchantId)
+        .modify((b) => {
+          if (q.status) b.where('charges.status', q.status);
+        })
+        .orderBy([
+          { column: 'charges.created_at', order: 'desc' },
+          { column: 'charges.id', order: 'desc' },
+        ])
+        .limit(q.limit)
+        .offset((q.page - 1) * q.limit),
+      base.resultSize(),
+    ]);
+    const result = { page: q.page, limit: q.limit, total, charges: (rows as ChargeRow[]).map(listItem) };
+    listCache.set(key, result);
+    return result;
+  }
+
+  async function get(merchantId: string, id: string): Promise<ChargeListItem> {
+    return listItem(await findOwn(merchantId, id));
+  }
+
+  async function cancel(merchantId: string, id: string): Promise<ChargeListItem> {
+    await findOwn(merchantId, id);
+    const updated = await Charge.query(knex)
+      .patch({ status: 'CANCELED', updatedAt: new Date() })
+      .where({ id, merchant_id: merchantId, status: 'PENDING' });
+    if (updated === 0) throw invalid('Only a PENDING charge can be canceled');
+    dropListCache(merchantId);
+    // The workflow removes the cob at the acquirer so nobody can pay it any more.
+    await workflows.cancelRequested(id);
+    return listItem(await findOwn(merchantId, id));
+  }
+
+  async function refund(merchantId: string, id: string, input: { amount?: number; reason?: string }) {
+    const refundId = newId('rf');
+    const created = await knex.transaction(async (trx) => {
+      const charge = await Charge.query(trx).forUpdate().findOne({ id, merchant_id: merchantId });
+      if (!charge) throw notFound('Charge not found');
+      if (charge.status !== 'PAID') throw invalid('Only a PAID charge can be refunded');
+      const open = (await trx('charge_refunds')
+        .where({ charge_id: id, kind: 'MERCHANT', status: 'REQUESTED' })
+        .sum({ s: 'amount' })
+        .first()) as { s: number | string | null };
+      const refundable = charge.amount - charge.refundedAmount - Number(open.s ?? 0);
+      const amount = input.amount ?? refundable;
+      if (refundable <= 0) throw invalid('Nothing left to refund on this charge');
+      if (amount > refundable) throw invalid(`amount exceeds the refundable ${refundable} cents`);
+      await ChargeRefund.query(trx).insert({
+        id: refundId,
+        chargeId: id,
+        merchantId,
+        amount,
+        reason: input.reason ?? null,
+        kind: 'MERCHANT',
+        status: 'REQUESTED',
+        e2eId: charge.e2eId,
+      });
+      try {
+        await ledger.debitRefund(trx, { refundId, merchantId, amount });
+      } catch (err) {
+        if (err instanceof ledger.InsufficientFundsError) throw invalid('Insufficient balance for this refund');
+        throw err;
+      }
+      return { id: refundId, chargeId: id, amount, reason: input.reason ?? null, status: 'REQUESTED' as const };
+    });
+    dropListCache(merchantId);
+    await workflows.refundRequested(id, refundId);
+    return created;
+  }
+
+  return { create, list, get, cancel, refund };
+}
+
+export type ChargesService = ReturnType<typeof createChargesService>;
+export type { CustomerView };
