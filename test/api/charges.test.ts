@@ -1,0 +1,256 @@
+/**
+ * POST/GET /v1/charges over real HTTP: every boundary of SPEC §4/§8, prerequisites, idempotency
+ * under concurrency, the returned BR Code, and isolation between merchants.
+ */
+import assert from 'node:assert/strict';
+import { parseBrCode } from '../../src/pix';
+import { chargesStack, readyMerchant, type ChargesStack } from '../support/charges';
+
+interface ChargeBody {
+  charge: {
+    id: string;
+    txid: string | null;
+    qrCode: string | null;
+    imageBase64?: string;
+    amount: number;
+    status: string;
+    expiresIn: number;
+    customer: { id: string; name: string; document: string } | null;
+    createdAt?: string;
+  };
+  idempotent?: boolean;
+}
+interface ListBody {
+  page: number;
+  limit: number;
+  total: number;
+  charges: Array<ChargeBody['charge'] & { description: string; paidAt: string | null }>;
+}
+
+const VALID_CPF = '12345678909';
+const VALID_CNPJ = '11222333000181';
+const customer = (over: Record<string, unknown> = {}) => ({
+  name: 'Maria Silva',
+  email: 'maria@example.com',
+  phone: '11987654321',
+  document: VALID_CPF,
+  ...over,
+});
+
+describe('charges API', function () {
+  this.timeout(120_000);
+  let s: ChargesStack;
+  let token: string;
+
+  before(async () => {
+    s = await chargesStack();
+    token = (await readyMerchant(s.api)).token;
+  });
+
+  const create = (body: unknown, headers: Record<string, string> = {}, t = token) =>
+    s.api.request<ChargeBody>('POST', '/v1/charges', { token: t, body, headers });
+  const base = { amount: 1000, description: 'Pedido 42' };
+
+  async function expectStatus(body: unknown, status: number, headers: Record<string, string> = {}): Promise<void> {
+    const res = await create(body, headers);
+    assert.equal(res.status, status, `${JSON.stringify(body)} → ${res.status} ${JSON.stringify(res.body)}`);
+    if (status >= 400) assert.equal(typeof (res.body as unknown as { message: string }).message, 'string');
+  }
+
+  it('creates a charge with QR Code, image and the SPEC fields (201)', async () => {
+    const res = await create({ ...base, customer: customer(), tracking: { utmSource: 'google', clientIp: '203.0.113.7' } });
+    assert.equal(res.status, 201);
+    const c = res.body.charge;
+    assert.match(c.id, /^ch_/);
+    assert.equal(c.status, 'PENDING');
+    assert.equal(c.amount, 1000);
+    assert.equal(c.expiresIn, 86_400);
+    assert.ok(c.imageBase64?.startsWith('data:image/png;base64,'));
+    assert.equal(c.customer?.name, 'Maria Silva');
+    assert.equal(c.customer?.document, VALID_CPF);
+    const row = await s.api.knex('charges').where({ id: c.id }).first();
+    assert.equal(row.tracking.utmSource, 'google');
+  });
+
+  it('returns a BR Code that parses back with a correct CRC, the txid and the amount', async () => {
+    const res = await create({ amount: 123_456, description: 'BR Code' });
+    const c = res.body.charge;
+    const parsed = parseBrCode(c.qrCode);
+    assert.equal(parsed.txid, c.txid);
+    assert.equal(parsed.amountCents, 123_456);
+    assert.match(c.qrCode ?? '', /6304[0-9A-F]{4}$/);
+  });
+
+  it('validates amount: 0 and non-integers are 400, 1 is accepted', async () => {
+    await expectStatus({ ...base, amount: 0 }, 400);
+    await expectStatus({ ...base, amount: 1.5 }, 400);
+    await expectStatus({ ...base, amount: '100' }, 400);
+    await expectStatus({ ...base, amount: 1 }, 201);
+  });
+
+  it('validates description: 255 ok, 256 and missing are 400', async () => {
+    await expectStatus({ amount: 100, description: 'x'.repeat(255) }, 201);
+    await expectStatus({ amount: 100, description: 'x'.repeat(256) }, 400);
+    await expectStatus({ amount: 100 }, 400);
+  });
+
+  it('validates expiresIn: 59 and 604801 are 400, 60 and 604800 ok, default 86400', async () => {
+    await expectStatus({ ...base, expiresIn: 59 }, 400);
+    await expectStatus({ ...base, expiresIn: 60 }, 201);
+    await expectStatus({ ...base, expiresIn: 604_800 }, 201);
+    await expectStatus({ ...base, expiresIn: 604_801 }, 400);
+    assert.equal((await create(base)).body.charge.expiresIn, 86_400);
+  });
+
+  it('validates customer.name (1 vs 2) and phone (9/10/15/16 digits, non-digits)', async () => {
+    await expectStatus({ ...base, customer: customer({ name: 'A' }) }, 400);
+    await expectStatus({ ...base, customer: customer({ name: 'Al' }) }, 201);
+    await expectStatus({ ...base, customer: customer({ phone: '119876543' }) }, 400);
+    await expectStatus({ ...base, customer: customer({ phone: '1198765432' }) }, 201);
+    await expectStatus({ ...base, customer: customer({ phone: '551198765432101' }) }, 201);
+    await expectStatus({ ...base, customer: customer({ phone: '5511987654321012' }) }, 400);
+    await expectStatus({ ...base, customer: customer({ phone: '(11)98765-4321' }) }, 400);
+    await expectStatus({ ...base, customer: customer({ email: undefined }) }, 400);
+  });
+
+  it('validates the payer document: valid CPF/CNPJ ok, wrong check digit 422, wrong length 400', async () => {
+    await expectStatus({ ...base, customer: customer({ document: VALID_CPF }) }, 201);
+    await expectStatus({ ...base, customer: customer({ document: VALID_CNPJ }) }, 201);
+    await expectStatus({ ...base, customer: customer({ document: '12345678900' }) }, 422);
+    await expectStatus({ ...base, customer: customer({ document: '11222333000180' }) }, 422);
+    await expectStatus({ ...base, customer: customer({ document: '11111111111' }) }, 422);
+    await expectStatus({ ...base, customer: customer({ document: '1234567890' }) }, 400);
+    await expectStatus({ ...base, customer: customer({ document: '123.456.789-09' }) }, 400);
+  });
+
+  it('validates tracking: sourceUrl 2048 vs 2049, clientIp v4/v6/garbage', async () => {
+    const url = (n: number) => 'https://shop.example/' + 'a'.repeat(n - 'https://shop.example/'.length);
+    await expectStatus({ ...base, tracking: { sourceUrl: url(2048) } }, 201);
+    await expectStatus({ ...base, tracking: { sourceUrl: url(2049) } }, 400);
+    await expectStatus({ ...base, tracking: { clientIp: '192.0.2.1' } }, 201);
+    await expectStatus({ ...base, tracking: { clientIp: '2001:db8::1' } }, 201);
+    await expectStatus({ ...base, tracking: { clientIp: '999.1.1.1' } }, 400);
+    await expectStatus({ ...base, tracking: { clientIp: 'not-an-ip' } }, 400);
+  });
+
+  it('validates the idempotency key length: 64 ok, 65 is 400', async () => {
+    await expectStatus(base, 201, { 'x-idempotency-key': 'k'.repeat(63) + Date.now().toString().slice(-1) });
+    await expectStatus(base, 400, { 'x-idempotency-key': 'k'.repeat(65) });
+  });
+
+  it('replays an idempotent request (200, idempotent: true, no image) whatever the new body says', async () => {
+    const key = `idem-${Date.now()}`;
+    const first = await create(base, { 'x-idempotency-key': key });
+    assert.equal(first.status, 201);
+    const again = await create({ amount: 5, description: 'other' }, { 'x-idempotency-key': key });
+    assert.equal(again.status, 200);
+    assert.equal(again.body.idempotent, true);
+    assert.equal(again.body.charge.id, first.body.charge.id);
+    assert.equal(again.body.charge.amount, 1000);
+    assert.equal(again.body.charge.imageBase64, undefined);
+    assert.ok(again.body.charge.createdAt);
+  });
+
+  it('creates exactly one charge for 50 concurrent requests with one idempotency key', async () => {
+    const m = await readyMerchant(s.api);
+    const key = `concurrent-${Date.now()}`;
+    const results = await Promise.all(Array.from({ length: 50 }, () => create(base, { 'x-idempotency-key': key }, m.token)));
+    const created = results.filter((r) => r.status === 201);
+    const replays = results.filter((r) => r.status === 200);
+    assert.equal(created.length, 1);
+    assert.equal(created.length + replays.length + results.filter((r) => r.status === 409).length, 50);
+    for (const r of replays) assert.equal(r.body.charge.id, created[0]?.body.charge.id);
+    const rows = await s.api.knex('charges').where({ merchant_id: m.merchantId });
+    assert.equal(rows.length, 1);
+  });
+
+  it('answers 403 naming each missing prerequisite', async () => {
+    const m = await s.api.createMerchant();
+    const res = await create(base, {}, m.token);
+    assert.equal(res.status, 403);
+    const message = (res.body as unknown as { message: string }).message;
+    assert.match(message, /KYC not approved/);
+    assert.match(message, /acquirer account not configured/);
+    assert.match(message, /no active PIX key/);
+    const admin = await s.api.adminToken();
+    await s.api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: admin, body: { kycStatus: 'APPROVED' } });
+    const onlyTwo = (await create(base, {}, m.token)).body as unknown as { message: string };
+    assert.doesNotMatch(onlyTwo.message, /KYC/);
+    assert.match(onlyTwo.message, /acquirer account not configured/);
+    await s.api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: admin, body: { acquirerAccountId: 'acc-x' } });
+    const onlyKey = (await create(base, {}, m.token)).body as unknown as { message: string };
+    assert.equal(onlyKey.message, 'Cannot create charges: no active PIX key');
+  });
+
+  it('answers 502 and keeps a FAILED charge with null txid when the acquirer fails at creation', async () => {
+    s.simulator.control.setFaults({ failNext: { route: 'createCob', times: 3, status: 500 } });
+    const m = await readyMerchant(s.api);
+    const res = await create(base, {}, m.token);
+    s.simulator.control.setFaults({});
+    assert.equal(res.status, 502);
+    const row = await s.api.knex('charges').where({ merchant_id: m.merchantId }).first();
+    assert.equal(row.status, 'FAILED');
+    assert.equal(row.txid, null);
+    assert.equal(row.qr_code, null);
+    assert.equal(s.simulator.control.calls.filter((c) => c.route === 'createCob' && c.status === 500).length >= 3, true);
+  });
+
+  it('retries a transient acquirer failure at creation and succeeds', async () => {
+    s.simulator.control.setFaults({ failNext: { route: 'createCob', times: 1, status: 503 } });
+    const res = await create(base);
+    s.simulator.control.setFaults({});
+    assert.equal(res.status, 201);
+  });
+
+  it('lists newest first with page, limit, status filter and total', async () => {
+    const m = await readyMerchant(s.api);
+    for (let i = 1; i <= 3; i++) await create({ amount: i * 100, description: `n${i}` }, {}, m.token);
+    const list = await s.api.request<ListBody>('GET', '/v1/charges?page=1&limit=2', { token: m.token });
+    assert.equal(list.status, 200);
+    assert.equal(list.body.total, 3);
+    assert.deepEqual(list.body.charges.map((c) => c.amount), [300, 200]);
+    const page2 = await s.api.request<ListBody>('GET', '/v1/charges?page=2&limit=2', { token: m.token });
+    assert.deepEqual(page2.body.charges.map((c) => c.amount), [100]);
+    const paid = await s.api.request<ListBody>('GET', '/v1/charges?status=PAID', { token: m.token });
+    assert.equal(paid.body.total, 0);
+    const item = list.body.charges[0];
+    for (const field of ['id', 'txid', 'qrCode', 'amount', 'description', 'status', 'expiresIn', 'paidAt', 'createdAt', 'customer']) {
+      assert.ok(field in (item ?? {}), `list item lacks ${field}`);
+    }
+  });
+
+  it('validates list parameters: page 0, limit 0/101, unknown status are 400; limit 1 and 100 ok', async () => {
+    const get = (q: string) => s.api.request<ListBody>('GET', `/v1/charges?${q}`, { token });
+    assert.equal((await get('page=0')).status, 400);
+    assert.equal((await get('limit=0')).status, 400);
+    assert.equal((await get('limit=101')).status, 400);
+    assert.equal((await get('status=UNKNOWN')).status, 400);
+    assert.equal((await get('limit=1')).status, 200);
+    assert.equal((await get('limit=100')).status, 200);
+    assert.equal((await get('limit=1')).body.charges.length, 1);
+  });
+
+  it("hides another merchant's charge: 404 on get, cancel and refund, absent from the list", async () => {
+    const a = await readyMerchant(s.api);
+    const b = await readyMerchant(s.api);
+    const charge = (await create(base, {}, a.token)).body.charge;
+    for (const [method, path] of [
+      ['GET', `/v1/charges/${charge.id}`],
+      ['POST', `/v1/charges/${charge.id}/cancel`],
+      ['POST', `/v1/charges/${charge.id}/refund`],
+    ] as const) {
+      const res = await s.api.request(method, path, { token: b.token, body: method === 'POST' ? {} : undefined });
+      assert.equal(res.status, 404, `${method} ${path}`);
+    }
+    const list = await s.api.request<ListBody>('GET', '/v1/charges', { token: b.token });
+    assert.equal(list.body.total, 0);
+    assert.equal((await s.api.request('GET', `/v1/charges/${charge.id}`, { token: a.token })).status, 200);
+  });
+
+  it('accepts an API key as well as a JWT, and rejects a missing credential', async () => {
+    const key = await s.api.createApiKey(token);
+    assert.equal((await create(base, {}, key.value)).status, 201);
+    const res = await s.api.request('POST', '/v1/charges', { body: base });
+    assert.equal(res.status, 401);
+  });
+});

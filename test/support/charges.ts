@@ -1,0 +1,92 @@
+/**
+ * The charges stack for tests, once per run: the acquirer simulator (real HTTP), the API with
+ * charge, callback and sandbox routes (real HTTP), and a real Temporal worker running the
+ * project's workflows and activities on the time-skipping test environment.
+ */
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { HttpAcquirer } from '../../src/acquirer/http-client';
+import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
+import { createActivities } from '../../activities';
+import { createChargesService } from '../../src/services/charges';
+import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
+import { chargeRoutes } from '../../src/http/routes/charges';
+import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
+import { sandboxRoutes } from '../../src/http/routes/sandbox';
+import { createLogger } from '../../src/lib/logger';
+import { getTestDb } from './db';
+import { startApi, type TestApi } from './api';
+import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
+import { onRunEnd } from './lifecycle';
+
+export const CALLBACK_SECRET = 'test-acquirer-callback-secret';
+const CLIENT = { clientId: 'pixflow-test', clientSecret: 'pixflow-test-secret' };
+
+export interface ChargesStack {
+  api: TestApi;
+  simulator: RunningSimulator;
+  env: TestWorkflowEnvironment;
+  client: Client;
+  taskQueue: string;
+}
+
+let stack: Promise<ChargesStack> | undefined;
+
+export function chargesStack(): Promise<ChargesStack> {
+  stack ??= build();
+  return stack;
+}
+
+async function build(): Promise<ChargesStack> {
+  const { knex } = await getTestDb();
+  const env = await testEnv();
+  const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
+  const simulator = await startAcquirerSimulator({ callbackSecret: CALLBACK_SECRET, ...CLIENT, autoComplete: false });
+  onRunEnd(() => simulator.close());
+  const acquirer = new HttpAcquirer({ baseUrl: simulator.url, ...CLIENT, timeoutMs: 2_000 });
+  const taskQueue = uniqueTaskQueue('charges');
+  const workflows = chargeWorkflowClient(env.client, taskQueue);
+  const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 3000 }, logger, acquirer, workflows });
+  const api = await startApi({
+    deps: {
+      routes: [
+        chargeRoutes(charges),
+        acquirerCallbackRoutes({ knex, secret: CALLBACK_SECRET, workflows }),
+        sandboxRoutes(charges, simulator.control),
+      ],
+    },
+  });
+  simulator.control.setCallbackBaseUrl(api.baseUrl);
+
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(require.resolve('../../workflows')),
+    activities: createActivities({ knex, logger, acquirer }),
+  });
+  const running = worker.run();
+  onRunEnd(async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+  });
+  return { api, simulator, env, client: env.client, taskQueue };
+}
+
+/** A merchant that meets every charge prerequisite, with its JWT. */
+export async function readyMerchant(api: TestApi, opts: { feeBps?: number } = {}) {
+  const m = await api.createMerchant(opts.feeBps === undefined ? {} : { feeBps: opts.feeBps });
+  await api.makeReady(m.merchantId);
+  return m;
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The charge workflow end to end: the sandbox pays through the simulator and the signed callback,
+ * the real worker applies it, time skipping brings settlement and expiry. Ledger checks read the
+ * database.
+ */
+import assert from 'node:assert/strict';
+import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
+import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
+import * as ledger from '../../src/services/ledger';
+import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
+
+interface Charge {
+  id: string;
+  txid: string;
+  status: string;
+  paidAt: string | null;
+  amount: number;
+}
+
+describe('charge workflow', function () {
+  this.timeout(120_000);
+  let s: ChargesStack;
+
+  before(async () => {
+    s = await chargesStack();
+  });
+
+  async function newCharge(token: string, body: Record<string, unknown> = {}): Promise<Charge> {
+    const res = await s.api.request<{ charge: Charge }>('POST', '/v1/charges', {
+      token,
+      body: { amount: 10_000, description: 'Pedido', ...body },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body.charge;
+  }
+
+  const chargeRow = (id: string) => s.api.knex('charges').where({ id }).first();
+  const untilStatus = (id: string, status: string) =>
+    eventually(async () => {
+      const row = await chargeRow(id);
+      return row?.status === status ? row : undefined;
+    }, `charge ${id} to be ${status}`);
+
+  async function postingsSum(merchantId: string): Promise<number> {
+    const row = await s.api
+      .knex('ledger_postings as p')
+      .join('ledger_transactions as t', 't.id', 'p.transaction_id')
+      .where('t.merchant_id', merchantId)
+      .sum({ s: 'p.amount' })
+      .first();
+    return Number(row?.s ?? 0);
+  }
+
+  it('pays through the sandbox: PAID with paidAt and payer, fee split, zero-sum ledger, then settles', async () => {
+    const m = await readyMerchant(s.api);
+    const charge = await newCharge(m.token);
+    const pay = await s.api.request<{ endToEndId: string }>('POST', `/v1/sandbox/charges/${charge.id}/pay`, {
+      token: m.token,
+      body: { payer: { name: 'João Pagador', document: '12345678909' } },
+    });
+    assert.equal(pay.status, 202);
+    const row = await untilStatus(charge.id, 'PAID');
+    assert.equal(row.payer_name, 'João Pagador');
+    assert.equal(row.payer_document, '12345678909');
+    assert.equal(row.e2e_id, pay.body.endToEndId);
+    const got = await s.api.request<{ charge: Charge }>('GET', `/v1/charges/${charge.id}`, { token: m.token });
+    assert.ok(got.body.charge.paidAt);
+
+    // 99 bps of 100.00 = 0.99 fee; the net waits in pending.
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 9_901, blocked: 0, total: 9_901 });
+    assert.equal((await ledger.getAccounts(s.api.knex, m.merchantId)).fee_revenue, 99);
+    assert.equal(await postingsSum(m.merchantId), 0);
+    const event = await s.api.knex('events').where({ reference: `charge.paid:${charge.id}` }).first();
+    assert.equal(event.data.amount, 10_000);
+    assert.equal(event.data.payer.name, 'João Pagador');
+
+    // The run ends after settlement (1 day later): result() skips the time.
+    await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 9_901, pending: 0, blocked: 0, total: 9_901 });
+    assert.equal(await postingsSum(m.merchantId), 0);
+  });
+
+  it('expires an unpaid charge: CANCELED and the cob removed at the acquirer', async () => {
+    const m = await readyMerchant(s.api);
+    const charge = await newCharge(m.token, { expiresIn: 60 });
+    await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
+    assert.equal((await chargeRow(charge.id)).status, 'CANCELED');
+    assert.equal(s.simulator.control.getCob(charge.txid)?.status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR');
+  });
+
+  it('applies duplicate payment callbacks exactly once', async () => {
+    s.simulator.control.setFaults({ duplicateCallbacks: true });
+    try {
+      const m = await readyMerchant(s.api);
+      const charge = await newCharge(m.token);
+      const { endToEndId } = await s.simulator.control.payCob(charge.txid);
+      await s.simulator.control.callbacks.idle();
+      await untilStatus(charge.id, 'PAID');
+      // Replay the same callback by hand too.
+      const body = JSON.stringify({ pix: [{ endToEndId, txid: charge.txid, valor: '100.00', horario: new Date().toISOString() }] });
+      const res = await fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body) },
+        body,
+      });
+      assert.equal(res.status, 200);
+      // The workflow's own view catches up once it has re-read the charge after the payment.
+      await eventually(async () => {
+        const state = await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).query<{ chargeStatus: string }>('state');
+        return state.chargeStatus === 'PAID' ? true : undefined;
+      }, 'the workflow to see PAID');
+      const credits = await s.api.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'charge_paid' });
+      assert.equal(credits.length, 1);
+      assert.equal((await ledger.getBalance(s.api.knex, m.merchantId)).pending, 9_901);
+    } finally {
+      s.simulator.control.setFaults({});
+    }
+  });
+
+  it('rejects unsigned and badly signed callbacks with 401', async () => {
+    const body = JSON.stringify({ pix: [{ endToEndId: 'E1', txid: 'x'.repeat(30), valor: '1.00', horario: new Date().toISOString() }] });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${s.api.baseUrl}/v1/acquirer/pix`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    assert.equal((await post({})).status, 401);
+    assert.equal((await post({ [CALLBACK_SIGNATURE_HEADER]: signCallback('wrong-secret', body) })).status, 401);
+    assert.equal((await post({ [CALLBACK_SIGNATURE_HEADER]: 'zz' })).status, 401);
+    const tampered = body.replace('1.00', '9.00');
+    const res = await fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body) },
+      body: tampered,
+    });
+    assert.equal(res.status, 401);
+  });
+
+  it('refunds a payment that arrives after the charge was canceled', async () => {
+    const m = await readyMerchant(s.api);
+    const charge = await newCharge(m.token);
+    const cancel = await s.api.request('POST', `/v1/charges/${charge.id}/cancel`, { token: m.token });
+    assert.equal(cancel.status, 200);
+    await eventually(
+      async () => (s.simulator.control.getCob(charge.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined),
+      'cob removal',
+    );
+    const { endToEndId } = await s.simulator.control.payCob(charge.txid);
+    const refund = await eventually(async () => {
+      const r = await s.api.knex('charge_refunds').where({ charge_id: charge.id, e2e_id: endToEndId, status: 'CONFIRMED' }).first();
+      return r ?? undefined;
+    }, 'automatic refund of the late payment');
+    assert.equal(refund.kind, 'UNPAYABLE_PAYMENT');
+    assert.equal((await chargeRow(charge.id)).status, 'CANCELED');
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
+    assert.equal(await postingsSum(m.merchantId), 0);
+  });
+
+  it('refunds a paid charge: partial keeps PAID, full makes REFUNDED, each with charge.refunded', async () => {
+    const m = await readyMerchant(s.api, { feeBps: 0 });
+    const charge = await newCharge(m.token);
+    await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+    await untilStatus(charge.id, 'PAID');
+    const partial = await s.api.request<{ refund: { id: string } }>('POST', `/v1/charges/${charge.id}/refund`, {
+      token: m.token,
+      body: { amount: 2_500, reason: 'item faltando' },
+    });
+    assert.equal(partial.status, 202);
+    const ev = await eventually(
+      async () => (await s.api.knex('events').where({ reference: `charge.refunded:${partial.body.refund.id}` }).first()) ?? undefined,
+      'charge.refunded',
+    );
+    assert.equal(ev.data.amount, '25.00');
+    assert.equal(ev.data.status, 'closed');
+    assert.equal((await chargeRow(charge.id)).status, 'PAID');
+    const over = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: { amount: 7_501 } });
+    assert.equal(over.status, 400);
+    const rest = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: {} });
+    assert.equal(rest.status, 202);
+    await untilStatus(charge.id, 'REFUNDED');
+    assert.equal((await ledger.getBalance(s.api.knex, m.merchantId)).total, 0);
+    assert.equal(await postingsSum(m.merchantId), 0);
+    const again = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: {} });
+    assert.equal(again.status, 400);
+  });
+
+  it('cancels only a PENDING charge', async () => {
+    const m = await readyMerchant(s.api);
+    const charge = await newCharge(m.token);
+    assert.equal((await s.api.request('POST', `/v1/charges/${charge.id}/cancel`, { token: m.token })).status, 200);
+    assert.equal((await s.api.request('POST', `/v1/charges/${charge.id}/cancel`, { token: m.token })).status, 400);
+  });
+});
