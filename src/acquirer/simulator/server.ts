@@ -89,7 +89,8 @@ export interface SimulatorControl {
   getCob(txid: string): SimCob | undefined;
   getRefund(id: string): SimRefund | undefined;
   getTransfer(id: string): SimTransfer | undefined;
-  readonly calls: Array<{ route: SimRoute; status: number }>;
+  /** Every BCB-style call: route, status, and the JSON exchanged (for schema checks in tests). */
+  readonly calls: Array<{ route: SimRoute; status: number; request?: unknown; response?: unknown }>;
   readonly callbacks: CallbackSender;
 }
 
@@ -276,7 +277,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
         return problem(ctx, status, 'Falha simulada', `errorRate on ${name}`);
       }
       await next();
-      calls.push({ route: name, status: ctx.status });
+      calls.push({ route: name, status: ctx.status, request: ctx.request.body, response: ctx.body });
     };
 
   const bearer = async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
