@@ -65,28 +65,35 @@ export async function freePort(): Promise<number> {
 
 /**
  * postmaster.pid tells whether a server already runs on this data folder (then its port is on
- * line 4). A file left by a killed run blocks start-up, so it is removed when its process is gone.
+ * line 4). A file left by a killed run blocks start-up, so it is removed when its process is gone
+ * or when the pid now names another program (pids are reused, e.g. after a container restart).
  */
 function runningServerPort(dataDir: string): number | null {
   const pidFile = path.join(dataDir, 'postmaster.pid');
   if (!fs.existsSync(pidFile)) return null;
   const lines = fs.readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(lines[0]);
-  let alive = false;
-  if (Number.isInteger(pid) && pid > 0) {
-    try {
-      process.kill(pid, 0);
-      alive = true;
-    } catch {
-      alive = false;
-    }
-  }
-  if (!alive) {
+  if (!(Number.isInteger(pid) && pid > 0 && isPostgresProcess(pid))) {
     fs.rmSync(pidFile, { force: true });
     return null;
   }
   const port = Number(lines[3]);
   return Number.isInteger(port) && port > 0 ? port : null;
+}
+
+function isPostgresProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: alive, but another user's process; anything else: gone.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // Linux names the program; elsewhere a live pid has to be taken at its word.
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('postgres');
+  } catch {
+    return !fs.existsSync('/proc/self/comm');
+  }
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {

@@ -1,13 +1,13 @@
 /**
  * Opening the database for a process: the configured DATABASE_URL, or the embedded PostgreSQL
- * under DATA_DIR when it is unset (the `npm start` default). Migrations are not run here; the
- * entry points decide (npm start migrates first).
+ * under DATA_DIR when it is unset (the `npm start` default), with the objection models bound to it.
+ * Migrations are not run here; the entry points decide (npm start migrates first).
  */
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
-import { createKnex } from './knex';
+import { bindModels, createKnex } from './knex';
 import { startEmbeddedPostgres } from './embedded-postgres';
 
 export interface Database {
@@ -21,12 +21,14 @@ export interface Database {
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
   if (config.DATABASE_URL) {
     const knex = createKnex(config.DATABASE_URL, config.DATABASE_POOL_MAX);
+    bindModels(knex);
     return { knex, url: config.DATABASE_URL, kind: 'configured', close: () => knex.destroy() };
   }
   const dataDir = path.join(config.DATA_DIR, 'postgres');
   logger.warn({ dataDir }, 'DATABASE_URL is not set: starting an embedded PostgreSQL');
   const embedded = await startEmbeddedPostgres({ dataDir, onLog: (line) => logger.debug({ pg: line }) });
   const knex = createKnex(embedded.url, config.DATABASE_POOL_MAX);
+  bindModels(knex);
   return {
     knex,
     url: embedded.url,
@@ -38,5 +40,5 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   };
 }
 
-export { createKnex } from './knex';
-export { migrateLatest, migrateRollbackAll } from './migrations';
+export { bindModels, createKnex } from './knex';
+export { migrateLatest, migrateRollbackAll } from './migrate';

@@ -1,19 +1,26 @@
 /**
- * The one knex factory: pool size from config, bigint parsing. Models are never bound globally:
- * every query passes its knex or transaction (`Model.query(trx)`), so one process can talk to two
- * databases (tests do) and a forgotten transaction is visible in the code.
+ * The one knex factory: pool size from config, bigint parsing.
+ *
+ * `bindModels` makes a knex the default of every objection model (`Model.knex(knex)`), so a plain
+ * `Merchant.query()` works in a process with one database. Services still pass their knex or
+ * transaction explicitly (`Model.query(trx)`): a write that must join a transaction then says so
+ * in the code, and tests that open a second database are not confused by the default.
  */
 import knexFactory, { type Knex } from 'knex';
+import { Model } from 'objection';
 import { installPgTypeParsers } from './pg-types';
 
 export function createKnex(connectionString: string, poolMax = 10): Knex {
   installPgTypeParsers();
-  const knex = knexFactory({
+  return knexFactory({
     client: 'pg',
     connection: connectionString,
     pool: { min: 0, max: poolMax },
-    // Errors name the constraint; services translate the ones a client can cause.
     asyncStackTraces: false,
   });
-  return knex;
+}
+
+/** Binds every objection model (they all extend Model) to `knex` as their default database. */
+export function bindModels(knex: Knex): void {
+  Model.knex(knex);
 }

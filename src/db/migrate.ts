@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import * as initialSchema from '../../migrations/20261122000000_initial_schema';
+import * as checksAndWorkIndexes from '../../migrations/20261122010000_checks_and_work_indexes';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -13,6 +14,7 @@ interface MigrationModule {
 
 const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261122000000_initial_schema', initialSchema],
+  ['20261122010000_checks_and_work_indexes', checksAndWorkIndexes],
 ];
 
 class StaticMigrationSource implements Knex.MigrationSource<string> {

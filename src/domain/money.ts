@@ -7,8 +7,9 @@ export function computeFee(amountCents: number, feeBps: number, feeFixedCents: n
   assertCents(amountCents, 'amount');
   assertCents(feeFixedCents, 'fixed fee');
   if (!Number.isInteger(feeBps) || feeBps < 0 || feeBps > 10_000) throw new RangeError('fee bps must be 0..10000');
-  // Integer half-up: floor((a·b + 5000) / 10000). a ≤ 2^53/10^4 keeps the product exact.
-  const percentPart = Math.floor((amountCents * feeBps + 5_000) / 10_000);
+  // Integer half-up: floor((a·b + 5000) / 10000), in BigInt so the product stays exact for any
+  // safe amount (a·b can pass 2^53 long before a does).
+  const percentPart = Number((BigInt(amountCents) * BigInt(feeBps) + 5_000n) / 10_000n);
   return Math.min(amountCents, percentPart + feeFixedCents);
 }
 

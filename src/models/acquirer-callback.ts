@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class AcquirerCallback extends BaseModel {
   static override tableName = 'acquirer_callbacks';
   static override get jsonAttributes(): string[] {

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class ApiKey extends BaseModel {
   static override tableName = 'api_keys';
 

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class AuditLog extends BaseModel {
   static override tableName = 'audit_log';
   static override get jsonAttributes(): string[] {

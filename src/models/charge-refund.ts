@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class ChargeRefund extends BaseModel {
   static override tableName = 'charge_refunds';
 

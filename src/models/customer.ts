@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class Customer extends BaseModel {
   static override tableName = 'customers';
 

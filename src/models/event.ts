@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class Event extends BaseModel {
   static override tableName = 'events';
   static override get jsonAttributes(): string[] {

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class Infraction extends BaseModel {
   static override tableName = 'infractions';
 

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class LedgerPosting extends BaseModel {
   static override tableName = 'ledger_postings';
 

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class LedgerTransaction extends BaseModel {
   static override tableName = 'ledger_transactions';
   static override get jsonAttributes(): string[] {

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class Merchant extends BaseModel {
   static override tableName = 'merchants';
 

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class Notification extends BaseModel {
   static override tableName = 'notifications';
   static override get jsonAttributes(): string[] {

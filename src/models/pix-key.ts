@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class PixKey extends BaseModel {
   static override tableName = 'pix_keys';
 

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class User extends BaseModel {
   static override tableName = 'users';
 

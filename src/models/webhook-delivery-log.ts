@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class WebhookDeliveryLog extends BaseModel {
   static override tableName = 'webhook_delivery_logs';
 

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class WebhookDelivery extends BaseModel {
   static override tableName = 'webhook_deliveries';
 

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class Webhook extends BaseModel {
   static override tableName = 'webhooks';
   static override get jsonAttributes(): string[] {

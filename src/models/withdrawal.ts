@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 
-
 export class Withdrawal extends BaseModel {
   static override tableName = 'withdrawals';
 

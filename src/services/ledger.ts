@@ -39,6 +39,8 @@ export interface PostInput {
 
 export interface PostResult {
   transactionId: string;
+  /** The stored transaction's kind: on a replay, the kind posted first under this reference. */
+  kind: string;
   /** false when the reference had already been posted (idempotent replay). */
   created: boolean;
 }
@@ -71,12 +73,18 @@ export class LedgerInvariantError extends Error {
 
 type Db = Knex | Knex.Transaction;
 
+/**
+ * A transaction of its own, or a savepoint inside the caller's: a refused debit then undoes only
+ * this movement (no orphan transaction row burning the reference), and the caller's transaction
+ * stays usable if it chooses to catch the error.
+ */
 function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.isTransaction ? fn(db as Knex.Transaction) : (db as Knex).transaction(fn);
+  return db.transaction(fn);
 }
 
 function validate(input: PostInput): void {
   if (!input.reference) throw new LedgerInvariantError('ledger reference is required');
+  if (!input.merchantId) throw new LedgerInvariantError('ledger merchantId is required');
   if (input.postings.length < 2) throw new LedgerInvariantError('a ledger transaction needs at least two postings');
   let sum = 0;
   for (const p of input.postings) {
@@ -90,7 +98,9 @@ function validate(input: PostInput): void {
 
 /**
  * Posts one balanced transaction, once per reference. Runs inside `db` when it is a transaction
- * (so callers can post together with their own writes), else in a transaction of its own.
+ * (so callers can post together with their own writes; a savepoint isolates a refused debit),
+ * else in a transaction of its own. A debit below zero of any non-negative account throws
+ * InsufficientFundsError and changes nothing.
  */
 export async function post(db: Db, input: PostInput): Promise<PostResult> {
   validate(input);
@@ -111,8 +121,10 @@ export async function post(db: Db, input: PostInput): Promise<PostResult> {
       .ignore()
       .returning('id');
     if (inserted.length === 0) {
-      const existing = await trx('ledger_transactions').where({ reference: input.reference }).first('id');
-      return { transactionId: String((existing as { id: string }).id), created: false };
+      const existing = (await trx('ledger_transactions')
+        .where({ reference: input.reference })
+        .first('id', 'kind')) as { id: string; kind: string };
+      return { transactionId: existing.id, kind: existing.kind, created: false };
     }
 
     // Lock accounts in one global order (kind name) so two movements never deadlock.
@@ -127,7 +139,7 @@ export async function post(db: Db, input: PostInput): Promise<PostResult> {
       rows.push({ transaction_id: id, account_id: accountId, amount: p.amount });
     }
     await trx('ledger_postings').insert(rows);
-    return { transactionId: id, created: true };
+    return { transactionId: id, kind: input.kind, created: true };
   });
 }
 
@@ -228,6 +240,7 @@ export async function debitRefund(
   const rows = (await trx('ledger_accounts')
     .where({ merchant_id: a.merchantId })
     .whereIn('kind', ['available', 'pending'])
+    .orderBy('kind') // the lock order post() uses, so refunds and withdrawals never deadlock
     .forUpdate()
     .select('kind', 'balance')) as Array<{ kind: LedgerAccountKind; balance: number }>;
   const of = (k: LedgerAccountKind): number => rows.find((r) => r.kind === k)?.balance ?? 0;
@@ -281,6 +294,24 @@ export function debitWithdrawal(
   });
 }
 
+/**
+ * The transfer's outcome: `completed` — the money left (in transit → acquirer); `failed` — it did
+ * not (in transit → available). Both outcomes share one reference, so whichever is posted first
+ * wins and a late contradicting callback is a replay (`created: false`, `kind` says which won).
+ */
+export function resolveWithdrawal(
+  db: Db,
+  a: { withdrawalId: string; merchantId: string; amount: number; outcome: 'completed' | 'failed' },
+): Promise<PostResult> {
+  return resolveInTransit(db, {
+    reference: `withdrawal:${a.withdrawalId}:resolved`,
+    kind: a.outcome === 'completed' ? 'withdrawal_completed' : 'withdrawal_failed',
+    merchantId: a.merchantId,
+    amount: a.amount,
+    outcome: a.outcome === 'completed' ? 'left' : 'returned',
+  });
+}
+
 /** A completed transfer the destination bank sent back: the money returns to available. */
 export function creditReturnedTransfer(
   db: Db,
@@ -310,6 +341,25 @@ export function moveBlocked(
     postings: [
       { kind: 'available', amount: -sign * a.amount },
       { kind: 'blocked', amount: sign * a.amount },
+    ],
+  });
+}
+
+/**
+ * MED refund: the blocked funds go to the payer. Like a merchant refund they wait in transit
+ * until the acquirer confirms (then `resolveInTransit` with the refund's reference scheme).
+ */
+export function debitBlockedRefund(
+  db: Db,
+  a: { refundId: string; merchantId: string; amount: number },
+): Promise<PostResult> {
+  return post(db, {
+    reference: `refund:${a.refundId}:debit`,
+    kind: 'infraction_refund_debit',
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'blocked', amount: -a.amount },
+      { kind: 'in_transit', amount: a.amount },
     ],
   });
 }

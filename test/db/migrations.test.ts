@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createKnex } from '../../src/db/knex';
-import { migrateLatest, migrateRollbackAll } from '../../src/db/migrations';
+import { migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
 import { getTestDb } from '../support/db';
 
 describe('migrations', () => {

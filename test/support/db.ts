@@ -2,15 +2,24 @@
  * One PostgreSQL per test run: the embedded one in a temporary folder, or TEST_DATABASE_URL /
  * DATABASE_URL when set (a throwaway database: the suite migrates it). Created lazily by the first
  * suite that asks, migrated once, stopped after the last suite. Tests never truncate: each makes
- * its own merchants with unique ids, so suites are independent and run in any order.
+ * its own merchants with unique ids (createMerchantFixture), so suites are independent and run in
+ * any order.
+ *
+ *   const { knex } = await getTestDb();
+ *   const m = await createMerchantFixture(knex, { kycStatus: 'APPROVED' });
+ *   await fundMerchant(knex, m.id, 10_000);   // available += 10_000 through the ledger
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { createKnex } from '../../src/db/knex';
+import { bindModels, createKnex } from '../../src/db/knex';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { migrateLatest } from '../../src/db/migrations';
+import { migrateLatest } from '../../src/db/migrate';
+import { newId } from '../../src/lib/ids';
+import { Merchant } from '../../src/models/merchant';
+import { postAdjustment } from '../../src/services/ledger';
 import { onRunEnd } from './lifecycle';
 
 export interface TestDb {
@@ -32,6 +41,7 @@ async function open(): Promise<TestDb> {
     url = configured;
   } else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-test-pg-'));
+    // As root the server runs as the `postgres` OS user, which must reach the folder.
     fs.chmodSync(dir, 0o755);
     const embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), persistent: false, database: 'pixflow_test' });
     url = embedded.url;
@@ -42,6 +52,36 @@ async function open(): Promise<TestDb> {
   }
   const knex = createKnex(url, 20);
   await migrateLatest(knex);
+  bindModels(knex);
   onRunEnd(() => knex.destroy());
   return { knex, url };
+}
+
+export type MerchantFixtureInput = Partial<
+  Pick<Merchant, 'name' | 'email' | 'status' | 'kycStatus' | 'acquirerAccountId' | 'feeBps' | 'feeFixed' | 'settlementDelaySeconds'>
+>;
+
+/** A fresh merchant with a unique id and document (ACTIVE, KYC PENDING, 99 bps, no delay). */
+export async function createMerchantFixture(knex: Knex, input: MerchantFixtureInput = {}): Promise<Merchant> {
+  const id = newId('mch');
+  return Merchant.query(knex).insertAndFetch({
+    id,
+    name: input.name ?? `Test merchant ${id.slice(-6)}`,
+    // Unique 14-digit document; tests that need valid check digits set their own through the API.
+    document: String(crypto.randomInt(10 ** 13, 10 ** 14 - 1)),
+    email: input.email ?? `${id.toLowerCase()}@merchants.test`,
+    status: input.status ?? 'ACTIVE',
+    kycStatus: input.kycStatus ?? 'PENDING',
+    acquirerAccountId: input.acquirerAccountId ?? null,
+    feeBps: input.feeBps ?? 99,
+    feeFixed: input.feeFixed ?? 0,
+    settlementDelaySeconds: input.settlementDelaySeconds ?? 0,
+  });
+}
+
+/** Credits the merchant's available balance through the ledger (an adjustment), as tests' funding. */
+export async function fundMerchant(knex: Knex, merchantId: string, amount: number): Promise<void> {
+  await knex.transaction((trx) =>
+    postAdjustment(trx, { merchantId, amount, reason: 'test funding', reference: `test-funding:${newId('fund')}` }),
+  );
 }
