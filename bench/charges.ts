@@ -1,0 +1,208 @@
+/**
+ * Charge creation throughput, side by side with a bare endpoint on the same stack.
+ *
+ *   npx tsx bench/charges.ts [--count N] [--concurrency C]
+ *
+ * One process runs an embedded PostgreSQL (fresh, temporary), the in-memory Temporal server in
+ * real-time mode, the acquirer simulator and the API (Koa, same middleware, same auth), and a
+ * closed-loop load generator over HTTP on 127.0.0.1. Two endpoints, same run:
+ *   - POST /v1/charges: the real thing (validation, prerequisites, insert, cob at the acquirer over
+ *     HTTP, BR Code, QR image, workflow start);
+ *   - POST /bench/bare: the same validation and auth, then one INSERT of a charge row.
+ * Then, to say where a charge's time goes, each piece alone, sequentially: the QR image, the
+ * acquirer call, the workflow start and the charge INSERT.
+ *
+ * Bounded: `count` requests per endpoint (default 1,000) with `concurrency` in flight (default 16).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Server } from 'node:http';
+import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
+import { createKnex } from '../src/db/knex';
+import { migrateLatest } from '../src/db/migrate';
+import { startServer } from '../tools/temporal-test-server/src/index';
+import { silentLogger } from '../tools/temporal-test-server/src/logger';
+import { connectTemporalClient } from '../src/temporal/connection';
+import { chargeWorkflowClient } from '../src/temporal/charge-workflow-client';
+import { startAcquirerSimulator } from '../src/acquirer/simulator/server';
+import { HttpAcquirer } from '../src/acquirer/http-client';
+import { createChargesService } from '../src/services/charges';
+import { chargeRoutes } from '../src/http/routes/charges';
+import { createApp } from '../src/http/app';
+import { createLogger } from '../src/lib/logger';
+import { newId } from '../src/lib/ids';
+import { createChargeBody } from '../src/http/schemas/charges';
+import { parseBody } from '../src/http/validation';
+import { merchantIdOf } from '../src/http/principal';
+import { closeQrRenderer, newTxid, renderQrDataUrl, warmQrRenderer } from '../src/pix';
+import type { RouteModule } from '../src/http/types';
+import { createApiKeysService } from '../src/services/api-keys';
+
+export interface LoadResult {
+  endpoint: string;
+  requests: number;
+  errors: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface PieceResult {
+  piece: string;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface ChargesBenchResult {
+  load: LoadResult[];
+  ratio: number;
+  pieces: PieceResult[];
+}
+
+const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+
+async function closedLoop(name: string, count: number, concurrency: number, fire: (i: number) => Promise<boolean>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  let errors = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= count) return;
+        const t = performance.now();
+        if (!(await fire(i))) errors++;
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { endpoint: name, requests: count, errors, perSecond: count / seconds, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99) };
+}
+
+async function timed(piece: string, n: number, fn: (i: number) => Promise<unknown>): Promise<PieceResult> {
+  const latencies: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn(i);
+    latencies.push(performance.now() - t);
+  }
+  latencies.sort((a, b) => a - b);
+  return { piece, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99) };
+}
+
+export async function runChargesBench(opts: { count?: number; concurrency?: number } = {}): Promise<ChargesBenchResult> {
+  const count = opts.count ?? 1000;
+  const concurrency = opts.concurrency ?? 16;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
+  fs.chmodSync(dir, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'bench' });
+  const knex = createKnex(pg.url, 20);
+  const temporalServer = await startServer({ port: 0, timeSkipping: false, logger: silentLogger });
+  const temporal = await connectTemporalClient(temporalServer.address, 'default');
+  const simulator = await startAcquirerSimulator({ callbackSecret: 'bench', clientId: 'b', clientSecret: 'b' });
+  const acquirer = new HttpAcquirer({ baseUrl: simulator.url, clientId: 'b', clientSecret: 'b', timeoutMs: 5000 });
+  let server: Server | undefined;
+  try {
+    await migrateLatest(knex);
+    await warmQrRenderer();
+    const logger = createLogger({ level: 'silent' });
+    // No worker: charge workflows are started, not run; the bench measures the API's path.
+    const workflows = chargeWorkflowClient(temporal.client, `bench-${Date.now()}`);
+    const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 3000 }, logger, acquirer, workflows });
+
+    // A ready merchant and an API key, through the real services.
+    const merchantId = newId('mch');
+    await knex('merchants').insert({
+      id: merchantId, name: 'Bench', document: '11222333000181', email: 'bench@x.test',
+      kyc_status: 'APPROVED', acquirer_account_id: 'acc', fee_bps: 99, fee_fixed: 0, settlement_delay_seconds: 86400,
+    });
+    await knex('pix_keys').insert({ id: newId('pxk'), merchant_id: merchantId, type: 'EMAIL', key: 'bench@x.test', status: 'ACTIVE' });
+    const config = {
+      JWT_SECRET: 'bench-secret-0123456789abcdef0123456789', JWT_TTL: 3600, API_KEY_PEPPER: 'bench-pepper',
+      RATE_LIMIT_RPS: 1_000_000, RATE_LIMIT_BURST: 1_000_000, BODY_LIMIT_BYTES: 65536, MAX_API_KEYS_PER_MERCHANT: 50,
+      DEFAULT_FEE_BPS: 99, DEFAULT_FEE_FIXED: 0, DEFAULT_SETTLEMENT_DELAY_SECONDS: 86400,
+    };
+    const apiKey = await createApiKeysService({ knex, config }).create(merchantId, null, { name: 'bench' });
+
+    const bare: RouteModule = (router, guards) => {
+      router.post('/bench/bare', ...guards.authenticated, async (ctx) => {
+        const input = parseBody(ctx, createChargeBody);
+        const id = newId('ch');
+        await knex('charges').insert({
+          id, merchant_id: merchantIdOf(ctx), amount: input.amount, description: input.description,
+          expires_in: input.expiresIn, expires_at: knex.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
+        });
+        ctx.status = 201;
+        ctx.body = { charge: { id } };
+      });
+    };
+    const app = createApp({ config, knex, logger, routes: [chargeRoutes(charges), bare] });
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const addr = server.address();
+    const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const body = JSON.stringify({ amount: 1990, description: 'Bench order', customer: {
+      name: 'Maria', email: 'm@x.test', phone: '11987654321', document: '12345678909' } });
+    const post = (p: string) => async (): Promise<boolean> => {
+      const res = await fetch(base + p, { method: 'POST', headers: { authorization: `Bearer ${apiKey.value}`, 'content-type': 'application/json' }, body });
+      await res.arrayBuffer();
+      return res.status === 201;
+    };
+    // Warm both paths (JIT, pools, token) before measuring.
+    await closedLoop('warm', 50, 4, post('/v1/charges'));
+    await closedLoop('warm', 50, 4, post('/bench/bare'));
+    const bareResult = await closedLoop('POST /bench/bare (validate + 1 INSERT)', count, concurrency, post('/bench/bare'));
+    const chargeResult = await closedLoop('POST /v1/charges (full)', count, concurrency, post('/v1/charges'));
+
+    const n = Math.min(200, count);
+    const pieces = [
+      await timed('QR image (renderQrDataUrl)', n, () => renderQrDataUrl('00020101021226'.padEnd(180, '7'))),
+      await timed('acquirer PUT /cob over HTTP', n, () => acquirer.createCob({ txid: newTxid(), amount: 1990, expiresIn: 3600, key: 'bench@x.test' })),
+      await timed('workflow start (gRPC)', n, (i) => workflows.start(`bench_piece_${Date.now()}_${i}`, merchantId)),
+      await timed('charge INSERT', n, () => knex('charges').insert({
+        id: newId('ch'), merchant_id: merchantId, amount: 1, description: 'x', expires_in: 60,
+        expires_at: knex.raw(`now() + interval '60 seconds'`) })),
+    ];
+    return { load: [bareResult, chargeResult], ratio: chargeResult.perSecond / bareResult.perSecond, pieces };
+  } finally {
+    if (server) await new Promise<void>((r) => server?.close(() => r()));
+    await closeQrRenderer();
+    await simulator.close();
+    await temporal.close();
+    await temporalServer.close();
+    await knex.destroy();
+    await pg.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function formatChargesBench(r: ChargesBenchResult): string {
+  const lines = ['endpoint                                  req/s    p50 ms   p99 ms  errors'];
+  for (const l of r.load) {
+    lines.push(`${l.endpoint.padEnd(40)} ${l.perSecond.toFixed(0).padStart(6)} ${l.p50Ms.toFixed(2).padStart(9)} ${l.p99Ms.toFixed(2).padStart(8)} ${String(l.errors).padStart(7)}`);
+  }
+  lines.push(`charge / bare throughput ratio: ${r.ratio.toFixed(2)}`, '', 'piece (sequential, alone)                 p50 ms   p99 ms');
+  for (const p of r.pieces) lines.push(`${p.piece.padEnd(40)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
+  return lines.join('\n');
+}
+
+function arg(name: string): number | undefined {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
+if (require.main === module) {
+  runChargesBench({ count: arg('--count'), concurrency: arg('--concurrency') })
+    .then((r) => console.log(formatChargesBench(r)))
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    });
+}
