@@ -99,6 +99,36 @@ describe('npm start (embedded defaults)', function () {
     assert.equal(((await json(list)).apiKeys as unknown[]).length, 1);
   });
 
+  it('takes a charge from creation to PAID through the in-process acquirer simulator and the worker', async () => {
+    const call = async (method: string, p: string, token: string, body?: unknown) => {
+      const res = await fetch(`${base}${p}`, {
+        method,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await json(res) };
+    };
+    const login = async (email: string, password: string) =>
+      (await (await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).json()) as { token: string };
+    const admin = (await login('ops@pixflow.test', 'operator-password-1')).token;
+    const created = await call('POST', '/v1/admin/merchants', admin, {
+      name: 'Loja Charge', document: '12345678909', email: 'charge@start.test', password: 'merchant-password-2',
+    });
+    const merchantId = (created.body.merchant as { id: string }).id;
+    await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-e2e' });
+    const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, { type: 'EMAIL', key: 'pix@charge.test' });
+    await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, { status: 'ACTIVE' });
+    const user = (await login('charge@start.test', 'merchant-password-2')).token;
+    const charge = await call('POST', '/v1/charges', user, { amount: 2990, description: 'Pedido e2e' });
+    assert.equal(charge.status, 201, JSON.stringify(charge.body));
+    const id = (charge.body.charge as { id: string }).id;
+    assert.equal((await call('POST', `/v1/sandbox/charges/${id}/pay`, user, {})).status, 202);
+    await waitFor(async () => (await call('GET', `/v1/charges/${id}`, user)).body.charge !== undefined &&
+      ((await call('GET', `/v1/charges/${id}`, user)).body.charge as { status: string }).status === 'PAID', 30_000, 'PAID');
+    const balance = await call('GET', '/v1/merchants/me/balance', user);
+    assert.deepEqual(balance.body.balance, { available: 0, pending: 2960, blocked: 0, total: 2960 });
+  });
+
   it('drains and exits 0 on SIGTERM', async () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
