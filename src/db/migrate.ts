@@ -17,6 +17,9 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261122010000_checks_and_work_indexes', checksAndWorkIndexes],
 ];
 
+/** Names of every migration, in the order they apply. */
+export const MIGRATION_NAMES: readonly string[] = MIGRATIONS.map(([name]) => name);
+
 class StaticMigrationSource implements Knex.MigrationSource<string> {
   getMigrations(): Promise<string[]> {
     return Promise.resolve(MIGRATIONS.map(([name]) => name));

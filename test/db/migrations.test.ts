@@ -1,33 +1,96 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Knex } from 'knex';
 import { createKnex } from '../../src/db/knex';
-import { migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
+import { MIGRATION_NAMES, migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
 import { getTestDb } from '../support/db';
 
+const DOMAIN_TABLES = [
+  'users', 'merchants', 'pix_keys', 'api_keys', 'customers', 'charges', 'charge_refunds',
+  'ledger_accounts', 'ledger_transactions', 'ledger_postings', 'withdrawals', 'webhooks', 'events',
+  'webhook_deliveries', 'webhook_delivery_logs', 'infractions', 'notifications', 'acquirer_callbacks', 'audit_log',
+];
+
+async function publicTables(knex: Knex): Promise<string[]> {
+  return knex('information_schema.tables')
+    .where({ table_schema: 'public' })
+    .whereNotIn('table_name', ['knex_migrations', 'knex_migrations_lock'])
+    .orderBy('table_name')
+    .pluck('table_name');
+}
+
 describe('migrations', () => {
-  it('apply to an empty database, roll back completely, and apply again', async () => {
-    const { knex: admin, url } = await getTestDb();
-    const name = `mig_${Date.now()}`;
+  let admin: Knex;
+  let knex: Knex;
+  let name: string;
+
+  // A database of its own: rolling back must not disturb the suites sharing the run's database.
+  before(async () => {
+    const db = await getTestDb();
+    admin = db.knex;
+    name = `mig_${Date.now()}_${process.pid}`;
     await admin.raw(`create database ${name}`);
-    const u = new URL(url);
+    const u = new URL(db.url);
     u.pathname = `/${name}`;
-    const knex = createKnex(u.toString(), 2);
-    try {
-      assert.ok((await migrateLatest(knex)).length >= 1);
-      assert.deepEqual(await migrateLatest(knex), []);
-      const tables = await knex('information_schema.tables').where({ table_schema: 'public' }).pluck('table_name');
-      for (const t of ['merchants', 'users', 'charges', 'ledger_postings', 'withdrawals', 'webhooks', 'audit_log']) {
-        assert.ok(tables.includes(t), `missing table ${t}`);
-      }
-      assert.ok((await migrateRollbackAll(knex)).length >= 1);
-      const left = await knex('information_schema.tables')
-        .where({ table_schema: 'public' })
-        .whereNotIn('table_name', ['knex_migrations', 'knex_migrations_lock'])
-        .pluck('table_name');
-      assert.deepEqual(left, []);
-      assert.ok((await migrateLatest(knex)).length >= 1);
-    } finally {
-      await knex.destroy();
-      await admin.raw(`drop database ${name} with (force)`);
+    knex = createKnex(u.toString(), 2);
+  });
+  after(async () => {
+    await knex.destroy();
+    await admin.raw(`drop database ${name} with (force)`);
+  });
+
+  it('list every file of migrations/ in src/db/migrate.ts, in order', () => {
+    const files = fs
+      .readdirSync(path.join(__dirname, '../../migrations'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => f.replace(/\.ts$/, ''))
+      .sort();
+    assert.deepEqual(files, MIGRATION_NAMES);
+  });
+
+  it('apply to an empty database, then have nothing left to apply', async () => {
+    assert.deepEqual(await migrateLatest(knex), MIGRATION_NAMES);
+    assert.equal(MIGRATION_NAMES[0], '20261122000000_initial_schema');
+    assert.deepEqual(await migrateLatest(knex), []);
+    assert.deepEqual(await publicTables(knex), [...DOMAIN_TABLES].sort());
+  });
+
+  it('install the zero-sum check as a DEFERRABLE INITIALLY DEFERRED constraint trigger', async () => {
+    const { rows } = await knex.raw<{ rows: Array<{ tgdeferrable: boolean; tginitdeferred: boolean }> }>(
+      `select tgdeferrable, tginitdeferred from pg_trigger where tgname = 'ledger_postings_zero_sum'`,
+    );
+    assert.deepEqual(rows, [{ tgdeferrable: true, tginitdeferred: true }]);
+  });
+
+  it('index every list query by its filter and order', async () => {
+    const indexes: string[] = await knex('pg_indexes').where({ schemaname: 'public' }).pluck('indexdef');
+    const has = (table: string, columns: string): boolean =>
+      indexes.some((d) => d.includes(` ON public.${table} `) && d.includes(`(${columns})`));
+    for (const [table, columns] of [
+      ['charges', 'merchant_id, created_at DESC, id DESC'],
+      ['charges', 'merchant_id, status, created_at DESC, id DESC'],
+      ['withdrawals', 'merchant_id, created_at DESC, id DESC'],
+      ['api_keys', 'merchant_id, created_at'],
+      ['pix_keys', 'merchant_id, created_at'],
+      ['webhooks', 'merchant_id, created_at'],
+      ['webhook_delivery_logs', 'webhook_id, created_at DESC, id DESC'],
+      ['notifications', 'merchant_id, created_at DESC'],
+      ['ledger_transactions', 'merchant_id, created_at'],
+      ['ledger_postings', 'account_id, id'],
+      ['audit_log', 'created_at DESC, id DESC'],
+      ['audit_log', 'target_type, target_id, created_at DESC'],
+      ['merchants', 'created_at, id'],
+    ]) {
+      assert.ok(has(table, columns), `index on ${table} (${columns})`);
     }
+  });
+
+  it('roll back completely and apply again', async () => {
+    assert.deepEqual(await migrateRollbackAll(knex), [...MIGRATION_NAMES].reverse());
+    assert.deepEqual(await publicTables(knex), []);
+    const { rows } = await knex.raw<{ rows: unknown[] }>(`select 1 from pg_proc where proname like 'ledger_%'`);
+    assert.deepEqual(rows, []);
+    assert.deepEqual(await migrateLatest(knex), MIGRATION_NAMES);
   });
 });
