@@ -63,7 +63,10 @@ export class InsufficientFundsError extends Error {
   }
 }
 
-/** A posting set that cannot be right: a bug, never retried. */
+/**
+ * A posting set that cannot be right: a bug, never retried. Its name is the non-retryable error
+ * type that workflows list for activities.
+ */
 export class LedgerInvariantError extends Error {
   constructor(message: string) {
     super(message);
@@ -127,8 +130,9 @@ export async function post(db: Db, input: PostInput): Promise<PostResult> {
       return { transactionId: existing.id, kind: existing.kind, created: false };
     }
 
-    // Lock accounts in one global order (kind name) so two movements never deadlock.
-    const ordered = [...input.postings].sort((a, b) => a.kind.localeCompare(b.kind));
+    // Lock accounts in one global order (kind name, as PostgreSQL's `order by kind` sorts these
+    // ASCII names) so two movements of one merchant never deadlock.
+    const ordered = [...input.postings].sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
     const rows: Array<{ transaction_id: string; account_id: string; amount: number }> = [];
     for (const p of ordered) {
       const accountId = await ensureAccount(trx, input.merchantId, p.kind);
