@@ -18,6 +18,7 @@ import { chargeRoutes } from '../http/routes/charges';
 import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
+import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 
 export interface RunningApi {
   url: string;
@@ -38,6 +39,10 @@ export async function startApi(opts: {
   const charges = createChargesService({ knex, config, logger, acquirer: opts.acquirer.acquirer, workflows });
   await warmQrRenderer();
   const simulator = opts.acquirer.simulator;
+  // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started).
+  reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
+    logger.error({ err }, 'charge workflow reconciliation failed'),
+  );
   const app = createApp({
     config,
     knex,

@@ -8,6 +8,9 @@ import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/call
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import * as ledger from '../../src/services/ledger';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
+import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
+import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
+import { createLogger } from '../../src/lib/logger';
 
 interface Charge {
   id: string;
@@ -186,5 +189,26 @@ describe('charge workflow', function () {
     const charge = await newCharge(m.token);
     assert.equal((await s.api.request('POST', `/v1/charges/${charge.id}/cancel`, { token: m.token })).status, 200);
     assert.equal((await s.api.request('POST', `/v1/charges/${charge.id}/cancel`, { token: m.token })).status, 400);
+  });
+
+  it('restarts a lost charge workflow from the database, which then still takes the payment', async () => {
+    const m = await readyMerchant(s.api);
+    const charge = await newCharge(m.token);
+    const handle = s.client.workflow.getHandle(chargeWorkflowId(charge.id));
+    const firstRun = (await handle.describe()).runId;
+    await handle.terminate('simulating a lost workflow');
+    assert.equal((await handle.describe()).status.name, 'TERMINATED');
+    const started = await reconcileChargeWorkflows({
+      knex: s.api.knex,
+      workflows: chargeWorkflowClient(s.client, s.taskQueue),
+      logger: createLogger({ level: 'silent' }),
+      batchSize: 7,
+    });
+    assert.ok(started >= 1);
+    const after = await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).describe();
+    assert.equal(after.status.name, 'RUNNING');
+    assert.notEqual(after.runId, firstRun);
+    await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+    await untilStatus(charge.id, 'PAID');
   });
 });

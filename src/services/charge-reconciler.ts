@@ -1,0 +1,44 @@
+/**
+ * Every charge that still owes something (awaiting payment, awaiting settlement, an open refund)
+ * must have a running `charge-<id>` workflow (DESIGN §2b). Starting one is idempotent, so the
+ * reconciler simply starts the workflow of each such charge; for a charge whose workflow runs this
+ * is a no-op. It matters when workflows were lost — e.g. `npm start` on the in-memory Temporal
+ * server after a restart — and after an outage between the charge's commit and its workflow start.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../lib/logger';
+import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
+
+export async function reconcileChargeWorkflows(deps: {
+  knex: Knex;
+  workflows: ChargeWorkflows;
+  logger: Logger;
+  batchSize?: number;
+}): Promise<number> {
+  const { knex, workflows, logger } = deps;
+  const batch = deps.batchSize ?? 500;
+  let after = '';
+  let started = 0;
+  for (;;) {
+    // Keyset pagination on id; the partial indexes of the second migration keep this cheap.
+    const rows = (await knex('charges')
+      .where('id', '>', after)
+      .andWhere((q) =>
+        q
+          .where((p) => p.where('status', 'PENDING').whereNotNull('txid'))
+          .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
+          .orWhereExists(knex('charge_refunds').whereRaw('charge_refunds.charge_id = charges.id').where('status', 'REQUESTED')),
+      )
+      .orderBy('id')
+      .limit(batch)
+      .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    for (const r of rows) {
+      await workflows.start(r.id, r.merchant_id);
+      started++;
+    }
+    if (rows.length < batch) break;
+    after = (rows[rows.length - 1] as { id: string }).id;
+  }
+  if (started > 0) logger.info({ charges: started }, 'charge workflows reconciled');
+  return started;
+}
