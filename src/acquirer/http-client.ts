@@ -8,7 +8,19 @@
  */
 import { AcquirerError, errorForStatus } from './errors';
 import { centsToWire, wireToCents } from './money-wire';
-import type { Acquirer, Cob, CobRequest, CobStatus, Refund, RefundStatus, Transfer, TransferRequest, TransferStatus } from './types';
+import type {
+  Acquirer,
+  Cob,
+  CobRequest,
+  CobStatus,
+  PixKeyRegistration,
+  PixKeyStatusAtAcquirer,
+  Refund,
+  RefundStatus,
+  Transfer,
+  TransferRequest,
+  TransferStatus,
+} from './types';
 
 export interface HttpAcquirerOptions {
   baseUrl: string;
@@ -90,6 +102,16 @@ export class HttpAcquirer implements Acquirer {
 
   async getTransfer(id: string): Promise<Transfer> {
     return toTransfer(await this.call<WireTransfer>('GET', `/transfers/${encodeURIComponent(id)}`));
+  }
+
+  async registerPixKey(idempotencyKey: string, keyType: TransferRequest['pixKeyType'], key: string): Promise<PixKeyRegistration> {
+    const w = await this.call<{ id: string; chave: string; tipoChave: TransferRequest['pixKeyType']; status: PixKeyStatusAtAcquirer }>(
+      'POST',
+      '/keys',
+      { chave: key, tipoChave: keyType },
+      { 'x-idempotency-key': idempotencyKey },
+    );
+    return { id: w.id, key: w.chave, keyType: w.tipoChave, status: w.status };
   }
 
   private async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {

@@ -56,6 +56,15 @@ export interface Transfer {
   reason?: string;
 }
 
+export type PixKeyStatusAtAcquirer = 'PENDENTE' | 'ATIVA' | 'INATIVA';
+
+export interface PixKeyRegistration {
+  id: string;
+  key: string;
+  keyType: TransferRequest['pixKeyType'];
+  status: PixKeyStatusAtAcquirer;
+}
+
 export interface Acquirer {
   /** PUT /cob/{txid}: creates the immediate charge. Idempotent on txid. */
   createCob(req: CobRequest): Promise<Cob>;
@@ -68,4 +77,6 @@ export interface Acquirer {
   /** POST /transfers with x-idempotency-key: a replay returns the same transfer. */
   sendTransfer(idempotencyKey: string, req: TransferRequest): Promise<Transfer>;
   getTransfer(id: string): Promise<Transfer>;
+  /** POST /keys: registers a receiving key (idempotent on our key id); activation comes by callback. */
+  registerPixKey(idempotencyKey: string, keyType: TransferRequest['pixKeyType'], key: string): Promise<PixKeyRegistration>;
 }

@@ -140,4 +140,23 @@ describe('acquirer client and simulator', () => {
     const bad = new HttpAcquirer({ baseUrl: sim.url, clientId: 'c1', clientSecret: 'wrong', timeoutMs: 1_000 });
     await assert.rejects(bad.getCob('x'.repeat(30)), (e: unknown) => e instanceof AcquirerError && e.status === 401 && !e.retryable);
   });
+
+  it('registers a PIX key idempotently and announces status changes and infractions by signed callbacks', async () => {
+    const a = await client.registerPixKey('pxk_1', 'EMAIL', 'loja@x.com');
+    const b = await client.registerPixKey('pxk_1', 'EMAIL', 'loja@x.com');
+    assert.equal(a.id, b.id);
+    assert.equal(a.status, 'PENDENTE');
+    sim.control.setKeyStatus(a.id, 'ATIVA');
+    const txid = newTxid();
+    await client.createCob({ txid, amount: 1_000, expiresIn: 600, key: 'loja@x.com' });
+    const { endToEndId } = await sim.control.payCob(txid);
+    const { infractionId } = sim.control.raiseInfraction(endToEndId, 'golpe');
+    sim.control.updateInfraction(infractionId, 'ACCEPTED');
+    await sim.control.callbacks.idle();
+    const keyCb = received.find((r) => r.path === '/v1/acquirer/pix-keys' && r.raw.includes(a.id));
+    assert.ok(keyCb && verifyCallback(SECRET, keyCb.raw, keyCb.signature));
+    const infCbs = received.filter((r) => r.path === '/v1/acquirer/infractions' && r.raw.includes(infractionId));
+    assert.equal(infCbs.length, 2);
+    for (const cb of infCbs) assert.equal(verifyCallback(SECRET, cb.raw, cb.signature), true);
+  });
 });

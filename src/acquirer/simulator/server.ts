@@ -28,7 +28,16 @@ export interface SimulatorOptions {
   autoComplete?: boolean;
 }
 
-export type SimRoute = 'token' | 'createCob' | 'getCob' | 'removeCob' | 'refund' | 'getRefund' | 'transfer' | 'getTransfer';
+export type SimRoute =
+  | 'token'
+  | 'createCob'
+  | 'getCob'
+  | 'removeCob'
+  | 'refund'
+  | 'getRefund'
+  | 'transfer'
+  | 'getTransfer'
+  | 'registerKey';
 
 export interface Faults {
   /** Answer `errorStatus` on this fraction of BCB calls (0..1). */
@@ -82,6 +91,12 @@ export interface SimulatorControl {
   completeTransfer(id: string): void;
   failTransfer(id: string, reason?: string): void;
   returnTransfer(id: string, reason?: string): void;
+  /** Sets a registered key's status and tells the service (`/v1/acquirer/pix-keys`). */
+  setKeyStatus(keyId: string, status: 'PENDENTE' | 'ATIVA' | 'INATIVA'): void;
+  /** Opens a MED infraction on a payment and tells the service (`/v1/acquirer/infractions`). */
+  raiseInfraction(endToEndId: string, reason?: string): { infractionId: string };
+  /** Moves an infraction to ACCEPTED (refund to the payer) or REJECTED and tells the service. */
+  updateInfraction(infractionId: string, status: 'ACCEPTED' | 'REJECTED'): void;
   setFaults(f: Faults): void;
   setCallbackBaseUrl(url: string): void;
   /** Automatic refund confirmation (default on). */
@@ -124,6 +139,8 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   const refunds = new Map<string, SimRefund>();
   const transfers = new Map<string, SimTransfer>();
   const transferByKey = new Map<string, string>();
+  const keys = new Map<string, { id: string; idempotencyKey: string; chave: string; tipoChave: string; status: 'PENDENTE' | 'ATIVA' | 'INATIVA' }>();
+  const infractions = new Map<string, { id: string; endToEndId: string; txid: string; valor: string; reason: string; status: string }>();
   const timers = new Set<NodeJS.Timeout>();
   const calls: SimulatorControl['calls'] = [];
 
@@ -243,6 +260,27 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     completeTransfer: (id) => settleTransfer(id, 'COMPLETED'),
     failTransfer: (id, reason) => settleTransfer(id, 'REJECTED', reason ?? 'Transferência rejeitada pelo PSP destino'),
     returnTransfer: (id, reason) => settleTransfer(id, 'RETURNED', reason ?? 'Devolvida pelo banco destino'),
+    setKeyStatus(keyId, status) {
+      const k = keys.get(keyId);
+      if (!k) throw new Error(`unknown key ${keyId}`);
+      k.status = status;
+      callbacks.send('/v1/acquirer/pix-keys', { pixKey: { id: k.id, chave: k.chave, tipoChave: k.tipoChave, status, horario: new Date().toISOString() } });
+    },
+    raiseInfraction(endToEndId, reason) {
+      const cob = findCobByE2e(endToEndId);
+      const payment = cob?.payments.find((p) => p.e2eId === endToEndId);
+      if (!cob || !payment) throw new Error(`unknown payment ${endToEndId}`);
+      const inf = { id: `inf${randomAlnum(20)}`, endToEndId, txid: cob.txid, valor: centsToWire(payment.amount), reason: reason ?? 'Suspeita de fraude', status: 'OPEN' };
+      infractions.set(inf.id, inf);
+      callbacks.send('/v1/acquirer/infractions', { infraction: { ...inf, horario: new Date().toISOString() } });
+      return { infractionId: inf.id };
+    },
+    updateInfraction(infractionId, status) {
+      const inf = infractions.get(infractionId);
+      if (!inf) throw new Error(`unknown infraction ${infractionId}`);
+      inf.status = status;
+      callbacks.send('/v1/acquirer/infractions', { infraction: { ...inf, horario: new Date().toISOString() } });
+    },
     setFaults(f) {
       faults = { ...f };
     },
@@ -430,6 +468,23 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     }
     ctx.status = 201;
     ctx.body = transferView(t);
+  });
+
+  router.post('/keys', route('registerKey'), bearer, (ctx) => {
+    const idem = ctx.get('x-idempotency-key');
+    const body = ctx.request.body as { chave?: unknown; tipoChave?: unknown };
+    if (!idem || typeof body?.chave !== 'string' || typeof body.tipoChave !== 'string') {
+      return problem(ctx, 400, 'Chave inválida', 'x-idempotency-key, chave e tipoChave são obrigatórios');
+    }
+    const existing = [...keys.values()].find((k) => k.idempotencyKey === idem);
+    const k = existing ?? { id: `key${randomAlnum(20)}`, idempotencyKey: idem, chave: body.chave, tipoChave: body.tipoChave, status: 'PENDENTE' as const };
+    if (!existing) {
+      keys.set(k.id, k);
+      // A real PSP activates the key after its DICT registration; the sandbox does so at once.
+      if (opts.autoComplete ?? true) later(opts.transferDelayMs ?? 2000, () => control.setKeyStatus(k.id, 'ATIVA'));
+    }
+    ctx.status = existing ? 200 : 201;
+    ctx.body = { id: k.id, chave: k.chave, tipoChave: k.tipoChave, status: k.status };
   });
 
   router.get('/transfers/:id', route('getTransfer'), bearer, (ctx) => {
