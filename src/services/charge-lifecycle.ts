@@ -184,31 +184,27 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       const refund = await ChargeRefund.query(trx).forUpdate().findById(result.refundId);
       if (!refund || refund.status !== 'REQUESTED') return;
       const charge = await lockCharge(trx, refund.chargeId);
-      if (result.outcome === 'FAILED') {
+      const confirmed = result.outcome === 'CONFIRMED';
+      // One reference for both outcomes: whichever is applied first wins, enforced by the database.
+      // A failed refund returns the merchant's money; a payer's money stays in transit for an operator.
+      if (confirmed || refund.kind === 'MERCHANT') {
+        await ledger.resolveInTransit(trx, {
+          reference: `refund:${refund.id}:resolved`,
+          kind: confirmed ? 'refund_confirmed' : 'refund_failed',
+          merchantId: refund.merchantId,
+          amount: refund.amount,
+          outcome: confirmed ? 'left' : 'returned',
+        });
+      }
+      if (!confirmed) {
         await ChargeRefund.query(trx)
           .patch({ status: 'FAILED', failureReason: result.reason ?? 'refund not completed' })
           .where({ id: refund.id });
-        // The merchant's money comes back; a payer's money stays in transit for an operator.
-        if (refund.kind === 'MERCHANT') {
-          await ledger.resolveInTransit(trx, {
-            reference: `refund:${refund.id}:failed`,
-            kind: 'refund_failed',
-            merchantId: refund.merchantId,
-            amount: refund.amount,
-            outcome: 'returned',
-          });
-        } else {
+        if (refund.kind !== 'MERCHANT') {
           logger.error({ refundId: refund.id, chargeId: charge.id }, 'refund of an unpayable payment failed: needs an operator');
         }
         return;
       }
-      await ledger.resolveInTransit(trx, {
-        reference: `refund:${refund.id}:confirmed`,
-        kind: 'refund_confirmed',
-        merchantId: refund.merchantId,
-        amount: refund.amount,
-        outcome: 'left',
-      });
       await ChargeRefund.query(trx).patch({ status: 'CONFIRMED', confirmedAt: new Date() }).where({ id: refund.id });
       if (refund.kind !== 'MERCHANT') return;
       const refundedAmount = charge.refundedAmount + refund.amount;

@@ -181,6 +181,23 @@ export async function getAccounts(db: Db, merchantId: string): Promise<Partial<R
   return Object.fromEntries(rows.map((r) => [r.kind, r.balance]));
 }
 
+/** The shape of most movements: `amount` from one of the merchant's accounts to another. */
+export function move(
+  db: Db,
+  a: { reference: string; kind: string; merchantId: string; amount: number; from: LedgerAccountKind; to: LedgerAccountKind; metadata?: Record<string, unknown> },
+): Promise<PostResult> {
+  return post(db, {
+    reference: a.reference,
+    kind: a.kind,
+    merchantId: a.merchantId,
+    metadata: a.metadata,
+    postings: [
+      { kind: a.from, amount: -a.amount },
+      { kind: a.to, amount: a.amount },
+    ],
+  });
+}
+
 // ---- The movements of the domain, each a `post` with a fixed reference scheme. ----
 
 /** Payment received: the acquirer owes us `amount`; the merchant's net waits in pending. */
@@ -207,15 +224,14 @@ export async function settleChargePayment(
   a: { chargeId: string; merchantId: string; net: number },
 ): Promise<PostResult | null> {
   if (a.net <= 0) return null;
-  return post(db, {
+  return move(db, {
     reference: `charge:${a.chargeId}:settled`,
     kind: 'charge_settled',
     merchantId: a.merchantId,
+    amount: a.net,
+    from: 'pending',
+    to: 'available',
     metadata: { chargeId: a.chargeId },
-    postings: [
-      { kind: 'pending', amount: -a.net },
-      { kind: 'available', amount: a.net },
-    ],
   });
 }
 
@@ -224,14 +240,13 @@ export function holdUnpayablePayment(
   db: Db,
   a: { refundId: string; merchantId: string; amount: number },
 ): Promise<PostResult> {
-  return post(db, {
+  return move(db, {
     reference: `refund:${a.refundId}:hold`,
     kind: 'unpayable_payment_hold',
     merchantId: a.merchantId,
-    postings: [
-      { kind: 'acquirer', amount: -a.amount },
-      { kind: 'in_transit', amount: a.amount },
-    ],
+    amount: a.amount,
+    from: 'acquirer',
+    to: 'in_transit',
   });
 }
 
@@ -271,14 +286,13 @@ export function resolveInTransit(
   db: Db,
   a: { reference: string; kind: string; merchantId: string; amount: number; outcome: 'left' | 'returned' },
 ): Promise<PostResult> {
-  return post(db, {
+  return move(db, {
     reference: a.reference,
     kind: a.kind,
     merchantId: a.merchantId,
-    postings: [
-      { kind: 'in_transit', amount: -a.amount },
-      { kind: a.outcome === 'left' ? 'acquirer' : 'available', amount: a.amount },
-    ],
+    amount: a.amount,
+    from: 'in_transit',
+    to: a.outcome === 'left' ? 'acquirer' : 'available',
   });
 }
 
@@ -287,14 +301,13 @@ export function debitWithdrawal(
   db: Db,
   a: { withdrawalId: string; merchantId: string; amount: number },
 ): Promise<PostResult> {
-  return post(db, {
+  return move(db, {
     reference: `withdrawal:${a.withdrawalId}:debit`,
     kind: 'withdrawal_debit',
     merchantId: a.merchantId,
-    postings: [
-      { kind: 'available', amount: -a.amount },
-      { kind: 'in_transit', amount: a.amount },
-    ],
+    amount: a.amount,
+    from: 'available',
+    to: 'in_transit',
   });
 }
 
@@ -321,14 +334,13 @@ export function creditReturnedTransfer(
   db: Db,
   a: { withdrawalId: string; merchantId: string; amount: number },
 ): Promise<PostResult> {
-  return post(db, {
+  return move(db, {
     reference: `withdrawal:${a.withdrawalId}:returned`,
     kind: 'withdrawal_returned',
     merchantId: a.merchantId,
-    postings: [
-      { kind: 'acquirer', amount: -a.amount },
-      { kind: 'available', amount: a.amount },
-    ],
+    amount: a.amount,
+    from: 'acquirer',
+    to: 'available',
   });
 }
 
@@ -337,15 +349,14 @@ export function moveBlocked(
   db: Db,
   a: { reference: string; merchantId: string; amount: number; direction: 'block' | 'unblock' },
 ): Promise<PostResult> {
-  const sign = a.direction === 'block' ? 1 : -1;
-  return post(db, {
+  const block = a.direction === 'block';
+  return move(db, {
     reference: a.reference,
     kind: `infraction_${a.direction}`,
     merchantId: a.merchantId,
-    postings: [
-      { kind: 'available', amount: -sign * a.amount },
-      { kind: 'blocked', amount: sign * a.amount },
-    ],
+    amount: a.amount,
+    from: block ? 'available' : 'blocked',
+    to: block ? 'blocked' : 'available',
   });
 }
 
