@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+function problems(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('configuration', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-config-'));
+  });
+  afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts on embedded defaults with no environment, generating secrets once under DATA_DIR', () => {
+    const a = loadConfig({ DATA_DIR: dataDir });
+    assert.equal(a.PORT, 3000);
+    assert.equal(a.DATABASE_URL, undefined);
+    assert.equal(a.TEMPORAL_NAMESPACE, 'default');
+    assert.equal(a.DEFAULT_FEE_BPS, 99);
+    assert.deepEqual(a.generatedSecrets.sort(), ['ACQUIRER_CALLBACK_SECRET', 'API_KEY_PEPPER', 'JWT_SECRET']);
+    const b = loadConfig({ DATA_DIR: dataDir });
+    assert.equal(b.JWT_SECRET, a.JWT_SECRET, 'generated secrets survive a restart');
+    const mode = fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777;
+    assert.equal(mode, 0o600);
+  });
+
+  it('names every bad value, one line each', () => {
+    const p = problems({ DATA_DIR: dataDir, PORT: 'abc', JWT_TTL: '5', DATABASE_URL: 'mysql://x', TEMPORAL_ADDRESS: 'nohost', LOG_LEVEL: 'loud' });
+    assert.equal(p.length, 5);
+    assert.ok(p.some((l) => l.startsWith('PORT:')));
+    assert.ok(p.some((l) => l.startsWith('JWT_TTL:')));
+    assert.ok(p.some((l) => l.startsWith('DATABASE_URL:')));
+    assert.ok(p.some((l) => l.startsWith('TEMPORAL_ADDRESS:')));
+    assert.ok(p.some((l) => l.startsWith('LOG_LEVEL:')));
+  });
+
+  it('requires secrets and real services in production', () => {
+    const p = problems({ DATA_DIR: dataDir, NODE_ENV: 'production' });
+    for (const name of ['JWT_SECRET', 'API_KEY_PEPPER', 'ACQUIRER_CALLBACK_SECRET', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'ACQUIRER_URL']) {
+      assert.ok(p.some((l) => l.startsWith(`${name}:`)), `${name} should be required`);
+    }
+    assert.equal(fs.existsSync(path.join(dataDir, 'secrets.json')), false, 'nothing generated in production');
+  });
+
+  it('wants both or neither of ADMIN_EMAIL and ADMIN_PASSWORD', () => {
+    assert.equal(problems({ DATA_DIR: dataDir, ADMIN_EMAIL: 'a@b.c' }).length, 1);
+    assert.deepEqual(problems({ DATA_DIR: dataDir, ADMIN_EMAIL: 'a@b.c', ADMIN_PASSWORD: 'long-enough-1' }), []);
+  });
+});
