@@ -253,4 +253,30 @@ describe('charges API', function () {
     const res = await s.api.request('POST', '/v1/charges', { body: base });
     assert.equal(res.status, 401);
   });
+
+  it('never answers 500 to malformed input on the charge endpoints', async () => {
+    const bodies: unknown[] = [
+      null, [], 'text', 42, {}, { amount: null }, { amount: 1e300, description: 'x' }, { amount: -5, description: 'x' },
+      { amount: 100, description: 'nul\u0000byte' }, { amount: 100, description: 'x', customer: 'maria' },
+      { amount: 100, description: 'x', customer: { ...customer(), document: 12345678909 } },
+      { amount: 100, description: 'x', tracking: { utmSource: 7 } }, { amount: 100, description: 'x', tracking: [] },
+      { amount: 100, description: 'x', expiresIn: '3600' }, { amount: 100, description: { nested: true } },
+    ];
+    for (const body of bodies) {
+      const res = await create(body);
+      assert.ok(res.status === 400, `${JSON.stringify(body)} → ${res.status}`);
+    }
+    const raw = await s.api.request('POST', '/v1/charges', { token, rawBody: '{"amount": 1,', headers: { 'content-type': 'application/json' } });
+    assert.equal(raw.status, 400);
+    for (const path of [`/v1/charges/${'x'.repeat(300)}`, '/v1/charges/%00', '/v1/charges?page=1e3', '/v1/charges?limit=-1&page=abc']) {
+      const res = await s.api.request('GET', path, { token });
+      assert.ok([400, 404].includes(res.status), `${path} → ${res.status}`);
+    }
+    for (const body of [null, [], { amount: 0 }, { amount: 'all' }, { reason: 'x'.repeat(500) }]) {
+      const res = await s.api.request('POST', '/v1/charges/ch_unknown/refund', { token, body });
+      assert.ok([400, 404].includes(res.status), `refund ${JSON.stringify(body)} → ${res.status}`);
+    }
+    const weirdKey = await create(base, { 'x-idempotency-key': 'chave-ção é' });
+    assert.ok([200, 201].includes(weirdKey.status));
+  });
 });
