@@ -17,6 +17,14 @@ export async function reconcileChargeWorkflows(deps: {
 }): Promise<number> {
   const { knex, workflows, logger } = deps;
   const batch = deps.batchSize ?? 500;
+  // A creation interrupted between the insert and the acquirer's answer (a crash) left a PENDING
+  // charge without txid: nobody can pay it, so it is FAILED, and its idempotency key replays that.
+  const interrupted = await knex('charges')
+    .where({ status: 'PENDING' })
+    .whereNull('txid')
+    .where('created_at', '<', knex.raw(`now() - interval '2 minutes'`))
+    .update({ status: 'FAILED', failure_reason: 'creation interrupted', updated_at: knex.fn.now() });
+  if (interrupted > 0) logger.warn({ charges: interrupted }, 'charges whose creation was interrupted marked FAILED');
   let after = '';
   let started = 0;
   for (;;) {

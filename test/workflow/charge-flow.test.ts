@@ -205,6 +205,14 @@ describe('charge workflow', function () {
       batchSize: 7,
     });
     assert.ok(started >= 1);
+    // An interrupted creation (no txid, older than two minutes) is failed, not restarted.
+    const orphanId = `ch_orphan_${Date.now()}`;
+    await s.api.knex('charges').insert({
+      id: orphanId, merchant_id: m.merchantId, amount: 100, description: 'interrupted', expires_in: 60,
+      expires_at: s.api.knex.raw(`now()`), created_at: s.api.knex.raw(`now() - interval '5 minutes'`),
+    });
+    await reconcileChargeWorkflows({ knex: s.api.knex, workflows: chargeWorkflowClient(s.client, s.taskQueue), logger: createLogger({ level: 'silent' }) });
+    assert.equal((await chargeRow(orphanId)).status, 'FAILED');
     const after = await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).describe();
     assert.equal(after.status.name, 'RUNNING');
     assert.notEqual(after.runId, firstRun);
