@@ -151,7 +151,9 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     const deadlines: number[] = [...openRefunds.values()];
     if (waitingForPayment) deadlines.push(snapshot.expiresAtMs);
     if (waitingForSettlement && snapshot.settleAtMs !== null) deadlines.push(snapshot.settleAtMs);
-    await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
+    if (hasWork()) continue;
+    if (deadlines.length === 0) await condition(hasWork);
+    else await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
   }
 }
 
