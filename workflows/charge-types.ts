@@ -31,10 +31,15 @@ export interface ChargeSnapshot {
   status: 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED';
   txid: string | null;
   amount: number;
-  /** Epoch ms at which a PENDING charge expires. */
-  expiresAtMs: number;
-  /** Epoch ms at which a PAID charge's net amount moves pending → available; null if unpaid. */
-  settleAtMs: number | null;
+  /**
+   * Time left, at the moment of reading, until a PENDING charge expires (≤ 0: due). A duration,
+   * not an instant: the workflow turns it into a deadline on its own clock the first time it sees
+   * it, so database time and workflow time never get compared (under a time-skipping test server
+   * they differ by days).
+   */
+  expiresInMs: number;
+  /** Time left until a PAID charge's net moves pending → available; null while unpaid. */
+  settlesInMs: number | null;
   settled: boolean;
   /** Refunds requested but not yet confirmed or failed at the acquirer. */
   openRefundIds: string[];
@@ -42,7 +47,7 @@ export interface ChargeSnapshot {
 
 export type RecordPaymentOutcome =
   /** This payment made the charge PAID (ledger credited, `charge.paid` recorded). */
-  | { kind: 'paid'; settleAtMs: number }
+  | { kind: 'paid' }
   /** The same endToEndId was already applied: a duplicate callback, harmless. */
   | { kind: 'duplicate' }
   /** The charge can no longer take a payment (CANCELED, FAILED, or already paid by another e2e id):

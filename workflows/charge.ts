@@ -60,7 +60,16 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   const hasWork = (): boolean =>
     payments.length > 0 || refundRequests.length > 0 || refundResults.size > 0 || cancelRequested;
 
-  let snapshot: ChargeSnapshot = await db.loadChargeSnapshot(input.chargeId);
+  // Deadlines on the workflow's clock, fixed the first time the workflow learns them.
+  let expiryDeadline: number | undefined;
+  let settleDeadline: number | undefined;
+  const load = async (): Promise<ChargeSnapshot> => {
+    const s = await db.loadChargeSnapshot(input.chargeId);
+    expiryDeadline ??= Date.now() + s.expiresInMs;
+    if (s.settlesInMs !== null) settleDeadline ??= Date.now() + s.settlesInMs;
+    return s;
+  };
+  let snapshot: ChargeSnapshot = await load();
   let phase: ChargeWorkflowState['phase'] = 'awaiting_payment';
   /** Refunds sent to the acquirer and waiting for the outcome, with the next poll time. */
   const openRefunds = new Map<string, number>();
@@ -85,7 +94,7 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
       const notice = payments.shift() as PaymentNotice;
       const outcome = await db.recordPayment(input.chargeId, notice);
       if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
-      snapshot = await db.loadChargeSnapshot(input.chargeId);
+      snapshot = await load();
     }
 
     // 2. Refunds: send each to the acquirer once (idempotent on the refund id), then await the outcome.
@@ -98,14 +107,14 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
       } else {
         openRefunds.set(refundId, Date.now() + REFUND_POLL_INTERVAL_MS);
       }
-      snapshot = await db.loadChargeSnapshot(input.chargeId);
+      snapshot = await load();
     }
     for (const [refundId, result] of refundResults) {
       refundResults.delete(refundId);
       if (!openRefunds.has(refundId)) continue;
       await db.settleRefund(result);
       openRefunds.delete(refundId);
-      snapshot = await db.loadChargeSnapshot(input.chargeId);
+      snapshot = await load();
     }
     for (const [refundId, pollAt] of openRefunds) {
       if (Date.now() < pollAt) continue;
@@ -113,7 +122,7 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
       if (status) {
         await db.settleRefund(status);
         openRefunds.delete(refundId);
-        snapshot = await db.loadChargeSnapshot(input.chargeId);
+        snapshot = await load();
       } else {
         openRefunds.set(refundId, Date.now() + REFUND_POLL_INTERVAL_MS);
       }
@@ -122,26 +131,26 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     // 3. Expiry or cancellation of an unpaid charge. The cancel endpoint may already have moved the
     //    charge to CANCELED in the database; either way the cob is removed at the acquirer
     //    (idempotent there), so nobody can pay a charge we no longer honour.
-    const expired = snapshot.status === 'PENDING' && Date.now() >= snapshot.expiresAtMs;
+    const expired = snapshot.status === 'PENDING' && Date.now() >= (expiryDeadline ?? 0);
     if (expired || (cancelRequested && (snapshot.status === 'PENDING' || snapshot.status === 'CANCELED'))) {
       cancelRequested = false;
       if (snapshot.status === 'PENDING') await db.expireCharge(input.chargeId);
-      snapshot = await db.loadChargeSnapshot(input.chargeId);
+      snapshot = await load();
       if (snapshot.status === 'CANCELED' && snapshot.txid) await acquirer.removeCob(input.chargeId);
       continue;
     }
     cancelRequested = false;
 
     // 4. Settlement of a paid charge: pending → available once the delay has passed.
-    if (snapshot.settleAtMs !== null && !snapshot.settled && Date.now() >= snapshot.settleAtMs) {
+    if (settleDeadline !== undefined && !snapshot.settled && Date.now() >= settleDeadline) {
       await db.settleCharge(input.chargeId);
-      snapshot = await db.loadChargeSnapshot(input.chargeId);
+      snapshot = await load();
       continue;
     }
 
     // 5. Done when nothing is owed: no open refund, settled if paid, and not awaiting payment.
     const waitingForPayment = snapshot.status === 'PENDING';
-    const waitingForSettlement = snapshot.settleAtMs !== null && !snapshot.settled;
+    const waitingForSettlement = settleDeadline !== undefined && !snapshot.settled;
     if (!waitingForPayment && !waitingForSettlement && openRefunds.size === 0 && !hasWork()) {
       phase = 'done';
       return { phase, chargeStatus: snapshot.status, openRefunds: [] };
@@ -149,8 +158,8 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
 
     // 6. Sleep until the next deadline or until a signal brings work.
     const deadlines: number[] = [...openRefunds.values()];
-    if (waitingForPayment) deadlines.push(snapshot.expiresAtMs);
-    if (waitingForSettlement && snapshot.settleAtMs !== null) deadlines.push(snapshot.settleAtMs);
+    if (waitingForPayment) deadlines.push(expiryDeadline ?? 0);
+    if (waitingForSettlement && settleDeadline !== undefined) deadlines.push(settleDeadline);
     if (hasWork()) continue;
     if (deadlines.length === 0) await condition(hasWork);
     else await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
@@ -160,6 +169,6 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
 function currentPhase(s: ChargeSnapshot, openRefunds: number): ChargeWorkflowState['phase'] {
   if (openRefunds > 0) return 'refunding';
   if (s.status === 'PENDING') return 'awaiting_payment';
-  if (s.settleAtMs !== null && !s.settled) return 'awaiting_settlement';
+  if (s.settlesInMs !== null && !s.settled) return 'awaiting_settlement';
   return 'done';
 }

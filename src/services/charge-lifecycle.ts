@@ -51,8 +51,8 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       status: charge.status,
       txid: charge.txid,
       amount: charge.amount,
-      expiresAtMs: charge.expiresAt.getTime(),
-      settleAtMs: charge.settleAt ? charge.settleAt.getTime() : null,
+      expiresInMs: charge.expiresAt.getTime() - Date.now(),
+      settlesInMs: charge.settleAt ? charge.settleAt.getTime() - Date.now() : null,
       settled: charge.settledAt !== null,
       openRefundIds: open,
     };
@@ -95,7 +95,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
             payer: { name: notice.payer?.name ?? '', document: notice.payer?.document ?? '' },
           },
         });
-        return { kind: 'paid', settleAtMs: settleAt.getTime() } as const;
+        return { kind: 'paid' } as const;
       }
 
       // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
