@@ -164,7 +164,7 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
     const pieces = [
       await timed('QR image (renderQrDataUrl)', n, () => renderQrDataUrl('00020101021226'.padEnd(180, '7'))),
       await timed('acquirer PUT /cob over HTTP', n, () => acquirer.createCob({ txid: newTxid(), amount: 1990, expiresIn: 3600, key: 'bench@x.test' })),
-      await timed('workflow start (gRPC)', n, (i) => workflows.start(`bench_piece_${Date.now()}_${i}`, merchantId)),
+      await timed('workflow start (gRPC)', n, (i) => workflows.start({ id: `bench_piece_${Date.now()}_${i}`, merchantId })),
       await timed('charge INSERT', n, () => knex('charges').insert({
         id: newId('ch'), merchant_id: merchantId, amount: 1, description: 'x', expires_in: 60,
         expires_at: knex.raw(`now() + interval '60 seconds'`) })),

@@ -67,6 +67,8 @@ const envSchema = z.object({
   }),
   TEMPORAL_NAMESPACE: optionalString.transform((v) => v ?? 'default'),
   TEMPORAL_TASK_QUEUE: optionalString.transform((v) => v ?? 'pixflow'),
+  /** Tag workflows with the MerchantId/EntityId search attributes (the cluster must have them registered). */
+  TEMPORAL_SEARCH_ATTRIBUTES: boolFrom(true),
   /** Unset → the acquirer simulator, in-process on a local port. */
   ACQUIRER_URL: urlString(['http:', 'https:']),
   ACQUIRER_CLIENT_ID: optionalString,

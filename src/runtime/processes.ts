@@ -35,7 +35,9 @@ export async function startApi(opts: {
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
   const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE);
-  const workflows = chargeWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE);
+  const workflows = chargeWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
+    searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
+  });
   const charges = createChargesService({ knex, config, logger, acquirer: opts.acquirer.acquirer, workflows });
   await warmQrRenderer();
   const simulator = opts.acquirer.simulator;

@@ -41,7 +41,7 @@ export async function reconcileChargeWorkflows(deps: {
       .limit(batch)
       .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
     for (const r of rows) {
-      await workflows.start(r.id, r.merchant_id);
+      await workflows.start({ id: r.id, merchantId: r.merchant_id });
       started++;
     }
     if (rows.length < batch) break;

@@ -170,7 +170,7 @@ export function createChargesService(deps: ChargesDeps) {
       renderQrDataUrl(cob.pixCopiaECola),
       Charge.query(knex).patch({ txid: cob.txid, qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
     ]);
-    await workflows.start(id, merchantId);
+    await workflows.start({ id, merchantId });
     const row = await findOwn(merchantId, id);
     return { replay: false, charge: { ...replayView(row), imageBase64 } };
   }
@@ -212,7 +212,7 @@ export function createChargesService(deps: ChargesDeps) {
     if (updated === 0) throw invalid('Only a PENDING charge can be canceled');
     dropListCache(merchantId);
     // The workflow removes the cob at the acquirer so nobody can pay it any more.
-    await workflows.cancelRequested(id);
+    await workflows.cancelRequested({ id, merchantId });
     return listItem(await findOwn(merchantId, id));
   }
 
@@ -249,7 +249,7 @@ export function createChargesService(deps: ChargesDeps) {
       return { id: refundId, chargeId: id, amount, reason: input.reason ?? null, status: 'REQUESTED' as const };
     });
     dropListCache(merchantId);
-    await workflows.refundRequested(id, refundId);
+    await workflows.refundRequested({ id, merchantId }, refundId);
     return created;
   }
 

@@ -2,41 +2,66 @@
  * How the API side talks to charge workflows. Every message is signal-with-start on
  * `charge-<id>`: if the run has closed (a late payment, a refund a week later) a new run starts
  * from the database state and handles it, so no signal is ever lost to a closed workflow.
+ *
+ * Each run carries the merchant and the charge as memo and, where the cluster has them registered
+ * (docker-compose does; TEMPORAL_SEARCH_ATTRIBUTES=false turns them off), as the Keyword search
+ * attributes MerchantId and EntityId, so operators filter money movements by merchant in the UI.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/common';
 import type { PaymentNotice, RefundSettledNotice } from '../../workflows/charge-types';
 import { chargeWorkflowId } from './workflow-ids';
 
-export interface ChargeWorkflows {
-  start(chargeId: string, merchantId: string): Promise<void>;
-  paymentReceived(chargeId: string, notice: PaymentNotice): Promise<void>;
-  cancelRequested(chargeId: string): Promise<void>;
-  refundRequested(chargeId: string, refundId: string): Promise<void>;
-  refundSettled(chargeId: string, notice: RefundSettledNotice): Promise<void>;
+export const MERCHANT_ID_ATTRIBUTE = defineSearchAttributeKey('MerchantId', 'KEYWORD');
+export const ENTITY_ID_ATTRIBUTE = defineSearchAttributeKey('EntityId', 'KEYWORD');
+
+/** The charge a message is about: both ids name the workflow and tag it. */
+export interface ChargeRef {
+  id: string;
+  merchantId: string;
 }
 
-export function chargeWorkflowClient(client: Client, taskQueue: string): ChargeWorkflows {
-  const base = (chargeId: string) => ({
-    taskQueue,
-    workflowId: chargeWorkflowId(chargeId),
-    args: [{ chargeId }] as [{ chargeId: string }],
-    memo: { chargeId },
-  });
-  const signal = async (chargeId: string, name: string, args: unknown[]): Promise<void> => {
-    await client.workflow.signalWithStart('chargeWorkflow', { ...base(chargeId), signal: name, signalArgs: args });
+export interface ChargeWorkflows {
+  start(charge: ChargeRef): Promise<void>;
+  paymentReceived(charge: ChargeRef, notice: PaymentNotice): Promise<void>;
+  cancelRequested(charge: ChargeRef): Promise<void>;
+  refundRequested(charge: ChargeRef, refundId: string): Promise<void>;
+  refundSettled(charge: ChargeRef, notice: RefundSettledNotice): Promise<void>;
+}
+
+export function chargeWorkflowClient(
+  client: Client,
+  taskQueue: string,
+  opts: { searchAttributes?: boolean } = {},
+): ChargeWorkflows {
+  const base = (charge: ChargeRef) => {
+    const typedSearchAttributes: SearchAttributePair[] = [
+      { key: MERCHANT_ID_ATTRIBUTE, value: charge.merchantId },
+      { key: ENTITY_ID_ATTRIBUTE, value: charge.id },
+    ];
+    return {
+      taskQueue,
+      workflowId: chargeWorkflowId(charge.id),
+      args: [{ chargeId: charge.id }] as [{ chargeId: string }],
+      memo: { chargeId: charge.id, merchantId: charge.merchantId },
+      ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
+    };
+  };
+  const signal = async (charge: ChargeRef, name: string, args: unknown[]): Promise<void> => {
+    await client.workflow.signalWithStart('chargeWorkflow', { ...base(charge), signal: name, signalArgs: args });
   };
   return {
-    async start(chargeId, merchantId) {
+    async start(charge) {
       try {
-        await client.workflow.start('chargeWorkflow', { ...base(chargeId), memo: { chargeId, merchantId } });
+        await client.workflow.start('chargeWorkflow', base(charge));
       } catch (err) {
         // Starting an id that already runs is success (DESIGN §2b).
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
     },
-    paymentReceived: (chargeId, notice) => signal(chargeId, 'paid', [notice]),
-    cancelRequested: (chargeId) => signal(chargeId, 'cancel', []),
-    refundRequested: (chargeId, refundId) => signal(chargeId, 'refund', [{ refundId }]),
-    refundSettled: (chargeId, notice) => signal(chargeId, 'refundSettled', [notice]),
+    paymentReceived: (charge, notice) => signal(charge, 'paid', [notice]),
+    cancelRequested: (charge) => signal(charge, 'cancel', []),
+    refundRequested: (charge, refundId) => signal(charge, 'refund', [{ refundId }]),
+    refundSettled: (charge, notice) => signal(charge, 'refundSettled', [notice]),
   };
 }

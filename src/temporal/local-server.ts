@@ -22,7 +22,12 @@ export interface LocalTemporal {
 export async function startLocalTemporal(opts: { dataDir: string; logger: Logger }): Promise<LocalTemporal> {
   try {
     const env = await TestWorkflowEnvironment.createLocal({
-      server: { dbFilename: path.join(opts.dataDir, 'temporal.db'), ui: false },
+      server: {
+        dbFilename: path.join(opts.dataDir, 'temporal.db'),
+        ui: false,
+        // The search attributes our workflows carry (docker-compose registers the same).
+        extraArgs: ['--search-attribute', 'MerchantId=Keyword', '--search-attribute', 'EntityId=Keyword'],
+      },
     });
     return {
       address: env.address,

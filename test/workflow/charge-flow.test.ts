@@ -9,7 +9,7 @@ import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import * as ledger from '../../src/services/ledger';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
-import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
+import { chargeWorkflowClient, ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from '../../src/temporal/charge-workflow-client';
 import { createLogger } from '../../src/lib/logger';
 
 interface Charge {
@@ -198,7 +198,12 @@ describe('charge workflow', function () {
     const m = await readyMerchant(s.api);
     const charge = await newCharge(m.token);
     const handle = s.client.workflow.getHandle(chargeWorkflowId(charge.id));
-    const firstRun = (await handle.describe()).runId;
+    const described = await handle.describe();
+    const firstRun = described.runId;
+    // Operators find it by merchant: memo and search attributes carry the ids.
+    assert.deepEqual(described.memo, { chargeId: charge.id, merchantId: m.merchantId });
+    assert.deepEqual(described.typedSearchAttributes.get(MERCHANT_ID_ATTRIBUTE), m.merchantId);
+    assert.deepEqual(described.typedSearchAttributes.get(ENTITY_ID_ATTRIBUTE), charge.id);
     await handle.terminate('simulating a lost workflow');
     assert.equal((await handle.describe()).status.name, 'TERMINATED');
     const started = await reconcileChargeWorkflows({

@@ -76,7 +76,7 @@ export function acquirerCallbackRoutes(deps: CallbackDeps): RouteModule {
             await store('refund', `${d.id}:${d.status}`, d);
             const refund = await ChargeRefund.query(knex).findById(internalRefundId(d.id));
             if (!refund) continue;
-            await workflows.refundSettled(refund.chargeId, {
+            await workflows.refundSettled({ id: refund.chargeId, merchantId: refund.merchantId }, {
               refundId: refund.id,
               outcome: d.status === 'DEVOLVIDO' ? 'CONFIRMED' : 'FAILED',
               reason: d.motivo,
@@ -91,7 +91,7 @@ export function acquirerCallbackRoutes(deps: CallbackDeps): RouteModule {
           continue;
         }
         const document = p.pagador?.cpf ?? p.pagador?.cnpj;
-        await workflows.paymentReceived(charge.id, {
+        await workflows.paymentReceived({ id: charge.id, merchantId: charge.merchantId }, {
           endToEndId: p.endToEndId,
           txid: charge.txid as string,
           amount: wireToCents(p.valor) as number,
