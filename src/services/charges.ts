@@ -137,8 +137,9 @@ export function createChargesService(deps: ChargesDeps) {
         })
         .onConflict(['merchant_id', 'idempotency_key'])
         .ignore()
-        .returning('id')) as Array<{ id: string }>;
-      return rows.length > 0;
+        .returning('created_at')) as Array<{ created_at: Date }>;
+      const createdAt = rows[0]?.created_at;
+      return createdAt ? { createdAt, customerId } : null;
     });
     if (!inserted) {
       // Lost the race for this idempotency key: answer with the winner's charge.
@@ -171,8 +172,24 @@ export function createChargesService(deps: ChargesDeps) {
       Charge.query(knex).patch({ txid: cob.txid, qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
     ]);
     await workflows.start({ id, merchantId });
-    const row = await findOwn(merchantId, id);
-    return { replay: false, charge: { ...replayView(row), imageBase64 } };
+    const customer: CustomerView | null =
+      input.customer && inserted.customerId
+        ? { id: inserted.customerId, name: input.customer.name, document: input.customer.document }
+        : null;
+    return {
+      replay: false,
+      charge: {
+        id,
+        txid: cob.txid,
+        qrCode: cob.pixCopiaECola,
+        amount: input.amount,
+        status: 'PENDING',
+        expiresIn: input.expiresIn,
+        customer,
+        createdAt: inserted.createdAt.toISOString(),
+        imageBase64,
+      },
+    };
   }
 
   async function list(merchantId: string, q: ListChargesQuery) {
