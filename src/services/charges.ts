@@ -61,9 +61,11 @@ export function createChargesService(deps: ChargesDeps) {
 
   /** SPEC §1: each unmet prerequisite is named. */
   async function prerequisites(merchantId: string): Promise<{ merchant: Merchant; pixKey: PixKey }> {
-    const merchant = await Merchant.query(knex).findById(merchantId);
+    const [merchant, pixKey] = await Promise.all([
+      Merchant.query(knex).findById(merchantId),
+      PixKey.query(knex).where({ merchant_id: merchantId, status: 'ACTIVE' }).orderBy('created_at').first(),
+    ]);
     if (!merchant) throw notFound('Merchant not found');
-    const pixKey = await PixKey.query(knex).where({ merchant_id: merchantId, status: 'ACTIVE' }).orderBy('created_at').first();
     const missing: string[] = [];
     if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
     if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
