@@ -1,152 +1,167 @@
 /**
  * The one HTTP client of the acquirer (BCB API Pix style + a transfers API in the same style).
  *
- * OAuth2 client credentials: the token is cached until 30 s before it expires and fetched again
- * once on a 401. Every call has a timeout (AbortSignal). The client does not retry money-moving
- * calls itself: callers (Temporal activities) retry by policy, and every call is idempotent by
- * construction (txid, refund id, transfer idempotency key).
+ * - OAuth2 client credentials: one token, shared by concurrent callers, cached until shortly before
+ *   it expires; a 401 drops it and the call is sent once more with a fresh one (a 401 means the
+ *   request was refused unprocessed, so resending cannot apply it twice).
+ * - Every request has a timeout (AbortSignal.timeout) covering headers and body.
+ * - No other retries here: callers (Temporal activities, the charge creation path) retry by policy
+ *   using `AcquirerError.retryable`, and every call is idempotent by construction (txid,
+ *   devolução id, transfer idempotency key), so their retries are safe.
+ * - What we send is checked against the protocol schemas first (INVALID_REQUEST: never sent), and
+ *   what we receive is parsed, never cast (INVALID_RESPONSE).
+ *
+ * Node's global fetch is enough: it keeps connections alive per origin by default, and one
+ * acquirer origin needs no pool tuning.
  */
-import { AcquirerError, errorForStatus } from './errors';
-import { centsToWire, wireToCents } from './money-wire';
+import type { z } from 'zod';
+import { AcquirerError, errorForResponse } from './errors';
+import { centsToWire, isWireableCents, wireToCents } from './money-wire';
 import type {
   Acquirer,
   Cob,
   CobRequest,
-  CobStatus,
   PixKeyRegistration,
-  PixKeyStatusAtAcquirer,
+  PixKeyType,
+  PixReceived,
   Refund,
-  RefundStatus,
   Transfer,
   TransferRequest,
-  TransferStatus,
 } from './types';
+import * as wire from './wire';
 
 export interface HttpAcquirerOptions {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
+  /** Per request (ACQUIRER_TIMEOUT_MS). */
   timeoutMs: number;
 }
 
-interface WireCob {
-  txid: string;
-  status: CobStatus;
-  valor: { original: string };
-  pixCopiaECola: string;
-  calendario: { criacao: string; expiracao: number };
-}
-
-interface WireRefund {
-  id: string;
-  rtrId: string;
-  valor: string;
-  status: RefundStatus;
-  motivo?: string;
-}
-
-interface WireTransfer {
-  id: string;
-  batchId: string;
-  valor: string;
-  status: TransferStatus;
-  motivo?: string;
-}
-
-const SAFETY_MARGIN_MS = 30_000;
+/** Refresh this long before the token's stated expiry (or at half its life, if shorter). */
+const TOKEN_SAFETY_MARGIN_MS = 30_000;
 
 export class HttpAcquirer implements Acquirer {
   private token: { value: string; expiresAt: number } | undefined;
   private tokenRequest: Promise<string> | undefined;
+  private readonly base: string;
 
-  constructor(private readonly opts: HttpAcquirerOptions) {}
+  constructor(private readonly opts: HttpAcquirerOptions) {
+    this.base = opts.baseUrl.replace(/\/?$/, '/');
+  }
 
   async createCob(req: CobRequest): Promise<Cob> {
-    const body: Record<string, unknown> = {
+    checkId('txid', req.txid, wire.TXID);
+    const body = checkBody(wire.cobSolicitada, {
       calendario: { expiracao: req.expiresIn },
-      valor: { original: centsToWire(req.amount) },
+      valor: { original: wireAmount(req.amount) },
       chave: req.key,
-    };
-    if (req.description) body.solicitacaoPagador = req.description.slice(0, 140);
-    if (req.debtor) {
-      const doc = req.debtor.document;
-      body.devedor = doc.length === 11 ? { cpf: doc, nome: req.debtor.name } : { cnpj: doc, nome: req.debtor.name };
-    }
-    return toCob(await this.call<WireCob>('PUT', `/cob/${encodeURIComponent(req.txid)}`, body));
+      ...(req.description ? { solicitacaoPagador: req.description.slice(0, 140) } : {}),
+      ...(req.debtor ? { devedor: toPessoa(req.debtor) } : {}),
+    });
+    return toCob(await this.call('PUT', `cob/${req.txid}`, wire.cob, body));
   }
 
   async getCob(txid: string): Promise<Cob> {
-    return toCob(await this.call<WireCob>('GET', `/cob/${encodeURIComponent(txid)}`));
+    checkId('txid', txid, wire.OPAQUE_ID);
+    return toCob(await this.call('GET', `cob/${txid}`, wire.cob));
   }
 
   async removeCob(txid: string): Promise<Cob> {
-    return toCob(
-      await this.call<WireCob>('PATCH', `/cob/${encodeURIComponent(txid)}`, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }),
-    );
+    checkId('txid', txid, wire.OPAQUE_ID);
+    return toCob(await this.call('PATCH', `cob/${txid}`, wire.cob, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }));
   }
 
   async requestRefund(e2eId: string, refundId: string, amount: number, reason?: string): Promise<Refund> {
-    const body: Record<string, unknown> = { valor: centsToWire(amount) };
-    if (reason) body.descricao = reason.slice(0, 140);
-    return toRefund(await this.call<WireRefund>('PUT', refundPath(e2eId, refundId), body));
+    checkId('endToEndId', e2eId, wire.END_TO_END_ID);
+    checkId('refund id', refundId, wire.REFUND_ID);
+    const body = checkBody(wire.devolucaoSolicitada, {
+      valor: wireAmount(amount),
+      ...(reason ? { descricao: reason.slice(0, 140) } : {}),
+    });
+    return toRefund(await this.call('PUT', `pix/${e2eId}/devolucao/${refundId}`, wire.devolucao, body));
   }
 
   async getRefund(e2eId: string, refundId: string): Promise<Refund> {
-    return toRefund(await this.call<WireRefund>('GET', refundPath(e2eId, refundId)));
+    checkId('endToEndId', e2eId, wire.END_TO_END_ID);
+    checkId('refund id', refundId, wire.REFUND_ID);
+    return toRefund(await this.call('GET', `pix/${e2eId}/devolucao/${refundId}`, wire.devolucao));
   }
 
   async sendTransfer(idempotencyKey: string, req: TransferRequest): Promise<Transfer> {
-    const body = { valor: centsToWire(req.amount), chave: req.pixKey, tipoChave: req.pixKeyType, descricao: req.description };
-    return toTransfer(await this.call<WireTransfer>('POST', '/transfers', body, { 'x-idempotency-key': idempotencyKey }));
+    checkId('idempotency key', idempotencyKey, wire.OPAQUE_ID);
+    const body = checkBody(wire.transferSolicitada, {
+      valor: wireAmount(req.amount),
+      chave: req.pixKey,
+      tipoChave: req.pixKeyType,
+      ...(req.description ? { descricao: req.description.slice(0, 140) } : {}),
+    });
+    return toTransfer(await this.call('POST', 'transfers', wire.transfer, body, { 'x-idempotency-key': idempotencyKey }));
   }
 
-  async getTransfer(id: string): Promise<Transfer> {
-    return toTransfer(await this.call<WireTransfer>('GET', `/transfers/${encodeURIComponent(id)}`));
+  async getTransfer(transferId: string): Promise<Transfer> {
+    checkId('transfer id', transferId, wire.OPAQUE_ID);
+    return toTransfer(await this.call('GET', `transfers/${transferId}`, wire.transfer));
   }
 
-  async registerPixKey(idempotencyKey: string, keyType: TransferRequest['pixKeyType'], key: string): Promise<PixKeyRegistration> {
-    const w = await this.call<{ id: string; chave: string; tipoChave: TransferRequest['pixKeyType']; status: PixKeyStatusAtAcquirer }>(
-      'POST',
-      '/keys',
-      { chave: key, tipoChave: keyType },
-      { 'x-idempotency-key': idempotencyKey },
-    );
+  async registerPixKey(idempotencyKey: string, keyType: PixKeyType, key: string): Promise<PixKeyRegistration> {
+    checkId('idempotency key', idempotencyKey, wire.OPAQUE_ID);
+    const body = checkBody(wire.chaveSolicitada, { chave: key, tipoChave: keyType });
+    const w = await this.call('POST', 'keys', wire.chave, body, { 'x-idempotency-key': idempotencyKey });
     return { id: w.id, key: w.chave, keyType: w.tipoChave, status: w.status };
   }
 
-  private async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  /** One protocol call: bearer token, JSON in and out, one resend after a 401. */
+  private async call<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S,
+    body?: object,
+    headers: Record<string, string> = {},
+  ): Promise<z.infer<S>> {
+    const what = `${method} /${path}`;
     for (let attempt = 1; ; attempt++) {
       const token = await this.accessToken();
-      const res = await this.fetch(method, path, {
-        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+      const res = await this.request(what, method, path, {
+        headers: {
+          accept: 'application/json',
+          authorization: `Bearer ${token}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       if (res.status === 401 && attempt === 1) {
-        this.token = undefined; // expired or revoked early: fetch a new one, once
+        // Expired or revoked before we expected: drop it (unless another caller already did).
+        if (this.token?.value === token) this.token = undefined;
         continue;
       }
-      const text = await res.text();
-      if (!res.ok) throw errorForStatus(res.status, text);
-      try {
-        return JSON.parse(text) as T;
-      } catch {
-        throw new AcquirerError(`acquirer answered ${method} ${path} with invalid JSON`, false, res.status);
-      }
+      if (res.status < 200 || res.status > 299) throw errorForResponse(res.status, what, res.text);
+      return parseBody(schema, res.text, what, res.status);
     }
   }
 
-  private async fetch(method: string, path: string, init: { headers: Record<string, string>; body?: string }): Promise<Response> {
+  /** fetch + body read under one timeout; every failure becomes an AcquirerError. */
+  private async request(
+    what: string,
+    method: string,
+    path: string,
+    init: { headers: Record<string, string>; body?: string },
+  ): Promise<{ status: number; text: string }> {
     try {
-      return await fetch(new URL(path.replace(/^\//, ''), this.opts.baseUrl.replace(/\/?$/, '/')), {
+      const res = await fetch(new URL(path, this.base), {
         method,
         headers: init.headers,
         body: init.body,
         redirect: 'error',
         signal: AbortSignal.timeout(this.opts.timeoutMs),
       });
+      return { status: res.status, text: await res.text() };
     } catch (err) {
       const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-      throw new AcquirerError(timedOut ? `acquirer timed out on ${method} ${path}` : `acquirer unreachable on ${method} ${path}`, true);
+      if (timedOut) throw new AcquirerError('TIMEOUT', `acquirer timed out after ${this.opts.timeoutMs} ms on ${what}`);
+      const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+      throw new AcquirerError('NETWORK', `acquirer unreachable on ${what}${cause}`);
     }
   }
 
@@ -160,47 +175,100 @@ export class HttpAcquirer implements Acquirer {
   }
 
   private async fetchToken(): Promise<string> {
+    const what = 'POST /oauth/token';
     const basic = Buffer.from(`${this.opts.clientId}:${this.opts.clientSecret}`).toString('base64');
-    const res = await this.fetch('POST', '/oauth/token', {
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    const res = await this.request(what, 'POST', 'oauth/token', {
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: 'grant_type=client_credentials',
     });
-    const text = await res.text();
-    if (!res.ok) throw errorForStatus(res.status, `token: ${text}`);
-    const parsed = JSON.parse(text) as { access_token?: unknown; expires_in?: unknown };
-    if (typeof parsed.access_token !== 'string' || typeof parsed.expires_in !== 'number') {
-      throw new AcquirerError('acquirer token response is malformed', false, res.status);
-    }
-    this.token = { value: parsed.access_token, expiresAt: Date.now() + parsed.expires_in * 1000 - SAFETY_MARGIN_MS };
-    return this.token.value;
+    if (res.status < 200 || res.status > 299) throw errorForResponse(res.status, what, res.text);
+    const t = parseBody(wire.tokenResponse, res.text, what, res.status);
+    const lifeMs = t.expires_in * 1000;
+    this.token = { value: t.access_token, expiresAt: Date.now() + lifeMs - Math.min(TOKEN_SAFETY_MARGIN_MS, lifeMs / 2) };
+    return t.access_token;
   }
 }
 
-function refundPath(e2eId: string, refundId: string): string {
-  return `/pix/${encodeURIComponent(e2eId)}/devolucao/${encodeURIComponent(refundId)}`;
+function invalidRequest(message: string): AcquirerError {
+  return new AcquirerError('INVALID_REQUEST', `refused to send to the acquirer: ${message}`);
 }
 
-function amountOf(text: string): number {
-  const cents = wireToCents(text);
-  if (cents === null) throw new AcquirerError(`acquirer sent an invalid amount: ${text}`, false);
-  return cents;
+function checkId(name: string, value: string, pattern: RegExp): void {
+  // Ids go into the URL path unencoded, so the pattern is also what keeps the path intact.
+  if (typeof value !== 'string' || !pattern.test(value)) throw invalidRequest(`${name} ${JSON.stringify(value)} does not match ${pattern.source}`);
 }
 
-function toCob(w: WireCob): Cob {
+function wireAmount(cents: number): string {
+  if (!isWireableCents(cents) || cents < 1) throw invalidRequest(`amount ${cents} must be positive integer cents`);
+  return centsToWire(cents);
+}
+
+function checkBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const r = schema.safeParse(body);
+  if (!r.success) {
+    const why = r.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+    throw invalidRequest(why);
+  }
+  return r.data;
+}
+
+function parseBody<S extends z.ZodType>(schema: S, text: string, what: string, status: number): z.infer<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new AcquirerError('INVALID_RESPONSE', `acquirer answered ${what} with invalid JSON`, status);
+  }
+  const r = schema.safeParse(json);
+  if (!r.success) {
+    const why = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new AcquirerError('INVALID_RESPONSE', `acquirer answered ${what} off protocol: ${why}`.slice(0, 500), status);
+  }
+  return r.data;
+}
+
+function toPessoa(p: { name: string; document: string }): { cpf?: string; cnpj?: string; nome: string } {
+  return p.document.length === 11 ? { cpf: p.document, nome: p.name } : { cnpj: p.document, nome: p.name };
+}
+
+function fromPessoa(p: { cpf?: string; cnpj?: string; nome: string } | undefined): PixReceived['payer'] {
+  const document = p?.cpf ?? p?.cnpj;
+  return p && document ? { name: p.nome, document } : undefined;
+}
+
+/** Schemas already checked the pattern; this only turns it into cents. */
+const cents = (text: string): number => wireToCents(text) ?? Number.NaN;
+
+function toCob(w: wire.CobWire): Cob {
   return {
     txid: w.txid,
     status: w.status,
-    amount: amountOf(w.valor.original),
+    amount: cents(w.valor.original),
     pixCopiaECola: w.pixCopiaECola,
+    ...(w.location ? { location: w.location } : {}),
+    revision: w.revisao,
     createdAt: w.calendario.criacao,
     expiresIn: w.calendario.expiracao,
+    pix: (w.pix ?? []).map((p) => ({
+      endToEndId: p.endToEndId,
+      amount: cents(p.valor),
+      paidAt: p.horario,
+      ...(p.pagador ? { payer: fromPessoa(p.pagador) } : {}),
+    })),
   };
 }
 
-function toRefund(w: WireRefund): Refund {
-  return { id: w.id, rtrId: w.rtrId, amount: amountOf(w.valor), status: w.status, reason: w.motivo };
+function toRefund(w: wire.DevolucaoWire): Refund {
+  return { id: w.id, rtrId: w.rtrId, amount: cents(w.valor), status: w.status, ...(w.motivo ? { reason: w.motivo } : {}) };
 }
 
-function toTransfer(w: WireTransfer): Transfer {
-  return { id: w.id, batchId: w.batchId, amount: amountOf(w.valor), status: w.status, reason: w.motivo };
+function toTransfer(w: wire.TransferWire): Transfer {
+  return {
+    transferId: w.id,
+    batchId: w.batchId,
+    idempotencyKey: w.idempotencyKey,
+    amount: cents(w.valor),
+    status: w.status,
+    ...(w.motivo ? { reason: w.motivo } : {}),
+  };
 }

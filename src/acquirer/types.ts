@@ -3,20 +3,46 @@
  * One HTTP implementation (http-client.ts) speaks a BCB API Pix style protocol; the simulator
  * (simulator/) serves the same protocol for development, tests and the sandbox.
  * Amounts are integer cents here; only the wire uses BCB decimal strings (money-wire.ts).
+ * Protocol: README.md beside this file.
  */
 
 export type CobStatus = 'ATIVA' | 'CONCLUIDA' | 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | 'REMOVIDA_PELO_PSP';
 
+import type { PixKeyType } from '../pix/pix-key';
+
+export type { PixKeyType };
+
+/** A person or company by document: 11 digits (CPF) or 14 characters (CNPJ). */
+export interface Party {
+  name: string;
+  document: string;
+}
+
 export interface CobRequest {
+  /** Ours, 26–35 alphanumerics (BCB TxId); the PUT is idempotent on it. */
   txid: string;
+  /** Integer cents, ≥ 1. */
   amount: number;
-  /** Seconds from creation. */
+  /** Seconds from creation (calendario.expiracao). */
   expiresIn: number;
-  /** The receiving PIX key. */
+  /** The receiving PIX key (chave, ≤ 77 chars). */
   key: string;
-  /** Shown to the payer (solicitacaoPagador, ≤ 140 chars at the PSP). */
+  /** Shown to the payer (solicitacaoPagador); cut to 140 chars. */
   description?: string;
-  debtor?: { name: string; document: string };
+  /**
+   * Who the charge is addressed to (BCB `devedor`). Not necessarily who pays: the payer arrives
+   * with the payment (`PixReceived.payer`).
+   */
+  debtor?: Party;
+}
+
+/** A payment received on a cob (BCB `Pix`). */
+export interface PixReceived {
+  endToEndId: string;
+  amount: number;
+  /** RFC 3339 instant the PSP processed it. */
+  paidAt: string;
+  payer?: Party;
 }
 
 export interface Cob {
@@ -25,32 +51,44 @@ export interface Cob {
   amount: number;
   /** The EMV BR Code (copy-and-paste). */
   pixCopiaECola: string;
+  /** The payload location, when the PSP serves dynamic QR payloads (optional in the protocol). */
+  location?: string;
+  revision: number;
   createdAt: string;
   expiresIn: number;
+  /** Payments received (GET only; a fresh cob has none). Lets a reconciler see a lost callback. */
+  pix: PixReceived[];
 }
 
 export type RefundStatus = 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
 
+/** A devolução: the refund of (part of) a received pix. */
 export interface Refund {
   id: string;
+  /** The return's end-to-end id (pacs.004), 32 chars. */
   rtrId: string;
   amount: number;
   status: RefundStatus;
+  /** Why it is in this status (e.g. why it was NAO_REALIZADO). */
   reason?: string;
 }
 
 export interface TransferRequest {
+  /** Integer cents, ≥ 1. */
   amount: number;
-  pixKeyType: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'CHAVE_ALEATORIA';
+  pixKeyType: PixKeyType;
   pixKey: string;
+  /** ≤ 140 chars. */
   description?: string;
 }
 
 export type TransferStatus = 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'RETURNED';
 
 export interface Transfer {
-  id: string;
+  transferId: string;
   batchId: string;
+  /** The key it was created with (our withdrawal id). */
+  idempotencyKey: string;
   amount: number;
   status: TransferStatus;
   reason?: string;
@@ -61,22 +99,28 @@ export type PixKeyStatusAtAcquirer = 'PENDENTE' | 'ATIVA' | 'INATIVA';
 export interface PixKeyRegistration {
   id: string;
   key: string;
-  keyType: TransferRequest['pixKeyType'];
+  keyType: PixKeyType;
   status: PixKeyStatusAtAcquirer;
 }
 
 export interface Acquirer {
-  /** PUT /cob/{txid}: creates the immediate charge. Idempotent on txid. */
+  /** PUT /cob/{txid}: creates the immediate charge. Replaying the same request returns the same cob. */
   createCob(req: CobRequest): Promise<Cob>;
+  /** GET /cob/{txid}. */
   getCob(txid: string): Promise<Cob>;
-  /** PATCH /cob/{txid} status REMOVIDA_PELO_USUARIO_RECEBEDOR; an already removed cob is success. */
+  /**
+   * PATCH /cob/{txid} `{status: REMOVIDA_PELO_USUARIO_RECEBEDOR}`; an already removed cob is success.
+   * A paid cob (CONCLUIDA) cannot be removed: REJECTED (400).
+   */
   removeCob(txid: string): Promise<Cob>;
-  /** PUT /pix/{e2eid}/devolucao/{id}: idempotent on the refund id. */
+  /** PUT /pix/{e2eId}/devolucao/{refundId}: idempotent on refundId (`[a-zA-Z0-9]{1,35}`). */
   requestRefund(e2eId: string, refundId: string, amount: number, reason?: string): Promise<Refund>;
+  /** GET /pix/{e2eId}/devolucao/{refundId}. */
   getRefund(e2eId: string, refundId: string): Promise<Refund>;
-  /** POST /transfers with x-idempotency-key: a replay returns the same transfer. */
+  /** POST /transfers with `x-idempotency-key`: a replay returns the same transfer, never a second one. */
   sendTransfer(idempotencyKey: string, req: TransferRequest): Promise<Transfer>;
-  getTransfer(id: string): Promise<Transfer>;
-  /** POST /keys: registers a receiving key (idempotent on our key id); activation comes by callback. */
-  registerPixKey(idempotencyKey: string, keyType: TransferRequest['pixKeyType'], key: string): Promise<PixKeyRegistration>;
+  /** GET /transfers/{transferId}. */
+  getTransfer(transferId: string): Promise<Transfer>;
+  /** POST /keys (idempotent on our key id); the status change (ATIVA/INATIVA) comes by callback. */
+  registerPixKey(idempotencyKey: string, keyType: PixKeyType, key: string): Promise<PixKeyRegistration>;
 }

@@ -116,10 +116,10 @@ describe('acquirer client and simulator', () => {
     const req = { amount: 5_000, pixKeyType: 'EMAIL' as const, pixKey: 'dest@x.com' };
     const a = await client.sendTransfer('wd_1', req);
     const b = await client.sendTransfer('wd_1', req);
-    assert.equal(a.id, b.id);
+    assert.equal(a.transferId, b.transferId);
     assert.equal(a.status, 'PROCESSING');
-    sim.control.completeTransfer(a.id);
-    assert.equal((await client.getTransfer(a.id)).status, 'COMPLETED');
+    sim.control.completeTransfer(a.transferId);
+    assert.equal((await client.getTransfer(a.transferId)).status, 'COMPLETED');
   });
 
   it('types failures: 5xx and timeouts are retryable, 4xx is not', async () => {

@@ -1,70 +1,156 @@
 /**
- * Signed callbacks from the simulator to the service, delivered like a real PSP would: POST with
- * the HMAC signature, retried with backoff until a 2xx (bounded), optionally duplicated or
- * delayed out of order by fault injection.
+ * Signed callbacks from the simulator to the service, delivered like a real PSP would: a POST
+ * signed with the shared secret, retried with exponential backoff until a 2xx, a bounded number of
+ * times. Fault injection can duplicate them or deliver them out of order.
+ *
+ * Every delivery of one logical callback (retries and injected duplicates alike) carries the same
+ * `x-acquirer-callback-id`, so the receiver and tests can tell a redelivery from a new event.
  */
+import crypto from 'node:crypto';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../callback-signature';
+import type { SimulatorLogger } from './logger';
+
+export const CALLBACK_ID_HEADER = 'x-acquirer-callback-id';
+export const CALLBACK_ATTEMPT_HEADER = 'x-acquirer-callback-attempt';
+
+export interface CallbackAttempt {
+  callbackId: string;
+  path: string;
+  attempt: number;
+  /** HTTP status, or undefined when the receiver could not be reached / timed out. */
+  status?: number;
+  error?: string;
+}
 
 export interface CallbackSender {
   send(path: string, body: unknown): void;
-  /** Resolves when every callback sent so far has been delivered or given up. */
+  /** Resolves when every callback dispatched so far has been delivered or given up (held ones excluded). */
   idle(): Promise<void>;
-  readonly delivered: Array<{ path: string; body: unknown; status: number }>;
+  /** Sends the callbacks held by `outOfOrderCallbacks`, newest first. */
+  release(): void;
+  readonly held: number;
+  /** Callbacks answered 2xx (one entry per delivery, so duplicates appear twice). */
+  readonly delivered: Array<{ callbackId: string; path: string; body: unknown; status: number }>;
+  /** Callbacks given up after maxAttempts. */
+  readonly failed: Array<{ callbackId: string; path: string; body: unknown }>;
+  /** Every attempt, for tests of the retry behaviour. */
+  readonly attempts: CallbackAttempt[];
+  close(): void;
 }
 
 export interface CallbackOptions {
   baseUrl: () => string | undefined;
   secret: string;
+  logger: SimulatorLogger;
+  /** Attempts per callback before giving up (default 6). */
   maxAttempts?: number;
+  /** First retry delay; doubles each time, capped at 5 s (default 200 ms). */
+  retryBaseMs?: number;
+  /** Per-attempt timeout (default 5 s). */
+  timeoutMs?: number;
   duplicate: () => boolean;
-  /** Extra delay before a callback goes out (out-of-order delivery). */
-  delayMs: () => number;
+  /** Hold callbacks until release() (or the fault is lifted), then send them newest first. */
+  hold: () => boolean;
+  /** Random extra delay before a callback goes out (jitter: arrival order not guaranteed). */
+  jitterMs: () => number;
+}
+
+interface Outgoing {
+  callbackId: string;
+  path: string;
+  raw: string;
+  body: unknown;
 }
 
 export function createCallbackSender(opts: CallbackOptions): CallbackSender {
   const inFlight = new Set<Promise<void>>();
+  const held: Outgoing[] = [];
   const delivered: CallbackSender['delivered'] = [];
+  const failed: CallbackSender['failed'] = [];
+  const attempts: CallbackAttempt[] = [];
   const maxAttempts = opts.maxAttempts ?? 6;
+  const retryBaseMs = opts.retryBaseMs ?? 200;
+  const closing = new AbortController();
 
-  async function deliver(path: string, raw: string, body: unknown): Promise<void> {
-    const delay = opts.delayMs();
-    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (closing.signal.aborted) return resolve();
+      const t = setTimeout(resolve, ms);
+      closing.signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        resolve();
+      }, { once: true });
+    });
+
+  async function deliver(out: Outgoing): Promise<void> {
+    const jitter = opts.jitterMs();
+    if (jitter > 0) await sleep(jitter);
+    for (let attempt = 1; attempt <= maxAttempts && !closing.signal.aborted; attempt++) {
       const base = opts.baseUrl();
-      if (!base) return;
+      if (!base) {
+        opts.logger.warn({ path: out.path }, 'acquirer simulator: no callback URL set, callback dropped');
+        return;
+      }
+      const record: CallbackAttempt = { callbackId: out.callbackId, path: out.path, attempt };
       try {
-        const res = await fetch(new URL(path.replace(/^\//, ''), base.replace(/\/?$/, '/')), {
+        const res = await fetch(new URL(out.path.replace(/^\//, ''), base.replace(/\/?$/, '/')), {
           method: 'POST',
-          headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(opts.secret, raw) },
-          body: raw,
-          signal: AbortSignal.timeout(5_000),
+          headers: {
+            'content-type': 'application/json',
+            [CALLBACK_SIGNATURE_HEADER]: signCallback(opts.secret, out.raw),
+            [CALLBACK_ID_HEADER]: out.callbackId,
+            [CALLBACK_ATTEMPT_HEADER]: String(attempt),
+          },
+          body: out.raw,
+          signal: AbortSignal.any([AbortSignal.timeout(opts.timeoutMs ?? 5_000), closing.signal]),
         });
         await res.arrayBuffer();
+        record.status = res.status;
+        attempts.push(record);
         if (res.ok) {
-          delivered.push({ path, body, status: res.status });
+          delivered.push({ callbackId: out.callbackId, path: out.path, body: out.body, status: res.status });
           return;
         }
-      } catch {
-        // Unreachable or timed out: retry below, like a PSP would.
+      } catch (err) {
+        record.error = err instanceof Error ? err.message : String(err);
+        attempts.push(record);
       }
-      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 5_000)));
+      if (attempt < maxAttempts) await sleep(Math.min(retryBaseMs * 2 ** (attempt - 1), 5_000));
     }
+    failed.push({ callbackId: out.callbackId, path: out.path, body: out.body });
+    opts.logger.warn({ path: out.path, callbackId: out.callbackId, attempts: maxAttempts }, 'acquirer simulator: callback given up');
   }
 
-  function track(p: Promise<void>): void {
-    inFlight.add(p);
-    void p.finally(() => inFlight.delete(p));
+  function dispatch(out: Outgoing): void {
+    const copies = opts.duplicate() ? 2 : 1;
+    for (let i = 0; i < copies; i++) {
+      const p = deliver(out);
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    }
   }
 
   return {
     delivered,
+    failed,
+    attempts,
+    get held() {
+      return held.length;
+    },
     send(path, body) {
-      const raw = JSON.stringify(body);
-      track(deliver(path, raw, body));
-      if (opts.duplicate()) track(deliver(path, raw, body));
+      const out = { callbackId: `cb${crypto.randomBytes(12).toString('hex')}`, path, raw: JSON.stringify(body), body };
+      if (opts.hold()) held.push(out);
+      else dispatch(out);
+    },
+    release() {
+      for (const out of held.splice(0).reverse()) dispatch(out);
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    close() {
+      held.length = 0;
+      closing.abort();
     },
   };
 }

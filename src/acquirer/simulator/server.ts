@@ -1,33 +1,71 @@
 /**
- * The acquirer simulator: a small PSP speaking the same protocol as src/acquirer/http-client.ts
- * (BCB API Pix paths for cob and devolução, OAuth2 client credentials, a transfers API in the same
- * style), with its own in-memory state, signed callbacks to the service, a control surface for
- * tests and the sandbox (methods and `/_sim/*` routes), and fault injection.
+ * The acquirer simulator: a small PSP speaking the protocol of src/acquirer/http-client.ts (BCB API
+ * Pix paths for cob and devolução, OAuth2 client credentials, transfers and keys in the same
+ * style), with its own in-memory state (psp.ts), signed callbacks to the service (callbacks.ts), a
+ * control surface for tests and the sandbox (methods here, HTTP under /_sim in control-routes.ts),
+ * and fault injection. Requests are validated with the same schemas the client uses (wire.ts).
  *
  * `npm start` runs it in-process when ACQUIRER_URL is unset. Protocol: src/acquirer/README.md.
+ * State is kept in memory for the life of the process: it is a simulator, not a ledger.
  */
-import crypto from 'node:crypto';
 import type { Server } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
-import { buildBrCode, isValidTxid } from '../../pix';
-import { centsToWire, wireToCents } from '../money-wire';
-import type { CobStatus, RefundStatus, TransferStatus } from '../types';
+import type { z } from 'zod';
+import { buildBrCode } from '../../pix/brcode';
+import { validatePixKey } from '../../pix/pix-key';
+import { wireToCents } from '../money-wire';
+import type { Party, PixKeyStatusAtAcquirer } from '../types';
+import * as wire from '../wire';
 import { createCallbackSender, type CallbackSender } from './callbacks';
+import { controlRoutes } from './control-routes';
+import { silentLogger, type SimulatorLogger } from './logger';
+import { problem, type Violation } from './problem';
+import {
+  SimulatedPsp,
+  cobView,
+  keyView,
+  randomAlnum,
+  refundView,
+  transferView,
+  type SimCob,
+  type SimInfraction,
+  type SimKey,
+  type SimRefund,
+  type SimTransfer,
+} from './psp';
+
+export type { SimCob, SimRefund, SimTransfer, SimKey, SimInfraction } from './psp';
+export { SimulatorStateError } from './psp';
+export type { SimulatorLogger } from './logger';
 
 export interface SimulatorOptions {
+  /** 0 (default): any free port. */
   port?: number;
   host?: string;
   /** Where the service listens; callbacks go to `${callbackBaseUrl}/v1/acquirer/...`. May be set later. */
   callbackBaseUrl?: string;
+  /** ACQUIRER_CALLBACK_SECRET: every callback is signed with it. */
   callbackSecret: string;
   clientId?: string;
   clientSecret?: string;
+  /** SIMULATOR_TRANSFER_DELAY_MS: transfers complete (and keys activate) after this long. Default 2000. */
   transferDelayMs?: number;
+  /** SIMULATOR_AUTO_COMPLETE: false leaves transfers PROCESSING and keys PENDENTE until told. Default true. */
   autoComplete?: boolean;
+  logger?: SimulatorLogger;
+  /** Lifetime of issued access tokens. Default 3600. */
+  tokenTtlSeconds?: number;
+  /** Devoluções and accepted infractions settle after this long, while auto-settlement is on. Default 10. */
+  refundDelayMs?: number;
+  /** Callback delivery: attempts (default 6), first backoff (default 200 ms, doubling), per-attempt timeout (5 s). */
+  callbackMaxAttempts?: number;
+  callbackRetryBaseMs?: number;
+  callbackTimeoutMs?: number;
 }
 
+/** The protocol routes, as named in faults and the call log. */
 export type SimRoute =
   | 'token'
   | 'createCob'
@@ -40,72 +78,68 @@ export type SimRoute =
   | 'registerKey';
 
 export interface Faults {
-  /** Answer `errorStatus` on this fraction of BCB calls (0..1). */
+  /** Answer `errorStatus` (default 500) on this fraction (0..1) of protocol calls. */
   errorRate?: number;
   errorStatus?: number;
+  /** Delay every protocol call by this much (longer than the client's timeout → its TIMEOUT). */
   latencyMs?: number;
-  /** Fail the next `times` calls of `route` with `status`. */
+  /** Answer `status` to the next `times` calls of `route` (e.g. 500 at cob creation 3 times). */
   failNext?: { route: SimRoute; times: number; status: number };
+  /** Deliver every callback twice (same body, same callback id). */
   duplicateCallbacks?: boolean;
-  /** Random extra delay (0..ms) before each callback, so they can arrive out of order. */
+  /** Hold callbacks; they go out newest first when this fault is lifted or on callbacks.release(). */
+  outOfOrderCallbacks?: boolean;
+  /** Random delay of 0..ms before each callback, so arrival order is not guaranteed. */
   outOfOrderCallbacksMs?: number;
 }
 
-interface SimCob {
-  txid: string;
-  status: CobStatus;
-  amount: number;
-  key: string;
-  description?: string;
-  createdAt: string;
-  expiresIn: number;
-  pixCopiaECola: string;
-  revision: number;
-  payments: Array<{ e2eId: string; amount: number; paidAt: string; payer: { name: string; document: string } }>;
-}
-
-interface SimRefund {
-  id: string;
-  e2eId: string;
-  rtrId: string;
-  amount: number;
-  status: RefundStatus;
-  reason?: string;
-  requestedAt: string;
-}
-
-interface SimTransfer {
-  id: string;
-  batchId: string;
-  idempotencyKey: string;
-  amount: number;
-  pixKey: string;
-  pixKeyType: string;
-  status: TransferStatus;
-  reason?: string;
+export interface SimCall {
+  route: SimRoute;
+  method?: string;
+  path?: string;
+  status: number;
+  /** The JSON received and answered (for schema checks in tests); absent for injected failures. */
+  request?: unknown;
+  response?: unknown;
+  at?: string;
 }
 
 export interface SimulatorControl {
-  payCob(txid: string, opts?: { payer?: { name: string; document: string }; amount?: number }): Promise<{ endToEndId: string }>;
-  settleRefund(refundId: string, outcome: 'DEVOLVIDO' | 'NAO_REALIZADO'): void;
+  /** A payer pays the cob: new end-to-end id, cob CONCLUIDA, signed pix callback. */
+  payCob(txid: string, opts?: { payer?: Party; amount?: number }): Promise<{ endToEndId: string }>;
+  /** The PSP removes an ATIVA cob itself (REMOVIDA_PELO_PSP). */
+  expireCob(txid: string): void;
+  /** A devolução settles (automatic after refundDelayMs unless setAutoSettleRefunds(false)). */
+  settleRefund(refundId: string, outcome: 'DEVOLVIDO' | 'NAO_REALIZADO', reason?: string): void;
   completeTransfer(id: string): void;
   failTransfer(id: string, reason?: string): void;
   returnTransfer(id: string, reason?: string): void;
   /** Sets a registered key's status and tells the service (`/v1/acquirer/pix-keys`). */
-  setKeyStatus(keyId: string, status: 'PENDENTE' | 'ATIVA' | 'INATIVA'): void;
+  setKeyStatus(keyId: string, status: PixKeyStatusAtAcquirer): void;
   /** Opens a MED infraction on a payment and tells the service (`/v1/acquirer/infractions`). */
   raiseInfraction(endToEndId: string, reason?: string): { infractionId: string };
-  /** Moves an infraction to ACCEPTED (refund to the payer) or REJECTED and tells the service. */
+  /** OPEN → ACCEPTED, then (automatically unless auto-settlement is off) REFUNDED. */
+  acceptInfraction(infractionId: string): void;
+  /** OPEN → REJECTED. */
+  rejectInfraction(infractionId: string): void;
+  /** ACCEPTED → REFUNDED by hand, when auto-settlement is off. */
+  refundInfraction(infractionId: string): void;
+  /** Same as accept/reject. */
   updateInfraction(infractionId: string, status: 'ACCEPTED' | 'REJECTED'): void;
   setFaults(f: Faults): void;
+  getFaults(): Faults;
   setCallbackBaseUrl(url: string): void;
-  /** Automatic refund confirmation (default on). */
+  /** Automatic settlement of devoluções and accepted infractions (default on). */
   setAutoSettleRefunds(on: boolean): void;
+  /** Invalidates every issued access token (the client's next call gets 401 and fetches a new one). */
+  revokeTokens(): void;
   getCob(txid: string): SimCob | undefined;
   getRefund(id: string): SimRefund | undefined;
   getTransfer(id: string): SimTransfer | undefined;
-  /** Every BCB-style call: route, status, and the JSON exchanged (for schema checks in tests). */
-  readonly calls: Array<{ route: SimRoute; status: number; request?: unknown; response?: unknown }>;
+  getKey(id: string): SimKey | undefined;
+  getInfraction(id: string): SimInfraction | undefined;
+  /** Protocol calls, oldest first (the last 10,000). */
+  readonly calls: SimCall[];
   readonly callbacks: CallbackSender;
 }
 
@@ -115,190 +149,81 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const randomAlnum = (n: number): string =>
-  Array.from(crypto.randomBytes(n), (b) => ALNUM[b % ALNUM.length]).join('');
-/** An end-to-end id shaped like SPI's: `E` + ISPB (8) + yyyyMMddHHmm (12) + 11 alphanumerics = 32. */
-const newE2eId = (): string =>
-  `E99999999${new Date().toISOString().replace(/\D/g, '').slice(0, 12)}${randomAlnum(11)}`;
-
-function problem(ctx: Koa.Context, status: number, title: string, detail?: string): void {
-  ctx.status = status;
-  ctx.type = 'application/problem+json';
-  ctx.body = { type: `https://pix.bcb.gov.br/api/v2/error/${title.replace(/\s+/g, '')}`, title, status, detail };
-}
+const MAX_CALLS_KEPT = 10_000;
 
 export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<RunningSimulator> {
   const clientId = opts.clientId ?? 'pixflow';
   const clientSecret = opts.clientSecret ?? 'pixflow-sandbox-secret';
+  const logger = opts.logger ?? silentLogger;
+  const tokenTtl = opts.tokenTtlSeconds ?? 3600;
   let callbackBaseUrl = opts.callbackBaseUrl;
   let faults: Faults = {};
-  let autoSettleRefunds = true;
   const tokens = new Map<string, number>();
-  const cobs = new Map<string, SimCob>();
-  const refunds = new Map<string, SimRefund>();
-  const transfers = new Map<string, SimTransfer>();
-  const transferByKey = new Map<string, string>();
-  const keys = new Map<string, { id: string; idempotencyKey: string; chave: string; tipoChave: string; status: 'PENDENTE' | 'ATIVA' | 'INATIVA' }>();
-  const infractions = new Map<string, { id: string; endToEndId: string; txid: string; valor: string; reason: string; status: string }>();
-  const timers = new Set<NodeJS.Timeout>();
-  const calls: SimulatorControl['calls'] = [];
+  const calls: SimCall[] = [];
 
   const callbacks = createCallbackSender({
     baseUrl: () => callbackBaseUrl,
     secret: opts.callbackSecret,
+    logger,
+    maxAttempts: opts.callbackMaxAttempts,
+    retryBaseMs: opts.callbackRetryBaseMs,
+    timeoutMs: opts.callbackTimeoutMs,
     duplicate: () => faults.duplicateCallbacks === true,
-    delayMs: () => (faults.outOfOrderCallbacksMs ? Math.floor(Math.random() * faults.outOfOrderCallbacksMs) : 0),
+    hold: () => faults.outOfOrderCallbacks === true,
+    jitterMs: () => (faults.outOfOrderCallbacksMs ? Math.floor(Math.random() * faults.outOfOrderCallbacksMs) : 0),
   });
-
-  const later = (ms: number, fn: () => void): void => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      fn();
-    }, ms);
-    timers.add(t);
-  };
-
-  const cobView = (c: SimCob) => ({
-    calendario: { criacao: c.createdAt, expiracao: c.expiresIn },
-    txid: c.txid,
-    revisao: c.revision,
-    status: c.status,
-    valor: { original: centsToWire(c.amount) },
-    chave: c.key,
-    ...(c.description ? { solicitacaoPagador: c.description } : {}),
-    pixCopiaECola: c.pixCopiaECola,
-    pix: c.payments.map((p) => ({ endToEndId: p.e2eId, txid: c.txid, valor: centsToWire(p.amount), horario: p.paidAt })),
+  const psp = new SimulatedPsp({
+    callbacks,
+    transferDelayMs: opts.transferDelayMs ?? 2000,
+    autoComplete: opts.autoComplete ?? true,
+    refundDelayMs: opts.refundDelayMs ?? 10,
   });
-  const refundView = (r: SimRefund) => ({
-    id: r.id,
-    rtrId: r.rtrId,
-    valor: centsToWire(r.amount),
-    horario: { solicitacao: r.requestedAt },
-    status: r.status,
-    ...(r.reason ? { motivo: r.reason } : {}),
-  });
-  const transferView = (t: SimTransfer) => ({
-    id: t.id,
-    batchId: t.batchId,
-    valor: centsToWire(t.amount),
-    chave: t.pixKey,
-    tipoChave: t.pixKeyType,
-    status: t.status,
-    ...(t.reason ? { motivo: t.reason } : {}),
-  });
-
-  const findCobByE2e = (e2eId: string): SimCob | undefined =>
-    [...cobs.values()].find((c) => c.payments.some((p) => p.e2eId === e2eId));
-
-  function sendRefundCallback(r: SimRefund): void {
-    const cob = findCobByE2e(r.e2eId);
-    const payment = cob?.payments.find((p) => p.e2eId === r.e2eId);
-    if (!cob || !payment) return;
-    callbacks.send('/v1/acquirer/pix', {
-      pix: [
-        {
-          endToEndId: payment.e2eId,
-          txid: cob.txid,
-          valor: centsToWire(payment.amount),
-          horario: payment.paidAt,
-          devolucoes: [refundView(r)],
-        },
-      ],
-    });
-  }
-
-  function settleTransfer(id: string, status: TransferStatus, reason?: string): void {
-    const t = transfers.get(id);
-    if (!t) throw new Error(`unknown transfer ${id}`);
-    if (status === 'RETURNED' ? t.status !== 'COMPLETED' : t.status !== 'PROCESSING') {
-      throw new Error(`transfer ${id} is ${t.status}`);
-    }
-    t.status = status;
-    t.reason = reason;
-    callbacks.send('/v1/acquirer/transfers', { transfer: { ...transferView(t), horario: new Date().toISOString() } });
-  }
 
   const control: SimulatorControl = {
     calls,
     callbacks,
-    async payCob(txid, o = {}) {
-      const cob = cobs.get(txid);
-      if (!cob) throw new Error(`unknown cob ${txid}`);
-      // A real payer can pay a cob the receiver just removed (race at the PSP); the simulator
-      // lets tests do that on purpose. It refuses only a cob it never issued.
-      const payment = {
-        e2eId: newE2eId(),
-        amount: o.amount ?? cob.amount,
-        paidAt: new Date().toISOString(),
-        payer: o.payer ?? { name: 'Pagador Sandbox', document: '12345678909' },
-      };
-      cob.payments.push(payment);
-      if (cob.status === 'ATIVA') cob.status = 'CONCLUIDA';
-      const doc = payment.payer.document;
-      callbacks.send('/v1/acquirer/pix', {
-        pix: [
-          {
-            endToEndId: payment.e2eId,
-            txid,
-            valor: centsToWire(payment.amount),
-            horario: payment.paidAt,
-            pagador: doc.length === 11 ? { cpf: doc, nome: payment.payer.name } : { cnpj: doc, nome: payment.payer.name },
-          },
-        ],
-      });
-      return { endToEndId: payment.e2eId };
-    },
-    settleRefund(id, outcome) {
-      const r = refunds.get(id);
-      if (!r) throw new Error(`unknown refund ${id}`);
-      if (r.status !== 'EM_PROCESSAMENTO') return;
-      r.status = outcome;
-      if (outcome === 'NAO_REALIZADO') r.reason = 'Devolução não realizada pelo PSP';
-      sendRefundCallback(r);
-    },
-    completeTransfer: (id) => settleTransfer(id, 'COMPLETED'),
-    failTransfer: (id, reason) => settleTransfer(id, 'REJECTED', reason ?? 'Transferência rejeitada pelo PSP destino'),
-    returnTransfer: (id, reason) => settleTransfer(id, 'RETURNED', reason ?? 'Devolvida pelo banco destino'),
-    setKeyStatus(keyId, status) {
-      const k = keys.get(keyId);
-      if (!k) throw new Error(`unknown key ${keyId}`);
-      k.status = status;
-      callbacks.send('/v1/acquirer/pix-keys', { pixKey: { id: k.id, chave: k.chave, tipoChave: k.tipoChave, status, horario: new Date().toISOString() } });
-    },
-    raiseInfraction(endToEndId, reason) {
-      const cob = findCobByE2e(endToEndId);
-      const payment = cob?.payments.find((p) => p.e2eId === endToEndId);
-      if (!cob || !payment) throw new Error(`unknown payment ${endToEndId}`);
-      const inf = { id: `inf${randomAlnum(20)}`, endToEndId, txid: cob.txid, valor: centsToWire(payment.amount), reason: reason ?? 'Suspeita de fraude', status: 'OPEN' };
-      infractions.set(inf.id, inf);
-      callbacks.send('/v1/acquirer/infractions', { infraction: { ...inf, horario: new Date().toISOString() } });
-      return { infractionId: inf.id };
-    },
-    updateInfraction(infractionId, status) {
-      const inf = infractions.get(infractionId);
-      if (!inf) throw new Error(`unknown infraction ${infractionId}`);
-      inf.status = status;
-      callbacks.send('/v1/acquirer/infractions', { infraction: { ...inf, horario: new Date().toISOString() } });
-    },
+    payCob: async (txid, o) => psp.payCob(txid, o),
+    expireCob: (txid) => psp.expireCob(txid),
+    settleRefund: (id, outcome, reason) => psp.settleRefund(id, outcome, reason),
+    completeTransfer: (id) => psp.finishTransfer(id, 'COMPLETED'),
+    failTransfer: (id, reason) => psp.finishTransfer(id, 'REJECTED', reason ?? 'Transferência rejeitada pelo PSP de destino'),
+    returnTransfer: (id, reason) => psp.finishTransfer(id, 'RETURNED', reason ?? 'Devolvida pelo PSP de destino'),
+    setKeyStatus: (id, status) => psp.setKeyStatus(id, status),
+    raiseInfraction: (e2eId, reason) => psp.raiseInfraction(e2eId, reason),
+    acceptInfraction: (id) => psp.decideInfraction(id, 'ACCEPTED'),
+    rejectInfraction: (id) => psp.decideInfraction(id, 'REJECTED'),
+    refundInfraction: (id) => psp.refundInfraction(id),
+    updateInfraction: (id, status) => psp.decideInfraction(id, status),
     setFaults(f) {
-      faults = { ...f };
+      const wasHolding = faults.outOfOrderCallbacks === true;
+      faults = { ...f, ...(f.failNext ? { failNext: { ...f.failNext } } : {}) };
+      if (wasHolding && !faults.outOfOrderCallbacks) callbacks.release();
+      logger.info({ faults }, 'acquirer simulator: faults set');
     },
+    getFaults: () => ({ ...faults }),
     setCallbackBaseUrl(url) {
       callbackBaseUrl = url;
     },
     setAutoSettleRefunds(on) {
-      autoSettleRefunds = on;
+      psp.autoSettleRefunds = on;
     },
-    getCob: (txid) => cobs.get(txid),
-    getRefund: (id) => refunds.get(id),
-    getTransfer: (id) => transfers.get(id),
+    revokeTokens: () => tokens.clear(),
+    getCob: (txid) => psp.cobs.get(txid),
+    getRefund: (id) => psp.refunds.get(id),
+    getTransfer: (id) => psp.transfers.get(id),
+    getKey: (id) => psp.keys.get(id),
+    getInfraction: (id) => psp.infractions.get(id),
   };
 
   const app = new Koa();
   const router = new Router();
 
-  // Faults and call log, per BCB route.
+  const record = (c: SimCall): void => {
+    calls.push({ ...c, at: new Date().toISOString() });
+    if (calls.length > MAX_CALLS_KEPT) calls.splice(0, calls.length - MAX_CALLS_KEPT);
+  };
+
+  /** Per protocol route: injected latency and failures, then the call log. */
   const route =
     (name: SimRoute) =>
     async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
@@ -306,233 +231,233 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
       const fail = faults.failNext;
       if (fail && fail.route === name && fail.times > 0) {
         fail.times--;
-        calls.push({ route: name, status: fail.status });
-        return problem(ctx, fail.status, 'Falha simulada', `failNext on ${name}`);
+        problem(ctx, fail.status, 'ServicoIndisponivel', 'Falha simulada', `failNext on ${name}`);
+        return record({ route: name, method: ctx.method, path: ctx.path, status: fail.status });
       }
       if (faults.errorRate && Math.random() < faults.errorRate) {
         const status = faults.errorStatus ?? 500;
-        calls.push({ route: name, status });
-        return problem(ctx, status, 'Falha simulada', `errorRate on ${name}`);
+        problem(ctx, status, 'ServicoIndisponivel', 'Falha simulada', `errorRate on ${name}`);
+        return record({ route: name, method: ctx.method, path: ctx.path, status });
       }
       await next();
-      calls.push({ route: name, status: ctx.status, request: ctx.request.body, response: ctx.body });
+      const request: unknown = ctx.request.body;
+      record({ route: name, method: ctx.method, path: ctx.path, status: ctx.status, request, response: ctx.body });
     };
 
   const bearer = async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
-    const token = /^Bearer (.+)$/.exec(ctx.get('authorization'))?.[1];
+    const token = /^Bearer (\S+)$/.exec(ctx.get('authorization'))?.[1];
     const expiresAt = token ? tokens.get(token) : undefined;
-    if (!expiresAt || expiresAt < Date.now()) return problem(ctx, 401, 'Acesso negado', 'token ausente ou expirado');
+    if (!expiresAt || expiresAt <= Date.now()) {
+      ctx.set('www-authenticate', 'Bearer error="invalid_token"');
+      return problem(ctx, 401, 'AcessoNegado', 'Não autorizado', 'token ausente, inválido ou expirado');
+    }
     await next();
   };
 
+  /** Parses a body with a wire schema, answering 400 with `violacoes` when it does not fit. */
+  function parsed<S extends z.ZodType>(ctx: Koa.Context, schema: S, prefix: string, type: string, title: string): z.infer<S> | undefined {
+    const r = schema.safeParse(ctx.request.body as unknown);
+    if (r.success) return r.data;
+    problem(ctx, 400, type, title, 'A requisição não respeita o schema ou está semanticamente errada.', wire.violations(prefix, r.error));
+    return undefined;
+  }
+  const violation = (propriedade: string, razao: string, valor?: string): Violation[] => [
+    { razao, propriedade, ...(valor !== undefined ? { valor } : {}) },
+  ];
+
+  // ---- OAuth2 (RFC 6749 client credentials; its own error format) ----
   router.post('/oauth/token', route('token'), (ctx) => {
-    const basic = /^Basic (.+)$/.exec(ctx.get('authorization'))?.[1];
-    const [id, secret] = Buffer.from(basic ?? '', 'base64').toString().split(':');
-    if (id !== clientId || secret !== clientSecret) return problem(ctx, 401, 'Acesso negado', 'credenciais inválidas');
+    const basic = /^Basic (\S+)$/.exec(ctx.get('authorization'))?.[1];
+    const decoded = Buffer.from(basic ?? '', 'base64').toString();
+    const sep = decoded.indexOf(':');
+    if (sep < 0 || decoded.slice(0, sep) !== clientId || decoded.slice(sep + 1) !== clientSecret) {
+      ctx.status = 401;
+      ctx.set('www-authenticate', 'Basic');
+      ctx.body = { error: 'invalid_client' };
+      return;
+    }
+    if ((ctx.request.body as { grant_type?: unknown } | undefined)?.grant_type !== 'client_credentials') {
+      ctx.status = 400;
+      ctx.body = { error: 'unsupported_grant_type' };
+      return;
+    }
     const token = randomAlnum(40);
-    tokens.set(token, Date.now() + 3600_000);
-    ctx.body = { access_token: token, token_type: 'Bearer', expires_in: 3600, scope: 'cob.write cob.read pix.write pix.read' };
+    tokens.set(token, Date.now() + tokenTtl * 1000);
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { access_token: token, token_type: 'Bearer', expires_in: tokenTtl, scope: 'cob.write cob.read pix.write pix.read' };
   });
 
+  // ---- cob (BCB) ----
   router.put('/cob/:txid', route('createCob'), bearer, (ctx) => {
-    const txid = ctx.params.txid;
-    const body = ctx.request.body as { calendario?: { expiracao?: unknown }; valor?: { original?: unknown }; chave?: unknown; solicitacaoPagador?: unknown };
-    const amount = wireToCents(body?.valor?.original);
-    const expiresIn = body?.calendario?.expiracao ?? 86400;
-    if (!isValidTxid(txid)) return problem(ctx, 400, 'Cobrança inválida', 'txid não respeita o schema');
-    if (amount === null || amount < 1) return problem(ctx, 400, 'Cobrança inválida', 'valor.original não respeita o schema');
-    if (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn <= 0) {
-      return problem(ctx, 400, 'Cobrança inválida', 'calendario.expiracao inválido');
-    }
-    if (typeof body.chave !== 'string' || body.chave.length === 0 || body.chave.length > 77) {
-      return problem(ctx, 400, 'Cobrança inválida', 'chave inválida');
-    }
-    const existing = cobs.get(txid);
+    const txid = ctx.params.txid ?? '';
+    const invalid = (p: string, razao: string): void =>
+      problem(ctx, 400, 'CobOperacaoInvalida', 'Cobrança inválida.', 'A requisição que busca criar uma cobrança não respeita o schema ou está semanticamente errada.', violation(p, razao));
+    if (!wire.TXID.test(txid)) return invalid('cob.txid', 'O campo cob.txid não respeita o schema.');
+    const body = parsed(ctx, wire.cobSolicitada, 'cob', 'CobOperacaoInvalida', 'Cobrança inválida.');
+    if (!body) return;
+    const amount = wireToCents(body.valor.original) ?? 0;
+    const expiresIn = body.calendario.expiracao ?? 86400;
+    const existing = psp.cobs.get(txid);
     if (existing) {
-      ctx.status = 201; // PUT is idempotent on txid: same cob back
+      // The txid is ours and unique: the same request again is a replay (our retries), anything
+      // else reuses a txid.
+      const same =
+        existing.amount === amount &&
+        existing.key === body.chave &&
+        existing.expiresIn === expiresIn &&
+        existing.description === body.solicitacaoPagador &&
+        JSON.stringify(existing.debtor) === JSON.stringify(body.devedor);
+      if (!same) return invalid('cob.txid', 'O txid informado já foi utilizado por outra cobrança.');
+      ctx.status = 201;
       ctx.body = cobView(existing);
       return;
+    }
+    let pixCopiaECola: string;
+    try {
+      pixCopiaECola = buildBrCode({ key: body.chave, merchantName: 'PIXFLOW SANDBOX', merchantCity: 'SAO PAULO', amountCents: amount, txid, initiationMethod: '12' });
+    } catch (err) {
+      return invalid('cob.chave', err instanceof Error ? err.message : 'chave inválida');
     }
     const cob: SimCob = {
       txid,
       status: 'ATIVA',
       amount,
       key: body.chave,
-      description: typeof body.solicitacaoPagador === 'string' ? body.solicitacaoPagador : undefined,
+      description: body.solicitacaoPagador,
+      debtor: body.devedor,
       createdAt: new Date().toISOString(),
       expiresIn,
       revision: 0,
       payments: [],
-      pixCopiaECola: buildBrCode({
-        key: body.chave,
-        merchantName: 'PIXFLOW SANDBOX',
-        merchantCity: 'SAO PAULO',
-        amountCents: amount,
-        txid,
-        initiationMethod: '12',
-      }),
+      pixCopiaECola,
     };
-    cobs.set(txid, cob);
+    psp.cobs.set(txid, cob);
     ctx.status = 201;
     ctx.body = cobView(cob);
   });
 
   router.get('/cob/:txid', route('getCob'), bearer, (ctx) => {
-    const cob = cobs.get(ctx.params.txid);
-    if (!cob) return problem(ctx, 404, 'Cobrança não encontrada');
-    ctx.body = cobView(cob);
+    const cob = psp.cobs.get(ctx.params.txid ?? '');
+    if (!cob) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Cobrança não encontrada.');
+    ctx.body = psp.cobCompleta(cob);
   });
 
   router.patch('/cob/:txid', route('removeCob'), bearer, (ctx) => {
-    const cob = cobs.get(ctx.params.txid);
-    if (!cob) return problem(ctx, 404, 'Cobrança não encontrada');
-    const status = (ctx.request.body as { status?: unknown })?.status;
-    if (status !== 'REMOVIDA_PELO_USUARIO_RECEBEDOR') return problem(ctx, 400, 'Cobrança inválida', 'status inválido');
-    if (cob.status === 'CONCLUIDA') return problem(ctx, 400, 'Cobrança inválida', 'cobrança já concluída');
+    const cob = psp.cobs.get(ctx.params.txid ?? '');
+    if (!cob) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Cobrança não encontrada.');
+    if (!parsed(ctx, wire.cobRevisada, 'cob', 'CobOperacaoInvalida', 'Operação inválida.')) return;
+    if (cob.status === 'CONCLUIDA') {
+      return problem(ctx, 400, 'CobOperacaoInvalida', 'Operação inválida.', 'A cobrança já foi paga (CONCLUIDA) e não pode ser removida.', violation('cob.status', 'cobrança CONCLUIDA', cob.status));
+    }
     if (cob.status === 'ATIVA') {
       cob.status = 'REMOVIDA_PELO_USUARIO_RECEBEDOR';
       cob.revision++;
     }
+    // Already removed (by us or the PSP): removal is idempotent.
     ctx.body = cobView(cob);
   });
 
+  // ---- devolução (BCB) ----
   router.put('/pix/:e2eid/devolucao/:id', route('refund'), bearer, (ctx) => {
-    const { e2eid, id } = ctx.params;
-    const existing = refunds.get(id);
+    const e2eid = ctx.params.e2eid ?? '';
+    const id = ctx.params.id ?? '';
+    const invalid = (p: string, razao: string): void =>
+      problem(ctx, 400, 'PixDevolucaoInvalida', 'Devolução inválida.', 'A requisição de devolução não respeita o schema ou não faz sentido semanticamente.', violation(p, razao));
+    if (!wire.END_TO_END_ID.test(e2eid)) return invalid('e2eid', 'O e2eid não respeita o schema.');
+    if (!wire.REFUND_ID.test(id)) return invalid('id', 'O id da devolução não respeita o schema.');
+    const body = parsed(ctx, wire.devolucaoSolicitada, 'devolucao', 'PixDevolucaoInvalida', 'Devolução inválida.');
+    if (!body) return;
+    const amount = wireToCents(body.valor) ?? 0;
+    const existing = psp.refunds.get(id);
     if (existing) {
+      if (existing.e2eId !== e2eid || existing.amount !== amount) return invalid('id', 'O id informado já foi utilizado por outra devolução.');
       ctx.status = 201;
       ctx.body = refundView(existing);
       return;
     }
-    const cob = findCobByE2e(e2eid);
-    const payment = cob?.payments.find((p) => p.e2eId === e2eid);
-    if (!payment) return problem(ctx, 404, 'Pix não encontrado');
-    const body = ctx.request.body as { valor?: unknown; descricao?: unknown };
-    const amount = wireToCents(body?.valor);
-    const already = [...refunds.values()].filter((r) => r.e2eId === e2eid && r.status !== 'NAO_REALIZADO');
-    const refunded = already.reduce((s, r) => s + r.amount, 0);
-    if (amount === null || amount < 1 || amount + refunded > payment.amount) {
-      return problem(ctx, 400, 'Devolução inválida', 'valor excede o disponível para devolução');
-    }
-    const r: SimRefund = {
-      id,
-      e2eId: e2eid,
-      rtrId: `D99999999${randomAlnum(23)}`,
-      amount,
-      status: 'EM_PROCESSAMENTO',
-      reason: typeof body.descricao === 'string' ? body.descricao : undefined,
-      requestedAt: new Date().toISOString(),
-    };
-    refunds.set(id, r);
-    if (autoSettleRefunds) later(10, () => control.settleRefund(id, 'DEVOLVIDO'));
+    if (!psp.payment(e2eid)) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Pix não encontrado.');
+    const available = psp.refundable(e2eid);
+    if (amount > available) return invalid('devolucao.valor', `O valor excede o disponível para devolução (${available} centavos).`);
     ctx.status = 201;
-    ctx.body = refundView(r);
+    ctx.body = refundView(psp.createRefund(e2eid, id, amount, body.descricao));
   });
 
   router.get('/pix/:e2eid/devolucao/:id', route('getRefund'), bearer, (ctx) => {
-    const r = refunds.get(ctx.params.id);
-    if (!r || r.e2eId !== ctx.params.e2eid) return problem(ctx, 404, 'Devolução não encontrada');
+    const r = psp.refunds.get(ctx.params.id ?? '');
+    if (!r || r.e2eId !== ctx.params.e2eid) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Devolução não encontrada.');
     ctx.body = refundView(r);
   });
 
+  // ---- transfers (not BCB; same style) ----
   router.post('/transfers', route('transfer'), bearer, (ctx) => {
     const key = ctx.get('x-idempotency-key');
-    if (!key) return problem(ctx, 400, 'Transferência inválida', 'x-idempotency-key é obrigatório');
-    const seen = transferByKey.get(key);
+    if (!wire.OPAQUE_ID.test(key)) {
+      return problem(ctx, 400, 'TransferenciaInvalida', 'Transferência inválida.', 'x-idempotency-key é obrigatório', violation('x-idempotency-key', `deve seguir ${wire.OPAQUE_ID.source}`, key));
+    }
+    const body = parsed(ctx, wire.transferSolicitada, 'transferencia', 'TransferenciaInvalida', 'Transferência inválida.');
+    if (!body) return;
+    const keyCheck = validatePixKey(body.tipoChave, body.chave);
+    if (!keyCheck.ok) return problem(ctx, 400, 'TransferenciaInvalida', 'Transferência inválida.', keyCheck.reason, violation('transferencia.chave', keyCheck.reason, body.chave));
+    const amount = wireToCents(body.valor) ?? 0;
+    const seenId = psp.transferByKey.get(key);
+    const seen = seenId ? psp.transfers.get(seenId) : undefined;
     if (seen) {
-      ctx.status = 200;
-      ctx.body = transferView(transfers.get(seen) as SimTransfer);
+      if (seen.amount !== amount || seen.pixKey !== body.chave || seen.pixKeyType !== body.tipoChave) {
+        return problem(ctx, 422, 'IdempotencyKeyReused', 'Chave de idempotência reutilizada.', 'Esta x-idempotency-key já criou uma transferência com outros dados.');
+      }
+      ctx.status = 200; // a replay: the same transfer, never a second one
+      ctx.body = transferView(seen);
       return;
     }
-    const body = ctx.request.body as { valor?: unknown; chave?: unknown; tipoChave?: unknown };
-    const amount = wireToCents(body?.valor);
-    if (amount === null || amount < 1) return problem(ctx, 400, 'Transferência inválida', 'valor inválido');
-    if (typeof body.chave !== 'string' || typeof body.tipoChave !== 'string') {
-      return problem(ctx, 400, 'Transferência inválida', 'chave e tipoChave são obrigatórios');
-    }
-    const t: SimTransfer = {
-      id: `tr_${randomAlnum(20)}`,
-      batchId: `batch_${randomAlnum(12)}`,
-      idempotencyKey: key,
-      amount,
-      pixKey: body.chave,
-      pixKeyType: body.tipoChave,
-      status: 'PROCESSING',
-    };
-    transfers.set(t.id, t);
-    transferByKey.set(key, t.id);
-    if (opts.autoComplete ?? true) {
-      later(opts.transferDelayMs ?? 2000, () => {
-        if (transfers.get(t.id)?.status === 'PROCESSING') control.completeTransfer(t.id);
-      });
-    }
+    const t = psp.createTransfer({ idempotencyKey: key, amount, pixKey: body.chave, pixKeyType: body.tipoChave, description: body.descricao });
     ctx.status = 201;
     ctx.body = transferView(t);
   });
 
-  router.post('/keys', route('registerKey'), bearer, (ctx) => {
-    const idem = ctx.get('x-idempotency-key');
-    const body = ctx.request.body as { chave?: unknown; tipoChave?: unknown };
-    if (!idem || typeof body?.chave !== 'string' || typeof body.tipoChave !== 'string') {
-      return problem(ctx, 400, 'Chave inválida', 'x-idempotency-key, chave e tipoChave são obrigatórios');
-    }
-    const existing = [...keys.values()].find((k) => k.idempotencyKey === idem);
-    const k = existing ?? { id: `key${randomAlnum(20)}`, idempotencyKey: idem, chave: body.chave, tipoChave: body.tipoChave, status: 'PENDENTE' as const };
-    if (!existing) {
-      keys.set(k.id, k);
-      // A real PSP activates the key after its DICT registration; the sandbox does so at once.
-      if (opts.autoComplete ?? true) later(opts.transferDelayMs ?? 2000, () => control.setKeyStatus(k.id, 'ATIVA'));
-    }
-    ctx.status = existing ? 200 : 201;
-    ctx.body = { id: k.id, chave: k.chave, tipoChave: k.tipoChave, status: k.status };
-  });
-
   router.get('/transfers/:id', route('getTransfer'), bearer, (ctx) => {
-    const t = transfers.get(ctx.params.id);
-    if (!t) return problem(ctx, 404, 'Transferência não encontrada');
+    const t = psp.transfers.get(ctx.params.id ?? '');
+    if (!t) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Transferência não encontrada.');
     ctx.body = transferView(t);
   });
 
-  // Control surface over HTTP, for a simulator running in another process.
-  router.post('/_sim/cob/:txid/pay', async (ctx) => {
-    const body = (ctx.request.body ?? {}) as { payer?: { name: string; document: string }; amount?: number };
-    try {
-      ctx.body = await control.payCob(ctx.params.txid, body);
-      ctx.status = 202;
-    } catch (err) {
-      problem(ctx, 404, 'Cobrança não encontrada', (err as Error).message);
+  // ---- PIX key registration (not BCB; same style) ----
+  router.post('/keys', route('registerKey'), bearer, (ctx) => {
+    const idem = ctx.get('x-idempotency-key');
+    if (!wire.OPAQUE_ID.test(idem)) {
+      return problem(ctx, 400, 'ChaveInvalida', 'Chave inválida.', 'x-idempotency-key é obrigatório', violation('x-idempotency-key', `deve seguir ${wire.OPAQUE_ID.source}`, idem));
     }
-  });
-  router.post('/_sim/transfers/:id/:action', (ctx) => {
-    const reason = (ctx.request.body as { reason?: string } | undefined)?.reason;
-    const actions: Record<string, (id: string) => void> = {
-      complete: (id) => control.completeTransfer(id),
-      fail: (id) => control.failTransfer(id, reason),
-      return: (id) => control.returnTransfer(id, reason),
-    };
-    const act = actions[ctx.params.action];
-    if (!act) return problem(ctx, 404, 'Ação desconhecida');
-    try {
-      act(ctx.params.id);
-      ctx.status = 202;
-      ctx.body = { ok: true };
-    } catch (err) {
-      problem(ctx, 400, 'Transferência inválida', (err as Error).message);
+    const body = parsed(ctx, wire.chaveSolicitada, 'chave', 'ChaveInvalida', 'Chave inválida.');
+    if (!body) return;
+    const keyCheck = validatePixKey(body.tipoChave, body.chave);
+    if (!keyCheck.ok) return problem(ctx, 400, 'ChaveInvalida', 'Chave inválida.', keyCheck.reason, violation('chave.chave', keyCheck.reason, body.chave));
+    const seenId = psp.keyByIdempotencyKey.get(idem);
+    const seen = seenId ? psp.keys.get(seenId) : undefined;
+    if (seen) {
+      if (seen.key !== body.chave || seen.keyType !== body.tipoChave) {
+        return problem(ctx, 422, 'IdempotencyKeyReused', 'Chave de idempotência reutilizada.', 'Esta x-idempotency-key já registrou outra chave.');
+      }
+      ctx.status = 200;
+      ctx.body = keyView(seen);
+      return;
     }
+    ctx.status = 201;
+    ctx.body = keyView(psp.registerKey(idem, body.tipoChave, body.chave));
   });
-  router.post('/_sim/faults', (ctx) => {
-    control.setFaults((ctx.request.body ?? {}) as Faults);
-    ctx.body = { ok: true };
-  });
+
+  controlRoutes(router, control);
 
   app.use(async (ctx, next) => {
     try {
       await next();
-    } catch {
-      problem(ctx, 400, 'Requisição inválida');
+    } catch (err) {
+      // Unparseable JSON and the like (koa-body throws); never a stack trace to the client.
+      const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+      if (status >= 500) logger.warn({ err }, 'acquirer simulator: unexpected error');
+      problem(ctx, status >= 500 ? 500 : 400, 'RequisicaoInvalida', 'Requisição inválida', err instanceof Error ? err.message : undefined);
     }
+    if (ctx.status === 404 && ctx.body === undefined) problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', `${ctx.method} ${ctx.path}`);
   });
-  app.use(koaBody({ jsonLimit: '64kb', urlencoded: true }));
+  app.use(koaBody({ jsonLimit: '64kb', formLimit: '8kb', text: false }));
   app.use(router.routes());
   app.use(router.allowedMethods());
 
@@ -542,12 +467,14 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+  logger.info({ url, callbackBaseUrl }, 'acquirer simulator listening');
   return {
-    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    url,
     control,
     async close() {
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
+      psp.stop();
+      callbacks.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

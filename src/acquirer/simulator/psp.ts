@@ -1,0 +1,402 @@
+/**
+ * The simulated PSP's state and the things that happen "on its side": payments arriving,
+ * devoluções settling, transfers finishing, keys changing status, MED infractions. Each such event
+ * is announced to the service by a signed callback (callbacks.ts). The HTTP protocol (server.ts)
+ * and the control surface (methods and /_sim routes) both act through this one object.
+ */
+import crypto from 'node:crypto';
+import { centsToWire } from '../money-wire';
+import type { CobStatus, Party, PixKeyStatusAtAcquirer, PixKeyType, RefundStatus, TransferStatus } from '../types';
+import type { InfractionCallback, PixCallback, PixKeyCallback, TransferCallback } from '../wire';
+import type { CallbackSender } from './callbacks';
+
+export interface SimPayment {
+  e2eId: string;
+  amount: number;
+  paidAt: string;
+  payer: Party;
+}
+
+export interface SimCob {
+  txid: string;
+  status: CobStatus;
+  amount: number;
+  key: string;
+  description?: string;
+  debtor?: { cpf?: string; cnpj?: string; nome: string };
+  createdAt: string;
+  expiresIn: number;
+  pixCopiaECola: string;
+  revision: number;
+  payments: SimPayment[];
+}
+
+export interface SimRefund {
+  id: string;
+  e2eId: string;
+  rtrId: string;
+  amount: number;
+  status: RefundStatus;
+  description?: string;
+  reason?: string;
+  requestedAt: string;
+  settledAt?: string;
+}
+
+export interface SimTransfer {
+  id: string;
+  batchId: string;
+  idempotencyKey: string;
+  amount: number;
+  pixKey: string;
+  pixKeyType: PixKeyType;
+  description?: string;
+  status: TransferStatus;
+  reason?: string;
+  createdAt: string;
+  updatedAt?: string;
+}
+
+export interface SimKey {
+  id: string;
+  idempotencyKey: string;
+  key: string;
+  keyType: PixKeyType;
+  status: PixKeyStatusAtAcquirer;
+}
+
+export type InfractionStatus = 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+
+export interface SimInfraction {
+  id: string;
+  e2eId: string;
+  txid: string;
+  amount: number;
+  reason: string;
+  status: InfractionStatus;
+  refund?: SimRefund;
+}
+
+/** Thrown by control actions on unknown ids or impossible transitions (the /_sim routes answer 404/409). */
+export class SimulatorStateError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'unknown' | 'conflict',
+  ) {
+    super(message);
+    this.name = 'SimulatorStateError';
+  }
+}
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+export function randomAlnum(n: number): string {
+  // 248 = 4 × 62: rejecting the top byte values keeps every character equally likely.
+  let out = '';
+  while (out.length < n) {
+    for (const b of crypto.randomBytes(n * 2)) if (b < 248 && out.length < n) out += ALNUM[b % 62];
+  }
+  return out;
+}
+
+/** The simulator's ISPB (a made-up participant). */
+const ISPB = '99999999';
+/** SPI ids: a letter + ISPB + yyyyMMddHHmm + 11 alphanumerics = 32 characters. */
+function spiId(prefix: 'E' | 'D'): string {
+  return `${prefix}${ISPB}${new Date().toISOString().replace(/\D/g, '').slice(0, 12)}${randomAlnum(11)}`;
+}
+
+export function toPessoa(p: Party): { cpf?: string; cnpj?: string; nome: string } {
+  return p.document.length === 11 ? { cpf: p.document, nome: p.name } : { cnpj: p.document, nome: p.name };
+}
+
+export const refundView = (r: SimRefund) => ({
+  id: r.id,
+  rtrId: r.rtrId,
+  valor: centsToWire(r.amount),
+  horario: { solicitacao: r.requestedAt, ...(r.settledAt ? { liquidacao: r.settledAt } : {}) },
+  status: r.status,
+  ...(r.description ? { descricao: r.description } : {}),
+  ...(r.reason ? { motivo: r.reason } : {}),
+});
+
+export const cobView = (c: SimCob) => ({
+  calendario: { criacao: c.createdAt, expiracao: c.expiresIn },
+  txid: c.txid,
+  revisao: c.revision,
+  status: c.status,
+  valor: { original: centsToWire(c.amount) },
+  chave: c.key,
+  ...(c.description ? { solicitacaoPagador: c.description } : {}),
+  ...(c.debtor ? { devedor: c.debtor } : {}),
+  pixCopiaECola: c.pixCopiaECola,
+});
+
+export const transferView = (t: SimTransfer) => ({
+  id: t.id,
+  batchId: t.batchId,
+  idempotencyKey: t.idempotencyKey,
+  valor: centsToWire(t.amount),
+  chave: t.pixKey,
+  tipoChave: t.pixKeyType,
+  ...(t.description ? { descricao: t.description } : {}),
+  status: t.status,
+  ...(t.reason ? { motivo: t.reason } : {}),
+  horario: { criacao: t.createdAt, ...(t.updatedAt ? { atualizacao: t.updatedAt } : {}) },
+});
+
+export const keyView = (k: SimKey) => ({ id: k.id, chave: k.key, tipoChave: k.keyType, status: k.status });
+
+export interface PspOptions {
+  callbacks: CallbackSender;
+  transferDelayMs: number;
+  autoComplete: boolean;
+  /** Delay before a devolução or an accepted infraction's refund settles, when automatic. */
+  refundDelayMs: number;
+}
+
+export class SimulatedPsp {
+  readonly cobs = new Map<string, SimCob>();
+  readonly refunds = new Map<string, SimRefund>();
+  readonly transfers = new Map<string, SimTransfer>();
+  readonly transferByKey = new Map<string, string>();
+  readonly keys = new Map<string, SimKey>();
+  readonly keyByIdempotencyKey = new Map<string, string>();
+  readonly infractions = new Map<string, SimInfraction>();
+  private readonly paymentIndex = new Map<string, { cob: SimCob; payment: SimPayment }>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  autoSettleRefunds = true;
+
+  constructor(private readonly opts: PspOptions) {}
+
+  /** The cob and payment of an end-to-end id. */
+  payment(e2eId: string): { cob: SimCob; payment: SimPayment } | undefined {
+    return this.paymentIndex.get(e2eId);
+  }
+
+  /** Full cob view (CobCompleta): the cob plus the pix received, each with its devoluções. */
+  cobCompleta(c: SimCob) {
+    return { ...cobView(c), pix: c.payments.map((p) => this.pixView(c, p)) };
+  }
+
+  private pixView(c: SimCob, p: SimPayment) {
+    const devolucoes = [...this.refunds.values()].filter((r) => r.e2eId === p.e2eId).map(refundView);
+    return {
+      endToEndId: p.e2eId,
+      txid: c.txid,
+      valor: centsToWire(p.amount),
+      horario: p.paidAt,
+      pagador: toPessoa(p.payer),
+      ...(devolucoes.length ? { devolucoes } : {}),
+    };
+  }
+
+  later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  // ---- payments --------------------------------------------------------------------------------
+
+  /**
+   * A payer pays the cob. Allowed on a removed or already paid cob on purpose: a payer racing the
+   * removal, or paying twice, is what the service's late-payment refund path must handle.
+   */
+  payCob(txid: string, o: { payer?: Party; amount?: number } = {}): { endToEndId: string } {
+    const cob = this.cobs.get(txid);
+    if (!cob) throw new SimulatorStateError(`unknown cob ${txid}`, 'unknown');
+    const payment: SimPayment = {
+      e2eId: spiId('E'),
+      amount: o.amount ?? cob.amount,
+      paidAt: new Date().toISOString(),
+      payer: o.payer ?? { name: 'Pagador Sandbox', document: '12345678909' },
+    };
+    cob.payments.push(payment);
+    this.paymentIndex.set(payment.e2eId, { cob, payment });
+    if (cob.status === 'ATIVA') cob.status = 'CONCLUIDA';
+    const body: PixCallback = { pix: [this.pixView(cob, payment)] };
+    this.opts.callbacks.send('/v1/acquirer/pix', body);
+    return { endToEndId: payment.e2eId };
+  }
+
+  /** The PSP removes an unpaid cob itself (e.g. long expired). No callback: the BCB has none for it. */
+  expireCob(txid: string): void {
+    const cob = this.cobs.get(txid);
+    if (!cob) throw new SimulatorStateError(`unknown cob ${txid}`, 'unknown');
+    if (cob.status !== 'ATIVA') throw new SimulatorStateError(`cob ${txid} is ${cob.status}`, 'conflict');
+    cob.status = 'REMOVIDA_PELO_PSP';
+    cob.revision++;
+  }
+
+  // ---- devoluções ------------------------------------------------------------------------------
+
+  /** Amount of a payment not yet refunded or being refunded. */
+  refundable(e2eId: string): number {
+    const p = this.paymentIndex.get(e2eId)?.payment;
+    if (!p) return 0;
+    const taken = [...this.refunds.values()]
+      .filter((r) => r.e2eId === e2eId && r.status !== 'NAO_REALIZADO')
+      .reduce((s, r) => s + r.amount, 0);
+    return p.amount - taken;
+  }
+
+  createRefund(e2eId: string, id: string, amount: number, description?: string): SimRefund {
+    const r: SimRefund = { id, e2eId, rtrId: spiId('D'), amount, status: 'EM_PROCESSAMENTO', description, requestedAt: new Date().toISOString() };
+    this.refunds.set(id, r);
+    if (this.autoSettleRefunds) this.later(this.opts.refundDelayMs, () => this.settleRefund(id, 'DEVOLVIDO'));
+    return r;
+  }
+
+  /**
+   * A devolução settles. Announced through the pix callback (BCB style): the original pix with
+   * this devolução in `devolucoes`.
+   */
+  settleRefund(id: string, outcome: 'DEVOLVIDO' | 'NAO_REALIZADO', reason?: string): void {
+    const r = this.refunds.get(id);
+    if (!r) throw new SimulatorStateError(`unknown refund ${id}`, 'unknown');
+    if (r.status !== 'EM_PROCESSAMENTO') return; // settling twice is a no-op, like a late duplicate
+    r.status = outcome;
+    r.settledAt = new Date().toISOString();
+    if (outcome === 'NAO_REALIZADO') r.reason = reason ?? 'Devolução não realizada pelo PSP do pagador';
+    const found = this.paymentIndex.get(r.e2eId);
+    if (!found) return;
+    const { cob, payment } = found;
+    const body: PixCallback = {
+      pix: [{ ...this.pixView(cob, payment), devolucoes: [refundView(r)] }],
+    };
+    this.opts.callbacks.send('/v1/acquirer/pix', body);
+  }
+
+  // ---- transfers -------------------------------------------------------------------------------
+
+  createTransfer(t: Omit<SimTransfer, 'id' | 'batchId' | 'status' | 'createdAt'>): SimTransfer {
+    const transfer: SimTransfer = {
+      ...t,
+      id: `tr${randomAlnum(24)}`,
+      batchId: `bt${randomAlnum(16)}`,
+      status: 'PROCESSING',
+      createdAt: new Date().toISOString(),
+    };
+    this.transfers.set(transfer.id, transfer);
+    this.transferByKey.set(t.idempotencyKey, transfer.id);
+    if (this.opts.autoComplete) {
+      this.later(this.opts.transferDelayMs, () => {
+        if (this.transfers.get(transfer.id)?.status === 'PROCESSING') this.finishTransfer(transfer.id, 'COMPLETED');
+      });
+    }
+    return transfer;
+  }
+
+  /** PROCESSING → COMPLETED | REJECTED; COMPLETED → RETURNED (the destination bank sent it back). */
+  finishTransfer(id: string, status: Exclude<TransferStatus, 'PROCESSING'>, reason?: string): void {
+    const t = this.transfers.get(id);
+    if (!t) throw new SimulatorStateError(`unknown transfer ${id}`, 'unknown');
+    const from: TransferStatus = status === 'RETURNED' ? 'COMPLETED' : 'PROCESSING';
+    if (t.status !== from) throw new SimulatorStateError(`transfer ${id} is ${t.status}, not ${from}`, 'conflict');
+    t.status = status;
+    t.updatedAt = new Date().toISOString();
+    if (reason) t.reason = reason;
+    const body: TransferCallback = { transfer: transferView(t) };
+    this.opts.callbacks.send('/v1/acquirer/transfers', body);
+  }
+
+  // ---- keys ------------------------------------------------------------------------------------
+
+  registerKey(idempotencyKey: string, keyType: PixKeyType, key: string): SimKey {
+    const k: SimKey = { id: `key${randomAlnum(24)}`, idempotencyKey, key, keyType, status: 'PENDENTE' };
+    this.keys.set(k.id, k);
+    this.keyByIdempotencyKey.set(idempotencyKey, k.id);
+    // A real PSP activates the key once the DICT confirms it; the simulator after the transfer delay.
+    if (this.opts.autoComplete) {
+      this.later(this.opts.transferDelayMs, () => {
+        if (this.keys.get(k.id)?.status === 'PENDENTE') this.setKeyStatus(k.id, 'ATIVA');
+      });
+    }
+    return k;
+  }
+
+  setKeyStatus(keyId: string, status: PixKeyStatusAtAcquirer): void {
+    const k = this.keys.get(keyId);
+    if (!k) throw new SimulatorStateError(`unknown key ${keyId}`, 'unknown');
+    k.status = status;
+    const body: PixKeyCallback = { pixKey: { ...keyView(k), horario: new Date().toISOString() } };
+    this.opts.callbacks.send('/v1/acquirer/pix-keys', body);
+  }
+
+  // ---- MED infractions -------------------------------------------------------------------------
+
+  raiseInfraction(e2eId: string, reason?: string): { infractionId: string } {
+    const found = this.paymentIndex.get(e2eId);
+    if (!found) throw new SimulatorStateError(`unknown payment ${e2eId}`, 'unknown');
+    const inf: SimInfraction = {
+      id: `inf${randomAlnum(24)}`,
+      e2eId,
+      txid: found.cob.txid,
+      amount: found.payment.amount,
+      reason: reason ?? 'Suspeita de fraude',
+      status: 'OPEN',
+    };
+    this.infractions.set(inf.id, inf);
+    this.announceInfraction(inf);
+    return { infractionId: inf.id };
+  }
+
+  /**
+   * OPEN → ACCEPTED (the payer is to be refunded: a devolução of what is still refundable follows,
+   * then REFUNDED, automatically unless auto-settlement is off) or OPEN → REJECTED.
+   */
+  decideInfraction(id: string, status: 'ACCEPTED' | 'REJECTED'): void {
+    const inf = this.infractions.get(id);
+    if (!inf) throw new SimulatorStateError(`unknown infraction ${id}`, 'unknown');
+    if (inf.status !== 'OPEN') throw new SimulatorStateError(`infraction ${id} is ${inf.status}`, 'conflict');
+    inf.status = status;
+    this.announceInfraction(inf);
+    if (status === 'ACCEPTED' && this.autoSettleRefunds) this.later(this.opts.refundDelayMs, () => this.refundInfraction(id));
+  }
+
+  /** ACCEPTED → REFUNDED: the MED devolução to the payer settled. */
+  refundInfraction(id: string): void {
+    const inf = this.infractions.get(id);
+    if (!inf) throw new SimulatorStateError(`unknown infraction ${id}`, 'unknown');
+    if (inf.status !== 'ACCEPTED') throw new SimulatorStateError(`infraction ${id} is ${inf.status}`, 'conflict');
+    const amount = Math.min(inf.amount, this.refundable(inf.e2eId));
+    const now = new Date().toISOString();
+    const refund: SimRefund = {
+      id: `med${randomAlnum(20)}`,
+      e2eId: inf.e2eId,
+      rtrId: spiId('D'),
+      amount,
+      status: 'DEVOLVIDO',
+      reason: 'MED',
+      requestedAt: now,
+      settledAt: now,
+    };
+    if (amount > 0) this.refunds.set(refund.id, refund);
+    inf.refund = refund;
+    inf.status = 'REFUNDED';
+    this.announceInfraction(inf);
+  }
+
+  private announceInfraction(inf: SimInfraction): void {
+    const body: InfractionCallback = {
+      infraction: {
+        id: inf.id,
+        endToEndId: inf.e2eId,
+        txid: inf.txid,
+        valor: centsToWire(inf.amount),
+        motivo: inf.reason,
+        status: inf.status,
+        ...(inf.refund ? { devolucao: refundView(inf.refund) } : {}),
+        horario: new Date().toISOString(),
+      },
+    };
+    this.opts.callbacks.send('/v1/acquirer/infractions', body);
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The protocol's JSON shapes, defined once: the client checks what it sends (a bad request is
+ * refused before it leaves, as INVALID_REQUEST) and what it receives (INVALID_RESPONSE), and the
+ * simulator validates requests with the same schemas (400 with BCB problem details). For cob,
+ * pix and devolução they are the subset of the BCB API Pix v2.9.0 schemas this service uses;
+ * tests check both sides against the published OpenAPI document itself.
+ *
+ * Response schemas are not strict: a PSP may add fields, and we ignore what we do not use.
+ */
+import { z } from 'zod';
+import { PIX_KEY_TYPES } from '../pix/pix-key';
+
+export const WIRE_AMOUNT = /^\d{1,10}\.\d{2}$/;
+export const TXID = /^[a-zA-Z0-9]{26,35}$/;
+export const END_TO_END_ID = /^[a-zA-Z0-9]{32}$/;
+export const REFUND_ID = /^[a-zA-Z0-9]{1,35}$/;
+/** Our ids in paths and the idempotency header: ours are `wd_<ulid>`-like; leave room, refuse oddities. */
+export const OPAQUE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+const amount = z.string().regex(WIRE_AMOUNT, 'must be a decimal amount like 12.34');
+const positiveAmount = amount.refine((v) => /[1-9]/.test(v), 'must be greater than 0.00');
+
+/** BCB PessoaFisica | PessoaJuridica: a name and exactly one of cpf / cnpj. */
+export const pessoa = z
+  .object({
+    cpf: z.string().regex(/^\d{11}$/).optional(),
+    cnpj: z.string().regex(/^[0-9A-Z]{14}$/).optional(),
+    nome: z.string().min(1).max(200),
+  })
+  .refine((p) => (p.cpf === undefined) !== (p.cnpj === undefined), 'exactly one of cpf or cnpj');
+
+// ---- requests -------------------------------------------------------------------------------
+
+/** PUT /cob/{txid} body (CobSolicitada). */
+export const cobSolicitada = z.object({
+  calendario: z.object({ expiracao: z.number().int().min(1).max(2_147_483_647).optional() }),
+  valor: z.object({ original: positiveAmount }),
+  chave: z.string().min(1).max(77),
+  solicitacaoPagador: z.string().max(140).optional(),
+  devedor: pessoa.optional(),
+});
+export type CobSolicitada = z.infer<typeof cobSolicitada>;
+
+/** PATCH /cob/{txid} body (CobRevisada): this protocol only uses the removal. */
+export const cobRevisada = z.strictObject({ status: z.literal('REMOVIDA_PELO_USUARIO_RECEBEDOR') });
+
+/** PUT /pix/{e2eid}/devolucao/{id} body (DevolucaoSolicitada). */
+export const devolucaoSolicitada = z.object({
+  valor: positiveAmount,
+  natureza: z.literal('ORIGINAL').optional(),
+  descricao: z.string().max(140).optional(),
+});
+export type DevolucaoSolicitada = z.infer<typeof devolucaoSolicitada>;
+
+/** POST /transfers body (not BCB: our payout API in the same style). */
+export const transferSolicitada = z.object({
+  valor: positiveAmount,
+  chave: z.string().min(1).max(77),
+  tipoChave: z.enum(PIX_KEY_TYPES),
+  descricao: z.string().max(140).optional(),
+});
+export type TransferSolicitada = z.infer<typeof transferSolicitada>;
+
+/** POST /keys body. */
+export const chaveSolicitada = z.object({ chave: z.string().min(1).max(77), tipoChave: z.enum(PIX_KEY_TYPES) });
+
+// ---- responses ------------------------------------------------------------------------------
+
+export const tokenResponse = z.object({
+  access_token: z.string().min(1),
+  token_type: z.string(),
+  expires_in: z.number().positive(),
+});
+
+export const devolucao = z.object({
+  id: z.string().regex(REFUND_ID),
+  rtrId: z.string().regex(END_TO_END_ID),
+  valor: amount,
+  horario: z.object({ solicitacao: z.string().optional(), liquidacao: z.string().optional() }),
+  status: z.enum(['EM_PROCESSAMENTO', 'DEVOLVIDO', 'NAO_REALIZADO']),
+  descricao: z.string().optional(),
+  motivo: z.string().optional(),
+});
+export type DevolucaoWire = z.infer<typeof devolucao>;
+
+/** BCB `Pix` (a payment received), plus `pagador`, which PSPs commonly add. */
+export const pix = z.object({
+  endToEndId: z.string().regex(END_TO_END_ID),
+  txid: z.string().optional(),
+  valor: amount,
+  horario: z.string(),
+  pagador: pessoa.optional(),
+  infoPagador: z.string().optional(),
+  devolucoes: z.array(devolucao).optional(),
+});
+export type PixWire = z.infer<typeof pix>;
+
+/** CobGerada / CobCompleta. `pixCopiaECola` is optional at the BCB; this service needs it. */
+export const cob = z.object({
+  txid: z.string(),
+  calendario: z.object({ criacao: z.string(), expiracao: z.number().int() }),
+  revisao: z.number().int().min(0),
+  status: z.enum(['ATIVA', 'CONCLUIDA', 'REMOVIDA_PELO_USUARIO_RECEBEDOR', 'REMOVIDA_PELO_PSP']),
+  valor: z.object({ original: amount }),
+  chave: z.string(),
+  pixCopiaECola: z.string().min(1),
+  location: z.string().optional(),
+  pix: z.array(pix).optional(),
+});
+export type CobWire = z.infer<typeof cob>;
+
+export const transfer = z.object({
+  id: z.string().min(1),
+  batchId: z.string().min(1),
+  idempotencyKey: z.string().min(1),
+  valor: amount,
+  chave: z.string(),
+  tipoChave: z.enum(PIX_KEY_TYPES),
+  descricao: z.string().optional(),
+  status: z.enum(['PROCESSING', 'COMPLETED', 'REJECTED', 'RETURNED']),
+  motivo: z.string().optional(),
+  horario: z.object({ criacao: z.string(), atualizacao: z.string().optional() }),
+});
+export type TransferWire = z.infer<typeof transfer>;
+
+export const chave = z.object({
+  id: z.string().min(1),
+  chave: z.string(),
+  tipoChave: z.enum(PIX_KEY_TYPES),
+  status: z.enum(['PENDENTE', 'ATIVA', 'INATIVA']),
+});
+export type ChaveWire = z.infer<typeof chave>;
+
+// ---- callbacks (acquirer → pixflow) ------------------------------------------------------------
+
+/** POST {callbackBaseUrl}/v1/acquirer/pix: BCB WebhookPixBody. */
+export const pixCallback = z.object({ pix: z.array(pix).min(1) });
+export type PixCallback = z.infer<typeof pixCallback>;
+
+/** POST {callbackBaseUrl}/v1/acquirer/transfers. */
+export const transferCallback = z.object({ transfer });
+export type TransferCallback = z.infer<typeof transferCallback>;
+
+export const INFRACTION_STATUSES = ['OPEN', 'ACCEPTED', 'REJECTED', 'REFUNDED'] as const;
+export const infraction = z.object({
+  id: z.string().min(1),
+  endToEndId: z.string().regex(END_TO_END_ID),
+  txid: z.string().optional(),
+  valor: amount,
+  motivo: z.string(),
+  status: z.enum(INFRACTION_STATUSES),
+  devolucao: devolucao.optional(),
+  horario: z.string(),
+});
+/** POST {callbackBaseUrl}/v1/acquirer/infractions. */
+export const infractionCallback = z.object({ infraction });
+export type InfractionCallback = z.infer<typeof infractionCallback>;
+
+/** POST {callbackBaseUrl}/v1/acquirer/pix-keys. */
+export const pixKeyCallback = z.object({ pixKey: chave.extend({ horario: z.string() }) });
+export type PixKeyCallback = z.infer<typeof pixKeyCallback>;
+
+/** `cob.valor.original` style paths for BCB `violacoes`. */
+export function violations(prefix: string, error: z.ZodError): Array<{ razao: string; propriedade: string }> {
+  return error.issues.map((i) => ({
+    razao: i.message,
+    propriedade: [prefix, ...i.path.map(String)].filter(Boolean).join('.'),
+  }));
+}
