@@ -1,162 +1,293 @@
 /**
- * The acquirer HTTP client against the real simulator over HTTP: OAuth2 token caching, cob,
- * devolução, transfer idempotency, typed retryable/non-retryable errors, signed callbacks — and
- * everything exchanged checked against the Banco Central's API Pix schemas.
+ * The acquirer HTTP client against the real simulator over HTTP on 127.0.0.1: OAuth2 token caching
+ * and refresh, cob, devolução, transfer and key idempotency, typed retryable / non-retryable
+ * errors — with what client and simulator exchange checked against the BCB API Pix schemas.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
-import { AcquirerError } from '../../src/acquirer/errors';
-import { centsToWire, wireToCents } from '../../src/acquirer/money-wire';
-import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '../../src/acquirer/callback-signature';
-import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
-import { newTxid } from '../../src/pix';
+import { AcquirerError, type AcquirerErrorCode } from '../../src/acquirer/errors';
+import { startAcquirerSimulator, type RunningSimulator, type SimRoute } from '../../src/acquirer/simulator/server';
+import { newTxid } from '../../src/pix/brcode';
 import { bcbViolations } from '../support/bcb-schema';
+import { startReceiver, type Receiver } from './receiver';
 
-const SECRET = 'client-test-callback-secret';
 const CLIENT = { clientId: 'c1', clientSecret: 's1' };
+const SECRET = 'client-test-callback-secret';
 
-describe('acquirer client and simulator', () => {
+/** assert.rejects predicate: an AcquirerError with this code (and so this retryability). */
+const fails =
+  (code: AcquirerErrorCode, retryable: boolean, status?: number) =>
+  (e: unknown): boolean => {
+    assert.ok(e instanceof AcquirerError, `expected AcquirerError, got ${String(e)}`);
+    assert.equal(e.code, code, e.message);
+    assert.equal(e.retryable, retryable);
+    assert.equal(e.name, retryable ? 'AcquirerUnavailableError' : 'AcquirerRejectedError');
+    if (status !== undefined) assert.equal(e.status, status);
+    return true;
+  };
+
+describe('acquirer client against the simulator', () => {
   let sim: RunningSimulator;
-  let receiver: http.Server;
-  const received: Array<{ path: string; raw: string; signature: string | undefined }> = [];
+  let receiver: Receiver;
   let client: HttpAcquirer;
 
   before(async () => {
-    receiver = http.createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c: Buffer) => (raw += c.toString()));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', raw, signature: req.headers[CALLBACK_SIGNATURE_HEADER] as string | undefined });
-        res.writeHead(200).end('{}');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const { port } = receiver.address() as AddressInfo;
-    sim = await startAcquirerSimulator({
-      callbackSecret: SECRET,
-      callbackBaseUrl: `http://127.0.0.1:${port}`,
-      ...CLIENT,
-      autoComplete: false,
-    });
-    client = new HttpAcquirer({ baseUrl: sim.url, ...CLIENT, timeoutMs: 1_000 });
+    receiver = await startReceiver();
+    sim = await startAcquirerSimulator({ callbackSecret: SECRET, callbackBaseUrl: receiver.url, ...CLIENT, autoComplete: false });
+    sim.control.setAutoSettleRefunds(false);
+    client = new HttpAcquirer({ baseUrl: sim.url, ...CLIENT, timeoutMs: 2_000 });
   });
-
   after(async () => {
     await sim.close();
-    await new Promise<void>((r) => receiver.close(() => r()));
+    await receiver.close();
+  });
+  afterEach(() => sim.control.setFaults({}));
+
+  const count = (route: SimRoute, status?: number): number =>
+    sim.control.calls.filter((c) => c.route === route && (status === undefined || c.status === status)).length;
+  const lastCall = (route: SimRoute) => [...sim.control.calls].reverse().find((c) => c.route === route);
+  const cobReq = (over: Partial<Parameters<HttpAcquirer['createCob']>[0]> = {}) => ({
+    txid: newTxid(),
+    amount: 1_000,
+    expiresIn: 600,
+    key: 'loja@example.com',
+    ...over,
   });
 
-  const lastCall = (route: string) => [...sim.control.calls].reverse().find((c) => c.route === route);
+  describe('OAuth2 client credentials', () => {
+    it('fetches one token for concurrent first calls and reuses it', async () => {
+      const before = count('token');
+      const fresh = new HttpAcquirer({ baseUrl: sim.url, ...CLIENT, timeoutMs: 2_000 });
+      await Promise.all(Array.from({ length: 5 }, () => fresh.createCob(cobReq())));
+      await fresh.createCob(cobReq());
+      assert.equal(count('token') - before, 1);
+    });
 
-  it('converts money on the wire exactly, never through floats', () => {
-    assert.equal(centsToWire(1), '0.01');
-    assert.equal(centsToWire(123_456_789), '1234567.89');
-    assert.equal(wireToCents('0.10'), 10);
-    assert.equal(wireToCents('1234567.89'), 123_456_789);
-    assert.equal(wireToCents('1.5'), null);
-    assert.equal(wireToCents(12.5), null);
+    it('fetches a new token shortly before the old one expires', async () => {
+      const shortLived = await startAcquirerSimulator({ callbackSecret: SECRET, ...CLIENT, tokenTtlSeconds: 1 });
+      try {
+        const c = new HttpAcquirer({ baseUrl: shortLived.url, ...CLIENT, timeoutMs: 2_000 });
+        await c.createCob(cobReq());
+        await c.createCob(cobReq());
+        assert.equal(shortLived.control.calls.filter((x) => x.route === 'token').length, 1);
+        // A 1 s token is refreshed at half its life; never sent expired (no 401 on the way).
+        await new Promise((r) => setTimeout(r, 600));
+        await c.createCob(cobReq());
+        assert.equal(shortLived.control.calls.filter((x) => x.route === 'token').length, 2);
+        assert.equal(shortLived.control.calls.filter((x) => x.status === 401).length, 0);
+      } finally {
+        await shortLived.close();
+      }
+    });
+
+    it('on a 401 (token revoked early) fetches a new token once and resends', async () => {
+      await client.getCob((await client.createCob(cobReq())).txid); // a cached token
+      const tokens = count('token');
+      sim.control.revokeTokens();
+      const cob = await client.createCob(cobReq());
+      assert.equal(cob.status, 'ATIVA');
+      assert.equal(count('token') - tokens, 1);
+      assert.equal(lastCall('createCob')?.status, 201);
+    });
+
+    it('bad credentials are UNAUTHORIZED, not retryable', async () => {
+      const bad = new HttpAcquirer({ baseUrl: sim.url, clientId: 'c1', clientSecret: 'wrong', timeoutMs: 2_000 });
+      await assert.rejects(bad.getCob('x'.repeat(30)), fails('UNAUTHORIZED', false, 401));
+    });
   });
 
-  it('fetches one OAuth2 token and reuses it across calls', async () => {
-    const before = sim.control.calls.filter((c) => c.route === 'token').length;
-    const fresh = new HttpAcquirer({ baseUrl: sim.url, ...CLIENT, timeoutMs: 1_000 });
-    await Promise.all([1, 2, 3].map(() => fresh.createCob({ txid: newTxid(), amount: 100, expiresIn: 3600, key: 'k@x.com' })));
-    await fresh.createCob({ txid: newTxid(), amount: 100, expiresIn: 3600, key: 'k@x.com' });
-    assert.equal(sim.control.calls.filter((c) => c.route === 'token').length - before, 1);
+  describe('cob', () => {
+    it('creates, reads and removes a cob; every exchange follows the BCB schemas', async () => {
+      const txid = newTxid();
+      const cob = await client.createCob(cobReq({ txid, amount: 2_550, description: 'Pedido 42', debtor: { name: 'Ana', document: '12345678909' } }));
+      assert.equal(cob.status, 'ATIVA');
+      assert.equal(cob.amount, 2_550);
+      assert.equal(cob.revision, 0);
+      assert.match(cob.pixCopiaECola, new RegExp(`05${String(txid.length).padStart(2, '0')}${txid}`));
+      const created = lastCall('createCob');
+      assert.deepEqual(bcbViolations('CobSolicitada', created?.request), []);
+      assert.deepEqual(bcbViolations('CobGerada', created?.response), []);
+      assert.equal((created?.request as { valor: { original: string } }).valor.original, '25.50');
+
+      const read = await client.getCob(txid);
+      assert.equal(read.txid, txid);
+      assert.deepEqual(read.pix, []);
+      assert.deepEqual(bcbViolations('CobCompleta', lastCall('getCob')?.response), []);
+
+      const removed = await client.removeCob(txid);
+      assert.equal(removed.status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR');
+      assert.equal(removed.revision, 1);
+      assert.deepEqual(bcbViolations('CobRevisada', lastCall('removeCob')?.request), []);
+      assert.deepEqual(bcbViolations('CobGerada', lastCall('removeCob')?.response), []);
+      assert.equal((await client.removeCob(txid)).status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR', 'removal is idempotent');
+      assert.equal(sim.control.getCob(txid)?.status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR', 'removed at the simulator');
+    });
+
+    it('a replayed PUT returns the same cob; the same txid with other data is rejected', async () => {
+      const req = cobReq();
+      const a = await client.createCob(req);
+      const b = await client.createCob(req);
+      assert.deepEqual(b, a);
+      await assert.rejects(client.createCob({ ...req, amount: 999 }), fails('REJECTED', false, 400));
+    });
+
+    it('a paid cob shows its pix (CobCompleta) and cannot be removed', async () => {
+      const { txid } = await client.createCob(cobReq({ amount: 1_234 }));
+      const { endToEndId } = await sim.control.payCob(txid, { payer: { name: 'Empresa X', document: '11222333000181' } });
+      const cob = await client.getCob(txid);
+      assert.equal(cob.status, 'CONCLUIDA');
+      assert.deepEqual(cob.pix, [{ endToEndId, amount: 1_234, paidAt: cob.pix[0]?.paidAt, payer: { name: 'Empresa X', document: '11222333000181' } }]);
+      assert.deepEqual(bcbViolations('CobCompleta', lastCall('getCob')?.response), []);
+      await assert.rejects(client.removeCob(txid), fails('REJECTED', false, 400));
+    });
+
+    it('a cob the PSP removed reads as REMOVIDA_PELO_PSP and removing it again is success', async () => {
+      const { txid } = await client.createCob(cobReq());
+      sim.control.expireCob(txid);
+      assert.equal((await client.getCob(txid)).status, 'REMOVIDA_PELO_PSP');
+      assert.equal((await client.removeCob(txid)).status, 'REMOVIDA_PELO_PSP');
+    });
   });
 
-  it('creates, reads and removes a cob; request and response follow the BCB schemas', async () => {
-    const txid = newTxid();
-    const cob = await client.createCob({ txid, amount: 2_550, expiresIn: 600, key: 'loja@x.com', description: 'Pedido', debtor: { name: 'Ana', document: '12345678909' } });
-    assert.equal(cob.status, 'ATIVA');
-    assert.equal(cob.amount, 2_550);
-    const call = lastCall('createCob');
-    assert.deepEqual(bcbViolations('CobSolicitada', call?.request), []);
-    assert.deepEqual(bcbViolations('CobGerada', call?.response), []);
-    assert.equal((await client.getCob(txid)).txid, txid);
-    assert.equal((await client.removeCob(txid)).status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR');
-    assert.equal((await client.removeCob(txid)).status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR'); // idempotent
+  describe('devolução', () => {
+    it('is idempotent on its id, follows the BCB schemas, and settles', async () => {
+      const { txid } = await client.createCob(cobReq({ amount: 1_000 }));
+      const { endToEndId } = await sim.control.payCob(txid);
+      const a = await client.requestRefund(endToEndId, 'rfA1', 400, 'defeito');
+      const b = await client.requestRefund(endToEndId, 'rfA1', 400, 'defeito');
+      assert.equal(a.rtrId, b.rtrId);
+      assert.equal(a.status, 'EM_PROCESSAMENTO');
+      assert.equal(a.amount, 400);
+      assert.equal(sim.control.calls.filter((c) => c.route === 'refund' && c.status === 201).length >= 2, true);
+      const call = lastCall('refund');
+      assert.deepEqual(bcbViolations('DevolucaoSolicitada', call?.request), []);
+      assert.deepEqual(bcbViolations('Devolucao', call?.response), []);
+
+      sim.control.settleRefund('rfA1', 'DEVOLVIDO');
+      const settled = await client.getRefund(endToEndId, 'rfA1');
+      assert.equal(settled.status, 'DEVOLVIDO');
+      assert.deepEqual(bcbViolations('Devolucao', lastCall('getRefund')?.response), []);
+
+      // 400 + 700 > 1000: refused, not retryable. The same id with another amount: refused.
+      await assert.rejects(client.requestRefund(endToEndId, 'rfA2', 700), fails('REJECTED', false, 400));
+      await assert.rejects(client.requestRefund(endToEndId, 'rfA1', 500), fails('REJECTED', false, 400));
+      assert.equal((await client.requestRefund(endToEndId, 'rfA3', 600)).amount, 600, 'the rest is refundable');
+      await assert.rejects(client.getRefund(endToEndId, 'nope'), fails('NOT_FOUND', false, 404));
+    });
   });
 
-  it('delivers a signed pix callback that follows the BCB Pix schema', async () => {
-    const txid = newTxid();
-    await client.createCob({ txid, amount: 1_000, expiresIn: 600, key: 'loja@x.com' });
-    const { endToEndId } = await sim.control.payCob(txid, { payer: { name: 'Pagador', document: '11222333000181' } });
-    await sim.control.callbacks.idle();
-    const cb = received.find((r) => r.raw.includes(endToEndId));
-    assert.ok(cb);
-    assert.equal(cb.path, '/v1/acquirer/pix');
-    assert.equal(verifyCallback(SECRET, cb.raw, cb.signature), true);
-    assert.equal(verifyCallback('other', cb.raw, cb.signature), false);
-    const body = JSON.parse(cb.raw) as { pix: unknown[] };
-    for (const p of body.pix) assert.deepEqual(bcbViolations('Pix', p), []);
+  describe('transfers', () => {
+    const req = { amount: 5_000, pixKeyType: 'EMAIL' as const, pixKey: 'dest@example.com', description: 'Saque' };
+
+    it('one transfer per idempotency key, also under concurrent replays', async () => {
+      const a = await client.sendTransfer('wd_1', req);
+      const b = await client.sendTransfer('wd_1', req);
+      assert.equal(b.transferId, a.transferId);
+      assert.equal(a.idempotencyKey, 'wd_1');
+      assert.equal(a.status, 'PROCESSING');
+      const many = await Promise.all(Array.from({ length: 10 }, () => client.sendTransfer('wd_2', req)));
+      assert.equal(new Set(many.map((t) => t.transferId)).size, 1);
+      const atSim = [...sim.control.calls].filter((c) => c.route === 'transfer' && c.status === 201);
+      assert.equal(atSim.filter((c) => (c.response as { idempotencyKey?: string }).idempotencyKey === 'wd_2').length, 1);
+
+      sim.control.completeTransfer(a.transferId);
+      assert.equal((await client.getTransfer(a.transferId)).status, 'COMPLETED');
+      await assert.rejects(client.getTransfer('trnope'), fails('NOT_FOUND', false, 404));
+    });
+
+    it('the same key with a different transfer is rejected', async () => {
+      await client.sendTransfer('wd_3', req);
+      await assert.rejects(client.sendTransfer('wd_3', { ...req, amount: 5_001 }), fails('REJECTED', false, 422));
+    });
+
+    it('a malformed destination key is rejected by the acquirer', async () => {
+      await assert.rejects(client.sendTransfer('wd_4', { ...req, pixKeyType: 'CPF', pixKey: '12345678900' }), fails('REJECTED', false, 400));
+    });
   });
 
-  it('requests a devolução idempotently, following the BCB schemas', async () => {
-    const txid = newTxid();
-    await client.createCob({ txid, amount: 1_000, expiresIn: 600, key: 'loja@x.com' });
-    sim.control.setAutoSettleRefunds(false);
-    const { endToEndId } = await sim.control.payCob(txid);
-    const a = await client.requestRefund(endToEndId, 'rfA1', 400, 'defeito');
-    const b = await client.requestRefund(endToEndId, 'rfA1', 400, 'defeito');
-    assert.equal(a.rtrId, b.rtrId);
-    assert.equal(a.status, 'EM_PROCESSAMENTO');
-    const call = lastCall('refund');
-    assert.deepEqual(bcbViolations('DevolucaoSolicitada', call?.request), []);
-    assert.deepEqual(bcbViolations('Devolucao', call?.response), []);
-    sim.control.settleRefund('rfA1', 'DEVOLVIDO');
-    assert.equal((await client.getRefund(endToEndId, 'rfA1')).status, 'DEVOLVIDO');
-    await assert.rejects(client.requestRefund(endToEndId, 'rfA2', 700), (e: unknown) => e instanceof AcquirerError && !e.retryable);
-    sim.control.setAutoSettleRefunds(true);
+  describe('PIX keys', () => {
+    it('registers a key idempotently', async () => {
+      const a = await client.registerPixKey('pxk_1', 'EMAIL', 'loja@example.com');
+      const b = await client.registerPixKey('pxk_1', 'EMAIL', 'loja@example.com');
+      assert.equal(a.id, b.id);
+      assert.equal(a.status, 'PENDENTE');
+      await assert.rejects(client.registerPixKey('pxk_1', 'EMAIL', 'other@example.com'), fails('REJECTED', false, 422));
+    });
   });
 
-  it('sends one transfer per idempotency key', async () => {
-    const req = { amount: 5_000, pixKeyType: 'EMAIL' as const, pixKey: 'dest@x.com' };
-    const a = await client.sendTransfer('wd_1', req);
-    const b = await client.sendTransfer('wd_1', req);
-    assert.equal(a.transferId, b.transferId);
-    assert.equal(a.status, 'PROCESSING');
-    sim.control.completeTransfer(a.transferId);
-    assert.equal((await client.getTransfer(a.transferId)).status, 'COMPLETED');
-  });
+  describe('failures are typed', () => {
+    it('500 and 503 are UNAVAILABLE and retryable', async () => {
+      for (const status of [500, 503]) {
+        sim.control.setFaults({ failNext: { route: 'getCob', times: 1, status } });
+        await assert.rejects(client.getCob('x'.repeat(30)), fails('UNAVAILABLE', true, status));
+      }
+    });
 
-  it('types failures: 5xx and timeouts are retryable, 4xx is not', async () => {
-    sim.control.setFaults({ failNext: { route: 'getCob', times: 1, status: 500 } });
-    await assert.rejects(client.getCob('x'.repeat(30)), (e: unknown) => e instanceof AcquirerError && e.retryable && e.status === 500);
-    sim.control.setFaults({});
-    await assert.rejects(client.getCob('x'.repeat(30)), (e: unknown) => e instanceof AcquirerError && !e.retryable && e.status === 404);
-    await assert.rejects(
-      client.createCob({ txid: 'short', amount: 100, expiresIn: 60, key: 'k' }),
-      (e: unknown) => e instanceof AcquirerError && !e.retryable && e.name === 'AcquirerRejectedError',
-    );
-    sim.control.setFaults({ latencyMs: 1_500 });
-    await assert.rejects(client.getCob('x'.repeat(30)), (e: unknown) => e instanceof AcquirerError && e.retryable && /timed out/.test(e.message));
-    sim.control.setFaults({});
-  });
+    it('429 is RATE_LIMITED and retryable', async () => {
+      sim.control.setFaults({ failNext: { route: 'createCob', times: 1, status: 429 } });
+      await assert.rejects(client.createCob(cobReq()), fails('RATE_LIMITED', true, 429));
+    });
 
-  it('refuses bad credentials with a non-retryable error', async () => {
-    const bad = new HttpAcquirer({ baseUrl: sim.url, clientId: 'c1', clientSecret: 'wrong', timeoutMs: 1_000 });
-    await assert.rejects(bad.getCob('x'.repeat(30)), (e: unknown) => e instanceof AcquirerError && e.status === 401 && !e.retryable);
-  });
+    it('400 is REJECTED and not retryable, with the problem details kept', async () => {
+      sim.control.setFaults({ failNext: { route: 'createCob', times: 1, status: 400 } });
+      await assert.rejects(client.createCob(cobReq()), (e: unknown) => {
+        fails('REJECTED', false, 400)(e);
+        assert.match((e as AcquirerError).problem?.type ?? '', /^https:\/\/pix\.bcb\.gov\.br\/api\/v2\/error\//);
+        return true;
+      });
+      await assert.rejects(client.getCob('x'.repeat(30)), fails('NOT_FOUND', false, 404));
+    });
 
-  it('registers a PIX key idempotently and announces status changes and infractions by signed callbacks', async () => {
-    const a = await client.registerPixKey('pxk_1', 'EMAIL', 'loja@x.com');
-    const b = await client.registerPixKey('pxk_1', 'EMAIL', 'loja@x.com');
-    assert.equal(a.id, b.id);
-    assert.equal(a.status, 'PENDENTE');
-    sim.control.setKeyStatus(a.id, 'ATIVA');
-    const txid = newTxid();
-    await client.createCob({ txid, amount: 1_000, expiresIn: 600, key: 'loja@x.com' });
-    const { endToEndId } = await sim.control.payCob(txid);
-    const { infractionId } = sim.control.raiseInfraction(endToEndId, 'golpe');
-    sim.control.updateInfraction(infractionId, 'ACCEPTED');
-    await sim.control.callbacks.idle();
-    const keyCb = received.find((r) => r.path === '/v1/acquirer/pix-keys' && r.raw.includes(a.id));
-    assert.ok(keyCb && verifyCallback(SECRET, keyCb.raw, keyCb.signature));
-    const infCbs = received.filter((r) => r.path === '/v1/acquirer/infractions' && r.raw.includes(infractionId));
-    assert.equal(infCbs.length, 2);
-    for (const cb of infCbs) assert.equal(verifyCallback(SECRET, cb.raw, cb.signature), true);
+    it('an answer slower than the client timeout is TIMEOUT and retryable', async () => {
+      const quick = new HttpAcquirer({ baseUrl: sim.url, ...CLIENT, timeoutMs: 200 });
+      await quick.getCob((await quick.createCob(cobReq())).txid);
+      sim.control.setFaults({ latencyMs: 600 });
+      const started = Date.now();
+      await assert.rejects(quick.getCob('x'.repeat(30)), fails('TIMEOUT', true));
+      assert.ok(Date.now() - started < 550, 'gave up at the timeout, not when the answer came');
+    });
+
+    it('a refused connection is NETWORK and retryable', async () => {
+      const closed = http.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const nowhere = new HttpAcquirer({ baseUrl: `http://127.0.0.1:${port}`, ...CLIENT, timeoutMs: 2_000 });
+      await assert.rejects(nowhere.getCob('x'.repeat(30)), fails('NETWORK', true));
+    });
+
+    it('our own invalid input is INVALID_REQUEST, not retryable, and never sent', async () => {
+      const before = sim.control.calls.length;
+      await assert.rejects(client.createCob(cobReq({ txid: 'short' })), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.createCob(cobReq({ amount: 0 })), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.createCob(cobReq({ amount: 12.5 })), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.createCob(cobReq({ expiresIn: 0 })), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.createCob(cobReq({ key: 'k'.repeat(78) })), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.requestRefund('E123', 'rf1', 100), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.requestRefund('E'.repeat(32), 'rf_1', 100), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.getCob('../oauth/token'), fails('INVALID_REQUEST', false));
+      await assert.rejects(client.sendTransfer('', { amount: 100, pixKeyType: 'EMAIL', pixKey: 'a@b.co' }), fails('INVALID_REQUEST', false));
+      assert.equal(sim.control.calls.length, before);
+    });
+
+    it('an answer off the protocol is INVALID_RESPONSE, not retryable', async () => {
+      const liar = http.createServer((req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        if (req.url === '/oauth/token') res.end(JSON.stringify({ access_token: 't', token_type: 'Bearer', expires_in: 60 }));
+        else if (req.url?.startsWith('/cob/')) res.end(JSON.stringify({ txid: 'x', status: 'ATIVA', valor: { original: 12.34 } }));
+        else res.end('not json');
+      });
+      await new Promise<void>((r) => liar.listen(0, '127.0.0.1', r));
+      try {
+        const c = new HttpAcquirer({ baseUrl: `http://127.0.0.1:${(liar.address() as AddressInfo).port}`, ...CLIENT, timeoutMs: 2_000 });
+        await assert.rejects(c.getCob('x'.repeat(30)), fails('INVALID_RESPONSE', false, 200));
+        await assert.rejects(c.getTransfer('tr1'), fails('INVALID_RESPONSE', false, 200));
+      } finally {
+        liar.closeAllConnections();
+        await new Promise<void>((r) => liar.close(() => r()));
+      }
+    });
   });
 });

@@ -121,13 +121,17 @@ export function createCallbackSender(opts: CallbackOptions): CallbackSender {
     opts.logger.warn({ path: out.path, callbackId: out.callbackId, attempts: maxAttempts }, 'acquirer simulator: callback given up');
   }
 
-  function dispatch(out: Outgoing): void {
+  function track(p: Promise<void>): void {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }
+
+  /** Delivers one callback (twice when duplicating); resolves when every copy is done. */
+  function dispatch(out: Outgoing): Promise<void> {
     const copies = opts.duplicate() ? 2 : 1;
-    for (let i = 0; i < copies; i++) {
-      const p = deliver(out);
-      inFlight.add(p);
-      void p.finally(() => inFlight.delete(p));
-    }
+    const all = Promise.all(Array.from({ length: copies }, () => deliver(out))).then(() => undefined);
+    track(all);
+    return all;
   }
 
   return {
@@ -140,10 +144,16 @@ export function createCallbackSender(opts: CallbackOptions): CallbackSender {
     send(path, body) {
       const out = { callbackId: `cb${crypto.randomBytes(12).toString('hex')}`, path, raw: JSON.stringify(body), body };
       if (opts.hold()) held.push(out);
-      else dispatch(out);
+      else void dispatch(out);
     },
     release() {
-      for (const out of held.splice(0).reverse()) dispatch(out);
+      // One after the other, newest first, so the receiver sees them in exactly reversed order.
+      const batch = held.splice(0).reverse();
+      track(
+        (async () => {
+          for (const out of batch) await dispatch(out);
+        })(),
+      );
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
