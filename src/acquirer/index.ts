@@ -7,8 +7,9 @@ import { HttpAcquirer } from './http-client';
 import { startAcquirerSimulator, type RunningSimulator } from './simulator/server';
 import type { Acquirer } from './types';
 
-export type { Acquirer } from './types';
-export { AcquirerError } from './errors';
+export type * from './types';
+export { AcquirerError, type AcquirerErrorCode } from './errors';
+export { CALLBACK_SIGNATURE_HEADER, signCallback, verifyCallback } from './callback-signature';
 
 export interface AcquirerHandle {
   acquirer: Acquirer;
