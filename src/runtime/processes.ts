@@ -19,6 +19,7 @@ import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
+import { createAcquirerCallbacks } from '../services/charge-callbacks';
 
 export interface RunningApi {
   url: string;
@@ -51,7 +52,10 @@ export async function startApi(opts: {
     logger,
     routes: [
       chargeRoutes(charges),
-      acquirerCallbackRoutes({ knex, secret: config.ACQUIRER_CALLBACK_SECRET, workflows }),
+      acquirerCallbackRoutes({
+        secret: config.ACQUIRER_CALLBACK_SECRET,
+        callbacks: createAcquirerCallbacks({ knex, workflows, logger }),
+      }),
       ...(simulator ? [sandboxRoutes(charges, simulator.control)] : []),
     ],
     checks: {

@@ -21,6 +21,7 @@ import type {
 } from '../../workflows/charge-types';
 import * as ledger from './ledger';
 import { recordEvent } from './events';
+import { acquirerRefundId } from './charge-refund-ids';
 
 export class NotFoundError extends Error {
   constructor(message: string) {
@@ -29,8 +30,6 @@ export class NotFoundError extends Error {
   }
 }
 
-/** BCB ids are `[a-zA-Z0-9]{1,35}`: our refund ids without the underscore. */
-export const acquirerRefundId = (refundId: string): string => refundId.replace(/[^a-zA-Z0-9]/g, '');
 
 export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
   const { knex, acquirer, logger } = deps;

@@ -15,6 +15,7 @@ import { chargeRoutes } from '../../src/http/routes/charges';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { createLogger } from '../../src/lib/logger';
+import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
 import { getTestDb } from './db';
 import { startApi, type TestApi } from './api';
 import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
@@ -52,7 +53,7 @@ async function build(): Promise<ChargesStack> {
     deps: {
       routes: [
         chargeRoutes(charges),
-        acquirerCallbackRoutes({ knex, secret: CALLBACK_SECRET, workflows }),
+        acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: createAcquirerCallbacks({ knex, workflows, logger }) }),
         sandboxRoutes(charges, simulator.control),
       ],
     },
