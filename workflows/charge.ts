@@ -25,28 +25,47 @@ export const refundRequestedSignal = defineSignal<[{ refundId: string }]>('refun
 export const refundSettledSignal = defineSignal<[RefundSettledNotice]>('refundSettled');
 export const chargeStateQuery = defineQuery<ChargeWorkflowState>('state');
 
-/** Database work: quick, retried often; rule violations are not retried. */
-const db = proxyActivities<ChargeActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 20,
-    nonRetryableErrorTypes: ['NotFoundError', 'ValidationError', 'InvariantViolation'],
-  },
-});
+/*
+ * Retry policy per activity. Two families:
+ * - database steps: quick (10–15 s per attempt), retried from 0.5 s up to every 30 s for a day. Never
+ *   a small attempt cap: giving up on `recordPayment` while PostgreSQL is down would drop a payment
+ *   the payer has made. Final at once: the charge does not exist (NotFoundError) or the ledger
+ *   refused a movement that breaks its rules (InvariantViolation) — an operator's case, not a retry's.
+ * - acquirer calls: 30 s per attempt, from 1 s up to every 5 min for 6 hours (the acquirer may be
+ *   down for a while). Final at once: the acquirer refused the request (AcquirerRejectedError:
+ *   4xx, bad credentials, off-protocol answer) or our own data is missing (NotFoundError).
+ * Every activity is idempotent (guarded updates, ledger and event references, acquirer ids), so a
+ * retry after an attempt that did commit changes nothing.
+ */
+const DB_RETRY = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
+const ACQUIRER_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' } as const;
 
-/** Acquirer calls: slower, retried for hours (the acquirer may be down); 4xx answers are final. */
-const acquirer = proxyActivities<ChargeActivities>({
+const { loadChargeSnapshot } = proxyActivities<ChargeActivities>({
+  startToCloseTimeout: '10 seconds',
+  scheduleToCloseTimeout: '24 hours',
+  retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError'] },
+});
+const { recordPayment, settleCharge, settleRefund } = proxyActivities<ChargeActivities>({
+  startToCloseTimeout: '15 seconds',
+  scheduleToCloseTimeout: '24 hours',
+  retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation'] },
+});
+const { expireCharge } = proxyActivities<ChargeActivities>({
+  startToCloseTimeout: '10 seconds',
+  scheduleToCloseTimeout: '24 hours',
+  retry: { ...DB_RETRY, nonRetryableErrorTypes: [] },
+});
+/** removeCob already treats "already removed" and "paid meanwhile" as done; anything else refused is final. */
+const { removeCob } = proxyActivities<ChargeActivities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '6 hours',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    nonRetryableErrorTypes: ['AcquirerRejectedError', 'NotFoundError', 'ValidationError'],
-  },
+  retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError'] },
+});
+/** sendRefund turns a refused devolução into a FAILED outcome itself; what still throws final is credentials or protocol. */
+const { sendRefund, checkRefund } = proxyActivities<ChargeActivities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '6 hours',
+  retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError', 'NotFoundError'] },
 });
 
 /** How long to wait for a refund confirmation callback before asking the acquirer ourselves. */
@@ -64,7 +83,7 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   let expiryDeadline: number | undefined;
   let settleDeadline: number | undefined;
   const load = async (): Promise<ChargeSnapshot> => {
-    const s = await db.loadChargeSnapshot(input.chargeId);
+    const s = await loadChargeSnapshot(input.chargeId);
     expiryDeadline ??= Date.now() + s.expiresInMs;
     if (s.settlesInMs !== null) settleDeadline ??= Date.now() + s.settlesInMs;
     return s;
@@ -92,7 +111,7 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     // 1. Payments: the first valid one pays the charge; any other goes back to the payer.
     while (payments.length > 0) {
       const notice = payments.shift() as PaymentNotice;
-      const outcome = await db.recordPayment(input.chargeId, notice);
+      const outcome = await recordPayment(input.chargeId, notice);
       if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
       snapshot = await load();
     }
@@ -101,9 +120,9 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     while (refundRequests.length > 0) {
       const refundId = refundRequests.shift() as string;
       if (openRefunds.has(refundId)) continue;
-      const sent = await acquirer.sendRefund(refundId);
+      const sent = await sendRefund(refundId);
       if (sent.settled) {
-        await db.settleRefund(sent.settled);
+        await settleRefund(sent.settled);
       } else {
         openRefunds.set(refundId, Date.now() + REFUND_POLL_INTERVAL_MS);
       }
@@ -112,15 +131,15 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     for (const [refundId, result] of refundResults) {
       refundResults.delete(refundId);
       if (!openRefunds.has(refundId)) continue;
-      await db.settleRefund(result);
+      await settleRefund(result);
       openRefunds.delete(refundId);
       snapshot = await load();
     }
     for (const [refundId, pollAt] of openRefunds) {
       if (Date.now() < pollAt) continue;
-      const status = await acquirer.checkRefund(refundId);
+      const status = await checkRefund(refundId);
       if (status) {
-        await db.settleRefund(status);
+        await settleRefund(status);
         openRefunds.delete(refundId);
         snapshot = await load();
       } else {
@@ -134,16 +153,16 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     const expired = snapshot.status === 'PENDING' && Date.now() >= (expiryDeadline ?? 0);
     if (expired || (cancelRequested && (snapshot.status === 'PENDING' || snapshot.status === 'CANCELED'))) {
       cancelRequested = false;
-      if (snapshot.status === 'PENDING') await db.expireCharge(input.chargeId);
+      if (snapshot.status === 'PENDING') await expireCharge(input.chargeId);
       snapshot = await load();
-      if (snapshot.status === 'CANCELED' && snapshot.txid) await acquirer.removeCob(input.chargeId);
+      if (snapshot.status === 'CANCELED' && snapshot.txid) await removeCob(input.chargeId);
       continue;
     }
     cancelRequested = false;
 
     // 4. Settlement of a paid charge: pending → available once the delay has passed.
     if (settleDeadline !== undefined && !snapshot.settled && Date.now() >= settleDeadline) {
-      await db.settleCharge(input.chargeId);
+      await settleCharge(input.chargeId);
       snapshot = await load();
       continue;
     }

@@ -139,14 +139,29 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     }
   }
 
+  /** How much of pending this charge's merchant refunds took (the split `ledger.debitRefund` recorded). */
+  async function pendingTakenByRefunds(trx: Knex.Transaction, chargeId: string): Promise<number> {
+    const refundIds = (await trx('charge_refunds').where({ charge_id: chargeId, kind: 'MERCHANT' }).pluck('id')) as string[];
+    if (refundIds.length === 0) return 0;
+    const rows = (await trx('ledger_transactions')
+      .whereIn('reference', refundIds.map((id) => `refund:${id}:debit`))
+      .select('metadata')) as Array<{ metadata: { fromPending?: number } | null }>;
+    return rows.reduce((sum, r) => sum + Number(r.metadata?.fromPending ?? 0), 0);
+  }
+
   async function settle(chargeId: string): Promise<void> {
     await knex.transaction(async (trx) => {
       const charge = await lockCharge(trx, chargeId);
       if (charge.settledAt || charge.feeAmount === null) return;
       const net = charge.amount - charge.feeAmount;
-      // A refund before settlement may already have taken part of pending: move what is left of it.
+      // Refunds of this charge asked before settlement may have taken part of its net from pending
+      // (available first, then pending): only what they left of it is still this charge's to move.
+      // Pending is a pool shared by the merchant's charges, so the total pending cannot tell; the
+      // split each refund debit recorded can. Bounded by pending as a last guard.
+      const takenFromPending = await pendingTakenByRefunds(trx, chargeId);
       const { pending } = await ledger.getBalance(trx, charge.merchantId);
-      await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: Math.min(net, pending) });
+      const toMove = Math.max(0, Math.min(net - takenFromPending, pending));
+      await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: toMove });
       await Charge.query(trx).patch({ settledAt: new Date(), updatedAt: new Date() }).where({ id: chargeId });
     });
   }
@@ -168,7 +183,19 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   async function sendRefund(refundId: string): Promise<{ settled: RefundSettledNotice | null }> {
     const { refund, e2eId } = await refundTarget(refundId);
     if (refund.status !== 'REQUESTED') return { settled: null };
-    const r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), refund.amount, refund.reason ?? undefined);
+    let r: Refund;
+    try {
+      r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), refund.amount, refund.reason ?? undefined);
+    } catch (err) {
+      // The acquirer refused this devolução for good (e.g. more than the pix has left to return, or
+      // an unknown end-to-end id): retrying cannot help, so it is an outcome, not a failure of the
+      // workflow. FAILED gives a merchant's money back to available; a payer's stays for an operator.
+      if (err instanceof AcquirerError && (err.code === 'REJECTED' || err.code === 'NOT_FOUND')) {
+        logger.warn({ refundId, e2eId, err: err.message }, 'devolução refused by the acquirer');
+        return { settled: { refundId, outcome: 'FAILED', reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}` } };
+      }
+      throw err;
+    }
     await ChargeRefund.query(knex).patch({ rtrId: r.rtrId }).where({ id: refundId });
     return { settled: outcomeOf(refundId, r) };
   }

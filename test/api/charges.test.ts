@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { parseBrCode } from '../../src/pix';
-import { chargesStack, readyMerchant, type ChargesStack } from '../support/charges';
+import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 
 interface ChargeBody {
   charge: {
@@ -158,8 +158,13 @@ describe('charges API', function () {
     const created = results.filter((r) => r.status === 201);
     const replays = results.filter((r) => r.status === 200);
     assert.equal(created.length, 1);
-    assert.equal(created.length + replays.length + results.filter((r) => r.status === 409).length, 50);
-    for (const r of replays) assert.equal(r.body.charge.id, created[0]?.body.charge.id);
+    // The others wait for the first to finish (up to 10 s, then 409) and replay it.
+    assert.equal(replays.length, 49, `statuses: ${results.map((r) => r.status).join(',')}`);
+    for (const r of replays) {
+      assert.equal(r.body.idempotent, true);
+      assert.equal(r.body.charge.id, created[0]?.body.charge.id);
+      assert.equal(r.body.charge.txid, created[0]?.body.charge.txid);
+    }
     const rows = await s.api.knex('charges').where({ merchant_id: m.merchantId });
     assert.equal(rows.length, 1);
   });
@@ -217,6 +222,40 @@ describe('charges API', function () {
     for (const field of ['id', 'txid', 'qrCode', 'amount', 'description', 'status', 'expiresIn', 'paidAt', 'createdAt', 'customer']) {
       assert.ok(field in (item ?? {}), `list item lacks ${field}`);
     }
+  });
+
+  it("caches the list 3 s per (merchant, query) and drops it on that merchant's own writes", async () => {
+    const m = await readyMerchant(s.api);
+    const other = await readyMerchant(s.api);
+    const total = async (t: string, q = '') => (await s.api.request<ListBody>('GET', `/v1/charges${q}`, { token: t })).body.total;
+    await create(base, {}, m.token);
+    await create(base, {}, other.token);
+    assert.equal(await total(m.token), 1);
+    assert.equal(await total(other.token), 1);
+    // A row written behind the service's back is not seen while the entry lives...
+    await s.api.knex('charges').insert({
+      id: `ch_cache_${Date.now()}`, merchant_id: m.merchantId, amount: 100, description: 'behind the cache',
+      status: 'FAILED', expires_in: 60, expires_at: s.api.knex.raw('now()'),
+    });
+    const started = Date.now();
+    assert.equal(await total(m.token), 1);
+    // ...the merchant's own write through the service drops its entries (another merchant's do not)...
+    await create(base, {}, other.token);
+    assert.equal(await total(m.token), 1);
+    await create(base, {}, m.token);
+    assert.equal(await total(m.token), 3);
+    // ...and an entry expires on its own after 3 s (polled, not slept).
+    await s.api.knex('charges').insert({
+      id: `ch_cache2_${Date.now()}`, merchant_id: m.merchantId, amount: 100, description: 'behind the cache',
+      status: 'FAILED', expires_in: 60, expires_at: s.api.knex.raw('now()'),
+    });
+    const cachedAt = Date.now();
+    assert.equal(await total(m.token), 3);
+    await eventually(async () => ((await total(m.token)) === 4 ? true : undefined), 'the cache entry to expire', 10_000);
+    assert.ok(Date.now() - cachedAt >= 2_500, `expired after ${Date.now() - cachedAt} ms`);
+    assert.ok(Date.now() - started >= 2_500);
+    // Each query is its own entry: a status filter is counted separately.
+    assert.equal(await total(m.token, '?status=FAILED'), 2);
   });
 
   it('validates list parameters: page 0, limit 0/101, unknown status are 400; limit 1 and 100 ok', async () => {

@@ -16,6 +16,7 @@ import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { createLogger } from '../../src/lib/logger';
 import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createChargeLifecycle, type ChargeLifecycle } from '../../src/services/charge-lifecycle';
 import { getTestDb } from './db';
 import { startApi, type TestApi } from './api';
 import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
@@ -30,6 +31,8 @@ export interface ChargesStack {
   env: TestWorkflowEnvironment;
   client: Client;
   taskQueue: string;
+  /** The workflow side's service, for tests that call one step directly. */
+  lifecycle: ChargeLifecycle;
 }
 
 let stack: Promise<ChargesStack> | undefined;
@@ -71,7 +74,7 @@ async function build(): Promise<ChargesStack> {
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
   });
-  return { api, simulator, env, client: env.client, taskQueue };
+  return { api, simulator, env, client: env.client, taskQueue, lifecycle: createChargeLifecycle({ knex, acquirer, logger }) };
 }
 
 /** A merchant that meets every charge prerequisite, with its JWT. */

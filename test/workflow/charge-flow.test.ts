@@ -187,6 +187,72 @@ describe('charge workflow', function () {
     assert.equal(again.status, 400);
   });
 
+  it('turns a devolução the acquirer refuses into a FAILED refund: the money goes back to available', async () => {
+    const m = await readyMerchant(s.api, { feeBps: 0 });
+    const charge = await newCharge(m.token);
+    await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+    await untilStatus(charge.id, 'PAID');
+    s.simulator.control.setFaults({ failNext: { route: 'refund', times: 1, status: 400 } });
+    try {
+      const res = await s.api.request<{ refund: { id: string } }>('POST', `/v1/charges/${charge.id}/refund`, {
+        token: m.token,
+        body: { amount: 2_500 },
+      });
+      assert.equal(res.status, 202);
+      const refund = await eventually(async () => {
+        const r = await s.api.knex('charge_refunds').where({ id: res.body.refund.id }).first();
+        return r?.status === 'FAILED' ? r : undefined;
+      }, 'the refused refund to be FAILED');
+      assert.match(refund.failure_reason, /refused by the acquirer/);
+    } finally {
+      s.simulator.control.setFaults({});
+    }
+    // Taken from pending (nothing was available), given back to available; no event, still PAID.
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 2_500, pending: 7_500, blocked: 0, total: 10_000 });
+    assert.equal((await chargeRow(charge.id)).status, 'PAID');
+    assert.equal((await s.api.knex('events').where({ type: 'charge.refunded' }).whereRaw(`data->>'chargeId' = ?`, [charge.id])).length, 0);
+    // The workflow carries on: settlement moves what is left of this charge's net.
+    await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 10_000, pending: 0, blocked: 0, total: 10_000 });
+    assert.equal(await postingsSum(m.merchantId), 0);
+  });
+
+  it("settles only what a charge's own refunds left of its net, never another charge's pending", async () => {
+    const m = await readyMerchant(s.api, { feeBps: 0 });
+    const a = await newCharge(m.token);
+    const b = await newCharge(m.token);
+    for (const c of [a, b]) {
+      await s.api.request('POST', `/v1/sandbox/charges/${c.id}/pay`, { token: m.token, body: {} });
+      await untilStatus(c.id, 'PAID');
+    }
+    // A is refunded in full before settlement; with nothing available it comes out of pending.
+    assert.equal((await s.api.request('POST', `/v1/charges/${a.id}/refund`, { token: m.token, body: {} })).status, 202);
+    await untilStatus(a.id, 'REFUNDED');
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 10_000, blocked: 0, total: 10_000 });
+    // A's settlement (run directly; the workflow's own later run is then a no-op) has nothing left to move:
+    // the 10,000 still pending are B's and wait for B's delay.
+    await s.lifecycle.settle(a.id);
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 10_000, blocked: 0, total: 10_000 });
+    await s.client.workflow.getHandle(chargeWorkflowId(b.id)).result();
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 10_000, pending: 0, blocked: 0, total: 10_000 });
+    assert.equal(await postingsSum(m.merchantId), 0);
+  });
+
+  it('refuses a refund the balance cannot cover (400) and records nothing', async () => {
+    const m = await readyMerchant(s.api); // 99 bps: the balance holds 99.01 of a 100.00 charge
+    const charge = await newCharge(m.token);
+    await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+    await untilStatus(charge.id, 'PAID');
+    const res = await s.api.request<{ message: string }>('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: {} });
+    assert.equal(res.status, 400);
+    assert.match(res.body.message, /Insufficient balance/);
+    assert.equal((await s.api.knex('charge_refunds').where({ charge_id: charge.id })).length, 0);
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 9_901, blocked: 0, total: 9_901 });
+    // What the balance can cover goes through.
+    const partial = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: { amount: 9_901 } });
+    assert.equal(partial.status, 202);
+  });
+
   it('cancels only a PENDING charge', async () => {
     const m = await readyMerchant(s.api);
     const charge = await newCharge(m.token);
