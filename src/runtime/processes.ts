@@ -21,6 +21,9 @@ import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { createAcquirerCallbacks } from '../services/charge-callbacks';
 
+/** How often the API re-checks that every charge still owing something has its workflow. */
+const RECONCILE_INTERVAL_MS = 5 * 60_000;
+
 export interface RunningApi {
   url: string;
   temporal: TemporalClientHandle;
@@ -42,10 +45,17 @@ export async function startApi(opts: {
   const charges = createChargesService({ knex, config, logger, acquirer: opts.acquirer.acquirer, workflows });
   await warmQrRenderer();
   const simulator = opts.acquirer.simulator;
-  // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started).
-  reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
-    logger.error({ err }, 'charge workflow reconciliation failed'),
-  );
+  // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
+  // because Temporal was down when the charge was created): at start, then every few minutes.
+  let reconciling: Promise<unknown> = Promise.resolve();
+  const reconcile = (): void => {
+    reconciling = reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
+      logger.error({ err }, 'charge workflow reconciliation failed'),
+    );
+  };
+  reconcile();
+  const reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
+  reconcileTimer.unref();
   const app = createApp({
     config,
     knex,
@@ -77,6 +87,8 @@ export async function startApi(opts: {
     url,
     temporal,
     stop: async () => {
+      clearInterval(reconcileTimer);
+      await reconciling;
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

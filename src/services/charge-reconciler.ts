@@ -18,10 +18,12 @@ export async function reconcileChargeWorkflows(deps: {
   const { knex, workflows, logger } = deps;
   const batch = deps.batchSize ?? 500;
   // A creation interrupted between the insert and the acquirer's answer (a crash) left a PENDING
-  // charge without txid: nobody can pay it, so it is FAILED, and its idempotency key replays that.
+  // charge without a BR Code: nobody was given one to pay, so it is FAILED, and its idempotency key
+  // replays that. Its txid stays: should the cob exist at the acquirer after all and be paid, the
+  // payment finds this charge and goes back to the payer.
   const interrupted = await knex('charges')
     .where({ status: 'PENDING' })
-    .whereNull('txid')
+    .whereNull('qr_code')
     .where('created_at', '<', knex.raw(`now() - interval '2 minutes'`))
     .update({ status: 'FAILED', failure_reason: 'creation interrupted', updated_at: knex.fn.now() });
   if (interrupted > 0) logger.warn({ charges: interrupted }, 'charges whose creation was interrupted marked FAILED');
@@ -33,7 +35,7 @@ export async function reconcileChargeWorkflows(deps: {
       .where('id', '>', after)
       .andWhere((q) =>
         q
-          .where((p) => p.where('status', 'PENDING').whereNotNull('txid'))
+          .where((p) => p.where('status', 'PENDING').whereNotNull('qr_code'))
           .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
           .orWhereExists(knex('charge_refunds').whereRaw('charge_refunds.charge_id = charges.id').where('status', 'REQUESTED')),
       )

@@ -40,13 +40,19 @@ const COB_ATTEMPTS = 3;
 
 export function createChargesService(deps: ChargesDeps) {
   const { knex, acquirer, workflows, logger } = deps;
+  // The list cache (DECISIONS: 3 s per (merchant, query), dropped on that merchant's own writes in
+  // this process). Dropping bumps the merchant's generation, which is part of every key, so it costs
+  // O(1) however many entries the cache holds; entries of older generations are never read again and
+  // age out by TTL or LRU.
   const listCache = new LRUCache<string, { page: number; limit: number; total: number; charges: ChargeListItem[] }>({
     max: 5_000,
     ttl: Math.max(deps.config.CHARGE_LIST_CACHE_MS, 1),
   });
-  const dropListCache = (merchantId: string): void => {
-    for (const key of listCache.keys()) if (key.startsWith(`${merchantId}|`)) listCache.delete(key);
-  };
+  const generations = new Map<string, number>();
+  let nextGeneration = 0;
+  const dropListCache = (merchantId: string): void => void generations.set(merchantId, ++nextGeneration);
+  const listKey = (merchantId: string, q: ListChargesQuery): string =>
+    `${merchantId}|${generations.get(merchantId) ?? 0}|${q.status ?? ''}|${q.page}|${q.limit}`;
 
   const withCustomer = (db: Knex | Knex.Transaction) =>
     Charge.query(db)
@@ -92,8 +98,8 @@ export function createChargesService(deps: ChargesDeps) {
         | ChargeRow
         | undefined;
       if (!row) return null;
-      // The first request is finished once its cob answered (txid) or it failed.
-      if (row.txid || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
+      // The first request is finished once the acquirer answered (the BR Code is stored) or it failed.
+      if (row.qrCode || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
       if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -122,18 +128,21 @@ export function createChargesService(deps: ChargesDeps) {
     const { pixKey } = await prerequisites(merchantId);
 
     const id = newId('ch');
+    // The txid is ours (BCB lets the receiver choose it) and is stored with the row, before the
+    // acquirer is called: should this process die between the cob and our next write, a payment of
+    // that cob still finds its charge (which the reconciler will have FAILED) and goes back to the payer.
+    const txid = newTxid();
     const inserted = await knex.transaction(async (trx) => {
-      const customerId = input.customer ? await upsertCustomer(trx, merchantId, input.customer) : null;
       const rows = (await trx('charges')
         .insert({
           id,
           merchant_id: merchantId,
-          customer_id: customerId,
           amount: input.amount,
           description: input.description,
           status: 'PENDING',
           expires_in: input.expiresIn,
           expires_at: trx.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
+          txid,
           idempotency_key: idempotencyKey ?? null,
           tracking: input.tracking ? JSON.stringify(input.tracking) : null,
         })
@@ -141,7 +150,15 @@ export function createChargesService(deps: ChargesDeps) {
         .ignore()
         .returning('created_at')) as Array<{ created_at: Date }>;
       const createdAt = rows[0]?.created_at;
-      return createdAt ? { createdAt, customerId } : null;
+      if (!createdAt) return null;
+      // The customer is written only by the request that won the key: a racing replay with another
+      // body must not rewrite the customer's name or e-mail.
+      let customerId: string | null = null;
+      if (input.customer) {
+        customerId = await upsertCustomer(trx, merchantId, input.customer);
+        await trx('charges').where({ id }).update({ customer_id: customerId });
+      }
+      return { createdAt, customerId };
     });
     if (!inserted) {
       // Lost the race for this idempotency key: answer with the winner's charge.
@@ -151,7 +168,6 @@ export function createChargesService(deps: ChargesDeps) {
     }
     dropListCache(merchantId);
 
-    const txid = newTxid();
     let cob: Awaited<ReturnType<Acquirer['createCob']>>;
     try {
       cob = await createCobWithRetries({
@@ -164,16 +180,26 @@ export function createChargesService(deps: ChargesDeps) {
       });
     } catch (err) {
       logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob creation failed');
+      // DECISIONS: kept FAILED with null txid and qrCode. Nobody was given a BR Code for it.
       await Charge.query(knex)
-        .patch({ status: 'FAILED', failureReason: 'acquirer unavailable at creation', updatedAt: new Date() })
+        .patch({ status: 'FAILED', txid: null, failureReason: 'acquirer unavailable at creation', updatedAt: new Date() })
         .where({ id });
+      dropListCache(merchantId);
       throw upstream('The acquirer could not create the charge; it was recorded as FAILED');
     }
     const [imageBase64] = await Promise.all([
       renderQrDataUrl(cob.pixCopiaECola),
-      Charge.query(knex).patch({ txid: cob.txid, qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
+      Charge.query(knex).patch({ qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
     ]);
-    await workflows.start({ id, merchantId });
+    dropListCache(merchantId);
+    try {
+      await workflows.start({ id, merchantId });
+    } catch (err) {
+      // The charge exists and is payable at the acquirer, so the merchant gets its 201. A payment
+      // still reaches a workflow (every message is signal-with-start), and the periodic reconciler
+      // starts the missing one so that expiry happens too.
+      logger.error({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'charge workflow not started; the reconciler will');
+    }
     const customer: CustomerView | null =
       input.customer && inserted.customerId
         ? { id: inserted.customerId, name: input.customer.name, document: input.customer.document }
@@ -182,7 +208,7 @@ export function createChargesService(deps: ChargesDeps) {
       replay: false,
       charge: {
         id,
-        txid: cob.txid,
+        txid,
         qrCode: cob.pixCopiaECola,
         amount: input.amount,
         status: 'PENDING',
@@ -195,7 +221,7 @@ export function createChargesService(deps: ChargesDeps) {
   }
 
   async function list(merchantId: string, q: ListChargesQuery) {
-    const key = `${merchantId}|${q.status ?? ''}|${q.page}|${q.limit}`;
+    const key = listKey(merchantId, q);
     const cached = listCache.get(key);
     if (cached) return cached;
     const base = Charge.query(knex).where('charges.merchant_id', merchantId);

@@ -31,6 +31,8 @@ export interface ChargesStack {
   env: TestWorkflowEnvironment;
   client: Client;
   taskQueue: string;
+  /** The client of the simulator, as the service uses it. */
+  acquirer: HttpAcquirer;
   /** The workflow side's service, for tests that call one step directly. */
   lifecycle: ChargeLifecycle;
 }
@@ -74,7 +76,7 @@ async function build(): Promise<ChargesStack> {
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
   });
-  return { api, simulator, env, client: env.client, taskQueue, lifecycle: createChargeLifecycle({ knex, acquirer, logger }) };
+  return { api, simulator, env, client: env.client, taskQueue, acquirer, lifecycle: createChargeLifecycle({ knex, acquirer, logger }) };
 }
 
 /** A merchant that meets every charge prerequisite, with its JWT. */

@@ -11,6 +11,8 @@ import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesS
 import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
 import { chargeWorkflowClient, ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from '../../src/temporal/charge-workflow-client';
 import { createLogger } from '../../src/lib/logger';
+import { newTxid } from '../../src/pix';
+import { createChargesService } from '../../src/services/charges';
 
 interface Charge {
   id: string;
@@ -260,6 +262,28 @@ describe('charge workflow', function () {
     assert.equal((await s.api.request('POST', `/v1/charges/${charge.id}/cancel`, { token: m.token })).status, 400);
   });
 
+  it('answers 201 when Temporal is down at creation; the reconciler then starts the workflow', async () => {
+    const m = await readyMerchant(s.api);
+    const real = chargeWorkflowClient(s.client, s.taskQueue);
+    const down = new Error('Temporal unavailable');
+    const charges = createChargesService({
+      knex: s.api.knex,
+      config: { CHARGE_LIST_CACHE_MS: 3000 },
+      logger: createLogger({ level: 'silent' }),
+      acquirer: s.acquirer,
+      workflows: { ...real, start: () => Promise.reject(down) },
+    });
+    const created = await charges.create(m.merchantId, { amount: 500, description: 'Temporal fora', expiresIn: 3600 });
+    assert.equal(created.replay, false);
+    assert.ok(created.charge.qrCode);
+    const handle = s.client.workflow.getHandle(chargeWorkflowId(created.charge.id));
+    await assert.rejects(handle.describe());
+    await reconcileChargeWorkflows({ knex: s.api.knex, workflows: real, logger: createLogger({ level: 'silent' }) });
+    assert.equal((await handle.describe()).status.name, 'RUNNING');
+    await s.api.request('POST', `/v1/sandbox/charges/${created.charge.id}/pay`, { token: m.token, body: {} });
+    await untilStatus(created.charge.id, 'PAID');
+  });
+
   it('restarts a lost charge workflow from the database, which then still takes the payment', async () => {
     const m = await readyMerchant(s.api);
     const charge = await newCharge(m.token);
@@ -279,14 +303,25 @@ describe('charge workflow', function () {
       batchSize: 7,
     });
     assert.ok(started >= 1);
-    // An interrupted creation (no txid, older than two minutes) is failed, not restarted.
+    // An interrupted creation (the process died after the cob was made, before the BR Code was
+    // stored; older than two minutes) is failed, not restarted...
     const orphanId = `ch_orphan_${Date.now()}`;
+    const orphanTxid = newTxid();
+    await s.acquirer.createCob({ txid: orphanTxid, amount: 100, expiresIn: 3600, key: 'loja@example.com' });
     await s.api.knex('charges').insert({
-      id: orphanId, merchant_id: m.merchantId, amount: 100, description: 'interrupted', expires_in: 60,
+      id: orphanId, merchant_id: m.merchantId, amount: 100, description: 'interrupted', expires_in: 60, txid: orphanTxid,
       expires_at: s.api.knex.raw(`now()`), created_at: s.api.knex.raw(`now() - interval '5 minutes'`),
     });
     await reconcileChargeWorkflows({ knex: s.api.knex, workflows: chargeWorkflowClient(s.client, s.taskQueue), logger: createLogger({ level: 'silent' }) });
     assert.equal((await chargeRow(orphanId)).status, 'FAILED');
+    // ...and since its txid was stored before the acquirer was called, a payment of that cob finds
+    // the charge and goes back to the payer instead of being stranded.
+    const { endToEndId } = await s.simulator.control.payCob(orphanTxid);
+    const back = await eventually(async () => {
+      const r = await s.api.knex('charge_refunds').where({ charge_id: orphanId, e2e_id: endToEndId, status: 'CONFIRMED' }).first();
+      return r ?? undefined;
+    }, 'the payment of the interrupted charge to be returned');
+    assert.equal(back.kind, 'UNPAYABLE_PAYMENT');
     const after = await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).describe();
     assert.equal(after.status.name, 'RUNNING');
     assert.notEqual(after.runId, firstRun);
