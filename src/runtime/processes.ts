@@ -20,6 +20,7 @@ import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { createAcquirerCallbacks } from '../services/charge-callbacks';
+import { createChargeSandbox } from '../services/charge-sandbox';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -66,7 +67,7 @@ export async function startApi(opts: {
         secret: config.ACQUIRER_CALLBACK_SECRET,
         callbacks: createAcquirerCallbacks({ knex, workflows, logger }),
       }),
-      ...(simulator ? [sandboxRoutes(charges, simulator.control)] : []),
+      ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
     ],
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).

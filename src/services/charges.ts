@@ -91,6 +91,15 @@ export function createChargesService(deps: ChargesDeps) {
     return rows[0]?.id ?? id;
   }
 
+  /** Sends a workflow message after the change it announces has committed; a failure is logged, not thrown. */
+  async function tell(send: () => Promise<void>, ids: Record<string, string>, what: string): Promise<void> {
+    try {
+      await send();
+    } catch (err) {
+      logger.error({ ...ids, err: err instanceof Error ? err.message : String(err) }, `charge workflow not told about the ${what}`);
+    }
+  }
+
   async function replayOf(merchantId: string, key: string): Promise<CreateChargeResult | null> {
     const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
     for (;;) {
@@ -192,14 +201,10 @@ export function createChargesService(deps: ChargesDeps) {
       Charge.query(knex).patch({ qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
     ]);
     dropListCache(merchantId);
-    try {
-      await workflows.start({ id, merchantId });
-    } catch (err) {
-      // The charge exists and is payable at the acquirer, so the merchant gets its 201. A payment
-      // still reaches a workflow (every message is signal-with-start), and the periodic reconciler
-      // starts the missing one so that expiry happens too.
-      logger.error({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'charge workflow not started; the reconciler will');
-    }
+    // The charge exists and is payable at the acquirer, so the merchant gets its 201 even if Temporal
+    // cannot start the workflow now: a payment still reaches a workflow (every message is
+    // signal-with-start), and the periodic reconciler starts the missing one so that expiry happens too.
+    await tell(() => workflows.start({ id, merchantId }), { chargeId: id }, 'creation');
     const customer: CustomerView | null =
       input.customer && inserted.customerId
         ? { id: inserted.customerId, name: input.customer.name, document: input.customer.document }
@@ -256,8 +261,10 @@ export function createChargesService(deps: ChargesDeps) {
       .where({ id, merchant_id: merchantId, status: 'PENDING' });
     if (updated === 0) throw invalid('Only a PENDING charge can be canceled');
     dropListCache(merchantId);
-    // The workflow removes the cob at the acquirer so nobody can pay it any more.
-    await workflows.cancelRequested({ id, merchantId });
+    // The workflow removes the cob at the acquirer so nobody can pay it any more. The cancel itself is
+    // committed: if Temporal cannot take the signal now, the merchant still gets its answer, and a
+    // payment of the still-active cob would be returned to the payer automatically.
+    await tell(() => workflows.cancelRequested({ id, merchantId }), { chargeId: id }, 'cancel');
     return listItem(await findOwn(merchantId, id));
   }
 
@@ -294,7 +301,9 @@ export function createChargesService(deps: ChargesDeps) {
       return { id: refundId, chargeId: id, amount, reason: input.reason ?? null, status: 'REQUESTED' as const };
     });
     dropListCache(merchantId);
-    await workflows.refundRequested({ id, merchantId }, refundId);
+    // Committed (money in transit, refund REQUESTED): the reconciler restarts the workflow of any
+    // charge with an open refund, so a signal Temporal cannot take now is only delayed.
+    await tell(() => workflows.refundRequested({ id, merchantId }, refundId), { chargeId: id, refundId }, 'refund');
     return created;
   }
 

@@ -16,6 +16,7 @@ import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { createLogger } from '../../src/lib/logger';
 import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createChargeSandbox } from '../../src/services/charge-sandbox';
 import { createChargeLifecycle, type ChargeLifecycle } from '../../src/services/charge-lifecycle';
 import { getTestDb } from './db';
 import { startApi, type TestApi } from './api';
@@ -59,7 +60,7 @@ async function build(): Promise<ChargesStack> {
       routes: [
         chargeRoutes(charges),
         acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: createAcquirerCallbacks({ knex, workflows, logger }) }),
-        sandboxRoutes(charges, simulator.control),
+        sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control })),
       ],
     },
   });

@@ -255,6 +255,25 @@ describe('charge workflow', function () {
     assert.equal(partial.status, 202);
   });
 
+  it("sandbox pay: the merchant's own charges only; a charge without a cob is 400", async () => {
+    const a = await readyMerchant(s.api);
+    const b = await readyMerchant(s.api);
+    const charge = await newCharge(a.token);
+    const pay = (token: string, id: string, body: unknown = {}) =>
+      s.api.request<{ message: string }>('POST', `/v1/sandbox/charges/${id}/pay`, { token, body });
+    assert.equal((await pay(b.token, charge.id)).status, 404);
+    assert.equal((await pay(a.token, 'ch_unknown')).status, 404);
+    assert.equal((await pay(a.token, charge.id, { payer: { name: 'X', document: '123' } })).status, 400);
+    s.simulator.control.setFaults({ failNext: { route: 'createCob', times: 3, status: 500 } });
+    const failed = await s.api.request<{ message: string }>('POST', '/v1/charges', { token: a.token, body: { amount: 100, description: 'falha' } });
+    s.simulator.control.setFaults({});
+    assert.equal(failed.status, 502);
+    const failedRow = await s.api.knex('charges').where({ merchant_id: a.merchantId, status: 'FAILED' }).first();
+    const res = await pay(a.token, failedRow.id);
+    assert.equal(res.status, 400);
+    assert.match(res.body.message, /no cob/);
+  });
+
   it('cancels only a PENDING charge', async () => {
     const m = await readyMerchant(s.api);
     const charge = await newCharge(m.token);
