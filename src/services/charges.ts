@@ -141,8 +141,8 @@ export function createChargesService(deps: ChargesDeps) {
     // acquirer is called: should this process die between the cob and our next write, a payment of
     // that cob still finds its charge (which the reconciler will have FAILED) and goes back to the payer.
     const txid = newTxid();
-    const inserted = await knex.transaction(async (trx) => {
-      const rows = (await trx('charges')
+    const insertCharge = async (db: Knex | Knex.Transaction): Promise<Date | null> => {
+      const rows = (await db('charges')
         .insert({
           id,
           merchant_id: merchantId,
@@ -150,7 +150,7 @@ export function createChargesService(deps: ChargesDeps) {
           description: input.description,
           status: 'PENDING',
           expires_in: input.expiresIn,
-          expires_at: trx.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
+          expires_at: db.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
           txid,
           idempotency_key: idempotencyKey ?? null,
           tracking: input.tracking ? JSON.stringify(input.tracking) : null,
@@ -158,17 +158,22 @@ export function createChargesService(deps: ChargesDeps) {
         .onConflict(['merchant_id', 'idempotency_key'])
         .ignore()
         .returning('created_at')) as Array<{ created_at: Date }>;
-      const createdAt = rows[0]?.created_at;
-      if (!createdAt) return null;
-      // The customer is written only by the request that won the key: a racing replay with another
-      // body must not rewrite the customer's name or e-mail.
-      let customerId: string | null = null;
-      if (input.customer) {
-        customerId = await upsertCustomer(trx, merchantId, input.customer);
-        await trx('charges').where({ id }).update({ customer_id: customerId });
-      }
-      return { createdAt, customerId };
-    });
+      return rows[0]?.created_at ?? null;
+    };
+    const { customer: customerInput } = input;
+    const inserted: { createdAt: Date; customerId: string | null } | null = customerInput
+      ? await knex.transaction(async (trx) => {
+          const createdAt = await insertCharge(trx);
+          if (!createdAt) return null;
+          // The customer is written only by the request that won the key: a racing replay with
+          // another body must not rewrite the customer's name or e-mail. One transaction, so the
+          // charge is never seen without its customer.
+          const customerId = await upsertCustomer(trx, merchantId, customerInput);
+          await trx('charges').where({ id }).update({ customer_id: customerId });
+          return { createdAt, customerId };
+        })
+      : // One statement is atomic on its own: no BEGIN/COMMIT round trips.
+        await insertCharge(knex).then((createdAt) => (createdAt ? { createdAt, customerId: null } : null));
     if (!inserted) {
       // Lost the race for this idempotency key: answer with the winner's charge.
       const replay = await replayOf(merchantId, idempotencyKey as string);
@@ -196,15 +201,17 @@ export function createChargesService(deps: ChargesDeps) {
       dropListCache(merchantId);
       throw upstream('The acquirer could not create the charge; it was recorded as FAILED');
     }
+    // Three independent steps at once: the image (off the main thread), storing the BR Code, and
+    // the workflow (it reads the charge, which already exists, and needs nothing from the other two).
+    // The charge is payable at the acquirer by now, so the merchant gets its 201 even if Temporal
+    // cannot start the workflow: a payment still reaches a workflow (every message is
+    // signal-with-start), and the periodic reconciler starts the missing one so expiry happens too.
     const [imageBase64] = await Promise.all([
       renderQrDataUrl(cob.pixCopiaECola),
       Charge.query(knex).patch({ qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
+      tell(() => workflows.start({ id, merchantId }), { chargeId: id }, 'creation'),
     ]);
     dropListCache(merchantId);
-    // The charge exists and is payable at the acquirer, so the merchant gets its 201 even if Temporal
-    // cannot start the workflow now: a payment still reaches a workflow (every message is
-    // signal-with-start), and the periodic reconciler starts the missing one so that expiry happens too.
-    await tell(() => workflows.start({ id, merchantId }), { chargeId: id }, 'creation');
     const customer: CustomerView | null =
       input.customer && inserted.customerId
         ? { id: inserted.customerId, name: input.customer.name, document: input.customer.document }
