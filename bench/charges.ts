@@ -57,7 +57,10 @@ export interface PieceResult {
 
 export interface ChargesBenchResult {
   load: LoadResult[];
+  /** Throughput of charges over bare requests under load (`concurrency` in flight). */
   ratio: number;
+  /** The same, one request at a time. */
+  serialRatio: number;
   pieces: PieceResult[];
 }
 
@@ -157,8 +160,12 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
     // Warm both paths (JIT, pools, token) before measuring.
     await closedLoop('warm', 50, 4, post('/v1/charges'));
     await closedLoop('warm', 50, 4, post('/bench/bare'));
-    const bareResult = await closedLoop('POST /bench/bare (validate + 1 INSERT)', count, concurrency, post('/bench/bare'));
-    const chargeResult = await closedLoop('POST /v1/charges (full)', count, concurrency, post('/v1/charges'));
+    const bareResult = await closedLoop(`POST /bench/bare (validate + 1 INSERT) c=${concurrency}`, count, concurrency, post('/bench/bare'));
+    const chargeResult = await closedLoop(`POST /v1/charges (full) c=${concurrency}`, count, concurrency, post('/v1/charges'));
+    // One at a time: latency without queueing, the cost of one request end to end.
+    const serial = Math.min(200, count);
+    const bareSerial = await closedLoop('POST /bench/bare c=1', serial, 1, post('/bench/bare'));
+    const chargeSerial = await closedLoop('POST /v1/charges c=1', serial, 1, post('/v1/charges'));
 
     const n = Math.min(200, count);
     const pieces = [
@@ -168,8 +175,28 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
       await timed('charge INSERT', n, () => knex('charges').insert({
         id: newId('ch'), merchant_id: merchantId, amount: 1, description: 'x', expires_in: 60,
         expires_at: knex.raw(`now() + interval '60 seconds'`) })),
+      // The database work of one charge with a customer, as the service does it, without the rest.
+      await timed('prerequisite reads (merchant ‖ PIX key)', n, () => Promise.all([
+        knex('merchants').where({ id: merchantId }).first(),
+        knex('pix_keys').where({ merchant_id: merchantId, status: 'ACTIVE' }).orderBy('created_at').first(),
+      ])),
+      await timed('charge + customer transaction (4 stmts)', n, () => knex.transaction(async (trx) => {
+        const id = newId('ch');
+        await trx('charges').insert({ id, merchant_id: merchantId, amount: 1, description: 'x', expires_in: 60,
+          expires_at: trx.raw(`now() + interval '60 seconds'`) });
+        const [c] = (await trx('customers')
+          .insert({ id: newId('cus'), merchant_id: merchantId, name: 'Maria', email: 'm@x.test', phone: '11987654321', document: '12345678909' })
+          .onConflict(['merchant_id', 'document']).merge({ name: 'Maria' }).returning('id')) as Array<{ id: string }>;
+        await trx('charges').where({ id }).update({ customer_id: c?.id });
+      })),
+      await timed('BR Code UPDATE', n, () => knex('charges').where({ id: 'none' }).update({ qr_code: 'x' })),
     ];
-    return { load: [bareResult, chargeResult], ratio: chargeResult.perSecond / bareResult.perSecond, pieces };
+    return {
+      load: [bareResult, chargeResult, bareSerial, chargeSerial],
+      ratio: chargeResult.perSecond / bareResult.perSecond,
+      serialRatio: chargeSerial.perSecond / bareSerial.perSecond,
+      pieces,
+    };
   } finally {
     if (server) await new Promise<void>((r) => server?.close(() => r()));
     await closeQrRenderer();
@@ -183,12 +210,16 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
 }
 
 export function formatChargesBench(r: ChargesBenchResult): string {
-  const lines = ['endpoint                                  req/s    p50 ms   p99 ms  errors'];
+  const lines = [`${'endpoint'.padEnd(46)}  req/s    p50 ms   p99 ms  errors`];
   for (const l of r.load) {
-    lines.push(`${l.endpoint.padEnd(40)} ${l.perSecond.toFixed(0).padStart(6)} ${l.p50Ms.toFixed(2).padStart(9)} ${l.p99Ms.toFixed(2).padStart(8)} ${String(l.errors).padStart(7)}`);
+    lines.push(`${l.endpoint.padEnd(46)} ${l.perSecond.toFixed(0).padStart(6)} ${l.p50Ms.toFixed(2).padStart(9)} ${l.p99Ms.toFixed(2).padStart(8)} ${String(l.errors).padStart(7)}`);
   }
-  lines.push(`charge / bare throughput ratio: ${r.ratio.toFixed(2)}`, '', 'piece (sequential, alone)                 p50 ms   p99 ms');
-  for (const p of r.pieces) lines.push(`${p.piece.padEnd(40)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
+  lines.push(
+    `charge / bare throughput ratio: ${r.ratio.toFixed(2)} under load, ${r.serialRatio.toFixed(2)} one at a time`,
+    '',
+    `${'piece (sequential, alone)'.padEnd(46)} p50 ms   p99 ms`,
+  );
+  for (const p of r.pieces) lines.push(`${p.piece.padEnd(46)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
   return lines.join('\n');
 }
 

@@ -169,6 +169,25 @@ describe('charges API', function () {
     assert.equal(rows.length, 1);
   });
 
+  it("lets only the winner of an idempotency key write the customer, and replays carry the winner's", async () => {
+    const m = await readyMerchant(s.api);
+    const key = `customer-race-${Date.now()}`;
+    const document = '52998224725';
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => create({ ...base, customer: customer({ name: `Cliente ${i}`, document }) }, { 'x-idempotency-key': key }, m.token)),
+    );
+    const winner = results.find((r) => r.status === 201);
+    assert.ok(winner, 'one request created the charge');
+    const row = await s.api.knex('customers').where({ merchant_id: m.merchantId, document }).first();
+    assert.equal(row.name, winner.body.charge.customer?.name);
+    for (const r of results) assert.equal(r.body.charge.customer?.name, row.name);
+    // Without a key the customer is upserted with the charge (one statement): the latest data wins.
+    const later = await create({ ...base, customer: customer({ name: 'Cliente Novo', document }) }, {}, m.token);
+    assert.equal(later.status, 201);
+    assert.equal(later.body.charge.customer?.id, row.id);
+    assert.equal((await s.api.knex('customers').where({ id: row.id }).first()).name, 'Cliente Novo');
+  });
+
   it('answers 403 naming each missing prerequisite', async () => {
     const m = await s.api.createMerchant();
     const res = await create(base, {}, m.token);
