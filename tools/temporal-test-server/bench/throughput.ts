@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 
 const LAUNCHER = path.resolve(__dirname, '../bin/temporal-test-server');
 
@@ -39,6 +39,15 @@ function serverStats(port: number): { rssMb: number; cpuSeconds: number } | unde
   return undefined;
 }
 
+/** BENCH_WORKER_OPTIONS='{"maxCachedWorkflows":100}': extra Worker options, to compare settings. */
+function workerOverrides(): Partial<WorkerOptions> {
+  const raw = process.env.BENCH_WORKER_OPTIONS;
+  if (!raw) return {};
+  const parsed: unknown = JSON.parse(raw);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('BENCH_WORKER_OPTIONS must be a JSON object');
+  return parsed as Partial<WorkerOptions>;
+}
+
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 1000);
   const concurrency = Number(process.argv[3] ?? 200);
@@ -59,16 +68,20 @@ async function main(): Promise<void> {
     activities: { double: async (n: number) => n * 2 },
     maxConcurrentWorkflowTaskExecutions: 200,
     maxConcurrentActivityTaskExecutions: 200,
+    ...workerOverrides(),
   });
   let next = 0;
   let done = 0;
+  const latencies: number[] = [];
   const t0 = Date.now();
   const cpu0 = process.cpuUsage();
   await worker.runUntil(async () => {
     const lane = async (): Promise<void> => {
       while (next < count) {
         const i = next++;
+        const ts = Date.now();
         const r = await env.client.workflow.execute('oneActivity', { taskQueue, workflowId: `bench-${t0}-${i}`, args: [i] });
+        latencies.push(Date.now() - ts);
         if (r !== i * 2) throw new Error(`wrong result for ${i}: ${String(r)}`);
         done++;
       }
@@ -82,6 +95,7 @@ async function main(): Promise<void> {
     JSON.stringify({
       workflows: done,
       concurrency,
+      workerOptions: process.env.BENCH_WORKER_OPTIONS ?? undefined,
       seconds: Number(seconds.toFixed(2)),
       workflowsPerSecond: Number((done / seconds).toFixed(1)),
       serverRssMb: stats ? Number(stats.rssMb.toFixed(1)) : null,
@@ -90,7 +104,42 @@ async function main(): Promise<void> {
       workerAndClientCpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
     }),
   );
+  if (process.env.BENCH_BREAKDOWN) await breakdown(env, t0, count, latencies);
   await env.teardown();
+}
+
+/**
+ * BENCH_BREAKDOWN=1: where a workflow's time goes, from the event times of a sample of histories
+ * (the virtual clock follows the wall clock while anything is in flight, as during the run).
+ */
+async function breakdown(env: TestWorkflowEnvironment, t0: number, count: number, latencies: number[]): Promise<void> {
+  const stages = new Map<string, number[]>();
+  const add = (k: string, v: number): void => {
+    const a = stages.get(k) ?? [];
+    a.push(v);
+    stages.set(k, a);
+  };
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
+    t ? Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+  for (let i = Math.floor(count / 2); i < Math.min(count, Math.floor(count / 2) + 100); i++) {
+    const h = await env.client.workflow.getHandle(`bench-${t0}-${i}`).fetchHistory();
+    const ev = (h.events ?? []).map((e) => ({ type: String(e.eventType), t: ms(e.eventTime) }));
+    // Started, WFTScheduled, WFTStarted, WFTCompleted, ActScheduled, ActStarted, ActCompleted,
+    // WFTScheduled, WFTStarted, WFTCompleted, WorkflowCompleted
+    if (ev.length !== 11) continue;
+    add('wft1 queued (scheduled → started)', ev[2].t - ev[1].t);
+    add('wft1 worker (started → completed)', ev[3].t - ev[2].t);
+    // ActivityTaskStarted is written when the activity closes, so this is queue + execution.
+    add('activity (scheduled → completed)', ev[6].t - ev[4].t);
+    add('wft2 queued (scheduled → started)', ev[8].t - ev[7].t);
+    add('wft2 worker (started → completed)', ev[9].t - ev[8].t);
+    add('server: start → close', ev[10].t - ev[0].t);
+  }
+  const pct = (a: number[], p: number): number => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))] ?? 0;
+  const out: Record<string, string> = {};
+  for (const [k, a] of stages) out[k] = `p50 ${pct(a, 0.5)} ms, p90 ${pct(a, 0.9)} ms`;
+  out['client: start → result'] = `p50 ${pct(latencies, 0.5)} ms, p90 ${pct(latencies, 0.9)} ms`;
+  console.log(JSON.stringify(out, null, 1));
 }
 
 main().catch((err: unknown) => {

@@ -482,7 +482,12 @@ export class Execution {
     this.retryWorkflowTask(wft, wft.attempt + 1);
   }
 
-  completeWorkflowTask(sid: number, attempt: number, req: CompleteWftRequest): void {
+  /**
+   * Returns the activity tasks handed to the completing worker for eager execution: activities it
+   * asked for (`request_eager_execution`) on this run's own task queue, started for it at once, as
+   * the real server does. Everything else waits for a poll.
+   */
+  completeWorkflowTask(sid: number, attempt: number, req: CompleteWftRequest): PollActivityResponse[] {
     const wft = this.checkWftToken(sid, attempt);
     const commands = req.commands ?? [];
     this.validateCommands(commands);
@@ -524,9 +529,22 @@ export class Execution {
     this.answerQueries(wft, req);
     // Commands run while the task still counts as started, so anything they cause for this run
     // (child started, self-signal, immediate activity cancel) is buffered and written after them.
+    const eager: Activity[] = [];
     for (const cmd of commands) {
       if (!this.isOpen) break;
-      this.applyCommand(cmd, completedId, req.identity ?? '');
+      if (cmd.commandType === CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK) {
+        const act = this.scheduleActivity(cmd.scheduleActivityTaskCommandAttributes ?? {}, completedId);
+        if (act) eager.push(act);
+      } else {
+        this.applyCommand(cmd, completedId, req.identity ?? '');
+      }
+    }
+    const activityTasks: PollActivityResponse[] = [];
+    for (const act of eager) {
+      // Not live any more (run closed, cancelled by a later command): nothing to hand out.
+      if (!this.liveActivity(act, act.attempt) || act.state !== 'scheduled') continue;
+      const task = this.startActivity(act, act.attempt, req.identity ?? '');
+      if (task) activityTasks.push(task);
     }
 
     this.endWorkflowTask(wft);
@@ -537,6 +555,7 @@ export class Execution {
     }
     this.releaseWftLock(wft);
     this.notify();
+    return activityTasks;
   }
 
   private validateCommands(commands: Command[]): void {
@@ -558,7 +577,8 @@ export class Execution {
     const wfc = long(wftCompletedId);
     switch (cmd.commandType) {
       case CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK:
-        return this.scheduleActivity(cmd.scheduleActivityTaskCommandAttributes ?? {}, wftCompletedId);
+        this.scheduleActivity(cmd.scheduleActivityTaskCommandAttributes ?? {}, wftCompletedId);
+        return;
       case CommandType.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK:
         return this.requestCancelActivity(toNum(cmd.requestCancelActivityTaskCommandAttributes?.scheduledEventId), wftCompletedId);
       case CommandType.COMMAND_TYPE_START_TIMER: {
@@ -683,7 +703,8 @@ export class Execution {
     return this.store.queueKey(this.namespace, taskQueue);
   }
 
-  private scheduleActivity(a: temporal.api.command.v1.IScheduleActivityTaskCommandAttributes, wftCompletedId: number): void {
+  /** Returns the activity if it is to be started eagerly by the caller. */
+  private scheduleActivity(a: temporal.api.command.v1.IScheduleActivityTaskCommandAttributes, wftCompletedId: number): Activity | undefined {
     // Timeout defaults as the real server fills them in.
     let scheduleToClose = durationMs(a.scheduleToCloseTimeout);
     let startToClose = durationMs(a.startToCloseTimeout);
@@ -743,10 +764,14 @@ export class Execution {
         this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, act.attempt),
       );
     }
-    this.enqueueActivity(act);
+    // Eager execution only on the workflow's own queue (the completing worker polls it).
+    const eager = a.requestEagerExecution === true && taskQueue === this.taskQueue;
+    this.enqueueActivity(act, eager);
+    return eager ? act : undefined;
   }
 
-  private enqueueActivity(act: Activity): void {
+  /** `eager`: the caller starts the attempt itself at once instead of queueing it for a poll. */
+  private enqueueActivity(act: Activity, eager = false): void {
     act.state = 'scheduled';
     act.attemptScheduledTime = this.store.clock.now();
     if (!act.locked) {
@@ -759,6 +784,7 @@ export class Execution {
         this.store.clock.schedule(act.scheduleToStartMs, () => this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START, attempt)),
       );
     }
+    if (eager) return;
     this.store.actMatching.add(this.activityKey(act.taskQueue), { take: (identity) => this.startActivity(act, attempt, identity) });
   }
 

@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Clock } from './clock';
 import { consoleLogger, type Logger } from './logger';
 import { buildService } from './rpc/grpc';
+import { installFastInflate } from './rpc/inflate';
 import { testService } from './rpc/test-service';
 import { workflowService } from './rpc/workflow-service';
 import { Store } from './store';
@@ -53,6 +54,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onError: (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'timer callback failed'),
   });
   const store = new Store(clock, logger);
+  installFastInflate();
   const server = new grpc.Server({
     // Histories of long workflows can be large; the SDK allows 128 MiB too.
     'grpc.max_receive_message_length': 128 * 1024 * 1024,

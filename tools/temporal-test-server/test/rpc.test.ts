@@ -4,11 +4,14 @@
  * requests, namespaces, capabilities.
  */
 import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import zlib from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import Long from 'long';
 import { temporal } from '@temporalio/proto';
 import { Connection } from '@temporalio/client';
 import { silentLogger, startServer, type RunningServer } from '../src/index';
+import { installFastInflate } from '../src/rpc/inflate';
 
 function rawCall(address: string, path: string, body: Uint8Array): Promise<{ code: grpc.status; details: string; bytes?: Buffer }> {
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
@@ -24,6 +27,49 @@ function rawCall(address: string, path: string, body: Uint8Array): Promise<{ cod
         else resolve({ code: grpc.status.OK, details: '', bytes });
       },
     );
+  });
+}
+
+/** One unary call over plain HTTP/2, with the message framed and compressed as given. */
+function http2Call(
+  address: string,
+  path: string,
+  message: Uint8Array,
+  encoding: 'gzip' | 'deflate',
+  corrupt = false,
+): Promise<{ status: number; details: string; body: Buffer }> {
+  const compressed = corrupt ? Buffer.from('definitely not compressed data') : encoding === 'gzip' ? zlib.gzipSync(message) : zlib.deflateSync(message);
+  const frame = Buffer.alloc(5 + compressed.length);
+  frame.writeUInt8(1, 0);
+  frame.writeUInt32BE(compressed.length, 1);
+  compressed.copy(frame, 5);
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://${address}`);
+    session.on('error', reject);
+    const req = session.request({
+      ':method': 'POST',
+      ':path': path,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      'grpc-encoding': encoding,
+    });
+    const chunks: Buffer[] = [];
+    let status = -1;
+    let details = '';
+    const take = (h: http2.IncomingHttpHeaders): void => {
+      if (h['grpc-status'] !== undefined) status = Number(h['grpc-status']);
+      if (typeof h['grpc-message'] === 'string') details = decodeURIComponent(h['grpc-message']);
+    };
+    req.on('response', take);
+    req.on('trailers', take);
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      session.close();
+      const all = Buffer.concat(chunks);
+      resolve({ status, details, body: all.length >= 5 ? all.subarray(5) : Buffer.alloc(0) });
+    });
+    req.on('error', reject);
+    req.end(frame);
   });
 }
 
@@ -91,6 +137,84 @@ describe('temporal-test-server: gRPC surface', () => {
     const d = await svc.describeNamespace({ namespace: name });
     assert.equal(d.namespaceInfo?.name, name);
     assert.equal(d.namespaceInfo?.state, temporal.api.enums.v1.NamespaceState.NAMESPACE_STATE_REGISTERED);
+  });
+
+  it('accepts gzip- and deflate-compressed requests (as the Rust-core client sends), large and corrupt ones too', async () => {
+    // The fast path is installed (if a grpc-js upgrade drops the hook, this says so).
+    assert.equal(installFastInflate(), true);
+    const ws = temporal.api.workflowservice.v1;
+    const describe = ws.DescribeNamespaceRequest.encode({ namespace: 'default' }).finish();
+    for (const encoding of ['gzip', 'deflate'] as const) {
+      const r = await http2Call(env.address, `${WS}/DescribeNamespace`, describe, encoding);
+      assert.equal(r.status, grpc.status.OK, r.details);
+      assert.equal(ws.DescribeNamespaceResponse.decode(r.body).namespaceInfo?.name, 'default');
+    }
+    // Inflates beyond the synchronous fast path's bound: grpc-js's own streaming inflate takes over.
+    const name = `big-${Date.now()}`;
+    const big = ws.RegisterNamespaceRequest.encode({ namespace: name, description: 'x'.repeat(6 * 1024 * 1024) }).finish();
+    const reg = await http2Call(env.address, `${WS}/RegisterNamespace`, big, 'gzip');
+    assert.equal(reg.status, grpc.status.OK, reg.details);
+    // (Read back over plain HTTP/2: the answer is larger than the SDK client's 4 MiB default.)
+    const d = await http2Call(env.address, `${WS}/DescribeNamespace`, ws.DescribeNamespaceRequest.encode({ namespace: name }).finish(), 'gzip');
+    assert.equal(ws.DescribeNamespaceResponse.decode(d.body).namespaceInfo?.description?.length, 6 * 1024 * 1024);
+    // Corrupt compressed bytes: grpc-js's answer (INTERNAL), and the server keeps serving.
+    const bad = await http2Call(env.address, `${WS}/DescribeNamespace`, describe, 'gzip', true);
+    assert.equal(bad.status, grpc.status.INTERNAL);
+    const again = await http2Call(env.address, `${WS}/DescribeNamespace`, describe, 'gzip');
+    assert.equal(again.status, grpc.status.OK);
+  });
+
+  it('hands activities to the completing worker eagerly when asked, on the workflow\'s own queue only', async () => {
+    const svc = env.connection.workflowService;
+    const taskQueue = `eager-${Date.now()}`;
+    const otherQueue = `${taskQueue}-other`;
+    const workflowId = `eager-wf-${Date.now()}`;
+    await svc.startWorkflowExecution({
+      namespace: 'default',
+      workflowId,
+      workflowType: { name: 'w' },
+      taskQueue: { name: taskQueue },
+      requestId: workflowId,
+    });
+    const wft = await svc.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'tester' });
+    assert.ok(wft.taskToken && wft.taskToken.length > 0);
+    const schedule = (activityId: string, queue: string, eager: boolean): temporal.api.command.v1.ICommand => ({
+      commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
+      scheduleActivityTaskCommandAttributes: {
+        activityId,
+        activityType: { name: 'act' },
+        taskQueue: { name: queue },
+        startToCloseTimeout: { seconds: Long.fromNumber(30) },
+        requestEagerExecution: eager,
+      },
+    });
+    const done = await svc.respondWorkflowTaskCompleted({
+      namespace: 'default',
+      taskToken: wft.taskToken,
+      identity: 'tester',
+      commands: [schedule('eager', taskQueue, true), schedule('polled', taskQueue, false), schedule('elsewhere', otherQueue, true)],
+    });
+    assert.deepEqual(
+      done.activityTasks.map((t) => [t.activityId, t.attempt]),
+      [['eager', 1]],
+    );
+    const eager = done.activityTasks[0];
+    assert.ok(eager.scheduledTime && eager.currentAttemptScheduledTime && eager.startToCloseTimeout && eager.scheduleToCloseTimeout);
+    // The other two wait for pollers on their queues.
+    const polled = await svc.pollActivityTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'tester' });
+    assert.equal(polled.activityId, 'polled');
+    const elsewhere = await svc.pollActivityTaskQueue({ namespace: 'default', taskQueue: { name: otherQueue }, identity: 'tester' });
+    assert.equal(elsewhere.activityId, 'elsewhere');
+    const described = await svc.describeWorkflowExecution({ namespace: 'default', execution: { workflowId } });
+    assert.equal(described.pendingActivities.length, 3);
+    assert.ok(described.pendingActivities.every((a) => a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED));
+    // The eager task's token is a normal started attempt: completing it writes Started + Completed.
+    await svc.respondActivityTaskCompleted({ namespace: 'default', taskToken: eager.taskToken, identity: 'tester' });
+    const history = await svc.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId } });
+    const types = (history.history?.events ?? []).map((e) => e.eventType);
+    const ET = temporal.api.enums.v1.EventType;
+    assert.ok(types.includes(ET.EVENT_TYPE_ACTIVITY_TASK_STARTED) && types.includes(ET.EVENT_TYPE_ACTIVITY_TASK_COMPLETED));
+    await svc.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId } });
   });
 
   it('reports the capabilities the SDK checks, and keeps serving after all of the above', async () => {

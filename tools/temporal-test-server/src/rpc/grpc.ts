@@ -76,8 +76,8 @@ export function buildService(
     };
     const fn = impl[name];
     const unary: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
-      // grpc-js advertises gzip by default, which makes clients compress every request and costs
-      // us a zlib inflate per call (the largest CPU item under load). Loopback needs none.
+      // Advertise identity only (grpc-js advertises gzip by default). Clients that honour it skip
+      // compression; the Rust-core client compresses regardless, see inflate.ts.
       call.sendMetadata(identityOnly);
       if (!fn) {
         callback({ code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented by the pixflow test server` });

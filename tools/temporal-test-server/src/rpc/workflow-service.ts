@@ -156,8 +156,8 @@ export function workflowService(store: Store, serverVersion: string): Record<str
     RespondWorkflowTaskCompleted: handler<ws.IRespondWorkflowTaskCompletedRequest>((req) => {
       const t = decodeToken(req.taskToken);
       if (t.t !== 'w') throw invalidArgument('Not a workflow task token');
-      runFromToken(t.r).completeWorkflowTask(t.s, t.a, req);
-      return {};
+      const activityTasks = runFromToken(t.r).completeWorkflowTask(t.s, t.a, req);
+      return { activityTasks };
     }),
 
     RespondWorkflowTaskFailed: handler<ws.IRespondWorkflowTaskFailedRequest>((req) => {
