@@ -38,6 +38,10 @@ import { parseBody } from '../src/http/validation';
 import { merchantIdOf } from '../src/http/principal';
 import { closeQrRenderer, newTxid, renderQrDataUrl, warmQrRenderer } from '../src/pix';
 import type { RouteModule } from '../src/http/types';
+import type { Knex } from 'knex';
+import type { Acquirer } from '../src/acquirer/types';
+import type { ChargeWorkflows } from '../src/temporal/charge-workflow-client';
+import type { Logger } from '../src/lib/logger';
 import { createApiKeysService } from '../src/services/api-keys';
 
 export interface LoadResult {
@@ -62,6 +66,8 @@ export interface ChargesBenchResult {
   /** The same, one request at a time. */
   serialRatio: number;
   pieces: PieceResult[];
+  /** Inside the service, one charge at a time: where the time of a creation goes. */
+  breakdown: PieceResult[];
 }
 
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
@@ -191,7 +197,9 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
       })),
       await timed('BR Code UPDATE', n, () => knex('charges').where({ id: 'none' }).update({ qr_code: 'x' })),
     ];
+    const breakdown = await chargeBreakdown({ knex, acquirer, workflows, logger, merchantId, n });
     return {
+      breakdown,
       load: [bareResult, chargeResult, bareSerial, chargeSerial],
       ratio: chargeResult.perSecond / bareResult.perSecond,
       serialRatio: chargeSerial.perSecond / bareSerial.perSecond,
@@ -209,6 +217,94 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
   }
 }
 
+/**
+ * Where one charge's time goes inside the service (no HTTP): the real `create`, one at a time, with
+ * the acquirer and the workflow client wrapped in timers and every SQL statement timed by knex's
+ * query events. The image is what is left once those are taken out (it runs beside the BR Code
+ * write and the workflow start, so the parts overlap a little and need not add up exactly).
+ */
+async function chargeBreakdown(d: {
+  knex: Knex;
+  acquirer: Acquirer;
+  workflows: ChargeWorkflows;
+  logger: Logger;
+  merchantId: string;
+  n: number;
+}): Promise<PieceResult[]> {
+  let acquirerMs = 0;
+  let workflowMs = 0;
+  let dbMs = 0;
+  let statements = 0;
+  const startedAt = new Map<string, number>();
+  const onQuery = (q: { __knexQueryUid?: string }) => {
+    if (q.__knexQueryUid) startedAt.set(q.__knexQueryUid, performance.now());
+  };
+  const onResponse = (_r: unknown, q: { __knexQueryUid?: string }) => {
+    const t = q.__knexQueryUid ? startedAt.get(q.__knexQueryUid) : undefined;
+    if (t !== undefined && q.__knexQueryUid) {
+      dbMs += performance.now() - t;
+      statements++;
+      startedAt.delete(q.__knexQueryUid);
+    }
+  };
+  const timedAcquirer: Acquirer = Object.create(d.acquirer) as Acquirer;
+  timedAcquirer.createCob = async (req) => {
+    const t = performance.now();
+    try {
+      return await d.acquirer.createCob(req);
+    } finally {
+      acquirerMs += performance.now() - t;
+    }
+  };
+  const timedWorkflows: ChargeWorkflows = {
+    ...d.workflows,
+    start: async (c) => {
+      const t = performance.now();
+      try {
+        await d.workflows.start(c);
+      } finally {
+        workflowMs += performance.now() - t;
+      }
+    },
+  };
+  const service = createChargesService({
+    knex: d.knex, config: { CHARGE_LIST_CACHE_MS: 3000 }, logger: d.logger, acquirer: timedAcquirer, workflows: timedWorkflows,
+  });
+  const rows: Record<string, number[]> = { total: [], db: [], statements: [], acquirer: [], workflow: [], rest: [] };
+  d.knex.on('query', onQuery).on('query-response', onResponse);
+  try {
+    for (let i = 0; i < d.n; i++) {
+      acquirerMs = workflowMs = dbMs = statements = 0;
+      const t = performance.now();
+      await service.create(d.merchantId, {
+        amount: 1990, description: 'Bench order', expiresIn: 86_400,
+        customer: { name: 'Maria', email: 'm@x.test', phone: '11987654321', document: '12345678909' },
+      });
+      const total = performance.now() - t;
+      rows.total?.push(total);
+      rows.db?.push(dbMs);
+      rows.statements?.push(statements);
+      rows.acquirer?.push(acquirerMs);
+      rows.workflow?.push(workflowMs);
+      rows.rest?.push(Math.max(0, total - dbMs - acquirerMs - workflowMs));
+    }
+  } finally {
+    d.knex.removeListener('query', onQuery).removeListener('query-response', onResponse);
+  }
+  const label: Record<string, string> = {
+    total: 'service create(), total',
+    db: 'database (4 statements, summed)',
+    statements: 'database statements (a count, not ms)',
+    acquirer: 'acquirer PUT /cob (incl. OAuth token)',
+    workflow: 'workflow start (gRPC)',
+    rest: 'the rest (QR image, JS), after overlaps',
+  };
+  return Object.entries(rows).map(([k, v]) => {
+    v.sort((a, b) => a - b);
+    return { piece: label[k] ?? k, p50Ms: pct(v, 50), p99Ms: pct(v, 99) };
+  });
+}
+
 export function formatChargesBench(r: ChargesBenchResult): string {
   const lines = [`${'endpoint'.padEnd(46)}  req/s    p50 ms   p99 ms  errors`];
   for (const l of r.load) {
@@ -220,6 +316,8 @@ export function formatChargesBench(r: ChargesBenchResult): string {
     `${'piece (sequential, alone)'.padEnd(46)} p50 ms   p99 ms`,
   );
   for (const p of r.pieces) lines.push(`${p.piece.padEnd(46)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
+  lines.push('', `${'inside create(), one at a time (no HTTP)'.padEnd(46)} p50 ms   p99 ms`);
+  for (const p of r.breakdown) lines.push(`${p.piece.padEnd(46)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
   return lines.join('\n');
 }
 
