@@ -4,9 +4,15 @@
  *
  *   npx tsx tools/temporal-test-server/bench/throughput.ts [count=1000] [concurrency=200]
  *
- * Prints workflows/s and the server process's RSS (read from /proc on Linux).
+ * Prints workflows/s, the server process's RSS and CPU (read from /proc on Linux) and the CPU of
+ * this process (SDK worker + client). Options (environment):
+ *   BENCH_RPC_COUNTS=1       server calls per workflow, by method (via bench/rpc-count-launcher)
+ *   BENCH_BREAKDOWN=1        p50/p90 of each stage of a workflow, from a sample of histories
+ *   BENCH_WORKER_OPTIONS=... JSON merged into the Worker options, e.g. '{"maxCachedWorkflows":100}'
+ *   BENCH_LAUNCHER=path      another server launcher (e.g. an older build, for before/after)
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -56,8 +62,12 @@ async function main(): Promise<void> {
     workflowsPath: path.resolve(__dirname, '../test/workflows'),
     logger: new DefaultLogger('ERROR'),
   });
+  // BENCH_RPC_COUNTS=1: run the server through bench/rpc-count-launcher and print calls per workflow.
+  const countsFile = process.env.BENCH_RPC_COUNTS ? path.join(os.tmpdir(), `temporal-test-server-rpc-counts-${process.pid}.json`) : '';
+  if (countsFile) process.env.TEMPORAL_TEST_SERVER_RPC_COUNTS = countsFile;
+  const launcher = countsFile ? path.resolve(__dirname, 'rpc-count-launcher') : (process.env.BENCH_LAUNCHER ?? LAUNCHER);
   const env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: process.env.BENCH_LAUNCHER ?? LAUNCHER } },
+    server: { executable: { type: 'existing-path', path: launcher } },
   });
   const port = Number(env.address.split(':').pop());
   const taskQueue = `bench-${Date.now()}`;
@@ -104,6 +114,18 @@ async function main(): Promise<void> {
       workerAndClientCpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
     }),
   );
+  if (countsFile) {
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const counts = JSON.parse(fs.readFileSync(countsFile, 'utf8')) as Record<string, number>;
+    fs.rmSync(countsFile, { force: true });
+    const perWorkflow: Record<string, number> = {};
+    let total = 0;
+    for (const [name, n] of Object.entries(counts).sort((a, b) => b[1] - a[1])) {
+      perWorkflow[name] = Number((n / done).toFixed(2));
+      if (!name.startsWith('(')) total += n;
+    }
+    console.log(JSON.stringify({ rpcsPerWorkflow: Number((total / done).toFixed(2)), byMethod: perWorkflow }));
+  }
   if (process.env.BENCH_BREAKDOWN) await breakdown(env, t0, count, latencies);
   await env.teardown();
 }

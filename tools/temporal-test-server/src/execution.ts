@@ -558,6 +558,18 @@ export class Execution {
     return activityTasks;
   }
 
+  /**
+   * `return_new_workflow_task`: if the completion left a new task scheduled on the completing
+   * worker's sticky queue, start it now for that worker and return it (partial history), as the
+   * real server does; it then needs no poll. Null if there is none.
+   */
+  takeNextWorkflowTaskInline(identity: string): PollWftResponse | null {
+    const wft = this.wft;
+    if (!this.isOpen || !wft || wft.state !== 'scheduled' || !this.sticky) return null;
+    if (wft.queueKey !== this.store.queueKey(this.namespace, this.sticky.queue)) return null;
+    return this.startWorkflowTask(wft.scheduledEventId, wft.queueKey, identity);
+  }
+
   private validateCommands(commands: Command[]): void {
     commands.forEach((c, i) => {
       const t = c.commandType ?? 0;

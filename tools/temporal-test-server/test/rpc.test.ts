@@ -217,6 +217,57 @@ describe('temporal-test-server: gRPC surface', () => {
     await svc.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId } });
   });
 
+  it('returns the next workflow task inline (partial history) when the worker asks and one is ready', async () => {
+    const svc = env.connection.workflowService;
+    const ET = temporal.api.enums.v1.EventType;
+    const taskQueue = `inline-${Date.now()}`;
+    const sticky = `${taskQueue}-sticky`;
+    const workflowId = `inline-wf-${Date.now()}`;
+    await svc.startWorkflowExecution({ namespace: 'default', workflowId, workflowType: { name: 'w' }, taskQueue: { name: taskQueue }, requestId: workflowId });
+    const first = await svc.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'tester' });
+    // A signal while the task runs is buffered; completing the task then schedules a new one.
+    await svc.signalWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId }, signalName: 's', identity: 'tester' });
+    const stickyAttributes = { workerTaskQueue: { name: sticky, normalName: taskQueue }, scheduleToStartTimeout: { seconds: Long.fromNumber(10) } };
+    const done = await svc.respondWorkflowTaskCompleted({
+      namespace: 'default',
+      taskToken: first.taskToken,
+      identity: 'tester',
+      stickyAttributes,
+      returnNewWorkflowTask: true,
+    });
+    const next = done.workflowTask;
+    assert.ok(next?.taskToken && next.taskToken.length > 0, 'a workflow task came back inline');
+    assert.equal(Number(next.previousStartedEventId), 3);
+    assert.deepEqual(
+      (next.history?.events ?? []).map((e) => [Number(e.eventId), e.eventType]),
+      [
+        [4, ET.EVENT_TYPE_WORKFLOW_TASK_COMPLETED],
+        [5, ET.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED],
+        [6, ET.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED],
+        [7, ET.EVENT_TYPE_WORKFLOW_TASK_STARTED],
+      ],
+    );
+    assert.equal(Number(next.startedEventId), 7);
+    assert.equal(next.workflowExecutionTaskQueue?.name, taskQueue);
+    // Without a ready task (or without the flag) nothing comes back inline.
+    const last = await svc.respondWorkflowTaskCompleted({
+      namespace: 'default',
+      taskToken: next.taskToken,
+      identity: 'tester',
+      stickyAttributes,
+      returnNewWorkflowTask: true,
+      commands: [
+        {
+          commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
+          completeWorkflowExecutionCommandAttributes: {},
+        },
+      ],
+    });
+    assert.equal(last.workflowTask ?? null, null);
+    const described = await svc.describeWorkflowExecution({ namespace: 'default', execution: { workflowId } });
+    assert.equal(described.workflowExecutionInfo?.status, temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED);
+  });
+
   it('reports the capabilities the SDK checks, and keeps serving after all of the above', async () => {
     const info = await env.connection.workflowService.getSystemInfo({});
     assert.equal(info.capabilities?.sdkMetadata, true);

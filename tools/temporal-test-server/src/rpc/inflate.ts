@@ -40,7 +40,9 @@ export function installFastInflate(): boolean {
       const limit = max >= 0 ? Math.min(max, SYNC_OUTPUT_LIMIT) : SYNC_OUTPUT_LIMIT;
       try {
         const body = message.subarray(5);
-        return encoding === 'gzip' ? zlib.gunzipSync(body, { maxOutputLength: limit }) : zlib.inflateSync(body, { maxOutputLength: limit });
+        // Output buffers sized to the message (zlib's default is 16 KiB per call, mostly garbage).
+        const opts = { maxOutputLength: limit, chunkSize: Math.min(64 * 1024, Math.max(1024, body.length * 4)) };
+        return encoding === 'gzip' ? zlib.gunzipSync(body, opts) : zlib.inflateSync(body, opts);
       } catch {
         // Too large for the fast path or corrupt: let grpc-js produce its usual result.
       }

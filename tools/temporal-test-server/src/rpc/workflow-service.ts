@@ -156,8 +156,10 @@ export function workflowService(store: Store, serverVersion: string): Record<str
     RespondWorkflowTaskCompleted: handler<ws.IRespondWorkflowTaskCompletedRequest>((req) => {
       const t = decodeToken(req.taskToken);
       if (t.t !== 'w') throw invalidArgument('Not a workflow task token');
-      const activityTasks = runFromToken(t.r).completeWorkflowTask(t.s, t.a, req);
-      return { activityTasks };
+      const run = runFromToken(t.r);
+      const activityTasks = run.completeWorkflowTask(t.s, t.a, req);
+      const workflowTask = req.returnNewWorkflowTask ? run.takeNextWorkflowTaskInline(req.identity ?? '') : null;
+      return { activityTasks, workflowTask };
     }),
 
     RespondWorkflowTaskFailed: handler<ws.IRespondWorkflowTaskFailedRequest>((req) => {
