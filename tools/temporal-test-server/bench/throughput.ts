@@ -10,12 +10,13 @@
  *   BENCH_BREAKDOWN=1        p50/p90 of each stage of a workflow, from a sample of histories
  *   BENCH_WORKER_OPTIONS=... JSON merged into the Worker options, e.g. '{"maxCachedWorkflows":100}'
  *   BENCH_LAUNCHER=path      another server launcher (e.g. an older build, for before/after)
+ *   BENCH_WORKER_GZIP=0      worker connection without gzip request compression (SDK default: gzip)
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 
 const LAUNCHER = path.resolve(__dirname, '../bin/temporal-test-server');
 
@@ -71,8 +72,11 @@ async function main(): Promise<void> {
   });
   const port = Number(env.address.split(':').pop());
   const taskQueue = `bench-${Date.now()}`;
+  // BENCH_WORKER_GZIP=0: the worker gets its own connection without request compression.
+  const ownConnection =
+    process.env.BENCH_WORKER_GZIP === '0' ? await NativeConnection.connect({ address: env.address, grpcCompression: { codec: 'none' } }) : undefined;
   const worker = await Worker.create({
-    connection: env.nativeConnection,
+    connection: ownConnection ?? env.nativeConnection,
     taskQueue,
     workflowBundle,
     activities: { double: async (n: number) => n * 2 },
@@ -106,6 +110,7 @@ async function main(): Promise<void> {
       workflows: done,
       concurrency,
       workerOptions: process.env.BENCH_WORKER_OPTIONS ?? undefined,
+      workerGzip: process.env.BENCH_WORKER_GZIP !== '0',
       seconds: Number(seconds.toFixed(2)),
       workflowsPerSecond: Number((done / seconds).toFixed(1)),
       serverRssMb: stats ? Number(stats.rssMb.toFixed(1)) : null,
@@ -127,6 +132,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ rpcsPerWorkflow: Number((total / done).toFixed(2)), byMethod: perWorkflow }));
   }
   if (process.env.BENCH_BREAKDOWN) await breakdown(env, t0, count, latencies);
+  await ownConnection?.close();
   await env.teardown();
 }
 
