@@ -13,7 +13,12 @@ export const mochaHooks = {
       const db = openedTestDb();
       if (db) {
         const report = await checkLedgerInvariant((await db).knex, { excludeMerchantIds: [...merchantsWithHandMadeBooks] });
-        if (!report.ok) throw new Error(`ledger invariant violated after the run: ${JSON.stringify(report.violations, null, 2)}`);
+        if (!report.ok) {
+          throw new Error(
+            'ledger invariant violated after the run (a test that writes ledger rows by hand on purpose marks its merchant with ' +
+              `createMerchantFixture(knex, { booksOutsideTheDomain: true })): ${JSON.stringify(report.violations, null, 2)}`,
+          );
+        }
       }
     } finally {
       await runTeardowns();
