@@ -148,8 +148,11 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig }) {
       .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
       .where('u.id', claims.sub)
       .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as AccessRow | undefined;
-    if (!row || row.token_version !== claims.ver || row.role !== claims.role || row.merchant_id !== claims.merchantId) return null;
+    if (!row || row.role !== claims.role || row.merchant_id !== claims.merchantId) return null;
+    // Disabled or suspended first: such a caller learns why (403) even though disabling also
+    // bumped the version; a version that does not match is a revoked token (401).
     assertAccessAllowed({ status: row.status, merchantStatus: row.merchant_status });
+    if (row.token_version !== claims.ver) return null;
     return { kind: 'jwt', userId: row.id, merchantId: row.merchant_id, role: row.role };
   }
 

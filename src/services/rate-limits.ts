@@ -47,7 +47,10 @@ interface InMemoryBlocks {
 const secondsUntil = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 export function createLimiter(knex: Knex, opts: LimiterOptions): Limiter {
-  const common = { keyPrefix: opts.name, points: opts.points, duration: opts.windowSeconds };
+  // The allowance is part of the key: processes configured alike share counts, while a limiter
+  // with other numbers (a rolling configuration change, a test) does not read them as its own.
+  const keyPrefix = `${opts.name}:${opts.points}/${opts.windowSeconds}`;
+  const common = { keyPrefix, points: opts.points, duration: opts.windowSeconds };
   const store = new RateLimiterPostgres({
     ...common,
     storeClient: knex,

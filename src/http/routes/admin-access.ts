@@ -10,13 +10,13 @@
  */
 import { z } from 'zod';
 import type { Actor } from '../../services/audit';
-import { USER_STATUSES, type UserAccessService } from '../../services/user-access';
+import type { UserAccessService } from '../../services/user-access';
+import { updateUserBody } from '../schemas/admin-access';
 import { principalOf } from '../principal';
 import type { AppContext, RouteModule } from '../types';
 import { idParam, parseBody, parseParams } from '../validation';
 
 const idParams = z.object({ id: idParam });
-export const updateUserBody = z.object({ status: z.enum(USER_STATUSES) });
 
 function actorOf(ctx: AppContext): Actor {
   const p = principalOf(ctx);
