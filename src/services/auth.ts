@@ -156,12 +156,6 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig }) {
     return { kind: 'jwt', userId: row.id, merchantId: row.merchant_id, role: row.role };
   }
 
-  /** Convenience for callers holding a raw token (tests, tools): decode, then resolve. */
-  async function verifyToken(token: string): Promise<Principal | null> {
-    const claims = decodeToken(token);
-    return claims ? resolveToken(claims) : null;
-  }
-
   function refusal(account: LimitOutcome, address: LimitOutcome): AppError | undefined {
     if (!account.allowed) {
       return tooManyRequests('Too many failed login attempts for this account; try again later', account.retryAfterSeconds);
@@ -207,7 +201,7 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig }) {
     };
   }
 
-  return { login, issueToken, decodeToken, resolveToken, verifyToken };
+  return { login, issueToken, decodeToken, resolveToken };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;
