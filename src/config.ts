@@ -84,6 +84,21 @@ const envSchema = z.object({
   ADMIN_PASSWORD: optionalString,
   RATE_LIMIT_RPS: intFrom(100, 1, 1_000_000),
   RATE_LIMIT_BURST: intFrom(200, 1, 1_000_000),
+  /** Every request, per client address, before anything else (README "Rate limits"). */
+  RATE_LIMIT_ADDRESS_RPS: intFrom(1000, 1, 1_000_000),
+  RATE_LIMIT_ADDRESS_BURST: intFrom(2000, 1, 1_000_000),
+  /** Failed authentications (bad API key or JWT) per address per window before the address gets 429. */
+  AUTH_FAILURES_PER_ADDRESS: intFrom(20, 1, 1_000_000),
+  AUTH_FAILURE_WINDOW_SECONDS: intFrom(60, 1, 86400),
+  /** Login attempts that fail, per account and per address, within LOGIN_WINDOW_SECONDS. */
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: intFrom(10, 1, 1_000_000),
+  LOGIN_MAX_FAILURES_PER_ADDRESS: intFrom(50, 1, 1_000_000),
+  LOGIN_WINDOW_SECONDS: intFrom(900, 1, 86400),
+  /** Password hashes computed at once by one process, and logins allowed to wait for one. */
+  PASSWORD_HASH_CONCURRENCY: intFrom(2, 1, 64),
+  PASSWORD_HASH_QUEUE: intFrom(32, 0, 10000),
+  /** Take the client address from X-Forwarded-For (the entry the nearest proxy added). */
+  TRUST_PROXY: boolFrom(false),
   BODY_LIMIT_BYTES: intFrom(1024 * 1024, 1024, 64 * 1024 * 1024),
   MAX_API_KEYS_PER_MERCHANT: intFrom(50, 1, 10000),
   MAX_WEBHOOKS_PER_MERCHANT: intFrom(20, 1, 10000),

@@ -15,6 +15,10 @@
  *   npm run ops -- adjust <merchantId> --amount -1500 --reason "chargeback fee"
  *   npm run ops -- audit-log [--target-id ID [--target-type merchant]] [--page 1] [--limit 20]
  *   npm run ops -- ledger check [--merchant-id ID ...]   (exits 1 when a violation is found)
+ *   npm run ops -- users list <merchantId>
+ *   npm run ops -- users set-status <userId> <ACTIVE|DISABLED>
+ *   npm run ops -- users revoke-tokens <userId>
+ *   npm run ops -- merchants revoke-tokens <merchantId>
  */
 import { Command, InvalidArgumentError } from 'commander';
 import type { z } from 'zod';
@@ -35,11 +39,14 @@ import { validate } from '../http/validation';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
 import { createMerchantsService, type MerchantsService } from '../services/merchants';
+import { createUserAccessService, type UserAccessService } from '../services/user-access';
+import { updateUserBody } from '../http/schemas/admin-access';
 import type { Knex } from 'knex';
 
 interface Ops {
   knex: Knex;
   merchants: MerchantsService;
+  access: UserAccessService;
 }
 
 /** Opens the database, runs `fn`, prints its result as JSON, always closes the pool. */
@@ -49,7 +56,7 @@ async function run(fn: (ops: Ops) => Promise<unknown>): Promise<void> {
   const db = await openDatabase(config, logger);
   try {
     const merchants = createMerchantsService({ knex: db.knex, config, logger });
-    const result = await fn({ knex: db.knex, merchants });
+    const result = await fn({ knex: db.knex, merchants, access: createUserAccessService({ knex: db.knex }) });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await db.close();
@@ -135,6 +142,25 @@ export function buildProgram(): Command {
           return { merchant: await svc.updateMerchant(CLI_ACTOR, merchantId, patch) };
         }),
     );
+
+  merchants
+    .command('revoke-tokens <merchantId>')
+    .description("every login token (JWT) of the merchant's users stops working at once")
+    .action((merchantId: string) => run(({ access }) => access.revokeMerchantTokens(CLI_ACTOR, merchantId)));
+
+  // README "Auth hardening": disable users and revoke their login tokens.
+  const users = program.command('users').description('list users, disable them, revoke their login tokens');
+  users.command('list <merchantId>').action((merchantId: string) => run(async ({ access }) => ({ users: await access.listMerchantUsers(merchantId) })));
+  users
+    .command('set-status <userId> <status>')
+    .description('ACTIVE | DISABLED (disabled: 403 on every route and at login; also revokes tokens)')
+    .action((userId: string, status: string) =>
+      run(async ({ access }) => ({ user: await access.setUserStatus(CLI_ACTOR, userId, input(updateUserBody, { status }).status) })),
+    );
+  users
+    .command('revoke-tokens <userId>')
+    .description("every login token (JWT) the user holds stops working at once")
+    .action((userId: string) => run(async ({ access }) => ({ user: await access.revokeUserTokens(CLI_ACTOR, userId) })));
 
   const pixKey = program.command('pix-key').description("manage a merchant's PIX keys");
   pixKey

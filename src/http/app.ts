@@ -1,7 +1,8 @@
 /**
  * The Koa application: cross-cutting middleware in a fixed order, then every route module.
  *
- *   request id → access log → errors → JSON body → router (guards per route) → 404/405
+ *   request id → access log → errors → per-address rate limit → JSON body → router (guards per
+ *   route) → 404/405
  *
  * `createApp` builds this issue's services from `knex` + `config`; later features (charges,
  * withdrawals, webhooks, callbacks) add their endpoints through `routes`, using the same guards.
@@ -15,18 +16,19 @@ import { createLogger, type Logger } from '../lib/logger';
 import { createApiKeysService } from '../services/api-keys';
 import { createAuthService } from '../services/auth';
 import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
+import { createUserAccessService } from '../services/user-access';
 import { accessLog } from './middleware/access-log';
 import { authenticate, requireAdmin, requireJwt } from './middleware/authenticate';
 import { jsonBody } from './middleware/body';
 import { errorHandler } from './middleware/errors';
-import { rateLimit } from './middleware/rate-limit';
+import { addressRateLimit, createRequestLimiters } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
+import { adminAccessRoutes } from './routes/admin-access';
 import { apiKeyRoutes } from './routes/api-keys';
 import { authRoutes } from './routes/auth';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { merchantRoutes } from './routes/merchants';
-import { TokenBuckets } from './token-bucket';
 import type { AppState, RouteGuards, RouteModule } from './types';
 
 export type AppConfig = Pick<
@@ -36,6 +38,16 @@ export type AppConfig = Pick<
   | 'API_KEY_PEPPER'
   | 'RATE_LIMIT_RPS'
   | 'RATE_LIMIT_BURST'
+  | 'RATE_LIMIT_ADDRESS_RPS'
+  | 'RATE_LIMIT_ADDRESS_BURST'
+  | 'AUTH_FAILURES_PER_ADDRESS'
+  | 'AUTH_FAILURE_WINDOW_SECONDS'
+  | 'LOGIN_MAX_FAILURES_PER_ACCOUNT'
+  | 'LOGIN_MAX_FAILURES_PER_ADDRESS'
+  | 'LOGIN_WINDOW_SECONDS'
+  | 'PASSWORD_HASH_CONCURRENCY'
+  | 'PASSWORD_HASH_QUEUE'
+  | 'TRUST_PROXY'
   | 'BODY_LIMIT_BYTES'
   | 'MAX_API_KEYS_PER_MERCHANT'
   | 'DEFAULT_FEE_BPS'
@@ -58,8 +70,8 @@ export interface AppDeps {
   /** Endpoints of later features, registered after this issue's. */
   routes?: RouteModule[];
   /**
-   * Trust X-Forwarded-For for the client address (anonymous rate limit). Only behind a proxy that
-   * sets it; otherwise a client could pick its own address. Default false.
+   * Trust X-Forwarded-For for the client address (per-address rate limits). Only behind a proxy
+   * that sets it; otherwise a client could pick its own address. Defaults to config.TRUST_PROXY.
    */
   trustProxy?: boolean;
 }
@@ -72,11 +84,14 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const apiKeys = createApiKeysService({ knex, config });
   const merchants = createMerchantsService({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
 
-  const buckets = new TokenBuckets({ ratePerSecond: config.RATE_LIMIT_RPS, burst: config.RATE_LIMIT_BURST });
-  const limit = rateLimit(buckets);
-  const authed = [authenticate({ verifyJwt: auth.verifyToken, authenticateApiKey: apiKeys.authenticate }), limit];
+  // Rate limits run before any authentication work (README "Rate limits"): per address for every
+  // request in front of the router, per credential inside `authenticate` before the lookup.
+  const limiters = createRequestLimiters(knex, config);
+  const authed = [
+    authenticate({ decodeJwt: auth.decodeToken, resolveJwt: auth.resolveToken, authenticateApiKey: apiKeys.authenticate }, limiters),
+  ];
   const guards: RouteGuards = {
-    anonymous: [limit],
+    anonymous: [],
     authenticated: authed,
     jwtOnly: [...authed, requireJwt()],
     admin: [...authed, requireAdmin()],
@@ -89,15 +104,19 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     apiKeyRoutes(apiKeys),
     merchantRoutes(merchants),
     adminRoutes({ knex, merchants }),
+    adminAccessRoutes(createUserAccessService({ knex })),
     ...(deps.routes ?? []),
   ];
   for (const register of modules) register(router, guards);
 
   const app = new Koa<AppState>();
-  app.proxy = deps.trustProxy ?? false;
+  app.proxy = deps.trustProxy ?? config.TRUST_PROXY;
+  // Only the entry our own proxy appended: anything to its left was written by the client.
+  app.maxIpsCount = 1;
   app.use(requestId(logger));
   app.use(accessLog());
   app.use(errorHandler());
+  app.use(addressRateLimit(limiters.address));
   app.use(jsonBody(config.BODY_LIMIT_BYTES));
   app.use(router.routes());
   app.use(router.allowedMethods());

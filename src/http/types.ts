@@ -23,9 +23,9 @@ export type AppRouter = Router<AppState>;
 
 /** Middleware chains a route module puts in front of its handlers. */
 export interface RouteGuards {
-  /** No credential; rate-limited per client address (login). */
+  /** No credential (login); the per-address limit in front of the router already applies. */
   anonymous: AppMiddleware[];
-  /** A JWT or an API key, then the per-credential rate limit. */
+  /** The per-credential rate limit, then a JWT or an API key (403 if suspended or disabled). */
   authenticated: AppMiddleware[];
   /** As `authenticated`, but an API key gets 403 (creating and deleting API keys). */
   jwtOnly: AppMiddleware[];

@@ -8,6 +8,9 @@ export class User extends BaseModel {
   passwordHash!: string;
   role!: 'USER' | 'ADMIN';
   merchantId!: string | null;
+  status!: 'ACTIVE' | 'DISABLED';
+  /** Copied into each JWT as `ver`; bumping it revokes every JWT issued before. */
+  tokenVersion!: number;
   createdAt!: Date;
   updatedAt!: Date;
 }

@@ -15,7 +15,7 @@ import { ApiKey } from '../models/api-key';
 
 // Query builders name columns in snake_case (as in the schema); objects passed to insert/patch use
 // the models' camelCase properties.
-import type { Principal } from './auth';
+import { assertAccessAllowed, type Principal } from './auth';
 
 export const API_KEY_PREFIX = 'pixflow_';
 const RANDOM_LENGTH = 40;
@@ -120,16 +120,26 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
     if (deleted === 0) throw notFound('API key not found');
   }
 
-  /** The caller behind an API key value, or null when no such key exists. */
+  /**
+   * The caller behind an API key value, or null (→ 401) when no such key exists; throws 403 when
+   * the key's merchant is suspended (README "Auth hardening"). One indexed read joins the key to its
+   * merchant, so suspension takes effect on the very next request.
+   */
   async function authenticate(value: string): Promise<Principal | null> {
-    const row = await ApiKey.query(knex).findOne({ key_hash: hashApiKey(value, config.API_KEY_PEPPER) });
+    const row = (await knex('api_keys as k')
+      .join('merchants as m', 'm.id', 'k.merchant_id')
+      .where('k.key_hash', hashApiKey(value, config.API_KEY_PEPPER))
+      .first('k.id', 'k.merchant_id', 'k.status', 'k.last_used_at', 'm.status as merchant_status')) as
+      | { id: string; merchant_id: string; status: string; last_used_at: Date | null; merchant_status: string }
+      | undefined;
     if (!row || row.status !== 'ACTIVE') return null;
-    const last = row.lastUsedAt ? new Date(row.lastUsedAt).getTime() : 0;
+    assertAccessAllowed({ merchantStatus: row.merchant_status });
+    const last = row.last_used_at ? new Date(row.last_used_at).getTime() : 0;
     if (now() - last >= LAST_USED_RESOLUTION_MS) {
       // At most one write per key per minute per process; a racing process writes the same value.
       await ApiKey.query(knex).patch({ lastUsedAt: new Date(now()) }).where({ id: row.id });
     }
-    return { kind: 'apiKey', apiKeyId: row.id, merchantId: row.merchantId, role: 'USER' };
+    return { kind: 'apiKey', apiKeyId: row.id, merchantId: row.merchant_id, role: 'USER' };
   }
 
   return { create, list, remove, authenticate };

@@ -1,18 +1,31 @@
 /**
- * Login and login tokens (DECISIONS "Auth").
+ * Login, login tokens and who may still use them (DECISIONS "Auth"; README "Auth hardening").
  *
  * Passwords are argon2id hashes. An unknown e-mail and a wrong password get the same error, and an
  * unknown e-mail is still checked against a dummy hash so the answer takes as long either way.
- * Tokens are HS256 JWTs with `sub` (user id), `merchantId` (null for operators) and `role`, living
- * JWT_TTL seconds. They are stateless on purpose: verification needs no database round trip.
+ *
+ * Login is limited before any password work: failed attempts are counted per account (the
+ * normalised e-mail, known or not, so the limit says nothing about which accounts exist) and per
+ * client address in a shared window; once either allowance is spent, logins are 429 with
+ * Retry-After until the window ends, even with the right password. A successful login clears the
+ * account's count and gives the address its attempt back. Password verification runs under a small
+ * per-process concurrency limit with a bounded queue, so a flood costs bounded CPU.
+ *
+ * Tokens are HS256 JWTs with `sub` (user id), `merchantId` (null for operators), `role` and `ver`
+ * (the user's token version), living JWT_TTL seconds. Each request re-reads the user and its
+ * merchant by primary key: a token whose version an operator has bumped is 401, a disabled user or
+ * a suspended merchant is 403, from the very next request on.
  */
+import crypto from 'node:crypto';
 import { hash, verify, Algorithm } from '@node-rs/argon2';
 import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { unauthenticated } from '../lib/errors';
+import { BoundedConcurrency, QueueFullError } from '../lib/bounded-concurrency';
+import { AppError, forbidden, unauthenticated } from '../lib/errors';
 import { User } from '../models/user';
+import { createLimiter, type LimitOutcome } from './rate-limits';
 
 export type Role = 'USER' | 'ADMIN';
 
@@ -47,7 +60,11 @@ const claimsSchema = z.object({
   sub: z.string().min(1),
   merchantId: z.string().min(1).nullable(),
   role: z.enum(['USER', 'ADMIN']),
+  ver: z.int().min(0),
 });
+
+/** A JWT whose signature, expiry and shape are valid; whether its user may still use it is separate. */
+export type JwtClaims = z.infer<typeof claimsSchema>;
 
 export interface LoginResult {
   token: string;
@@ -55,22 +72,59 @@ export interface LoginResult {
 }
 
 export const INVALID_LOGIN = 'Invalid e-mail or password';
+export const MERCHANT_SUSPENDED = 'This merchant account is suspended; contact support';
+export const USER_DISABLED = 'This user is disabled; contact support';
 
-export type AuthConfig = Pick<Config, 'JWT_SECRET' | 'JWT_TTL'>;
+export type AuthConfig = Pick<
+  Config,
+  | 'JWT_SECRET'
+  | 'JWT_TTL'
+  | 'LOGIN_MAX_FAILURES_PER_ACCOUNT'
+  | 'LOGIN_MAX_FAILURES_PER_ADDRESS'
+  | 'LOGIN_WINDOW_SECONDS'
+  | 'PASSWORD_HASH_CONCURRENCY'
+  | 'PASSWORD_HASH_QUEUE'
+>;
+
+export function tooManyRequests(message: string, retryAfterSeconds: number): AppError {
+  return new AppError('rate_limited', message, { 'Retry-After': String(retryAfterSeconds) });
+}
+
+/** The state that decides whether a user's credentials still work (one primary-key read). */
+interface AccessRow {
+  id: string;
+  role: Role;
+  merchant_id: string | null;
+  status: 'ACTIVE' | 'DISABLED';
+  token_version: number;
+  merchant_status: 'ACTIVE' | 'SUSPENDED' | null;
+}
+
+/** 403 for a disabled user or a suspended merchant: the credential is right but no longer honoured. */
+export function assertAccessAllowed(row: { status?: string | null; merchantStatus?: string | null }): void {
+  if (row.status === 'DISABLED') throw forbidden(USER_DISABLED);
+  if (row.merchantStatus === 'SUSPENDED') throw forbidden(MERCHANT_SUSPENDED);
+}
+
+const accountKey = (email: string): string => crypto.createHash('sha256').update(email).digest('hex').slice(0, 40);
 
 export function createAuthService(deps: { knex: Knex; config: AuthConfig }) {
   const { knex, config } = deps;
+  const window = config.LOGIN_WINDOW_SECONDS;
+  const perAccount = createLimiter(knex, { name: 'login-account', points: config.LOGIN_MAX_FAILURES_PER_ACCOUNT, windowSeconds: window });
+  const perAddress = createLimiter(knex, { name: 'login-address', points: config.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSeconds: window });
+  const hashing = new BoundedConcurrency(config.PASSWORD_HASH_CONCURRENCY, config.PASSWORD_HASH_QUEUE);
 
-  function issueToken(user: { id: string; merchantId: string | null; role: Role }): string {
-    return jwt.sign({ merchantId: user.merchantId, role: user.role }, config.JWT_SECRET, {
+  function issueToken(user: { id: string; merchantId: string | null; role: Role; tokenVersion: number }): string {
+    return jwt.sign({ merchantId: user.merchantId, role: user.role, ver: user.tokenVersion }, config.JWT_SECRET, {
       algorithm: 'HS256',
       subject: user.id,
       expiresIn: config.JWT_TTL,
     });
   }
 
-  /** The caller behind a JWT, or null when it is malformed, tampered with or expired. */
-  function verifyToken(token: string): Principal | null {
+  /** Signature, expiry and claims only (no database): null when malformed, tampered with or expired. */
+  function decodeToken(token: string): JwtClaims | null {
     let payload: unknown;
     try {
       payload = jwt.verify(token, config.JWT_SECRET, { algorithms: ['HS256'] });
@@ -79,27 +133,75 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig }) {
     }
     const claims = claimsSchema.safeParse(payload);
     if (!claims.success) return null;
-    const { sub, merchantId, role } = claims.data;
     // A USER token must name its merchant; an ADMIN token must not (enforced at issue, rechecked).
-    if ((role === 'USER') !== (merchantId !== null)) return null;
-    return { kind: 'jwt', userId: sub, merchantId, role };
+    if ((claims.data.role === 'USER') !== (claims.data.merchantId !== null)) return null;
+    return claims.data;
   }
 
-  async function login(email: string, password: string): Promise<LoginResult> {
-    const user = await User.query(knex).findOne({ email: email.trim().toLowerCase() });
-    if (!user) {
-      await verifyPassword(await dummy(), password);
-      throw unauthenticated(INVALID_LOGIN);
+  /**
+   * The caller behind decoded claims: null (→ 401) when the user is gone, its token version was
+   * bumped or its role or merchant changed; throws 403 when the user is disabled or its merchant
+   * suspended.
+   */
+  async function resolveToken(claims: JwtClaims): Promise<Principal | null> {
+    const row = (await knex('users as u')
+      .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
+      .where('u.id', claims.sub)
+      .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as AccessRow | undefined;
+    if (!row || row.role !== claims.role || row.merchant_id !== claims.merchantId) return null;
+    // Disabled or suspended first: such a caller learns why (403) even though disabling also
+    // bumped the version; a version that does not match is a revoked token (401).
+    assertAccessAllowed({ status: row.status, merchantStatus: row.merchant_status });
+    if (row.token_version !== claims.ver) return null;
+    return { kind: 'jwt', userId: row.id, merchantId: row.merchant_id, role: row.role };
+  }
+
+  function refusal(account: LimitOutcome, address: LimitOutcome): AppError | undefined {
+    if (!account.allowed) {
+      return tooManyRequests('Too many failed login attempts for this account; try again later', account.retryAfterSeconds);
     }
-    if (!(await verifyPassword(user.passwordHash, password))) throw unauthenticated(INVALID_LOGIN);
+    if (!address.allowed) {
+      return tooManyRequests('Too many failed login attempts from this address; try again later', address.retryAfterSeconds);
+    }
+    return undefined;
+  }
+
+  /** `address` is the client address the per-address limit counts (see README "Rate limits"). */
+  async function login(email: string, password: string, address: string): Promise<LoginResult> {
+    const normalised = email.trim().toLowerCase();
+    const account = accountKey(normalised);
+    // Counted before the password is checked, so parallel guesses cannot slip past the limit;
+    // given back below when the login succeeds.
+    const [accountOutcome, addressOutcome] = await Promise.all([perAccount.consume(account), perAddress.consume(address)]);
+    const refused = refusal(accountOutcome, addressOutcome);
+    if (refused) throw refused;
+
+    const user = await User.query(knex).findOne({ email: normalised });
+    let verified: boolean;
+    try {
+      verified = await hashing.run(async () => verifyPassword(user ? user.passwordHash : await dummy(), password));
+    } catch (err) {
+      if (!(err instanceof QueueFullError)) throw err;
+      // Not an attempt at all: give both counts back.
+      await Promise.all([perAccount.reward(account), perAddress.reward(address)]);
+      throw tooManyRequests('Too many logins in progress; retry shortly', 1);
+    }
+    if (!user || !verified) throw unauthenticated(INVALID_LOGIN);
+
+    await Promise.all([perAccount.reset(account), perAddress.reward(address)]);
+    let merchantStatus: string | null = null;
+    if (user.merchantId) {
+      merchantStatus = ((await knex('merchants').where({ id: user.merchantId }).first('status')) as { status: string } | undefined)?.status ?? null;
+    }
+    assertAccessAllowed({ status: user.status, merchantStatus });
     const role = user.role as Role;
     return {
-      token: issueToken({ id: user.id, merchantId: user.merchantId ?? null, role }),
+      token: issueToken({ id: user.id, merchantId: user.merchantId ?? null, role, tokenVersion: user.tokenVersion }),
       user: { id: user.id, email: user.email, role },
     };
   }
 
-  return { login, issueToken, verifyToken };
+  return { login, issueToken, decodeToken, resolveToken };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;

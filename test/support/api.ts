@@ -27,6 +27,18 @@ export const TEST_CONFIG: AppConfig = {
   API_KEY_PEPPER: 'test-api-key-pepper-0123456789abcdef',
   RATE_LIMIT_RPS: 1000,
   RATE_LIMIT_BURST: 1000,
+  // Every suite talks from 127.0.0.1 into one shared rate_limits table: per-address limits stay
+  // out of the way unless a test lowers them (and then uses its own addresses, see TRUST_PROXY).
+  RATE_LIMIT_ADDRESS_RPS: 1_000_000,
+  RATE_LIMIT_ADDRESS_BURST: 1_000_000,
+  AUTH_FAILURES_PER_ADDRESS: 1_000_000,
+  AUTH_FAILURE_WINDOW_SECONDS: 60,
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: 10,
+  LOGIN_MAX_FAILURES_PER_ADDRESS: 1_000_000,
+  LOGIN_WINDOW_SECONDS: 900,
+  PASSWORD_HASH_CONCURRENCY: 2,
+  PASSWORD_HASH_QUEUE: 1000,
+  TRUST_PROXY: false,
   BODY_LIMIT_BYTES: 64 * 1024,
   MAX_API_KEYS_PER_MERCHANT: 50,
   DEFAULT_FEE_BPS: 99,

@@ -1,33 +1,71 @@
 /**
  * `Authorization: Bearer <token>` where the token is a login JWT or an API key (SPEC §5). API keys
  * are recognised by their `pixflow_` prefix; everything else is tried as a JWT. Any failure is the
- * same 401 so a caller learns nothing about why its credential was refused.
+ * same 401 so a caller learns nothing about why its credential was refused; a disabled user or a
+ * suspended merchant is 403 (README "Auth hardening").
+ *
+ * Order matters (README "Rate limits"): an address that has failed too often is refused from memory
+ * first; then the credential's own rate limit is counted (an API key by a hash of its value, a JWT
+ * by its user once the signature checks out, which needs no database); only then is the credential
+ * looked up. A failure counts against the address.
  *
  * The guards below run after `authenticate` and express who may call a route:
  * `requireJwt` (API keys get 403, e.g. creating or deleting keys) and `requireAdmin`.
  */
+import crypto from 'node:crypto';
 import { forbidden, unauthenticated } from '../../lib/errors';
 import { API_KEY_PREFIX } from '../../services/api-keys';
-import type { AppMiddleware, Principal } from '../types';
+import { tooManyRequests, type JwtClaims } from '../../services/auth';
+import type { AppContext, AppMiddleware, Principal } from '../types';
+import type { RequestLimiters } from './rate-limit';
 
 export interface CredentialVerifier {
-  /** The principal for a valid, unexpired JWT, else null. */
-  verifyJwt(token: string): Principal | null;
-  /** The principal for an existing API key value, else null. */
+  /** Signature, expiry and shape of a JWT, without the database; null when invalid. */
+  decodeJwt(token: string): JwtClaims | null;
+  /** The principal behind valid claims, null when revoked; throws 403 for a disabled or suspended account. */
+  resolveJwt(claims: JwtClaims): Promise<Principal | null>;
+  /** The principal for an existing API key value, else null; throws 403 for a suspended merchant. */
   authenticateApiKey(value: string): Promise<Principal | null>;
 }
 
 const BEARER = /^Bearer[ ]+(\S{1,4096})\s*$/i;
+const INVALID_CREDENTIAL = 'Invalid or expired credential';
 
-export function authenticate(verifier: CredentialVerifier): AppMiddleware {
+const digest = (value: string): string => crypto.createHash('sha256').update(value).digest('hex').slice(0, 40);
+
+export function authenticate(verifier: CredentialVerifier, limiters: Pick<RequestLimiters, 'credential' | 'authFailures'>): AppMiddleware {
+  /** Counts the failure against the caller's address, then refuses. */
+  async function fail(ctx: AppContext): Promise<never> {
+    const outcome = await limiters.authFailures.consume(ctx.ip);
+    if (!outcome.allowed) throw tooManyRequests('Too many failed authentication attempts from this address', outcome.retryAfterSeconds);
+    throw unauthenticated(INVALID_CREDENTIAL);
+  }
+
   return async (ctx, next) => {
     const match = BEARER.exec(ctx.get('authorization'));
     const token = match?.[1];
     if (!token) throw unauthenticated('Missing or malformed Authorization header (expected "Bearer <token>")');
-    const principal = token.startsWith(API_KEY_PREFIX)
-      ? await verifier.authenticateApiKey(token)
-      : verifier.verifyJwt(token);
-    if (!principal) throw unauthenticated('Invalid or expired credential');
+
+    const blockedFor = limiters.authFailures.knownBlockedSeconds(ctx.ip);
+    if (blockedFor > 0) throw tooManyRequests('Too many failed authentication attempts from this address', blockedFor);
+
+    let rateKey: string;
+    let resolve: () => Promise<Principal | null>;
+    if (token.startsWith(API_KEY_PREFIX)) {
+      rateKey = `ak:${digest(token)}`;
+      resolve = () => verifier.authenticateApiKey(token);
+    } else {
+      const claims = verifier.decodeJwt(token);
+      if (!claims) return fail(ctx);
+      rateKey = `usr:${claims.sub}`;
+      resolve = () => verifier.resolveJwt(claims);
+    }
+
+    const outcome = await limiters.credential.consume(rateKey);
+    if (!outcome.allowed) throw tooManyRequests('Too many requests', outcome.retryAfterSeconds);
+
+    const principal = await resolve();
+    if (!principal) return fail(ctx);
     ctx.state.principal = principal;
     await next();
   };

@@ -1,25 +1,70 @@
 /**
- * Per-credential rate limit (DECISIONS "Auth": RATE_LIMIT_RPS with a burst of RATE_LIMIT_BURST).
- * Authenticated requests are counted per API key or per user; anonymous ones (login) per client
- * address, which also slows password guessing.
+ * Request rate limits (README "Rate limits"), all counted in PostgreSQL through
+ * rate-limiter-flexible so that they hold across API processes, and all checked before any
+ * authentication work:
+ *
+ * - per client address, on every request (callbacks, health checks and login included), first
+ *   thing after the error handler: RATE_LIMIT_ADDRESS_BURST requests per window of
+ *   RATE_LIMIT_ADDRESS_BURST / RATE_LIMIT_ADDRESS_RPS seconds;
+ * - per credential (API key, or the user behind a JWT), in `authenticate` before the credential is
+ *   looked up: RATE_LIMIT_BURST requests per window of RATE_LIMIT_BURST / RATE_LIMIT_RPS seconds;
+ * - failed authentications per address: after AUTH_FAILURES_PER_ADDRESS within
+ *   AUTH_FAILURE_WINDOW_SECONDS, the address gets 429 without any lookup until the window ends.
+ *
+ * A fixed window of BURST requests lasting BURST / RPS seconds allows the same burst and the same
+ * long-run rate as a token bucket with those parameters; it differs only in that a client that
+ * spends its burst waits for the window to end rather than for single tokens to drip back.
  */
-import { AppError } from '../../lib/errors';
-import { TokenBuckets } from '../token-bucket';
-import type { AppContext, AppMiddleware } from '../types';
+import type { Knex } from 'knex';
+import type { Config } from '../../config';
+import { tooManyRequests } from '../../services/auth';
+import { createLimiter, type Limiter } from '../../services/rate-limits';
+import type { AppMiddleware } from '../types';
 
-export function credentialKey(ctx: AppContext): string {
-  const p = ctx.state.principal;
-  if (p?.kind === 'apiKey') return `ak:${p.apiKeyId}`;
-  if (p?.kind === 'jwt') return `usr:${p.userId}`;
-  return `ip:${ctx.ip}`;
+export type RateLimitConfig = Pick<
+  Config,
+  | 'RATE_LIMIT_RPS'
+  | 'RATE_LIMIT_BURST'
+  | 'RATE_LIMIT_ADDRESS_RPS'
+  | 'RATE_LIMIT_ADDRESS_BURST'
+  | 'AUTH_FAILURES_PER_ADDRESS'
+  | 'AUTH_FAILURE_WINDOW_SECONDS'
+>;
+
+export interface RequestLimiters {
+  /** Every request, keyed by client address. */
+  address: Limiter;
+  /** Authenticated requests, keyed by credential. */
+  credential: Limiter;
+  /** Failed authentications, keyed by client address. */
+  authFailures: Limiter;
 }
 
-export function rateLimit(buckets: TokenBuckets): AppMiddleware {
+export function createRequestLimiters(knex: Knex, config: RateLimitConfig): RequestLimiters {
+  return {
+    address: createLimiter(knex, {
+      name: 'address',
+      points: config.RATE_LIMIT_ADDRESS_BURST,
+      windowSeconds: config.RATE_LIMIT_ADDRESS_BURST / config.RATE_LIMIT_ADDRESS_RPS,
+    }),
+    credential: createLimiter(knex, {
+      name: 'credential',
+      points: config.RATE_LIMIT_BURST,
+      windowSeconds: config.RATE_LIMIT_BURST / config.RATE_LIMIT_RPS,
+    }),
+    authFailures: createLimiter(knex, {
+      name: 'auth-failures',
+      points: config.AUTH_FAILURES_PER_ADDRESS,
+      windowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+    }),
+  };
+}
+
+/** The per-address limit on every request; `ctx.ip` honours TRUST_PROXY (see app.ts). */
+export function addressRateLimit(limiter: Limiter): AppMiddleware {
   return async (ctx, next) => {
-    const result = buckets.take(credentialKey(ctx));
-    if (!result.allowed) {
-      throw new AppError('rate_limited', 'Too many requests', { 'Retry-After': String(result.retryAfterSeconds) });
-    }
+    const outcome = await limiter.consume(ctx.ip);
+    if (!outcome.allowed) throw tooManyRequests('Too many requests from this address', outcome.retryAfterSeconds);
     await next();
   };
 }

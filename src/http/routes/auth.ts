@@ -1,4 +1,4 @@
-/** POST /v1/auth/login (SPEC §4, DECISIONS "Auth"). */
+/** POST /v1/auth/login (SPEC §4, DECISIONS "Auth"; limits: README "Auth hardening"). */
 import type { AuthService } from '../../services/auth';
 import { loginBody } from '../schemas/auth';
 import type { RouteModule } from '../types';
@@ -8,7 +8,7 @@ export function authRoutes(auth: AuthService): RouteModule {
   return (router, guards) => {
     router.post('/v1/auth/login', ...guards.anonymous, async (ctx) => {
       const { email, password } = parseBody(ctx, loginBody);
-      ctx.body = await auth.login(email, password);
+      ctx.body = await auth.login(email, password, ctx.ip);
     });
   };
 }
