@@ -196,6 +196,8 @@ export async function runExternalBench(o: { seconds: number; connections: number
         // The load comes from one credential: the per-credential limit would measure the limiter.
         RATE_LIMIT_RPS: '1000000',
         RATE_LIMIT_BURST: '1000000',
+        RATE_LIMIT_ADDRESS_RPS: '1000000',
+        RATE_LIMIT_ADDRESS_BURST: '1000000',
       },
       'service',
     );
