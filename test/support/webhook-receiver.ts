@@ -22,6 +22,8 @@ export interface Behaviour {
   delayMs?: number;
   headers?: Record<string, string>;
   body?: string;
+  /** Answer with an endless body (a hostile receiver), until the client hangs up. */
+  endless?: boolean;
 }
 
 export interface Received {
@@ -72,6 +74,15 @@ export async function startReceiver(): Promise<Receiver> {
       const answer = (): void => {
         if (res.destroyed) return;
         res.writeHead(status, { 'content-type': 'text/plain', ...behaviour.headers });
+        if (behaviour.endless) {
+          const chunk = Buffer.alloc(64 * 1024, 'x');
+          const pump = (): void => {
+            while (!res.destroyed && res.write(chunk));
+          };
+          res.on('drain', pump);
+          pump();
+          return;
+        }
         res.end(behaviour.body ?? (signatureValid ? 'ok' : 'bad signature'));
       };
       if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);

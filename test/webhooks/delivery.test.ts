@@ -246,6 +246,31 @@ describe('webhook delivery', function () {
     assert.equal(second?.success, true);
   });
 
+  it('a slow receiver does not hold up other deliveries; an endless answer is cut at the read bound', async () => {
+    const m = await s.api.createMerchant();
+    const slow = path('slow-other');
+    const fast = path('fast');
+    const hostile = path('endless');
+    s.receiver.script(slow, [{ status: 200, delayMs: 4_000 }]);
+    s.receiver.script(hostile, [{ status: 200, endless: true }]);
+    const slowHook = await s.createWebhook(m.token, { path: slow, events: ['withdraw.failed'] });
+    const fastHook = await s.createWebhook(m.token, { path: fast, events: ['pixkey.updated'] });
+    const hostileHook = await s.createWebhook(m.token, { path: hostile, events: ['pixkey.updated'] });
+    const slowEvent = await s.publish(m.merchantId, 'withdraw.failed', SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>);
+    await s.receiver.waitFor(slow, 1);
+    const fastEvent = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const fastDelivery = await s.startedDelivery(fastEvent, fastHook.id);
+    const hostileDelivery = await s.startedDelivery(fastEvent, hostileHook.id);
+    await eventually(async () => ((await deliveryRow(fastDelivery.id)).status === 'SUCCEEDED' ? true : undefined), 'the fast delivery');
+    await eventually(async () => ((await deliveryRow(hostileDelivery.id)).status === 'SUCCEEDED' ? true : undefined), 'the endless one');
+    const slowDelivery = await s.startedDelivery(slowEvent, slowHook.id);
+    assert.equal((await logsOf(slowDelivery.id)).length, 0, 'the slow receiver has not answered yet');
+    const [hostileLog] = await logsOf(hostileDelivery.id);
+    assert.equal(hostileLog?.status_code, 200);
+    assert.ok((hostileLog?.response ?? '').length <= 1024 && (hostileLog?.response ?? '').length > 0);
+    assert.equal((await s.deliveryResult(slowDelivery.id)).status, 'SUCCEEDED');
+  });
+
   it('a redirect is a failure and is not followed', async () => {
     const m = await s.api.createMerchant();
     const p = path('moved');
