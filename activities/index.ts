@@ -14,7 +14,7 @@ export interface ActivityDeps {
   knex: Knex;
   logger: Logger;
   acquirer: Acquirer;
-  /** Webhook delivery settings (timeouts, retry delays, address rule); DECISIONS defaults if absent. */
+  /** Webhook delivery settings (timeouts, retry delays, address rule); README defaults if absent. */
   webhooks?: WebhookDeliverySettings;
 }
 

@@ -21,7 +21,7 @@ export interface PublishedEvent {
   timestamp: string;
 }
 
-/** The body every delivery of the event POSTs (SPEC envelope: event, timestamp, data). */
+/** The body every delivery of the event POSTs (the envelope of README "Receiving webhooks": event, timestamp, data). */
 export function serialiseEnvelope(e: Pick<PublishedEvent, 'type' | 'timestamp' | 'data'>): string {
   return JSON.stringify({ event: e.type, timestamp: e.timestamp, data: e.data });
 }
