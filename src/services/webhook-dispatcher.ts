@@ -50,12 +50,18 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
   let reconnectTimer: NodeJS.Timeout | null = null;
   const timers: NodeJS.Timeout[] = [];
 
+  const markStarted = async (id: string): Promise<void> => {
+    await knex('webhook_deliveries').where({ id }).whereNull('workflow_started_at').update({ workflow_started_at: knex.fn.now() });
+  };
+
   async function startEach(rows: PendingRow[]): Promise<void> {
     for (let i = 0; i < rows.length; i += parallelism) {
       await Promise.all(
         rows.slice(i, i + parallelism).map(async (r) => {
-          await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 });
-          await knex('webhook_deliveries').where({ id: r.id }).whereNull('workflow_started_at').update({ workflow_started_at: knex.fn.now() });
+          // Marked only when this start created the run. An id already running is either being
+          // marked by whoever started it, or is the previous run of a redelivered delivery still
+          // closing: the row stays unmarked and the next poll starts the new run once it can.
+          if (await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 })) await markStarted(r.id);
         }),
       );
     }
@@ -109,8 +115,10 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
         .limit(batchSize)
         .select('id', 'merchant_id', 'attempts')) as PendingRow[];
       for (const r of rows) {
-        const started = await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 });
-        if (started) restarted++;
+        if (await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 })) {
+          await markStarted(r.id);
+          restarted++;
+        }
       }
       if (rows.length < batchSize || stopped) break;
       after = (rows[rows.length - 1] as PendingRow).id;

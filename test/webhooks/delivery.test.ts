@@ -374,7 +374,27 @@ describe('webhook delivery', function () {
     assert.equal(s.receiver.requests(p)[0]?.signatureValid, true);
   });
 
-  it('the reconciler restarts the workflow of a PENDING delivery that lost it; the dispatcher starts unstarted ones', async () => {
+  it('a redelivery that races its old run is started once that run has ended', async () => {
+    const m = await s.api.createMerchant();
+    const p = path('race');
+    s.receiver.script(p, [], { status: 500 });
+    const hook = await s.createWebhook(m.token, { path: p });
+    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const delivery = await s.startedDelivery(eventId, hook.id);
+    await eventually(async () => ((await logsOf(delivery.id)).length === 1 ? true : undefined), 'the first attempt');
+    // As if a redelivery had reset the row while this run still ran: the start is refused, the row stays unstarted.
+    await s.knex('webhook_deliveries').where({ id: delivery.id }).update({ workflow_started_at: null });
+    await s.dispatcher.dispatchPending();
+    assert.equal((await deliveryRow(delivery.id)).workflow_started_at, null);
+    // Once the old run has ended, the next poll starts a new run for the still PENDING row.
+    s.receiver.script(p, []);
+    assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
+    await s.knex('webhook_deliveries').where({ id: delivery.id }).update({ status: 'PENDING', attempt_limit: 5 });
+    await eventually(async () => ((await deliveryRow(delivery.id)).status === 'SUCCEEDED' && (await logsOf(delivery.id)).length === 3 ? true : undefined), 'the new run');
+    assert.ok((await deliveryRow(delivery.id)).workflow_started_at);
+  });
+
+  it('the reconciler restarts the workflow of a PENDING delivery that lost it', async () => {
     const m = await s.api.createMerchant();
     const p = path('reconcile');
     const hook = await s.createWebhook(m.token, { path: p });
