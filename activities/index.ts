@@ -7,17 +7,22 @@ import type { Logger } from '../src/lib/logger';
 import type { Acquirer } from '../src/acquirer/types';
 import { createChargeLifecycle } from '../src/services/charge-lifecycle';
 import { createChargeActivities, type ChargeActivities } from './charges';
+import { createWebhookDelivery, type WebhookDeliverySettings } from '../src/services/webhook-delivery';
+import { createWebhookActivities, type WebhookActivities } from './webhooks';
 
 export interface ActivityDeps {
   knex: Knex;
   logger: Logger;
   acquirer: Acquirer;
+  /** Webhook delivery settings (timeouts, retry delays, address rule); README defaults if absent. */
+  webhooks?: WebhookDeliverySettings;
 }
 
-export type Activities = ChargeActivities;
+export type Activities = ChargeActivities & WebhookActivities;
 
 export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createChargeActivities(createChargeLifecycle(deps)),
+    ...createWebhookActivities(createWebhookDelivery({ knex: deps.knex, logger: deps.logger, settings: deps.webhooks })),
   };
 }

@@ -112,6 +112,8 @@ const envSchema = z.object({
     .refine((v) => /^\d+(,\d+)*$/.test(v), { message: 'must be comma-separated seconds, e.g. 60,600' })
     .transform((v) => v.split(',').map(Number)),
   WEBHOOK_SEND_SECRET_HEADER: boolFrom(false),
+  /** https-only, public-address-only webhook URLs; NODE_ENV=production turns it on whatever it says. */
+  WEBHOOK_REQUIRE_PUBLIC_HTTPS: boolFrom(false),
   SIMULATOR_TRANSFER_DELAY_MS: intFrom(2000, 0, 3600000),
   SIMULATOR_AUTO_COMPLETE: boolFrom(true),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? '.data')),

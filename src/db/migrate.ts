@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import * as initialSchema from '../../migrations/20261122000000_initial_schema';
 import * as checksAndWorkIndexes from '../../migrations/20261122010000_checks_and_work_indexes';
 import * as authHardening from '../../migrations/20261123120000_auth_hardening';
+import * as webhookDeliveryOutbox from '../../migrations/20261123130000_webhook_delivery_outbox';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -17,6 +18,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261122000000_initial_schema', initialSchema],
   ['20261122010000_checks_and_work_indexes', checksAndWorkIndexes],
   ['20261123120000_auth_hardening', authHardening],
+  ['20261123130000_webhook_delivery_outbox', webhookDeliveryOutbox],
 ];
 
 /** Names of every migration, in the order they apply. */

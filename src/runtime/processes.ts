@@ -21,6 +21,11 @@ import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { createAcquirerCallbacks } from '../services/charge-callbacks';
 import { createChargeSandbox } from '../services/charge-sandbox';
+import { createWebhooksService } from '../services/webhooks';
+import { webhookRoutes } from '../http/routes/webhooks';
+import { createWebhookDispatcher } from '../services/webhook-dispatcher';
+import { webhookDeliveryWorkflowClient } from '../temporal/webhook-workflow-client';
+import { webhookDeliverySettings } from '../services/webhook-delivery';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -57,6 +62,15 @@ export async function startApi(opts: {
   reconcile();
   const reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
   reconcileTimer.unref();
+  // Starts the workflows of committed webhook deliveries (woken by NOTIFY, with a poll and a reconciler).
+  const webhookDispatcher = createWebhookDispatcher({
+    knex,
+    logger,
+    workflows: webhookDeliveryWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
+      searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
+    }),
+  });
+  await webhookDispatcher.start();
   const app = createApp({
     config,
     knex,
@@ -67,6 +81,7 @@ export async function startApi(opts: {
         secret: config.ACQUIRER_CALLBACK_SECRET,
         callbacks: createAcquirerCallbacks({ knex, workflows, logger }),
       }),
+      webhookRoutes(createWebhooksService({ knex, config })),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
     ],
     checks: {
@@ -90,6 +105,7 @@ export async function startApi(opts: {
     stop: async () => {
       clearInterval(reconcileTimer);
       await reconciling;
+      await webhookDispatcher.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -118,7 +134,7 @@ export async function startWorker(opts: {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ knex, logger, acquirer: opts.acquirer.acquirer }),
+    activities: createActivities({ knex, logger, acquirer: opts.acquirer.acquirer, webhooks: webhookDeliverySettings(config) }),
     logger,
   });
   const running = worker.run();

@@ -1,10 +1,13 @@
 /**
- * Domain events (`charge.paid`, `charge.refunded`, …): recorded once per reference in the same
- * transaction as the change they announce, so an event exists exactly when its change committed.
- * Delivery to merchants' webhooks reads them from here.
+ * Domain events (`charge.paid`, `charge.refunded`, …): the one way every state change publishes
+ * what happened. An event is recorded once per reference in the same transaction as the change
+ * it announces, together with one delivery per subscribed ACTIVE webhook (webhook-outbox.ts), so
+ * an event and its deliveries exist exactly when the change committed. Their workflows are started
+ * after the commit by the webhook dispatcher.
  */
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
+import { enqueueDeliveries } from './webhook-outbox';
 
 export interface RecordEventInput {
   merchantId: string;
@@ -14,15 +17,29 @@ export interface RecordEventInput {
   reference: string;
 }
 
-/** Returns the event id, new or existing. */
+/**
+ * Returns the event id, new or existing. Call it with the transaction of the change; given a plain
+ * knex it opens its own, so the event and its deliveries still commit together.
+ */
 export async function recordEvent(trx: Knex | Knex.Transaction, e: RecordEventInput): Promise<{ id: string; created: boolean }> {
+  if (!(trx as Knex.Transaction).isTransaction) return trx.transaction((t) => recordEvent(t, e));
   const id = newId('evt');
+  const timestamp = new Date();
   const inserted = (await trx('events')
-    .insert({ id, merchant_id: e.merchantId, type: e.type, data: JSON.stringify(e.data), reference: e.reference })
+    .insert({ id, merchant_id: e.merchantId, type: e.type, data: JSON.stringify(e.data), reference: e.reference, created_at: timestamp })
     .onConflict('reference')
     .ignore()
     .returning('id')) as Array<{ id: string }>;
-  if (inserted.length > 0) return { id, created: true };
+  if (inserted.length > 0) {
+    await enqueueDeliveries(trx as Knex.Transaction, {
+      eventId: id,
+      merchantId: e.merchantId,
+      type: e.type,
+      data: e.data,
+      timestamp: timestamp.toISOString(),
+    });
+    return { id, created: true };
+  }
   const existing = (await trx('events').where({ reference: e.reference }).first('id')) as { id: string };
   return { id: existing.id, created: false };
 }

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
+import { startReceiver } from '../support/webhook-receiver';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -127,6 +128,43 @@ describe('npm start (embedded defaults)', function () {
       ((await call('GET', `/v1/charges/${id}`, user)).body.charge as { status: string }).status === 'PAID', 30_000, 'PAID');
     const balance = await call('GET', '/v1/merchants/me/balance', user);
     assert.deepEqual(balance.body.balance, { available: 0, pending: 2960, blocked: 0, total: 2960 });
+  });
+
+  it('delivers charge.paid to a registered webhook, signed, through the API and worker it started', async () => {
+    const receiver = await startReceiver();
+    try {
+      const call = async (method: string, p: string, token: string, body?: unknown) => {
+        const res = await fetch(`${base}${p}`, {
+          method,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: res.status, body: await json(res) };
+      };
+      const login = async (email: string, password: string) =>
+        ((await (await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).json()) as { token: string }).token;
+      const admin = await login('ops@pixflow.test', 'operator-password-1');
+      const created = await call('POST', '/v1/admin/merchants', admin, {
+        name: 'Loja Webhook', document: '52998224725', email: 'webhook@start.test', password: 'merchant-password-3',
+      });
+      const merchantId = (created.body.merchant as { id: string }).id;
+      await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-e2e-wh' });
+      const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, { type: 'EMAIL', key: 'pix@webhook.test' });
+      await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, { status: 'ACTIVE' });
+      const user = await login('webhook@start.test', 'merchant-password-3');
+      const hook = await call('POST', '/v1/webhooks/merchant', user, { url: receiver.url('/e2e'), events: ['charge.paid'] });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
+      receiver.expect('/e2e', (hook.body.webhook as { secret: string }).secret);
+      const charge = await call('POST', '/v1/charges', user, { amount: 1500, description: 'Pedido webhook' });
+      const id = (charge.body.charge as { id: string }).id;
+      assert.equal((await call('POST', `/v1/sandbox/charges/${id}/pay`, user, {})).status, 202);
+      const [delivered] = await receiver.waitFor('/e2e', 1, 30_000);
+      assert.equal(delivered?.signatureValid, true);
+      assert.equal(delivered?.body.event, 'charge.paid');
+      assert.equal(delivered?.body.data.chargeId, id);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('drains and exits 0 on SIGTERM', async () => {

@@ -1,0 +1,221 @@
+/**
+ * One delivery attempt (README "Webhooks"): the activity behind the `webhook-delivery-<id>`
+ * workflow. Before each attempt the delivery and its webhook are read again: a delivery no longer
+ * PENDING, or a webhook deleted or made INACTIVE, gets no further attempt (the delivery becomes
+ * CANCELED). Then the stored envelope bytes are POSTed with the current URL and secret, the
+ * attempt is logged, and the outcome says whether and when to try again.
+ *
+ * Attempts are numbered per delivery; one log row per number makes a retried activity (after a
+ * crash between POST and commit) log the attempt once. A series has 1 + retry delays attempts;
+ * `attempt_limit` is the last number of the current series (a redelivery opens a new one).
+ */
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import { newId } from '../lib/ids';
+import type { Logger } from '../lib/logger';
+import packageJson from '../../package.json';
+import type { WebhookAttemptOutcome } from '../../workflows/webhook-delivery-types';
+import { postWebhook, type WebhookPostResult } from './webhook-http';
+import { serialiseEnvelope } from './webhook-outbox';
+import { signWebhookBody } from './webhook-signature';
+import { guardedLookup, systemResolver, type HostResolver } from './webhook-url';
+
+export const WEBHOOK_USER_AGENT = `pixflow-webhooks/${packageJson.version}`;
+/** How much of a receiver's answer is read and kept in the log. */
+export const WEBHOOK_RESPONSE_LIMIT_BYTES = 1024;
+
+export interface WebhookDeliverySettings {
+  timeoutMs: number;
+  /** Seconds before attempts 2, 3, … of a series. */
+  retryDelaysSeconds: number[];
+  sendSecretHeader: boolean;
+  /** https only, public addresses only, checked on the address connected to. */
+  requirePublicHttps: boolean;
+  /** DNS for deliveries (tests inject one); the system resolver by default. */
+  resolve?: HostResolver;
+}
+
+export const DEFAULT_WEBHOOK_DELIVERY_SETTINGS: WebhookDeliverySettings = {
+  timeoutMs: 5000,
+  retryDelaysSeconds: [60, 600],
+  sendSecretHeader: false,
+  requirePublicHttps: false,
+};
+
+/** Production always enforces the public-address rule, whatever the flag says. */
+export function webhookDeliverySettings(
+  config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_RETRY_DELAYS_SECONDS' | 'WEBHOOK_SEND_SECRET_HEADER' | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS' | 'isProduction'>,
+): WebhookDeliverySettings {
+  return {
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retryDelaysSeconds: config.WEBHOOK_RETRY_DELAYS_SECONDS,
+    sendSecretHeader: config.WEBHOOK_SEND_SECRET_HEADER,
+    requirePublicHttps: config.isProduction || config.WEBHOOK_REQUIRE_PUBLIC_HTTPS,
+  };
+}
+
+export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+
+/** What the workflow does next: stop with a final status, or wait and try the next attempt. */
+export type AttemptOutcome = WebhookAttemptOutcome;
+
+export class DeliveryNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+interface DeliveryRow {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  merchant_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  attempt_limit: number | null;
+  payload: string | null;
+}
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  secret: string;
+  status: 'ACTIVE' | 'INACTIVE';
+}
+
+export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settings?: WebhookDeliverySettings }) {
+  const { knex, logger } = deps;
+  const settings = deps.settings ?? DEFAULT_WEBHOOK_DELIVERY_SETTINGS;
+  const seriesLength = 1 + settings.retryDelaysSeconds.length;
+  const lookup = guardedLookup(settings.resolve ?? systemResolver, settings.requirePublicHttps);
+
+  const lastOfSeries = (d: DeliveryRow): number => d.attempt_limit ?? seriesLength;
+
+  /** After a failed `attempt`: the wait before the next one, or null when the series is over. */
+  function retryDelay(d: DeliveryRow, attempt: number): number | null {
+    const last = lastOfSeries(d);
+    if (attempt >= last) return null;
+    const indexInSeries = attempt - (last - seriesLength); // 1-based
+    const delays = settings.retryDelaysSeconds;
+    return delays[Math.max(0, indexInSeries - 1)] ?? delays[delays.length - 1] ?? 60;
+  }
+
+  async function cancel(deliveryId: string, reason: string): Promise<AttemptOutcome> {
+    await knex('webhook_deliveries')
+      .where({ id: deliveryId, status: 'PENDING' })
+      .update({ status: 'CANCELED', last_error: reason, completed_at: knex.fn.now(), updated_at: knex.fn.now() });
+    return { status: 'CANCELED' };
+  }
+
+  /** The envelope bytes, serialised once: rows written before they carried them get them now. */
+  async function payloadOf(d: DeliveryRow): Promise<string> {
+    if (d.payload !== null) return d.payload;
+    const event = (await knex('events').where({ id: d.event_id }).first('type', 'data', 'created_at')) as {
+      type: string;
+      data: Record<string, unknown>;
+      created_at: Date;
+    };
+    const payload = serialiseEnvelope({ type: event.type, data: event.data, timestamp: new Date(event.created_at).toISOString() });
+    await knex('webhook_deliveries').where({ id: d.id }).whereNull('payload').update({ payload });
+    const stored = (await knex('webhook_deliveries').where({ id: d.id }).first('payload')) as { payload: string };
+    return stored.payload;
+  }
+
+  async function attempt(deliveryId: string, attemptNumber: number): Promise<AttemptOutcome> {
+    const d = (await knex('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRow | undefined;
+    if (!d) throw new DeliveryNotFoundError(`webhook delivery ${deliveryId} not found`);
+    if (d.status !== 'PENDING') return { status: d.status };
+
+    const logged = (await knex('webhook_delivery_logs').where({ delivery_id: deliveryId, attempt: attemptNumber }).first('success')) as
+      | { success: boolean }
+      | undefined;
+    if (logged) {
+      // This attempt ran already (the activity is being retried): do not POST twice.
+      if (logged.success) return { status: 'SUCCEEDED' };
+      const wait = retryDelay(d, attemptNumber);
+      return wait === null ? { status: 'FAILED' } : { status: 'RETRY', retryInSeconds: wait };
+    }
+    if (attemptNumber > lastOfSeries(d)) {
+      await knex('webhook_deliveries')
+        .where({ id: deliveryId, status: 'PENDING' })
+        .update({ status: 'FAILED', completed_at: knex.fn.now(), updated_at: knex.fn.now() });
+      return { status: 'FAILED' };
+    }
+
+    const webhook = (await knex('webhooks').where({ id: d.webhook_id, merchant_id: d.merchant_id }).first('id', 'url', 'secret', 'status')) as
+      | WebhookRow
+      | undefined;
+    if (!webhook) return cancel(deliveryId, 'webhook deleted');
+    if (webhook.status !== 'ACTIVE') return cancel(deliveryId, 'webhook inactive');
+
+    const payload = await payloadOf(d);
+    const event = (await knex('events').where({ id: d.event_id }).first('type')) as { type: string };
+    const body = Buffer.from(payload, 'utf8');
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': WEBHOOK_USER_AGENT,
+      'x-webhook-id': deliveryId,
+      'x-webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'x-webhook-signature': signWebhookBody(webhook.secret, body),
+    };
+    if (settings.sendSecretHeader) headers['x-webhook-secret'] = webhook.secret;
+
+    const result: WebhookPostResult = await postWebhook({
+      url: webhook.url,
+      body,
+      headers,
+      timeoutMs: settings.timeoutMs,
+      maxResponseBytes: WEBHOOK_RESPONSE_LIMIT_BYTES,
+      lookup,
+      requirePublicHttps: settings.requirePublicHttps,
+    });
+    const success = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const wait = success ? null : retryDelay(d, attemptNumber);
+    const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
+    const error = success ? null : result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`;
+
+    await knex.transaction(async (trx) => {
+      const inserted = (await trx('webhook_delivery_logs')
+        .insert({
+          id: newId('whl'),
+          delivery_id: deliveryId,
+          webhook_id: d.webhook_id,
+          merchant_id: d.merchant_id,
+          event: event.type,
+          url: webhook.url,
+          payload,
+          status_code: result.statusCode,
+          response: result.response,
+          attempt: attemptNumber,
+          success,
+          error,
+          duration_ms: result.durationMs,
+        })
+        .onConflict(['delivery_id', 'attempt'])
+        .ignore()
+        .returning('id')) as Array<{ id: string }>;
+      if (inserted.length === 0) return;
+      await trx('webhook_deliveries')
+        .where({ id: deliveryId, status: 'PENDING' })
+        .update({
+          attempts: trx.raw('greatest(attempts, ?)', [attemptNumber]),
+          last_status_code: result.statusCode,
+          last_error: error,
+          status,
+          completed_at: status === 'PENDING' ? null : trx.fn.now(),
+          updated_at: trx.fn.now(),
+        });
+    });
+    logger.info(
+      { deliveryId, webhookId: d.webhook_id, attempt: attemptNumber, statusCode: result.statusCode, success, durationMs: result.durationMs },
+      'webhook delivery attempt',
+    );
+    if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };
+    return { status };
+  }
+
+  return { attempt };
+}
+
+export type WebhookDelivery = ReturnType<typeof createWebhookDelivery>;

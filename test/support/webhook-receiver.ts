@@ -1,0 +1,117 @@
+/**
+ * A real local HTTP receiver for webhook tests. Each test uses its own path; the receiver keeps the
+ * raw bytes of every request, verifies `x-webhook-signature` on those bytes with the secret
+ * registered for the path (answering 401 when it does not match, as a receiver should), and answers
+ * with the behaviours scripted for the path (then 200).
+ *
+ *   const r = await startReceiver();
+ *   r.expect('/a', secret);                       // verify signatures on /a
+ *   r.script('/a', [{ status: 500 }]);            // first 500, then 200
+ *   r.script('/b', [], { status: 500 });          // always 500
+ *   const [req] = await r.waitFor('/a', 1);
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verifyWebhookSignature } from '../../src/services/webhook-signature';
+import { eventually } from './charges';
+import { onRunEnd } from './lifecycle';
+
+export interface Behaviour {
+  status: number;
+  /** Wait this long before answering (a slow receiver). */
+  delayMs?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Answer with an endless body (a hostile receiver), until the client hangs up. */
+  endless?: boolean;
+}
+
+export interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  body: { event: string; timestamp: string; data: Record<string, unknown> };
+  signatureValid: boolean;
+  answered: number;
+}
+
+export interface Receiver {
+  baseUrl: string;
+  url(path: string): string;
+  expect(path: string, secret: string): void;
+  script(path: string, behaviours: Behaviour[], then?: Behaviour): void;
+  requests(path: string): Received[];
+  waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const secrets = new Map<string, string>();
+  const scripts = new Map<string, { queue: Behaviour[]; then: Behaviour }>();
+  const received = new Map<string, Received[]>();
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = (req.url ?? '/').split('?')[0] as string;
+      const raw = Buffer.concat(chunks);
+      const secret = secrets.get(path);
+      const signature = req.headers['x-webhook-signature'];
+      const signatureValid = secret !== undefined && typeof signature === 'string' && verifyWebhookSignature(secret, raw, signature);
+      const script = scripts.get(path);
+      const behaviour: Behaviour = script?.queue.shift() ?? script?.then ?? { status: 200 };
+      const status = signatureValid ? behaviour.status : 401;
+      let body: Received['body'];
+      try {
+        body = JSON.parse(raw.toString('utf8')) as Received['body'];
+      } catch {
+        body = { event: '', timestamp: '', data: {} };
+      }
+      const list = received.get(path) ?? [];
+      list.push({ path, headers: req.headers, raw, body, signatureValid, answered: status });
+      received.set(path, list);
+      const answer = (): void => {
+        if (res.destroyed) return;
+        res.writeHead(status, { 'content-type': 'text/plain', ...behaviour.headers });
+        if (behaviour.endless) {
+          const chunk = Buffer.alloc(64 * 1024, 'x');
+          const pump = (): void => {
+            while (!res.destroyed && res.write(chunk));
+          };
+          res.on('drain', pump);
+          pump();
+          return;
+        }
+        res.end(behaviour.body ?? (signatureValid ? 'ok' : 'bad signature'));
+      };
+      if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
+      else answer();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  let closed = false;
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  onRunEnd(close);
+
+  return {
+    baseUrl,
+    url: (path) => baseUrl + path,
+    expect: (path, secret) => void secrets.set(path, secret),
+    script: (path, behaviours, then = { status: 200 }) => void scripts.set(path, { queue: [...behaviours], then }),
+    requests: (path) => [...(received.get(path) ?? [])],
+    waitFor: (path, count, timeoutMs = 20_000) =>
+      eventually(async () => {
+        const list = received.get(path) ?? [];
+        return list.length >= count ? [...list] : undefined;
+      }, `${count} request(s) on ${path}`, timeoutMs),
+    close,
+  };
+}
