@@ -8,6 +8,7 @@
  * finish), then stop whatever this process started; exit 0.
  */
 import { ConfigError, loadConfig } from '../config';
+import { EmbeddedPostgresError } from '../db/embedded-postgres';
 import { createLogger } from '../lib/logger';
 import { migrateLatest, openDatabase } from '../db';
 import { ensureAdmin } from '../services/admin-bootstrap';
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
 
   printStartupTable([
     ['API', api.url],
-    ['PostgreSQL', db.kind === 'embedded' ? `embedded (${config.DATA_DIR}/postgres)` : 'DATABASE_URL'],
+    ['PostgreSQL', db.kind === 'embedded' ? `embedded (${db.location ?? `${config.DATA_DIR}/postgres`})` : 'DATABASE_URL'],
     ['Temporal', `${temporalAddress} (${temporalKind})`],
     ['Acquirer', acquirer.simulator ? `${acquirer.url} (in-process simulator; sandbox on)` : acquirer.url],
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
@@ -64,6 +65,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
+  console.error(err instanceof ConfigError || err instanceof EmbeddedPostgresError ? err.message : err);
   process.exit(1);
 });
