@@ -73,6 +73,8 @@ describe('configuration', () => {
     assert.ok(real.some((l) => l.startsWith('JWT_SECRET:') && /sandbox default/.test(l)), 'sandbox secrets never guard a real acquirer');
     const sandbox = loadConfig({ ...services, ACQUIRER_SANDBOX: 'true' });
     assert.equal(sandbox.ACQUIRER_SANDBOX, true);
+    const mixed = problems({ ...services, ACQUIRER_SANDBOX: 'true', ACQUIRER_CLIENT_ID: 'real-client' });
+    assert.ok(mixed.some((l) => l.startsWith('ACQUIRER_SANDBOX:')), 'real credentials with the sandbox flag are refused');
   });
 
   it('keeps the Temporal SDK at WARN unless asked, and checks the metrics settings', () => {
