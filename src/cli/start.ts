@@ -60,6 +60,7 @@ async function main(): Promise<void> {
     ['Temporal', `${temporalAddress} (${temporalKind})`],
     ['Acquirer', acquirer.simulator ? `${acquirer.url} (in-process simulator; sandbox on)` : acquirer.url],
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
+    ['Metrics', `${api.url}/metrics${config.TEMPORAL_METRICS_ADDRESS ? `; Temporal SDK: http://${config.TEMPORAL_METRICS_ADDRESS}/metrics` : ''}`],
     ['Admin', config.ADMIN_EMAIL ? `${config.ADMIN_EMAIL} (${admin})` : 'not configured (set ADMIN_EMAIL/ADMIN_PASSWORD)'],
   ]);
 }

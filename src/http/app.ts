@@ -18,6 +18,8 @@ import { createMerchantsService, type CreatedPixKey } from '../services/merchant
 import { accessLog } from './middleware/access-log';
 import { authenticate, requireAdmin, requireJwt } from './middleware/authenticate';
 import { jsonBody } from './middleware/body';
+import { requestLogContext } from './middleware/log-context';
+import { httpMetrics } from './middleware/metrics';
 import { errorHandler } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
@@ -26,6 +28,7 @@ import { apiKeyRoutes } from './routes/api-keys';
 import { authRoutes } from './routes/auth';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { merchantRoutes } from './routes/merchants';
+import { metricsRoutes } from './routes/metrics';
 import { TokenBuckets } from './token-bucket';
 import type { AppState, RouteGuards, RouteModule } from './types';
 
@@ -62,6 +65,8 @@ export interface AppDeps {
    * sets it; otherwise a client could pick its own address. Default false.
    */
   trustProxy?: boolean;
+  /** METRICS_TOKEN: when set, GET /metrics wants it as a bearer token. */
+  metricsToken?: string;
 }
 
 export function createApp(deps: AppDeps): Koa<AppState> {
@@ -88,6 +93,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     authRoutes(auth),
     apiKeyRoutes(apiKeys),
     merchantRoutes(merchants),
+    metricsRoutes({ token: deps.metricsToken }),
     adminRoutes({ knex, merchants }),
     ...(deps.routes ?? []),
   ];
@@ -96,7 +102,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>();
   app.proxy = deps.trustProxy ?? false;
   app.use(requestId(logger));
+  app.use(requestLogContext());
   app.use(accessLog());
+  app.use(httpMetrics());
   app.use(errorHandler());
   app.use(jsonBody(config.BODY_LIMIT_BYTES));
   app.use(router.routes());

@@ -70,6 +70,7 @@ export async function startApi(opts: {
       }),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
     ],
+    metricsToken: config.METRICS_TOKEN,
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).
       temporal: () => temporal.connection.workflowService.getSystemInfo({}),
