@@ -29,6 +29,7 @@ import { authRoutes } from './routes/auth';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { merchantRoutes } from './routes/merchants';
 import { metricsRoutes } from './routes/metrics';
+import { docsRoutes } from './routes/docs';
 import { TokenBuckets } from './token-bucket';
 import type { AppState, RouteGuards, RouteModule } from './types';
 
@@ -94,6 +95,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     apiKeyRoutes(apiKeys),
     merchantRoutes(merchants),
     metricsRoutes({ token: deps.metricsToken }),
+    docsRoutes(),
     adminRoutes({ knex, merchants }),
     ...(deps.routes ?? []),
   ];
