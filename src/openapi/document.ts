@@ -81,6 +81,8 @@ export const ENDPOINTS: Endpoint[] = [
 
   { method: 'get', path: '/healthz', tag: 'Operations', summary: 'Liveness', auth: 'none', responses: { 200: { description: 'Up', schema: r.health } } },
   { method: 'get', path: '/readyz', tag: 'Operations', summary: 'Readiness (database, Temporal)', auth: 'none', responses: { 200: { description: 'Ready', schema: r.readiness }, 503: { description: 'Not ready', schema: r.errorBody } } },
+  { method: 'get', path: '/metrics', tag: 'Operations', summary: 'Prometheus metrics (bearer METRICS_TOKEN when configured)', auth: 'none', responses: { 200: { description: 'Prometheus text exposition' }, 401: { description: 'METRICS_TOKEN is set and was not sent', schema: r.errorBody } } },
+  { method: 'get', path: '/openapi.json', tag: 'Operations', summary: 'This document', auth: 'none', responses: { 200: { description: 'OpenAPI 3.1' } } },
 ];
 
 const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
