@@ -277,7 +277,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
     stopped = true;
     process.removeListener('exit', stopOnExit);
     await stopServer(child);
-    if (opts.persistent === false) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (opts.persistent === false) {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      // A relocated cluster's folder (with its note) goes too: nothing of a throwaway run stays.
+      if (dataDir !== path.resolve(opts.dataDir)) fs.rmSync(path.dirname(dataDir), { recursive: true, force: true });
+    }
   };
   try {
     const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });

@@ -68,6 +68,15 @@ describe('embedded PostgreSQL from a private (0700) checkout', function () {
     assert.deepEqual((await query(running.url, 'select v from kept')).rows, [{ v: 7 }]);
   });
 
+  it('leaves nothing behind for a throwaway (persistent: false) cluster', async () => {
+    const db = await startEmbeddedPostgres({ dataDir: path.join(privateRoot, 'throwaway', 'postgres'), binaries, persistent: false });
+    const location = db.dataDir;
+    await query(db.url, 'select 1');
+    await db.stop();
+    assert.equal(fs.existsSync(location), false);
+    if (isRoot) assert.equal(fs.existsSync(path.dirname(location)), false, 'the relocated folder is gone too');
+  });
+
   it('fails at once with one line naming what to set when the server cannot run', async () => {
     const broken: PostgresBinaries = { nativeDir: path.join(privateRoot, 'no-such-postgres'), version: 'missing' };
     const started = Date.now();
