@@ -5,6 +5,11 @@
 set -eu
 NAMESPACE="${NAMESPACE:-default}"
 ADDRESS="${TEMPORAL_ADDRESS:-temporal:7233}"
+# The CLI may try the name's IPv6 address first, where the server does not listen: use its IPv4.
+HOST="${ADDRESS%:*}"
+PORT="${ADDRESS##*:}"
+IPV4=$(getent ahostsv4 "$HOST" 2>/dev/null | awk 'NR == 1 { print $1 }')
+[ -n "$IPV4" ] && ADDRESS="$IPV4:$PORT"
 
 echo "waiting for Temporal at $ADDRESS"
 attempt=0
