@@ -2,6 +2,7 @@
  * Charge activities: thin adapters from the charge workflow to the charge services.
  * Each one is idempotent, so Temporal may retry it freely.
  */
+import { recordChargePaid } from '../src/observability/metrics';
 import type {
   ChargeSnapshot,
   ExpireOutcome,
@@ -33,7 +34,12 @@ export interface ChargeActivities {
 export function createChargeActivities(lifecycle: ChargeLifecycle): ChargeActivities {
   return {
     loadChargeSnapshot: (chargeId) => lifecycle.loadSnapshot(chargeId),
-    recordPayment: (chargeId, notice) => lifecycle.recordPayment(chargeId, notice),
+    recordPayment: async (chargeId, notice) => {
+      const outcome = await lifecycle.recordPayment(chargeId, notice);
+      // Counted once the transaction committed; a duplicate payment is not counted again.
+      if (outcome.kind === 'paid') recordChargePaid(notice.amount);
+      return outcome;
+    },
     expireCharge: (chargeId) => lifecycle.expire(chargeId),
     removeCob: (chargeId) => lifecycle.removeCob(chargeId),
     settleCharge: (chargeId) => lifecycle.settle(chargeId),

@@ -117,6 +117,23 @@ const envSchema = z.object({
   SIMULATOR_TRANSFER_DELAY_MS: intFrom(2000, 0, 3600000),
   SIMULATOR_AUTO_COMPLETE: boolFrom(true),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? '.data')),
+  /** Level of the Temporal SDK's own logs; WARN hides its start-up chatter (README "Metrics and logs"). */
+  TEMPORAL_LOG_LEVEL: optionalString
+    .transform((v) => (v ?? 'WARN').toUpperCase())
+    .pipe(z.enum(['ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'])),
+  /** host:port where the Temporal worker's Prometheus exporter listens; unset: off. */
+  TEMPORAL_METRICS_ADDRESS: optionalString.refine((v) => v === undefined || /^[^\s:]*:\d+$/.test(v), {
+    message: 'must be host:port, e.g. 0.0.0.0:9464',
+  }),
+  /** `npm run worker` alone: port of its GET /metrics listener; 0: none (the API serves /metrics on PORT). */
+  METRICS_PORT: intFrom(0, 0, 65535),
+  /** When set, GET /metrics wants `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: optionalString,
+  /** ACQUIRER_URL is pixflow's acquirer simulator (`npm run simulator`): the sandbox, said explicitly. */
+  ACQUIRER_SANDBOX: boolFrom(false),
+  /** `npm run simulator`: where it listens. */
+  SIMULATOR_PORT: intFrom(8090, 0, 65535),
+  SIMULATOR_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -138,6 +155,8 @@ export class ConfigError extends Error {
 }
 
 const SECRET_NAMES = ['JWT_SECRET', 'API_KEY_PEPPER', 'ACQUIRER_CALLBACK_SECRET'] as const;
+/** docker-compose's sandbox defaults start with this, so they can never guard real money. */
+export const SANDBOX_SECRET_PREFIX = 'sandbox-only-';
 type SecretName = (typeof SECRET_NAMES)[number];
 
 /** Reads (or creates) the generated development secrets file. */
@@ -178,6 +197,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!e.TEMPORAL_ADDRESS) problems.push('TEMPORAL_ADDRESS: required when NODE_ENV=production');
     if (!e.ACQUIRER_URL) problems.push('ACQUIRER_URL: required when NODE_ENV=production');
     if (e.JWT_SECRET && e.JWT_SECRET.length < 32) problems.push('JWT_SECRET: must be at least 32 characters');
+    // A real acquirer needs its credentials; the simulator is allowed only when chosen explicitly,
+    // and the sandbox's published default secrets only with it.
+    if (e.ACQUIRER_SANDBOX && (e.ACQUIRER_CLIENT_ID || e.ACQUIRER_CLIENT_SECRET)) {
+      problems.push('ACQUIRER_SANDBOX: true means ACQUIRER_URL is the simulator; set ACQUIRER_SANDBOX=false for a real acquirer');
+    }
+    if (!e.ACQUIRER_SANDBOX) {
+      if (!e.ACQUIRER_CLIENT_ID) problems.push('ACQUIRER_CLIENT_ID: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)');
+      if (!e.ACQUIRER_CLIENT_SECRET) problems.push('ACQUIRER_CLIENT_SECRET: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)');
+      for (const n of SECRET_NAMES) {
+        if (e[n]?.startsWith(SANDBOX_SECRET_PREFIX)) problems.push(`${n}: the sandbox default cannot be used with a real acquirer; set a secret of your own`);
+      }
+    }
   }
   if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
     problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');

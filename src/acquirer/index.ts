@@ -19,15 +19,16 @@ export interface AcquirerHandle {
   close(): Promise<void>;
 }
 
-const SIMULATOR_CLIENT = { clientId: 'pixflow', clientSecret: 'pixflow-sandbox-secret' };
+export const SIMULATOR_CLIENT = { clientId: 'pixflow', clientSecret: 'pixflow-sandbox-secret' };
 
 export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
   if (config.ACQUIRER_URL) {
     return {
       acquirer: new HttpAcquirer({
         baseUrl: config.ACQUIRER_URL,
-        clientId: config.ACQUIRER_CLIENT_ID ?? '',
-        clientSecret: config.ACQUIRER_CLIENT_SECRET ?? '',
+        // The simulator's fixed sandbox credentials, unless the operator set others.
+        clientId: config.ACQUIRER_CLIENT_ID ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientId : ''),
+        clientSecret: config.ACQUIRER_CLIENT_SECRET ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientSecret : ''),
         timeoutMs: config.ACQUIRER_TIMEOUT_MS,
       }),
       url: config.ACQUIRER_URL,

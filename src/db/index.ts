@@ -15,6 +15,8 @@ export interface Database {
   url: string;
   /** 'embedded' when this process started its own PostgreSQL. */
   kind: 'configured' | 'embedded';
+  /** Embedded only: the folder holding the cluster (see src/db/postgres-runtime-paths.ts). */
+  location?: string;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     knex,
     url: embedded.url,
     kind: 'embedded',
+    location: embedded.dataDir,
     close: async () => {
       await knex.destroy();
       await embedded.stop();

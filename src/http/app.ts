@@ -20,6 +20,8 @@ import { createUserAccessService } from '../services/user-access';
 import { accessLog } from './middleware/access-log';
 import { authenticate, requireAdmin, requireJwt } from './middleware/authenticate';
 import { jsonBody } from './middleware/body';
+import { requestLogContext } from './middleware/log-context';
+import { httpMetrics } from './middleware/metrics';
 import { errorHandler } from './middleware/errors';
 import { addressRateLimit, createRequestLimiters } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
@@ -29,6 +31,8 @@ import { apiKeyRoutes } from './routes/api-keys';
 import { authRoutes } from './routes/auth';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { merchantRoutes } from './routes/merchants';
+import { metricsRoutes } from './routes/metrics';
+import { docsRoutes } from './routes/docs';
 import type { AppState, RouteGuards, RouteModule } from './types';
 
 export type AppConfig = Pick<
@@ -74,6 +78,8 @@ export interface AppDeps {
    * that sets it; otherwise a client could pick its own address. Defaults to config.TRUST_PROXY.
    */
   trustProxy?: boolean;
+  /** METRICS_TOKEN: when set, GET /metrics wants it as a bearer token. */
+  metricsToken?: string;
 }
 
 export function createApp(deps: AppDeps): Koa<AppState> {
@@ -103,6 +109,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     authRoutes(auth),
     apiKeyRoutes(apiKeys),
     merchantRoutes(merchants),
+    metricsRoutes({ token: deps.metricsToken }),
+    docsRoutes(),
     adminRoutes({ knex, merchants }),
     adminAccessRoutes(createUserAccessService({ knex })),
     ...(deps.routes ?? []),
@@ -114,7 +122,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // Only the entry our own proxy appended: anything to its left was written by the client.
   app.maxIpsCount = 1;
   app.use(requestId(logger));
+  app.use(requestLogContext());
   app.use(accessLog());
+  app.use(httpMetrics());
   app.use(errorHandler());
   app.use(addressRateLimit(limiters.address));
   app.use(jsonBody(config.BODY_LIMIT_BYTES));

@@ -4,6 +4,7 @@
  * details). Add a name here before logging anything new that might hold a credential.
  */
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { currentLogContext } from './log-context';
 
 export type { Logger };
 
@@ -44,6 +45,15 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     formatters: { level: (label) => ({ level: label }) },
+    // The request id or workflow id of the work in progress (src/lib/log-context.ts).
+    // Fields a child logger already binds (the request logger's reqId) are not repeated.
+    mixin: (_merge, _level, logger) => {
+      const context = currentLogContext();
+      const keys = Object.keys(context) as Array<keyof typeof context>;
+      if (keys.length === 0) return {};
+      const bound = logger.bindings();
+      return Object.fromEntries(keys.filter((k) => !(k in bound)).map((k) => [k, context[k]]));
+    },
   };
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }

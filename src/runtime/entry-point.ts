@@ -1,9 +1,10 @@
 /** Runs a process entry point: configuration errors print their list; anything else its stack. */
 import { ConfigError } from '../config';
+import { EmbeddedPostgresError } from '../db/embedded-postgres';
 
 export function runEntryPoint(main: () => Promise<void>): void {
   main().catch((err: unknown) => {
-    console.error(err instanceof ConfigError ? err.message : err);
+    console.error(err instanceof ConfigError || err instanceof EmbeddedPostgresError ? err.message : err);
     process.exit(1);
   });
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../lib/logger';
 import { createApp } from '../http/app';
 import { connectTemporalClient, connectWorkerConnection, type TemporalClientHandle } from '../temporal/connection';
 import { createPixflowWorker } from '../temporal/worker';
+import { installTemporalRuntime } from '../temporal/runtime';
 import { createActivities } from '../../activities';
 import type { AcquirerHandle } from '../acquirer';
 import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
@@ -84,6 +85,7 @@ export async function startApi(opts: {
       webhookRoutes(createWebhooksService({ knex, config })),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
     ],
+    metricsToken: config.METRICS_TOKEN,
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).
       temporal: () => temporal.connection.workflowService.getSystemInfo({}),
@@ -129,6 +131,7 @@ export async function startWorker(opts: {
   acquirer: AcquirerHandle;
 }): Promise<RunningWorker> {
   const { config, logger, knex } = opts;
+  installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL, metricsAddress: config.TEMPORAL_METRICS_ADDRESS });
   const connection = await connectWorkerConnection(opts.temporalAddress);
   const worker = await createPixflowWorker({
     connection,

@@ -3,6 +3,7 @@
  * cob at the acquirer; list, get, cancel, refund. What happens after creation (payment, expiry,
  * settlement, refunds at the acquirer) is the charge workflow's, in charge-lifecycle.ts.
  */
+import { recordChargeCreated } from '../observability/metrics';
 import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config';
@@ -227,6 +228,7 @@ export function createChargesService(deps: ChargesDeps) {
       tell(() => workflows.start({ id, merchantId }), { chargeId: id }, 'creation'),
     ]);
     dropListCache(merchantId);
+    recordChargeCreated(input.amount);
     const customer: CustomerView | null =
       input.customer && inserted.customerId
         ? { id: inserted.customerId, name: input.customer.name, document: input.customer.document }

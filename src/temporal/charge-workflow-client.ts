@@ -11,6 +11,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/common';
 import type { PaymentNotice, RefundSettledNotice } from '../../workflows/charge-types';
 import { chargeWorkflowId } from './workflow-ids';
+import { recordWorkflowStartFailure } from '../observability/metrics';
 
 export const MERCHANT_ID_ATTRIBUTE = defineSearchAttributeKey('MerchantId', 'KEYWORD');
 export const ENTITY_ID_ATTRIBUTE = defineSearchAttributeKey('EntityId', 'KEYWORD');
@@ -48,7 +49,12 @@ export function chargeWorkflowClient(
     };
   };
   const signal = async (charge: ChargeRef, name: string, args: unknown[]): Promise<void> => {
-    await client.workflow.signalWithStart('chargeWorkflow', { ...base(charge), signal: name, signalArgs: args });
+    try {
+      await client.workflow.signalWithStart('chargeWorkflow', { ...base(charge), signal: name, signalArgs: args });
+    } catch (err) {
+      recordWorkflowStartFailure('chargeWorkflow');
+      throw err;
+    }
   };
   return {
     async start(charge) {
@@ -56,7 +62,10 @@ export function chargeWorkflowClient(
         await client.workflow.start('chargeWorkflow', base(charge));
       } catch (err) {
         // Starting an id that already runs is success (DESIGN §2b).
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+          recordWorkflowStartFailure('chargeWorkflow');
+          throw err;
+        }
       }
     },
     paymentReceived: (charge, notice) => signal(charge, 'paid', [notice]),

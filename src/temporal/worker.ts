@@ -5,6 +5,7 @@
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../lib/logger';
+import { activityLogContext } from './activity-log-context';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -21,5 +22,6 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     workflowsPath: require.resolve('../../workflows'),
     activities: deps.activities,
+    interceptors: { activity: [activityLogContext] },
   });
 }

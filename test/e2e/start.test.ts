@@ -36,6 +36,8 @@ describe('npm start (embedded defaults)', function () {
 
   before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-start-'));
+    // Reachable by the `postgres` OS user when run as root, so the cluster stays inside dataDir.
+    fs.chmodSync(dataDir, 0o755);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const env: NodeJS.ProcessEnv = {

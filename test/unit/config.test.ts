@@ -56,4 +56,31 @@ describe('configuration', () => {
     assert.equal(problems({ DATA_DIR: dataDir, ADMIN_EMAIL: 'a@b.c' }).length, 1);
     assert.deepEqual(problems({ DATA_DIR: dataDir, ADMIN_EMAIL: 'a@b.c', ADMIN_PASSWORD: 'long-enough-1' }), []);
   });
+  it('takes the acquirer simulator in production only when chosen explicitly (ACQUIRER_SANDBOX)', () => {
+    const services = {
+      DATA_DIR: dataDir,
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://u:p@postgres:5432/pixflow',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      ACQUIRER_URL: 'http://acquirer-simulator:8090',
+      JWT_SECRET: 'sandbox-only-jwt-secret-0123456789abcdef',
+      API_KEY_PEPPER: 'sandbox-only-pepper',
+      ACQUIRER_CALLBACK_SECRET: 'sandbox-only-callback-secret',
+    };
+    const real = problems(services);
+    assert.ok(real.some((l) => l.startsWith('ACQUIRER_CLIENT_ID:')));
+    assert.ok(real.some((l) => l.startsWith('ACQUIRER_CLIENT_SECRET:')));
+    assert.ok(real.some((l) => l.startsWith('JWT_SECRET:') && /sandbox default/.test(l)), 'sandbox secrets never guard a real acquirer');
+    const sandbox = loadConfig({ ...services, ACQUIRER_SANDBOX: 'true' });
+    assert.equal(sandbox.ACQUIRER_SANDBOX, true);
+    const mixed = problems({ ...services, ACQUIRER_SANDBOX: 'true', ACQUIRER_CLIENT_ID: 'real-client' });
+    assert.ok(mixed.some((l) => l.startsWith('ACQUIRER_SANDBOX:')), 'real credentials with the sandbox flag are refused');
+  });
+
+  it('keeps the Temporal SDK at WARN unless asked, and checks the metrics settings', () => {
+    assert.equal(loadConfig({ DATA_DIR: dataDir }).TEMPORAL_LOG_LEVEL, 'WARN');
+    assert.equal(loadConfig({ DATA_DIR: dataDir, TEMPORAL_LOG_LEVEL: 'info' }).TEMPORAL_LOG_LEVEL, 'INFO');
+    const p = problems({ DATA_DIR: dataDir, TEMPORAL_LOG_LEVEL: 'loud', TEMPORAL_METRICS_ADDRESS: 'nope', METRICS_PORT: 'x' });
+    assert.deepEqual(p.map((l) => l.split(':')[0]).sort(), ['METRICS_PORT', 'TEMPORAL_LOG_LEVEL', 'TEMPORAL_METRICS_ADDRESS']);
+  });
 });

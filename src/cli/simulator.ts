@@ -1,0 +1,38 @@
+/**
+ * `npm run simulator`: the acquirer simulator alone (README "Run in production shape"), for a
+ * stack whose acquirer is the sandbox (docker compose --profile sandbox). The API and worker
+ * reach it at ACQUIRER_URL with ACQUIRER_SANDBOX=true; it signs its callbacks with
+ * ACQUIRER_CALLBACK_SECRET and sends them to PUBLIC_BASE_URL. Its control surface (pay a cob,
+ * complete or fail a transfer, raise an infraction) is under /_sim on the same port.
+ */
+import { loadConfig } from '../config';
+import { createLogger } from '../lib/logger';
+import { SIMULATOR_CLIENT } from '../acquirer';
+import { startAcquirerSimulator } from '../acquirer/simulator/server';
+import { onShutdown, printStartupTable } from '../runtime/lifecycle';
+import { runEntryPoint } from '../runtime/entry-point';
+
+runEntryPoint(async () => {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.LOG_LEVEL });
+  const stops: Array<[string, () => Promise<void>]> = [];
+  onShutdown(logger, stops);
+  const callbackBaseUrl = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
+  const simulator = await startAcquirerSimulator({
+    port: config.SIMULATOR_PORT,
+    host: config.SIMULATOR_HOST,
+    callbackBaseUrl,
+    callbackSecret: config.ACQUIRER_CALLBACK_SECRET,
+    clientId: config.ACQUIRER_CLIENT_ID ?? SIMULATOR_CLIENT.clientId,
+    clientSecret: config.ACQUIRER_CLIENT_SECRET ?? SIMULATOR_CLIENT.clientSecret,
+    transferDelayMs: config.SIMULATOR_TRANSFER_DELAY_MS,
+    autoComplete: config.SIMULATOR_AUTO_COMPLETE,
+    logger,
+  });
+  stops.push(['simulator', () => simulator.close()]);
+  printStartupTable([
+    ['Acquirer simulator', simulator.url],
+    ['Callbacks to', callbackBaseUrl],
+    ['Control', `${simulator.url}/_sim`],
+  ]);
+});

@@ -1,0 +1,109 @@
+/**
+ * GET /openapi.json: an OpenAPI 3.1 document with every endpoint of the API contract, request
+ * schemas generated from the very zod schemas the routes validate with, error shapes and
+ * security schemes; every schema in it compiles as JSON Schema 2020-12.
+ */
+import assert from 'node:assert/strict';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { z } from 'zod';
+import { startApi, type TestApi } from '../support/api';
+import { createChargeBody, listChargesQuery } from '../../src/http/schemas/charges';
+import { createMerchantBody } from '../../src/http/schemas/admin';
+import { loginBody } from '../../src/http/schemas/auth';
+import { SPEC_ENDPOINTS } from '../support/spec-endpoints';
+
+
+interface Operation {
+  security: Array<Record<string, string[]>>;
+  parameters?: Array<{ name: string; in: string; schema: unknown }>;
+  requestBody?: { content: { 'application/json': { schema: unknown } } };
+  responses: Record<string, { content?: { 'application/json': { schema: Record<string, unknown> } } }>;
+}
+interface Doc {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { type: string; scheme?: string }> };
+}
+
+const generated = (schema: z.ZodType): unknown => {
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
+
+describe('OpenAPI document', function () {
+  this.timeout(60_000);
+  let api: TestApi;
+  let doc: Doc;
+
+  before(async () => {
+    api = await startApi();
+    const res = await fetch(`${api.baseUrl}/openapi.json`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /application\/json/);
+    doc = (await res.json()) as Doc;
+  });
+  after(() => api.close());
+
+  const op = (method: string, path: string): Operation => {
+    const o = doc.paths[path]?.[method];
+    assert.ok(o, `${method.toUpperCase()} ${path} is documented`);
+    return o;
+  };
+
+  it('is OpenAPI 3.1 and documents every endpoint of the contract', () => {
+    assert.equal(doc.openapi, '3.1.0');
+    for (const [method, path] of SPEC_ENDPOINTS) op(method, path);
+  });
+
+  it('takes request schemas from the schemas the routes validate with', () => {
+    assert.deepEqual(op('post', '/v1/charges').requestBody?.content['application/json'].schema, generated(createChargeBody));
+    assert.deepEqual(op('post', '/v1/auth/login').requestBody?.content['application/json'].schema, generated(loginBody));
+    assert.deepEqual(op('post', '/v1/admin/merchants').requestBody?.content['application/json'].schema, generated(createMerchantBody));
+    const query = op('get', '/v1/charges').parameters?.filter((p) => p.in === 'query') ?? [];
+    const expected = (generated(listChargesQuery) as { properties: Record<string, unknown> }).properties;
+    assert.deepEqual(Object.fromEntries(query.map((p) => [p.name, p.schema])), expected);
+    assert.ok(op('post', '/v1/charges').parameters?.some((p) => p.in === 'header' && p.name === 'x-idempotency-key'));
+  });
+
+  it('describes responses and the {message} error shape', () => {
+    const created = op('post', '/v1/charges').responses['201']?.content?.['application/json'].schema as { properties: { charge: { required: string[] } } };
+    for (const field of ['id', 'txid', 'qrCode', 'imageBase64', 'amount', 'status', 'expiresIn', 'customer']) {
+      assert.ok(created.properties.charge.required.includes(field), `charge.${field}`);
+    }
+    assert.deepEqual((doc.components.schemas.Error as { required: string[] }).required, ['message']);
+    const errorRef = { $ref: '#/components/schemas/Error' };
+    assert.deepEqual(op('post', '/v1/charges').responses['400']?.content?.['application/json'].schema, errorRef);
+    assert.deepEqual(op('delete', '/v1/api-keys/{id}').responses['404']?.content?.['application/json'].schema, errorRef);
+    assert.ok(op('post', '/v1/charges').responses['403'], 'prerequisites unmet');
+    assert.ok(op('post', '/v1/charges').responses['422'], 'invalid payer document');
+  });
+
+  it('declares the security schemes and which endpoint takes which credential', () => {
+    assert.equal(doc.components.securitySchemes.bearerJwt?.scheme, 'bearer');
+    assert.equal(doc.components.securitySchemes.apiKey?.scheme, 'bearer');
+    assert.equal(doc.components.securitySchemes.acquirerSignature?.type, 'apiKey');
+    assert.deepEqual(op('post', '/v1/auth/login').security, []);
+    assert.deepEqual(op('delete', '/v1/api-keys/{id}').security, [{ bearerJwt: [] }]);
+    assert.deepEqual(op('get', '/v1/charges').security, [{ bearerJwt: [] }, { apiKey: [] }]);
+    assert.deepEqual(op('get', '/v1/webhooks/merchant').security, [{ bearerJwt: [] }, { apiKey: [] }]);
+  });
+
+  it('has only schemas that compile as JSON Schema 2020-12', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: 'doc', components: doc.components } as object);
+    let count = 0;
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, o] of Object.entries(methods)) {
+        const schemas = [o.requestBody?.content['application/json'].schema, ...Object.values(o.responses).map((r) => r.content?.['application/json'].schema)];
+        for (const s of schemas) {
+          if (!s || '$ref' in (s as object)) continue;
+          assert.doesNotThrow(() => ajv.compile(s as object), `${method} ${path}`);
+          count += 1;
+        }
+      }
+    }
+    assert.ok(count > 30);
+  });
+});
