@@ -64,6 +64,8 @@ describe('webhook address rule', () => {
       DATABASE_URL: 'postgres://u:p@db/pixflow',
       TEMPORAL_ADDRESS: 'temporal:7233',
       ACQUIRER_URL: 'https://acquirer.example',
+      ACQUIRER_CLIENT_ID: 'client',
+      ACQUIRER_CLIENT_SECRET: 'client-secret',
       JWT_SECRET: 'x'.repeat(32),
       API_KEY_PEPPER: 'pepper',
       ACQUIRER_CALLBACK_SECRET: 'callback',
