@@ -5,3 +5,4 @@ export * from './messages';
 export * from './lifecycle';
 export * from './features';
 export * from './reminder';
+export * from './updates';
