@@ -91,9 +91,9 @@ describe('temporal-test-server: gRPC surface', () => {
   });
 
   it('answers UNIMPLEMENTED naming an RPC it does not implement', async () => {
-    const r = await rawCall(env.address, `${WS}/UpdateWorkflowExecution`, new Uint8Array());
+    const r = await rawCall(env.address, `${WS}/CreateSchedule`, new Uint8Array());
     assert.equal(r.code, grpc.status.UNIMPLEMENTED);
-    assert.match(r.details, /UpdateWorkflowExecution/);
+    assert.match(r.details, /CreateSchedule/);
     const unknown = await rawCall(env.address, '/temporal.api.operatorservice.v1.OperatorService/NoSuchThing', new Uint8Array());
     assert.equal(unknown.code, grpc.status.UNIMPLEMENTED);
     assert.match(unknown.details, /NoSuchThing/);

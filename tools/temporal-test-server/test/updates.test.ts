@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import { ApplicationFailure } from '@temporalio/common';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { withWorker, workflowBundle } from '../../../test/support/temporal';
+import { testEnv, uniqueTaskQueue, withWorker, workflowBundle } from '../../../test/support/temporal';
 import { makeActivities, workflowsPath } from './support';
-import { addDoubledUpdate, addUpdate, beginUpdate, earlyReturn, finishUpdatesSignal, updatable, updateTotalQuery } from './workflows';
+import { addDoubledUpdate, addUpdate, beginUpdate, earlyReturn, finishUpdatesSignal, untilFinishedUpdate, updatable, updateTotalQuery } from './workflows';
 
 const ET = temporal.api.enums.v1.EventType;
 type History = temporal.api.history.v1.IHistory;
@@ -123,6 +124,36 @@ describe('temporal-test-server: workflow updates', () => {
       assert.equal(await handle.result(), 'finished 100');
       assert.equal(acts.calls.double, 1);
       await assertReplays(await handle.fetchHistory(), workflowId);
+    });
+  });
+});
+
+describe('temporal-test-server: workflow updates, delivery and closing', () => {
+  it('an update sent before any worker polls rides the first workflow task', async () => {
+    const env = await testEnv();
+    const taskQueue = uniqueTaskQueue();
+    const workflowId = `upd-early-${Date.now()}`;
+    const handle = await env.client.workflow.start(updatable, { taskQueue, workflowId });
+    const pending = handle.executeUpdate(addUpdate, { args: [9] }); // waits for a worker
+    await withWorker({ workflowsPath, activities: makeActivities(), taskQueue }, async () => {
+      assert.equal(await pending, 9);
+      await handle.signal(finishUpdatesSignal);
+      assert.equal(await handle.result(), 9);
+    });
+    await assertReplays(await handle.fetchHistory(), workflowId);
+  });
+
+  it('an accepted update whose workflow closes first fails with AcceptedUpdateCompletedWorkflow', async () => {
+    await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
+      const handle = await client.workflow.start(updatable, { taskQueue, workflowId: `upd-abort-${Date.now()}` });
+      const upd = await handle.startUpdate(untilFinishedUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
+      await handle.terminate('closing with an update in flight');
+      await assert.rejects(upd.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
+        assert.ok(err.cause instanceof ApplicationFailure);
+        assert.equal(err.cause.type, 'AcceptedUpdateCompletedWorkflow');
+        return true;
+      });
     });
   });
 });

@@ -7,6 +7,8 @@ const { double } = proxyActivities<ConformanceActivities>({ startToCloseTimeout:
 export const addUpdate = defineUpdate<number, [number]>('add');
 /** Runs an activity and a short timer inside the handler, then adds. */
 export const addDoubledUpdate = defineUpdate<number, [number]>('addDoubled');
+/** Completes only once the workflow is told to finish. */
+export const untilFinishedUpdate = defineUpdate<number>('untilFinished');
 export const finishUpdatesSignal = defineSignal('finishUpdates');
 export const updateTotalQuery = defineQuery<number>('updateTotal');
 
@@ -29,6 +31,10 @@ export async function updatable(): Promise<number> {
     const d = await double(n);
     await sleep(50);
     total += d;
+    return total;
+  });
+  setHandler(untilFinishedUpdate, async () => {
+    await condition(() => finished);
     return total;
   });
   setHandler(finishUpdatesSignal, () => {
