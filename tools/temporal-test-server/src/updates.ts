@@ -20,7 +20,7 @@
  */
 import { RpcError } from './errors';
 import { status } from '@grpc/grpc-js';
-import { EventType, long, temporal, type HistoryEvent } from './proto';
+import { EventType, long, temporal, toNum, type HistoryEvent } from './proto';
 
 type Request = temporal.api.update.v1.IRequest;
 type Outcome = temporal.api.update.v1.IOutcome;
@@ -143,7 +143,7 @@ export class UpdateRegistry {
     if (!u) return none;
     if (kind === 'acceptance') {
       const a = temporal.api.update.v1.Acceptance.decode(value);
-      const seq = Number(a.acceptedRequestSequencingEventId ?? 0) || u.sequencingEventId;
+      const seq = toNum(a.acceptedRequestSequencingEventId) || u.sequencingEventId;
       return {
         event: {
           eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
