@@ -93,6 +93,7 @@ interface Activity {
   lastFailure?: Failure | null;
   cancelRequestedEventId: number;
   attemptTimers: TimerHandle[];
+  heartbeatTimer?: TimerHandle;
   closeTimer?: TimerHandle;
   locked: boolean;
   priority?: temporal.api.common.v1.IPriority | null;
@@ -198,38 +199,34 @@ export class Execution {
     return e;
   }
 
+  /** Re-checks every waiter's condition; a met one removes itself (see waitUntil). */
   private notify(): void {
-    const ls = [...this.listeners];
-    this.listeners.clear();
-    for (const l of ls) l();
+    if (this.listeners.size === 0) return;
+    for (const check of [...this.listeners]) check();
   }
 
-  /** Resolves on the next history change or close, or after `timeoutMs` of wall time. */
-  waitForChange(timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
+  /**
+   * Resolves once `pred()` holds (checked on every history change or close) or `timeoutMs` of
+   * wall time pass (history long poll). One timer per wait, not one per change.
+   */
+  waitUntil(pred: () => boolean, timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
+    if (pred()) return Promise.resolve();
     return new Promise((resolve) => {
-      const done = (): void => {
+      let settled = false;
+      const finish = (): void => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
-        this.listeners.delete(done);
+        this.listeners.delete(check);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
-      this.listeners.add(done);
-      onCancel(done);
+      const check = (): void => {
+        if (pred()) finish();
+      };
+      const timer = setTimeout(finish, Math.max(0, timeoutMs));
+      this.listeners.add(check);
+      onCancel(finish);
     });
-  }
-
-  /** Resolves once `pred()` holds or `timeoutMs` of wall time pass (history long poll). */
-  async waitUntil(pred: () => boolean, timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let cancelled = false;
-    onCancel(() => {
-      cancelled = true;
-    });
-    while (!pred() && !cancelled) {
-      const left = deadline - Date.now();
-      if (left <= 0) return;
-      await this.waitForChange(left, onCancel);
-    }
   }
 
   /** An outside event: buffered while a workflow task runs, else written and a task scheduled. */
@@ -888,23 +885,21 @@ export class Execution {
     };
   }
 
-  private heartbeatTimer = new WeakMap<Activity, TimerHandle>();
-
   private armHeartbeatTimer(act: Activity): void {
-    this.heartbeatTimer.get(act)?.cancel();
+    act.heartbeatTimer?.cancel();
+    act.heartbeatTimer = undefined;
     if (!act.heartbeatMs || act.state !== 'started') return;
     const attempt = act.attempt;
-    this.heartbeatTimer.set(
-      act,
-      this.store.clock.schedule(act.heartbeatMs, () => this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_HEARTBEAT, attempt)),
+    act.heartbeatTimer = this.store.clock.schedule(act.heartbeatMs, () =>
+      this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_HEARTBEAT, attempt),
     );
   }
 
   private clearAttemptTimers(act: Activity): void {
     for (const t of act.attemptTimers) t.cancel();
     act.attemptTimers = [];
-    this.heartbeatTimer.get(act)?.cancel();
-    this.heartbeatTimer.delete(act);
+    act.heartbeatTimer?.cancel();
+    act.heartbeatTimer = undefined;
   }
 
   /** Look up the started attempt a token or id refers to. */
