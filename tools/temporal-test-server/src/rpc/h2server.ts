@@ -2,8 +2,8 @@
  * gRPC over cleartext HTTP/2 (h2c) served directly on `node:http2`, unary methods only — all the
  * Temporal API needs. grpc-js's server costs several stream objects, interceptor layers and
  * metadata conversions per call; this path reads the one request frame, calls the handler and
- * writes one response frame plus trailers (about half the server's CPU per workflow, see the
- * README's benchmark section).
+ * writes one response frame plus trailers (the measured saving is in the README's benchmark
+ * section).
  *
  * Wire format (gRPC over HTTP/2 spec): POST `/<package.Service>/<Method>`, `content-type:
  * application/grpc`; body = 1-byte compressed flag + 4-byte big-endian length + message;
