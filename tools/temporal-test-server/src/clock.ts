@@ -10,7 +10,14 @@
  *   When no lock is held and a timer is pending, time jumps straight to that timer.
  *
  * External unlocks may outnumber locks (several concurrent `result()` calls); the count then goes
- * below zero and simply means "unlocked" until the matching locks come back.
+ * below zero and simply means "unlocked" until the matching locks come back. Such surplus never
+ * cancels a lock held by work in flight (the Java server keeps one shared count, so there a
+ * second concurrent `result()` can let time jump past a running workflow task).
+ *
+ * `UnlockTimeSkippingWithSleep` (the environment's `sleep`) is different: as in the Java server,
+ * its unlock counts against every lock, in flight or external, until its sleep ends. That is what
+ * lets an activity call `env.sleep('2 days')` while it runs: its own lock is offset by the
+ * sleep's unlock, so workflow timers due meanwhile fire (the timer-reminder test pattern).
  *
  * Node runs all server state changes on one thread, so timer callbacks run synchronously from the
  * pump; the pump itself always runs from a fresh macrotask so that a state change that releases
@@ -41,6 +48,8 @@ export class Clock {
   private lastWall: number;
   private internalLocks = 0;
   private externalLocks: number;
+  /** UnlockTimeSkippingWithSleep calls between their unlock and their wake-up. */
+  private sleepUnlocks = 0;
   private seq = 0;
   /** Binary min-heap ordered by (at, seq). */
   private heap: TimerEntry[] = [];
@@ -87,9 +96,22 @@ export class Clock {
     this.kick();
   }
 
+  /** The unlock half of UnlockTimeSkippingWithSleep (offsets any lock, see above). */
+  unlockForSleep(): void {
+    this.sync();
+    this.sleepUnlocks++;
+    this.kick();
+  }
+
+  /** The sleep is over: take back what `unlockForSleep` released. */
+  relockAfterSleep(): void {
+    this.sync();
+    if (this.sleepUnlocks > 0) this.sleepUnlocks--;
+  }
+
   /** Diagnostic view for tests and logs. */
-  state(): { internalLocks: number; externalLocks: number; pendingTimers: number } {
-    return { internalLocks: this.internalLocks, externalLocks: this.externalLocks, pendingTimers: this.live };
+  state(): { internalLocks: number; externalLocks: number; sleepUnlocks: number; pendingTimers: number } {
+    return { internalLocks: this.internalLocks, externalLocks: this.externalLocks, sleepUnlocks: this.sleepUnlocks, pendingTimers: this.live };
   }
 
   /** Run fn once virtual time reaches `atMs`. */
@@ -129,7 +151,8 @@ export class Clock {
   }
 
   private locked(): boolean {
-    return !this.opts.timeSkipping || this.internalLocks > 0 || this.externalLocks > 0;
+    if (!this.opts.timeSkipping) return true;
+    return this.internalLocks + Math.max(0, this.externalLocks) - this.sleepUnlocks > 0;
   }
 
   /** Follow the wall clock unless we are in a skipping window (unlocked with timers pending). */

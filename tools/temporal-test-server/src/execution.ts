@@ -32,6 +32,7 @@ import {
 import { decideRetry, normalizeRetryPolicy, retryPolicyMsg, type RetryPolicy } from './retry';
 import type { RunParams, Store } from './store';
 import { encodeToken } from './tokens';
+import { UpdateRegistry, workflowCompletedError, type Update } from './updates';
 
 type PollWftResponse = temporal.api.workflowservice.v1.PollWorkflowTaskQueueResponse.$Properties;
 type PollActivityResponse = temporal.api.workflowservice.v1.PollActivityTaskQueueResponse.$Properties;
@@ -92,6 +93,7 @@ interface Activity {
   lastFailure?: Failure | null;
   cancelRequestedEventId: number;
   attemptTimers: TimerHandle[];
+  heartbeatTimer?: TimerHandle;
   closeTimer?: TimerHandle;
   locked: boolean;
   priority?: temporal.api.common.v1.IPriority | null;
@@ -149,6 +151,8 @@ export class Execution {
   private listeners = new Set<() => void>();
   /** Parent run (for children): notified when the last run of this chain closes. */
   readonly parent: RunParams['parent'];
+  /** Workflow updates (src/updates.ts). */
+  readonly updates = new UpdateRegistry();
 
   constructor(
     private readonly store: Store,
@@ -195,38 +199,34 @@ export class Execution {
     return e;
   }
 
+  /** Re-checks every waiter's condition; a met one removes itself (see waitUntil). */
   private notify(): void {
-    const ls = [...this.listeners];
-    this.listeners.clear();
-    for (const l of ls) l();
+    if (this.listeners.size === 0) return;
+    for (const check of [...this.listeners]) check();
   }
 
-  /** Resolves on the next history change or close, or after `timeoutMs` of wall time. */
-  waitForChange(timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
+  /**
+   * Resolves once `pred()` holds (checked on every history change or close) or `timeoutMs` of
+   * wall time pass (history long poll). One timer per wait, not one per change.
+   */
+  waitUntil(pred: () => boolean, timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
+    if (pred()) return Promise.resolve();
     return new Promise((resolve) => {
-      const done = (): void => {
+      let settled = false;
+      const finish = (): void => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
-        this.listeners.delete(done);
+        this.listeners.delete(check);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
-      this.listeners.add(done);
-      onCancel(done);
+      const check = (): void => {
+        if (pred()) finish();
+      };
+      const timer = setTimeout(finish, Math.max(0, timeoutMs));
+      this.listeners.add(check);
+      onCancel(finish);
     });
-  }
-
-  /** Resolves once `pred()` holds or `timeoutMs` of wall time pass (history long poll). */
-  async waitUntil(pred: () => boolean, timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let cancelled = false;
-    onCancel(() => {
-      cancelled = true;
-    });
-    while (!pred() && !cancelled) {
-      const left = deadline - Date.now();
-      if (left <= 0) return;
-      await this.waitForChange(left, onCancel);
-    }
   }
 
   /** An outside event: buffered while a workflow task runs, else written and a task scheduled. */
@@ -414,6 +414,7 @@ export class Execution {
       scheduledTime: msTimestamp(wft.scheduledTime),
       startedTime: started.eventTime,
       queries,
+      messages: this.updates.deliver(sid),
     };
   }
 
@@ -446,6 +447,7 @@ export class Execution {
     this.pendingQueries.unshift(...wft.queries.filter((q) => !q.done));
     // Like the Java server: after a failure the retry goes to the normal queue with full history.
     this.sticky = null;
+    this.updates.undeliver();
     this.nextWftAttempt = nextAttempt;
     this.flushBuffered();
     this.scheduleWorkflowTask();
@@ -491,10 +493,12 @@ export class Execution {
     const wft = this.checkWftToken(sid, attempt);
     const commands = req.commands ?? [];
     this.validateCommands(commands);
+    const messages = req.messages ?? [];
+    this.updates.validate(commands, messages);
     const closing = commands.some((c) => closingCommands.has(c.commandType ?? 0));
 
-    if (closing && this.buffered.length > 0) {
-      // The workflow decided to close without seeing new events: reject and let it see them.
+    if (closing && (this.buffered.length > 0 || this.updates.hasUndelivered())) {
+      // The workflow decided to close without seeing new events or updates: reject and let it see them.
       this.append({
         eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
         workflowTaskFailedEventAttributes: {
@@ -530,15 +534,25 @@ export class Execution {
     // Commands run while the task still counts as started, so anything they cause for this run
     // (child started, self-signal, immediate activity cancel) is buffered and written after them.
     const eager: Activity[] = [];
+    const unplaced = new Map(messages.map((m) => [m.id ?? '', m]));
     for (const cmd of commands) {
       if (!this.isOpen) break;
-      if (cmd.commandType === CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK) {
+      if (cmd.commandType === CommandType.COMMAND_TYPE_PROTOCOL_MESSAGE) {
+        // The message's event goes exactly where its command stands among the command events.
+        const id = cmd.protocolMessageCommandAttributes?.messageId ?? '';
+        const msg = unplaced.get(id);
+        unplaced.delete(id);
+        if (msg) this.applyUpdateMessage(msg, req.identity ?? '');
+      } else if (cmd.commandType === CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK) {
         const act = this.scheduleActivity(cmd.scheduleActivityTaskCommandAttributes ?? {}, completedId);
         if (act) eager.push(act);
       } else {
         this.applyCommand(cmd, completedId, req.identity ?? '');
       }
     }
+    // Messages without a command (rejections) change no history.
+    for (const msg of unplaced.values()) this.applyUpdateMessage(msg, req.identity ?? '');
+    this.updates.afterCompletion();
     const activityTasks: PollActivityResponse[] = [];
     for (const act of eager) {
       // Not live any more (run closed, cancelled by a later command): nothing to hand out.
@@ -550,7 +564,7 @@ export class Execution {
     this.endWorkflowTask(wft);
     if (this.isOpen) {
       const hadBuffered = this.flushBuffered();
-      if (hadBuffered || req.forceCreateNewWorkflowTask) this.scheduleWorkflowTask();
+      if (hadBuffered || req.forceCreateNewWorkflowTask || this.updates.hasUndelivered()) this.scheduleWorkflowTask();
       if (!this.wft) this.dispatchLegacyQueries();
     }
     this.releaseWftLock(wft);
@@ -567,6 +581,39 @@ export class Execution {
     const wft = this.wft;
     if (!this.isOpen || !wft || wft.state !== 'scheduled' || !this.sticky) return null;
     if (wft.queueKey !== this.store.queueKey(this.namespace, this.sticky.queue)) return null;
+    return this.startWorkflowTask(wft.scheduledEventId, wft.queueKey, identity);
+  }
+
+  private applyUpdateMessage(msg: temporal.api.protocol.v1.IMessage, identity: string): void {
+    const effect = this.updates.apply(msg, identity);
+    if (effect.event && this.isOpen) effect.commit(toNum(this.append(effect.event).eventId));
+  }
+
+  /**
+   * UpdateWorkflowExecution: the update with this id (deduplicated), admitted now if new. A new
+   * update needs a workflow task: scheduled now if none is pending; one that is running leaves
+   * it to its completion (see completeWorkflowTask).
+   */
+  admitUpdate(request: temporal.api.update.v1.IRequest): Update {
+    const existing = this.updates.get(request.meta?.updateId ?? '');
+    if (existing) return existing;
+    if (!this.isOpen) throw workflowCompletedError();
+    const u = this.updates.admit(request);
+    if (!this.wft) {
+      this.scheduleWorkflowTask();
+      this.notify();
+    }
+    return u;
+  }
+
+  /**
+   * Eager workflow start (`request_eager_execution`): the first workflow task, started for the
+   * starter at once with the full history, as the real server returns it in the start answer.
+   * Null when there is none to hand out (start delay, or it was already taken).
+   */
+  takeFirstWorkflowTaskEagerly(identity: string): PollWftResponse | null {
+    const wft = this.wft;
+    if (!this.isOpen || !wft || wft.state !== 'scheduled' || wft.queueKey !== this.normalKey()) return null;
     return this.startWorkflowTask(wft.scheduledEventId, wft.queueKey, identity);
   }
 
@@ -838,23 +885,21 @@ export class Execution {
     };
   }
 
-  private heartbeatTimer = new WeakMap<Activity, TimerHandle>();
-
   private armHeartbeatTimer(act: Activity): void {
-    this.heartbeatTimer.get(act)?.cancel();
+    act.heartbeatTimer?.cancel();
+    act.heartbeatTimer = undefined;
     if (!act.heartbeatMs || act.state !== 'started') return;
     const attempt = act.attempt;
-    this.heartbeatTimer.set(
-      act,
-      this.store.clock.schedule(act.heartbeatMs, () => this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_HEARTBEAT, attempt)),
+    act.heartbeatTimer = this.store.clock.schedule(act.heartbeatMs, () =>
+      this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_HEARTBEAT, attempt),
     );
   }
 
   private clearAttemptTimers(act: Activity): void {
     for (const t of act.attemptTimers) t.cancel();
     act.attemptTimers = [];
-    this.heartbeatTimer.get(act)?.cancel();
-    this.heartbeatTimer.delete(act);
+    act.heartbeatTimer?.cancel();
+    act.heartbeatTimer = undefined;
   }
 
   /** Look up the started attempt a token or id refers to. */
@@ -1466,6 +1511,7 @@ export class Execution {
       this.releaseWftLock(wft);
     }
     this.sticky = null;
+    this.updates.abort();
     this.dispatchLegacyQueries();
     this.store.onRunClosed(this);
   }
@@ -1633,4 +1679,5 @@ const supportedCommands = new Set<number>([
   CommandType.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
   CommandType.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION,
   CommandType.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION,
+  CommandType.COMMAND_TYPE_PROTOCOL_MESSAGE,
 ]);

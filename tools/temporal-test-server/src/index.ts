@@ -3,11 +3,10 @@
  * TestService over real gRPC. Used by the CLI (bin/temporal-test-server) and embedded by
  * `npm start` (src/temporal/local-server.ts) in real-time mode.
  */
-import * as grpc from '@grpc/grpc-js';
 import { Clock } from './clock';
 import { consoleLogger, type Logger } from './logger';
-import { buildService } from './rpc/grpc';
-import { installFastInflate } from './rpc/inflate';
+import { unaryMethods } from './rpc/grpc';
+import { H2Server } from './rpc/h2server';
 import { testService } from './rpc/test-service';
 import { workflowService } from './rpc/workflow-service';
 import { Store } from './store';
@@ -54,20 +53,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onError: (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'timer callback failed'),
   });
   const store = new Store(clock, logger);
-  installFastInflate();
-  const server = new grpc.Server({
-    // Histories of long workflows can be large; the SDK allows 128 MiB too.
-    'grpc.max_receive_message_length': 128 * 1024 * 1024,
-    'grpc.max_send_message_length': 128 * 1024 * 1024,
-  });
-  const wf = buildService('temporal.api.workflowservice.v1.WorkflowService', workflowService(store, SERVER_VERSION), logger);
-  server.addService(wf.definition, wf.implementation);
-  const tsvc = buildService('temporal.api.testservice.v1.TestService', testService(clock), logger);
-  server.addService(tsvc.definition, tsvc.implementation);
-
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
-  });
+  // Histories of long workflows can be large; the SDK allows 128 MiB too.
+  const server = new H2Server({ maxReceiveBytes: 128 * 1024 * 1024, logger });
+  server.addMethods(unaryMethods('temporal.api.workflowservice.v1.WorkflowService', workflowService(store, SERVER_VERSION)));
+  server.addMethods(unaryMethods('temporal.api.testservice.v1.TestService', testService(clock)));
+  const port = await server.listen(host, opts.port);
   // Retention sweep, real-time mode only: with time skipping a test may jump weeks ahead and still
   // want to read the runs it just finished (the Java test server never purges either).
   const sweeper = setInterval(() => {
@@ -91,16 +81,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       clearInterval(sweeper);
       store.wfMatching.close();
       store.actMatching.close();
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 1000);
-        server.tryShutdown(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
+      await server.close(1000);
       clock.close();
     },
   };

@@ -55,6 +55,29 @@ describe('temporal-test-server: clock', () => {
     }
   });
 
+  it('a sleep unlock (UnlockTimeSkippingWithSleep) offsets a lock of work in flight; surplus plain unlocks do not', async () => {
+    const clock = new Clock({ timeSkipping: true, startLocked: true });
+    try {
+      clock.unlockExternal(); // result() in progress
+      clock.unlockExternal(); // a second concurrent result(): surplus
+      clock.lock(); // an activity runs
+      let fired = false;
+      clock.schedule(86_400_000, () => (fired = true));
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(fired, false, 'surplus external unlocks never cancel a lock in flight');
+      clock.unlockForSleep(); // the activity calls env.sleep
+      await waitFor(() => fired, 2000, 'timer fired while the activity sleeps');
+      clock.relockAfterSleep();
+      let later = false;
+      clock.schedule(86_400_000, () => (later = true));
+      await new Promise((r) => setTimeout(r, 30));
+      assert.equal(later, false, 'locked again once the sleep ended');
+      assert.deepEqual(clock.state().sleepUnlocks, 0);
+    } finally {
+      clock.close();
+    }
+  });
+
   it('in real-time mode never skips', async () => {
     const clock = new Clock({ timeSkipping: false, startLocked: false });
     try {

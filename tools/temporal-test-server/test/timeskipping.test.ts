@@ -3,7 +3,7 @@ import Long from 'long';
 import { temporal } from '@temporalio/proto';
 import { testEnv, uniqueTaskQueue, withWorker } from '../../../test/support/temporal';
 import { makeActivities, workflowsPath } from './support';
-import { failsFirstTask, returnsInput, sleepThenNow } from './workflows';
+import { failsFirstTask, orderWithReminder, returnsInput, sleepThenNow } from './workflows';
 
 const ET = temporal.api.enums.v1.EventType;
 const DAY = 24 * 3600 * 1000;
@@ -87,5 +87,68 @@ describe('temporal-test-server: TestService controls', () => {
       await ts.lockTimeSkipping({});
     }
     assert.ok((await env.currentTimeMs()) - t0 >= 86_400_000 + 3_500_000);
+  });
+});
+
+describe('temporal-test-server: env.sleep while work is in flight (Java server lock accounting)', () => {
+  it('an activity calling env.sleep(2 days) lets a 1-day workflow timer fire meanwhile (timer-reminder pattern)', async () => {
+    const env = await testEnv();
+    let reminderSentAt = 0;
+    let processingDoneAt = 0;
+    const activities = {
+      async processOrder(): Promise<void> {
+        await env.sleep(2 * DAY);
+        processingDoneAt = await env.currentTimeMs();
+      },
+      async sendReminder(): Promise<void> {
+        reminderSentAt = await env.currentTimeMs();
+      },
+    };
+    const before = await env.currentTimeMs();
+    const wall0 = Date.now();
+    const out = await withWorker({ workflowsPath, activities }, ({ client, taskQueue }) =>
+      client.workflow.execute(orderWithReminder, { taskQueue, workflowId: `reminder-${Date.now()}`, args: [DAY] }),
+    );
+    assert.equal(out.reminded, true);
+    assert.ok(reminderSentAt - before >= DAY, 'the reminder went out after the 1-day timer');
+    assert.ok(reminderSentAt < processingDoneAt, 'before processing finished');
+    assert.ok(processingDoneAt - before >= 2 * DAY);
+    assert.ok(out.elapsedMs >= 2 * DAY);
+    assert.ok(Date.now() - wall0 < 20_000, 'virtual days, not real ones');
+  });
+
+  it('without a reminder when processing is quick', async () => {
+    let reminded = false;
+    const activities = {
+      async processOrder(): Promise<void> {},
+      async sendReminder(): Promise<void> {
+        reminded = true;
+      },
+    };
+    const out = await withWorker({ workflowsPath, activities }, ({ client, taskQueue }) =>
+      client.workflow.execute(orderWithReminder, { taskQueue, workflowId: `no-reminder-${Date.now()}`, args: [DAY] }),
+    );
+    assert.equal(out.reminded, false);
+    assert.equal(reminded, false);
+  });
+
+  it('plain Sleep inside an activity does not unlock: time follows the wall clock while the activity runs', async () => {
+    const env = await testEnv();
+    const ts = env.connection.testService;
+    assert.ok(ts);
+    let wallMs = 0;
+    const activities = {
+      async processOrder(): Promise<void> {
+        const w = Date.now();
+        await ts.sleep({ duration: { seconds: Long.fromNumber(0), nanos: 300_000_000 } });
+        wallMs = Date.now() - w;
+      },
+      async sendReminder(): Promise<void> {},
+    };
+    const out = await withWorker({ workflowsPath, activities }, ({ client, taskQueue }) =>
+      client.workflow.execute(orderWithReminder, { taskQueue, workflowId: `plain-sleep-${Date.now()}`, args: [DAY] }),
+    );
+    assert.equal(out.reminded, false, 'the 1-day timer could not fire during a locked 300 ms sleep');
+    assert.ok(wallMs >= 250, `slept ${wallMs} ms of real time`);
   });
 });

@@ -1,12 +1,9 @@
 /**
- * Turns a protobuf service from the SDK's compiled root into a grpc-js service definition whose
- * handlers decode/encode with that root.
- *
- * Messages cross grpc-js as raw bytes; decoding happens inside our wrapper so that a malformed
- * request becomes INVALID_ARGUMENT (grpc-js would answer INTERNAL), and every method we do not
- * implement answers UNIMPLEMENTED naming the method. No handler error can escape to the process.
+ * Protobuf services from the SDK's compiled root, as tables of unary methods for the HTTP/2
+ * transport (h2server.ts): a malformed request becomes INVALID_ARGUMENT, every method we do not
+ * implement answers UNIMPLEMENTED naming the method, and no handler error escapes to the process.
  */
-import * as grpc from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import protoRoot = require('@temporalio/proto/protos/root');
 import { RpcError } from '../errors';
 import type { Logger } from '../logger';
@@ -49,96 +46,59 @@ export function handler<Req extends object>(fn: (req: Req, ctx: CallContext) => 
   return (req, ctx) => fn(req as Req, ctx);
 }
 
-const identityOnly = new grpc.Metadata();
-identityOnly.set('grpc-accept-encoding', 'identity');
+/** One unary method of a service: its path, codecs and our handler (absent = UNIMPLEMENTED). */
+export interface UnaryMethod {
+  name: string;
+  path: string;
+  requestType: MessageType;
+  responseType: MessageType;
+  fn?: Handler;
+}
 
-export function buildService(
-  serviceName: string,
-  impl: Record<string, Handler>,
-  logger: Logger,
-): { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation } {
+/** The unary methods of a service from the SDK's compiled proto root, bound to `impl`. */
+export function unaryMethods(serviceName: string, impl: Record<string, Handler>): UnaryMethod[] {
   const service = root.lookupService(serviceName).resolveAll();
-  const definition: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
-  const implementation: grpc.UntypedServiceImplementation = {};
+  const out: UnaryMethod[] = [];
   for (const [name, method] of Object.entries(service.methods)) {
-    const reqType = method.resolvedRequestType;
-    const respType = method.resolvedResponseType;
-    if (method.requestStream || method.responseStream || !reqType || !respType) continue;
-    definition[name] = {
-      path: `/${service.fullName.replace(/^\./, '')}/${name}`,
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: (b: Buffer) => b,
-      requestDeserialize: (b: Buffer) => b,
-      responseSerialize: (b: Buffer) => b,
-      responseDeserialize: (b: Buffer) => b,
-      originalName: name,
-    };
-    const fn = impl[name];
-    const unary: grpc.handleUnaryCall<Buffer, Buffer> = (call, callback) => {
-      // Advertise identity only (grpc-js advertises gzip by default). Clients that honour it skip
-      // compression; the Rust-core client compresses regardless, see inflate.ts.
-      call.sendMetadata(identityOnly);
-      if (!fn) {
-        callback({ code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented by the pixflow test server` });
-        return;
-      }
-      let req: object;
-      try {
-        req = reqType.decode(call.request);
-      } catch (err) {
-        callback({ code: grpc.status.INVALID_ARGUMENT, details: `Malformed ${name} request: ${errMessage(err)}` });
-        return;
-      }
-      const cancelCbs: (() => void)[] = [];
-      call.on('cancelled', () => {
-        for (const cb of cancelCbs.splice(0)) {
-          try {
-            cb();
-          } catch (err) {
-            logger.error({ method: name, err: errMessage(err) }, 'cancel callback failed');
-          }
-        }
-      });
-      const ctx: CallContext = {
-        method: name,
-        remainingMs: () => {
-          const d = call.getDeadline();
-          const t = d instanceof Date ? d.getTime() : d;
-          return Number.isFinite(t) ? t - Date.now() : Infinity;
-        },
-        onCancel: (cb) => {
-          if (call.cancelled) cb();
-          else cancelCbs.push(cb);
-        },
-      };
-      Promise.resolve()
-        .then(() => fn(req, ctx))
-        .then(
-          (resp) => {
-            let bytes: Buffer;
-            try {
-              bytes = Buffer.from(respType.encode(resp).finish());
-            } catch (err) {
-              logger.error({ method: name, err: errMessage(err) }, 'response encoding failed');
-              callback({ code: grpc.status.INTERNAL, details: `${name}: response encoding failed` });
-              return;
-            }
-            callback(null, bytes);
-          },
-          (err: unknown) => {
-            if (err instanceof RpcError) {
-              callback({ code: err.code, details: err.message });
-              return;
-            }
-            logger.error({ method: name, err: errMessage(err), stack: err instanceof Error ? err.stack : undefined }, 'handler failed');
-            callback({ code: grpc.status.INTERNAL, details: `${name}: ${errMessage(err)}` });
-          },
-        );
-    };
-    implementation[name] = unary;
+    const requestType = method.resolvedRequestType;
+    const responseType = method.resolvedResponseType;
+    if (method.requestStream || method.responseStream || !requestType || !responseType) continue;
+    out.push({ name, path: `/${service.fullName.replace(/^\./, '')}/${name}`, requestType, responseType, fn: impl[name] });
   }
-  return { definition, implementation };
+  return out;
+}
+
+/**
+ * Runs one decoded call: the handler's answer encoded, or an error status. No handler error
+ * escapes; unexpected ones are logged and become INTERNAL.
+ */
+export async function invoke(
+  m: UnaryMethod,
+  body: Uint8Array,
+  ctx: CallContext,
+  logger: Logger,
+): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; code: number; details: string }> {
+  if (!m.fn) return { ok: false, code: status.UNIMPLEMENTED, details: `${m.name} is not implemented by the pixflow test server` };
+  let req: object;
+  try {
+    req = m.requestType.decode(body);
+  } catch (err) {
+    return { ok: false, code: status.INVALID_ARGUMENT, details: `Malformed ${m.name} request: ${errMessage(err)}` };
+  }
+  let resp: object;
+  try {
+    resp = await m.fn(req, ctx);
+  } catch (err) {
+    if (err instanceof RpcError) return { ok: false, code: err.code, details: err.message };
+    logger.error({ method: m.name, err: errMessage(err), stack: err instanceof Error ? err.stack : undefined }, 'handler failed');
+    return { ok: false, code: status.INTERNAL, details: `${m.name}: ${errMessage(err)}` };
+  }
+  try {
+    return { ok: true, bytes: m.responseType.encode(resp).finish() };
+  } catch (err) {
+    logger.error({ method: m.name, err: errMessage(err) }, 'response encoding failed');
+    return { ok: false, code: status.INTERNAL, details: `${m.name}: response encoding failed` };
+  }
 }
 
 function errMessage(err: unknown): string {

@@ -43,10 +43,11 @@ export function testService(clock: Clock): Record<string, Handler> {
       await sleepUntil(timestampMs(req.timestamp), ctx.onCancel);
       return {};
     }),
-    // Unlock, let (virtual) time pass, lock again: the environment's `sleep`.
+    // Unlock, let (virtual) time pass, lock again: the environment's `sleep`. The unlock offsets
+    // locks of work in flight too (an activity calling env.sleep), as in the Java server.
     UnlockTimeSkippingWithSleep: handler<ts.ISleepRequest>(async (req, ctx) => {
-      const done = sleepUntil(clock.now() + durationMs(req.duration), ctx.onCancel, () => clock.lockExternal());
-      clock.unlockExternal();
+      const done = sleepUntil(clock.now() + durationMs(req.duration), ctx.onCancel, () => clock.relockAfterSleep());
+      clock.unlockForSleep();
       await done;
       return {};
     }),

@@ -11,6 +11,7 @@ import { normalizeRetryPolicy } from '../retry';
 import { timeouts, type StartOptions, type Store } from '../store';
 import { decodeToken } from '../tokens';
 import { handler, type CallContext, type Handler } from './grpc';
+import { updateService } from './update-service';
 
 import ws = temporal.api.workflowservice.v1;
 
@@ -80,6 +81,8 @@ export function workflowService(store: Store, serverVersion: string): Record<str
   };
 
   return {
+    ...updateService(store, startOptions),
+
     GetSystemInfo: handler<ws.IGetSystemInfoRequest>(() => ({
       serverVersion,
       capabilities: {
@@ -90,7 +93,7 @@ export function workflowService(store: Store, serverVersion: string): Record<str
         encodedFailureAttributes: true,
         buildIdBasedVersioning: false,
         upsertMemo: true,
-        eagerWorkflowStart: false,
+        eagerWorkflowStart: true,
         sdkMetadata: true,
         countGroupByExecutionStatus: false,
         nexus: false,
@@ -118,7 +121,10 @@ export function workflowService(store: Store, serverVersion: string): Record<str
 
     StartWorkflowExecution: handler<ws.IStartWorkflowExecutionRequest>((req) => {
       const { run, started } = store.startWorkflow(startOptions(req));
-      return { runId: run.runId, started };
+      // Eager start: the first workflow task goes back to the starter (whose client shares a
+      // worker's connection) in this answer instead of through the task queue.
+      const eagerWorkflowTask = req.requestEagerExecution && started ? run.takeFirstWorkflowTaskEagerly(req.identity ?? '') : null;
+      return { runId: run.runId, started, eagerWorkflowTask };
     }),
 
     SignalWithStartWorkflowExecution: handler<ws.ISignalWithStartWorkflowExecutionRequest>((req) => {

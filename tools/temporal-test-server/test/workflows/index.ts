@@ -4,3 +4,5 @@ export * from './activities';
 export * from './messages';
 export * from './lifecycle';
 export * from './features';
+export * from './reminder';
+export * from './updates';
