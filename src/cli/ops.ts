@@ -31,6 +31,7 @@ import {
   updatePixKeyBody,
 } from '../http/schemas/admin';
 import { validate } from '../http/validation';
+import { idempotencyKeyHeader } from '../http/schemas/charges';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { createMerchantsService, type MerchantsService } from '../services/merchants';
 import type { Knex } from 'knex';
@@ -162,8 +163,16 @@ export function buildProgram(): Command {
     .description("signed adjustment of a merchant's available balance (credit > 0, debit < 0)")
     .requiredOption('--amount <cents>', 'signed integer cents', integer)
     .requiredOption('--reason <text>')
-    .action((merchantId: string, o: { amount: number; reason: string }) =>
-      run(({ merchants: svc }) => svc.adjustBalance(CLI_ACTOR, merchantId, input(adjustmentBody, o))),
+    .option('--idempotency-key <key>', 'the same key again replays the first adjustment instead of posting another')
+    .action((merchantId: string, o: { amount: number; reason: string; idempotencyKey?: string }) =>
+      run(({ merchants: svc }) =>
+        svc.adjustBalance(
+          CLI_ACTOR,
+          merchantId,
+          input(adjustmentBody, o),
+          o.idempotencyKey === undefined ? undefined : input(idempotencyKeyHeader, o.idempotencyKey),
+        ),
+      ),
     );
 
   program

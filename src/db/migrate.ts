@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import * as initialSchema from '../../migrations/20261122000000_initial_schema';
 import * as checksAndWorkIndexes from '../../migrations/20261122010000_checks_and_work_indexes';
+import * as callbackInboxAndIdempotency from '../../migrations/20261123110000_callback_inbox_and_idempotency';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -15,6 +16,7 @@ interface MigrationModule {
 const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261122000000_initial_schema', initialSchema],
   ['20261122010000_checks_and_work_indexes', checksAndWorkIndexes],
+  ['20261123110000_callback_inbox_and_idempotency', callbackInboxAndIdempotency],
 ];
 
 /** Names of every migration, in the order they apply. */

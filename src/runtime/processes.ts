@@ -20,6 +20,7 @@ import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { createAcquirerCallbacks } from '../services/charge-callbacks';
+import { startInboxReconciler } from '../services/inbox-reconciler';
 import { createChargeSandbox } from '../services/charge-sandbox';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
@@ -57,6 +58,8 @@ export async function startApi(opts: {
   reconcile();
   const reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
   reconcileTimer.unref();
+  const callbacks = createAcquirerCallbacks({ knex, workflows, logger, acquirer: opts.acquirer.acquirer });
+  const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
   const app = createApp({
     config,
     knex,
@@ -65,7 +68,8 @@ export async function startApi(opts: {
       chargeRoutes(charges),
       acquirerCallbackRoutes({
         secret: config.ACQUIRER_CALLBACK_SECRET,
-        callbacks: createAcquirerCallbacks({ knex, workflows, logger }),
+        callbacks,
+        bodyLimitBytes: config.BODY_LIMIT_BYTES,
       }),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
     ],
@@ -90,6 +94,7 @@ export async function startApi(opts: {
     stop: async () => {
       clearInterval(reconcileTimer);
       await reconciling;
+      await inboxReconciler.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -8,6 +8,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
+import { parkedRefundRows } from './charge-lifecycle';
 
 export async function reconcileChargeWorkflows(deps: {
   knex: Knex;
@@ -37,7 +38,12 @@ export async function reconcileChargeWorkflows(deps: {
         q
           .where((p) => p.where('status', 'PENDING').whereNotNull('qr_code'))
           .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
-          .orWhereExists(knex('charge_refunds').whereRaw('charge_refunds.charge_id = charges.id').where('status', 'REQUESTED')),
+          .orWhereExists(
+            knex('charge_refunds')
+              .whereRaw('charge_refunds.charge_id = charges.id')
+              .where('status', 'REQUESTED')
+              .whereNotExists(parkedRefundRows(knex)),
+          ),
       )
       .orderBy('id')
       .limit(batch)
