@@ -60,6 +60,8 @@ export interface InboxOptions {
   maxDelayMs?: number;
   /** After a successful hand-off, when to look again whether the workflow applied it. */
   recheckMs?: number;
+  /** How long the callback route waits for the hand-off before answering anyway. */
+  handOffWaitMs?: number;
 }
 
 const DEFAULTS: Required<InboxOptions> = {
@@ -67,6 +69,7 @@ const DEFAULTS: Required<InboxOptions> = {
   baseDelayMs: 1_000,
   maxDelayMs: 30 * 60_000,
   recheckMs: 10 * 60_000,
+  handOffWaitMs: 2_000,
 };
 
 type Db = Knex | Knex.Transaction;
@@ -221,10 +224,25 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
     }
   }
 
-  /** Keep, then hand on at once. Only `keep` must succeed for the acquirer to get its 2xx. */
+  /**
+   * Keep, then hand on at once. Only `keep` must succeed for the acquirer to get its 2xx: the
+   * hand-off is waited for at most `handOffWaitMs` (a slow or unreachable Temporal must not hold the
+   * acquirer's request past its timeout), and carries on in the background; the row's one-minute
+   * lease keeps the reconciler off it meanwhile.
+   */
   async function receive(kind: CallbackKind, externalId: string, payload: unknown): Promise<AcquirerCallback> {
     const entry = await keep(kind, externalId, payload);
-    await dispatch(entry);
+    if (entry.status !== 'RECEIVED' || !handlers[kind]) return entry;
+    const leased = await knex('acquirer_callbacks')
+      .where({ id: entry.id, status: 'RECEIVED' })
+      .where('next_attempt_at', '<=', knex.fn.now())
+      .update({ next_attempt_at: knex.raw(`now() + interval '1 minute'`) });
+    // Someone (the reconciler, a concurrent delivery) is handing it on already.
+    if (leased === 0) return entry;
+    const handOff = dispatch(entry);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([handOff, new Promise<void>((resolve) => (timer = setTimeout(resolve, opts.handOffWaitMs)))]);
+    clearTimeout(timer);
     return entry;
   }
 

@@ -51,7 +51,9 @@ export const parkedRefundRows = (knex: Knex) =>
     .whereRaw(`acquirer_callbacks.external_id = replace(charge_refunds.id, '_', '') || ':PARKED'`);
 
 function asDataIntegrity(err: unknown): unknown {
-  const code = (err as { code?: unknown } | null)?.code;
+  // pg puts the SQLSTATE on `code`; objection wraps it and keeps pg's error as `nativeError`.
+  const e = err as { code?: unknown; nativeError?: { code?: unknown } } | null;
+  const code = typeof e?.code === 'string' ? e.code : e?.nativeError?.code;
   if (typeof code === 'string' && /^2[23]/.test(code)) {
     return new DataIntegrityError(`database refused the change (${code}): ${err instanceof Error ? err.message : String(err)}`);
   }
