@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { Logger } from '../lib/logger';
 import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
-import { AcquirerCallback } from '../models/acquirer-callback';
+import type { AcquirerCallback } from '../models/acquirer-callback';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import { wireToCents } from '../acquirer/money-wire';
@@ -24,6 +24,8 @@ import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import { internalRefundId } from './charge-refund-ids';
 import {
   createCallbackInbox,
+  markCallbackApplied,
+  parkCallback,
   PermanentCallbackError,
   type CallbackHandlers,
   type CallbackKind,
@@ -111,9 +113,18 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
     const d = p.devolucoes?.[0];
     if (!d) throw new PermanentCallbackError('refund outcome without a devolução');
     if (d.id === unmatchedReturnId(p.endToEndId)) {
-      // The return of an unmatched payment: its payment row finishes on its next pass.
-      const payment = await AcquirerCallback.query(knex).findOne({ kind: 'pix', external_id: p.endToEndId });
-      if (payment) await inbox.dispatch(payment);
+      // The outcome of returning an unmatched payment settles that payment's row.
+      const { devolucoes: _settled, ...payment } = p;
+      if (d.status === 'DEVOLVIDO') {
+        await markCallbackApplied(knex, { kind: 'pix', externalId: p.endToEndId, payload: payment, resolution: 'returned_to_payer' });
+      } else {
+        await parkCallback(knex, logger, {
+          kind: 'pix',
+          externalId: p.endToEndId,
+          payload: payment,
+          reason: `return of an unmatched payment to the payer failed: ${d.motivo ?? 'no reason given'}`,
+        });
+      }
       return { kind: 'applied', resolution: 'unmatched_payment_return' };
     }
     const refund = await ChargeRefund.query(knex).findById(internalRefundId(d.id));

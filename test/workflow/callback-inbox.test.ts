@@ -25,6 +25,7 @@ import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { startApi } from '../support/api';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { getTestDb } from '../support/db';
+import { newTxid } from '../../src/pix';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -286,5 +287,58 @@ describe('callback inbox and reconciliation', function () {
     } finally {
       s.simulator.control.setFaults({});
     }
+  });
+
+  it('a payment for an unknown txid waits for its charge, then is returned to the payer (never a merchant\'s money)', async () => {
+    const txid = newTxid();
+    await s.acquirer.createCob({ txid, amount: 1_234, expiresIn: 600, key: 'loja@example.com' });
+    const { endToEndId } = await s.simulator.control.payCob(txid);
+    await s.simulator.control.callbacks.idle();
+    // Within the grace period it waits (the charge might not be visible yet).
+    const waiting = await inboxRow('pix', endToEndId);
+    assert.equal(waiting.status, 'RECEIVED');
+    assert.match(waiting.last_error, /no charge with txid/);
+
+    // A reconciler past the grace period returns it to the payer by a devolução of the full amount.
+    const pastGrace = createAcquirerCallbacks({ knex: s.api.knex, workflows: s.workflows, logger: silent, acquirer: s.acquirer, unmatchedGraceMs: 0 });
+    await s.api.knex('acquirer_callbacks').where({ id: waiting.id }).update({ next_attempt_at: s.api.knex.fn.now() });
+    await pastGrace.inbox.redriveDue();
+    const applied = await eventually(async () => {
+      const row = await inboxRow('pix', endToEndId);
+      return row.status === 'APPLIED' ? row : undefined;
+    }, 'the unmatched payment to be returned');
+    assert.equal(applied.resolution, 'returned_to_payer');
+    const returned = s.simulator.control.getRefund(`U${endToEndId}`);
+    assert.equal(returned?.status, 'DEVOLVIDO');
+    assert.equal(returned?.amount, 1_234);
+  });
+
+  it('a payment whose charge is not there yet is matched once the charge exists', async () => {
+    const m = await readyMerchant(s.api);
+    const txid = newTxid();
+    const e2e = e2eId();
+    const body = JSON.stringify({ pix: [{ endToEndId: e2e, txid, valor: '3.00', horario: new Date().toISOString() }] });
+    const res = await fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body) },
+      body,
+    });
+    assert.equal(res.status, 200);
+    assert.equal((await inboxRow('pix', e2e)).status, 'RECEIVED');
+    // The charge appears (as a creation committed by another process would).
+    const id = `ch_late_${Date.now()}`;
+    await s.api.knex('charges').insert({
+      id, merchant_id: m.merchantId, amount: 300, description: 'late', expires_in: 3600, txid, qr_code: 'brcode',
+      expires_at: s.api.knex.raw(`now() + interval '1 hour'`),
+    });
+    const row = await eventually(async () => {
+      await s.api.knex('acquirer_callbacks').where({ kind: 'pix', external_id: e2e }).update({ next_attempt_at: s.api.knex.fn.now() });
+      await s.callbacks.inbox.redriveDue();
+      const c = await chargeRow(id);
+      return c.status === 'PAID' ? c : undefined;
+    }, 'the payment to be matched');
+    assert.equal(row.e2e_id, e2e);
+    assert.equal((await credits(id)).length, 1);
+    await eventually(async () => ((await inboxRow('pix', e2e)).status === 'APPLIED' ? true : undefined), 'APPLIED');
   });
 });
