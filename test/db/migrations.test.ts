@@ -10,6 +10,7 @@ const DOMAIN_TABLES = [
   'users', 'merchants', 'pix_keys', 'api_keys', 'customers', 'charges', 'charge_refunds',
   'ledger_accounts', 'ledger_transactions', 'ledger_postings', 'withdrawals', 'webhooks', 'events',
   'webhook_deliveries', 'webhook_delivery_logs', 'infractions', 'notifications', 'acquirer_callbacks', 'audit_log',
+  'idempotency_keys',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {
