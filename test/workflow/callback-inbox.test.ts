@@ -26,6 +26,7 @@ import { startApi } from '../support/api';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { getTestDb } from '../support/db';
 import { newTxid } from '../../src/pix';
+import { AcquirerCallback } from '../../src/models/acquirer-callback';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -301,8 +302,8 @@ describe('callback inbox and reconciliation', function () {
 
     // A reconciler past the grace period returns it to the payer by a devolução of the full amount.
     const pastGrace = createAcquirerCallbacks({ knex: s.api.knex, workflows: s.workflows, logger: silent, acquirer: s.acquirer, unmatchedGraceMs: 0 });
-    await s.api.knex('acquirer_callbacks').where({ id: waiting.id }).update({ next_attempt_at: s.api.knex.fn.now() });
-    await pastGrace.inbox.redriveDue();
+    // One pass of its reconciler over this row (a sweep would also take other suites' test payments).
+    await pastGrace.inbox.dispatch(await AcquirerCallback.query(s.api.knex).findById(waiting.id).throwIfNotFound());
     const applied = await eventually(async () => {
       const row = await inboxRow('pix', endToEndId);
       return row.status === 'APPLIED' ? row : undefined;
