@@ -15,6 +15,7 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
@@ -119,6 +120,8 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   let pollsThisRun = 0;
   /** End-to-end ids this run has applied, so a payment the acquirer reports again is not re-queued. */
   const applied = new Set<string>();
+  /** Payments of this charge parked for an operator: paid at the acquirer, so the charge never expires. */
+  const parked = new Set<string>();
   const pollDelay = (refundId: string): number =>
     Math.min(REFUND_POLL_FIRST_MS * 2 ** (refundPolls.get(refundId) ?? 0), REFUND_POLL_MAX_MS);
   const dropRefund = (refundId: string): void => {
@@ -152,6 +155,7 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;
         await parkPayment(input.chargeId, notice, failureMessage(err));
+        parked.add(notice.endToEndId);
       }
       snapshot = await load();
     }
@@ -219,8 +223,10 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     //    way the cob is removed at the acquirer (idempotent there), so nobody can pay a charge we
     //    no longer honour; a payment that beat the removal comes back from removeCob and is applied
     //    (returned to the payer).
-    const expired = snapshot.status === 'PENDING' && Date.now() >= (expiryDeadline ?? 0);
-    if (expired && !cancelRequested && snapshot.txid) {
+    //    A charge whose payment is parked waits, unexpired, for that payment to be re-driven.
+    const expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
+    // (`patched`: histories recorded before this step existed replay without it.)
+    if (expired && !cancelRequested && snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
       const found = (await askAcquirer(input.chargeId)).filter((p) => !applied.has(p.endToEndId));
       if (found.length > 0) {
         payments.push(...found);
@@ -232,7 +238,8 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
       if (snapshot.status === 'PENDING') await expireCharge(input.chargeId);
       snapshot = await load();
       if (snapshot.status === 'CANCELED' && snapshot.txid) {
-        const paidMeanwhile = (await removeCob(input.chargeId)).filter((p) => !applied.has(p.endToEndId));
+        // `?? []`: histories recorded when removeCob returned nothing.
+        const paidMeanwhile = ((await removeCob(input.chargeId)) ?? []).filter((p) => !applied.has(p.endToEndId));
         if (paidMeanwhile.length > 0) payments.push(...paidMeanwhile);
       }
       continue;
@@ -256,7 +263,7 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
 
     // 6. Sleep until the next deadline or until a signal brings work.
     const deadlines: number[] = [...openRefunds.values()];
-    if (waitingForPayment) deadlines.push(expiryDeadline ?? 0);
+    if (waitingForPayment && parked.size === 0) deadlines.push(expiryDeadline ?? 0);
     if (waitingForSettlement && settleDeadline !== undefined) deadlines.push(settleDeadline);
     if (hasWork()) continue;
     // A long refund wait continues as new (the next run reads the charge again from the database

@@ -174,6 +174,10 @@ describe('callback inbox and reconciliation', function () {
       assert.equal(alert.details.merchantId, m.merchantId);
       assert.equal((await chargeRow(charge.id)).status, 'PENDING');
       assert.equal((await credits(charge.id)).length, 0);
+      // Paid at the acquirer, so never canceled: the charge outlives its expiry while its payment is parked.
+      await s.env.sleep('2 days');
+      await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).query('state');
+      assert.equal((await chargeRow(charge.id)).status, 'PENDING');
     } finally {
       // The fix.
       await s.api.knex.raw(`drop trigger if exists ${fn} on charges`);
