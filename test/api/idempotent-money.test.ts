@@ -120,7 +120,7 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal(balance.body.balance.available, 2_500 - 500 + 2_500);
   });
 
-  it('refuses deep OFFSET pages of the charge list (400); page × limit up to 10,000 is served', async () => {
+  it('refuses deep OFFSET pages of the charge, merchant and audit lists (400); page × limit up to 10,000 is served', async () => {
     const m = await readyMerchant(s.api);
     const list = (q: string) => s.api.request<{ message: string; charges: unknown[] }>('GET', `/v1/charges?${q}`, { token: m.token });
     const deep = await list('page=1000000&limit=20');
@@ -129,5 +129,13 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal((await list('page=101&limit=100')).status, 400);
     assert.equal((await list('page=500&limit=20')).status, 200);
     assert.equal((await list('page=100&limit=100')).status, 200);
+    // The operator's lists follow the same rule.
+    const admin = await s.api.adminToken();
+    for (const path of ['/v1/admin/merchants?page=1000000', '/v1/admin/audit-log?page=501&limit=20']) {
+      const res = await s.api.request<{ message: string }>('GET', path, { token: admin });
+      assert.equal(res.status, 400, path);
+      assert.match(res.body.message, /^page is too deep/);
+    }
+    assert.equal((await s.api.request('GET', '/v1/admin/audit-log?page=500&limit=20', { token: admin })).status, 200);
   });
 });

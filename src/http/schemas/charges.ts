@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../../pix/pix-key';
-import { paginationQuery, text } from '../validation';
+import { paginationQuery, text, withinListDepth } from '../validation';
 
 export const CHARGE_STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
 
@@ -43,20 +43,11 @@ export type CreateChargeBody = z.infer<typeof createChargeBody>;
 
 export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
 
-/**
- * How deep an OFFSET page may reach (README "Pagination limits"): PostgreSQL reads and discards
- * every skipped row, so page 1,000,000 would be a cheap request that costs the database a scan.
- */
-export const MAX_LIST_DEPTH = 10_000;
-
-export const listChargesQuery = paginationQuery
-  .extend({
+export const listChargesQuery = withinListDepth(
+  paginationQuery.extend({
     status: z.enum(CHARGE_STATUSES).optional(),
-  })
-  .refine((q) => q.page * q.limit <= MAX_LIST_DEPTH, {
-    path: ['page'],
-    message: `is too deep: page × limit may be at most ${MAX_LIST_DEPTH}; narrow the list with status`,
-  });
+  }),
+);
 export type ListChargesQuery = z.infer<typeof listChargesQuery>;
 
 export const refundChargeBody = z
