@@ -16,6 +16,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { createLogger } from '../../src/lib/logger';
+import { CLI_ACTOR } from '../../src/services/audit';
 import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
 import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
 import { createChargesService } from '../../src/services/charges';
@@ -254,6 +255,19 @@ describe('callback inbox and reconciliation', function () {
       // The reconciler leaves a parked refund alone (no restart loop).
       await reconcileChargeWorkflows({ knex: s.api.knex, workflows: s.workflows, logger: silent });
       assert.equal((await handle.describe()).status.name, 'COMPLETED');
+
+      // An operator re-drives it: the charge's workflow takes the refund up again, and the
+      // acquirer's outcome, when it finally comes, is applied.
+      await s.callbacks.inbox.redrive(CLI_ACTOR, [parked.id]);
+      await s.callbacks.inbox.dispatch(await AcquirerCallback.query(s.api.knex).findById(parked.id).throwIfNotFound());
+      assert.equal((await s.api.knex('acquirer_callbacks').where({ id: parked.id }).first()).status, 'APPLIED');
+      await eventually(async () => ((await handle.describe()).status.name === 'RUNNING' ? true : undefined), 'the workflow to run again');
+      s.simulator.control.settleRefund(refundId.replace('_', ''), 'DEVOLVIDO');
+      await eventually(
+        async () => ((await s.api.knex('charge_refunds').where({ id: refundId }).first()).status === 'CONFIRMED' ? true : undefined),
+        'the re-driven refund to be confirmed',
+      );
+      assert.equal((await ledger.getAccounts(s.api.knex, m.merchantId)).in_transit, 0);
     } finally {
       s.simulator.control.setAutoSettleRefunds(true);
     }
