@@ -19,7 +19,15 @@ import type { AcquirerCallback } from '../models/acquirer-callback';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import { wireToCents } from '../acquirer/money-wire';
-import { pix as pixSchema, type InfractionCallback, type PixCallback, type PixKeyCallback, type TransferCallback } from '../acquirer/wire';
+import {
+  devolucao as devolucaoSchema,
+  pix as pixSchema,
+  type InfractionCallback,
+  type PixCallback,
+  type PixKeyCallback,
+  type PixWire,
+  type TransferCallback,
+} from '../acquirer/wire';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import { internalRefundId } from './charge-refund-ids';
 import {
@@ -57,13 +65,20 @@ export interface AcquirerCallbacksDeps {
   unmatchedGraceMs?: number;
 }
 
+/** The stored pix item; one that does not parse can never be applied. */
+function storedPix(entry: AcquirerCallback): PixWire {
+  const parsed = pixSchema.safeParse(entry.payload);
+  if (!parsed.success) throw new PermanentCallbackError(`stored ${entry.kind} callback is not a pix item: ${parsed.error.message}`);
+  return parsed.data;
+}
+
 export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
   const { knex, workflows, logger, acquirer } = deps;
   const unmatchedGraceMs = deps.unmatchedGraceMs ?? 15 * 60_000;
 
   /** A stored payment (kind `pix`): hand it to its charge's workflow, which applies it once per e2e id. */
   async function handlePayment(entry: AcquirerCallback): Promise<HandlerOutcome> {
-    const p = pixSchema.parse(entry.payload);
+    const p = storedPix(entry);
     const charge = p.txid ? await Charge.query(knex).findOne({ txid: p.txid }) : undefined;
     if (!charge?.txid) {
       if (Date.now() - new Date(entry.receivedAt).getTime() < unmatchedGraceMs) {
@@ -109,10 +124,12 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
       await workflows.refundRequested({ id: refund.chargeId, merchantId: refund.merchantId }, refund.id);
       return { kind: 'applied', resolution: 'refund handed to its workflow again' };
     }
-    const p = pixSchema.parse(entry.payload);
-    const d = p.devolucoes?.[0];
+    // Rows kept before the inbox stored the whole pix item hold the devolução alone.
+    const legacy = devolucaoSchema.safeParse(entry.payload);
+    const p = legacy.success ? undefined : storedPix(entry);
+    const d = legacy.success ? legacy.data : p?.devolucoes?.[0];
     if (!d) throw new PermanentCallbackError('refund outcome without a devolução');
-    if (d.id === unmatchedReturnId(p.endToEndId)) {
+    if (p && d.id === unmatchedReturnId(p.endToEndId)) {
       // The outcome of returning an unmatched payment settles that payment's row.
       const { devolucoes: _settled, ...payment } = p;
       if (d.status === 'DEVOLVIDO') {
