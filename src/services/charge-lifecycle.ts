@@ -151,7 +151,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       }
 
       // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
-      // is held in transit and goes back to the payer (DECISIONS "Charges").
+      // is held in transit and goes back to the payer (README "Behaviour the spec leaves open", Charges).
       const refundId = newId('rf');
       await ChargeRefund.query(trx).insert({
         id: refundId,
