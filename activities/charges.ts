@@ -16,10 +16,14 @@ export interface ChargeActivities {
   loadChargeSnapshot(chargeId: string): Promise<ChargeSnapshot>;
   /** Applies a payment once per endToEndId: ledger credit with fee split, PAID, `charge.paid`. */
   recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome>;
+  /** A payment recordPayment could not apply: parked in the inbox with an operator alert. */
+  parkPayment(chargeId: string, notice: PaymentNotice, reason: string): Promise<void>;
+  /** What the acquirer says was paid on the charge's cob (`GET /cob/{txid}`). */
+  paymentsAtAcquirer(chargeId: string): Promise<PaymentNotice[]>;
   /** PENDING → CANCELED (guarded); anything else is left alone. */
   expireCharge(chargeId: string): Promise<ExpireOutcome>;
-  /** Removes the cob at the acquirer; an already removed cob is success. */
-  removeCob(chargeId: string): Promise<void>;
+  /** Removes the cob at the acquirer; an already removed cob is success; a paid one returns its payments. */
+  removeCob(chargeId: string): Promise<PaymentNotice[]>;
   /** Moves the charge's net amount pending → available (idempotent on the charge). */
   settleCharge(chargeId: string): Promise<void>;
   /** Asks the acquirer for the devolução (idempotent on the refund id). */
@@ -28,6 +32,8 @@ export interface ChargeActivities {
   checkRefund(refundId: string): Promise<RefundSettledNotice | null>;
   /** Applies a refund outcome: ledger, refunded total, REFUNDED, `charge.refunded` (idempotent). */
   settleRefund(result: RefundSettledNotice): Promise<void>;
+  /** A refund the workflow cannot carry: stays REQUESTED, parked with an operator alert. */
+  parkRefund(refundId: string, reason: string): Promise<void>;
 }
 
 /** The activities over the charge lifecycle service: one line each, by design. */
@@ -40,11 +46,14 @@ export function createChargeActivities(lifecycle: ChargeLifecycle): ChargeActivi
       if (outcome.kind === 'paid') recordChargePaid(notice.amount);
       return outcome;
     },
+    parkPayment: (chargeId, notice, reason) => lifecycle.parkPayment(chargeId, notice, reason),
+    paymentsAtAcquirer: (chargeId) => lifecycle.paymentsAtAcquirer(chargeId),
     expireCharge: (chargeId) => lifecycle.expire(chargeId),
     removeCob: (chargeId) => lifecycle.removeCob(chargeId),
     settleCharge: (chargeId) => lifecycle.settle(chargeId),
     sendRefund: (refundId) => lifecycle.sendRefund(refundId),
     checkRefund: (refundId) => lifecycle.checkRefund(refundId),
     settleRefund: (result) => lifecycle.settleRefund(result),
+    parkRefund: (refundId, reason) => lifecycle.parkRefund(refundId, reason),
   };
 }

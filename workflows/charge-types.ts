@@ -22,6 +22,8 @@ export interface RefundSettledNotice {
 
 export interface ChargeWorkflowInput {
   chargeId: string;
+  /** Refund polls made so far, per refund id (carried across continue-as-new). */
+  refundPolls?: Record<string, number>;
 }
 
 /** The charge as the workflow needs it; read from PostgreSQL, the system of record. */

@@ -9,7 +9,16 @@
  * week later) starts a fresh run that picks up where the data stands. Only orchestration lives
  * here: every rule is in a service behind an activity.
  */
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { ChargeActivities } from '../activities/charges';
 import type {
   ChargeSnapshot,
@@ -48,15 +57,16 @@ const { loadChargeSnapshot } = proxyActivities<ChargeActivities>({
 const { recordPayment, settleCharge, settleRefund } = proxyActivities<ChargeActivities>({
   startToCloseTimeout: '15 seconds',
   scheduleToCloseTimeout: '24 hours',
-  retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation'] },
+  retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation', 'DataIntegrityError'] },
 });
-const { expireCharge } = proxyActivities<ChargeActivities>({
+/** Parking is how nothing is dropped: it must succeed, so it retries like any database step. */
+const { expireCharge, parkPayment, parkRefund } = proxyActivities<ChargeActivities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '24 hours',
   retry: { ...DB_RETRY, nonRetryableErrorTypes: [] },
 });
 /** removeCob already treats "already removed" and "paid meanwhile" as done; anything else refused is final. */
-const { removeCob } = proxyActivities<ChargeActivities>({
+const { removeCob, paymentsAtAcquirer } = proxyActivities<ChargeActivities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '6 hours',
   retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError'] },
@@ -68,8 +78,21 @@ const { sendRefund, checkRefund } = proxyActivities<ChargeActivities>({
   retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError', 'NotFoundError'] },
 });
 
-/** How long to wait for a refund confirmation callback before asking the acquirer ourselves. */
-const REFUND_POLL_INTERVAL_MS = 60_000;
+/**
+ * Refund outcome polling, when no callback comes: first after 1 minute, doubling up to every hour,
+ * at most REFUND_MAX_POLLS times (about two and a half days); then the refund is parked for an
+ * operator (README "The callback inbox and reconciliation"). Every REFUND_POLLS_PER_RUN polls the
+ * run continues as new, so a long wait never grows one history without bound.
+ */
+const REFUND_POLL_FIRST_MS = 60_000;
+const REFUND_POLL_MAX_MS = 3_600_000;
+const REFUND_MAX_POLLS = 60;
+const REFUND_POLLS_PER_RUN = 20;
+
+const failureMessage = (err: unknown): string => {
+  if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
+  return err instanceof Error ? err.message : String(err);
+};
 
 export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<ChargeWorkflowState> {
   const payments: PaymentNotice[] = [];
@@ -92,6 +115,19 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   let phase: ChargeWorkflowState['phase'] = 'awaiting_payment';
   /** Refunds sent to the acquirer and waiting for the outcome, with the next poll time. */
   const openRefunds = new Map<string, number>();
+  /** Polls made per refund, carried across continue-as-new. */
+  const refundPolls = new Map<string, number>(Object.entries(input.refundPolls ?? {}));
+  let pollsThisRun = 0;
+  /** End-to-end ids this run has applied, so a payment the acquirer reports again is not re-queued. */
+  const applied = new Set<string>();
+  /** Payments of this charge parked for an operator: paid at the acquirer, so the charge never expires. */
+  const parked = new Set<string>();
+  const pollDelay = (refundId: string): number =>
+    Math.min(REFUND_POLL_FIRST_MS * 2 ** (refundPolls.get(refundId) ?? 0), REFUND_POLL_MAX_MS);
+  const dropRefund = (refundId: string): void => {
+    openRefunds.delete(refundId);
+    refundPolls.delete(refundId);
+  };
 
   setHandler(paymentReceivedSignal, (p) => void payments.push(p));
   setHandler(cancelRequestedSignal, () => void (cancelRequested = true));
@@ -108,11 +144,19 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   for (;;) {
     phase = currentPhase(snapshot, openRefunds.size + refundRequests.length);
 
-    // 1. Payments: the first valid one pays the charge; any other goes back to the payer.
+    // 1. Payments: the first valid one pays the charge; any other goes back to the payer. One that
+    //    cannot be applied is parked with an operator alert, never dropped.
     while (payments.length > 0) {
       const notice = payments.shift() as PaymentNotice;
-      const outcome = await recordPayment(input.chargeId, notice);
-      if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
+      applied.add(notice.endToEndId);
+      try {
+        const outcome = await recordPayment(input.chargeId, notice);
+        if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        await parkPayment(input.chargeId, notice, failureMessage(err));
+        parked.add(notice.endToEndId);
+      }
       snapshot = await load();
     }
 
@@ -120,42 +164,84 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     while (refundRequests.length > 0) {
       const refundId = refundRequests.shift() as string;
       if (openRefunds.has(refundId)) continue;
-      const sent = await sendRefund(refundId);
-      if (sent.settled) {
-        await settleRefund(sent.settled);
-      } else {
-        openRefunds.set(refundId, Date.now() + REFUND_POLL_INTERVAL_MS);
+      try {
+        const sent = await sendRefund(refundId);
+        if (sent.settled) {
+          await settleRefund(sent.settled);
+          dropRefund(refundId);
+        } else {
+          openRefunds.set(refundId, Date.now() + pollDelay(refundId));
+        }
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        await parkRefund(refundId, `could not be carried: ${failureMessage(err)}`);
+        dropRefund(refundId);
       }
       snapshot = await load();
     }
     for (const [refundId, result] of refundResults) {
       refundResults.delete(refundId);
       if (!openRefunds.has(refundId)) continue;
-      await settleRefund(result);
-      openRefunds.delete(refundId);
+      try {
+        await settleRefund(result);
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        await parkRefund(refundId, `outcome ${result.outcome} could not be applied: ${failureMessage(err)}`);
+      }
+      dropRefund(refundId);
       snapshot = await load();
     }
     for (const [refundId, pollAt] of openRefunds) {
       if (Date.now() < pollAt) continue;
-      const status = await checkRefund(refundId);
-      if (status) {
-        await settleRefund(status);
-        openRefunds.delete(refundId);
+      const polls = (refundPolls.get(refundId) ?? 0) + 1;
+      refundPolls.set(refundId, polls);
+      pollsThisRun++;
+      try {
+        const status = await checkRefund(refundId);
+        if (status) {
+          await settleRefund(status);
+          dropRefund(refundId);
+          snapshot = await load();
+        } else if (polls >= REFUND_MAX_POLLS) {
+          await parkRefund(refundId, `no outcome from the acquirer after ${polls} polls`);
+          dropRefund(refundId);
+          snapshot = await load();
+        } else {
+          openRefunds.set(refundId, Date.now() + pollDelay(refundId));
+        }
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        await parkRefund(refundId, `could not be checked: ${failureMessage(err)}`);
+        dropRefund(refundId);
         snapshot = await load();
-      } else {
-        openRefunds.set(refundId, Date.now() + REFUND_POLL_INTERVAL_MS);
       }
     }
 
-    // 3. Expiry or cancellation of an unpaid charge. The cancel endpoint may already have moved the
-    //    charge to CANCELED in the database; either way the cob is removed at the acquirer
-    //    (idempotent there), so nobody can pay a charge we no longer honour.
-    const expired = snapshot.status === 'PENDING' && Date.now() >= (expiryDeadline ?? 0);
+    // 3. Expiry or cancellation of an unpaid charge. Before expiring, the acquirer is asked what
+    //    happened to the cob: a cob found paid is a payment (its callback may never come), never a
+    //    cancellation. The cancel endpoint may already have moved the charge to CANCELED; either
+    //    way the cob is removed at the acquirer (idempotent there), so nobody can pay a charge we
+    //    no longer honour; a payment that beat the removal comes back from removeCob and is applied
+    //    (returned to the payer).
+    //    A charge whose payment is parked waits, unexpired, for that payment to be re-driven.
+    const expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
+    // (`patched`: histories recorded before this step existed replay without it.)
+    if (expired && !cancelRequested && snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
+      const found = (await askAcquirer(input.chargeId)).filter((p) => !applied.has(p.endToEndId));
+      if (found.length > 0) {
+        payments.push(...found);
+        continue;
+      }
+    }
     if (expired || (cancelRequested && (snapshot.status === 'PENDING' || snapshot.status === 'CANCELED'))) {
       cancelRequested = false;
       if (snapshot.status === 'PENDING') await expireCharge(input.chargeId);
       snapshot = await load();
-      if (snapshot.status === 'CANCELED' && snapshot.txid) await removeCob(input.chargeId);
+      if (snapshot.status === 'CANCELED' && snapshot.txid) {
+        // `?? []`: histories recorded when removeCob returned nothing.
+        const paidMeanwhile = ((await removeCob(input.chargeId)) ?? []).filter((p) => !applied.has(p.endToEndId));
+        if (paidMeanwhile.length > 0) payments.push(...paidMeanwhile);
+      }
       continue;
     }
     cancelRequested = false;
@@ -177,11 +263,26 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
 
     // 6. Sleep until the next deadline or until a signal brings work.
     const deadlines: number[] = [...openRefunds.values()];
-    if (waitingForPayment) deadlines.push(expiryDeadline ?? 0);
+    if (waitingForPayment && parked.size === 0) deadlines.push(expiryDeadline ?? 0);
     if (waitingForSettlement && settleDeadline !== undefined) deadlines.push(settleDeadline);
     if (hasWork()) continue;
+    // A long refund wait continues as new (the next run reads the charge again from the database
+    // and re-sends open refunds, idempotent at the acquirer), carrying the poll counts.
+    if (pollsThisRun >= REFUND_POLLS_PER_RUN) {
+      return continueAsNew<typeof chargeWorkflow>({ chargeId: input.chargeId, refundPolls: Object.fromEntries(refundPolls) });
+    }
     if (deadlines.length === 0) await condition(hasWork);
     else await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
+  }
+}
+
+/** The payments the acquirer reports on the cob; if it cannot be asked, none (the expiry goes on and removeCob catches a paid cob). */
+async function askAcquirer(chargeId: string): Promise<PaymentNotice[]> {
+  try {
+    return await paymentsAtAcquirer(chargeId);
+  } catch (err) {
+    if (err instanceof ActivityFailure) return [];
+    throw err;
   }
 }
 

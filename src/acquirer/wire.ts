@@ -132,13 +132,43 @@ export const chave = z.object({
 export type ChaveWire = z.infer<typeof chave>;
 
 // ---- callbacks (acquirer → pixflow) ------------------------------------------------------------
+//
+// Stricter than the response shapes above: a callback is an instruction to move money, so every
+// amount must be greater than zero and every `horario` a real RFC 3339 instant with an offset.
+// Anything else is a 400 that changes nothing (the acquirer sees its mistake), rather than a
+// payment that wedges a workflow retrying an impossible date.
+
+/** RFC 3339 date-time with `Z` or an offset, whose calendar date exists (no 30 February). */
+export const instant = z.iso
+  .datetime({ offset: true })
+  .refine((v) => {
+    const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+    return d <= new Date(Date.UTC(y, m, 0)).getUTCDate() && !Number.isNaN(Date.parse(v));
+  }, 'must be a valid RFC 3339 date-time');
+
+const devolucaoCallback = devolucao.extend({
+  valor: positiveAmount,
+  horario: z.object({ solicitacao: instant.optional(), liquidacao: instant.optional() }),
+});
+
+const pixCallbackItem = pix.extend({
+  txid: z.string().regex(TXID, 'must be 26 to 35 letters or digits').optional(),
+  valor: positiveAmount,
+  horario: instant,
+  devolucoes: z.array(devolucaoCallback).optional(),
+});
 
 /** POST {callbackBaseUrl}/v1/acquirer/pix: BCB WebhookPixBody. */
-export const pixCallback = z.object({ pix: z.array(pix).min(1) });
+export const pixCallback = z.object({ pix: z.array(pixCallbackItem).min(1).max(1_000) });
 export type PixCallback = z.infer<typeof pixCallback>;
 
 /** POST {callbackBaseUrl}/v1/acquirer/transfers. */
-export const transferCallback = z.object({ transfer });
+export const transferCallback = z.object({
+  transfer: transfer.extend({
+    valor: positiveAmount,
+    horario: z.object({ criacao: instant, atualizacao: instant.optional() }),
+  }),
+});
 export type TransferCallback = z.infer<typeof transferCallback>;
 
 export const INFRACTION_STATUSES = ['OPEN', 'ACCEPTED', 'REJECTED', 'REFUNDED'] as const;
@@ -146,18 +176,18 @@ export const infraction = z.object({
   id: z.string().min(1),
   endToEndId: z.string().regex(END_TO_END_ID),
   txid: z.string().optional(),
-  valor: amount,
+  valor: positiveAmount,
   motivo: z.string(),
   status: z.enum(INFRACTION_STATUSES),
-  devolucao: devolucao.optional(),
-  horario: z.string(),
+  devolucao: devolucaoCallback.optional(),
+  horario: instant,
 });
 /** POST {callbackBaseUrl}/v1/acquirer/infractions. */
 export const infractionCallback = z.object({ infraction });
 export type InfractionCallback = z.infer<typeof infractionCallback>;
 
 /** POST {callbackBaseUrl}/v1/acquirer/pix-keys. */
-export const pixKeyCallback = z.object({ pixKey: chave.extend({ horario: z.string() }) });
+export const pixKeyCallback = z.object({ pixKey: chave.extend({ horario: instant }) });
 export type PixKeyCallback = z.infer<typeof pixKeyCallback>;
 
 /** `cob.valor.original` style paths for BCB `violacoes`. */

@@ -19,9 +19,17 @@
  *   npm run ops -- users set-status <userId> <ACTIVE|DISABLED>
  *   npm run ops -- users revoke-tokens <userId>
  *   npm run ops -- merchants revoke-tokens <merchantId>
+ *   npm run ops -- callbacks list [--status PARKED|RECEIVED|APPLIED] [--kind pix] [--limit 100]
+ *   npm run ops -- callbacks redrive <callbackId...> | --all-parked
+ *   npm run ops -- callbacks reconcile
+ *
+ * `callbacks redrive` puts parked callbacks back to RECEIVED; `reconcile` (and `redrive`, when it
+ * can) then hands every due callback on at once, which needs TEMPORAL_ADDRESS and ACQUIRER_URL —
+ * otherwise the API's own reconciler does it within INBOX_REDRIVE_INTERVAL_MS (README "The
+ * callback inbox and reconciliation").
  */
 import { Command, InvalidArgumentError } from 'commander';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { loadConfig } from '../config';
 import { openDatabase } from '../db';
 import { isAppError } from '../lib/errors';
@@ -36,12 +44,18 @@ import {
   updatePixKeyBody,
 } from '../http/schemas/admin';
 import { validate } from '../http/validation';
+import { idempotencyKeyHeader } from '../http/schemas/charges';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
 import { createMerchantsService, type MerchantsService } from '../services/merchants';
 import { createUserAccessService, type UserAccessService } from '../services/user-access';
 import { updateUserBody } from '../http/schemas/admin-access';
 import type { Knex } from 'knex';
+import { openAcquirer } from '../acquirer';
+import { createCallbackInbox } from '../services/callback-inbox';
+import { createAcquirerCallbacks } from '../services/charge-callbacks';
+import { connectTemporalClient } from '../temporal/connection';
+import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
 
 interface Ops {
   knex: Knex;
@@ -190,8 +204,16 @@ export function buildProgram(): Command {
     .description("signed adjustment of a merchant's available balance (credit > 0, debit < 0)")
     .requiredOption('--amount <cents>', 'signed integer cents', integer)
     .requiredOption('--reason <text>')
-    .action((merchantId: string, o: { amount: number; reason: string }) =>
-      run(({ merchants: svc }) => svc.adjustBalance(CLI_ACTOR, merchantId, input(adjustmentBody, o))),
+    .option('--idempotency-key <key>', 'the same key again replays the first adjustment instead of posting another')
+    .action((merchantId: string, o: { amount: number; reason: string; idempotencyKey?: string }) =>
+      run(({ merchants: svc }) =>
+        svc.adjustBalance(
+          CLI_ACTOR,
+          merchantId,
+          input(adjustmentBody, o),
+          o.idempotencyKey === undefined ? undefined : input(idempotencyKeyHeader, o.idempotencyKey),
+        ),
+      ),
     );
 
   program
@@ -204,6 +226,42 @@ export function buildProgram(): Command {
       run(async ({ knex }) => {
         const q = input(auditLogQuery, o);
         return { page: q.page, limit: q.limit, ...(await listAudit(knex, q)) };
+      }),
+    );
+
+  const callbacks = program.command('callbacks').description('the acquirer callback inbox: list, re-drive parked, reconcile');
+  callbacks
+    .command('list')
+    .option('--status <status>', 'RECEIVED | APPLIED | PARKED (default PARKED)')
+    .option('--kind <kind>', 'pix | refund | transfers | infractions | pix-keys')
+    .option('--limit <n>', 'at most this many, newest first (default 100)', integer)
+    .action((o: { status?: string; kind?: string; limit?: number }) =>
+      run(async ({ knex }) => {
+        const q = input(callbackListQuery, { status: o.status ?? 'PARKED', kind: o.kind, limit: o.limit });
+        const inbox = createCallbackInbox({ knex, logger: quietLogger(), handlers: {} });
+        return { callbacks: await inbox.list(q) };
+      }),
+    );
+  callbacks
+    .command('redrive [callbackIds...]')
+    .option('--all-parked', 'every parked callback')
+    .action((ids: string[], o: { allParked?: boolean }) =>
+      run(async ({ knex }) => {
+        if (!o.allParked && ids.length === 0) throw new InvalidArgumentError('give callback ids or --all-parked');
+        const inbox = createCallbackInbox({ knex, logger: quietLogger(), handlers: {} });
+        const redriven = await inbox.redrive(CLI_ACTOR, o.allParked ? 'all-parked' : ids);
+        const reconciled = await reconcileNow(knex);
+        return { redriven, ...reconciled };
+      }),
+    );
+  callbacks
+    .command('reconcile')
+    .description('hand on every due callback now (needs TEMPORAL_ADDRESS and ACQUIRER_URL)')
+    .action(() =>
+      run(async ({ knex }) => {
+        const result = await reconcileNow(knex);
+        if (!result.reconciledNow) throw new InvalidArgumentError(result.note);
+        return result;
       }),
     );
 
@@ -222,6 +280,38 @@ export function buildProgram(): Command {
     );
 
   return program;
+}
+
+const callbackListQuery = z.object({
+  status: z.enum(['RECEIVED', 'APPLIED', 'PARKED']),
+  kind: z.enum(['pix', 'refund', 'transfers', 'infractions', 'pix-keys']).optional(),
+  limit: z.int().min(1).max(1000).optional(),
+});
+
+const quietLogger = () => createLogger({ level: 'warn', destination: process.stderr });
+
+/**
+ * One reconciliation pass of the inbox from this process, against the deployment's Temporal and
+ * acquirer. Without both configured it cannot hand anything on (an embedded `npm start` keeps its
+ * Temporal server to itself): the API's reconciler will.
+ */
+async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; handedOn?: number; note: string }> {
+  const config = loadConfig();
+  if (!config.TEMPORAL_ADDRESS || !config.ACQUIRER_URL) {
+    return { reconciledNow: false, note: "TEMPORAL_ADDRESS and ACQUIRER_URL are not both set: the API's reconciler hands the callbacks on" };
+  }
+  const logger = quietLogger();
+  const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const acquirer = await openAcquirer(config);
+  try {
+    const workflows = chargeWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES });
+    const { inbox } = createAcquirerCallbacks({ knex, workflows, logger, acquirer: acquirer.acquirer });
+    const handedOn = await inbox.redriveDue();
+    return { reconciledNow: true, handedOn, note: 'due callbacks handed on' };
+  } finally {
+    await acquirer.close();
+    await temporal.close();
+  }
 }
 
 async function main(): Promise<number> {

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import * as initialSchema from '../../migrations/20261122000000_initial_schema';
 import * as checksAndWorkIndexes from '../../migrations/20261122010000_checks_and_work_indexes';
+import * as callbackInboxAndIdempotency from '../../migrations/20261123110000_callback_inbox_and_idempotency';
 import * as authHardening from '../../migrations/20261123120000_auth_hardening';
 import * as webhookDeliveryOutbox from '../../migrations/20261123130000_webhook_delivery_outbox';
 
@@ -17,6 +18,7 @@ interface MigrationModule {
 const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261122000000_initial_schema', initialSchema],
   ['20261122010000_checks_and_work_indexes', checksAndWorkIndexes],
+  ['20261123110000_callback_inbox_and_idempotency', callbackInboxAndIdempotency],
   ['20261123120000_auth_hardening', authHardening],
   ['20261123130000_webhook_delivery_outbox', webhookDeliveryOutbox],
 ];

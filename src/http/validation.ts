@@ -124,3 +124,17 @@ export const paginationQuery = z.object({
   page: intQuery(1, 1, 1_000_000),
   limit: intQuery(20, 1, 100),
 });
+
+/**
+ * How deep an OFFSET page may reach (README "Pagination limits"): PostgreSQL reads and discards
+ * every skipped row, so page 1,000,000 would be a cheap request that costs the database a scan.
+ */
+export const MAX_LIST_DEPTH = 10_000;
+
+/** The depth rule for a paginated query schema (apply after any `.extend`). */
+export function withinListDepth<S extends z.ZodType<{ page: number; limit: number }>>(schema: S) {
+  return schema.refine((q) => q.page * q.limit <= MAX_LIST_DEPTH, {
+    path: ['page'],
+    message: `is too deep: page × limit may be at most ${MAX_LIST_DEPTH}; narrow the list with a filter`,
+  });
+}

@@ -21,6 +21,7 @@ import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { createAcquirerCallbacks } from '../services/charge-callbacks';
+import { startInboxReconciler } from '../services/inbox-reconciler';
 import { createChargeSandbox } from '../services/charge-sandbox';
 import { createWebhooksService } from '../services/webhooks';
 import { webhookRoutes } from '../http/routes/webhooks';
@@ -72,6 +73,8 @@ export async function startApi(opts: {
     }),
   });
   await webhookDispatcher.start();
+  const callbacks = createAcquirerCallbacks({ knex, workflows, logger, acquirer: opts.acquirer.acquirer });
+  const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
   const app = createApp({
     config,
     knex,
@@ -80,7 +83,8 @@ export async function startApi(opts: {
       chargeRoutes(charges),
       acquirerCallbackRoutes({
         secret: config.ACQUIRER_CALLBACK_SECRET,
-        callbacks: createAcquirerCallbacks({ knex, workflows, logger }),
+        callbacks,
+        bodyLimitBytes: config.BODY_LIMIT_BYTES,
       }),
       webhookRoutes(createWebhooksService({ knex, config })),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
@@ -108,6 +112,7 @@ export async function startApi(opts: {
       clearInterval(reconcileTimer);
       await reconciling;
       await webhookDispatcher.stop();
+      await inboxReconciler.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

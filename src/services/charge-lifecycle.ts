@@ -22,6 +22,8 @@ import type {
 import * as ledger from './ledger';
 import { recordEvent } from './events';
 import { acquirerRefundId } from './charge-refund-ids';
+import { markCallbackApplied, parkCallback } from './callback-inbox';
+import { noticeOfReceived, pixWireOf } from './payment-notices';
 
 export class NotFoundError extends Error {
   constructor(message: string) {
@@ -30,6 +32,33 @@ export class NotFoundError extends Error {
   }
 }
 
+/**
+ * The database refused the data itself (a constraint or a data exception, SQLSTATE classes 22 and
+ * 23): retrying the same statement cannot succeed, so the workflow parks what it was applying
+ * instead of retrying for a day (README "The callback inbox and reconciliation").
+ */
+export class DataIntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataIntegrityError';
+  }
+}
+
+/** The parked inbox row of a refund (`parkRefund`), correlated to `charge_refunds` in a subquery. */
+export const parkedRefundRows = (knex: Knex) =>
+  knex('acquirer_callbacks')
+    .where({ kind: 'refund', status: 'PARKED' })
+    .whereRaw(`acquirer_callbacks.external_id = replace(charge_refunds.id, '_', '') || ':PARKED'`);
+
+function asDataIntegrity(err: unknown): unknown {
+  // pg puts the SQLSTATE on `code`; objection wraps it and keeps pg's error as `nativeError`.
+  const e = err as { code?: unknown; nativeError?: { code?: unknown } } | null;
+  const code = typeof e?.code === 'string' ? e.code : e?.nativeError?.code;
+  if (typeof code === 'string' && /^2[23]/.test(code)) {
+    return new DataIntegrityError(`database refused the change (${code}): ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return err;
+}
 
 export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
   const { knex, acquirer, logger } = deps;
@@ -43,7 +72,11 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   async function loadSnapshot(chargeId: string): Promise<ChargeSnapshot> {
     const charge = await Charge.query(knex).findById(chargeId);
     if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
-    const open = (await knex('charge_refunds').where({ charge_id: chargeId, status: 'REQUESTED' }).pluck('id')) as string[];
+    // Refunds parked for an operator are not taken up again until they are re-driven.
+    const open = (await knex('charge_refunds')
+      .where({ charge_id: chargeId, status: 'REQUESTED' })
+      .whereNotExists(parkedRefundRows(knex))
+      .pluck('id')) as string[];
     return {
       id: charge.id,
       merchantId: charge.merchantId,
@@ -57,12 +90,30 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     };
   }
 
+  /** The inbox row of this payment is APPLIED in the same transaction as its effect. */
+  const paymentApplied = (trx: Knex.Transaction, notice: PaymentNotice, resolution: string) =>
+    markCallbackApplied(trx, { kind: 'pix', externalId: notice.endToEndId, payload: pixWireOf(notice), resolution });
+
   async function recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome> {
+    try {
+      return await applyPayment(chargeId, notice);
+    } catch (err) {
+      throw asDataIntegrity(err);
+    }
+  }
+
+  async function applyPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome> {
     return knex.transaction(async (trx) => {
       const charge = await lockCharge(trx, chargeId);
-      if (charge.e2eId === notice.endToEndId) return { kind: 'duplicate' } as const;
+      if (charge.e2eId === notice.endToEndId) {
+        await paymentApplied(trx, notice, 'paid');
+        return { kind: 'duplicate' } as const;
+      }
       const earlier = await ChargeRefund.query(trx).findOne({ charge_id: chargeId, e2e_id: notice.endToEndId, kind: 'UNPAYABLE_PAYMENT' });
-      if (earlier) return { kind: 'duplicate' } as const;
+      if (earlier) {
+        await paymentApplied(trx, notice, 'returned_to_payer');
+        return { kind: 'duplicate' } as const;
+      }
 
       if (charge.status === 'PENDING' && notice.amount === charge.amount) {
         const merchant = (await Merchant.query(trx).findById(charge.merchantId)) as Merchant;
@@ -70,6 +121,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         const paidAt = new Date(notice.paidAt);
         const settleAt = new Date(paidAt.getTime() + merchant.settlementDelaySeconds * 1000);
         await ledger.creditChargePayment(trx, { chargeId, merchantId: charge.merchantId, amount: charge.amount, fee });
+        // Guarded: the row is locked and PENDING, so this names the state it leaves.
         await Charge.query(trx)
           .patch({
             status: 'PAID',
@@ -81,7 +133,8 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
             settleAt,
             updatedAt: new Date(),
           })
-          .where({ id: chargeId });
+          .where({ id: chargeId, status: 'PENDING' });
+        await paymentApplied(trx, notice, 'paid');
         await recordEvent(trx, {
           merchantId: charge.merchantId,
           type: 'charge.paid',
@@ -98,7 +151,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       }
 
       // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
-      // is held in transit and goes back to the payer (DECISIONS "Charges").
+      // is held in transit and goes back to the payer (README "Behaviour the spec leaves open", Charges).
       const refundId = newId('rf');
       await ChargeRefund.query(trx).insert({
         id: refundId,
@@ -111,9 +164,42 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         e2eId: notice.endToEndId,
       });
       await ledger.holdUnpayablePayment(trx, { refundId, merchantId: charge.merchantId, amount: notice.amount });
+      await paymentApplied(trx, notice, 'returned_to_payer');
       logger.warn({ chargeId, e2eId: notice.endToEndId, status: charge.status }, 'payment for a charge that cannot take it: refunding');
       return { kind: 'not_payable', refundId } as const;
     });
+  }
+
+  /**
+   * A payment the workflow could not apply (recordPayment failed for good): parked in the inbox
+   * with an operator alert, never dropped. `ops callbacks redrive` hands it on again after the fix.
+   */
+  async function parkPayment(chargeId: string, notice: PaymentNotice, reason: string): Promise<void> {
+    const charge = await Charge.query(knex).findById(chargeId);
+    await knex.transaction((trx) =>
+      parkCallback(trx, logger, {
+        kind: 'pix',
+        externalId: notice.endToEndId,
+        payload: pixWireOf(notice),
+        reason: `charge ${chargeId}: ${reason}`,
+        merchantId: charge?.merchantId ?? null,
+      }),
+    );
+  }
+
+  /** The payments the acquirer holds for this charge's cob (`GET /cob/{txid}`). */
+  async function paymentsAtAcquirer(chargeId: string): Promise<PaymentNotice[]> {
+    const charge = await Charge.query(knex).findById(chargeId);
+    if (!charge?.txid) return [];
+    const { txid } = charge;
+    try {
+      const cob = await acquirer.getCob(txid);
+      return cob.pix.map((p) => noticeOfReceived(p, txid));
+    } catch (err) {
+      // No cob at the acquirer: nothing was paid.
+      if (err instanceof AcquirerError && err.code === 'NOT_FOUND') return [];
+      throw err;
+    }
   }
 
   async function expire(chargeId: string): Promise<ExpireOutcome> {
@@ -123,17 +209,21 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     return n > 0 ? { kind: 'canceled' } : { kind: 'not_pending' };
   }
 
-  async function removeCob(chargeId: string): Promise<void> {
+  /** Removes the cob; returns the payments found when it was paid meanwhile (they must be applied). */
+  async function removeCob(chargeId: string): Promise<PaymentNotice[]> {
     const charge = await Charge.query(knex).findById(chargeId);
-    if (!charge?.txid) return;
+    if (!charge?.txid) return [];
     try {
       await acquirer.removeCob(charge.txid);
+      return [];
     } catch (err) {
-      // 400: the cob was concluded (paid) at the acquirer meanwhile; that payment's callback will
-      // arrive and be refunded automatically. 404: nothing to remove.
-      if (err instanceof AcquirerError && (err.status === 400 || err.status === 404)) {
-        logger.warn({ chargeId, status: err.status }, 'cob could not be removed at the acquirer');
-        return;
+      // 404: nothing to remove. 400: the cob was concluded (paid) at the acquirer meanwhile: that
+      // payment is returned to the workflow, which takes it (here: back to the payer, the charge
+      // being CANCELED) whether or not its callback ever arrives.
+      if (err instanceof AcquirerError && err.status === 404) return [];
+      if (err instanceof AcquirerError && err.status === 400) {
+        logger.warn({ chargeId }, 'cob paid at the acquirer before it could be removed');
+        return paymentsAtAcquirer(chargeId);
       }
       throw err;
     }
@@ -162,7 +252,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       const { pending } = await ledger.getBalance(trx, charge.merchantId);
       const toMove = Math.max(0, Math.min(net - takenFromPending, pending));
       await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: toMove });
-      await Charge.query(trx).patch({ settledAt: new Date(), updatedAt: new Date() }).where({ id: chargeId });
+      await Charge.query(trx).patch({ settledAt: new Date(), updatedAt: new Date() }).where({ id: chargeId }).whereNull('settled_at');
     });
   }
 
@@ -209,6 +299,11 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     await knex.transaction(async (trx) => {
       const refund = await ChargeRefund.query(trx).forUpdate().findById(result.refundId);
       if (!refund || refund.status !== 'REQUESTED') return;
+      // The outcome's inbox row (if it came by callback) is applied with it.
+      await trx('acquirer_callbacks')
+        .where({ kind: 'refund', external_id: `${acquirerRefundId(refund.id)}:${result.outcome === 'CONFIRMED' ? 'DEVOLVIDO' : 'NAO_REALIZADO'}` })
+        .whereNot('status', 'APPLIED')
+        .update({ status: 'APPLIED', resolution: `refund ${result.outcome}`, applied_at: trx.fn.now(), updated_at: trx.fn.now() });
       const charge = await lockCharge(trx, refund.chargeId);
       const confirmed = result.outcome === 'CONFIRMED';
       // One reference for both outcomes: whichever is applied first wins, enforced by the database.
@@ -225,18 +320,18 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       if (!confirmed) {
         await ChargeRefund.query(trx)
           .patch({ status: 'FAILED', failureReason: result.reason ?? 'refund not completed' })
-          .where({ id: refund.id });
+          .where({ id: refund.id, status: 'REQUESTED' });
         if (refund.kind !== 'MERCHANT') {
           logger.error({ refundId: refund.id, chargeId: charge.id }, 'refund of an unpayable payment failed: needs an operator');
         }
         return;
       }
-      await ChargeRefund.query(trx).patch({ status: 'CONFIRMED', confirmedAt: new Date() }).where({ id: refund.id });
+      await ChargeRefund.query(trx).patch({ status: 'CONFIRMED', confirmedAt: new Date() }).where({ id: refund.id, status: 'REQUESTED' });
       if (refund.kind !== 'MERCHANT') return;
       const refundedAmount = charge.refundedAmount + refund.amount;
       await Charge.query(trx)
         .patch({ refundedAmount, status: refundedAmount >= charge.amount ? 'REFUNDED' : charge.status, updatedAt: new Date() })
-        .where({ id: charge.id });
+        .where({ id: charge.id, status: charge.status });
       await recordEvent(trx, {
         merchantId: refund.merchantId,
         type: 'charge.refunded',
@@ -254,7 +349,37 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     });
   }
 
-  return { loadSnapshot, recordPayment, expire, removeCob, settle, sendRefund, checkRefund, settleRefund };
+  /**
+   * A refund the workflow could not carry (refused credentials, its outcome unappliable, or no
+   * outcome after the polling budget): it stays REQUESTED (the money stays in transit, nothing is
+   * lost) and operators are alerted once, through the inbox's parked list.
+   */
+  async function parkRefund(refundId: string, reason: string): Promise<void> {
+    const refund = await ChargeRefund.query(knex).findById(refundId);
+    await knex.transaction((trx) =>
+      parkCallback(trx, logger, {
+        kind: 'refund',
+        externalId: `${acquirerRefundId(refundId)}:PARKED`,
+        payload: { refundId, chargeId: refund?.chargeId ?? null, amount: refund?.amount ?? null },
+        reason,
+        merchantId: refund?.merchantId ?? null,
+      }),
+    );
+  }
+
+  return {
+    loadSnapshot,
+    recordPayment,
+    parkPayment,
+    paymentsAtAcquirer,
+    expire,
+    removeCob,
+    settle,
+    sendRefund,
+    checkRefund,
+    settleRefund,
+    parkRefund,
+  };
 }
 
 export type ChargeLifecycle = ReturnType<typeof createChargeLifecycle>;

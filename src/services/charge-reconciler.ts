@@ -1,13 +1,14 @@
 /**
- * Every charge that still owes something (awaiting payment, awaiting settlement, an open refund)
- * must have a running `charge-<id>` workflow (DESIGN §2b). Starting one is idempotent, so the
- * reconciler simply starts the workflow of each such charge; for a charge whose workflow runs this
- * is a no-op. It matters when workflows were lost — e.g. `npm start` on the in-memory Temporal
+ * Every charge that still owes something (awaiting payment, awaiting settlement, an open refund
+ * not parked for an operator) must have a running `charge-<id>` workflow (README "Charges: how
+ * they work", Reconciliation). Starting one is idempotent, so the reconciler simply starts the
+ * workflow of each such charge; for a charge whose workflow runs this is a no-op. It matters when workflows were lost — e.g. `npm start` on the in-memory Temporal
  * server after a restart — and after an outage between the charge's commit and its workflow start.
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
+import { parkedRefundRows } from './charge-lifecycle';
 
 export async function reconcileChargeWorkflows(deps: {
   knex: Knex;
@@ -37,7 +38,12 @@ export async function reconcileChargeWorkflows(deps: {
         q
           .where((p) => p.where('status', 'PENDING').whereNotNull('qr_code'))
           .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
-          .orWhereExists(knex('charge_refunds').whereRaw('charge_refunds.charge_id = charges.id').where('status', 'REQUESTED')),
+          .orWhereExists(
+            knex('charge_refunds')
+              .whereRaw('charge_refunds.charge_id = charges.id')
+              .where('status', 'REQUESTED')
+              .whereNotExists(parkedRefundRows(knex)),
+          ),
       )
       .orderBy('id')
       .limit(batch)

@@ -20,6 +20,7 @@ import { AcquirerError } from '../acquirer/errors';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import type { CreateChargeBody, ListChargesQuery } from '../http/schemas/charges';
 import * as ledger from './ledger';
+import { withIdempotencyKey } from './idempotency';
 import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
 
 export interface ChargesDeps {
@@ -210,10 +211,11 @@ export function createChargesService(deps: ChargesDeps) {
       });
     } catch (err) {
       logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob creation failed');
-      // DECISIONS: kept FAILED with null txid and qrCode. Nobody was given a BR Code for it.
+      // Kept FAILED with null txid and qrCode (README "Behaviour the spec leaves open"). Nobody was
+      // given a BR Code for it. Guarded: only from PENDING (the reconciler may have failed it already).
       await Charge.query(knex)
         .patch({ status: 'FAILED', txid: null, failureReason: 'acquirer unavailable at creation', updatedAt: new Date() })
-        .where({ id });
+        .where({ id, status: 'PENDING' });
       dropListCache(merchantId);
       throw upstream('The acquirer could not create the charge; it was recorded as FAILED');
     }
@@ -222,9 +224,23 @@ export function createChargesService(deps: ChargesDeps) {
     // The charge is payable at the acquirer by now, so the merchant gets its 201 even if Temporal
     // cannot start the workflow: a payment still reaches a workflow (every message is
     // signal-with-start), and the periodic reconciler starts the missing one so expiry happens too.
+    // The BR Code is stored only on a charge still PENDING without one: if the reconciler took this
+    // creation for interrupted (an acquirer slower than its threshold) and FAILED it, the charge
+    // stays FAILED, its cob is removed, and the answer is the 502 that FAILED means — never a 201
+    // for a charge the database calls FAILED.
+    const stored = await Charge.query(knex)
+      .patch({ qrCode: cob.pixCopiaECola, updatedAt: new Date() })
+      .where({ id, status: 'PENDING' })
+      .whereNull('qr_code');
+    if (stored === 0) {
+      await acquirer.removeCob(txid).catch((err: unknown) =>
+        logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob of a charge failed meanwhile not removed'),
+      );
+      dropListCache(merchantId);
+      throw upstream('The acquirer answered too late; the charge was recorded as FAILED');
+    }
     const [imageBase64] = await Promise.all([
       renderQrDataUrl(cob.pixCopiaECola),
-      Charge.query(knex).patch({ qrCode: cob.pixCopiaECola, updatedAt: new Date() }).where({ id }),
       tell(() => workflows.start({ id, merchantId }), { chargeId: id }, 'creation'),
     ]);
     dropListCache(merchantId);
@@ -292,9 +308,14 @@ export function createChargesService(deps: ChargesDeps) {
     return listItem(await findOwn(merchantId, id));
   }
 
-  async function refund(merchantId: string, id: string, input: { amount?: number; reason?: string }) {
+  /**
+   * Refund of a PAID charge. With an idempotency key (README "Idempotent refunds and
+   * adjustments"), the same key replays the first answer and moves no money again, also when the
+   * requests are concurrent.
+   */
+  async function refund(merchantId: string, id: string, input: { amount?: number; reason?: string }, idempotencyKey?: string) {
     const refundId = newId('rf');
-    const created = await knex.transaction(async (trx) => {
+    const requestRefund = async (trx: Knex.Transaction) => {
       const charge = await Charge.query(trx).forUpdate().findOne({ id, merchant_id: merchantId });
       if (!charge) throw notFound('Charge not found');
       if (charge.status !== 'PAID') throw invalid('Only a PAID charge can be refunded');
@@ -323,12 +344,22 @@ export function createChargesService(deps: ChargesDeps) {
         throw err;
       }
       return { id: refundId, chargeId: id, amount, reason: input.reason ?? null, status: 'REQUESTED' as const };
+    };
+    const outcome = await knex.transaction(async (trx) => {
+      if (!idempotencyKey) return { replay: false as const, result: await requestRefund(trx) };
+      // The charge must be the caller's before its key space tells anything.
+      const own = await Charge.query(trx).findOne({ id, merchant_id: merchantId });
+      if (!own) throw notFound('Charge not found');
+      return withIdempotencyKey(trx, { scope: 'charge_refund', ownerId: merchantId, key: idempotencyKey, targetId: id }, () =>
+        requestRefund(trx),
+      );
     });
+    if (outcome.replay) return outcome;
     dropListCache(merchantId);
     // Committed (money in transit, refund REQUESTED): the reconciler restarts the workflow of any
     // charge with an open refund, so a signal Temporal cannot take now is only delayed.
     await tell(() => workflows.refundRequested({ id, merchantId }, refundId), { chargeId: id, refundId }, 'refund');
-    return created;
+    return outcome;
   }
 
   return { create, list, get, cancel, refund };

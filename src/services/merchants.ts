@@ -15,6 +15,7 @@ import { validatePixKey, type PixKeyType } from '../pix/pix-key';
 import { recordAudit, type Actor } from './audit';
 import { hashPassword } from './auth';
 import * as ledger from './ledger';
+import { withIdempotencyKey } from './idempotency';
 
 export type MerchantStatus = 'ACTIVE' | 'SUSPENDED';
 export type KycStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -311,25 +312,34 @@ export function createMerchantsService(deps: MerchantsDeps) {
 
   /**
    * A signed adjustment of `available` (credit > 0, debit < 0; never below zero, which the ledger
-   * enforces), posted and audited in one transaction.
+   * enforces), posted and audited in one transaction. With an idempotency key the same key replays
+   * the first answer and posts nothing again, also concurrently (README "Idempotent refunds and
+   * adjustments"); the key space is the merchant's, shared by the admin API and the ops CLI.
    */
   async function adjustBalance(
     actor: Actor,
     merchantId: string,
     input: { amount: number; reason: string },
-  ): Promise<{ adjustment: { id: string; amount: number; reason: string }; balance: Balance }> {
+    idempotencyKey?: string,
+  ): Promise<{ adjustment: { id: string; amount: number; reason: string }; balance: Balance; idempotent?: true }> {
     const id = newId('adj');
-    await knex.transaction(async (trx) => {
-      await findMerchant(trx, merchantId);
+    const post = async (trx: Knex.Transaction) => {
       await ledger.postAdjustment(trx, { merchantId, amount: input.amount, reason: input.reason, reference: `adjustment:${id}` });
       await recordAudit(trx, actor, {
         action: 'balance.adjust',
         targetType: 'merchant',
         targetId: merchantId,
-        details: { adjustmentId: id, amount: input.amount, reason: input.reason },
+        details: { adjustmentId: id, amount: input.amount, reason: input.reason, ...(idempotencyKey ? { idempotencyKey } : {}) },
       });
+      return { id, amount: input.amount, reason: input.reason };
+    };
+    const outcome = await knex.transaction(async (trx) => {
+      await findMerchant(trx, merchantId);
+      if (!idempotencyKey) return { replay: false as const, result: await post(trx) };
+      return withIdempotencyKey(trx, { scope: 'adjustment', ownerId: merchantId, key: idempotencyKey, targetId: merchantId }, () => post(trx));
     });
-    return { adjustment: { id, amount: input.amount, reason: input.reason }, balance: await getBalance(merchantId) };
+    const balance = await getBalance(merchantId);
+    return outcome.replay ? { adjustment: outcome.result, balance, idempotent: true } : { adjustment: outcome.result, balance };
   }
 
   return {

@@ -12,6 +12,7 @@ const DOMAIN_TABLES = [
   'webhook_deliveries', 'webhook_delivery_logs', 'infractions', 'notifications', 'acquirer_callbacks', 'audit_log',
   // Counters of the rate limits shared by API processes (README "Rate limits").
   'rate_limits',
+  'idempotency_keys',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {

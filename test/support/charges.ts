@@ -15,7 +15,8 @@ import { chargeRoutes } from '../../src/http/routes/charges';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { createLogger } from '../../src/lib/logger';
-import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createAcquirerCallbacks, type AcquirerCallbacks } from '../../src/services/charge-callbacks';
+import type { ChargeWorkflows } from '../../src/temporal/charge-workflow-client';
 import { createChargeSandbox } from '../../src/services/charge-sandbox';
 import { createChargeLifecycle, type ChargeLifecycle } from '../../src/services/charge-lifecycle';
 import { getTestDb } from './db';
@@ -36,6 +37,9 @@ export interface ChargesStack {
   acquirer: HttpAcquirer;
   /** The workflow side's service, for tests that call one step directly. */
   lifecycle: ChargeLifecycle;
+  /** The callbacks service the API's routes use (its `inbox` is what the API's reconciler re-drives). */
+  callbacks: AcquirerCallbacks;
+  workflows: ChargeWorkflows;
 }
 
 let stack: Promise<ChargesStack> | undefined;
@@ -55,11 +59,12 @@ async function build(): Promise<ChargesStack> {
   const taskQueue = uniqueTaskQueue('charges');
   const workflows = chargeWorkflowClient(env.client, taskQueue);
   const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 3000 }, logger, acquirer, workflows });
+  const callbacks = createAcquirerCallbacks({ knex, workflows, logger, acquirer });
   const api = await startApi({
     deps: {
       routes: [
         chargeRoutes(charges),
-        acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: createAcquirerCallbacks({ knex, workflows, logger }) }),
+        acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks }),
         sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control })),
       ],
     },
@@ -77,7 +82,17 @@ async function build(): Promise<ChargesStack> {
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
   });
-  return { api, simulator, env, client: env.client, taskQueue, acquirer, lifecycle: createChargeLifecycle({ knex, acquirer, logger }) };
+  return {
+    api,
+    simulator,
+    env,
+    client: env.client,
+    taskQueue,
+    acquirer,
+    lifecycle: createChargeLifecycle({ knex, acquirer, logger }),
+    callbacks,
+    workflows,
+  };
 }
 
 /** A merchant that meets every charge prerequisite, with its JWT. */

@@ -1,20 +1,24 @@
 /**
  * JSON bodies only (the API speaks JSON), capped at BODY_LIMIT_BYTES: a larger body is 413 and a
  * malformed one 400 (both mapped by the error middleware). Other content types are left unparsed,
- * so the route's schema rejects them as a missing JSON object. The raw text is kept on
- * `ctx.request.rawBody` for routes that verify an HMAC over the exact bytes (acquirer callbacks).
+ * so the route's schema rejects them as a missing JSON object.
+ *
+ * Acquirer callbacks (`/v1/acquirer/*`) are left unread here: their route reads the exact bytes
+ * and verifies the HMAC over them before anything parses them (src/http/routes/acquirer-callbacks.ts).
  */
 import { koaBody } from 'koa-body';
 import type { AppMiddleware } from '../types';
 
+export const RAW_BODY_PREFIX = '/v1/acquirer/';
+
 export function jsonBody(limitBytes: number): AppMiddleware {
-  return koaBody({
+  const parse: AppMiddleware = koaBody({
     json: true,
     jsonStrict: true,
     jsonLimit: limitBytes,
     urlencoded: false,
     text: false,
     multipart: false,
-    includeUnparsed: true,
   });
+  return (ctx, next) => (ctx.path.startsWith(RAW_BODY_PREFIX) ? next() : parse(ctx, next));
 }

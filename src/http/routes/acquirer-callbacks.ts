@@ -1,49 +1,63 @@
 /**
  * Callbacks from the acquirer (protocol: src/acquirer/README.md "Callbacks"), authenticated by
- * HMAC-SHA256 of the raw body: anything unsigned or badly signed is 401, before the body is even
- * parsed. Bodies are checked with the protocol's own schemas (src/acquirer/wire.ts, the same the
- * simulator and the client use); what to do with them is src/services/charge-callbacks.ts.
+ * HMAC-SHA256 of the exact bytes received: the body is read raw (the JSON body parser leaves
+ * `/v1/acquirer/*` alone), the signature is checked over those bytes — anything unsigned or badly
+ * signed is 401 before a single byte is decoded or parsed — and only then is it decoded (strict
+ * UTF-8) and parsed with the strict callback schemas (src/acquirer/wire.ts): a bad date or a zero
+ * amount is a 400 that changes nothing. What to do with a callback is
+ * src/services/charge-callbacks.ts; answering 2xx means it is kept in the inbox for good.
  */
+import getRawBody from 'raw-body';
 import type { z } from 'zod';
-import { unauthenticated } from '../../lib/errors';
+import { invalid, unauthenticated } from '../../lib/errors';
 import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '../../acquirer/callback-signature';
 import { infractionCallback, pixCallback, pixKeyCallback, transferCallback } from '../../acquirer/wire';
 import type { AcquirerCallbacks } from '../../services/charge-callbacks';
 import type { AppContext, RouteModule } from '../types';
 import { validate } from '../validation';
 
-export function acquirerCallbackRoutes(deps: { secret: string; callbacks: AcquirerCallbacks }): RouteModule {
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function acquirerCallbackRoutes(deps: { secret: string; callbacks: AcquirerCallbacks; bodyLimitBytes?: number }): RouteModule {
   const { callbacks } = deps;
+  const limit = deps.bodyLimitBytes ?? 1_048_576;
 
   /** The verified, parsed body: the signature covers the exact bytes received, never re-serialised JSON. */
-  const signedBody = <S extends z.ZodType>(ctx: AppContext, schema: S): z.output<S> => {
-    const raw: unknown = ctx.request.rawBody;
-    if (typeof raw !== 'string' || !verifyCallback(deps.secret, raw, ctx.get(CALLBACK_SIGNATURE_HEADER))) {
+  const signedBody = async <S extends z.ZodType>(ctx: AppContext, schema: S): Promise<z.output<S>> => {
+    // raw-body raises 413 over the limit and 400 on an aborted or mis-sized body (errors middleware).
+    const raw = await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
+    if (!verifyCallback(deps.secret, raw, ctx.get(CALLBACK_SIGNATURE_HEADER))) {
       throw unauthenticated('Invalid callback signature');
     }
-    return validate(schema, ctx.request.body, 'Callback');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(utf8.decode(raw));
+    } catch {
+      throw invalid('Malformed JSON body: expected a JSON object');
+    }
+    return validate(schema, parsed, 'Callback');
   };
 
   return (router) => {
     router.post('/v1/acquirer/pix', async (ctx) => {
-      await callbacks.pix(signedBody(ctx, pixCallback));
+      await callbacks.pix(await signedBody(ctx, pixCallback));
       ctx.status = 200;
       ctx.body = { message: 'ok' };
     });
 
-    // Laid out for the withdrawal, infraction and PIX key features: verified, kept, 202.
+    // Kept in the inbox and handed to the handler their feature registers: 202.
     router.post('/v1/acquirer/transfers', async (ctx) => {
-      await callbacks.transfer(signedBody(ctx, transferCallback));
+      await callbacks.transfer(await signedBody(ctx, transferCallback));
       ctx.status = 202;
       ctx.body = { message: 'accepted' };
     });
     router.post('/v1/acquirer/infractions', async (ctx) => {
-      await callbacks.infraction(signedBody(ctx, infractionCallback));
+      await callbacks.infraction(await signedBody(ctx, infractionCallback));
       ctx.status = 202;
       ctx.body = { message: 'accepted' };
     });
     router.post('/v1/acquirer/pix-keys', async (ctx) => {
-      await callbacks.pixKey(signedBody(ctx, pixKeyCallback));
+      await callbacks.pixKey(await signedBody(ctx, pixKeyCallback));
       ctx.status = 202;
       ctx.body = { message: 'accepted' };
     });

@@ -16,7 +16,8 @@ import {
   updatePixKeyBody,
 } from '../schemas/admin';
 import type { AppContext, RouteModule } from '../types';
-import { idParam, parseBody, parseParams, parseQuery } from '../validation';
+import { idParam, parseBody, parseParams, parseQuery, validate } from '../validation';
+import { idempotencyKeyHeader } from '../schemas/charges';
 import type { Knex } from 'knex';
 
 export const merchantIdParams = z.object({ id: idParam });
@@ -74,9 +75,12 @@ export function adminRoutes(deps: AdminRouteDeps): RouteModule {
 
     router.post('/v1/admin/merchants/:id/adjustments', ...guards.admin, async (ctx) => {
       const { id } = parseParams(ctx, merchantIdParams);
+      const key = validate(idempotencyKeyHeader, ctx.get('x-idempotency-key') || undefined, 'Header x-idempotency-key');
       const input = parseBody(ctx, adjustmentBody);
-      ctx.status = 201;
-      ctx.body = await merchants.adjustBalance(actorOf(ctx), id, input);
+      const result = await merchants.adjustBalance(actorOf(ctx), id, input, key);
+      // A replay of the key answers 200 with `idempotent: true`, as charges do.
+      ctx.status = result.idempotent ? 200 : 201;
+      ctx.body = result;
     });
 
     router.get('/v1/admin/audit-log', ...guards.admin, async (ctx) => {

@@ -41,9 +41,12 @@ export function chargeRoutes(charges: ChargesService): RouteModule {
     router.post('/v1/charges/:id/refund', ...guards.authenticated, async (ctx) => {
       const merchantId = merchantIdOf(ctx);
       const { id } = parseParams(ctx, chargeParams);
+      const key = validate(idempotencyKeyHeader, ctx.get('x-idempotency-key') || undefined, 'Header x-idempotency-key');
       const input = validate(refundChargeBody, ctx.request.body ?? {}, 'Request body');
-      ctx.status = 202;
-      ctx.body = { refund: await charges.refund(merchantId, id, input) };
+      const outcome = await charges.refund(merchantId, id, input, key);
+      // As on charges: the first answer is 202, a replay of its key 200 with `idempotent: true`.
+      ctx.status = outcome.replay ? 200 : 202;
+      ctx.body = outcome.replay ? { refund: outcome.result, idempotent: true } : { refund: outcome.result };
     });
   };
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { isValidDocument } from '../../pix/document';
 import { PIX_KEY_TYPES } from '../../pix/pix-key';
-import { cents, paginationQuery, text } from '../validation';
+import { cents, paginationQuery, text, withinListDepth } from '../validation';
 
 export const MERCHANT_STATUSES = ['ACTIVE', 'SUSPENDED'] as const;
 export const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
@@ -50,10 +50,12 @@ export const adjustmentBody = z.object({
 });
 export type AdjustmentBody = z.infer<typeof adjustmentBody>;
 
-export const listMerchantsQuery = paginationQuery;
+export const listMerchantsQuery = withinListDepth(paginationQuery);
 
-export const auditLogQuery = paginationQuery.extend({
-  /** Defaults to "merchant" when targetId is given. */
-  targetType: text({ min: 1, max: 32 }).optional(),
-  targetId: text({ min: 1, max: 64 }).optional(),
-});
+export const auditLogQuery = withinListDepth(
+  paginationQuery.extend({
+    /** Defaults to "merchant" when targetId is given. */
+    targetType: text({ min: 1, max: 32 }).optional(),
+    targetId: text({ min: 1, max: 64 }).optional(),
+  }),
+);

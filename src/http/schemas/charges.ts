@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../../pix/pix-key';
-import { paginationQuery, text } from '../validation';
+import { paginationQuery, text, withinListDepth } from '../validation';
 
 export const CHARGE_STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
 
@@ -43,9 +43,11 @@ export type CreateChargeBody = z.infer<typeof createChargeBody>;
 
 export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
 
-export const listChargesQuery = paginationQuery.extend({
-  status: z.enum(CHARGE_STATUSES).optional(),
-});
+export const listChargesQuery = withinListDepth(
+  paginationQuery.extend({
+    status: z.enum(CHARGE_STATUSES).optional(),
+  }),
+);
 export type ListChargesQuery = z.infer<typeof listChargesQuery>;
 
 export const refundChargeBody = z
