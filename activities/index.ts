@@ -7,6 +7,8 @@ import type { Logger } from '../src/lib/logger';
 import type { Acquirer } from '../src/acquirer/types';
 import { createChargeLifecycle } from '../src/services/charge-lifecycle';
 import { createChargeActivities, type ChargeActivities } from './charges';
+import { createWithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
+import { createWithdrawalActivities, type WithdrawalActivities } from './withdrawals';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -14,10 +16,11 @@ export interface ActivityDeps {
   acquirer: Acquirer;
 }
 
-export type Activities = ChargeActivities;
+export type Activities = ChargeActivities & WithdrawalActivities;
 
 export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createChargeActivities(createChargeLifecycle(deps)),
+    ...createWithdrawalActivities(createWithdrawalLifecycle(deps)),
   };
 }

@@ -1,2 +1,3 @@
 /** Every workflow the pixflow worker runs. Deterministic code only: see DESIGN §2. */
 export { chargeWorkflow } from './charge';
+export { withdrawalWorkflow } from './withdrawal';

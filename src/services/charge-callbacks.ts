@@ -18,10 +18,11 @@ import { wireToCents } from '../acquirer/money-wire';
 import type { InfractionCallback, PixCallback, PixKeyCallback, TransferCallback } from '../acquirer/wire';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import { internalRefundId } from './charge-refund-ids';
+import type { WithdrawalCallbacks } from './withdrawal-callbacks';
 
 export type CallbackKind = 'pix' | 'refund' | 'transfers' | 'infractions' | 'pix-keys';
 
-export function createAcquirerCallbacks(deps: { knex: Knex; workflows: ChargeWorkflows; logger: Logger }) {
+export function createAcquirerCallbacks(deps: { knex: Knex; workflows: ChargeWorkflows; logger: Logger; withdrawals?: WithdrawalCallbacks }) {
   const { knex, workflows, logger } = deps;
 
   /** Keeps the callback once per (kind, externalId); true when this delivery was the first. */
@@ -79,7 +80,7 @@ export function createAcquirerCallbacks(deps: { knex: Knex; workflows: ChargeWor
 
   // Laid out for the withdrawal, infraction and PIX key features: kept in the inbox, once per
   // (id, status), until their workflows exist to take them.
-  const transfer = (b: TransferCallback) => keep('transfers', `${b.transfer.id}:${b.transfer.status}`, b);
+  const transfer = (b: TransferCallback) => (deps.withdrawals ? deps.withdrawals.transfer(b) : keep('transfers', `${b.transfer.id}:${b.transfer.status}`, b));
   const infraction = (b: InfractionCallback) => keep('infractions', `${b.infraction.id}:${b.infraction.status}`, b);
   const pixKey = (b: PixKeyCallback) => keep('pix-keys', `${b.pixKey.id}:${b.pixKey.status}`, b);
 
