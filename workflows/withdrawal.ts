@@ -56,6 +56,13 @@ export const RESULT_DEADLINE_MS = 24 * 60 * 60_000;
 
 const isFinal = (n: TransferNotice): boolean => n.status !== 'PROCESSING';
 
+/** Whether the withdrawal's status already accounts for this notice (nothing left to apply). */
+function alreadyApplied(n: TransferNotice, status: WithdrawalStatus): boolean {
+  if (n.status === 'PROCESSING') return true;
+  if (n.status === 'RETURNED') return status === 'REFUNDED' || status === 'FAILED';
+  return status !== 'PROCESSING';
+}
+
 export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promise<WithdrawalWorkflowState> {
   const id = input.withdrawalId;
   const notices: TransferNotice[] = [];
@@ -125,9 +132,11 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
     }
   }
 
-  // 4. Apply every outcome in the order it came; each step is idempotent, so a duplicate is a no-op.
+  // 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
+  //    reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
   while (notices.length > 0) {
     const n = notices.shift() as TransferNotice;
+    if (alreadyApplied(n, status)) continue;
     if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
     else if (n.status === 'REJECTED') status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
     else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;
