@@ -53,6 +53,8 @@ export const FIRST_POLL_MS = 30_000;
 export const MAX_POLL_MS = 30 * 60_000;
 /** After this long without an outcome the saga asks once more and raises an operator alert. */
 export const RESULT_DEADLINE_MS = 24 * 60 * 60_000;
+/** How often an escalated saga still asks the acquirer while it waits for the operator. */
+export const ESCALATED_POLL_MS = 6 * 60 * 60_000;
 
 const isFinal = (n: TransferNotice): boolean => n.status !== 'PROCESSING';
 
@@ -120,8 +122,13 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
         }
         await raiseWithdrawalAlert(id, last ?? { status: 'PROCESSING', transferId });
         phase = 'escalated';
-        // An operator settles it at the acquirer; its callback (or a sandbox action) brings the outcome.
-        await condition(hasOutcome);
+        // An operator settles it at the acquirer; its callback brings the outcome. A slow poll
+        // still notices an outcome the acquirer reaches without calling back.
+        while (!(await condition(hasOutcome, ESCALATED_POLL_MS))) {
+          polls++;
+          const polled = await ask();
+          if (polled && isFinal(polled)) notices.push(polled);
+        }
         break;
       }
       if (await condition(hasOutcome, Math.min(delay, left))) break;

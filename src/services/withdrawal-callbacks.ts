@@ -11,6 +11,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
 import type { TransferCallback } from '../acquirer/wire';
+import { wireToCents } from '../acquirer/money-wire';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
 import type { TransferOutcomeStatus, WithdrawalStatus } from '../../workflows/withdrawal-types';
 
@@ -31,11 +32,12 @@ export function createWithdrawalCallbacks(deps: { knex: Knex; workflows: Withdra
       .insert({ id: newId('acb'), kind: 'transfers', external_id: `${t.id}:${t.status}`, payload: JSON.stringify(body) })
       .onConflict(['kind', 'external_id'])
       .ignore();
-    const w = (await knex('withdrawals').where({ id: t.idempotencyKey }).first('id', 'merchant_id', 'status', 'transfer_id')) as
-      | { id: string; merchant_id: string; status: WithdrawalStatus; transfer_id: string | null }
+    const w = (await knex('withdrawals').where({ id: t.idempotencyKey }).first('id', 'merchant_id', 'status', 'transfer_id', 'amount')) as
+      | { id: string; merchant_id: string; status: WithdrawalStatus; transfer_id: string | null; amount: number }
       | undefined;
-    if (!w || (w.transfer_id !== null && w.transfer_id !== t.id)) {
-      logger.warn({ transferId: t.id, key: t.idempotencyKey }, 'transfer callback for an unknown withdrawal: kept in the inbox');
+    if (!w || (w.transfer_id !== null && w.transfer_id !== t.id) || wireToCents(t.valor) !== w.amount) {
+      // Not a transfer we made (or not as we made it): an operator reads it from the inbox.
+      logger.warn({ transferId: t.id, key: t.idempotencyKey }, 'transfer callback that matches no withdrawal: kept in the inbox');
       return;
     }
     if (t.status === 'PROCESSING' || w.status === APPLIED[t.status]) return;

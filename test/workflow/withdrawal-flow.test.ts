@@ -151,6 +151,33 @@ describe('withdrawal saga', function () {
     assert.deepEqual(await activityNames(w.id), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', 'failWithdrawal']);
   });
 
+  it('a signed transfer callback that matches no withdrawal (unknown key, other amount) is kept and changes nothing', async () => {
+    const m = await fundedMerchant(s.api, 2_000);
+    const w = await newWithdrawal(m.token, 2_000);
+    const transferId = await transferIdOf(w.id);
+    const t = s.simulator.control.getTransfer(transferId);
+    assert.ok(t);
+    const send = async (transfer: Record<string, unknown>) => {
+      const body = JSON.stringify({ transfer: { ...transferView(t), ...transfer } });
+      const res = await fetch(`${s.api.baseUrl}/v1/acquirer/transfers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body) },
+        body,
+      });
+      assert.equal(res.status, 202);
+    };
+    await send({ status: 'COMPLETED', valor: '1.00' });
+    await send({ status: 'REJECTED', idempotencyKey: 'wd_not_ours', id: 'tr_not_ours' });
+    assert.equal((await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:COMPLETED` })).length, 1);
+    assert.equal((await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: 'tr_not_ours:REJECTED' })).length, 1);
+    const state = await handle(w.id).query<WithdrawalWorkflowState>('state');
+    assert.deepEqual([state.phase, state.status], ['awaiting_result', 'PROCESSING']);
+    assert.equal((await row(w.id)).status, 'PROCESSING');
+    await sandbox(m.token, w.id, 'complete');
+    await s.simulator.control.callbacks.idle();
+    assert.equal((await handle(w.id).result()).status, 'COMPLETED');
+  });
+
   it('returned after completion: REFUNDED, the balance restored, withdraw.refunded recorded', async () => {
     const m = await fundedMerchant(s.api, 10_000);
     const w = await newWithdrawal(m.token, 2_000);
