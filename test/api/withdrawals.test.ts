@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import * as ledger from '../../src/services/ledger';
 import { eventually } from '../support/charges';
-import { DEST, fundedMerchant, withdrawalsStack, type WithdrawBody, type WithdrawalsStack } from '../support/withdrawals';
+import { assertBooksReconcile, DEST, fundedMerchant, withdrawalsStack, type WithdrawBody, type WithdrawalsStack } from '../support/withdrawals';
 import type { MerchantFixture } from '../support/api';
 
 interface ListBody {
@@ -167,6 +167,7 @@ describe('withdrawals API', function () {
     assert.equal(debits.length, 1);
     assert.equal((await ledger.getBalance(s.knex, m.merchantId)).available, 49_000);
     await completeAll([...ids]);
+    await assertBooksReconcile(s.knex, [m.merchantId]);
   });
 
   it('100 concurrent withdrawals of 1,000 against 50,000 available: exactly 50 created, 50 refused', async () => {
@@ -186,8 +187,10 @@ describe('withdrawals API', function () {
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 50_000);
     assert.equal((await s.knex('withdrawals').where({ merchant_id: m.merchantId })).length, 50);
     assert.equal((await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_debit' })).length, 50);
+    await assertBooksReconcile(s.knex, [m.merchantId]); // 50 in transit, each with its PROCESSING withdrawal
     await completeAll(created.map((r) => r.body.withdraw.id));
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
+    await assertBooksReconcile(s.knex, [m.merchantId]);
   });
 
   it('lists newest first with page, limit and total, items with pixKey and pixKeyType', async () => {
@@ -240,5 +243,9 @@ describe('withdrawals API', function () {
     assert.equal(own.status, 200);
     assert.equal(own.body.withdraw.pixKey, DEST.pixKey);
     await completeAll([id]);
+  });
+
+  it('leaves the books of every merchant it touched reconciled (ledger invariant)', async () => {
+    await assertBooksReconcile(s.knex);
   });
 });

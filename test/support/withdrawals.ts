@@ -27,6 +27,8 @@ import { createWithdrawalCallbacks } from '../../src/services/withdrawal-callbac
 import { createWithdrawalSandbox } from '../../src/services/withdrawal-sandbox';
 import { createWithdrawalLifecycle, type WithdrawalLifecycle } from '../../src/services/withdrawal-lifecycle';
 import { fundMerchant, getTestDb } from './db';
+import assert from 'node:assert/strict';
+import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
 import { startApi, type MerchantFixture, type TestApi } from './api';
 import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
 import { onRunEnd } from './lifecycle';
@@ -114,9 +116,13 @@ async function build(): Promise<WithdrawalsStack> {
   };
 }
 
+/** Merchants made by `fundedMerchant` in this run, for the ledger check at the end of each suite. */
+const touched = new Set<string>();
+
 /** A merchant that meets every withdrawal prerequisite, with `available` funded by an adjustment. */
 export async function fundedMerchant(api: TestApi, available: number): Promise<MerchantFixture> {
   const m = await api.createMerchant();
+  touched.add(m.merchantId);
   await api.makeReady(m.merchantId);
   if (available > 0) await fundMerchant(api.knex, m.merchantId, available);
   return m;
@@ -131,3 +137,13 @@ export interface WithdrawBody {
 
 /** A valid destination key. */
 export const DEST = { pixKeyType: 'EMAIL', pixKey: 'destino@example.com' } as const;
+
+/**
+ * The ledger invariant (README "Checking the books") over these merchants, or over every merchant
+ * `fundedMerchant` made so far: asserts it reports no violation.
+ */
+export async function assertBooksReconcile(knex: Knex, merchantIds: string[] = [...touched]): Promise<void> {
+  const report = await checkLedgerInvariant(knex, { merchantIds });
+  assert.deepEqual(report.violations, [], JSON.stringify(report.violations, null, 2));
+  assert.equal(report.ok, true);
+}

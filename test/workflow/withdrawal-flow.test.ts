@@ -17,6 +17,7 @@ import type { WithdrawalWorkflowState } from '../../workflows/withdrawal-types';
 import { eventually } from '../support/charges';
 import { uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import {
+  assertBooksReconcile,
   DEST,
   fundedMerchant,
   WITHDRAWALS_CALLBACK_SECRET,
@@ -147,6 +148,7 @@ describe('withdrawal saga', function () {
     assert.equal(notes.length, 1);
     assert.equal(notes[0].data.withdrawId, w.id);
     assert.equal((await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:REJECTED` })).length, 1);
+    await assertBooksReconcile(s.knex, [m.merchantId]);
     // One run did it all: the duplicates found the outcome applied and started nothing.
     assert.deepEqual(await activityNames(w.id), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', 'failWithdrawal']);
   });
@@ -205,6 +207,7 @@ describe('withdrawal saga', function () {
     assert.equal(list.body.withdrawals.find((x) => x.id === w.id)?.status, 'REFUNDED');
     // Nothing can return it twice.
     assert.equal((await sandbox(m.token, w.id, 'return')).status, 400);
+    await assertBooksReconcile(s.knex, [m.merchantId]);
   });
 
   it('a return that overtakes its completion: completed first, then refunded, each once', async () => {
@@ -226,6 +229,7 @@ describe('withdrawal saga', function () {
     assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 5_000, pending: 0, blocked: 0, total: 5_000 });
     assert.ok(await eventOf('withdraw.completed', w.id));
     assert.ok(await eventOf('withdraw.refunded', w.id));
+    await assertBooksReconcile(s.knex, [m.merchantId]);
   });
 
   it('a transfer the acquirer refuses outright is a failure: compensated, FAILED', async () => {
@@ -275,6 +279,7 @@ describe('withdrawal saga', function () {
     );
     assert.equal(audit.target_type, 'withdrawal');
     assert.equal(audit.details.lastKnownStatus, 'PROCESSING');
+    await assertBooksReconcile(s.knex, [m.merchantId]); // reserved in transit, still PROCESSING
     const note = await s.knex('notifications').where({ reference: `withdrawal.delayed:${w.id}` }).first();
     assert.equal(note.merchant_id, m.merchantId);
     const state = await handle(w.id).query<WithdrawalWorkflowState>('state');
@@ -346,6 +351,7 @@ describe('withdrawal saga', function () {
     assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
     // The transfer was the new worker's to send: the first stopped with only the debit done.
     assert.deepEqual(ranSend, ['second']);
+    await assertBooksReconcile(s.knex, [m.merchantId]);
   });
 
   it('a transfer sent twice (a retried activity) is one transfer at the acquirer', async () => {
@@ -410,5 +416,10 @@ describe('withdrawal saga', function () {
     assert.equal((await handle(w.id).result()).status, 'COMPLETED');
     assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
     assert.equal(await postingsSum(m.merchantId), 0);
+    await assertBooksReconcile(s.knex, [m.merchantId]); // charge paid and settled, withdrawal completed
+  });
+
+  it('leaves the books of every merchant it touched reconciled (ledger invariant)', async () => {
+    await assertBooksReconcile(s.knex);
   });
 });
