@@ -5,6 +5,8 @@
 
 export interface WithdrawalWorkflowInput {
   withdrawalId: string;
+  /** How long to wait for the transfer's outcome before the operator alert (default 24 hours). */
+  resultDeadlineMs?: number;
 }
 
 export type WithdrawalStatus = 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';

@@ -110,7 +110,7 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
 
     // 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline.
     phase = 'awaiting_result';
-    const deadline = Date.now() + RESULT_DEADLINE_MS;
+    const deadline = Date.now() + (input.resultDeadlineMs ?? RESULT_DEADLINE_MS);
     let delay = FIRST_POLL_MS;
     while (!hasOutcome()) {
       const left = deadline - Date.now();

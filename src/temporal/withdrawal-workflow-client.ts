@@ -9,7 +9,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
-import type { TransferNotice } from '../../workflows/withdrawal-types';
+import type { TransferNotice, WithdrawalWorkflowInput } from '../../workflows/withdrawal-types';
 import { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from './charge-workflow-client';
 import { withdrawalWorkflowId } from './workflow-ids';
 
@@ -29,7 +29,7 @@ export interface WithdrawalWorkflows {
 export function withdrawalWorkflowClient(
   client: Client,
   taskQueue: string,
-  opts: { searchAttributes?: boolean } = {},
+  opts: { searchAttributes?: boolean; resultDeadlineMs?: number } = {},
 ): WithdrawalWorkflows {
   const base = (w: WithdrawalRef) => {
     const typedSearchAttributes: SearchAttributePair[] = [
@@ -39,7 +39,9 @@ export function withdrawalWorkflowClient(
     return {
       taskQueue,
       workflowId: withdrawalWorkflowId(w.id),
-      args: [{ withdrawalId: w.id }] as [{ withdrawalId: string }],
+      args: [{ withdrawalId: w.id, ...(opts.resultDeadlineMs === undefined ? {} : { resultDeadlineMs: opts.resultDeadlineMs }) }] as [
+        WithdrawalWorkflowInput,
+      ],
       memo: { withdrawalId: w.id, merchantId: w.merchantId },
       ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
     };
