@@ -13,7 +13,7 @@ import { startApi, type RunningApi } from '../../src/runtime/processes';
 import { createActivities } from '../../activities';
 import * as ledger from '../../src/services/ledger';
 import { getTestDb } from '../support/db';
-import { testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
+import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import { startApi as startTestApi, TEST_CONFIG, type TestApi } from '../support/api';
 import { fundedMerchant, DEST, type WithdrawBody } from '../support/withdrawals';
 import { eventually } from '../support/charges';
@@ -43,6 +43,8 @@ describe('withdrawals wiring in startApi', function () {
   });
   after(async () => {
     for (const api of apis) await api.stop();
+    // The reconcilers startApi runs may have started sagas here that no worker polls any more.
+    await terminateRunning((await testEnv()).client, taskQueue);
     for (const h of handles) await h.close();
   });
 
