@@ -13,7 +13,7 @@ import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client
 import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../http/schemas/withdrawals';
 import * as ledger from './ledger';
 
-/** The withdrawal as the creation answer shows it (SPEC: `withdraw`). */
+/** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */
 export interface WithdrawalView {
   id: string;
   amount: number;

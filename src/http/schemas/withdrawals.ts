@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PIX_KEY_TYPES, validatePixKey } from '../../pix/pix-key';
 import { paginationQuery, text } from '../validation';
 
-/** Smallest withdrawal, in cents (SPEC limits: whole amount available, at least R$ 1,00). */
+/** Smallest withdrawal, in cents (README "Withdrawals: the saga": at least R$ 1,00, the whole amount available). */
 export const MIN_WITHDRAWAL_CENTS = 100;
 
 export const createWithdrawalBody = z
