@@ -9,6 +9,8 @@ import { createChargeLifecycle } from '../src/services/charge-lifecycle';
 import { createChargeActivities, type ChargeActivities } from './charges';
 import { createWebhookDelivery, type WebhookDeliverySettings } from '../src/services/webhook-delivery';
 import { createWebhookActivities, type WebhookActivities } from './webhooks';
+import { createWithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
+import { createWithdrawalActivities, type WithdrawalActivities } from './withdrawals';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -18,11 +20,12 @@ export interface ActivityDeps {
   webhooks?: WebhookDeliverySettings;
 }
 
-export type Activities = ChargeActivities & WebhookActivities;
+export type Activities = ChargeActivities & WebhookActivities & WithdrawalActivities;
 
 export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createChargeActivities(createChargeLifecycle(deps)),
     ...createWebhookActivities(createWebhookDelivery({ knex: deps.knex, logger: deps.logger, settings: deps.webhooks })),
+    ...createWithdrawalActivities(createWithdrawalLifecycle(deps)),
   };
 }

@@ -28,6 +28,13 @@ import { webhookRoutes } from '../http/routes/webhooks';
 import { createWebhookDispatcher } from '../services/webhook-dispatcher';
 import { webhookDeliveryWorkflowClient } from '../temporal/webhook-workflow-client';
 import { webhookDeliverySettings } from '../services/webhook-delivery';
+import { withdrawalWorkflowClient } from '../temporal/withdrawal-workflow-client';
+import { createWithdrawalsService } from '../services/withdrawals';
+import { createWithdrawalCallbackHandler } from '../services/withdrawal-callbacks';
+import { createWithdrawalSandbox } from '../services/withdrawal-sandbox';
+import { reconcileWithdrawalWorkflows } from '../services/withdrawal-reconciler';
+import { withdrawalRoutes } from '../http/routes/withdrawals';
+import { withdrawalSandboxRoutes } from '../http/routes/withdrawal-sandbox';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -51,15 +58,24 @@ export async function startApi(opts: {
     searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
   });
   const charges = createChargesService({ knex, config, logger, acquirer: opts.acquirer.acquirer, workflows });
+  const withdrawalWorkflows = withdrawalWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
+    searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
+  });
+  const withdrawals = createWithdrawalsService({ knex, logger, workflows: withdrawalWorkflows });
   await warmQrRenderer();
   const simulator = opts.acquirer.simulator;
   // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
   // because Temporal was down when the charge was created): at start, then every few minutes.
   let reconciling: Promise<unknown> = Promise.resolve();
   const reconcile = (): void => {
-    reconciling = reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
-      logger.error({ err }, 'charge workflow reconciliation failed'),
-    );
+    reconciling = Promise.all([
+      reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
+        logger.error({ err }, 'charge workflow reconciliation failed'),
+      ),
+      reconcileWithdrawalWorkflows({ knex, workflows: withdrawalWorkflows, logger }).catch((err: unknown) =>
+        logger.error({ err }, 'withdrawal workflow reconciliation failed'),
+      ),
+    ]);
   };
   reconcile();
   const reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
@@ -73,7 +89,13 @@ export async function startApi(opts: {
     }),
   });
   await webhookDispatcher.start();
-  const callbacks = createAcquirerCallbacks({ knex, workflows, logger, acquirer: opts.acquirer.acquirer });
+  const callbacks = createAcquirerCallbacks({
+    knex,
+    workflows,
+    logger,
+    acquirer: opts.acquirer.acquirer,
+    handlers: { transfers: createWithdrawalCallbackHandler({ knex, workflows: withdrawalWorkflows }) },
+  });
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
   const app = createApp({
     config,
@@ -81,6 +103,7 @@ export async function startApi(opts: {
     logger,
     routes: [
       chargeRoutes(charges),
+      withdrawalRoutes(withdrawals),
       acquirerCallbackRoutes({
         secret: config.ACQUIRER_CALLBACK_SECRET,
         callbacks,
@@ -88,6 +111,7 @@ export async function startApi(opts: {
       }),
       webhookRoutes(createWebhooksService({ knex, config })),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
+      ...(simulator ? [withdrawalSandboxRoutes(createWithdrawalSandbox({ knex, withdrawals, simulator: simulator.control }))] : []),
     ],
     metricsToken: config.METRICS_TOKEN,
     checks: {

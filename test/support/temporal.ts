@@ -136,8 +136,11 @@ export async function withWorker<T>(opts: WithWorkerOptions, fn: (ctx: WorkerCon
   }
 }
 
-/** Best effort: the official test server's visibility may not support the filter. */
-async function terminateRunning(client: Client, taskQueue: string): Promise<void> {
+/**
+ * Terminates the workflows still running on `taskQueue` (a queue nobody will poll again holds the
+ * time-skipping lock). Best effort: the official test server's visibility may not support the filter.
+ */
+export async function terminateRunning(client: Client, taskQueue: string): Promise<void> {
   try {
     for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) {
       await client.workflow

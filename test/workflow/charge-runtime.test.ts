@@ -9,7 +9,7 @@ import { startApi, type RunningApi } from '../../src/runtime/processes';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
 import { getTestDb } from '../support/db';
-import { testEnv } from '../support/temporal';
+import { terminateRunning, testEnv, uniqueTaskQueue } from '../support/temporal';
 import { newTxid } from '../../src/pix';
 
 describe('charges wiring in startApi', function () {
@@ -18,6 +18,8 @@ describe('charges wiring in startApi', function () {
   const client = { clientId: 'pixflow-wiring', clientSecret: 'pixflow-wiring-secret' };
   let simulator: RunningSimulator;
   const running: RunningApi[] = [];
+  // The reconcilers startApi runs start workflows here that no worker polls: removed in after().
+  const taskQueue = uniqueTaskQueue('charges-wiring');
 
   const config = (extra: Record<string, string>) =>
     loadConfig({
@@ -27,6 +29,7 @@ describe('charges wiring in startApi', function () {
       API_KEY_PEPPER: 'wiring-pepper-0123456789abcdef',
       ACQUIRER_CALLBACK_SECRET: 'wiring-callback-secret',
       TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+      TEMPORAL_TASK_QUEUE: taskQueue,
       ...extra,
     });
 
@@ -35,6 +38,7 @@ describe('charges wiring in startApi', function () {
   });
   after(async () => {
     for (const api of running) await api.stop();
+    await terminateRunning((await testEnv()).client, taskQueue);
     await simulator.close();
   });
 

@@ -1,0 +1,39 @@
+/**
+ * Every PROCESSING withdrawal must have a running `withdrawal-<id>` saga: its money is in transit
+ * until the saga resolves it. Starting one is idempotent, so the reconciler starts the saga of each
+ * PROCESSING withdrawal; for one whose saga runs this is a no-op. It matters when workflows were
+ * lost (the in-memory Temporal server after a restart) and after an outage between the
+ * withdrawal's commit and its workflow start. Completed withdrawals need no saga: a later return
+ * of the transfer starts one by signal-with-start.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../lib/logger';
+import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
+
+export async function reconcileWithdrawalWorkflows(deps: {
+  knex: Knex;
+  workflows: WithdrawalWorkflows;
+  logger: Logger;
+  batchSize?: number;
+}): Promise<number> {
+  const { knex, workflows, logger } = deps;
+  const batch = deps.batchSize ?? 500;
+  let after = '';
+  let started = 0;
+  for (;;) {
+    const rows = (await knex('withdrawals')
+      .where('status', 'PROCESSING')
+      .andWhere('id', '>', after)
+      .orderBy('id')
+      .limit(batch)
+      .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    for (const r of rows) {
+      await workflows.start({ id: r.id, merchantId: r.merchant_id });
+      started++;
+    }
+    if (rows.length < batch) break;
+    after = (rows[rows.length - 1] as { id: string }).id;
+  }
+  if (started > 0) logger.info({ withdrawals: started }, 'withdrawal workflows reconciled');
+  return started;
+}

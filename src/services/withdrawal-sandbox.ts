@@ -1,0 +1,46 @@
+/**
+ * Sandbox for withdrawals (only while the acquirer is the in-process simulator): the merchant
+ * tells the simulator how one of its own transfers ends — completed, rejected, or returned after
+ * completion — and the outcome comes back through the real path: signed callback, inbox,
+ * signal-with-start, the saga's activities.
+ */
+import { invalid } from '../lib/errors';
+import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
+import type { WithdrawalsService } from './withdrawals';
+import type { Knex } from 'knex';
+
+export type SandboxTransferAction = 'complete' | 'fail' | 'return';
+
+/** How long to wait for the saga to have sent the transfer (it does so right after the 201). */
+const SENT_WAIT_MS = 5_000;
+
+export function createWithdrawalSandbox(deps: { knex: Knex; withdrawals: WithdrawalsService; simulator: SimulatorControl }) {
+  async function transferIdOf(merchantId: string, withdrawalId: string): Promise<string> {
+    // Scoped to the caller: another merchant's withdrawal is 404 here as everywhere.
+    await deps.withdrawals.get(merchantId, withdrawalId);
+    const deadline = Date.now() + SENT_WAIT_MS;
+    for (;;) {
+      const row = (await deps.knex('withdrawals').where({ id: withdrawalId }).first('transfer_id')) as { transfer_id: string | null };
+      if (row.transfer_id) return row.transfer_id;
+      if (Date.now() > deadline) throw invalid('The transfer of this withdrawal has not reached the acquirer yet; try again shortly');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async function act(merchantId: string, withdrawalId: string, action: SandboxTransferAction, reason?: string): Promise<{ transferId: string }> {
+    const transferId = await transferIdOf(merchantId, withdrawalId);
+    try {
+      if (action === 'complete') deps.simulator.completeTransfer(transferId);
+      else if (action === 'fail') deps.simulator.failTransfer(transferId, reason);
+      else deps.simulator.returnTransfer(transferId, reason);
+    } catch (err) {
+      if (err instanceof SimulatorStateError) throw invalid(`The sandbox acquirer cannot ${action} this transfer: ${err.message}`);
+      throw err;
+    }
+    return { transferId };
+  }
+
+  return { act };
+}
+
+export type WithdrawalSandbox = ReturnType<typeof createWithdrawalSandbox>;

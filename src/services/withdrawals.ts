@@ -1,0 +1,181 @@
+/**
+ * Withdrawals, API side (README "Withdrawals: the saga"): request one — prerequisites, idempotency,
+ * and the guarded debit in the same transaction as the row — then start its saga; list and get.
+ * What happens after the request (transfer, outcome, compensation) is the withdrawal workflow's,
+ * in withdrawal-lifecycle.ts.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../lib/logger';
+import { newId } from '../lib/ids';
+import { conflict, invalid, notFound } from '../lib/errors';
+import { Merchant } from '../models/merchant';
+import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
+import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../http/schemas/withdrawals';
+import * as ledger from './ledger';
+
+/** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */
+export interface WithdrawalView {
+  id: string;
+  amount: number;
+  description: string | null;
+  status: 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
+  batchId: string | null;
+  createdAt: string;
+}
+
+/** The list item: the view plus the destination key. */
+export interface WithdrawalListItem extends WithdrawalView {
+  pixKey: string | null;
+  pixKeyType: string | null;
+}
+
+export interface CreateWithdrawalResult {
+  /** true: the idempotency key had already made this withdrawal; nothing new was debited. */
+  replay: boolean;
+  message: string;
+  withdraw: WithdrawalView;
+  balance: ledger.Balance;
+}
+
+interface WithdrawalRow {
+  id: string;
+  merchant_id: string;
+  amount: number;
+  description: string | null;
+  pix_key: string;
+  pix_key_type: string;
+  status: WithdrawalView['status'];
+  batch_id: string | null;
+  created_at: Date;
+}
+
+const view = (r: WithdrawalRow): WithdrawalView => ({
+  id: r.id,
+  amount: r.amount,
+  description: r.description,
+  status: r.status,
+  batchId: r.batch_id,
+  createdAt: r.created_at.toISOString(),
+});
+
+const listItem = (r: WithdrawalRow): WithdrawalListItem => ({ ...view(r), pixKey: r.pix_key, pixKeyType: r.pix_key_type });
+
+const COLUMNS = ['id', 'merchant_id', 'amount', 'description', 'pix_key', 'pix_key_type', 'status', 'batch_id', 'created_at'];
+
+/** How long a concurrent request with the same idempotency key waits for the first to commit. */
+const IN_FLIGHT_WAIT_MS = 10_000;
+
+export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows }) {
+  const { knex, logger, workflows } = deps;
+
+  /** Each unmet prerequisite is named: KYC approved, merchant ACTIVE, acquirer account configured. */
+  async function prerequisites(merchantId: string): Promise<void> {
+    const merchant = await Merchant.query(knex).findById(merchantId);
+    if (!merchant) throw notFound('Merchant not found');
+    const missing: string[] = [];
+    if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
+    if (merchant.status !== 'ACTIVE') missing.push('merchant is not ACTIVE');
+    if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
+    if (missing.length > 0) throw invalid(`Cannot withdraw: ${missing.join('; ')}`);
+  }
+
+  async function replayOf(merchantId: string, key: string): Promise<CreateWithdrawalResult | null> {
+    const row = (await knex('withdrawals').where({ merchant_id: merchantId, idempotency_key: key }).first(COLUMNS)) as
+      | WithdrawalRow
+      | undefined;
+    if (!row) return null;
+    return {
+      replay: true,
+      message: 'Withdrawal already requested with this idempotency key',
+      withdraw: view(row),
+      balance: await ledger.getBalance(knex, merchantId),
+    };
+  }
+
+  async function create(merchantId: string, input: CreateWithdrawalBody, idempotencyKey?: string): Promise<CreateWithdrawalResult> {
+    if (idempotencyKey) {
+      const replay = await replayOf(merchantId, idempotencyKey);
+      if (replay) return replay;
+    }
+    await prerequisites(merchantId);
+
+    const id = newId('wd');
+    const created = await knex.transaction(async (trx) => {
+      // The row takes the idempotency key first: a concurrent twin blocks on the unique index until
+      // this transaction ends, then finds the key taken (and replays) or free (if this one failed).
+      const rows = (await trx('withdrawals')
+        .insert({
+          id,
+          merchant_id: merchantId,
+          amount: input.amount,
+          description: input.description ?? null,
+          pix_key_type: input.pixKeyType,
+          pix_key: input.pixKey,
+          status: 'PROCESSING',
+          idempotency_key: idempotencyKey ?? null,
+        })
+        .onConflict(['merchant_id', 'idempotency_key'])
+        .ignore()
+        .returning(COLUMNS)) as WithdrawalRow[];
+      const row = rows[0];
+      if (!row) return null;
+      // The guarded debit: available never goes below zero whatever the concurrency (a conditional
+      // UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
+      try {
+        await ledger.debitWithdrawal(trx, { withdrawalId: id, merchantId, amount: input.amount });
+      } catch (err) {
+        if (err instanceof ledger.InsufficientFundsError) throw invalid('Insufficient available balance for this withdrawal');
+        throw err;
+      }
+      return { row, balance: await ledger.getBalance(trx, merchantId) };
+    });
+
+    if (!created) {
+      // Lost the race for this key to a request that committed: answer with its withdrawal.
+      const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
+      for (;;) {
+        const replay = await replayOf(merchantId, idempotencyKey as string);
+        if (replay) return replay;
+        if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+
+    // Committed: the money is in transit. If Temporal cannot take the start now the merchant still
+    // gets the 201; the reconciler starts the saga of every PROCESSING withdrawal.
+    try {
+      await workflows.start({ id, merchantId });
+    } catch (err) {
+      logger.error({ withdrawalId: id, err: err instanceof Error ? err.message : String(err) }, 'withdrawal workflow not started');
+    }
+    return { replay: false, message: 'Withdrawal requested', withdraw: view(created.row), balance: created.balance };
+  }
+
+  async function list(merchantId: string, q: ListWithdrawalsQuery) {
+    if (!(await Merchant.query(knex).findById(merchantId))) throw notFound('Merchant not found');
+    const [rows, total] = await Promise.all([
+      knex('withdrawals')
+        .where({ merchant_id: merchantId })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(q.limit)
+        .offset((q.page - 1) * q.limit)
+        .select(COLUMNS) as Promise<WithdrawalRow[]>,
+      knex('withdrawals').where({ merchant_id: merchantId }).count({ n: '*' }).first() as Promise<{ n: string | number }>,
+    ]);
+    return { page: q.page, limit: q.limit, total: Number(total.n), withdrawals: rows.map(listItem) };
+  }
+
+  /** Another merchant's withdrawal is not found, like an unknown id. */
+  async function get(merchantId: string, id: string): Promise<WithdrawalListItem> {
+    const row = (await knex('withdrawals').where({ id, merchant_id: merchantId }).first(COLUMNS)) as WithdrawalRow | undefined;
+    if (!row) throw notFound('Withdrawal not found');
+    return listItem(row);
+  }
+
+  return { create, list, get };
+}
+
+export type WithdrawalsService = ReturnType<typeof createWithdrawalsService>;

@@ -1,0 +1,153 @@
+/**
+ * The withdrawal saga, `withdrawal-<withdrawalId>` (README "Withdrawals: the saga"):
+ *
+ *   1. debit       available → in transit; posted by the endpoint with the withdrawal row and
+ *                  confirmed here as the first activity, so the history shows it
+ *   2. transfer    POST /transfers at the acquirer, idempotent on the withdrawal id
+ *   3. wait        the transfer callback (a signal), polling the acquirer on a backoff; past the
+ *                  overall deadline, one last question and then an operator alert — never a guess
+ *   4. outcome     COMPLETED → in transit leaves the books, `withdraw.completed`
+ *                  REJECTED  → compensation: available restored, FAILED, `withdraw.failed`
+ *                  RETURNED  → compensation: available restored, REFUNDED, `withdraw.refunded`
+ *
+ * Every callback reaches the workflow by signal-with-start and the workflow starts from what
+ * PostgreSQL says, so a return that arrives days after completion starts a fresh run that applies
+ * it. Only orchestration lives here: every rule is in src/services/withdrawal-lifecycle.ts.
+ */
+import { ActivityFailure, condition, defineQuery, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { WithdrawalActivities } from '../activities/withdrawals';
+import type { TransferNotice, WithdrawalStatus, WithdrawalWorkflowInput, WithdrawalWorkflowState } from './withdrawal-types';
+
+export const transferSignal = defineSignal<[TransferNotice]>('transfer');
+export const withdrawalStateQuery = defineQuery<WithdrawalWorkflowState>('state');
+
+/*
+ * Retry policies (as for charges):
+ * - database steps: 10–15 s per attempt, from 0.5 s doubling up to every 30 s. The compensations
+ *   (complete, fail, refund) have no overall limit: they are retried until they succeed, because
+ *   giving up would leave the merchant's money in transit. Final at once only when the withdrawal
+ *   does not exist (NotFoundError) or the ledger refuses a movement that breaks its rules.
+ * - acquirer calls: 30 s per attempt, from 1 s doubling up to every 5 minutes, for 6 hours. Final
+ *   at once: the acquirer refused the request (AcquirerRejectedError) or our data is missing.
+ */
+const DB_RETRY = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
+const ACQUIRER_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' } as const;
+
+const { confirmWithdrawalDebit } = proxyActivities<WithdrawalActivities>({
+  startToCloseTimeout: '10 seconds',
+  scheduleToCloseTimeout: '24 hours',
+  retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation', 'InsufficientFundsError'] },
+});
+const { sendWithdrawalTransfer, checkWithdrawalTransfer } = proxyActivities<WithdrawalActivities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '6 hours',
+  retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError', 'NotFoundError'] },
+});
+const { completeWithdrawal, failWithdrawal, refundWithdrawal, raiseWithdrawalAlert } = proxyActivities<WithdrawalActivities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation'] },
+});
+
+/** First poll of the acquirer when no callback came; doubles up to the maximum. */
+export const FIRST_POLL_MS = 30_000;
+export const MAX_POLL_MS = 30 * 60_000;
+/** After this long without an outcome the saga asks once more and raises an operator alert. */
+export const RESULT_DEADLINE_MS = 24 * 60 * 60_000;
+/** How often an escalated saga still asks the acquirer while it waits for the operator. */
+export const ESCALATED_POLL_MS = 6 * 60 * 60_000;
+
+const isFinal = (n: TransferNotice): boolean => n.status !== 'PROCESSING';
+
+/** Whether the withdrawal's status already accounts for this notice (nothing left to apply). */
+function alreadyApplied(n: TransferNotice, status: WithdrawalStatus): boolean {
+  if (n.status === 'PROCESSING') return true;
+  if (n.status === 'RETURNED') return status === 'REFUNDED' || status === 'FAILED';
+  return status !== 'PROCESSING';
+}
+
+export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promise<WithdrawalWorkflowState> {
+  const id = input.withdrawalId;
+  const notices: TransferNotice[] = [];
+  let phase: WithdrawalWorkflowState['phase'] = 'sending';
+  let status: WithdrawalStatus = 'PROCESSING';
+  let transferId: string | null = null;
+  let polls = 0;
+  const state = (): WithdrawalWorkflowState => ({ phase, status, transferId, polls });
+  const hasOutcome = (): boolean => notices.some(isFinal);
+
+  setHandler(transferSignal, (n) => void notices.push(n));
+  setHandler(withdrawalStateQuery, state);
+
+  // 1. The debit: already in the ledger with the withdrawal; its transaction id goes into the history.
+  const debit = await confirmWithdrawalDebit(id);
+  status = debit.snapshot.status;
+  transferId = debit.snapshot.transferId;
+
+  /** The acquirer's answer, or null when it cannot be asked now (the next poll asks again). */
+  const ask = async (): Promise<TransferNotice | null> => {
+    try {
+      const n = await checkWithdrawalTransfer(id);
+      transferId ??= n.transferId;
+      return n;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      log.warn('asking the acquirer about the transfer failed', { withdrawalId: id, error: err.cause?.message });
+      return null;
+    }
+  };
+
+  if (status === 'PROCESSING') {
+    // 2. The transfer, idempotent on the withdrawal id.
+    try {
+      const sent = await sendWithdrawalTransfer(id);
+      transferId ??= sent.transferId;
+      if (isFinal(sent)) notices.push(sent);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      // Not known to have reached the acquirer: the polls below repeat the idempotent send.
+      log.warn('sending the transfer failed; polling will retry it', { withdrawalId: id, error: err.cause?.message });
+    }
+
+    // 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline.
+    phase = 'awaiting_result';
+    const deadline = Date.now() + (input.resultDeadlineMs ?? RESULT_DEADLINE_MS);
+    let delay = FIRST_POLL_MS;
+    while (!hasOutcome()) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const last = await ask();
+        if (last && isFinal(last)) {
+          notices.push(last);
+          break;
+        }
+        await raiseWithdrawalAlert(id, last ?? { status: 'PROCESSING', transferId });
+        phase = 'escalated';
+        // An operator settles it at the acquirer; its callback brings the outcome. A slow poll
+        // still notices an outcome the acquirer reaches without calling back.
+        while (!(await condition(hasOutcome, ESCALATED_POLL_MS))) {
+          polls++;
+          const polled = await ask();
+          if (polled && isFinal(polled)) notices.push(polled);
+        }
+        break;
+      }
+      if (await condition(hasOutcome, Math.min(delay, left))) break;
+      polls++;
+      const polled = await ask();
+      if (polled && isFinal(polled)) notices.push(polled);
+      delay = Math.min(delay * 2, MAX_POLL_MS);
+    }
+  }
+
+  // 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
+  //    reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
+  while (notices.length > 0) {
+    const n = notices.shift() as TransferNotice;
+    if (alreadyApplied(n, status)) continue;
+    if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
+    else if (n.status === 'REJECTED') status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
+    else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;
+  }
+  phase = 'done';
+  return state();
+}
