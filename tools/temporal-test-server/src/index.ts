@@ -10,6 +10,7 @@ import { buildService } from './rpc/grpc';
 import { installFastInflate } from './rpc/inflate';
 import { testService } from './rpc/test-service';
 import { workflowService } from './rpc/workflow-service';
+import { Journal } from './persistence/journal';
 import { Store } from './store';
 
 export type { Logger } from './logger';
@@ -30,6 +31,13 @@ export interface ServerOptions {
    */
   startLocked?: boolean;
   logger?: Logger;
+  /**
+   * Keep all state in this file (append-only journal, see src/persistence/journal.ts) and read it
+   * back at start, so a crash or restart loses nothing. Unset: in memory only.
+   */
+  dbFilename?: string;
+  /** Namespaces to create at start if missing (the dev server's `--namespace`). */
+  namespaces?: string[];
 }
 
 export interface RunningServer {
@@ -54,15 +62,28 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onError: (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'timer callback failed'),
   });
   const store = new Store(clock, logger);
+  let journal: Journal | undefined;
+  if (opts.dbFilename) {
+    const t0 = Date.now();
+    const opened = Journal.open(opts.dbFilename, logger);
+    journal = opened.journal;
+    store.journal = journal;
+    const restored = store.restore(opened.loaded);
+    logger.info({ file: opts.dbFilename, ...restored, ms: Date.now() - t0 }, 'durable state loaded');
+  }
+  for (const ns of opts.namespaces ?? []) {
+    if (!store.namespaces.has(ns)) store.registerNamespace(ns, '', 24 * 3600 * 1000);
+  }
+  const beforeReply = journal ? journal.barrier.bind(journal) : undefined;
   installFastInflate();
   const server = new grpc.Server({
     // Histories of long workflows can be large; the SDK allows 128 MiB too.
     'grpc.max_receive_message_length': 128 * 1024 * 1024,
     'grpc.max_send_message_length': 128 * 1024 * 1024,
   });
-  const wf = buildService('temporal.api.workflowservice.v1.WorkflowService', workflowService(store, SERVER_VERSION), logger);
+  const wf = buildService('temporal.api.workflowservice.v1.WorkflowService', workflowService(store, SERVER_VERSION), logger, beforeReply);
   server.addService(wf.definition, wf.implementation);
-  const tsvc = buildService('temporal.api.testservice.v1.TestService', testService(clock), logger);
+  const tsvc = buildService('temporal.api.testservice.v1.TestService', testService(clock), logger, beforeReply);
   server.addService(tsvc.definition, tsvc.implementation);
 
   const port = await new Promise<number>((resolve, reject) => {
@@ -102,6 +123,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         });
       });
       clock.close();
+      await journal?.close();
     },
   };
 }

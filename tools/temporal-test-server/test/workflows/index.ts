@@ -4,3 +4,4 @@ export * from './activities';
 export * from './messages';
 export * from './lifecycle';
 export * from './features';
+export * from './durable';

@@ -1,0 +1,204 @@
+/**
+ * Durable state (`--db-filename`): the server is a real child process (the launcher in its
+ * `server start-dev` shape), killed with SIGKILL while workflows wait on timers, signals, a
+ * retrying activity and a running activity, then restarted on the same file. The worker and the
+ * client stay up across the crash, as they would in production. Every workflow must finish with
+ * the right result, and every side effect must have run exactly once.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
+import { startServer, silentLogger } from '../src/index';
+import { parseJournal } from '../src/persistence/journal';
+import { waitFor, workflowsPath } from './support';
+import { durableAddSignal, collectsSignals, retryingEffect, slowEffect, timerThenEffect, type DurableActivities } from './workflows';
+
+const EventType = temporal.api.enums.v1.EventType;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+async function spawnServer(port: number, dbFile: string, log: string[]): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [TEST_SERVER_LAUNCHER, 'server', 'start-dev', '--port', String(port), '--ip', '127.0.0.1', '--namespace', 'default', '--db-filename', dbFile, '--headless'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout?.on('data', (d: Buffer) => log.push(d.toString()));
+  child.stderr?.on('data', (d: Buffer) => log.push(d.toString()));
+  await waitFor(() => canConnect(port), 15_000, 'server listening');
+  return child;
+}
+
+async function sigkill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+describe('temporal-test-server: durable state across SIGKILL', function () {
+  this.timeout(120_000);
+  const children: ChildProcess[] = [];
+  let dir: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsrv-durable-'));
+  });
+
+  after(async () => {
+    for (const c of children) await sigkill(c);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('finishes every workflow after a crash and a restart, running no side effect twice', async () => {
+    const bundle = await workflowBundle(workflowsPath);
+    const port = await freePort();
+    const dbFile = path.join(dir, 'crash.db');
+    const log: string[] = [];
+    children.push(await spawnServer(port, dbFile, log));
+
+    const effects: string[] = [];
+    const flakyAttempts: number[] = [];
+    let slowStarted = 0;
+    const activities: DurableActivities = {
+      async sideEffect(tag) {
+        effects.push(tag);
+        return `done ${tag}`;
+      },
+      async flaky(tag, okAt) {
+        const attempt = Context.current().info.attempt;
+        flakyAttempts.push(attempt);
+        if (attempt < okAt) throw new Error(`${tag} not yet (attempt ${attempt})`);
+        effects.push(tag);
+        return `done ${tag} at attempt ${attempt}`;
+      },
+      async slow(tag, ms) {
+        slowStarted++;
+        await new Promise((r) => setTimeout(r, ms));
+        effects.push(tag);
+        return `done ${tag}`;
+      },
+    };
+    const address = `127.0.0.1:${port}`;
+    const workerConn = await NativeConnection.connect({ address });
+    const clientConn = await Connection.connect({ address });
+    const client = new Client({ connection: clientConn });
+    const taskQueue = uniqueTaskQueue('durable');
+    const worker = await Worker.create({ connection: workerConn, taskQueue, workflowBundle: bundle, activities });
+    const running = worker.run();
+    try {
+      const stamp = Date.now();
+      const closedEarly = await client.workflow.execute(timerThenEffect, { taskQueue, workflowId: `early-${stamp}`, args: ['early', 10] });
+      assert.equal(closedEarly, 'done early');
+      const timer = await client.workflow.start(timerThenEffect, { taskQueue, workflowId: `timer-${stamp}`, args: ['timer', 2500] });
+      const longTimer = await client.workflow.start(timerThenEffect, { taskQueue, workflowId: `long-timer-${stamp}`, args: ['long', 6000] });
+      const signals = await client.workflow.start(collectsSignals, { taskQueue, workflowId: `signals-${stamp}`, args: ['sig', 2] });
+      const retrying = await client.workflow.start(retryingEffect, { taskQueue, workflowId: `retry-${stamp}`, args: ['retry', 3] });
+      const slow = await client.workflow.start(slowEffect, { taskQueue, workflowId: `slow-${stamp}`, args: ['slow', 1500] });
+      await signals.signal(durableAddSignal, 'before');
+
+      // Kill once every workflow is waiting: timers started, the signal seen, the flaky activity
+      // in backoff after its first failure, the slow activity running.
+      const count = async (h: typeof timer, type: number): Promise<number> =>
+        (await h.fetchHistory()).events?.filter((e) => e.eventType === type).length ?? 0;
+      await waitFor(
+        async () => (await count(timer, EventType.EVENT_TYPE_TIMER_STARTED)) === 1 && (await count(longTimer, EventType.EVENT_TYPE_TIMER_STARTED)) === 1,
+        10_000,
+        'timers started',
+      );
+      await waitFor(async () => (await count(signals, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) === 2, 10_000, 'signal handled');
+      await waitFor(() => flakyAttempts.length === 1 && slowStarted === 1, 10_000, 'activities running');
+      await sigkill(children[0]);
+
+      // Down for a while: the 2.5 s timer comes due meanwhile (fires at once on restart).
+      await new Promise((r) => setTimeout(r, 1000));
+      children.push(await spawnServer(port, dbFile, log));
+
+      await signals.signal(durableAddSignal, 'after');
+      const results = await Promise.all([timer.result(), longTimer.result(), signals.result(), retrying.result(), slow.result()]);
+      assert.deepEqual(results, ['done timer', 'done long', 'done sig:before,after', 'done retry at attempt 3', 'done slow']);
+      assert.deepEqual([...effects].sort(), ['early', 'long', 'retry', 'sig:before,after', 'slow', 'timer']);
+      assert.deepEqual(flakyAttempts, [1, 2, 3], 'attempt numbers continue across the restart, none repeated');
+      assert.equal(slowStarted, 1, 'the activity in flight during the crash completed; it was not run again');
+
+      // The run closed before the crash is still there, with its history, and visible.
+      const early = client.workflow.getHandle(`early-${stamp}`);
+      assert.equal(await early.result(), 'done early');
+      const listed: string[] = [];
+      for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}'` })) listed.push(wf.workflowId);
+      assert.equal(listed.length, 6);
+    } catch (err) {
+      throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`);
+    } finally {
+      worker.shutdown();
+      await running;
+      await clientConn.close();
+      await workerConn.close();
+    }
+  });
+
+  it('keeps state across clean restarts in-process and cuts off a torn last commit', async () => {
+    const bundle = await workflowBundle(workflowsPath);
+    const dbFile = path.join(dir, 'inproc.db');
+    const taskQueue = uniqueTaskQueue('durable-inproc');
+    let server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
+    const conn1 = await Connection.connect({ address: server.address });
+    const h = await new Client({ connection: conn1 }).workflow.start(collectsSignals, { taskQueue, workflowId: `inproc-${Date.now()}`, args: ['x', 1] });
+    await conn1.close();
+    await server.close();
+    // A half-written commit at the end (a crash in the middle of a write) is dropped at open.
+    fs.appendFileSync(dbFile, Buffer.from([200, 0, 0, 0, 1, 2, 3, 4, 5]));
+    const before = fs.statSync(dbFile).size;
+    server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
+    assert.equal(fs.statSync(dbFile).size, before - 9);
+    const parsed = parseJournal(fs.readFileSync(dbFile));
+    assert.equal(parsed.state.runs.length, 1);
+    const conn2 = await Connection.connect({ address: server.address });
+    const workerConn = await NativeConnection.connect({ address: server.address });
+    try {
+      const client = new Client({ connection: conn2 });
+      const handle = client.workflow.getHandle(h.workflowId);
+      const worker = await Worker.create({ connection: workerConn, taskQueue, workflowBundle: bundle, activities: {
+        sideEffect: async (tag: string) => `done ${tag}`,
+      } });
+      const result = await worker.runUntil(async () => {
+        await handle.signal(durableAddSignal, 'y');
+        return handle.result();
+      });
+      assert.equal(result, 'done x:y');
+    } finally {
+      await conn2.close();
+      await workerConn.close();
+      await server.close();
+    }
+  });
+});
