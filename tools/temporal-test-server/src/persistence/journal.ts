@@ -127,10 +127,11 @@ function metaRecord(m: Meta): Buffer {
 }
 
 /** Parse a journal image; returns the state and the length of its valid prefix. */
-export function parseJournal(buf: Buffer): { state: LoadedState; validLength: number; purged: number } {
+export function parseJournal(buf: Buffer): { state: LoadedState; validLength: number; purged: number; frames: number } {
   const namespaces = new Map<string, NamespaceRecord>();
   const runs = new Map<string, LoadedRun>();
   let purged = 0;
+  let frames = 0;
   if (buf.length < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) {
     throw new Error('not a pixflow temporal-test-server journal (bad magic)');
   }
@@ -173,8 +174,9 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
       }
     }
     off += 8 + len;
+    frames++;
   }
-  return { state: { namespaces: [...namespaces.values()], runs: [...runs.values()] }, validLength: off, purged };
+  return { state: { namespaces: [...namespaces.values()], runs: [...runs.values()] }, validLength: off, purged, frames };
 }
 
 export class Journal {
