@@ -18,6 +18,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
 import { startServer, silentLogger } from '../src/index';
 import { parseJournal } from '../src/persistence/journal';
+import { msDuration } from '../src/proto';
 import { waitFor, workflowsPath } from './support';
 import { durableAddSignal, collectsSignals, retryingEffect, slowEffect, timerThenEffect, type DurableActivities } from './workflows';
 
@@ -163,6 +164,70 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       await running;
       await clientConn.close();
       await workerConn.close();
+    }
+  });
+
+  it('keeps a started workflow task and the events buffered behind it across SIGKILL (raw gRPC)', async () => {
+    const port = await freePort();
+    const dbFile = path.join(dir, 'raw.db');
+    const log: string[] = [];
+    children.push(await spawnServer(port, dbFile, log));
+    const namespace = 'default';
+    const taskQueue = { name: uniqueTaskQueue('raw') };
+    const workflowId = `raw-${Date.now()}`;
+    let conn = await Connection.connect({ address: `127.0.0.1:${port}` });
+    try {
+      let svc = conn.workflowService;
+      const { runId } = await svc.startWorkflowExecution({ namespace, workflowId, workflowType: { name: 'raw' }, taskQueue, requestId: 'r1', identity: 'test' });
+      const t1 = await svc.pollWorkflowTaskQueue({ namespace, taskQueue, identity: 'w' });
+      await svc.respondWorkflowTaskCompleted({
+        taskToken: t1.taskToken,
+        identity: 'w',
+        commands: [
+          {
+            commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
+            scheduleActivityTaskCommandAttributes: { activityId: 'a1', activityType: { name: 'act' }, taskQueue, startToCloseTimeout: msDuration(30_000) },
+          },
+        ],
+      });
+      const act = await svc.pollActivityTaskQueue({ namespace, taskQueue, identity: 'w' });
+      assert.ok(act.taskToken?.length);
+      await svc.signalWorkflowExecution({ namespace, workflowExecution: { workflowId }, signalName: 's1', identity: 'test' });
+      const t2 = await svc.pollWorkflowTaskQueue({ namespace, taskQueue, identity: 'w' });
+      // While that task runs, an activity result and a signal arrive: both are buffered.
+      const payload = { payloads: [{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"r"') }] };
+      await svc.respondActivityTaskCompleted({ taskToken: act.taskToken, result: payload, identity: 'w' });
+      await svc.signalWorkflowExecution({ namespace, workflowExecution: { workflowId }, signalName: 's2', identity: 'test' });
+
+      await sigkill(children[children.length - 1]);
+      await conn.close();
+      children.push(await spawnServer(port, dbFile, log));
+      conn = await Connection.connect({ address: `127.0.0.1:${port}` });
+      svc = conn.workflowService;
+
+      // The task started before the crash completes with its old token; the buffered events follow.
+      await svc.respondWorkflowTaskCompleted({ taskToken: t2.taskToken, identity: 'w', commands: [] });
+      const t3 = await svc.pollWorkflowTaskQueue({ namespace, taskQueue, identity: 'w' });
+      const events = t3.history?.events ?? [];
+      events.forEach((e, i) => assert.equal(Number(e.eventId), i + 1, 'event ids have no gap'));
+      const names = events.map((e) => (EventType[e.eventType ?? 0] ?? '').replace('EVENT_TYPE_', ''));
+      const tail = names.slice(names.lastIndexOf('WORKFLOW_TASK_COMPLETED'));
+      assert.deepEqual(tail, ['WORKFLOW_TASK_COMPLETED', 'ACTIVITY_TASK_STARTED', 'ACTIVITY_TASK_COMPLETED', 'WORKFLOW_EXECUTION_SIGNALED', 'WORKFLOW_TASK_SCHEDULED', 'WORKFLOW_TASK_STARTED']);
+      const started = events[names.lastIndexOf('ACTIVITY_TASK_STARTED')];
+      const completed = events[names.lastIndexOf('ACTIVITY_TASK_COMPLETED')];
+      assert.equal(Number(completed.activityTaskCompletedEventAttributes?.startedEventId), Number(started.eventId), 'buffered events keep their references');
+      assert.equal(names.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED').length, 2);
+      await svc.respondWorkflowTaskCompleted({
+        taskToken: t3.taskToken,
+        identity: 'w',
+        commands: [{ commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION, completeWorkflowExecutionCommandAttributes: {} }],
+      });
+      const desc = await svc.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
+      assert.equal(desc.workflowExecutionInfo?.status, temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED);
+    } catch (err) {
+      throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`);
+    } finally {
+      await conn.close();
     }
   });
 
