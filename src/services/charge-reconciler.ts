@@ -2,8 +2,8 @@
  * Every charge that still owes something (awaiting payment, awaiting settlement, an open refund)
  * must have a running `charge-<id>` workflow (DESIGN §2b). Starting one is idempotent, so the
  * reconciler simply starts the workflow of each such charge; for a charge whose workflow runs this
- * is a no-op. It matters when workflows were lost — e.g. `npm start` on the in-memory Temporal
- * server after a restart — and after an outage between the charge's commit and its workflow start.
+ * is a no-op. It matters when workflows were lost (a Temporal whose state was wiped) and after an
+ * outage between the charge's commit and its workflow start. `RECONCILER=off` disables it.
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';

@@ -120,6 +120,7 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       const stamp = Date.now();
       const closedEarly = await client.workflow.execute(timerThenEffect, { taskQueue, workflowId: `early-${stamp}`, args: ['early', 10] });
       assert.equal(closedEarly, 'done early');
+      const timerStart = Date.now();
       const timer = await client.workflow.start(timerThenEffect, { taskQueue, workflowId: `timer-${stamp}`, args: ['timer', 2500] });
       const longTimer = await client.workflow.start(timerThenEffect, { taskQueue, workflowId: `long-timer-${stamp}`, args: ['long', 6000] });
       const signals = await client.workflow.start(collectsSignals, { taskQueue, workflowId: `signals-${stamp}`, args: ['sig', 2] });
@@ -140,8 +141,8 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       await waitFor(() => flakyAttempts.length === 1 && slowStarted === 1, 10_000, 'activities running');
       await sigkill(children[0]);
 
-      // Down for a while: the 2.5 s timer comes due meanwhile (fires at once on restart).
-      await new Promise((r) => setTimeout(r, 1000));
+      // Down until the 2.5 s timer is past due: it must fire at once on restart.
+      await waitFor(() => Date.now() > timerStart + 2600, 10_000, 'the short timer past due');
       children.push(await spawnServer(port, dbFile, log));
 
       await signals.signal(durableAddSignal, 'after');
@@ -228,6 +229,22 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`);
     } finally {
       await conn.close();
+    }
+  });
+
+  it('refuses a second server on a journal that another live server owns', async () => {
+    const port = await freePort();
+    const dbFile = path.join(dir, 'owned.db');
+    const owner = await spawnServer(port, dbFile, []);
+    children.push(owner);
+    await assert.rejects(startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile }), /in use by process/);
+    await sigkill(owner);
+    // The killed owner's lock is stale: taken over.
+    const server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
+    try {
+      await assert.rejects(startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile }), /already open in this process/);
+    } finally {
+      await server.close();
     }
   });
 

@@ -207,6 +207,7 @@ export class Journal {
    */
   static open(file: string, logger: Logger): { journal: Journal; loaded: LoadedState } {
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    acquireLock(file);
     let loaded: LoadedState = { namespaces: [], runs: [] };
     if (fs.existsSync(file) && fs.statSync(file).size > 0) {
       const buf = fs.readFileSync(file);
@@ -271,6 +272,7 @@ export class Journal {
     if (this.inFlight) await this.inFlight.catch(() => undefined);
     this.closed = true;
     fs.closeSync(this.fd);
+    releaseLock(this.file);
   }
 
   private schedule(): void {
@@ -351,6 +353,61 @@ export class Journal {
         if (this.dirty.size > 0 || this.meta.length > 0 || this.waiters.length > 0) this.schedule();
       },
     );
+  }
+}
+
+/**
+ * One writer per journal: `FILE.lock` holds the owner's pid. Two servers appending to one file
+ * would interleave their commits, so a second one refuses to start while the owner lives; a lock
+ * left by a killed owner (SIGKILL, power loss) is taken over. An owner that is just exiting (a
+ * test environment torn down and recreated) gets two seconds to go.
+ */
+const openHere = new Set<string>();
+
+function acquireLock(file: string): void {
+  const key = path.resolve(file);
+  if (openHere.has(key)) throw new Error(`${file} is already open in this process`);
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      openHere.add(key);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const owner = Number(fs.readFileSync(lock, 'utf8').trim());
+    if (!(owner > 0) || owner === process.pid || !isNodeProcess(owner)) {
+      fs.rmSync(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`${file} is in use by process ${owner} (lock file ${lock})`);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+}
+
+function releaseLock(file: string): void {
+  openHere.delete(path.resolve(file));
+  const lock = `${file}.lock`;
+  try {
+    if (Number(fs.readFileSync(lock, 'utf8').trim()) === process.pid) fs.rmSync(lock, { force: true });
+  } catch {
+    // already gone
+  }
+}
+
+function isNodeProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // A reused pid naming another program is not our owner (Linux tells; elsewhere trust the pid).
+    return /node|temporal/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return !fs.existsSync('/proc/self');
   }
 }
 
