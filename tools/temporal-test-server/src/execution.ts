@@ -10,6 +10,7 @@
  * - command events are written in command order, right after WorkflowTaskCompleted.
  */
 import { randomUUID } from 'node:crypto';
+import type { ActivityState, RestorePlan, RunDurableState } from './persistence/replay';
 import type { TimerHandle } from './clock';
 import { failedPrecondition, invalidArgument, notFound } from './errors';
 import {
@@ -30,7 +31,6 @@ import {
   type Payloads,
 } from './proto';
 import { decideRetry, normalizeRetryPolicy, retryPolicyMsg, type RetryPolicy } from './retry';
-import type { ActivityState, RestorePlan, RunDurableState } from './persistence/replay';
 import type { RunParams, Store } from './store';
 import { encodeToken } from './tokens';
 
@@ -145,6 +145,8 @@ export class Execution {
   wft: WorkflowTask | null = null;
   private nextWftAttempt = 1;
   private buffered: Buffered[] = [];
+  /** Durable mode: set while a buffered event's `emit` runs against a capture buffer. */
+  private capturing: HistoryEvent[] | null = null;
   private pendingQueries: PendingQuery[] = [];
   private lastCompletedStartedId = 0;
   private sticky: { queue: string; scheduleToStartMs: number } | null = null;
@@ -156,8 +158,6 @@ export class Execution {
   private listeners = new Set<() => void>();
   /** Parent run (for children): notified when the last run of this chain closes. */
   readonly parent: RunParams['parent'];
-  /** Durable mode: set while a buffered event's `emit` runs against a capture buffer. */
-  private capturing: HistoryEvent[] | null = null;
 
   constructor(
     private readonly store: Store,

@@ -10,7 +10,8 @@ import { buildService } from './rpc/grpc';
 import { installFastInflate } from './rpc/inflate';
 import { testService } from './rpc/test-service';
 import { workflowService } from './rpc/workflow-service';
-import { Journal } from './persistence/journal';
+import { afterCommit, Journal } from './persistence/journal';
+import type { Handler } from './rpc/grpc';
 import { Store } from './store';
 
 export type { Logger } from './logger';
@@ -74,16 +75,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const ns of opts.namespaces ?? []) {
     if (!store.namespaces.has(ns)) store.registerNamespace(ns, '', 24 * 3600 * 1000);
   }
-  const beforeReply = journal ? journal.barrier.bind(journal) : undefined;
+  const durable = <T extends Record<string, Handler>>(impl: T): T => (journal ? afterCommit(impl, journal) : impl);
   installFastInflate();
   const server = new grpc.Server({
     // Histories of long workflows can be large; the SDK allows 128 MiB too.
     'grpc.max_receive_message_length': 128 * 1024 * 1024,
     'grpc.max_send_message_length': 128 * 1024 * 1024,
   });
-  const wf = buildService('temporal.api.workflowservice.v1.WorkflowService', workflowService(store, SERVER_VERSION), logger, beforeReply);
+  const wf = buildService('temporal.api.workflowservice.v1.WorkflowService', durable(workflowService(store, SERVER_VERSION)), logger);
   server.addService(wf.definition, wf.implementation);
-  const tsvc = buildService('temporal.api.testservice.v1.TestService', testService(clock), logger, beforeReply);
+  const tsvc = buildService('temporal.api.testservice.v1.TestService', durable(testService(clock)), logger);
   server.addService(tsvc.definition, tsvc.implementation);
 
   const port = await new Promise<number>((resolve, reject) => {

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Execution } from '../execution';
 import type { Logger } from '../logger';
+import type { Handler } from '../rpc/grpc';
 import { temporal, type HistoryEvent } from '../proto';
 import type { ActivityState, RunDurableState, RunRecord } from './replay';
 
@@ -354,6 +355,29 @@ export class Journal {
       },
     );
   }
+}
+
+/**
+ * The RPC handlers of a durable server: every answer, success or error (long polls included),
+ * waits until the state it reflects is on disk, so nothing acknowledged can be lost. Wrapping the
+ * handler table keeps this independent of the transport that serves it.
+ */
+export function afterCommit<T extends Record<string, Handler>>(impl: T, journal: Journal): T {
+  const out: Record<string, Handler> = {};
+  for (const [name, fn] of Object.entries(impl)) {
+    out[name] = async (req, ctx) => {
+      let resp: object;
+      try {
+        resp = await fn(req, ctx);
+      } catch (err) {
+        await journal.barrier();
+        throw err;
+      }
+      await journal.barrier();
+      return resp;
+    };
+  }
+  return out as T;
 }
 
 /**

@@ -56,8 +56,6 @@ export function buildService(
   serviceName: string,
   impl: Record<string, Handler>,
   logger: Logger,
-  /** Durable mode: every answer (success or error) waits until the state it reflects is on disk. */
-  beforeReply?: () => Promise<void>,
 ): { definition: grpc.ServiceDefinition; implementation: grpc.UntypedServiceImplementation } {
   const service = root.lookupService(serviceName).resolveAll();
   const definition: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
@@ -114,20 +112,8 @@ export function buildService(
           else cancelCbs.push(cb);
         },
       };
-      let result = Promise.resolve().then(() => fn(req, ctx));
-      if (beforeReply) {
-        result = result.then(
-          async (resp) => {
-            await beforeReply();
-            return resp;
-          },
-          async (err: unknown) => {
-            await beforeReply();
-            throw err;
-          },
-        );
-      }
-      result
+      Promise.resolve()
+        .then(() => fn(req, ctx))
         .then(
           (resp) => {
             let bytes: Buffer;
