@@ -20,7 +20,7 @@ import { startServer, silentLogger } from '../src/index';
 import { parseJournal } from '../src/persistence/journal';
 import { msDuration } from '../src/proto';
 import { waitFor, workflowsPath } from './support';
-import { durableAddSignal, collectsSignals, retryingEffect, slowEffect, timerThenEffect, type DurableActivities } from './workflows';
+import { durableAddSignal, collectsSignals, parentOfSleeper, sleepsAndContinues, retryingEffect, slowEffect, timerThenEffect, type DurableActivities } from './workflows';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -126,6 +126,8 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       const signals = await client.workflow.start(collectsSignals, { taskQueue, workflowId: `signals-${stamp}`, args: ['sig', 2] });
       const retrying = await client.workflow.start(retryingEffect, { taskQueue, workflowId: `retry-${stamp}`, args: ['retry', 3] });
       const slow = await client.workflow.start(slowEffect, { taskQueue, workflowId: `slow-${stamp}`, args: ['slow', 1500] });
+      const parent = await client.workflow.start(parentOfSleeper, { taskQueue, workflowId: `parent-${stamp}`, args: ['child', 3000] });
+      const chain = await client.workflow.start(sleepsAndContinues, { taskQueue, workflowId: `chain-${stamp}`, args: ['chain', 3, 800] });
       await signals.signal(durableAddSignal, 'before');
 
       // Kill once every workflow is waiting: timers started, the signal seen, the flaky activity
@@ -138,6 +140,7 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
         'timers started',
       );
       await waitFor(async () => (await count(signals, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) === 2, 10_000, 'signal handled');
+      await waitFor(async () => (await count(parent, EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED)) === 1, 10_000, 'child started');
       await waitFor(() => flakyAttempts.length === 1 && slowStarted === 1, 10_000, 'activities running');
       await sigkill(children[0]);
 
@@ -146,9 +149,17 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       children.push(await spawnServer(port, dbFile, log));
 
       await signals.signal(durableAddSignal, 'after');
-      const results = await Promise.all([timer.result(), longTimer.result(), signals.result(), retrying.result(), slow.result()]);
-      assert.deepEqual(results, ['done timer', 'done long', 'done sig:before,after', 'done retry at attempt 3', 'done slow']);
-      assert.deepEqual([...effects].sort(), ['early', 'long', 'retry', 'sig:before,after', 'slow', 'timer']);
+      const results = await Promise.all([timer.result(), longTimer.result(), signals.result(), retrying.result(), slow.result(), parent.result(), chain.result()]);
+      assert.deepEqual(results, [
+        'done timer',
+        'done long',
+        'done sig:before,after',
+        'done retry at attempt 3',
+        'done slow',
+        'parent got: done child',
+        'done chain:continued',
+      ]);
+      assert.deepEqual([...effects].sort(), ['chain:continued', 'child', 'early', 'long', 'retry', 'sig:before,after', 'slow', 'timer']);
       assert.deepEqual(flakyAttempts, [1, 2, 3], 'attempt numbers continue across the restart, none repeated');
       assert.equal(slowStarted, 1, 'the activity in flight during the crash completed; it was not run again');
 
@@ -157,7 +168,8 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       assert.equal(await early.result(), 'done early');
       const listed: string[] = [];
       for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}'` })) listed.push(wf.workflowId);
-      assert.equal(listed.length, 6);
+      // 8 workflows, the child, and the chain's 4 runs in place of 1.
+      assert.equal(listed.length, 12);
     } catch (err) {
       throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`);
     } finally {

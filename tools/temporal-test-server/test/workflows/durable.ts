@@ -1,5 +1,5 @@
 /** Workflows of the durability (crash and restart) tests: each does one side effect after waiting. */
-import { condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, sleep, startChild, workflowInfo } from '@temporalio/workflow';
 
 export interface DurableActivities {
   /** Counted by the test: must run exactly once per workflow. */
@@ -36,4 +36,17 @@ export async function retryingEffect(tag: string, okAt: number): Promise<string>
 
 export async function slowEffect(tag: string, ms: number): Promise<string> {
   return await acts.slow(tag, ms);
+}
+
+/** A child that sleeps (the crash hits while it waits), then the parent reports its result. */
+export async function parentOfSleeper(tag: string, ms: number): Promise<string> {
+  const child = await startChild(timerThenEffect, { workflowId: `${workflowInfo().workflowId}-child`, args: [tag, ms] });
+  return `parent got: ${await child.result()}`;
+}
+
+/** Continues as new `runs` times, sleeping `ms` in each run, then does its side effect. */
+export async function sleepsAndContinues(tag: string, runs: number, ms: number): Promise<string> {
+  await sleep(ms);
+  if (runs > 0) await continueAsNew<typeof sleepsAndContinues>(tag, runs - 1, ms);
+  return await acts.sideEffect(`${tag}:${workflowInfo().continuedFromExecutionRunId ? 'continued' : 'first'}`);
 }
