@@ -1,5 +1,5 @@
 /**
- * Programmatic entry point: an in-memory Temporal server on 127.0.0.1 serving WorkflowService and
+ * Programmatic entry point: a Temporal server (in memory, or durable with `dbFilename`) on 127.0.0.1 serving WorkflowService and
  * TestService over real gRPC. Used by the CLI (bin/temporal-test-server) and embedded by
  * `npm start` (src/temporal/local-server.ts) in real-time mode.
  */
