@@ -147,6 +147,10 @@ export class Execution {
   private buffered: Buffered[] = [];
   /** Durable mode: set while a buffered event's `emit` runs against a capture buffer. */
   private capturing: HistoryEvent[] | null = null;
+  /** Placeholder ids of captured events are unique per run, so one buffered item may refer to another's. */
+  private captureSeq = 0;
+  /** Restored buffered events: placeholder id → real id once written. */
+  private recordedIds = new Map<number, number>();
   private pendingQueries: PendingQuery[] = [];
   private lastCompletedStartedId = 0;
   private sticky: { queue: string; scheduleToStartMs: number } | null = null;
@@ -1646,7 +1650,7 @@ export class Execution {
   /** Capture-mode append: placeholder ids (CAPTURE_ID_BASE + n) let later events of one emit refer to earlier ones. */
   private capture(e: HistoryEvent): HistoryEvent {
     const out = this.capturing ?? [];
-    const id = CAPTURE_ID_BASE + out.length + 1;
+    const id = CAPTURE_ID_BASE + ++this.captureSeq;
     e.eventId = long(id);
     e.taskId = long(id);
     e.eventTime = msTimestamp(this.store.clock.now());
@@ -1735,6 +1739,9 @@ export class Execution {
         this.armActivityRetry(act, act.retryAt || clock.now());
       }
     }
+    for (const events of plan.buffered) {
+      for (const e of events) this.captureSeq = Math.max(this.captureSeq, toNum(e.eventId) - CAPTURE_ID_BASE);
+    }
     this.buffered = plan.buffered.map((events) => ({
       emit: () => this.appendRecorded(events),
       events,
@@ -1769,7 +1776,7 @@ export class Execution {
 
   /** Re-append events captured while buffered, mapping their placeholder ids to the real ones. */
   private appendRecorded(events: HistoryEvent[]): void {
-    const ids = new Map<number, number>();
+    const ids = this.recordedIds;
     for (const t of events) {
       const e: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(t)) {
