@@ -69,7 +69,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const opened = Journal.open(opts.dbFilename, logger);
     journal = opened.journal;
     store.journal = journal;
-    const restored = store.restore(opened.loaded);
+    let restored: ReturnType<Store['restore']>;
+    try {
+      restored = store.restore(opened.loaded);
+    } catch (err) {
+      clock.close();
+      journal.abandon();
+      throw err;
+    }
     logger.info({ file: opts.dbFilename, ...restored, ms: Date.now() - t0 }, 'durable state loaded');
   }
   for (const ns of opts.namespaces ?? []) {

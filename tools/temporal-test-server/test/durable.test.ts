@@ -266,7 +266,10 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     const taskQueue = uniqueTaskQueue('durable-inproc');
     let server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
     const conn1 = await Connection.connect({ address: server.address });
-    const h = await new Client({ connection: conn1 }).workflow.start(collectsSignals, { taskQueue, workflowId: `inproc-${Date.now()}`, args: ['x', 1] });
+    const client1 = new Client({ connection: conn1 });
+    const h = await client1.workflow.start(collectsSignals, { taskQueue, workflowId: `inproc-${Date.now()}`, args: ['x', 1] });
+    // A second start is a second commit (the damage test below needs one after the first).
+    await client1.workflow.start(collectsSignals, { taskQueue: uniqueTaskQueue('nobody'), workflowId: `inproc-other-${Date.now()}`, args: ['z', 1] });
     await conn1.close();
     await server.close();
     // A half-written commit at the end (a crash in the middle of a write) is dropped at open.
@@ -275,7 +278,18 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
     assert.equal(fs.statSync(dbFile).size, before - 9);
     const parsed = parseJournal(fs.readFileSync(dbFile));
-    assert.equal(parsed.state.runs.length, 1);
+    assert.equal(parsed.state.runs.length, 2);
+    assert.ok(parsed.frames >= 2);
+    // Damage before the end is not a torn write: the server refuses the file instead of dropping commits.
+    const damaged = path.join(dir, 'damaged.db');
+    const bytes = fs.readFileSync(dbFile);
+    bytes[12] ^= 0xff; // inside the first commit
+    fs.writeFileSync(damaged, bytes);
+    for (let i = 0; i < 2; i++) {
+      // Twice: a refused start leaves no lock behind.
+      await assert.rejects(startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: damaged }), /corrupt/);
+    }
+    assert.equal(fs.existsSync(`${damaged}.lock`), false);
     const conn2 = await Connection.connect({ address: server.address });
     const workerConn = await NativeConnection.connect({ address: server.address });
     try {

@@ -127,7 +127,10 @@ function metaRecord(m: Meta): Buffer {
   return record(KIND_META, Buffer.from(JSON.stringify(m)));
 }
 
-/** Parse a journal image; returns the state and the length of its valid prefix. */
+/**
+ * Parse a journal image; returns the state and the length of its valid prefix (a torn last frame
+ * is excluded). Throws on damage before the end, rather than dropping later commits.
+ */
 export function parseJournal(buf: Buffer): { state: LoadedState; validLength: number; purged: number; frames: number } {
   const namespaces = new Map<string, NamespaceRecord>();
   const runs = new Map<string, LoadedRun>();
@@ -142,7 +145,11 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
     const crc = buf.readUInt32LE(off + 4);
     if (off + 8 + len > buf.length) break;
     const payload = buf.subarray(off + 8, off + 8 + len);
-    if (crc32(payload) !== crc) break;
+    if (crc32(payload) !== crc) {
+      // The last frame can be torn by a crash mid-write; a bad frame with data after it is damage.
+      if (off + 8 + len < buf.length) throw new Error(`journal is corrupt at byte ${off} (a commit fails its checksum); refusing to start`);
+      break;
+    }
     let p = 0;
     while (p + 5 <= payload.length) {
       const kind = payload.readUInt8(p);
@@ -209,6 +216,15 @@ export class Journal {
   static open(file: string, logger: Logger): { journal: Journal; loaded: LoadedState } {
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     acquireLock(file);
+    try {
+      return Journal.openLocked(file, logger);
+    } catch (err) {
+      releaseLock(file);
+      throw err;
+    }
+  }
+
+  private static openLocked(file: string, logger: Logger): { journal: Journal; loaded: LoadedState } {
     let loaded: LoadedState = { namespaces: [], runs: [] };
     if (fs.existsSync(file) && fs.statSync(file).size > 0) {
       const buf = fs.readFileSync(file);
@@ -272,6 +288,16 @@ export class Journal {
     await this.barrier().catch(() => undefined);
     if (this.inFlight) await this.inFlight.catch(() => undefined);
     this.closed = true;
+    fs.closeSync(this.fd);
+    releaseLock(this.file);
+  }
+
+  /** Close without committing pending changes (a start-up that failed half-way). */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.dirty.clear();
+    this.meta = [];
     fs.closeSync(this.fd);
     releaseLock(this.file);
   }
