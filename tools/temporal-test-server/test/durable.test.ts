@@ -7,11 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { Context } from '@temporalio/activity';
+import protoRoot = require('@temporalio/proto/protos/root');
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -258,6 +261,34 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     } finally {
       await server.close();
     }
+  });
+
+  it('journals whatever random requests do, and starts again on that journal', async () => {
+    const dbFile = path.join(dir, 'fuzz.db');
+    const root = protoRoot as unknown as { lookupService(name: string): { methods: Record<string, unknown> } };
+    const methods = Object.keys(root.lookupService('temporal.api.workflowservice.v1.WorkflowService').methods);
+    let server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
+    const client = new grpc.Client(server.address, grpc.credentials.createInsecure());
+    const bad: string[] = [];
+    try {
+      await Promise.all(
+        methods.map(async (m) => {
+          for (const body of [Buffer.alloc(0), randomBytes(7), randomBytes(64), randomBytes(300)]) {
+            const code = await new Promise<grpc.status>((resolve) => {
+              client.makeUnaryRequest(`/temporal.api.workflowservice.v1.WorkflowService/${m}`, (b: Buffer) => b, (b: Buffer) => b, body,
+                new grpc.Metadata(), { deadline: Date.now() + 3000 }, (err) => resolve(err ? err.code : grpc.status.OK));
+            });
+            if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) bad.push(`${m}: ${grpc.status[code]}`);
+          }
+        }),
+      );
+    } finally {
+      client.close();
+      await server.close();
+    }
+    assert.deepEqual(bad, []);
+    server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
+    await server.close();
   });
 
   it('keeps state across clean restarts in-process and cuts off a torn last commit', async () => {
