@@ -212,11 +212,6 @@ export class Execution {
     return e;
   }
 
-  /** Durable mode: the journal writes this run's new events and state at its next group commit. */
-  private touched(): void {
-    this.store.journal?.touch(this);
-  }
-
   private notify(): void {
     const ls = [...this.listeners];
     this.listeners.clear();
@@ -1636,6 +1631,11 @@ export class Execution {
 
   // ---------------------------------------------------------------- durability (src/persistence)
 
+  /** Durable mode: the journal writes this run's new events and state at its next group commit. */
+  private touched(): void {
+    this.store.journal?.touch(this);
+  }
+
   private captureEvents(emit: () => void): HistoryEvent[] {
     const out: HistoryEvent[] = [];
     this.capturing = out;
@@ -1727,14 +1727,8 @@ export class Execution {
         act.attemptTimers.push(
           clock.scheduleAt(act.startedTime + act.startToCloseMs, () => this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE, attempt)),
         );
-        if (act.heartbeatMs) {
-          this.heartbeatTimer.set(
-            act,
-            clock.scheduleAt((act.lastHeartbeatTime || act.startedTime) + act.heartbeatMs, () =>
-              this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_HEARTBEAT, attempt),
-            ),
-          );
-        }
+        // The heartbeat timeout counts from the restart: the worker gets one interval to reconnect.
+        this.armHeartbeatTimer(act);
       } else {
         this.armActivityRetry(act, act.retryAt || clock.now());
       }
