@@ -67,6 +67,10 @@ const envSchema = z.object({
   }),
   TEMPORAL_NAMESPACE: optionalString.transform((v) => v ?? 'default'),
   TEMPORAL_TASK_QUEUE: optionalString.transform((v) => v ?? 'pixflow'),
+  /** Local Temporal of `npm start` (TEMPORAL_ADDRESS unset): ours, durable under DATA_DIR; `cli` downloads the official dev server. */
+  TEMPORAL_LOCAL_SERVER: z.enum(['pixflow', 'cli']).optional().default('pixflow'),
+  /** `off` disables the charge workflow reconciler (to show that workflows survive restarts on their own). */
+  RECONCILER: z.enum(['on', 'off']).optional().default('on'),
   /** Tag workflows with the MerchantId/EntityId search attributes (the cluster must have them registered). */
   TEMPORAL_SEARCH_ATTRIBUTES: boolFrom(true),
   /** Unset → the acquirer simulator, in-process on a local port. */

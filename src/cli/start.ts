@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   let temporalAddress = config.TEMPORAL_ADDRESS;
   let temporalKind = 'configured';
   if (!temporalAddress) {
-    const local = await startLocalTemporal({ dataDir: config.DATA_DIR, logger });
+    const local = await startLocalTemporal({ dataDir: config.DATA_DIR, logger, server: config.TEMPORAL_LOCAL_SERVER });
     stops.push(['temporal', () => local.stop()]);
     temporalAddress = local.address;
     temporalKind = local.kind;

@@ -68,6 +68,7 @@ export async function startApi(opts: {
   // because Temporal was down when the charge was created): at start, then every few minutes.
   let reconciling: Promise<unknown> = Promise.resolve();
   const reconcile = (): void => {
+    if (config.RECONCILER === 'off') return;
     reconciling = Promise.all([
       reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
         logger.error({ err }, 'charge workflow reconciliation failed'),

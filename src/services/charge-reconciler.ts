@@ -4,6 +4,7 @@
  * they work", Reconciliation). Starting one is idempotent, so the reconciler simply starts the
  * workflow of each such charge; for a charge whose workflow runs this is a no-op. It matters when workflows were lost — e.g. `npm start` on the in-memory Temporal
  * server after a restart — and after an outage between the charge's commit and its workflow start.
+ * `RECONCILER=off` disables it.
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';

@@ -1,26 +1,31 @@
 /**
  * The Temporal server `npm start` uses when TEMPORAL_ADDRESS is unset.
  *
- * First choice: the official Temporal CLI dev server through @temporalio/testing, persisted to
- * `<DATA_DIR>/temporal.db` so workflows survive a restart. It is downloaded on first use, which
- * fails at once on a machine without internet; then we run the project's own in-memory server
- * (tools/temporal-test-server) in real-time mode, in this process, and say loudly that in-flight
- * workflows do not survive a restart (the reconciler restarts them from the database).
+ * Default: the project's own server (tools/temporal-test-server) in this process, in real time,
+ * durable: its state is journaled to `<DATA_DIR>/temporal/pixflow-temporal.journal` and replayed at
+ * start, so workflows in flight survive a crash or restart (see that server's README, "Durable
+ * state"). Nothing is downloaded. `TEMPORAL_LOCAL_SERVER=cli` uses the official Temporal CLI dev
+ * server through @temporalio/testing instead (downloaded on first use; needs internet), persisted
+ * to `<DATA_DIR>/temporal.db`.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startServer } from '../../tools/temporal-test-server/src/index';
 
-
 export interface LocalTemporal {
   address: string;
-  kind: 'temporal-cli-dev-server' | 'pixflow-in-memory-server';
+  kind: 'temporal-cli-dev-server' | 'pixflow-durable-server';
   stop(): Promise<void>;
 }
 
-export async function startLocalTemporal(opts: { dataDir: string; logger: Logger }): Promise<LocalTemporal> {
-  try {
+/** Where the embedded server keeps its journal. */
+export function localJournalPath(dataDir: string): string {
+  return path.join(dataDir, 'temporal', 'pixflow-temporal.journal');
+}
+
+export async function startLocalTemporal(opts: { dataDir: string; logger: Logger; server?: 'pixflow' | 'cli' }): Promise<LocalTemporal> {
+  if (opts.server === 'cli') {
     const env = await TestWorkflowEnvironment.createLocal({
       server: {
         dbFilename: path.join(opts.dataDir, 'temporal.db'),
@@ -29,22 +34,18 @@ export async function startLocalTemporal(opts: { dataDir: string; logger: Logger
         extraArgs: ['--search-attribute', 'MerchantId=Keyword', '--search-attribute', 'EntityId=Keyword'],
       },
     });
-    return {
-      address: env.address,
-      kind: 'temporal-cli-dev-server',
-      stop: () => env.teardown(),
-    };
-  } catch (err) {
-    opts.logger.warn(
-      { reason: err instanceof Error ? err.message.slice(0, 160) : String(err) },
-      'Temporal dev server unavailable (no download); using the in-memory pixflow Temporal server. ' +
-        'In-flight workflows do NOT survive a restart; set TEMPORAL_ADDRESS for a real cluster.',
-    );
+    return { address: env.address, kind: 'temporal-cli-dev-server', stop: () => env.teardown() };
   }
-  const server = await startServer({ port: 0, host: '127.0.0.1', timeSkipping: false, logger: opts.logger });
+  const server = await startServer({
+    port: 0,
+    host: '127.0.0.1',
+    timeSkipping: false,
+    logger: opts.logger,
+    dbFilename: localJournalPath(opts.dataDir),
+  });
   return {
     address: `127.0.0.1:${server.port}`,
-    kind: 'pixflow-in-memory-server',
+    kind: 'pixflow-durable-server',
     stop: () => server.close(),
   };
 }

@@ -10,6 +10,7 @@
  * - command events are written in command order, right after WorkflowTaskCompleted.
  */
 import { randomUUID } from 'node:crypto';
+import type { ActivityState, RestorePlan, RunDurableState } from './persistence/replay';
 import type { TimerHandle } from './clock';
 import { failedPrecondition, invalidArgument, notFound } from './errors';
 import {
@@ -70,7 +71,7 @@ interface WorkflowTask {
   locked: boolean;
 }
 
-interface Activity {
+export interface Activity {
   scheduledEventId: number;
   activityId: string;
   activityType: string;
@@ -97,9 +98,11 @@ interface Activity {
   closeTimer?: TimerHandle;
   locked: boolean;
   priority?: temporal.api.common.v1.IPriority | null;
+  /** While in retry backoff: when the next attempt is queued (kept for durable restarts). */
+  retryAt?: number;
 }
 
-interface Child {
+export interface Child {
   initiatedEventId: number;
   namespace: string;
   workflowId: string;
@@ -113,9 +116,13 @@ interface Buffered {
   emit: () => void;
   /** Lets CancelTimer drop a fire that was buffered but not yet written. */
   timerId?: string;
+  /** Durable mode: the events `emit` will write, captured when buffered (see src/persistence). */
+  events?: HistoryEvent[];
 }
 
 const TEN_YEARS = 10 * 365 * 24 * 3600 * 1000;
+/** Placeholder event ids of captured (buffered, not yet written) events; far above any real id. */
+const CAPTURE_ID_BASE = 2 ** 40;
 
 const closingCommands = new Set<number>([
   CommandType.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
@@ -140,6 +147,12 @@ export class Execution {
   wft: WorkflowTask | null = null;
   private nextWftAttempt = 1;
   private buffered: Buffered[] = [];
+  /** Durable mode: set while a buffered event's `emit` runs against a capture buffer. */
+  private capturing: HistoryEvent[] | null = null;
+  /** Placeholder ids of captured events are unique per run, so one buffered item may refer to another's. */
+  private captureSeq = 0;
+  /** Restored buffered events: placeholder id → real id once written. */
+  private recordedIds = new Map<number, number>();
   private pendingQueries: PendingQuery[] = [];
   private lastCompletedStartedId = 0;
   private sticky: { queue: string; scheduleToStartMs: number } | null = null;
@@ -157,12 +170,14 @@ export class Execution {
   constructor(
     private readonly store: Store,
     readonly p: RunParams,
+    /** Durable restart: the recorded start time (else now). */
+    restoredStartTime?: number,
   ) {
     this.runId = p.runId;
     this.parent = p.parent;
     this.memo = p.memo ?? {};
     this.searchAttributes = p.searchAttributes ?? {};
-    this.startTime = store.clock.now();
+    this.startTime = restoredStartTime ?? store.clock.now();
     this.executionTime = this.startTime + p.backoffMs;
   }
 
@@ -191,11 +206,13 @@ export class Execution {
   // ---------------------------------------------------------------- history plumbing
 
   private append(e: HistoryEvent): HistoryEvent {
+    if (this.capturing) return this.capture(e);
     const id = this.history.length + 1;
     e.eventId = long(id);
     e.taskId = long(id);
     e.eventTime = msTimestamp(this.store.clock.now());
     this.history.push(e);
+    this.touched();
     return e;
   }
 
@@ -233,7 +250,10 @@ export class Execution {
   private external(emit: () => void, timerId?: string): void {
     if (!this.isOpen) return;
     if (this.wft?.state === 'started') {
-      this.buffered.push({ emit, timerId });
+      // Durable mode persists buffered events too; `emit` must therefore only append events
+      // (it runs once against a capture buffer here, and for real when the buffer is flushed).
+      this.buffered.push({ emit, timerId, events: this.store.journal ? this.captureEvents(emit) : undefined });
+      this.touched();
       return;
     }
     emit();
@@ -647,17 +667,7 @@ export class Execution {
           eventType: EventType.EVENT_TYPE_TIMER_STARTED,
           timerStartedEventAttributes: { timerId, startToFireTimeout: a.startToFireTimeout, workflowTaskCompletedEventId: wfc },
         });
-        const startedEventId = toNum(ev.eventId);
-        const handle = this.store.clock.schedule(durationMs(a.startToFireTimeout), () => {
-          this.timers.delete(timerId);
-          this.external(() => {
-            this.append({
-              eventType: EventType.EVENT_TYPE_TIMER_FIRED,
-              timerFiredEventAttributes: { timerId, startedEventId: long(startedEventId) },
-            });
-          }, timerId);
-        });
-        this.timers.set(timerId, { startedEventId, handle });
+        this.armTimer(timerId, toNum(ev.eventId), this.store.clock.now() + durationMs(a.startToFireTimeout));
         return;
       }
       case CommandType.COMMAND_TYPE_CANCEL_TIMER: {
@@ -744,6 +754,19 @@ export class Execution {
         // validateCommands rejected everything else before any change was made.
         return;
     }
+  }
+
+  private armTimer(timerId: string, startedEventId: number, fireAt: number): void {
+    const handle = this.store.clock.scheduleAt(fireAt, () => {
+      this.timers.delete(timerId);
+      this.external(() => {
+        this.append({
+          eventType: EventType.EVENT_TYPE_TIMER_FIRED,
+          timerFiredEventAttributes: { timerId, startedEventId: long(startedEventId) },
+        });
+      }, timerId);
+    });
+    this.timers.set(timerId, { startedEventId, handle });
   }
 
   private findTimerStartedId(timerId: string): number {
@@ -843,6 +866,7 @@ export class Execution {
         this.store.clock.schedule(act.scheduleToStartMs, () => this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START, attempt)),
       );
     }
+    this.touched();
     if (eager) return;
     this.store.actMatching.add(this.activityKey(act.taskQueue), { take: (identity) => this.startActivity(act, attempt, identity) });
   }
@@ -858,6 +882,8 @@ export class Execution {
     act.state = 'started';
     act.startedTime = now;
     act.identity = identity;
+    act.retryAt = undefined;
+    this.touched();
     act.attemptTimers.push(
       this.store.clock.schedule(act.startToCloseMs, () => this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE, attempt)),
     );
@@ -927,6 +953,7 @@ export class Execution {
     if (details) act.heartbeatDetails = details;
     act.lastHeartbeatTime = this.store.clock.now();
     this.armHeartbeatTimer(act);
+    this.touched();
     return act.cancelRequestedEventId > 0;
   }
 
@@ -1022,17 +1049,23 @@ export class Execution {
     act.lastFailure = failure;
     act.state = 'backoff';
     act.attempt++;
+    this.armActivityRetry(act, this.store.clock.now() + delayMs);
+    this.touched();
+    if (act.locked) {
+      act.locked = false;
+      this.store.clock.unlock();
+    }
+  }
+
+  private armActivityRetry(act: Activity, atMs: number): void {
+    act.retryAt = atMs;
     act.attemptTimers.push(
-      this.store.clock.schedule(delayMs, () => {
+      this.store.clock.scheduleAt(atMs, () => {
         if (!this.isOpen || this.activities.get(act.scheduledEventId) !== act) return;
         act.attemptTimers = [];
         this.enqueueActivity(act);
       }),
     );
-    if (act.locked) {
-      act.locked = false;
-      this.store.clock.unlock();
-    }
   }
 
   private timeOutActivity(act: Activity, type: number, attempt: number): void {
@@ -1640,6 +1673,172 @@ export class Execution {
           }
         : null,
     };
+  }
+
+  // ---------------------------------------------------------------- durability (src/persistence)
+
+  /** Durable mode: the journal writes this run's new events and state at its next group commit. */
+  private touched(): void {
+    this.store.journal?.touch(this);
+  }
+
+  private captureEvents(emit: () => void): HistoryEvent[] {
+    const out: HistoryEvent[] = [];
+    this.capturing = out;
+    try {
+      emit();
+    } finally {
+      this.capturing = null;
+    }
+    return out;
+  }
+
+  /** Capture-mode append: placeholder ids (CAPTURE_ID_BASE + n) let later events of one emit refer to earlier ones. */
+  private capture(e: HistoryEvent): HistoryEvent {
+    const out = this.capturing ?? [];
+    const id = CAPTURE_ID_BASE + ++this.captureSeq;
+    e.eventId = long(id);
+    e.taskId = long(id);
+    e.eventTime = msTimestamp(this.store.clock.now());
+    out.push(e);
+    return e;
+  }
+
+  /** What history alone cannot tell after a restart: activity attempts and buffered events. */
+  durableState(): RunDurableState {
+    const activities: ActivityState[] = [];
+    for (const a of this.activities.values()) {
+      activities.push({
+        sid: a.scheduledEventId,
+        attempt: a.attempt,
+        state: a.state,
+        firstScheduledTime: a.firstScheduledTime,
+        attemptScheduledTime: a.attemptScheduledTime,
+        startedTime: a.startedTime,
+        identity: a.identity,
+        heartbeatDetails: a.heartbeatDetails ?? null,
+        lastHeartbeatTime: a.lastHeartbeatTime,
+        lastFailure: a.lastFailure ?? null,
+        cancelRequestedEventId: a.cancelRequestedEventId,
+        retryAt: a.retryAt ?? 0,
+      });
+    }
+    return { activities, buffered: this.buffered.map((b) => b.events ?? []) };
+  }
+
+  /**
+   * Rebuild this run after a restart from its recorded history and the plan replayed from it:
+   * timers re-armed at their original time (at once if past due), activities re-queued or kept
+   * started with their timeouts, the workflow task re-dispatched or kept started until its
+   * timeout, buffered events buffered again. Writes nothing to history.
+   */
+  restoreState(events: HistoryEvent[], plan: RestorePlan): void {
+    this.history.push(...events);
+    this.status = plan.status as Status;
+    this.closeTime = plan.closeTime;
+    this.nextRunId = plan.nextRunId;
+    this.memo = plan.memo;
+    this.searchAttributes = plan.searchAttributes;
+    this.cancelRequested = plan.cancelRequested;
+    this.lastCompletedStartedId = plan.lastCompletedStartedId;
+    this.nextWftAttempt = plan.nextWftAttempt;
+    for (const c of plan.children) this.children.set(c.initiatedEventId, c);
+    this.updates.restore(events);
+    if (!this.isOpen) {
+      this.updates.abort();
+      return;
+    }
+    const clock = this.store.clock;
+    const p = this.p;
+    const deadline = Math.min(p.runTimeoutMs ? this.startTime + p.runTimeoutMs : Infinity, p.expirationTime || Infinity);
+    if (Number.isFinite(deadline)) this.runTimer = clock.scheduleAt(deadline, () => this.timeOut());
+    if (plan.firstTaskPending) {
+      this.backoffTimer = clock.scheduleAt(this.executionTime, () => {
+        this.backoffTimer = undefined;
+        this.scheduleWorkflowTask();
+        this.notify();
+      });
+    }
+    for (const t of plan.timers) this.armTimer(t.timerId, t.startedEventId, t.fireAt);
+    for (const act of plan.activities) {
+      this.activities.set(act.scheduledEventId, act);
+      if (act.scheduleToCloseMs) {
+        act.closeTimer = clock.scheduleAt(act.firstScheduledTime + act.scheduleToCloseMs, () =>
+          this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, act.attempt),
+        );
+      }
+      if (act.state === 'scheduled') {
+        this.enqueueActivity(act);
+      } else if (act.state === 'started') {
+        // The worker may still be running it and report with its token; if not, its timeouts retry it.
+        act.locked = true;
+        clock.lock();
+        const attempt = act.attempt;
+        act.attemptTimers.push(
+          clock.scheduleAt(act.startedTime + act.startToCloseMs, () => this.timeOutActivity(act, TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE, attempt)),
+        );
+        // The heartbeat timeout counts from the restart: the worker gets one interval to reconnect.
+        this.armHeartbeatTimer(act);
+      } else {
+        this.armActivityRetry(act, act.retryAt || clock.now());
+      }
+    }
+    for (const events of plan.buffered) {
+      for (const e of events) this.captureSeq = Math.max(this.captureSeq, toNum(e.eventId) - CAPTURE_ID_BASE);
+    }
+    this.buffered = plan.buffered.map((events) => ({
+      emit: () => this.appendRecorded(events),
+      events,
+      timerId: events.find((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED)?.timerFiredEventAttributes?.timerId ?? undefined,
+    }));
+    const w = plan.wft;
+    if (w) {
+      const wft: WorkflowTask = {
+        state: w.state,
+        scheduledEventId: w.scheduledEventId,
+        startedEventId: w.startedEventId,
+        attempt: w.attempt,
+        queueKey: '',
+        scheduledTime: w.scheduledTime,
+        queries: [],
+        locked: true,
+      };
+      this.wft = wft;
+      clock.lock();
+      if (w.state === 'scheduled') {
+        this.dispatchWorkflowTask();
+      } else {
+        // Started before the crash: its worker may still complete it; otherwise it times out and is retried.
+        wft.queueKey = this.normalKey();
+        wft.timer = clock.scheduleAt(w.startedTime + p.taskTimeoutMs, () => this.timeOutWorkflowTask(w.scheduledEventId, w.attempt));
+      }
+    } else if (!plan.firstTaskPending && this.buffered.length > 0) {
+      this.flushBuffered();
+      this.scheduleWorkflowTask();
+    }
+  }
+
+  /** Re-append events captured while buffered, mapping their placeholder ids to the real ones. */
+  private appendRecorded(events: HistoryEvent[]): void {
+    const ids = this.recordedIds;
+    for (const t of events) {
+      const e: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(t)) {
+        if (k === 'eventId' || k === 'taskId' || k === 'eventTime') continue;
+        if (k.endsWith('EventAttributes') && v && typeof v === 'object') {
+          const attrs: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+          for (const [ak, av] of Object.entries(attrs)) {
+            const n = ak.endsWith('EventId') ? toNum(av) : 0;
+            if (n > CAPTURE_ID_BASE) attrs[ak] = long(ids.get(n) ?? 0);
+          }
+          e[k] = attrs;
+        } else {
+          e[k] = v;
+        }
+      }
+      const ev = this.append(e as HistoryEvent);
+      ids.set(toNum(t.eventId), toNum(ev.eventId));
+    }
   }
 
   info(): temporal.api.workflow.v1.IWorkflowExecutionInfo {

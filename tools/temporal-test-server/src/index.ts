@@ -1,5 +1,5 @@
 /**
- * Programmatic entry point: an in-memory Temporal server on 127.0.0.1 serving WorkflowService and
+ * Programmatic entry point: a Temporal server (in memory, or durable with `dbFilename`) on 127.0.0.1 serving WorkflowService and
  * TestService over real gRPC. Used by the CLI (bin/temporal-test-server) and embedded by
  * `npm start` (src/temporal/local-server.ts) in real-time mode.
  */
@@ -9,6 +9,8 @@ import { unaryMethods } from './rpc/grpc';
 import { H2Server } from './rpc/h2server';
 import { testService } from './rpc/test-service';
 import { workflowService } from './rpc/workflow-service';
+import { afterCommit, Journal } from './persistence/journal';
+import type { Handler } from './rpc/grpc';
 import { Store } from './store';
 
 export type { Logger } from './logger';
@@ -29,6 +31,13 @@ export interface ServerOptions {
    */
   startLocked?: boolean;
   logger?: Logger;
+  /**
+   * Keep all state in this file (append-only journal, see src/persistence/journal.ts) and read it
+   * back at start, so a crash or restart loses nothing. Unset: in memory only.
+   */
+  dbFilename?: string;
+  /** Namespaces to create at start if missing (the dev server's `--namespace`). */
+  namespaces?: string[];
 }
 
 export interface RunningServer {
@@ -53,10 +62,30 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onError: (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'timer callback failed'),
   });
   const store = new Store(clock, logger);
+  let journal: Journal | undefined;
+  if (opts.dbFilename) {
+    const t0 = Date.now();
+    const opened = Journal.open(opts.dbFilename, logger);
+    journal = opened.journal;
+    store.journal = journal;
+    let restored: ReturnType<Store['restore']>;
+    try {
+      restored = store.restore(opened.loaded);
+    } catch (err) {
+      clock.close();
+      journal.abandon();
+      throw err;
+    }
+    logger.info({ file: opts.dbFilename, ...restored, ms: Date.now() - t0 }, 'durable state loaded');
+  }
+  for (const ns of opts.namespaces ?? []) {
+    if (!store.namespaces.has(ns)) store.registerNamespace(ns, '', 24 * 3600 * 1000);
+  }
+  const durable = <T extends Record<string, Handler>>(impl: T): T => (journal ? afterCommit(impl, journal) : impl);
   // Histories of long workflows can be large; the SDK allows 128 MiB too.
   const server = new H2Server({ maxReceiveBytes: 128 * 1024 * 1024, logger });
-  server.addMethods(unaryMethods('temporal.api.workflowservice.v1.WorkflowService', workflowService(store, SERVER_VERSION)));
-  server.addMethods(unaryMethods('temporal.api.testservice.v1.TestService', testService(clock)));
+  server.addMethods(unaryMethods('temporal.api.workflowservice.v1.WorkflowService', durable(workflowService(store, SERVER_VERSION))));
+  server.addMethods(unaryMethods('temporal.api.testservice.v1.TestService', durable(testService(clock))));
   const port = await server.listen(host, opts.port);
   // Retention sweep, real-time mode only: with time skipping a test may jump weeks ahead and still
   // want to read the runs it just finished (the Java test server never purges either).
@@ -83,6 +112,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       store.actMatching.close();
       await server.close(1000);
       clock.close();
+      await journal?.close();
     },
   };
 }

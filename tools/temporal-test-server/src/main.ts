@@ -3,25 +3,69 @@
  *   temporal-test-server <port> [--enable-time-skipping]
  *       Drop-in for the official Java test server as spawned by @temporalio/testing: time skipping,
  *       starting locked unless --enable-time-skipping; only warnings are logged.
- *   temporal-test-server --port <n> [--time-skipping] [--quiet]
+ *   temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE]
  *       Standalone: real time unless --time-skipping; logs each workflow start/close at info.
+ *   temporal-test-server server start-dev --port P [--namespace N] [--ip I] [--db-filename F] ...
+ *       Drop-in for the Temporal CLI dev server as spawned by `TestWorkflowEnvironment.createLocal`:
+ *       real time; with --db-filename, durable. UI, logging and dynamic-config flags are accepted
+ *       and ignored (there is no UI); other unknown flags are ignored with one warning.
  * Exits cleanly on SIGTERM/SIGINT.
  */
 import { consoleLogger, startServer, type ServerOptions } from './index';
 
 function usage(msg: string): never {
   process.stderr.write(
-    `${msg}\nusage: temporal-test-server <port> [--enable-time-skipping]\n       temporal-test-server --port <n> [--time-skipping] [--quiet]\n`,
+    `${msg}\nusage: temporal-test-server <port> [--enable-time-skipping]\n` +
+      `       temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE]\n` +
+      `       temporal-test-server server start-dev --port <n> [--namespace N] [--ip I] [--db-filename FILE]\n`,
   );
   process.exit(2);
 }
 
-export function parseArgs(argv: string[]): ServerOptions & { quiet: boolean } {
+export type CliOptions = ServerOptions & { quiet: boolean; warnings: string[] };
+
+/** Dev-server flags that take a value and are accepted without effect (no UI, our own logging). */
+const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--search-attribute', '--http-port', '--metrics-port', '--sqlite-pragma', '--config']);
+const devIgnoredFlags = new Set(['--headless', '--log-config']);
+
+/** `server start-dev ...` as the Temporal CLI takes it (and as sdk-core spawns it). */
+function parseStartDev(argv: string[]): CliOptions {
+  let port = 7233;
+  let host = '127.0.0.1';
+  let dbFilename: string | undefined;
+  const namespaces: string[] = [];
+  const unknown: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const raw = argv[i];
+    const eq = raw.indexOf('=');
+    const flag = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
+    const inline = raw.startsWith('--') && eq > 0 ? raw.slice(eq + 1) : undefined;
+    const value = (): string => (inline !== undefined ? inline : (argv[++i] ?? ''));
+    if (flag === '--port' || flag === '-p') port = Number(value());
+    else if (flag === '--ip') host = value();
+    else if (flag === '--namespace' || flag === '-n') namespaces.push(value());
+    else if (flag === '--db-filename' || flag === '-f') dbFilename = value();
+    else if (devIgnoredWithValue.has(flag)) value();
+    else if (devIgnoredFlags.has(flag)) continue;
+    else {
+      unknown.push(raw);
+      // An unknown flag's value (if it has one) is ignored with it.
+      if (raw.startsWith('-') && inline === undefined && argv[i + 1] !== undefined && !argv[i + 1].startsWith('-')) unknown.push(argv[++i]);
+    }
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) usage('--port must be a port number');
+  const warnings = unknown.length > 0 ? [`temporal-test-server: ignoring unsupported start-dev arguments: ${unknown.join(' ')}`] : [];
+  return { port, host, dbFilename, namespaces, timeSkipping: false, startLocked: false, quiet: true, warnings };
+}
+
+export function parseArgs(argv: string[]): CliOptions {
+  if (argv[0] === 'server' && argv[1] === 'start-dev') return parseStartDev(argv.slice(2));
   let port: number | undefined;
   let standalone = false;
   let timeSkippingFlag = false;
   let enableTimeSkipping = false;
   let quiet = false;
+  let dbFilename: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--port') {
@@ -36,6 +80,10 @@ export function parseArgs(argv: string[]): ServerOptions & { quiet: boolean } {
       timeSkippingFlag = true;
     } else if (a === '--quiet') {
       quiet = true;
+    } else if (a === '--db-filename') {
+      dbFilename = argv[++i];
+    } else if (a.startsWith('--db-filename=')) {
+      dbFilename = a.slice('--db-filename='.length);
     } else if (/^\d+$/.test(a) && port === undefined) {
       port = Number(a);
     } else {
@@ -45,14 +93,15 @@ export function parseArgs(argv: string[]): ServerOptions & { quiet: boolean } {
   }
   if (port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) usage('a port is required');
   if (standalone) {
-    return { port, timeSkipping: timeSkippingFlag, startLocked: !timeSkippingFlag, quiet };
+    return { port, timeSkipping: timeSkippingFlag, startLocked: !timeSkippingFlag, quiet, dbFilename, warnings: [] };
   }
-  return { port, timeSkipping: true, startLocked: !enableTimeSkipping, quiet: true };
+  return { port, timeSkipping: true, startLocked: !enableTimeSkipping, quiet: true, dbFilename, warnings: [] };
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const opts = parseArgs(argv);
-  const logger = consoleLogger(opts.quiet ? 'warn' : 'info');
+  const { warnings, quiet, ...opts } = parseArgs(argv);
+  for (const w of warnings) process.stderr.write(`${w}\n`);
+  const logger = consoleLogger(quiet ? 'warn' : 'info');
   process.on('uncaughtException', (err) => logger.error({ err: err.stack ?? String(err) }, 'uncaught exception (kept running)'));
   process.on('unhandledRejection', (err) => logger.error({ err: String(err) }, 'unhandled rejection (kept running)'));
   const server = await startServer({ ...opts, logger });

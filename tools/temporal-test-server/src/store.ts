@@ -9,10 +9,13 @@ import { alreadyExists, invalidArgument, notFound } from './errors';
 import { Execution, type PendingQuery, type QueryOutcome } from './execution';
 import type { Logger } from './logger';
 import { Matching } from './matching';
+import type { Journal, LoadedState } from './persistence/journal';
+import { replay, runParamsFromStarted } from './persistence/replay';
 import {
   durationMs,
   google,
   temporal,
+  timestampMs,
   WorkflowExecutionStatus,
   type Failure,
   type Payloads,
@@ -82,6 +85,8 @@ export class Store {
   readonly namespaces = new Map<string, NamespaceInfo>();
   private chains = new Map<string, Execution[]>();
   private runs = new Map<string, Execution>();
+  /** Durable mode (`--db-filename`): every change is journaled; see src/persistence/journal.ts. */
+  journal?: Journal;
 
   constructor(
     readonly clock: Clock,
@@ -101,6 +106,7 @@ export class Store {
     if (this.namespaces.has(name)) throw alreadyExists(`Namespace ${name} already exists`);
     const info = { name, id: randomUUID(), description, retentionMs };
     this.namespaces.set(name, info);
+    this.journal?.namespaceRegistered(info);
     return info;
   }
 
@@ -174,9 +180,8 @@ export class Store {
     return { run, started: true };
   }
 
-  private createRun(p: RunParams, signal?: StartOptions['signal']): Execution {
-    const run = new Execution(this, p);
-    const key = this.chainKey(p.namespace, p.workflowId);
+  private addRun(run: Execution): void {
+    const key = this.chainKey(run.namespace, run.workflowId);
     let chain = this.chains.get(key);
     if (!chain) {
       chain = [];
@@ -184,6 +189,12 @@ export class Store {
     }
     chain.push(run);
     this.runs.set(run.runId, run);
+  }
+
+  private createRun(p: RunParams, signal?: StartOptions['signal']): Execution {
+    const run = new Execution(this, p);
+    this.addRun(run);
+    this.journal?.runCreated({ namespace: p.namespace, workflowId: p.workflowId, runId: p.runId, requestId: p.requestId });
     run.start(signal);
     this.logger.info(
       { namespace: p.namespace, workflowId: p.workflowId, runId: p.runId, workflowType: p.workflowType, taskQueue: p.taskQueue },
@@ -319,6 +330,7 @@ export class Store {
       const retention = this.namespaces.get(run.namespace)?.retentionMs ?? 24 * 3600 * 1000;
       if (now - run.closeTime < retention) continue;
       this.runs.delete(runId);
+      this.journal?.purged(runId);
       const key = this.chainKey(run.namespace, run.workflowId);
       const chain = this.chains.get(key);
       if (chain) {
@@ -329,6 +341,27 @@ export class Store {
       dropped++;
     }
     return dropped;
+  }
+
+  /**
+   * Durable restart: namespaces and runs read back from the journal, each run rebuilt by
+   * replaying its history (timers re-armed, tasks re-queued). Call before serving.
+   */
+  restore(loaded: LoadedState): { runs: number; open: number } {
+    for (const ns of loaded.namespaces) {
+      if (!this.namespaces.has(ns.name)) this.namespaces.set(ns.name, { ...ns });
+    }
+    let open = 0;
+    for (const rec of loaded.runs) {
+      const started = rec.events[0];
+      if (!started) continue; // created but its first commit never finished
+      const p = runParamsFromStarted(rec, started);
+      const run = new Execution(this, p, timestampMs(started.eventTime));
+      this.addRun(run);
+      run.restoreState(rec.events, replay(p, rec.events, rec.state));
+      if (run.isOpen) open++;
+    }
+    return { runs: loaded.runs.length, open };
   }
 
   allRuns(): IterableIterator<Execution> {

@@ -189,6 +189,26 @@ export class UpdateRegistry {
     };
   }
 
+  /** Durable restart: accepted and completed updates come back from their history events. */
+  restore(events: HistoryEvent[]): void {
+    for (const e of events) {
+      const acc = e.workflowExecutionUpdateAcceptedEventAttributes;
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED && acc) {
+        const id = acc.protocolInstanceId ?? '';
+        const seq = toNum(acc.acceptedRequestSequencingEventId);
+        this.byId.set(id, { id, request: acc.acceptedRequest ?? {}, state: 'accepted', sequencingEventId: seq, acceptedEventId: toNum(e.eventId) });
+      }
+      const done = e.workflowExecutionUpdateCompletedEventAttributes;
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED && done) {
+        const u = this.byId.get(done.meta?.updateId ?? '');
+        if (u) {
+          u.state = 'completed';
+          u.outcome = done.outcome ?? {};
+        }
+      }
+    }
+  }
+
   /** After a completion: requests the worker did not answer go out again with the next task. */
   afterCompletion(): void {
     this.undeliver();

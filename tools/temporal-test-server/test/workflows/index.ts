@@ -6,3 +6,4 @@ export * from './lifecycle';
 export * from './features';
 export * from './reminder';
 export * from './updates';
+export * from './durable';

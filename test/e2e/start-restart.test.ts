@@ -1,0 +1,147 @@
+/**
+ * `npm start` killed with SIGKILL and started again on the same DATA_DIR: a charge workflow begun
+ * before the kill (paid, sleeping until its settlement time) finishes after the restart. The
+ * charge reconciler is OFF (`RECONCILER=off`) in both runs, so nothing restarts the workflow: it
+ * survives only because the embedded Temporal server keeps its state under DATA_DIR.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../src/db/embedded-postgres';
+import { localJournalPath } from '../../src/temporal/local-server';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+interface Run {
+  child: ChildProcess;
+  output: string[];
+}
+
+describe('npm start: a charge workflow survives SIGKILL and a restart (reconciler off)', function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  let base: string;
+  let env: NodeJS.ProcessEnv;
+  const runs: Run[] = [];
+
+  async function start(): Promise<Run> {
+    // One process (no tsx CLI wrapper), so SIGKILL hits the server itself.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const run: Run = { child, output: [] };
+    child.stdout?.on('data', (d: Buffer) => run.output.push(d.toString()));
+    child.stderr?.on('data', (d: Buffer) => run.output.push(d.toString()));
+    runs.push(run);
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 90_000, 'readyz').catch((err: Error) => {
+      throw new Error(`${err.message}; output:\n${run.output.join('')}`);
+    });
+    return run;
+  }
+
+  before(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-restart-'));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ADMIN_EMAIL: 'ops@pixflow.test',
+      ADMIN_PASSWORD: 'operator-password-1',
+      LOG_LEVEL: 'warn',
+      // The point of the test: no reconciler to restart lost workflows.
+      RECONCILER: 'off',
+      DEFAULT_SETTLEMENT_DELAY_SECONDS: '8',
+      SIMULATOR_TRANSFER_DELAY_MS: '100',
+    };
+  });
+
+  after(async () => {
+    for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+    // The first run was killed, so its embedded PostgreSQL outlived it (the second run shared it).
+    const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
+    if (fs.existsSync(pidFile)) {
+      const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+      if (pid > 0) {
+        try {
+          process.kill(pid, 'SIGINT');
+          await waitFor(async () => !fs.existsSync(pidFile), 20_000, 'postgres stopped');
+        } catch {
+          // already gone
+        }
+      }
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('settles a charge paid before the kill, with no reconciler', async () => {
+    const call = async (method: string, p: string, token: string, body?: unknown) => {
+      const res = await fetch(`${base}${p}`, {
+        method,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const login = async (email: string, password: string): Promise<string> => {
+      const res = await fetch(`${base}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password }),
+      });
+      return ((await res.json()) as { token: string }).token;
+    };
+
+    const first = await start();
+    const admin = await login('ops@pixflow.test', 'operator-password-1');
+    const created = await call('POST', '/v1/admin/merchants', admin, {
+      name: 'Loja Restart', document: '12345678909', email: 'restart@start.test', password: 'merchant-password-3',
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const merchantId = (created.body.merchant as { id: string }).id;
+    await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-restart' });
+    const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, { type: 'EMAIL', key: 'pix@restart.test' });
+    await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, { status: 'ACTIVE' });
+    const user = await login('restart@start.test', 'merchant-password-3');
+    const charge = await call('POST', '/v1/charges', user, { amount: 2990, description: 'Pedido antes do kill' });
+    assert.equal(charge.status, 201, JSON.stringify(charge.body));
+    const id = (charge.body.charge as { id: string }).id;
+    assert.equal((await call('POST', `/v1/sandbox/charges/${id}/pay`, user, {})).status, 202);
+    const status = async (): Promise<string> => ((await call('GET', `/v1/charges/${id}`, user)).body.charge as { status: string }).status;
+    await waitFor(async () => (await status()) === 'PAID', 30_000, 'PAID');
+    const balance = async (): Promise<unknown> => (await call('GET', '/v1/merchants/me/balance', user)).body.balance;
+    assert.deepEqual(await balance(), { available: 0, pending: 2960, blocked: 0, total: 2960 });
+
+    // The workflow now sleeps until the settlement time (8 s). Kill everything at once.
+    const exited = new Promise<void>((resolve) => first.child.once('exit', () => resolve()));
+    first.child.kill('SIGKILL');
+    await exited;
+    assert.ok(fs.statSync(localJournalPath(dataDir)).size > 0, 'the embedded Temporal journal is under DATA_DIR');
+
+    const second = await start();
+    // Only the workflow begun in the first run can move the money: the reconciler is off.
+    await waitFor(async () => JSON.stringify(await balance()) === JSON.stringify({ available: 2960, pending: 0, blocked: 0, total: 2960 }), 60_000, 'settled').catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; output:\n${second.output.join('')}`);
+      },
+    );
+    assert.equal(await status(), 'PAID');
+    assert.doesNotMatch(second.output.join(''), /charge workflows reconciled/);
+
+    const stopped = new Promise<number | null>((resolve) => second.child.once('exit', (code) => resolve(code)));
+    second.child.kill('SIGTERM');
+    assert.equal(await stopped, 0);
+  });
+});
