@@ -7,6 +7,10 @@ import type { Logger } from '../src/lib/logger';
 import type { Acquirer } from '../src/acquirer/types';
 import { createChargeLifecycle } from '../src/services/charge-lifecycle';
 import { createChargeActivities, type ChargeActivities } from './charges';
+import { createInfractionLifecycle } from '../src/services/infraction-lifecycle';
+import { createInfractionActivities, type InfractionActivities } from './infractions';
+import { createPixKeyRegistration } from '../src/services/pix-keys';
+import { createPixKeyActivities, type PixKeyActivities } from './pix-keys';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -14,10 +18,12 @@ export interface ActivityDeps {
   acquirer: Acquirer;
 }
 
-export type Activities = ChargeActivities;
+export type Activities = ChargeActivities & InfractionActivities & PixKeyActivities;
 
 export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createChargeActivities(createChargeLifecycle(deps)),
+    ...createInfractionActivities(createInfractionLifecycle(deps)),
+    ...createPixKeyActivities(createPixKeyRegistration(deps)),
   };
 }

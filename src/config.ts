@@ -99,6 +99,7 @@ const envSchema = z.object({
   WEBHOOK_SEND_SECRET_HEADER: boolFrom(false),
   SIMULATOR_TRANSFER_DELAY_MS: intFrom(2000, 0, 3600000),
   SIMULATOR_AUTO_COMPLETE: boolFrom(true),
+  SIMULATOR_KEY_ACTIVATION_DELAY_MS: intFrom(1000, 0, 3600000),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? '.data')),
 });
 

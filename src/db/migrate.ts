@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import * as initialSchema from '../../migrations/20261122000000_initial_schema';
 import * as checksAndWorkIndexes from '../../migrations/20261122010000_checks_and_work_indexes';
+import * as infractionRefunds from '../../migrations/20261123140000_infraction_refunds';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -15,6 +16,7 @@ interface MigrationModule {
 const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261122000000_initial_schema', initialSchema],
   ['20261122010000_checks_and_work_indexes', checksAndWorkIndexes],
+  ['20261123140000_infraction_refunds', infractionRefunds],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -21,6 +21,15 @@ import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { createAcquirerCallbacks } from '../services/charge-callbacks';
 import { createChargeSandbox } from '../services/charge-sandbox';
+import { infractionWorkflowClient } from '../temporal/infraction-workflow-client';
+import { pixKeyWorkflowClient } from '../temporal/pix-key-workflow-client';
+import { createInfractionCallbacks } from '../services/infraction-callbacks';
+import { createPixKeyCallbacks } from '../services/pix-key-callbacks';
+import { createPixKeyRegistration } from '../services/pix-keys';
+import { createInfractionSandbox } from '../services/infraction-sandbox';
+import { infractionSandboxRoutes } from '../http/routes/infraction-sandbox';
+import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
+import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -44,15 +53,26 @@ export async function startApi(opts: {
     searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
   });
   const charges = createChargesService({ knex, config, logger, acquirer: opts.acquirer.acquirer, workflows });
+  const workflowOpts = { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES };
+  const infractionWorkflows = infractionWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, workflowOpts);
+  const pixKeyWorkflows = pixKeyWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, workflowOpts);
   await warmQrRenderer();
   const simulator = opts.acquirer.simulator;
   // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
   // because Temporal was down when the charge was created): at start, then every few minutes.
   let reconciling: Promise<unknown> = Promise.resolve();
   const reconcile = (): void => {
-    reconciling = reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
-      logger.error({ err }, 'charge workflow reconciliation failed'),
-    );
+    reconciling = Promise.all([
+      reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
+        logger.error({ err }, 'charge workflow reconciliation failed'),
+      ),
+      reconcileInfractionWorkflows({ knex, workflows: infractionWorkflows, logger }).catch((err: unknown) =>
+        logger.error({ err }, 'infraction workflow reconciliation failed'),
+      ),
+      reconcilePixKeyRegistrations({ knex, workflows: pixKeyWorkflows, logger }).catch((err: unknown) =>
+        logger.error({ err }, 'PIX key registration reconciliation failed'),
+      ),
+    ]);
   };
   reconcile();
   const reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
@@ -65,10 +85,18 @@ export async function startApi(opts: {
       chargeRoutes(charges),
       acquirerCallbackRoutes({
         secret: config.ACQUIRER_CALLBACK_SECRET,
-        callbacks: createAcquirerCallbacks({ knex, workflows, logger }),
+        callbacks: createAcquirerCallbacks({
+          knex,
+          workflows,
+          logger,
+          infractions: createInfractionCallbacks({ knex, workflows: infractionWorkflows, logger }),
+          pixKeys: createPixKeyCallbacks({ registration: createPixKeyRegistration({ knex, acquirer: opts.acquirer.acquirer, logger }) }),
+        }),
       }),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
+      ...(simulator ? [infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: simulator.control }))] : []),
     ],
+    onPixKeyCreated: (key) => pixKeyWorkflows.register({ id: key.id, merchantId: key.merchantId }),
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).
       temporal: () => temporal.connection.workflowService.getSystemInfo({}),

@@ -18,10 +18,20 @@ import { wireToCents } from '../acquirer/money-wire';
 import type { InfractionCallback, PixCallback, PixKeyCallback, TransferCallback } from '../acquirer/wire';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import { internalRefundId } from './charge-refund-ids';
+import type { InfractionCallbacks } from './infraction-callbacks';
+import type { PixKeyCallbacks } from './pix-key-callbacks';
 
 export type CallbackKind = 'pix' | 'refund' | 'transfers' | 'infractions' | 'pix-keys';
 
-export function createAcquirerCallbacks(deps: { knex: Knex; workflows: ChargeWorkflows; logger: Logger }) {
+export function createAcquirerCallbacks(deps: {
+  knex: Knex;
+  workflows: ChargeWorkflows;
+  logger: Logger;
+  /** MED infractions (src/services/infraction-callbacks.ts); without it they are only kept. */
+  infractions?: InfractionCallbacks;
+  /** PIX key status (src/services/pix-key-callbacks.ts); without it they are only kept. */
+  pixKeys?: PixKeyCallbacks;
+}) {
   const { knex, workflows, logger } = deps;
 
   /** Keeps the callback once per (kind, externalId); true when this delivery was the first. */
@@ -77,11 +87,18 @@ export function createAcquirerCallbacks(deps: { knex: Knex; workflows: ChargeWor
     }
   }
 
-  // Laid out for the withdrawal, infraction and PIX key features: kept in the inbox, once per
-  // (id, status), until their workflows exist to take them.
+  // Laid out for the withdrawal feature: kept in the inbox, once per (id, status), until its
+  // workflow exists to take it.
   const transfer = (b: TransferCallback) => keep('transfers', `${b.transfer.id}:${b.transfer.status}`, b);
-  const infraction = (b: InfractionCallback) => keep('infractions', `${b.infraction.id}:${b.infraction.status}`, b);
-  const pixKey = (b: PixKeyCallback) => keep('pix-keys', `${b.pixKey.id}:${b.pixKey.status}`, b);
+  // Kept once per (id, status), then handed on every delivery (the handlers are idempotent).
+  const infraction = async (b: InfractionCallback) => {
+    await keep('infractions', `${b.infraction.id}:${b.infraction.status}`, b);
+    await deps.infractions?.received(b);
+  };
+  const pixKey = async (b: PixKeyCallback) => {
+    await keep('pix-keys', `${b.pixKey.id}:${b.pixKey.status}`, b);
+    await deps.pixKeys?.statusChanged(b);
+  };
 
   return { pix, transfer, infraction, pixKey };
 }
