@@ -292,13 +292,14 @@ export function createMerchantsService(deps: MerchantsDeps) {
     return knex.transaction(async (trx) => {
       const key = await PixKey.query(trx).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
       if (!key) throw notFound('PIX key not found');
+      const from = key.status; // patchAndFetch updates `key` itself
       const updated = await key.$query(trx).patchAndFetch({ status });
-      if (key.status !== status) await recordPixKeyUpdated(trx, key, status);
+      if (from !== status) await recordPixKeyUpdated(trx, updated, status);
       await recordAudit(trx, actor, {
         action: 'pix_key.update',
         targetType: 'merchant',
         targetId: merchantId,
-        details: { pixKeyId: keyId, from: key.status, to: status },
+        details: { pixKeyId: keyId, from, to: status },
       });
       return pixKeyView(updated);
     });
