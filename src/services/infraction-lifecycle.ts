@@ -32,6 +32,9 @@ export class InfractionNotFoundError extends Error {
 
 type Trx = Knex.Transaction;
 
+/** The reason a MED devolução carries, at the acquirer and on the charge's refund. */
+const medReason = (inf: Infraction): string => `MED: ${inf.reason ?? 'infraction accepted'}`;
+
 export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
   const { knex, acquirer, logger } = deps;
 
@@ -181,8 +184,10 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     await knex.transaction(async (trx) => {
       const inf = await lock(trx, id);
       if (inf.status !== 'ACCEPTED' || inf.refundId || inf.closedAt) return;
+      // The charge before the ledger rows: the order a merchant's refund request locks them in.
+      const charge = inf.chargeId ? await Charge.query(trx).forUpdate().findById(inf.chargeId) : undefined;
+      if (!charge) throw new InfractionNotFoundError(`charge of infraction ${inf.id} not found`);
       const blocked = await topUp(trx, inf);
-      const charge = await chargeOf(trx, inf);
       const open = (await trx('charge_refunds')
         .where({ charge_id: charge.id, kind: 'MERCHANT', status: 'REQUESTED' })
         .sum({ s: 'amount' })
@@ -198,7 +203,19 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         await patch(trx, inf.id, { blockedAmount: 0, closedAt: new Date() });
         return;
       }
+      // A refund of the charge like any other (kind INFRACTION), REQUESTED while its money is in
+      // transit: the books explain that money by it (README "Checking the books").
       const refundId = newId('rf');
+      await trx('charge_refunds').insert({
+        id: refundId,
+        charge_id: charge.id,
+        merchant_id: inf.merchantId,
+        amount,
+        reason: medReason(inf),
+        kind: 'INFRACTION',
+        status: 'REQUESTED',
+        e2e_id: charge.e2eId,
+      });
       await ledger.debitBlockedRefund(trx, { refundId, merchantId: inf.merchantId, amount });
       await patch(trx, inf.id, { refundId, refundAmount: amount, blockedAmount: 0 });
     });
@@ -215,7 +232,8 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function sendRefund(id: string): Promise<MedRefundState> {
     const { inf, refundId, amount, e2eId } = await refundTarget(id);
     try {
-      const r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), amount, `MED ${inf.reason ?? ''}`.trim().slice(0, 140));
+      const r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), amount, medReason(inf).slice(0, 140));
+      await knex('charge_refunds').where({ id: refundId }).whereNull('rtr_id').update({ rtr_id: r.rtrId });
       return { status: r.status, rtrId: r.rtrId, reason: r.reason };
     } catch (err) {
       // Refused for good (e.g. the acquirer already returned the payment itself): the workflow then
@@ -257,6 +275,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       if (inf.status === 'REFUNDED' || !inf.refundId || !inf.refundAmount) return;
       const refundId = inf.refundId;
       const amount = inf.refundAmount;
+      await trx('charge_refunds').where({ id: refundId }).forUpdate().first('id');
       const charge = await chargeOf(trx, inf);
       await ledger.resolveInTransit(trx, {
         reference: `refund:${refundId}:resolved`,
@@ -266,22 +285,13 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         outcome: 'left',
       });
       const refundedAt = new Date();
-      const reason = `MED: ${inf.reason ?? 'infraction accepted'}`;
+      const reason = medReason(inf);
+      // The charge workflow may have confirmed it already (a devolução callback that restarted it);
+      // a FAILED one the acquirer then completed on its own is confirmed now.
       await trx('charge_refunds')
-        .insert({
-          id: refundId,
-          charge_id: charge.id,
-          merchant_id: inf.merchantId,
-          amount,
-          reason,
-          kind: 'INFRACTION',
-          status: 'CONFIRMED',
-          rtr_id: rtrId,
-          e2e_id: charge.e2eId,
-          confirmed_at: refundedAt,
-        })
-        .onConflict('id')
-        .ignore();
+        .where({ id: refundId })
+        .whereIn('status', ['REQUESTED', 'FAILED'])
+        .update({ status: 'CONFIRMED', confirmed_at: refundedAt, failure_reason: null, rtr_id: trx.raw('coalesce(rtr_id, ?)', [rtrId]) });
       const updated = await trx('charges')
         .where({ id: charge.id, status: 'PAID' })
         .andWhereRaw('refunded_amount + ? <= amount', [amount])
