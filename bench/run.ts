@@ -1,14 +1,24 @@
 /**
  * `npm run bench`: every benchmark of the project, bounded in count and time, 127.0.0.1 only.
- *   1. QR image cost per charge (bench/qr.ts)
- *   2. Charge creation vs a bare endpoint on the same stack, and where a charge's time goes
+ *   1. The service (real `npm start` process) against an external bare Koa + pg insert server,
+ *      driven by autocannon in its own process (bench/external.ts) → bench/results.json
+ *   2. QR image cost per charge (bench/qr.ts)
+ *   3. Charge creation vs a bare endpoint on the same stack, and where a charge's time goes
  *      (bench/charges.ts)
  * The Temporal test server's own throughput benchmark: tools/temporal-test-server/bench.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { formatQrBench, runQrBench } from './qr';
 import { formatChargesBench, runChargesBench } from './charges';
+import { formatExternalBench, runExternalBench } from './external';
 
 async function main(): Promise<void> {
+  console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');
+  const external = await runExternalBench({ seconds: 8, connections: 32 });
+  console.log(formatExternalBench(external));
+  fs.writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(external, null, 2)}\n`);
+  console.log('\n');
   console.log('== QR image per charge ==');
   console.log(formatQrBench(await runQrBench({ count: 2000, seconds: 2 })));
   console.log('\n== Charge creation (HTTP, 127.0.0.1) ==');

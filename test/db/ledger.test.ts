@@ -27,7 +27,7 @@ async function assertBooksBalance(knex: Knex, merchantId: string): Promise<void>
 }
 
 async function newMerchantId(knex: Knex): Promise<string> {
-  return (await createMerchantFixture(knex)).id;
+  return (await createMerchantFixture(knex, { booksOutsideTheDomain: true })).id;
 }
 
 describe('ledger', () => {

@@ -38,7 +38,7 @@ describe('models', () => {
   let merchant: Merchant;
   before(async () => {
     ({ knex } = await getTestDb());
-    merchant = await createMerchantFixture(knex, { feeFixed: 25, kycStatus: 'APPROVED', acquirerAccountId: 'acct-1' });
+    merchant = await createMerchantFixture(knex, { feeFixed: 25, kycStatus: 'APPROVED', acquirerAccountId: 'acct-1', booksOutsideTheDomain: true });
   });
 
   it('merchant: camelCase properties over snake_case columns, numbers for bigint', async () => {
@@ -143,7 +143,7 @@ describe('models', () => {
   });
 
   it('reads ledger accounts, transactions and postings written by a balanced transaction', async () => {
-    const m = await createMerchantFixture(knex);
+    const m = await createMerchantFixture(knex, { booksOutsideTheDomain: true });
     const txId = newId('ltx');
     const [a, b] = [newId('acc'), newId('acc')];
     await knex.transaction(async (trx) => {

@@ -34,6 +34,11 @@ export function getTestDb(): Promise<TestDb> {
   return instance;
 }
 
+/** The run's database if some suite opened it, without opening it (for run-wide checks). */
+export function openedTestDb(): Promise<TestDb> | undefined {
+  return instance;
+}
+
 async function open(): Promise<TestDb> {
   const configured = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   let url: string;
@@ -59,11 +64,22 @@ async function open(): Promise<TestDb> {
 
 export type MerchantFixtureInput = Partial<
   Pick<Merchant, 'name' | 'email' | 'status' | 'kycStatus' | 'acquirerAccountId' | 'feeBps' | 'feeFixed' | 'settlementDelaySeconds'>
->;
+> & {
+  /**
+   * The test writes this merchant's ledger or business rows around the services on purpose (to
+   * test the ledger's primitives or the database's own guards), so its books need not reconcile:
+   * the run-wide ledger check leaves it out.
+   */
+  booksOutsideTheDomain?: boolean;
+};
+
+/** Merchants whose books tests build by hand (see `booksOutsideTheDomain`). */
+export const merchantsWithHandMadeBooks = new Set<string>();
 
 /** A fresh merchant with a unique id and document (ACTIVE, KYC PENDING, 99 bps, no delay). */
 export async function createMerchantFixture(knex: Knex, input: MerchantFixtureInput = {}): Promise<Merchant> {
   const id = newId('mch');
+  if (input.booksOutsideTheDomain) merchantsWithHandMadeBooks.add(id);
   return Merchant.query(knex).insertAndFetch({
     id,
     name: input.name ?? `Test merchant ${id.slice(-6)}`,

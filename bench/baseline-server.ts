@@ -1,0 +1,44 @@
+/**
+ * The external baseline of `npm run bench` (README "Benchmarks"): the ceiling of our stack for one
+ * write — a bare Koa + koa-body server whose one route validates nothing and does one
+ * `INSERT … RETURNING` through a plain pg pool. It runs in its own process so that it shares
+ * nothing with the service but the machine and the database server.
+ *
+ *   DATABASE_URL=postgres://… PORT=0 npx tsx bench/baseline-server.ts   → prints `listening <port>`
+ */
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import pg from 'pg';
+
+async function main(): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is required');
+  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_MAX ?? 10) });
+  await pool.query('create table if not exists bench_baseline (id bigserial primary key, body jsonb not null, created_at timestamptz not null default now())');
+  const app = new Koa();
+  app.use(koaBody());
+  app.use(async (ctx) => {
+    if (ctx.method !== 'POST' || ctx.path !== '/insert') {
+      ctx.status = 404;
+      return;
+    }
+    const { rows } = await pool.query<{ id: string }>('insert into bench_baseline (body) values ($1) returning id', [JSON.stringify(ctx.request.body ?? {})]);
+    ctx.status = 201;
+    ctx.body = { id: rows[0]?.id };
+  });
+  const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+    const addr = server.address();
+    process.stdout.write(`listening ${typeof addr === 'object' && addr ? addr.port : 0}\n`);
+  });
+  const stop = (): void => {
+    server.close();
+    void pool.end().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,272 @@
+/**
+ * The service against an external baseline (README "Benchmarks"), each in its own process, driven
+ * by autocannon in a third process, all on 127.0.0.1, in one run:
+ *
+ *   - baseline: bench/baseline-server.ts, bare Koa + koa-body + one pg `INSERT … RETURNING`;
+ *   - service: the real `npm start` entry point (src/cli/start.ts) on the same PostgreSQL, with its
+ *     embedded Temporal server and acquirer simulator;
+ *   - for each endpoint, the baseline is measured right before it under the same load, so every
+ *     ratio compares two figures taken a few seconds apart on the same machine.
+ *
+ *   npx tsx bench/external.ts [--seconds 8] [--connections 32] [--out bench/results.json]
+ *
+ * Bounded: each measurement lasts `seconds`; nothing listens beyond loopback.
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
+
+const ROOT = path.resolve(__dirname, '..');
+const run = promisify(execFile);
+
+export interface ExternalMeasure {
+  endpoint: string;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+export interface ExternalRow {
+  endpoint: string;
+  service: ExternalMeasure;
+  baseline: ExternalMeasure;
+  /** Service req/s over baseline req/s, measured back to back. */
+  ratio: number;
+}
+
+export interface ExternalBenchResult {
+  date: string;
+  machine: { cpus: number; model: string; memoryGiB: number; node: string };
+  seconds: number;
+  connections: number;
+  rows: ExternalRow[];
+  /** Peak resident memory of the service process over the whole run (VmHWM), MB. */
+  servicePeakRssMb: number;
+}
+
+interface Target {
+  endpoint: string;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `fn` until it returns true, at most `ms`. */
+async function until(what: string, ms: number, fn: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await fn().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function call<T>(base: string, method: string, p: string, body?: unknown, token?: string): Promise<T> {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p} → ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** A merchant ready to charge (KYC approved, acquirer account, ACTIVE PIX key) and its API key. */
+async function provision(base: string, admin: { email: string; password: string }): Promise<string> {
+  const { token: adminToken } = await call<{ token: string }>(base, 'POST', '/v1/auth/login', admin);
+  const email = `bench-${Date.now()}@bench.test`;
+  const password = 'bench-password-1';
+  const { merchant } = await call<{ merchant: { id: string } }>(
+    base,
+    'POST',
+    '/v1/admin/merchants',
+    { name: 'Bench merchant', document: '11222333000181', email, password },
+    adminToken,
+  );
+  await call(base, 'PATCH', `/v1/admin/merchants/${merchant.id}`, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-bench' }, adminToken);
+  const { pixKey } = await call<{ pixKey: { id: string; status: string } }>(
+    base,
+    'POST',
+    `/v1/admin/merchants/${merchant.id}/pix-keys`,
+    { type: 'EMAIL', key: 'pix@bench.example.com' },
+    adminToken,
+  );
+  await call(base, 'PATCH', `/v1/admin/merchants/${merchant.id}/pix-keys/${pixKey.id}`, { status: 'ACTIVE' }, adminToken);
+  const { token } = await call<{ token: string }>(base, 'POST', '/v1/auth/login', { email, password });
+  const { apiKey } = await call<{ apiKey: { value: string } }>(base, 'POST', '/v1/api-keys', { name: 'bench' }, token);
+  return apiKey.value;
+}
+
+interface AutocannonJson {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+}
+
+/** One autocannon run in its own process. */
+async function load(url: string, t: Target, o: { seconds: number; connections: number; token?: string }): Promise<ExternalMeasure> {
+  const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(o.connections), '-d', String(o.seconds), '-m', t.method];
+  args.push('-H', 'content-type=application/json');
+  if (o.token) args.push('-H', `authorization=Bearer ${o.token}`);
+  if (t.body !== undefined) args.push('-b', JSON.stringify(t.body));
+  args.push(url);
+  const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 });
+  const r = JSON.parse(stdout) as AutocannonJson;
+  return { endpoint: t.endpoint, reqPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+}
+
+function peakRssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function startChild(args: string[], env: NodeJS.ProcessEnv, tag: string): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Kept for a failure report only; the run itself prints nothing of the children.
+  let tail = '';
+  const keep = (d: Buffer): void => {
+    tail = (tail + d.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.on('exit', (code) => {
+    if (code && code !== 0) console.error(`${tag} exited with ${code}:\n${tail}`);
+  });
+  return child;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function runExternalBench(o: { seconds: number; connections: number }): Promise<ExternalBenchResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
+  fs.chmodSync(dir, 0o755);
+  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'pixflow_bench' });
+  const children: ChildProcess[] = [];
+  try {
+    const baselinePort = await freePort();
+    const baseline = startChild([path.join(ROOT, 'bench/baseline-server.ts')], { ...process.env, DATABASE_URL: db.url, PORT: String(baselinePort) }, 'baseline');
+    children.push(baseline);
+
+    const port = await freePort();
+    const admin = { email: 'bench-admin@bench.test', password: 'bench-admin-password' };
+    const service = startChild(
+      [path.join(ROOT, 'src/cli/start.ts')],
+      {
+        ...process.env,
+        NODE_ENV: 'development',
+        DATABASE_URL: db.url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: path.join(dir, 'data'),
+        LOG_LEVEL: 'warn',
+        ADMIN_EMAIL: admin.email,
+        ADMIN_PASSWORD: admin.password,
+        // The load comes from one credential: the per-credential limit would measure the limiter.
+        RATE_LIMIT_RPS: '1000000',
+        RATE_LIMIT_BURST: '1000000',
+      },
+      'service',
+    );
+    children.push(service);
+    const base = `http://127.0.0.1:${port}`;
+    await until('the service', 120_000, async () => (await fetch(`${base}/readyz`)).ok);
+    await until('the baseline', 30_000, async () => (await fetch(`http://127.0.0.1:${baselinePort}/`)).status === 404);
+    const apiKey = await provision(base, admin);
+
+    const targets: Target[] = [
+      { endpoint: 'POST /v1/charges', method: 'POST', path: '/v1/charges', body: { amount: 1990, description: 'Bench charge', expiresIn: 3600 } },
+      { endpoint: 'GET /v1/merchants/me', method: 'GET', path: '/v1/merchants/me' },
+      { endpoint: 'GET /v1/merchants/me/balance', method: 'GET', path: '/v1/merchants/me/balance' },
+      { endpoint: 'GET /v1/charges?limit=20', method: 'GET', path: '/v1/charges?limit=20' },
+    ];
+    const baselineTarget: Target = { endpoint: 'baseline POST /insert', method: 'POST', path: '/insert', body: { amount: 1990, description: 'Bench charge' } };
+    const rows: ExternalRow[] = [];
+    for (const t of targets) {
+      const b = await load(`http://127.0.0.1:${baselinePort}${baselineTarget.path}`, baselineTarget, o);
+      const s = await load(`${base}${t.path}`, t, { ...o, token: apiKey });
+      rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
+    }
+    const servicePeakRssMb = peakRssMb(service.pid);
+    const cpus = os.cpus();
+    return {
+      date: new Date().toISOString(),
+      machine: { cpus: cpus.length, model: cpus[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      seconds: o.seconds,
+      connections: o.connections,
+      rows,
+      servicePeakRssMb,
+    };
+  } finally {
+    for (const c of children.reverse()) await stopChild(c);
+    await db.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function formatExternalBench(r: ExternalBenchResult): string {
+  const lines = [
+    `${r.date.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}; autocannon ${r.connections} connections, ${r.seconds} s each`,
+    '',
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | baseline req/s | baseline p99 ms | ratio |',
+    '|---|---|---|---|---|---|---|---|',
+    ...r.rows.map(
+      (x) =>
+        `| \`${x.endpoint}\` | ${x.service.reqPerSec} | ${x.service.p50Ms} | ${x.service.p99Ms} | ${x.service.non2xx + x.service.errors} | ${x.baseline.reqPerSec} | ${x.baseline.p99Ms} | ${x.ratio} |`,
+    ),
+    '',
+    `Service peak RSS: ${r.servicePeakRssMb} MB`,
+  ];
+  return lines.join('\n');
+}
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+if (require.main === module) {
+  const outIndex = process.argv.indexOf('--out');
+  const out = outIndex >= 0 ? process.argv[outIndex + 1] : undefined;
+  runExternalBench({ seconds: arg('seconds', 8), connections: arg('connections', 32) })
+    .then((r) => {
+      console.log(formatExternalBench(r));
+      if (out) fs.writeFileSync(out, `${JSON.stringify(r, null, 2)}\n`);
+    })
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    });
+}
