@@ -238,6 +238,40 @@ describe('MED infractions', function () {
     await assertLedgerHolds(m.merchantId);
   });
 
+  it('keeps the books explained while the devolução travels, and polls the acquirer when no callback comes', async () => {
+    const m = await readyMerchant(s.api, { feeBps: 0 });
+    const charge = await paidCharge(m, { settle: true, amount: 4_000 });
+    const inf = await raise(m, charge.id);
+    await untilBalance(m, { available: 0, pending: 0, blocked: 4_000, total: 4_000 }, 'the amount blocked');
+    s.simulator.control.setAutoSettleRefunds(false);
+    try {
+      await s.api.request('POST', `/v1/sandbox/infractions/${inf.id}/accept`, { token: m.token });
+      const refund = await eventually(async () => {
+        const r = await knex()('charge_refunds').where({ charge_id: charge.id, kind: 'INFRACTION' }).first();
+        return r?.rtr_id ? r : undefined;
+      }, 'the devolução asked at the acquirer');
+      assert.equal(refund.status, 'REQUESTED');
+      // In transit, explained by the REQUESTED refund: the invariant holds mid-flight.
+      assert.deepEqual(await balance(m), { available: 0, pending: 0, blocked: 0, total: 0 });
+      assert.equal((await ledger.getAccounts(knex(), m.merchantId)).in_transit, 4_000);
+      await assertLedgerHolds(m.merchantId);
+      assert.equal((await infractionRow(inf.id)).status, 'ACCEPTED');
+
+      // The devolução settles at the acquirer but its callbacks are lost: the workflow asks itself.
+      s.simulator.control.setCallbackBaseUrl('http://127.0.0.1:9');
+      s.simulator.control.settleRefund(acquirerRefundId(refund.id), 'DEVOLVIDO');
+      await s.simulator.control.callbacks.idle();
+      s.simulator.control.setCallbackBaseUrl(s.api.baseUrl);
+      assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result(), { status: 'REFUNDED' });
+    } finally {
+      s.simulator.control.setAutoSettleRefunds(true);
+      s.simulator.control.setCallbackBaseUrl(s.api.baseUrl);
+    }
+    assert.equal((await knex()('charges').where({ id: charge.id }).first()).status, 'REFUNDED');
+    assert.equal((await knex()('charge_refunds').where({ charge_id: charge.id, kind: 'INFRACTION' }).first()).status, 'CONFIRMED');
+    await assertLedgerHolds(m.merchantId);
+  });
+
   it('sandbox: scoped to the caller, validated, and only on paid charges', async () => {
     const a = await readyMerchant(s.api, { feeBps: 0 });
     const b = await readyMerchant(s.api, { feeBps: 0 });
