@@ -199,7 +199,8 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         await ledger.moveBlocked(trx, { reference: `infraction:${inf.id}:release`, merchantId: inf.merchantId, amount: excess, direction: 'unblock' });
       }
       if (amount <= 0) {
-        logger.error({ infractionId: inf.id, chargeId: charge.id }, 'accepted infraction with nothing blocked to return: needs an operator');
+        if (refundable <= 0) logger.warn({ infractionId: inf.id, chargeId: charge.id }, 'accepted infraction on a payment already returned in full');
+        else logger.error({ infractionId: inf.id, chargeId: charge.id }, 'accepted infraction with nothing blocked to return: needs an operator');
         await patch(trx, inf.id, { blockedAmount: 0, closedAt: new Date() });
         return;
       }

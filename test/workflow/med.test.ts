@@ -9,7 +9,8 @@ import * as ledger from '../../src/services/ledger';
 import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
 import { chargeWorkflowId, infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually, readyMerchant } from '../support/charges';
-import { medStack, type MedStack } from '../support/med';
+import { MED_CALLBACK_SECRET, medStack, type MedStack } from '../support/med';
+import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
 import type { MerchantFixture } from '../support/api';
 
 interface Infraction {
@@ -269,6 +270,56 @@ describe('MED infractions', function () {
     }
     assert.equal((await knex()('charges').where({ id: charge.id }).first()).status, 'REFUNDED');
     assert.equal((await knex()('charge_refunds').where({ charge_id: charge.id, kind: 'INFRACTION' }).first()).status, 'CONFIRMED');
+    await assertLedgerHolds(m.merchantId);
+  });
+
+  it('takes many concurrent deliveries of one infraction callback as one infraction, one block, one event', async () => {
+    const m = await readyMerchant(s.api, { feeBps: 0 });
+    const charge = await paidCharge(m, { settle: true, amount: 2_000 });
+    const body = JSON.stringify({
+      infraction: {
+        id: `infconc${Date.now()}`,
+        endToEndId: charge.e2eId,
+        txid: charge.txid,
+        valor: '20.00',
+        motivo: 'Golpe',
+        status: 'OPEN',
+        horario: new Date().toISOString(),
+      },
+    });
+    const signature = signCallback(MED_CALLBACK_SECRET, body);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        fetch(`${s.api.baseUrl}/v1/acquirer/infractions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signature },
+          body,
+        }).then((r) => r.status),
+      ),
+    );
+    assert.deepEqual(new Set(answers), new Set([202]));
+    const rows = (await knex()('infractions').where({ charge_id: charge.id })) as Array<{ id: string }>;
+    assert.equal(rows.length, 1);
+    await untilBalance(m, { available: 0, pending: 0, blocked: 2_000, total: 2_000 }, 'the amount blocked once');
+    const blocks = await knex()('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'infraction_block' });
+    assert.equal(blocks.length, 1);
+    assert.equal((await eventsOf(m.merchantId)).length, 1);
+    // A badly signed one is refused before anything is read.
+    const forged = await fetch(`${s.api.baseUrl}/v1/acquirer/infractions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback('wrong', body) },
+      body,
+    });
+    assert.equal(forged.status, 401);
+    // Rejected by the acquirer: close it, so nothing is left running.
+    const rejected = JSON.stringify({ infraction: { ...JSON.parse(body).infraction, status: 'REJECTED' } });
+    const res = await fetch(`${s.api.baseUrl}/v1/acquirer/infractions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(MED_CALLBACK_SECRET, rejected) },
+      body: rejected,
+    });
+    assert.equal(res.status, 202);
+    assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(rows[0]!.id)).result(), { status: 'REJECTED' });
     await assertLedgerHolds(m.merchantId);
   });
 
