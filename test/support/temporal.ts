@@ -136,8 +136,12 @@ export async function withWorker<T>(opts: WithWorkerOptions, fn: (ctx: WorkerCon
   }
 }
 
-/** Best effort: the official test server's visibility may not support the filter. */
-async function terminateRunning(client: Client, taskQueue: string): Promise<void> {
+/**
+ * Terminates the workflows still running on `taskQueue` (best effort: the official test server's
+ * visibility may not support the filter). For suites that start workflows nobody will run, e.g. a
+ * whole `startApi` whose reconcilers start workflows on the configured queue.
+ */
+export async function terminateRunning(client: Client, taskQueue: string): Promise<void> {
   try {
     for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) {
       await client.workflow

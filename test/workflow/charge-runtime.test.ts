@@ -9,7 +9,7 @@ import { startApi, type RunningApi } from '../../src/runtime/processes';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
 import { getTestDb } from '../support/db';
-import { testEnv } from '../support/temporal';
+import { terminateRunning, testEnv } from '../support/temporal';
 import { newTxid } from '../../src/pix';
 
 describe('charges wiring in startApi', function () {
@@ -36,6 +36,10 @@ describe('charges wiring in startApi', function () {
   after(async () => {
     for (const api of running) await api.stop();
     await simulator.close();
+    // startApi's reconcilers start workflows (charges, PIX key registrations, infractions) on the
+    // configured queue, which no worker polls here: left running, they would hold the run-wide
+    // time-skipping lock.
+    await terminateRunning((await testEnv()).client, config({}).TEMPORAL_TASK_QUEUE);
   });
 
   async function start(withSimulator: boolean, extra: Record<string, string> = {}): Promise<RunningApi> {
