@@ -18,10 +18,10 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import type { z } from 'zod';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { openDatabase } from '../db';
 import { isAppError } from '../lib/errors';
-import { createLogger } from '../lib/logger';
+import { createLogger, type Logger } from '../lib/logger';
 import {
   addPixKeyBody,
   adjustmentBody,
@@ -36,10 +36,13 @@ import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
 import { createMerchantsService, type MerchantsService } from '../services/merchants';
 import type { Knex } from 'knex';
+import { startPixKeyRegistration } from './pix-key-registration';
 
 interface Ops {
   knex: Knex;
   merchants: MerchantsService;
+  config: Config;
+  logger: Logger;
 }
 
 /** Opens the database, runs `fn`, prints its result as JSON, always closes the pool. */
@@ -49,7 +52,7 @@ async function run(fn: (ops: Ops) => Promise<unknown>): Promise<void> {
   const db = await openDatabase(config, logger);
   try {
     const merchants = createMerchantsService({ knex: db.knex, config, logger });
-    const result = await fn({ knex: db.knex, merchants });
+    const result = await fn({ knex: db.knex, merchants, config, logger });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await db.close();
@@ -142,11 +145,15 @@ export function buildProgram(): Command {
     .requiredOption('--type <type>', 'CPF | CNPJ | EMAIL | PHONE | CHAVE_ALEATORIA')
     .requiredOption('--key <key>')
     .action((merchantId: string, o: { type: string; key: string }) =>
-      run(async ({ merchants: svc }) => ({ pixKey: await svc.addPixKey(CLI_ACTOR, merchantId, input(addPixKeyBody, o)) })),
+      run(async ({ merchants: svc, config, logger }) => {
+        const pixKey = await svc.addPixKey(CLI_ACTOR, merchantId, input(addPixKeyBody, o));
+        // PENDING until the acquirer confirms it; the registration starts here or in the service.
+        return { pixKey, registration: await startPixKeyRegistration(config, logger, { id: pixKey.id, merchantId }) };
+      }),
     );
   pixKey
     .command('activate <merchantId> <keyId>')
-    .description('mark a key ACTIVE (until acquirer registration does it)')
+    .description('mark a key ACTIVE by hand (the acquirer normally does, once registered)')
     .action((merchantId: string, keyId: string) =>
       run(async ({ merchants: svc }) => ({ pixKey: await svc.setPixKeyStatus(CLI_ACTOR, merchantId, keyId, 'ACTIVE') })),
     );

@@ -4,20 +4,28 @@
  * acquirer or an operator — records `pixkey.updated`.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { createLogger } from '../../src/lib/logger';
 import { newId } from '../../src/lib/ids';
 import { reconcilePixKeyRegistrations } from '../../src/services/pix-key-reconciler';
 import { pixKeyWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually } from '../support/charges';
 import { medStack, type MedStack } from '../support/med';
+import { getTestDb } from '../support/db';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
 
 interface PixKeyBody {
   pixKey: { id: string; type: string; key: string; status: string };
 }
 
 describe('PIX key registration and activation', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let s: MedStack;
 
   before(async () => {
@@ -104,6 +112,29 @@ describe('PIX key registration and activation', function () {
 
     const statuses = (await keyEvents(key.id)).map((d) => d.status);
     assert.deepEqual(statuses, ['ATIVA', 'INATIVA', 'ATIVA', 'INATIVA']);
+  });
+
+  it('the ops CLI starts the registration itself when Temporal is configured', async () => {
+    const m = await s.api.createMerchant();
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), 'pix-key', 'add', m.merchantId, '--type', 'CHAVE_ALEATORIA', '--key', crypto.randomUUID()], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: (await getTestDb()).url,
+        TEMPORAL_ADDRESS: s.env.address,
+        TEMPORAL_TASK_QUEUE: s.taskQueue,
+        TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        ADMIN_EMAIL: '',
+        ADMIN_PASSWORD: '',
+        DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
+      },
+    });
+    const out = JSON.parse(stdout) as { pixKey: { id: string; status: string }; registration: string };
+    assert.equal(out.pixKey.status, 'PENDING');
+    assert.equal(out.registration, 'started');
+    await untilKey(out.pixKey.id, 'ACTIVE');
   });
 
   it('the reconciler registers a key added without the hook (the ops CLI), which then becomes ACTIVE', async () => {
