@@ -311,6 +311,15 @@ describe('MED infractions', function () {
       body,
     });
     assert.equal(forged.status, 401);
+    // An infraction on a payment that is not one of our charges is kept in the inbox, nothing more.
+    const stranger = JSON.stringify({ infraction: { ...JSON.parse(body).infraction, id: `infstranger${Date.now()}`, endToEndId: `E99999999202611231200${'X'.repeat(11)}` } });
+    const kept = await fetch(`${s.api.baseUrl}/v1/acquirer/infractions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(MED_CALLBACK_SECRET, stranger) },
+      body: stranger,
+    });
+    assert.equal(kept.status, 202);
+    assert.equal((await knex()('infractions').where({ e2e_id: `E99999999202611231200${'X'.repeat(11)}` })).length, 0);
     // Rejected by the acquirer: close it, so nothing is left running.
     const rejected = JSON.stringify({ infraction: { ...JSON.parse(body).infraction, status: 'REJECTED' } });
     const res = await fetch(`${s.api.baseUrl}/v1/acquirer/infractions`, {
