@@ -8,14 +8,21 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { wireToCents } from '../acquirer/money-wire';
-import type { InfractionCallback } from '../acquirer/wire';
+import { infractionCallback, type InfractionCallback } from '../acquirer/wire';
 import type { InfractionWorkflows } from '../temporal/infraction-workflow-client';
 import { recordAcquirerInfraction } from './infraction-store';
+
+/**
+ * `handed`: the workflow has it. `unknown_payment`: the end-to-end id is none of our charges' — yet:
+ * the payment's own callback may still be on its way (callbacks come in any order), so an inbox
+ * that re-drives should try again later before giving it to an operator.
+ */
+export type InfractionCallbackOutcome = { kind: 'handed'; infractionId: string } | { kind: 'unknown_payment' };
 
 export function createInfractionCallbacks(deps: { knex: Knex; workflows: InfractionWorkflows; logger: Logger }) {
   const { knex, workflows, logger } = deps;
 
-  async function received(body: InfractionCallback): Promise<void> {
+  async function received(body: InfractionCallback): Promise<InfractionCallbackOutcome> {
     const i = body.infraction;
     const row = await recordAcquirerInfraction(knex, {
       acquirerId: i.id,
@@ -27,12 +34,16 @@ export function createInfractionCallbacks(deps: { knex: Knex; workflows: Infract
     });
     if (!row) {
       logger.warn({ acquirerInfractionId: i.id, e2eId: i.endToEndId }, 'infraction on a payment that is not ours: kept in the inbox');
-      return;
+      return { kind: 'unknown_payment' };
     }
     await workflows.acquirerUpdate({ id: row.id, merchantId: row.merchantId }, { status: i.status });
+    return { kind: 'handed', infractionId: row.id };
   }
 
-  return { received };
+  /** The same, from a body an inbox stored (the whole callback body, as received). */
+  const receivedStored = (payload: unknown): Promise<InfractionCallbackOutcome> => received(infractionCallback.parse(payload));
+
+  return { received, receivedStored };
 }
 
 export type InfractionCallbacks = ReturnType<typeof createInfractionCallbacks>;

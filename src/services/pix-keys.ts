@@ -77,12 +77,8 @@ export type PixKeyRegistrationOutcome =
   /** The key no longer exists, or an operator made it INACTIVE: nothing to register. */
   | 'skipped';
 
-export class PixKeyNotFoundError extends Error {
-  constructor(keyId: string) {
-    super(`pix key ${keyId} not found`);
-    this.name = 'NotFoundError';
-  }
-}
+/** What a key status callback did: `unchanged` covers duplicates and stale or overridden statuses. */
+export type PixKeyCallbackOutcome = 'applied' | 'unchanged' | 'unknown_key';
 
 export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
   const { knex, acquirer, logger } = deps;
@@ -131,9 +127,8 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
   /**
    * `/v1/acquirer/pix-keys`: the acquirer's status for a key. Found by the acquirer's key id, or —
    * when the callback beats the registration's own commit — by (type, key), which are unique.
-   * Returns false when the key is unknown or nothing changed.
    */
-  async function acquirerStatusChanged(body: PixKeyCallback): Promise<boolean> {
+  async function acquirerStatusChanged(body: PixKeyCallback): Promise<PixKeyCallbackOutcome> {
     const k = body.pixKey;
     return knex.transaction(async (trx) => {
       const key =
@@ -141,16 +136,16 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
         (await PixKey.query(trx).forUpdate().findOne({ type: k.tipoChave, key: k.chave }));
       if (!key) {
         logger.warn({ acquirerKeyId: k.id }, 'status of an unknown PIX key: kept in the inbox');
-        return false;
+        return 'unknown_key';
       }
       if (key.acquirerKeyId && key.acquirerKeyId !== k.id) {
         logger.warn({ pixKeyId: key.id, acquirerKeyId: k.id }, 'status of another registration of this PIX key: ignored');
-        return false;
+        return 'unchanged';
       }
       if (!key.acquirerKeyId) {
         await PixKey.query(trx).patch({ acquirerKeyId: k.id }).where({ id: key.id });
       }
-      return applyStatus(trx, key, k.status);
+      return (await applyStatus(trx, key, k.status)) ? 'applied' : 'unchanged';
     });
   }
 
