@@ -11,6 +11,10 @@ import { createWebhookDelivery, type WebhookDeliverySettings } from '../src/serv
 import { createWebhookActivities, type WebhookActivities } from './webhooks';
 import { createWithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
 import { createWithdrawalActivities, type WithdrawalActivities } from './withdrawals';
+import { createInfractionLifecycle } from '../src/services/infraction-lifecycle';
+import { createInfractionActivities, type InfractionActivities } from './infractions';
+import { createPixKeyRegistration } from '../src/services/pix-keys';
+import { createPixKeyActivities, type PixKeyActivities } from './pix-keys';
 
 export interface ActivityDeps {
   knex: Knex;
@@ -20,12 +24,14 @@ export interface ActivityDeps {
   webhooks?: WebhookDeliverySettings;
 }
 
-export type Activities = ChargeActivities & WebhookActivities & WithdrawalActivities;
+export type Activities = ChargeActivities & WebhookActivities & WithdrawalActivities & InfractionActivities & PixKeyActivities;
 
 export function createActivities(deps: ActivityDeps): Activities {
   return {
     ...createChargeActivities(createChargeLifecycle(deps)),
     ...createWebhookActivities(createWebhookDelivery({ knex: deps.knex, logger: deps.logger, settings: deps.webhooks })),
     ...createWithdrawalActivities(createWithdrawalLifecycle(deps)),
+    ...createInfractionActivities(createInfractionLifecycle(deps)),
+    ...createPixKeyActivities(createPixKeyRegistration(deps)),
   };
 }

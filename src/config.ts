@@ -120,6 +120,7 @@ const envSchema = z.object({
   WEBHOOK_REQUIRE_PUBLIC_HTTPS: boolFrom(false),
   SIMULATOR_TRANSFER_DELAY_MS: intFrom(2000, 0, 3600000),
   SIMULATOR_AUTO_COMPLETE: boolFrom(true),
+  SIMULATOR_KEY_ACTIVATION_DELAY_MS: intFrom(1000, 0, 3600000),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? '.data')),
   /** Level of the Temporal SDK's own logs; WARN hides its start-up chatter (README "Metrics and logs"). */
   TEMPORAL_LOG_LEVEL: optionalString

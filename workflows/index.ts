@@ -2,3 +2,5 @@
 export { chargeWorkflow } from './charge';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { withdrawalWorkflow } from './withdrawal';
+export { infractionWorkflow } from './infraction';
+export { pixKeyRegistrationWorkflow } from './pix-key';

@@ -39,6 +39,7 @@ export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
     callbackSecret: config.ACQUIRER_CALLBACK_SECRET,
     transferDelayMs: config.SIMULATOR_TRANSFER_DELAY_MS,
     autoComplete: config.SIMULATOR_AUTO_COMPLETE,
+    keyActivationDelayMs: config.SIMULATOR_KEY_ACTIVATION_DELAY_MS,
     ...SIMULATOR_CLIENT,
   });
   return {

@@ -30,10 +30,10 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { openDatabase } from '../db';
 import { isAppError } from '../lib/errors';
-import { createLogger } from '../lib/logger';
+import { createLogger, type Logger } from '../lib/logger';
 import {
   addPixKeyBody,
   adjustmentBody,
@@ -56,11 +56,14 @@ import { createCallbackInbox } from '../services/callback-inbox';
 import { createAcquirerCallbacks } from '../services/charge-callbacks';
 import { connectTemporalClient } from '../temporal/connection';
 import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
+import { startPixKeyRegistration } from './pix-key-registration';
 
 interface Ops {
   knex: Knex;
   merchants: MerchantsService;
   access: UserAccessService;
+  config: Config;
+  logger: Logger;
 }
 
 /** Opens the database, runs `fn`, prints its result as JSON, always closes the pool. */
@@ -70,7 +73,7 @@ async function run(fn: (ops: Ops) => Promise<unknown>): Promise<void> {
   const db = await openDatabase(config, logger);
   try {
     const merchants = createMerchantsService({ knex: db.knex, config, logger });
-    const result = await fn({ knex: db.knex, merchants, access: createUserAccessService({ knex: db.knex }) });
+    const result = await fn({ knex: db.knex, merchants, access: createUserAccessService({ knex: db.knex }), config, logger });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await db.close();
@@ -182,11 +185,15 @@ export function buildProgram(): Command {
     .requiredOption('--type <type>', 'CPF | CNPJ | EMAIL | PHONE | CHAVE_ALEATORIA')
     .requiredOption('--key <key>')
     .action((merchantId: string, o: { type: string; key: string }) =>
-      run(async ({ merchants: svc }) => ({ pixKey: await svc.addPixKey(CLI_ACTOR, merchantId, input(addPixKeyBody, o)) })),
+      run(async ({ merchants: svc, config, logger }) => {
+        const pixKey = await svc.addPixKey(CLI_ACTOR, merchantId, input(addPixKeyBody, o));
+        // PENDING until the acquirer confirms it; the registration starts here or in the service.
+        return { pixKey, registration: await startPixKeyRegistration(config, logger, { id: pixKey.id, merchantId }) };
+      }),
     );
   pixKey
     .command('activate <merchantId> <keyId>')
-    .description('mark a key ACTIVE (until acquirer registration does it)')
+    .description('mark a key ACTIVE by hand (the acquirer normally does, once registered)')
     .action((merchantId: string, keyId: string) =>
       run(async ({ merchants: svc }) => ({ pixKey: await svc.setPixKeyStatus(CLI_ACTOR, merchantId, keyId, 'ACTIVE') })),
     );

@@ -69,7 +69,7 @@ export interface AppDeps {
    * `{ temporal: () => connection.healthService.check({}) }`. Each must settle within 2 s.
    */
   checks?: Record<string, ReadinessCheck>;
-  /** Starts PIX key registration at the acquirer (later issue); keys stay PENDING until then. */
+  /** Starts PIX key registration at the acquirer (the `pixkey-<id>` workflow); keys stay PENDING until it activates them. */
   onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
   /** Endpoints of later features, registered after this issue's. */
   routes?: RouteModule[];

@@ -13,6 +13,12 @@ export class Infraction extends BaseModel {
   status!: 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
   blockedAmount!: number;
   refundedAt!: Date | null;
+  /** The devolução (charge_refunds id) that returns the blocked funds once accepted. */
+  refundId!: string | null;
+  refundAmount!: number | null;
+  /** The furthest status the acquirer has announced. */
+  acquirerStatus!: 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+  closedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;
 }

@@ -35,6 +35,16 @@ import { createWithdrawalSandbox } from '../services/withdrawal-sandbox';
 import { reconcileWithdrawalWorkflows } from '../services/withdrawal-reconciler';
 import { withdrawalRoutes } from '../http/routes/withdrawals';
 import { withdrawalSandboxRoutes } from '../http/routes/withdrawal-sandbox';
+import { infractionWorkflowClient } from '../temporal/infraction-workflow-client';
+import { pixKeyWorkflowClient } from '../temporal/pix-key-workflow-client';
+import { createInfractionCallbacks } from '../services/infraction-callbacks';
+import { createPixKeyCallbacks } from '../services/pix-key-callbacks';
+import { createMedCallbackHandlers } from '../services/med-callback-handlers';
+import { createPixKeyRegistration } from '../services/pix-keys';
+import { createInfractionSandbox } from '../services/infraction-sandbox';
+import { infractionSandboxRoutes } from '../http/routes/infraction-sandbox';
+import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
+import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -62,6 +72,9 @@ export async function startApi(opts: {
     searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
   });
   const withdrawals = createWithdrawalsService({ knex, logger, workflows: withdrawalWorkflows });
+  const workflowOpts = { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES };
+  const infractionWorkflows = infractionWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, workflowOpts);
+  const pixKeyWorkflows = pixKeyWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, workflowOpts);
   await warmQrRenderer();
   const simulator = opts.acquirer.simulator;
   // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
@@ -75,6 +88,12 @@ export async function startApi(opts: {
       ),
       reconcileWithdrawalWorkflows({ knex, workflows: withdrawalWorkflows, logger }).catch((err: unknown) =>
         logger.error({ err }, 'withdrawal workflow reconciliation failed'),
+      ),
+      reconcileInfractionWorkflows({ knex, workflows: infractionWorkflows, logger }).catch((err: unknown) =>
+        logger.error({ err }, 'infraction workflow reconciliation failed'),
+      ),
+      reconcilePixKeyRegistrations({ knex, workflows: pixKeyWorkflows, logger }).catch((err: unknown) =>
+        logger.error({ err }, 'PIX key registration reconciliation failed'),
       ),
     ]);
   };
@@ -95,7 +114,13 @@ export async function startApi(opts: {
     workflows,
     logger,
     acquirer: opts.acquirer.acquirer,
-    handlers: { transfers: createWithdrawalCallbackHandler({ knex, workflows: withdrawalWorkflows }) },
+    handlers: {
+      transfers: createWithdrawalCallbackHandler({ knex, workflows: withdrawalWorkflows }),
+      ...createMedCallbackHandlers({
+        infractions: createInfractionCallbacks({ knex, workflows: infractionWorkflows, logger }),
+        pixKeys: createPixKeyCallbacks({ registration: createPixKeyRegistration({ knex, acquirer: opts.acquirer.acquirer, logger }) }),
+      }),
+    },
   });
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
   const app = createApp({
@@ -113,8 +138,10 @@ export async function startApi(opts: {
       webhookRoutes(createWebhooksService({ knex, config })),
       ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
       ...(simulator ? [withdrawalSandboxRoutes(createWithdrawalSandbox({ knex, withdrawals, simulator: simulator.control }))] : []),
+      ...(simulator ? [infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: simulator.control }))] : []),
     ],
     metricsToken: config.METRICS_TOKEN,
+    onPixKeyCreated: (key) => pixKeyWorkflows.register({ id: key.id, merchantId: key.merchantId }),
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).
       temporal: () => temporal.connection.workflowService.getSystemInfo({}),

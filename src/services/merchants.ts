@@ -16,6 +16,7 @@ import { recordAudit, type Actor } from './audit';
 import { hashPassword } from './auth';
 import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
+import { recordPixKeyUpdated } from './pix-keys';
 
 export type MerchantStatus = 'ACTIVE' | 'SUSPENDED';
 export type KycStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
@@ -84,9 +85,9 @@ export interface MerchantsDeps {
   config: Pick<Config, 'DEFAULT_FEE_BPS' | 'DEFAULT_FEE_FIXED' | 'DEFAULT_SETTLEMENT_DELAY_SECONDS'>;
   logger?: Logger;
   /**
-   * Called after a PIX key is committed as PENDING: registration at the acquirer (a later issue)
-   * starts here and flips the key to ACTIVE asynchronously. A failing hook leaves the key PENDING
-   * for the reconciler rather than failing the operator's request.
+   * Called after a PIX key is committed as PENDING: starts its registration at the acquirer (the
+   * `pixkey-<id>` workflow), which flips the key to ACTIVE asynchronously. A failing hook leaves the
+   * key PENDING for the reconciler rather than failing the operator's request.
    */
   onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
 }
@@ -287,17 +288,19 @@ export function createMerchantsService(deps: MerchantsDeps) {
     return pixKeyView(created);
   }
 
-  /** Operator override of a key's status (until acquirer registration exists, the way to ACTIVE). */
+  /** Operator override of a key's status; a change records `pixkey.updated` (src/services/pix-keys.ts). */
   async function setPixKeyStatus(actor: Actor, merchantId: string, keyId: string, status: PixKeyStatus): Promise<PixKeyView> {
     return knex.transaction(async (trx) => {
       const key = await PixKey.query(trx).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
       if (!key) throw notFound('PIX key not found');
+      const from = key.status; // patchAndFetch updates `key` itself
       const updated = await key.$query(trx).patchAndFetch({ status });
+      if (from !== status) await recordPixKeyUpdated(trx, updated, status);
       await recordAudit(trx, actor, {
         action: 'pix_key.update',
         targetType: 'merchant',
         targetId: merchantId,
-        details: { pixKeyId: keyId, from: key.status, to: status },
+        details: { pixKeyId: keyId, from, to: status },
       });
       return pixKeyView(updated);
     });

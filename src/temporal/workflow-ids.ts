@@ -6,3 +6,4 @@ export const chargeWorkflowId = (chargeId: string): string => `charge-${chargeId
 export const withdrawalWorkflowId = (withdrawalId: string): string => `withdrawal-${withdrawalId}`;
 export const webhookDeliveryWorkflowId = (deliveryId: string): string => `webhook-delivery-${deliveryId}`;
 export const infractionWorkflowId = (infractionId: string): string => `infraction-${infractionId}`;
+export const pixKeyWorkflowId = (pixKeyId: string): string => `pixkey-${pixKeyId}`;

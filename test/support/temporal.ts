@@ -137,8 +137,9 @@ export async function withWorker<T>(opts: WithWorkerOptions, fn: (ctx: WorkerCon
 }
 
 /**
- * Terminates the workflows still running on `taskQueue` (a queue nobody will poll again holds the
- * time-skipping lock). Best effort: the official test server's visibility may not support the filter.
+ * Terminates the workflows still running on `taskQueue` (best effort: the official test server's
+ * visibility may not support the filter). For suites that start workflows nobody will run, e.g. a
+ * whole `startApi` whose reconcilers start workflows on the configured queue.
  */
 export async function terminateRunning(client: Client, taskQueue: string): Promise<void> {
   try {

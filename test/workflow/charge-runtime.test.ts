@@ -40,6 +40,10 @@ describe('charges wiring in startApi', function () {
     for (const api of running) await api.stop();
     await terminateRunning((await testEnv()).client, taskQueue);
     await simulator.close();
+    // startApi's reconcilers start workflows (charges, PIX key registrations, infractions) on the
+    // configured queue, which no worker polls here: left running, they would hold the run-wide
+    // time-skipping lock.
+    await terminateRunning((await testEnv()).client, config({}).TEMPORAL_TASK_QUEUE);
   });
 
   async function start(withSimulator: boolean, extra: Record<string, string> = {}): Promise<RunningApi> {

@@ -149,8 +149,10 @@ export const keyView = (k: SimKey) => ({ id: k.id, chave: k.key, tipoChave: k.ke
 export interface PspOptions {
   callbacks: CallbackSender;
   transferDelayMs: number;
+  /** A registered key turns ATIVA after this long, while autoComplete is on. */
+  keyActivationDelayMs: number;
   autoComplete: boolean;
-  /** Delay before a devolução or an accepted infraction's refund settles, when automatic. */
+  /** Delay before a devolução settles, when automatic. */
   refundDelayMs: number;
 }
 
@@ -272,6 +274,15 @@ export class SimulatedPsp {
       pix: [{ ...this.pixView(cob, payment), devolucoes: [refundView(r)] }],
     };
     this.opts.callbacks.send('/v1/acquirer/pix', body);
+    // MED: the receiving side returns an accepted infraction's funds by a devolução of the payment;
+    // once one settles, the infraction is REFUNDED with it.
+    if (outcome !== 'DEVOLVIDO') return;
+    for (const inf of this.infractions.values()) {
+      if (inf.e2eId !== r.e2eId || inf.status !== 'ACCEPTED') continue;
+      inf.refund = r;
+      inf.status = 'REFUNDED';
+      this.announceInfraction(inf);
+    }
   }
 
   // ---- transfers -------------------------------------------------------------------------------
@@ -313,9 +324,9 @@ export class SimulatedPsp {
     const k: SimKey = { id: `key${randomAlnum(24)}`, idempotencyKey, key, keyType, status: 'PENDENTE' };
     this.keys.set(k.id, k);
     this.keyByIdempotencyKey.set(idempotencyKey, k.id);
-    // A real PSP activates the key once the DICT confirms it; the simulator after the transfer delay.
+    // A real PSP activates the key once the DICT confirms it; the simulator after a short delay.
     if (this.opts.autoComplete) {
-      this.later(this.opts.transferDelayMs, () => {
+      this.later(this.opts.keyActivationDelayMs, () => {
         if (this.keys.get(k.id)?.status === 'PENDENTE') this.setKeyStatus(k.id, 'ATIVA');
       });
     }
@@ -349,8 +360,9 @@ export class SimulatedPsp {
   }
 
   /**
-   * OPEN → ACCEPTED (the payer is to be refunded: a devolução of what is still refundable follows,
-   * then REFUNDED, automatically unless auto-settlement is off) or OPEN → REJECTED.
+   * OPEN → ACCEPTED (the payer is to be refunded: the receiver asks for a devolução of the payment,
+   * and when it settles the infraction is REFUNDED — see settleRefund; `refundInfraction` is the PSP
+   * returning the funds itself) or OPEN → REJECTED.
    */
   decideInfraction(id: string, status: 'ACCEPTED' | 'REJECTED'): void {
     const inf = this.infractions.get(id);
@@ -358,7 +370,6 @@ export class SimulatedPsp {
     if (inf.status !== 'OPEN') throw new SimulatorStateError(`infraction ${id} is ${inf.status}`, 'conflict');
     inf.status = status;
     this.announceInfraction(inf);
-    if (status === 'ACCEPTED' && this.autoSettleRefunds) this.later(this.opts.refundDelayMs, () => this.refundInfraction(id));
   }
 
   /** ACCEPTED → REFUNDED: the MED devolução to the payer settled. */

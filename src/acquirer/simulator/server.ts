@@ -54,10 +54,12 @@ export interface SimulatorOptions {
   transferDelayMs?: number;
   /** SIMULATOR_AUTO_COMPLETE: false leaves transfers PROCESSING and keys PENDENTE until told. Default true. */
   autoComplete?: boolean;
+  /** SIMULATOR_KEY_ACTIVATION_DELAY_MS: a registered key turns ATIVA after this long. Default: transferDelayMs. */
+  keyActivationDelayMs?: number;
   logger?: SimulatorLogger;
   /** Lifetime of issued access tokens. Default 3600. */
   tokenTtlSeconds?: number;
-  /** Devoluções and accepted infractions settle after this long, while auto-settlement is on. Default 10. */
+  /** Devoluções settle after this long, while auto-settlement is on. Default 10. */
   refundDelayMs?: number;
   /** Callback delivery: attempts (default 6), first backoff (default 200 ms, doubling), per-attempt timeout (5 s). */
   callbackMaxAttempts?: number;
@@ -118,18 +120,18 @@ export interface SimulatorControl {
   setKeyStatus(keyId: string, status: PixKeyStatusAtAcquirer): void;
   /** Opens a MED infraction on a payment and tells the service (`/v1/acquirer/infractions`). */
   raiseInfraction(endToEndId: string, reason?: string): { infractionId: string };
-  /** OPEN → ACCEPTED, then (automatically unless auto-settlement is off) REFUNDED. */
+  /** OPEN → ACCEPTED; REFUNDED once a devolução of the payment settles (or refundInfraction). */
   acceptInfraction(infractionId: string): void;
   /** OPEN → REJECTED. */
   rejectInfraction(infractionId: string): void;
-  /** ACCEPTED → REFUNDED by hand, when auto-settlement is off. */
+  /** ACCEPTED → REFUNDED by the PSP itself: it returns what is still refundable of the payment. */
   refundInfraction(infractionId: string): void;
   /** Same as accept/reject. */
   updateInfraction(infractionId: string, status: 'ACCEPTED' | 'REJECTED'): void;
   setFaults(f: Faults): void;
   getFaults(): Faults;
   setCallbackBaseUrl(url: string): void;
-  /** Automatic settlement of devoluções and accepted infractions (default on). */
+  /** Automatic settlement of devoluções (default on). */
   setAutoSettleRefunds(on: boolean): void;
   /** Invalidates every issued access token (the client's next call gets 401 and fetches a new one). */
   revokeTokens(): void;
@@ -175,6 +177,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   const psp = new SimulatedPsp({
     callbacks,
     transferDelayMs: opts.transferDelayMs ?? 2000,
+    keyActivationDelayMs: opts.keyActivationDelayMs ?? opts.transferDelayMs ?? 2000,
     autoComplete: opts.autoComplete ?? true,
     refundDelayMs: opts.refundDelayMs ?? 10,
   });

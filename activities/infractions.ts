@@ -1,0 +1,38 @@
+/**
+ * MED infraction activities: thin adapters from the `infraction-<id>` workflow to
+ * src/services/infraction-lifecycle.ts. Each one is idempotent, so Temporal may retry it freely.
+ */
+import type { InfractionProgress, MedRefundState } from '../workflows/infraction-types';
+import type { InfractionLifecycle } from '../src/services/infraction-lifecycle';
+
+export interface InfractionActivities {
+  /** Blocks what is missing of the disputed amount from available; `infraction.received` once. */
+  blockInfractionFunds(infractionId: string): Promise<InfractionProgress>;
+  /** OPEN → REJECTED: unblocks; `infraction.updated` (REJECTED). */
+  rejectInfraction(infractionId: string): Promise<InfractionProgress>;
+  /** OPEN → ACCEPTED; `infraction.updated` (ACCEPTED). */
+  acceptInfraction(infractionId: string): Promise<InfractionProgress>;
+  /** Chooses the devolução once and moves its amount blocked → in transit. */
+  prepareInfractionRefund(infractionId: string): Promise<InfractionProgress>;
+  /** Asks the acquirer for the devolução (idempotent on its id). */
+  sendMedRefund(infractionId: string): Promise<MedRefundState>;
+  /** Asks the acquirer how the devolução stands. */
+  checkMedRefund(infractionId: string): Promise<MedRefundState>;
+  /** Logs a devolução that did not go through (the money waits in transit for an operator or the acquirer). */
+  noteMedRefundStuck(infractionId: string, reason: string): Promise<void>;
+  /** Confirmed: ledger, charge refund, REFUNDED, `infraction.refund_completed`, `charge.refunded`. */
+  completeMedRefund(infractionId: string, rtrId: string | null): Promise<InfractionProgress>;
+}
+
+export function createInfractionActivities(lifecycle: InfractionLifecycle): InfractionActivities {
+  return {
+    blockInfractionFunds: (id) => lifecycle.block(id),
+    rejectInfraction: (id) => lifecycle.reject(id),
+    acceptInfraction: (id) => lifecycle.accept(id),
+    prepareInfractionRefund: (id) => lifecycle.prepareRefund(id),
+    sendMedRefund: (id) => lifecycle.sendRefund(id),
+    checkMedRefund: (id) => lifecycle.checkRefund(id),
+    noteMedRefundStuck: (id, reason) => lifecycle.noteRefundStuck(id, reason),
+    completeMedRefund: (id, rtrId) => lifecycle.completeRefund(id, rtrId),
+  };
+}

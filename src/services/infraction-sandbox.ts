@@ -1,0 +1,56 @@
+/**
+ * Sandbox MED (README "MED infractions"; only while the acquirer is the in-process simulator): the
+ * merchant has the simulator raise, accept or reject an infraction on one of its own paid charges,
+ * and everything else happens through the real path — signed callback, inbox, signal-with-start,
+ * the infraction workflow's activities.
+ */
+import type { Knex } from 'knex';
+import { invalid, notFound } from '../lib/errors';
+import { Charge } from '../models/charge';
+import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
+import { findInfraction, infractionView, recordAcquirerInfraction, type InfractionView } from './infraction-store';
+
+export function createInfractionSandbox(deps: { knex: Knex; simulator: SimulatorControl }) {
+  const { knex, simulator } = deps;
+
+  const simulatorSays = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof SimulatorStateError) throw invalid(`The sandbox acquirer cannot do this: ${err.message}`);
+      throw err;
+    }
+  };
+
+  /** Raises an infraction on a paid charge; answers with our infraction (its callback follows). */
+  async function raise(merchantId: string, chargeId: string, reason?: string): Promise<InfractionView> {
+    const charge = await Charge.query(knex).findOne({ id: chargeId, merchant_id: merchantId });
+    if (!charge) throw notFound('Charge not found');
+    if (!charge.e2eId) throw invalid('This charge has no payment to dispute');
+    const { infractionId } = simulatorSays(() => simulator.raiseInfraction(charge.e2eId as string, reason));
+    const raised = simulator.getInfraction(infractionId);
+    // The same idempotent record the callback makes: whichever comes first creates the row.
+    const row = await recordAcquirerInfraction(knex, {
+      acquirerId: infractionId,
+      endToEndId: charge.e2eId,
+      amount: raised?.amount ?? charge.amount,
+      reason: raised?.reason ?? reason ?? '',
+      status: 'OPEN',
+    });
+    if (!row) throw notFound('Charge not found');
+    return infractionView(row);
+  }
+
+  async function decide(merchantId: string, id: string, decision: 'accept' | 'reject'): Promise<InfractionView> {
+    const row = await findInfraction(knex, merchantId, id);
+    if (!row) throw notFound('Infraction not found');
+    simulatorSays(() =>
+      decision === 'accept' ? simulator.acceptInfraction(row.acquirerInfractionId) : simulator.rejectInfraction(row.acquirerInfractionId),
+    );
+    return infractionView(row);
+  }
+
+  return { raise, decide };
+}
+
+export type InfractionSandbox = ReturnType<typeof createInfractionSandbox>;

@@ -1,0 +1,88 @@
+/**
+ * MED infractions as the acquirer announces them (README "MED infractions"): one row per acquirer
+ * infraction id, created by whichever comes first — its callback or the sandbox that raised it —
+ * and the furthest status the acquirer has announced. What the infraction does to money is the
+ * workflow's (src/services/infraction-lifecycle.ts).
+ */
+import type { Knex } from 'knex';
+import { newId } from '../lib/ids';
+import { Charge } from '../models/charge';
+import { Infraction } from '../models/infraction';
+import type { InfractionStatus } from '../../workflows/infraction-types';
+
+/** How far along an acquirer status is: a late or duplicate callback never moves it back. */
+const RANK: Record<InfractionStatus, number> = { OPEN: 0, ACCEPTED: 1, REJECTED: 1, REFUNDED: 2 };
+
+export function furthestStatus(a: InfractionStatus, b: InfractionStatus): InfractionStatus {
+  return RANK[b] > RANK[a] ? b : a;
+}
+
+export interface AcquirerInfraction {
+  acquirerId: string;
+  endToEndId: string;
+  /** Integer cents disputed. */
+  amount: number;
+  reason: string;
+  status: InfractionStatus;
+}
+
+/** What the API shows of an infraction (the sandbox's answers). */
+export interface InfractionView {
+  id: string;
+  chargeId: string | null;
+  endToEndId: string | null;
+  amount: number;
+  reason: string | null;
+  status: InfractionStatus;
+  blockedAmount: number;
+  createdAt: string;
+}
+
+export const infractionView = (i: Infraction): InfractionView => ({
+  id: i.id,
+  chargeId: i.chargeId,
+  endToEndId: i.e2eId,
+  amount: i.amount,
+  reason: i.reason,
+  status: i.status,
+  blockedAmount: i.blockedAmount,
+  createdAt: new Date(i.createdAt).toISOString(),
+});
+
+/**
+ * The row of an acquirer infraction, created on first sight (unique acquirer id, so concurrent
+ * deliveries create one), with the acquirer's status advanced. Undefined when the payment is not
+ * one of our charges: there is no merchant to hold it against.
+ */
+export async function recordAcquirerInfraction(knex: Knex, a: AcquirerInfraction): Promise<Infraction | undefined> {
+  const charge = await Charge.query(knex).findOne({ e2e_id: a.endToEndId });
+  if (!charge) return undefined;
+  await knex('infractions')
+    .insert({
+      id: newId('inf'),
+      merchant_id: charge.merchantId,
+      charge_id: charge.id,
+      acquirer_infraction_id: a.acquirerId,
+      e2e_id: a.endToEndId,
+      amount: a.amount,
+      reason: a.reason,
+      status: 'OPEN',
+      acquirer_status: a.status,
+    })
+    .onConflict('acquirer_infraction_id')
+    .ignore();
+  // Advance only: a stale status (e.g. OPEN delivered after ACCEPTED) changes nothing.
+  const behind = (Object.keys(RANK) as InfractionStatus[]).filter((s) => RANK[s] < RANK[a.status]);
+  if (behind.length > 0) {
+    await knex('infractions')
+      .where({ acquirer_infraction_id: a.acquirerId })
+      .whereIn('acquirer_status', behind)
+      .update({ acquirer_status: a.status, updated_at: knex.fn.now() });
+  }
+  return Infraction.query(knex).findOne({ acquirer_infraction_id: a.acquirerId });
+}
+
+/** One merchant's infraction (another merchant's is undefined, hence 404 to the caller). */
+export async function findInfraction(knex: Knex, merchantId: string, id: string): Promise<Infraction | undefined> {
+  return Infraction.query(knex).findOne({ id, merchant_id: merchantId });
+}

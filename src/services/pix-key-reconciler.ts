@@ -1,0 +1,21 @@
+/**
+ * Every PIX key that should be at the acquirer but is not yet registered there (PENDING or ACTIVE,
+ * no acquirer key id) gets its `pixkey-<id>` workflow started: keys added by the ops CLI (which
+ * does not talk to Temporal), keys whose registration hook failed, keys whose retries ran out.
+ * Starting a running id is a no-op.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../lib/logger';
+import type { PixKeyWorkflows } from '../temporal/pix-key-workflow-client';
+
+export async function reconcilePixKeyRegistrations(deps: { knex: Knex; workflows: PixKeyWorkflows; logger: Logger }): Promise<number> {
+  const rows = (await deps.knex('pix_keys')
+    .whereIn('status', ['PENDING', 'ACTIVE'])
+    .whereNull('acquirer_key_id')
+    .orderBy('id')
+    .limit(1000)
+    .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+  for (const r of rows) await deps.workflows.register({ id: r.id, merchantId: r.merchant_id });
+  if (rows.length > 0) deps.logger.info({ pixKeys: rows.length }, 'PIX key registrations reconciled');
+  return rows.length;
+}

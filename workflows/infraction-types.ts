@@ -1,0 +1,44 @@
+/**
+ * Plain types shared by the infraction workflow, its activities and the code that signals it.
+ * Pure types only: this file enters the workflow bundle.
+ */
+
+export type InfractionStatus = 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+
+export interface InfractionWorkflowInput {
+  infractionId: string;
+}
+
+/** What the acquirer announced (`/v1/acquirer/infractions`). */
+export interface AcquirerInfractionUpdate {
+  status: InfractionStatus;
+}
+
+/** The infraction as the workflow needs it; read from PostgreSQL, the system of record. */
+export interface InfractionProgress {
+  status: InfractionStatus;
+  /** The furthest status the acquirer has announced (kept by the callback handler). */
+  acquirerStatus: InfractionStatus;
+  amount: number;
+  blocked: number;
+  /** The devolução chosen at acceptance, once chosen. */
+  refundId: string | null;
+  /** The workflow has nothing left to do. */
+  closed: boolean;
+  /**
+   * Time until the merchant's next pending money settles (≤ 0: due), or null when nothing is
+   * pending. A duration, not an instant, so database time and workflow time are never compared.
+   */
+  nextSettlementInMs: number | null;
+}
+
+/** How the devolução of an accepted infraction stands at the acquirer. */
+export interface MedRefundState {
+  status: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | 'REFUSED';
+  rtrId?: string;
+  reason?: string;
+}
+
+export interface InfractionWorkflowResult {
+  status: InfractionStatus;
+}
