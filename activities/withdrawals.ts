@@ -9,6 +9,14 @@ import type {
   WithdrawalSnapshot,
 } from '../workflows/withdrawal-types';
 import type { WithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
+import { recordWithdrawal, type WithdrawalOutcome } from '../src/observability/metrics';
+
+/** Counts an outcome once: only the call that changed the withdrawal, never a retry's replay. */
+async function counted(outcome: WithdrawalOutcome, applied: Promise<ApplyOutcome>): Promise<ApplyOutcome> {
+  const result = await applied;
+  if (result.changed) recordWithdrawal(outcome);
+  return result;
+}
 
 export interface WithdrawalActivities {
   /** The saga's first step: confirms (or, as a fallback, posts) the debit available → in transit. */
@@ -28,16 +36,16 @@ export interface WithdrawalActivities {
   raiseWithdrawalAlert(withdrawalId: string, lastKnown: TransferNotice): Promise<{ raised: boolean }>;
 }
 
-/** The activities over the withdrawal lifecycle service: one line each, by design. */
+/** The activities over the withdrawal lifecycle service: one line each, by design (outcomes counted for /metrics). */
 export function createWithdrawalActivities(lifecycle: WithdrawalLifecycle): WithdrawalActivities {
   return {
     confirmWithdrawalDebit: (id) => lifecycle.confirmDebit(id),
     loadWithdrawalSnapshot: (id) => lifecycle.loadSnapshot(id),
     sendWithdrawalTransfer: (id) => lifecycle.sendTransfer(id),
     checkWithdrawalTransfer: (id) => lifecycle.checkTransfer(id),
-    completeWithdrawal: (id, notice) => lifecycle.complete(id, notice),
-    failWithdrawal: (id, reason) => lifecycle.fail(id, reason),
-    refundWithdrawal: (id, notice) => lifecycle.refund(id, notice),
+    completeWithdrawal: (id, notice) => counted('completed', lifecycle.complete(id, notice)),
+    failWithdrawal: (id, reason) => counted('failed', lifecycle.fail(id, reason)),
+    refundWithdrawal: (id, notice) => counted('refunded', lifecycle.refund(id, notice)),
     raiseWithdrawalAlert: (id, lastKnown) => lifecycle.raiseAlert(id, lastKnown),
   };
 }

@@ -9,6 +9,7 @@
  * crash between POST and commit) log the attempt once. A series has 1 + retry delays attempts;
  * `attempt_limit` is the last number of the current series (a redelivery opens a new one).
  */
+import { recordWebhookAttempt, recordWebhookDeliveryFailed, type WebhookAttemptOutcome as AttemptMetric } from '../observability/metrics';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { newId } from '../lib/ids';
@@ -175,7 +176,7 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
     const error = success ? null : result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`;
 
-    await knex.transaction(async (trx) => {
+    const newlyLogged = await knex.transaction(async (trx) => {
       const inserted = (await trx('webhook_delivery_logs')
         .insert({
           id: newId('whl'),
@@ -195,7 +196,7 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
         .onConflict(['delivery_id', 'attempt'])
         .ignore()
         .returning('id')) as Array<{ id: string }>;
-      if (inserted.length === 0) return;
+      if (inserted.length === 0) return false;
       await trx('webhook_deliveries')
         .where({ id: deliveryId, status: 'PENDING' })
         .update({
@@ -206,7 +207,13 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
           completed_at: status === 'PENDING' ? null : trx.fn.now(),
           updated_at: trx.fn.now(),
         });
+      return true;
     });
+    // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.
+    if (newlyLogged) {
+      recordWebhookAttempt(attemptOutcome(success, result));
+      if (status === 'FAILED') recordWebhookDeliveryFailed();
+    }
     logger.info(
       { deliveryId, webhookId: d.webhook_id, attempt: attemptNumber, statusCode: result.statusCode, success, durationMs: result.durationMs },
       'webhook delivery attempt',
@@ -219,3 +226,10 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
 }
 
 export type WebhookDelivery = ReturnType<typeof createWebhookDelivery>;
+
+/** The /metrics label of one attempt's outcome. */
+function attemptOutcome(success: boolean, result: { statusCode: number | null; error?: string | null }): AttemptMetric {
+  if (success) return 'success';
+  if (result.statusCode !== null) return 'http_error';
+  return /time(d)? ?out/i.test(result.error ?? '') ? 'timeout' : 'network_error';
+}

@@ -4,6 +4,7 @@
  * What happens after the request (transfer, outcome, compensation) is the withdrawal workflow's,
  * in withdrawal-lifecycle.ts.
  */
+import { recordWithdrawal } from '../observability/metrics';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
@@ -141,6 +142,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
       }
     }
 
+    recordWithdrawal('requested');
     // Committed: the money is in transit. If Temporal cannot take the start now the merchant still
     // gets the 201; the reconciler starts the saga of every PROCESSING withdrawal.
     try {

@@ -3,6 +3,7 @@
  * update is signal-with-start, so the first callback starts the workflow and a later one reaches
  * it — or starts a fresh run that resumes from the database if the previous one has closed.
  */
+import { recordWorkflowStartFailure } from '../observability/metrics';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { AcquirerInfractionUpdate, InfractionWorkflowInput } from '../../workflows/infraction-types';
@@ -42,7 +43,10 @@ export function infractionWorkflowClient(
       try {
         await client.workflow.start('infractionWorkflow', base(inf));
       } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+          recordWorkflowStartFailure('infractionWorkflow');
+          throw err;
+        }
       }
     },
     async acquirerUpdate(inf, update) {

@@ -3,6 +3,7 @@
  * registration and activation"). Starting an id that already runs is success; one that has closed
  * starts again (the workflow first checks whether the key still needs registering).
  */
+import { recordWorkflowStartFailure } from '../observability/metrics';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from './charge-workflow-client';
@@ -33,7 +34,10 @@ export function pixKeyWorkflowClient(client: Client, taskQueue: string, opts: { 
           ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
         });
       } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+          recordWorkflowStartFailure('pixKeyRegistrationWorkflow');
+          throw err;
+        }
       }
     },
   };

@@ -4,6 +4,7 @@
  * reconciler may both start the same delivery. Runs carry the merchant and the delivery as memo
  * and, where registered, as the MerchantId/EntityId search attributes.
  */
+import { recordWorkflowStartFailure } from '../observability/metrics';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery-types';
@@ -44,6 +45,7 @@ export function webhookDeliveryWorkflowClient(
         return true;
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+        recordWorkflowStartFailure('webhookDeliveryWorkflow');
         throw err;
       }
     },

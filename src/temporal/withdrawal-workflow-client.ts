@@ -7,6 +7,7 @@
  * Runs carry the merchant and the withdrawal as memo and, unless turned off, as the Keyword search
  * attributes MerchantId and EntityId, as charge workflows do.
  */
+import { recordWorkflowStartFailure } from '../observability/metrics';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { TransferNotice, WithdrawalWorkflowInput } from '../../workflows/withdrawal-types';
@@ -52,7 +53,10 @@ export function withdrawalWorkflowClient(
         await client.workflow.start('withdrawalWorkflow', base(w));
       } catch (err) {
         // Starting an id that already runs is success: workflow ids derive from business ids.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+          recordWorkflowStartFailure('withdrawalWorkflow');
+          throw err;
+        }
       }
     },
     async transferUpdated(w, notice) {

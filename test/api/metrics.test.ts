@@ -16,18 +16,7 @@ import { activityLogContext } from '../../src/temporal/activity-log-context';
 import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
 import { startMetricsServer } from '../../src/observability/metrics-server';
 import { recordWebhookAttempt, recordWithdrawal } from '../../src/observability/metrics';
-
-/** The value of one series in a Prometheus text exposition (0 when absent). */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const labelText = /\{(.*)\}/.exec(line)?.[1] ?? '';
-    if (Object.entries(labels).every(([k, v]) => labelText.includes(`${k}="${v}"`))) {
-      return Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-  }
-  return 0;
-}
+import { sample } from '../support/metrics';
 
 function captureLogs(): { lines: Array<Record<string, unknown>>; raw: string[]; stream: Writable } {
   const raw: string[] = [];

@@ -3,6 +3,7 @@
  * deliveries, the dispatcher starts their workflows, the real worker POSTs to a real receiver that
  * verifies the signature on the raw bytes; time skipping jumps the retry timers.
  */
+import { counter } from '../support/metrics';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events';
@@ -181,9 +182,14 @@ describe('webhook delivery', function () {
     const p = path('flaky');
     s.receiver.script(p, [{ status: 500, body: 'boom' }]);
     const hook = await s.createWebhook(m.token, { path: p });
+    const httpErrors = await counter('pixflow_webhook_attempts_total', { outcome: 'http_error' });
+    const successes = await counter('pixflow_webhook_attempts_total', { outcome: 'success' });
     const eventId = await s.publish(m.merchantId, 'withdraw.completed', SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>);
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 2 });
+    // /metrics counts each attempt by outcome (other deliveries of the run may add to them).
+    assert.ok((await counter('pixflow_webhook_attempts_total', { outcome: 'http_error' })) > httpErrors);
+    assert.ok((await counter('pixflow_webhook_attempts_total', { outcome: 'success' })) > successes);
     const logs = await logsOf(delivery.id);
     assert.deepEqual(
       logs.map((l) => [l.attempt, l.status_code, l.success]),

@@ -3,6 +3,7 @@
  * the real worker by signal-with-start; time skipping brings the polling fallback and the overall
  * deadline. Ledger checks read the database.
  */
+import { counter } from '../support/metrics';
 import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
@@ -419,9 +420,14 @@ describe('withdrawal saga', function () {
     await eventually(async () => ((await s.knex('charges').where({ id: charge.body.charge.id }).first())?.status === 'PAID' ? true : undefined), 'PAID');
     await s.client.workflow.getHandle(`charge-${charge.body.charge.id}`).result(); // settlement after 60 s, skipped
     assert.equal((await ledger.getBalance(s.knex, m.merchantId)).available, 10_000);
+    const requested = await counter('pixflow_withdrawals_total', { outcome: 'requested' });
+    const completed = await counter('pixflow_withdrawals_total', { outcome: 'completed' });
     const w = await newWithdrawal(m.token, 10_000);
     await sandbox(m.token, w.id, 'complete');
     assert.equal((await handle(w.id).result()).status, 'COMPLETED');
+    // /metrics counts the request and the outcome (other suites' withdrawals may add to them).
+    assert.ok((await counter('pixflow_withdrawals_total', { outcome: 'requested' })) > requested);
+    assert.ok((await counter('pixflow_withdrawals_total', { outcome: 'completed' })) > completed);
     assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
     assert.equal(await postingsSum(m.merchantId), 0);
     await assertBooksReconcile(s.knex, [m.merchantId]); // charge paid and settled, withdrawal completed
