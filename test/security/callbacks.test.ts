@@ -9,6 +9,7 @@ import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/call
 import type { MerchantFixture } from '../support/api';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
+import { DEST, fundedMerchant, withdrawalsStack, WITHDRAWALS_CALLBACK_SECRET } from '../support/withdrawals';
 
 describe('security: acquirer callbacks replayed or tampered with', function () {
   this.timeout(60_000);
@@ -91,5 +92,52 @@ describe('security: acquirer callbacks replayed or tampered with', function () {
     assert.deepEqual(await state(m.merchantId, id), before);
     assert.deepEqual(await state(other.m.merchantId, other.id), otherBefore);
     assert.equal(before.charge.status, 'PENDING');
+  });
+
+  it('the same signed transfer completion sent 4 times in parallel and again after it was applied completes the withdrawal once', async () => {
+    const w = await withdrawalsStack();
+    const m = await fundedMerchant(w.api, 5_000);
+    const created = await w.api.request<{ withdraw: { id: string } }>('POST', '/v1/merchants/me/withdrawals', {
+      token: m.token,
+      body: { amount: 2_000, ...DEST },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.withdraw.id;
+    const sent = await eventually(async () => {
+      const r = (await w.knex('withdrawals').where({ id }).first('transfer_id', 'batch_id')) as { transfer_id: string | null; batch_id: string | null };
+      return r.transfer_id ? r : undefined;
+    }, 'the transfer to be sent');
+    const body = JSON.stringify({
+      transfer: {
+        id: sent.transfer_id, batchId: sent.batch_id ?? 'b', idempotencyKey: id, valor: '20.00', chave: DEST.pixKey, tipoChave: DEST.pixKeyType,
+        status: 'COMPLETED', horario: { criacao: new Date().toISOString() },
+      },
+    });
+    const signature = signCallback(WITHDRAWALS_CALLBACK_SECRET, body);
+    const postTransfer = () =>
+      fetch(`${w.api.baseUrl}/v1/acquirer/transfers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signature },
+        body,
+      });
+    const answers = await Promise.all(Array.from({ length: 4 }, postTransfer));
+    assert.deepEqual(answers.map((r) => r.status), [202, 202, 202, 202]);
+    await eventually(async () => {
+      const r = (await w.knex('withdrawals').where({ id }).first('status')) as { status: string };
+      const events = await w.knex('events').where({ merchant_id: m.merchantId, type: 'withdraw.completed' });
+      return r.status === 'COMPLETED' && events.length > 0 ? r : undefined;
+    }, 'the withdrawal to complete');
+    const after = async () => ({
+      transactions: (await w.knex('ledger_transactions').where({ merchant_id: m.merchantId }).orderBy('id').pluck('id')) as string[],
+      events: (await w.knex('events').where({ merchant_id: m.merchantId, type: 'withdraw.completed' }).pluck('id')) as string[],
+      inbox: (await w.knex('acquirer_callbacks').where({ kind: 'transfers' }).whereLike('external_id', `${sent.transfer_id}%`)).length,
+    });
+    const applied = await after();
+    assert.equal(applied.events.length, 1);
+    assert.equal(applied.inbox, 1);
+    for (let i = 0; i < 2; i++) assert.equal((await postTransfer()).status, 202);
+    assert.deepEqual(await after(), applied);
+    const balance = await w.api.request<{ balance: { available: number } }>('GET', '/v1/merchants/me/balance', { token: m.token });
+    assert.equal(balance.body.balance.available, 3_000);
   });
 });
