@@ -15,7 +15,9 @@ import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import type { Knex } from 'knex';
+import type Koa from 'koa';
 import { createApp, type AppConfig, type AppDeps } from '../../src/http/app';
+import type { AppState } from '../../src/http/types';
 import { createLogger } from '../../src/lib/logger';
 import { ensureAdmin } from '../../src/services/admin-bootstrap';
 import { getTestDb } from './db';
@@ -98,6 +100,8 @@ export interface MerchantFixture {
 
 export interface TestApi {
   baseUrl: string;
+  /** The Koa app itself (its router lists every mounted route, for suites that enumerate them). */
+  app: Koa<AppState>;
   knex: Knex;
   config: AppConfig;
   request<T = ErrorBody>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
@@ -227,5 +231,5 @@ export async function startApi(overrides: { config?: Partial<AppConfig>; deps?: 
     if (activated.status !== 200) throw new Error(`activate pix key failed: ${activated.status}`);
   }
 
-  return { baseUrl, knex, config, request, adminToken, createMerchant, createApiKey, makeReady, close };
+  return { baseUrl, app, knex, config, request, adminToken, createMerchant, createApiKey, makeReady, close };
 }

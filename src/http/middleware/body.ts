@@ -20,5 +20,7 @@ export function jsonBody(limitBytes: number): AppMiddleware {
     text: false,
     multipart: false,
   });
-  return (ctx, next) => (ctx.path.startsWith(RAW_BODY_PREFIX) ? next() : parse(ctx, next));
+  // The router matches paths case-insensitively, so /V1/ACQUIRER/pix reaches the callback route
+  // too: it must find its body unread as well.
+  return (ctx, next) => (ctx.path.toLowerCase().startsWith(RAW_BODY_PREFIX) ? next() : parse(ctx, next));
 }

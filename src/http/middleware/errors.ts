@@ -37,6 +37,7 @@ interface HttpLikeError {
   statusCode?: unknown;
   type?: unknown;
   expose?: unknown;
+  code?: unknown;
 }
 
 /**
@@ -46,6 +47,8 @@ interface HttpLikeError {
 function libraryClientError(err: unknown): { status: number; message: string } | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as HttpLikeError;
+  // A body sent with Content-Encoding gzip/deflate/br that does not decompress (zlib's Z_* codes).
+  if (typeof e.code === 'string' && /^(Z_|ERR_ZLIB|ERR__ERROR_FORMAT)/.test(e.code)) return { status: 400, message: 'Malformed compressed body' };
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status === undefined || status < 400 || status >= 500) return undefined;
   // co-body raises a SyntaxError with status 400 for unparsable JSON and, in strict mode, for JSON

@@ -1,0 +1,203 @@
+/**
+ * OWASP API1 (broken object-level authorization) and API5 (function-level): every route with an id
+ * in its path, enumerated from the routers of the running apps, is tried by another merchant (its
+ * JWT and its API key) on the first merchant's real objects. The answer is 404 `{message}` for
+ * merchant routes and 403 `{message}` for admin routes (README "Behaviour the spec leaves open":
+ * another merchant's id is 404; a USER on admin routes is 403), and the first merchant's rows are
+ * byte-for-byte what they were.
+ */
+import assert from 'node:assert/strict';
+import type { Knex } from 'knex';
+import { newId } from '../../src/lib/ids';
+import type { MerchantFixture, TestApi } from '../support/api';
+import { DEST, fundedMerchant, withdrawalsStack } from '../support/withdrawals';
+import { medStack } from '../support/med';
+import { SAMPLE_EVENT_DATA, webhookStack } from '../support/webhooks';
+import { routesOf, type RouteEntry } from './routes';
+
+interface Target {
+  api: TestApi;
+  /** The concrete path, with the victim's ids. */
+  path: string;
+  body?: unknown;
+  /** Admin routes: a USER is refused whatever the id. */
+  admin?: boolean;
+  /** Routes that want a JWT: an API key is 403 before any lookup. */
+  jwtOnly?: boolean;
+}
+
+describe('security: object-level authorization on every :id route', function () {
+  this.timeout(120_000);
+  let victim: MerchantFixture;
+  let attacker: MerchantFixture;
+  let attackerKey: string;
+  let targets: Map<string, Target>;
+  let mounted: RouteEntry[];
+  let knex: Knex;
+  let ids: Record<string, string>;
+
+  before(async () => {
+    const [w, wh, med] = await Promise.all([withdrawalsStack(), webhookStack(), medStack()]);
+    knex = w.api.knex;
+    victim = await fundedMerchant(w.api, 100_000);
+    attacker = await fundedMerchant(w.api, 100_000);
+    attackerKey = (await w.api.createApiKey(attacker.token)).value;
+
+    const charge = await w.api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
+      token: victim.token,
+      body: { amount: 1500, description: 'victim charge' },
+    });
+    assert.equal(charge.status, 201, JSON.stringify(charge.body));
+    const withdrawal = await w.api.request<{ withdraw: { id: string } }>('POST', '/v1/merchants/me/withdrawals', {
+      token: victim.token,
+      body: { amount: 1000, ...DEST },
+    });
+    assert.equal(withdrawal.status, 201, JSON.stringify(withdrawal.body));
+    const webhook = await wh.createWebhook(victim.token, { path: `/victim-${victim.merchantId}` });
+    const eventId = await wh.publish(victim.merchantId, 'charge.paid', SAMPLE_EVENT_DATA['charge.paid']);
+    const delivery = await wh.startedDelivery(eventId, webhook.id);
+    await wh.deliveryResult(delivery.id);
+    // The attacker's own webhook, to pair with the victim's delivery id.
+    const ownWebhook = await wh.createWebhook(attacker.token, { path: `/attacker-${attacker.merchantId}` });
+    const apiKey = await w.api.createApiKey(victim.token, 'victim key');
+    const infractionId = newId('inf');
+    await knex('infractions').insert({
+      id: infractionId,
+      merchant_id: victim.merchantId,
+      acquirer_infraction_id: `acq-${infractionId}`,
+      amount: 100,
+      reason: 'fraude',
+    });
+    const pixKey = (await knex('pix_keys').where({ merchant_id: victim.merchantId }).first('id')) as { id: string };
+
+    ids = {
+      charge: charge.body.charge.id,
+      withdrawal: withdrawal.body.withdraw.id,
+      webhook: webhook.id,
+      delivery: delivery.id,
+      apiKey: apiKey.id,
+      infraction: infractionId,
+      merchant: victim.merchantId,
+      user: victim.userId,
+      pixKey: pixKey.id,
+    };
+
+    const t = (api: TestApi, path: string, extra: Partial<Target> = {}): Target => ({ api, path, ...extra });
+    targets = new Map<string, Target>([
+      ['GET /v1/charges/:id', t(w.api, `/v1/charges/${ids.charge}`)],
+      ['POST /v1/charges/:id/cancel', t(w.api, `/v1/charges/${ids.charge}/cancel`)],
+      ['POST /v1/charges/:id/refund', t(w.api, `/v1/charges/${ids.charge}/refund`, { body: { amount: 100 } })],
+      ['POST /v1/sandbox/charges/:id/pay', t(w.api, `/v1/sandbox/charges/${ids.charge}/pay`, { body: {} })],
+      ['GET /v1/merchants/me/withdrawals/:id', t(w.api, `/v1/merchants/me/withdrawals/${ids.withdrawal}`)],
+      ['POST /v1/sandbox/withdrawals/:id/complete', t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/complete`, { body: {} })],
+      ['POST /v1/sandbox/withdrawals/:id/fail', t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/fail`, { body: {} })],
+      ['POST /v1/sandbox/withdrawals/:id/return', t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/return`, { body: {} })],
+      ['POST /v1/sandbox/infractions/:id/accept', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/accept`)],
+      ['POST /v1/sandbox/infractions/:id/reject', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/reject`)],
+      ['PATCH /v1/webhooks/merchant/:id', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}`, { body: { status: 'INACTIVE', name: 'owned' } })],
+      ['DELETE /v1/webhooks/merchant/:id', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}`)],
+      ['GET /v1/webhooks/merchant/:id/deliveries', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}/deliveries`)],
+      [
+        'POST /v1/webhooks/merchant/:id/deliveries/:deliveryId/redeliver',
+        t(wh.api, `/v1/webhooks/merchant/${ids.webhook}/deliveries/${ids.delivery}/redeliver`),
+      ],
+      ['POST /v1/webhooks/merchant/:id/rotate-secret', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}/rotate-secret`)],
+      ['DELETE /v1/api-keys/:id', t(w.api, `/v1/api-keys/${ids.apiKey}`, { jwtOnly: true })],
+      ['GET /v1/admin/merchants/:id', t(w.api, `/v1/admin/merchants/${ids.merchant}`, { admin: true })],
+      ['PATCH /v1/admin/merchants/:id', t(w.api, `/v1/admin/merchants/${ids.merchant}`, { admin: true, body: { status: 'SUSPENDED' } })],
+      [
+        'POST /v1/admin/merchants/:id/adjustments',
+        t(w.api, `/v1/admin/merchants/${ids.merchant}/adjustments`, { admin: true, body: { amount: -50_000, reason: 'steal' } }),
+      ],
+      [
+        'POST /v1/admin/merchants/:id/pix-keys',
+        t(w.api, `/v1/admin/merchants/${ids.merchant}/pix-keys`, { admin: true, body: { type: 'EMAIL', key: 'attacker@example.com' } }),
+      ],
+      [
+        'PATCH /v1/admin/merchants/:id/pix-keys/:keyId',
+        t(w.api, `/v1/admin/merchants/${ids.merchant}/pix-keys/${ids.pixKey}`, { admin: true, body: { status: 'INACTIVE' } }),
+      ],
+      ['GET /v1/admin/merchants/:id/users', t(w.api, `/v1/admin/merchants/${ids.merchant}/users`, { admin: true })],
+      ['POST /v1/admin/merchants/:id/revoke-tokens', t(w.api, `/v1/admin/merchants/${ids.merchant}/revoke-tokens`, { admin: true })],
+      ['POST /v1/admin/users/:id/revoke-tokens', t(w.api, `/v1/admin/users/${ids.user}/revoke-tokens`, { admin: true })],
+      ['PATCH /v1/admin/users/:id', t(w.api, `/v1/admin/users/${ids.user}`, { admin: true, body: { status: 'DISABLED' } })],
+    ]);
+    // The routes mounted in every stack the suite runs (together they mount everything the service does).
+    mounted = dedupe([...routesOf(w.api.app), ...routesOf(wh.api.app), ...routesOf(med.api.app)]).filter(
+      // Static files of the reference page: the name is a file, not an object anyone owns.
+      (r) => r.path.includes(':') && r.path !== '/docs/:asset',
+    );
+  });
+
+  /** Everything the victim owns, as stored (the comparison is exact). */
+  const snapshot = async (): Promise<string> => {
+    const m = victim.merchantId;
+    const tables: Record<string, unknown> = {};
+    for (const table of ['charges', 'withdrawals', 'webhooks', 'api_keys', 'infractions', 'pix_keys', 'users', 'ledger_accounts', 'ledger_transactions', 'charge_refunds']) {
+      tables[table] = await knex(table).where({ merchant_id: m }).orderBy('id');
+    }
+    tables.merchant = await knex('merchants').where({ id: m });
+    tables.deliveries = await knex('webhook_deliveries').where({ webhook_id: ids.webhook }).orderBy('id');
+    return JSON.stringify(tables);
+  };
+
+  it('knows every :id route the routers mount (a new route must be added here to pass)', () => {
+    const known = [...targets.keys()].sort();
+    const found = mounted.map((r) => `${r.method} ${r.path}`).sort();
+    assert.deepEqual(found, known);
+  });
+
+  it("answers another merchant's JWT and API key with 404 (403 on admin routes), never data, and changes nothing", async () => {
+    const before = await snapshot();
+    for (const [route, target] of targets) {
+      const method = route.split(' ')[0] as string;
+      for (const [label, token] of [
+        ['JWT', attacker.token],
+        ['API key', attackerKey],
+      ] as const) {
+        const res = await target.api.request<Record<string, unknown>>(method, target.path, {
+          token,
+          ...(target.body === undefined ? {} : { body: target.body }),
+        });
+        const expected = target.admin || (target.jwtOnly && label === 'API key') ? 403 : 404;
+        assert.equal(res.status, expected, `${route} with the other merchant's ${label}: ${res.status} ${JSON.stringify(res.body)}`);
+        assert.deepEqual(Object.keys(res.body), ['message'], `${route}: ${JSON.stringify(res.body)}`);
+        for (const id of Object.values(ids)) {
+          assert.ok(!JSON.stringify(res.body).includes(id) || target.path.includes(id), `${route} leaks ${id}`);
+        }
+      }
+    }
+    assert.equal(await snapshot(), before);
+  });
+
+  it("the victim's delivery under the attacker's own webhook is 404 too", async () => {
+    const wh = await webhookStack();
+    const own = (await knex('webhooks').where({ merchant_id: attacker.merchantId }).first('id')) as { id: string };
+    const before = await snapshot();
+    const res = await wh.api.request('POST', `/v1/webhooks/merchant/${own.id}/deliveries/${ids.delivery}/redeliver`, { token: attacker.token });
+    assert.equal(res.status, 404, JSON.stringify(res.body));
+    assert.equal(await snapshot(), before);
+  });
+
+  it("a charge or infraction of another merchant named in a body is 404 as well", async () => {
+    const med = await medStack();
+    const before = await snapshot();
+    const res = await med.api.request('POST', '/v1/sandbox/infractions', { token: attacker.token, body: { chargeId: ids.charge } });
+    assert.equal(res.status, 404, JSON.stringify(res.body));
+    assert.equal(await snapshot(), before);
+  });
+
+  it('the victim itself reaches its objects through the same paths (the 404s are about ownership)', async () => {
+    const w = await withdrawalsStack();
+    const wh = await webhookStack();
+    assert.equal((await w.api.request('GET', `/v1/charges/${ids.charge}`, { token: victim.token })).status, 200);
+    assert.equal((await w.api.request('GET', `/v1/merchants/me/withdrawals/${ids.withdrawal}`, { token: victim.token })).status, 200);
+    assert.equal((await wh.api.request('GET', `/v1/webhooks/merchant/${ids.webhook}/deliveries`, { token: victim.token })).status, 200);
+  });
+});
+
+function dedupe(routes: RouteEntry[]): RouteEntry[] {
+  const seen = new Map<string, RouteEntry>();
+  for (const r of routes) seen.set(`${r.method} ${r.path}`, r);
+  return [...seen.values()];
+}
