@@ -124,7 +124,7 @@ export class Execution implements HistoryWriter {
     return this.log.events;
   }
   get closeEvent(): HistoryEvent | undefined {
-    return this.isOpen ? undefined : this.history[this.history.length - 1];
+    return this.isOpen ? undefined : this.log.last;
   }
   get activities(): Map<number, Activity> {
     return this.acts.byId;

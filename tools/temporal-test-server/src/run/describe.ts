@@ -59,7 +59,7 @@ export function describeRun(run: Execution): temporal.api.workflowservice.v1.IDe
 }
 
 export function runInfo(run: Execution): temporal.api.workflow.v1.IWorkflowExecutionInfo {
-  const historyLength = run.history.length;
+  const historyLength = run.log.length;
   return {
     execution: run.execution,
     type: { name: run.workflowType },

@@ -9,7 +9,7 @@
  * dirty for the durable journal (src/persistence/journal.ts), so a new kind of event is persisted
  * with no code of its own.
  */
-import { EventType, long, msTimestamp, toNum, type HistoryEvent } from '../proto';
+import { EventType, long, msTimestamp, temporal, toNum, type HistoryEvent } from '../proto';
 
 export interface HistoryWriter {
   /** Writes one event now (ids and time assigned here) and returns it. */
@@ -33,7 +33,15 @@ interface Buffered {
 export const CAPTURE_ID_BASE = 2 ** 40;
 
 export class RunHistory {
-  readonly events: HistoryEvent[] = [];
+  private list: HistoryEvent[] = [];
+  /**
+   * A closed run's history, packed: one encoded `History` instead of ~20 objects per event, so
+   * the many finished runs a test run or `npm start` keeps for reading stay out of the garbage
+   * collector's way. Unpacked again on the rare read that needs more than the close event.
+   */
+  private packed: Uint8Array | null = null;
+  private packedCount = 0;
+  private lastEvent: HistoryEvent | undefined;
   private buffered: Buffered[] = [];
   /** Durable mode: set while a buffered event's `emit` runs against a capture buffer. */
   private capturing: HistoryEvent[] | null = null;
@@ -49,13 +57,45 @@ export class RunHistory {
     private readonly touched: () => void,
   ) {}
 
+  get events(): HistoryEvent[] {
+    if (this.packed) this.unpack();
+    return this.list;
+  }
+
+  get length(): number {
+    return this.packed ? this.packedCount : this.list.length;
+  }
+
+  /** The last event, without unpacking (a closed run's close event). */
+  get last(): HistoryEvent | undefined {
+    return this.packed ? this.lastEvent : this.list[this.list.length - 1];
+  }
+
+  /** Call only for a closed run (nothing is appended any more); reads keep working. */
+  pack(): void {
+    if (this.packed || this.list.length === 0) return;
+    this.lastEvent = this.list[this.list.length - 1];
+    this.packedCount = this.list.length;
+    this.packed = temporal.api.history.v1.History.encode({ events: this.list }).finish();
+    this.list = [];
+  }
+
+  private unpack(): void {
+    const packed = this.packed;
+    if (!packed) return;
+    this.packed = null;
+    this.lastEvent = undefined;
+    this.list = temporal.api.history.v1.History.decode(packed).events;
+  }
+
   append(e: HistoryEvent): HistoryEvent {
     if (this.capturing) return this.capture(e);
-    const id = this.events.length + 1;
+    const events = this.events;
+    const id = events.length + 1;
     e.eventId = long(id);
     e.taskId = long(id);
     e.eventTime = msTimestamp(this.now());
-    this.events.push(e);
+    events.push(e);
     this.touched();
     return e;
   }
@@ -65,7 +105,8 @@ export class RunHistory {
   /** Re-checks every waiter's condition; a met one removes itself (see waitUntil). */
   notify(): void {
     if (this.listeners.size === 0) return;
-    for (const check of [...this.listeners]) check();
+    // A met check deletes itself; deleting the current entry while iterating a Set is safe.
+    for (const check of this.listeners) check();
   }
 
   /**
