@@ -11,7 +11,7 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startServer } from '../../tools/temporal-test-server/src/index';
+import { startServer } from '@pixflow/temporal-test-server';
 
 export interface LocalTemporal {
   address: string;

@@ -33,7 +33,7 @@ import {
 import { onRunEnd } from './lifecycle';
 
 /** Path of the launcher of our offline server (spawned by @temporalio/testing as `<port> ...`). */
-export const TEST_SERVER_LAUNCHER = path.resolve(__dirname, '../../tools/temporal-test-server/bin/temporal-test-server');
+export const TEST_SERVER_LAUNCHER = require.resolve('@pixflow/temporal-test-server/bin/temporal-test-server');
 
 let envPromise: Promise<TestWorkflowEnvironment> | undefined;
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();

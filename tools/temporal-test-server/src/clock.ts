@@ -56,6 +56,8 @@ export class Clock {
   private live = 0;
   private pumpScheduled = false;
   private wakeTimer: NodeJS.Timeout | undefined;
+  /** Wall time the wake timer fires at. */
+  private wakeAt = 0;
   private closed = false;
 
   constructor(private readonly opts: ClockOptions) {
@@ -175,10 +177,6 @@ export class Clock {
 
   private pump(): void {
     if (this.closed) return;
-    if (this.wakeTimer) {
-      clearTimeout(this.wakeTimer);
-      this.wakeTimer = undefined;
-    }
     for (;;) {
       this.sync();
       const next = this.peekLive();
@@ -200,8 +198,17 @@ export class Clock {
         continue;
       }
       // Locked: time runs at wall speed; wake up when the next timer is due (re-checked then).
-      const wait = Math.min(next.at - this.virtualMs, 2 ** 31 - 1);
-      this.wakeTimer = setTimeout(() => this.pump(), Math.max(1, wait));
+      // A wake-up already set for that time or earlier is kept (an early one just pumps again):
+      // pumps follow every unlock, and a new timer object each time costs more than the check.
+      const wait = Math.max(1, Math.min(next.at - this.virtualMs, 2 ** 31 - 1));
+      const wakeAt = Date.now() + wait;
+      if (this.wakeTimer && this.wakeAt <= wakeAt) return;
+      if (this.wakeTimer) clearTimeout(this.wakeTimer);
+      this.wakeAt = wakeAt;
+      this.wakeTimer = setTimeout(() => {
+        this.wakeTimer = undefined;
+        this.pump();
+      }, wait);
       this.wakeTimer.unref();
       return;
     }
@@ -223,7 +230,9 @@ export class Clock {
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (!this.less(h[i], h[p])) break;
-      [h[i], h[p]] = [h[p], h[i]];
+      const t = h[i];
+      h[i] = h[p];
+      h[p] = t;
       i = p;
     }
   }
@@ -242,7 +251,9 @@ export class Clock {
         if (l < h.length && this.less(h[l], h[m])) m = l;
         if (r < h.length && this.less(h[r], h[m])) m = r;
         if (m === i) break;
-        [h[i], h[m]] = [h[m], h[i]];
+        const t = h[i];
+        h[i] = h[m];
+        h[m] = t;
         i = m;
       }
     }

@@ -77,6 +77,9 @@ interface NamespaceInfo {
 const TEN_SECONDS = 10_000;
 const MAX_TASK_TIMEOUT = 120_000;
 
+/** How long a closed run's history stays unpacked (object form) after the close. */
+const PACK_DELAY_MS = 2000;
+
 export class Store {
   readonly wfMatching: Matching<PollWftResponse>;
   readonly actMatching: Matching<PollActivityResponse>;
@@ -87,6 +90,9 @@ export class Store {
   private runs = new Map<string, Execution>();
   /** Durable mode (`--db-filename`): every change is journaled; see src/persistence/journal.ts. */
   journal?: Journal;
+  /** Closed runs whose history is packed at the next sweep (see RunHistory.pack). */
+  private toPack: Execution[] = [];
+  private packTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly clock: Clock,
@@ -263,6 +269,7 @@ export class Store {
       },
       'workflow closed',
     );
+    this.packLater(run);
     if (run.parent && !run.nextRunId) {
       const parentRun = this.runs.get(run.parent.runId);
       parentRun?.onChildClosed(run.parent.initiatedEventId, run);
@@ -360,8 +367,25 @@ export class Store {
       this.addRun(run);
       run.restoreState(rec.events, replay(p, rec.events, rec.state));
       if (run.isOpen) open++;
+      else this.packLater(run);
     }
     return { runs: loaded.runs.length, open };
+  }
+
+  /**
+   * Packs a closed run's history a little later (wall clock), not at once: its result long poll
+   * and the journal's commit read it right after the close.
+   */
+  private packLater(run: Execution): void {
+    this.toPack.push(run);
+    if (this.packTimer) return;
+    this.packTimer = setTimeout(() => {
+      this.packTimer = undefined;
+      const runs = this.toPack;
+      this.toPack = [];
+      for (const r of runs) r.log.pack();
+    }, PACK_DELAY_MS);
+    this.packTimer.unref();
   }
 
   allRuns(): IterableIterator<Execution> {

@@ -165,21 +165,26 @@ export class H2Server {
         },
       };
       const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      Promise.resolve()
-        .then(() => this.message(body, encoding))
-        .then((msg) => invoke(m, msg, ctx, this.opts.logger))
-        .then(
-          (r) => {
-            answered = true;
-            if (r.ok) this.reply(stream, r.bytes);
-            else this.fail(stream, r.code, r.details);
-          },
-          (err: unknown) => {
-            answered = true;
-            if (err instanceof CallError) this.fail(stream, err.code, err.message);
-            else this.fail(stream, status.INTERNAL, `${m.name}: ${err instanceof Error ? err.message : String(err)}`);
-          },
-        );
+      const done = (r: Awaited<ReturnType<typeof invoke>>): void => {
+        answered = true;
+        if (r.ok) this.reply(stream, r.bytes);
+        else this.fail(stream, r.code, r.details);
+      };
+      const failed = (err: unknown): void => {
+        answered = true;
+        if (err instanceof CallError) this.fail(stream, err.code, err.message);
+        else this.fail(stream, status.INTERNAL, `${m.name}: ${err instanceof Error ? err.message : String(err)}`);
+      };
+      // No promise hops beyond the handler's own: most requests are small and inflated synchronously.
+      let msg: Uint8Array | Promise<Uint8Array>;
+      try {
+        msg = this.message(body, encoding);
+      } catch (err) {
+        failed(err);
+        return;
+      }
+      if (msg instanceof Promise) msg.then((bytes) => invoke(m, bytes, ctx, this.opts.logger)).then(done, failed);
+      else invoke(m, msg, ctx, this.opts.logger).then(done, failed);
     });
   }
 

@@ -1,0 +1,225 @@
+/**
+ * One run's history and the single path every event takes into it.
+ *
+ * The concern modules of a run (workflow tasks, commands, timers, activities, children, queries)
+ * write events only through `HistoryWriter`: `append` for events that belong where they are
+ * caused (command events, task events), `external` for events caused from outside the workflow
+ * task (signals, timer fires, activity and child results), which are buffered while a task runs
+ * and written after its completion (temporal-history-contract.md §0). Every append marks the run
+ * dirty for the durable journal (src/persistence/journal.ts), so a new kind of event is persisted
+ * with no code of its own.
+ */
+import { EventType, long, msTimestamp, temporal, toNum, type HistoryEvent } from '../proto';
+
+export interface HistoryWriter {
+  /** Writes one event now (ids and time assigned here) and returns it. */
+  append(e: HistoryEvent): HistoryEvent;
+  /**
+   * An outside event: `emit` (which must only append events) runs now and a workflow task is
+   * scheduled, or, while a workflow task runs, later, when that task completes.
+   */
+  external(emit: () => void, timerId?: string): void;
+}
+
+interface Buffered {
+  emit: () => void;
+  /** Lets CancelTimer drop a fire that was buffered but not yet written. */
+  timerId?: string;
+  /** Durable mode: the events `emit` will write, captured when buffered (see src/persistence). */
+  events?: HistoryEvent[];
+}
+
+/** Placeholder event ids of captured (buffered, not yet written) events; far above any real id. */
+export const CAPTURE_ID_BASE = 2 ** 40;
+
+export class RunHistory {
+  private list: HistoryEvent[] = [];
+  /**
+   * A closed run's history, packed: one encoded `History` instead of ~20 objects per event, so
+   * the many finished runs a test run or `npm start` keeps for reading stay out of the garbage
+   * collector's way. Unpacked again on the rare read that needs more than the close event.
+   */
+  private packed: Uint8Array | null = null;
+  private packedCount = 0;
+  private lastEvent: HistoryEvent | undefined;
+  private buffered: Buffered[] = [];
+  /** Durable mode: set while a buffered event's `emit` runs against a capture buffer. */
+  private capturing: HistoryEvent[] | null = null;
+  /** Placeholder ids of captured events are unique per run, so one buffered item may refer to another's. */
+  private captureSeq = 0;
+  /** Restored buffered events: placeholder id → real id once written. */
+  private recordedIds = new Map<number, number>();
+  private listeners = new Set<() => void>();
+
+  constructor(
+    private readonly now: () => number,
+    /** Marks the run dirty for the durable journal. */
+    private readonly touched: () => void,
+  ) {}
+
+  get events(): HistoryEvent[] {
+    if (this.packed) this.unpack();
+    return this.list;
+  }
+
+  get length(): number {
+    return this.packed ? this.packedCount : this.list.length;
+  }
+
+  /** The last event, without unpacking (a closed run's close event). */
+  get last(): HistoryEvent | undefined {
+    return this.packed ? this.lastEvent : this.list[this.list.length - 1];
+  }
+
+  /** Call only for a closed run (nothing is appended any more); reads keep working. */
+  pack(): void {
+    if (this.packed || this.list.length === 0) return;
+    this.lastEvent = this.list[this.list.length - 1];
+    this.packedCount = this.list.length;
+    this.packed = temporal.api.history.v1.History.encode({ events: this.list }).finish();
+    this.list = [];
+  }
+
+  private unpack(): void {
+    const packed = this.packed;
+    if (!packed) return;
+    this.packed = null;
+    this.lastEvent = undefined;
+    this.list = temporal.api.history.v1.History.decode(packed).events;
+  }
+
+  append(e: HistoryEvent): HistoryEvent {
+    if (this.capturing) return this.capture(e);
+    const events = this.events;
+    const id = events.length + 1;
+    e.eventId = long(id);
+    e.taskId = long(id);
+    e.eventTime = msTimestamp(this.now());
+    events.push(e);
+    this.touched();
+    return e;
+  }
+
+  // ---------------------------------------------------------------- waiters
+
+  /** Re-checks every waiter's condition; a met one removes itself (see waitUntil). */
+  notify(): void {
+    if (this.listeners.size === 0) return;
+    // A met check deletes itself; deleting the current entry while iterating a Set is safe.
+    for (const check of this.listeners) check();
+  }
+
+  /**
+   * Resolves once `pred()` holds (checked on every history change or close) or `timeoutMs` of
+   * wall time pass (history long poll). One timer per wait, not one per change.
+   */
+  waitUntil(pred: () => boolean, timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
+    if (pred()) return Promise.resolve();
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        resolve();
+      };
+      const check = (): void => {
+        if (pred()) finish();
+      };
+      const timer = setTimeout(finish, Math.max(0, timeoutMs));
+      this.listeners.add(check);
+      onCancel(finish);
+    });
+  }
+
+  // ---------------------------------------------------------------- events buffered behind a running task
+
+  /** `capture`: durable mode, record the events `emit` will write so the journal can keep them. */
+  buffer(emit: () => void, timerId: string | undefined, capture: boolean): void {
+    this.buffered.push({ emit, timerId, events: capture ? this.captureEvents(emit) : undefined });
+  }
+
+  hasBuffered(): boolean {
+    return this.buffered.length > 0;
+  }
+
+  /** Writes every buffered event; true if there were any. */
+  flush(): boolean {
+    const b = this.buffered;
+    this.buffered = [];
+    for (const item of b) item.emit();
+    return b.length > 0;
+  }
+
+  /** A timer cancelled after it fired but before its fire was written: never write Fired and Canceled. */
+  dropTimerFire(timerId: string): void {
+    this.buffered = this.buffered.filter((b) => b.timerId !== timerId);
+  }
+
+  clearBuffered(): void {
+    this.buffered = [];
+  }
+
+  /** Durable mode: per buffered item, the events it will write. */
+  bufferedEvents(): HistoryEvent[][] {
+    return this.buffered.map((b) => b.events ?? []);
+  }
+
+  /** After a restart: buffer again the events that were buffered at the crash. */
+  restoreBuffered(items: HistoryEvent[][]): void {
+    for (const events of items) {
+      for (const e of events) this.captureSeq = Math.max(this.captureSeq, toNum(e.eventId) - CAPTURE_ID_BASE);
+    }
+    this.buffered = items.map((events) => ({
+      emit: () => this.appendRecorded(events),
+      events,
+      timerId: events.find((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED)?.timerFiredEventAttributes?.timerId ?? undefined,
+    }));
+  }
+
+  private captureEvents(emit: () => void): HistoryEvent[] {
+    const out: HistoryEvent[] = [];
+    this.capturing = out;
+    try {
+      emit();
+    } finally {
+      this.capturing = null;
+    }
+    return out;
+  }
+
+  /** Capture-mode append: placeholder ids (CAPTURE_ID_BASE + n) let later events of one emit refer to earlier ones. */
+  private capture(e: HistoryEvent): HistoryEvent {
+    const out = this.capturing ?? [];
+    const id = CAPTURE_ID_BASE + ++this.captureSeq;
+    e.eventId = long(id);
+    e.taskId = long(id);
+    e.eventTime = msTimestamp(this.now());
+    out.push(e);
+    return e;
+  }
+
+  /** Re-append events captured while buffered, mapping their placeholder ids to the real ones. */
+  private appendRecorded(events: HistoryEvent[]): void {
+    const ids = this.recordedIds;
+    for (const t of events) {
+      const e: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(t)) {
+        if (k === 'eventId' || k === 'taskId' || k === 'eventTime') continue;
+        if (k.endsWith('EventAttributes') && v && typeof v === 'object') {
+          const attrs: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+          for (const [ak, av] of Object.entries(attrs)) {
+            const n = ak.endsWith('EventId') ? toNum(av) : 0;
+            if (n > CAPTURE_ID_BASE) attrs[ak] = long(ids.get(n) ?? 0);
+          }
+          e[k] = attrs;
+        } else {
+          e[k] = v;
+        }
+      }
+      const ev = this.append(e as HistoryEvent);
+      ids.set(toNum(t.eventId), toNum(ev.eventId));
+    }
+  }
+}
