@@ -7,7 +7,7 @@
  *
  * Example:
  *   const stub = recordCalls<PixKeyActivities>({ registerPixKey: async () => 'registered' });
- *   const result = await withStubWorker(stub.activities, ({ client, taskQueue }) =>
+ *   const result = await withStubWorker(stub.activities, ({ client, taskQueue, workflowId }) =>
  *     client.workflow.execute(pixKeyRegistrationWorkflow, { taskQueue, workflowId, args: [{ pixKeyId }] }));
  *   assert.deepEqual(stub.names(), ['registerPixKey']);
  */
@@ -15,7 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { withWorker, type WorkerContext } from './temporal';
+import { Worker } from '@temporalio/worker';
+import { onRunEnd } from './lifecycle';
+import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle, type WorkerContext } from './temporal';
 
 type History = temporal.api.history.v1.IHistory;
 /** A protobuf Duration as decoded (seconds may be a Long). */
@@ -70,9 +72,74 @@ export function failure(type: string, message = `${type} (stub)`): ApplicationFa
   return ApplicationFailure.create({ type, message });
 }
 
-/** Runs `fn` while a worker with the run's one workflow bundle and these activities polls a fresh queue. */
-export function withStubWorker<R>(activities: object, fn: (ctx: WorkerContext) => Promise<R>): Promise<R> {
-  return withWorker({ workflowsPath: require.resolve('../../workflows'), activities }, fn);
+export interface StubContext extends WorkerContext {
+  /** The workflow id whose activity calls go to this test's stubs: start the workflow under it. */
+  workflowId: string;
+}
+
+interface SharedWorker {
+  ctx: WorkerContext;
+  /** Stubs by workflow id: one worker serves every test, each test's workflow reaches its own stubs. */
+  routes: Map<string, Record<string, (...args: unknown[]) => unknown>>;
+}
+
+/** One worker per set of activity names, for the whole run (creating and shutting down a worker per test is most of a test's time). */
+const sharedWorkers = new Map<string, Promise<SharedWorker>>();
+
+function sharedWorker(names: string[]): Promise<SharedWorker> {
+  const key = [...names].sort().join(',');
+  let w = sharedWorkers.get(key);
+  if (!w) {
+    w = (async () => {
+      const env = await testEnv();
+      const routes: SharedWorker['routes'] = new Map();
+      const activities: Record<string, (...args: unknown[]) => unknown> = {};
+      for (const name of names) {
+        activities[name] = (...args: unknown[]) => {
+          const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+          const impl = routes.get(workflowId)?.[name];
+          // A workflow left over from a finished test: fail it for good rather than run someone else's stub.
+          if (!impl) throw ApplicationFailure.nonRetryable(`no stub for ${name} of ${workflowId}`, 'NoStub');
+          return impl(...args);
+        };
+      }
+      const taskQueue = uniqueTaskQueue('stubs');
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        namespace: env.namespace ?? 'default',
+        taskQueue,
+        workflowBundle: await workflowBundle(require.resolve('../../workflows')),
+        activities,
+      });
+      const running = worker.run();
+      onRunEnd(async () => {
+        await terminateRunning(env.client, taskQueue);
+        worker.shutdown();
+        await running;
+      });
+      return { ctx: { env, client: env.client, taskQueue, worker }, routes };
+    })();
+    sharedWorkers.set(key, w);
+  }
+  return w;
+}
+
+/**
+ * Runs `fn` with a worker of the run's one workflow bundle whose activities, for the workflow id
+ * `ctx.workflowId`, are these stubs. The workflow is terminated if `fn` leaves it running.
+ */
+export async function withStubWorker<R>(activities: object, fn: (ctx: StubContext) => Promise<R>, workflowId = uniqueWorkflowId('stubbed')): Promise<R> {
+  const shared = await sharedWorker(Object.keys(activities));
+  shared.routes.set(workflowId, activities as Record<string, (...args: unknown[]) => unknown>);
+  try {
+    return await fn({ ...shared.ctx, workflowId });
+  } finally {
+    await shared.ctx.client.workflow
+      .getHandle(workflowId)
+      .terminate('left running at the end of a test')
+      .catch(() => undefined);
+    shared.routes.delete(workflowId);
+  }
 }
 
 export const uniqueWorkflowId = (prefix: string): string => `${prefix}-${randomUUID()}`;

@@ -28,7 +28,6 @@ import {
   recordCalls,
   retryPolicies,
   timersStarted,
-  uniqueWorkflowId,
   withStubWorker,
   type Recorder,
 } from '../support/stub-activities';
@@ -119,7 +118,7 @@ async function runCharge(
   return withStubWorker(stub.activities, async (ctx) => {
     const handle = await ctx.client.workflow.start(chargeWorkflow, {
       taskQueue: ctx.taskQueue,
-      workflowId: uniqueWorkflowId('charge'),
+      workflowId: ctx.workflowId,
       args: [{ chargeId: 'ch-1' }],
     });
     await drive(handle, ctx);
@@ -312,10 +311,10 @@ describe('charge workflow (stubbed activities)', function () {
 
     it('a cancel that starts a fresh run on a CANCELED charge (signal-with-start) removes the cob without expiring again', async () => {
       const { stub } = chargeStubs({}, { status: 'CANCELED', expiresInMs: -HOUR });
-      const result = await withStubWorker(stub.activities, async ({ client, taskQueue }) => {
+      const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
         const h = await client.workflow.signalWithStart(chargeWorkflow, {
           taskQueue,
-          workflowId: uniqueWorkflowId('charge'),
+          workflowId,
           args: [{ chargeId: 'ch-1' }],
           signal: cancelRequestedSignal,
           signalArgs: [],
@@ -365,13 +364,13 @@ describe('charge workflow (stubbed activities)', function () {
       const late = await withStubWorker(stub.activities, async (ctx) => {
         const h = await ctx.client.workflow.signalWithStart(chargeWorkflow, {
           taskQueue: ctx.taskQueue,
-          workflowId: handle.workflowId,
+          workflowId: ctx.workflowId,
           args: [{ chargeId: 'ch-1' }],
           signal: paymentReceivedSignal,
           signalArgs: [notice('E5')],
         });
         return h.result();
-      });
+      }, handle.workflowId); // the same workflow id: the closed run's
       assert.deepEqual(late, { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] });
       assert.deepEqual(steps(stub).slice(-3), ['recordPayment', 'sendRefund', 'settleRefund']);
     });

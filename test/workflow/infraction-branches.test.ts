@@ -19,7 +19,6 @@ import {
   recordCalls,
   retryPolicies,
   timersStarted,
-  uniqueWorkflowId,
   withStubWorker,
   type Recorder,
 } from '../support/stub-activities';
@@ -88,7 +87,7 @@ async function runInfraction(
   return withStubWorker(stub.activities, async (ctx) => {
     const handle = await ctx.client.workflow.start(infractionWorkflow, {
       taskQueue: ctx.taskQueue,
-      workflowId: uniqueWorkflowId('infraction'),
+      workflowId: ctx.workflowId,
       args: [{ infractionId: 'inf-1' }],
     });
     await drive(handle, ctx);

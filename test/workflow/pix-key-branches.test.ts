@@ -16,7 +16,6 @@ import {
   failure,
   recordCalls,
   retryPolicies,
-  uniqueWorkflowId,
   withStubWorker,
 } from '../support/stub-activities';
 
@@ -24,10 +23,10 @@ describe('pix key registration workflow (stubbed activities)', function () {
   this.timeout(60_000);
 
   const run = (activities: PixKeyActivities, pixKeyId = 'key-1') =>
-    withStubWorker(activities, async ({ client, taskQueue }) => {
+    withStubWorker(activities, async ({ client, taskQueue, workflowId }) => {
       const handle = await client.workflow.start(pixKeyRegistrationWorkflow, {
         taskQueue,
-        workflowId: uniqueWorkflowId('pixkey'),
+        workflowId,
         args: [{ pixKeyId }],
       });
       const result = await handle.result().then(

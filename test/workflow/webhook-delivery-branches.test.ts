@@ -17,7 +17,6 @@ import {
   retryPolicies,
   scheduledActivities,
   timersStarted,
-  uniqueWorkflowId,
   withStubWorker,
 } from '../support/stub-activities';
 
@@ -37,10 +36,10 @@ describe('webhook delivery workflow (stubbed activities)', function () {
   };
 
   const run = (activities: WebhookActivities, input: WebhookDeliveryInput) =>
-    withStubWorker(activities, async ({ client, taskQueue }) => {
+    withStubWorker(activities, async ({ client, taskQueue, workflowId }) => {
       const handle = await client.workflow.start(webhookDeliveryWorkflow, {
         taskQueue,
-        workflowId: uniqueWorkflowId('webhook-delivery'),
+        workflowId,
         args: [input],
       });
       const result = await handle.result().then(

@@ -26,7 +26,6 @@ import {
   recordCalls,
   retryPolicies,
   timersStarted,
-  uniqueWorkflowId,
   withStubWorker,
   type Recorder,
 } from '../support/stub-activities';
@@ -74,7 +73,7 @@ async function runWithdrawal(
   return withStubWorker(stub.activities, async (ctx) => {
     const handle = await ctx.client.workflow.start(withdrawalWorkflow, {
       taskQueue: ctx.taskQueue,
-      workflowId: uniqueWorkflowId('withdrawal'),
+      workflowId: ctx.workflowId,
       args: [{ withdrawalId: 'w-1', ...input }],
     });
     await drive(handle, ctx);
@@ -193,10 +192,10 @@ describe('withdrawal workflow (stubbed activities)', function () {
 
     it('a return days after completion starts a fresh run (signal-with-start) that skips the send and compensates', async () => {
       const { stub } = withdrawalStubs({}, { status: 'COMPLETED', transferId: 'tr-1' });
-      const result = await withStubWorker(stub.activities, async ({ client, taskQueue }) => {
+      const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
         const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
           taskQueue,
-          workflowId: uniqueWorkflowId('withdrawal'),
+          workflowId,
           args: [{ withdrawalId: 'w-1' }],
           signal: transferSignal,
           signalArgs: [returned],
@@ -209,10 +208,10 @@ describe('withdrawal workflow (stubbed activities)', function () {
 
     it('a fresh run on a finished withdrawal with a stale callback (COMPLETED again) does nothing', async () => {
       const { stub } = withdrawalStubs({}, { status: 'FAILED', transferId: 'tr-1' });
-      const result = await withStubWorker(stub.activities, async ({ client, taskQueue }) => {
+      const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
         const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
           taskQueue,
-          workflowId: uniqueWorkflowId('withdrawal'),
+          workflowId,
           args: [{ withdrawalId: 'w-1' }],
           signal: transferSignal,
           signalArgs: [completed],
