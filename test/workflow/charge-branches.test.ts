@@ -288,14 +288,27 @@ describe('charge workflow (stubbed activities)', function () {
       assert.deepEqual(stub.of('sendRefund')[0].args, ['refund-E7']);
     });
 
-    it('cancel requested: no acquirer question, cancelled at once, cob removed, no expiry timer left', async () => {
+    it('cancel requested while waiting: no acquirer question, cancelled at once, cob removed', async () => {
       const { stub } = chargeStubs();
-      const { result } = await runCharge(stub, async (h) => {
+      const { result, history } = await runCharge(stub, async (h) => {
         await ready(h);
         await h.signal(cancelRequestedSignal);
       });
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] } });
       assert.deepEqual(steps(stub), ['expireCharge', 'removeCob']);
+      assert.deepEqual(timersStarted(history), [EXPIRES_IN], 'only the expiry wait, cut short by the cancel');
+    });
+
+    it('cancel on a paid charge (the endpoint raced the payment) changes nothing: it still settles', async () => {
+      const { stub } = chargeStubs();
+      const { result } = await runCharge(stub, async (h) => {
+        await ready(h);
+        await h.signal(paymentReceivedSignal, notice('E1'));
+        await waitFor(async () => (await h.query(chargeStateQuery)).chargeStatus === 'PAID', 'the payment');
+        await h.signal(cancelRequestedSignal);
+      });
+      assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
+      assert.deepEqual(steps(stub), ['recordPayment', 'settleCharge']);
     });
 
     it('cancel after the endpoint already made it CANCELED: expireCharge finds nothing to do (guarded), the cob is still removed', async () => {
