@@ -159,7 +159,7 @@ export function timersStarted(history: History): number[] {
     .map(durationMs);
 }
 
-/** The attempt count each activity completed or failed with, by scheduled order. */
+/** The attempt each scheduled activity's recorded start carries (the attempt that closed it), in order. */
 export function activityAttempts(history: History): number[] {
   return (history.events ?? [])
     .map((e) => e.activityTaskStartedEventAttributes?.attempt)
@@ -179,6 +179,11 @@ export function retryPolicies(history: History): Map<string, temporal.api.common
     if (a?.activityType?.name && a.retryPolicy) out.set(a.activityType.name, a.retryPolicy);
   }
   return out;
+}
+
+/** Replays a recorded history on a fresh replay worker of the same bundle: throws on any non-determinism. */
+export async function replay(history: History, workflowId: string): Promise<void> {
+  await Worker.runReplayHistory({ workflowBundle: await workflowBundle(require.resolve('../../workflows')) }, history, workflowId);
 }
 
 /** Activity timeouts as scheduled, in ms, by activity type. */

@@ -24,6 +24,7 @@ import { testEnv } from '../support/temporal';
 import {
   activityTimeouts,
   continuedAsNew,
+  replay,
   failure,
   recordCalls,
   retryPolicies,
@@ -137,7 +138,7 @@ describe('charge workflow (stubbed activities)', function () {
     it('paid: the payment is recorded, the net settles after the delay on a durable timer, done', async () => {
       const { stub } = chargeStubs();
       const states: ChargeWorkflowState[] = [];
-      const { result, history } = await runCharge(stub, async (h) => {
+      const { result, history, handle } = await runCharge(stub, async (h) => {
         await ready(h);
         states.push(await h.query(chargeStateQuery));
         await h.signal(paymentReceivedSignal, notice('E1'));
@@ -153,6 +154,7 @@ describe('charge workflow (stubbed activities)', function () {
       assert.deepEqual(stub.of('recordPayment')[0].args, ['ch-1', notice('E1')]);
       // The expiry timer, then the settlement timer of one day from when the payment was seen.
       assert.deepEqual(seconds(timersStarted(history)), [EXPIRES_IN / 1000, SETTLES_IN / 1000]);
+      await replay(history, handle.workflowId); // deterministic: the recorded history replays on a fresh worker
     });
 
     it('a payment signalled twice (a repeated callback) is recorded as a duplicate: no refund, one settlement', async () => {
@@ -545,6 +547,7 @@ describe('charge workflow (stubbed activities)', function () {
         runId = history.events?.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
       }
       assert.deepEqual(runs.map((r) => continuedAsNew(r.history)), [true, true, false]);
+      for (const r of runs) await replay(r.history, handle.workflowId);
       const inputs = runs.map((r) => {
         const payload = r.history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
         return payload ? JSON.parse(Buffer.from(payload).toString()) : undefined;

@@ -17,6 +17,7 @@ import {
   activityTimeouts,
   failure,
   recordCalls,
+  replay,
   retryPolicies,
   timersStarted,
   withStubWorker,
@@ -95,7 +96,7 @@ async function runInfraction(
       (value) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),
     );
-    return { result, history: await handle.fetchHistory() };
+    return { result, history: await handle.fetchHistory(), workflowId: handle.workflowId };
   });
 }
 
@@ -328,7 +329,7 @@ describe('infraction workflow (stubbed activities)', function () {
         { blocked: 2_000, nextSettlementInMs: HOUR },
         { blocked: 5_000, nextSettlementInMs: null },
       ]);
-      const { result, history } = await runInfraction(stub, async (h) => {
+      const { result, history, workflowId } = await runInfraction(stub, async (h) => {
         await opened(h);
         await update(h, 'ACCEPTED');
       });
@@ -336,6 +337,7 @@ describe('infraction workflow (stubbed activities)', function () {
       assert.deepEqual(stub.names().slice(0, 4), ['blockInfractionFunds', 'acceptInfraction', 'blockInfractionFunds', 'prepareInfractionRefund']);
       // The open wait (cut by the decision), the accepted wait for the settlement, then the devolução's minute.
       assert.deepEqual(seconds(timersStarted(history)), [3_605, 3_605, 60]);
+      await replay(history, workflowId);
     });
 
     it('accepted with money missing, and the acquirer refunds on its own: the wait ends at once', async () => {

@@ -14,6 +14,7 @@ import {
   activityTimeouts,
   failure,
   recordCalls,
+  replay,
   retryPolicies,
   scheduledActivities,
   timersStarted,
@@ -46,7 +47,7 @@ describe('webhook delivery workflow (stubbed activities)', function () {
         (value) => ({ ok: true as const, value }),
         (error: unknown) => ({ ok: false as const, error }),
       );
-      return { result, history: await handle.fetchHistory() };
+      return { result, history: await handle.fetchHistory(), workflowId: handle.workflowId };
     });
 
   it('delivered at the first attempt: SUCCEEDED, one activity, no timer', async () => {
@@ -66,11 +67,12 @@ describe('webhook delivery workflow (stubbed activities)', function () {
       { status: 'RETRY', retryInSeconds: 3_600 },
       { status: 'FAILED' },
     ]);
-    const { result, history } = await run(stub.activities, { deliveryId: 'd-2', firstAttempt: 1 });
+    const { result, history, workflowId } = await run(stub.activities, { deliveryId: 'd-2', firstAttempt: 1 });
     assert.deepEqual(result, { ok: true, value: { status: 'FAILED', lastAttempt: 4 } });
     assert.deepEqual(stub.calls.map((c) => c.args), [['d-2', 1], ['d-2', 2], ['d-2', 3], ['d-2', 4]]);
     assert.deepEqual(timersStarted(history), [60_000, 600_000, 3_600_000]);
     assert.deepEqual(scheduledActivities(history), Array(4).fill('attemptWebhookDelivery'));
+    await replay(history, workflowId);
   });
 
   it('succeeds after retries: the last attempt number is the one that succeeded', async () => {

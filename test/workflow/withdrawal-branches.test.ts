@@ -24,6 +24,7 @@ import {
   activityTimeouts,
   failure,
   recordCalls,
+  replay,
   retryPolicies,
   timersStarted,
   withStubWorker,
@@ -81,7 +82,7 @@ async function runWithdrawal(
       (value) => ({ ok: true as const, value }),
       (error: unknown) => ({ ok: false as const, error }),
     );
-    return { result, history: await handle.fetchHistory() };
+    return { result, history: await handle.fetchHistory(), workflowId: handle.workflowId };
   });
 }
 
@@ -273,7 +274,7 @@ describe('withdrawal workflow (stubbed activities)', function () {
     it('past the deadline: one last question, then an operator alert, then slow polls every 6 hours until the outcome', async () => {
       let asked = 0;
       const { stub } = withdrawalStubs({ checkWithdrawalTransfer: async () => (++asked < 5 ? processing : returned) });
-      const { result, history } = await runWithdrawal(stub, undefined, { resultDeadlineMs: 100_000 });
+      const { result, history, workflowId } = await runWithdrawal(stub, undefined, { resultDeadlineMs: 100_000 });
       assert.deepEqual(result, { ok: true, value: { phase: 'done', status: 'REFUNDED', transferId: 'tr-1', polls: 4 } });
       // Polls at 30 s and 90 s, the rest of the deadline (10 s), the last question, then 6 hours.
       assert.deepEqual(seconds(timersStarted(history)), [30, 60, 10, ESCALATED_POLL_MS / 1000]);
@@ -287,6 +288,7 @@ describe('withdrawal workflow (stubbed activities)', function () {
         'refundWithdrawal',
       ]);
       assert.deepEqual(stub.of('raiseWithdrawalAlert')[0].args, ['w-1', processing]);
+      await replay(history, workflowId);
     });
 
     it('the last question at the deadline answers final: no alert', async () => {
