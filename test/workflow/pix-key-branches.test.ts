@@ -9,7 +9,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { pixKeyRegistrationWorkflow } from '../../workflows';
 import type { PixKeyActivities } from '../../activities/pix-keys';
-import type { PixKeyRegistrationOutcome } from '../../src/services/pix-keys';
+
+type PixKeyRegistrationOutcome = Awaited<ReturnType<PixKeyActivities['registerPixKey']>>;
 import { testEnv } from '../support/temporal';
 import {
   activityAttempts,
