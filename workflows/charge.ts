@@ -133,8 +133,10 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   setHandler(cancelRequestedSignal, () => void (cancelRequested = true));
   setHandler(refundRequestedSignal, ({ refundId }) => void refundRequests.push(refundId));
   setHandler(refundSettledSignal, (r) => void refundResults.set(r.refundId, r));
+  // The phase from the latest snapshot: the loop's own `phase` is only refreshed at the top of an
+  // iteration, so a charge paid in this iteration would still read as awaiting payment while it sleeps.
   setHandler(chargeStateQuery, () => ({
-    phase,
+    phase: phase === 'done' ? phase : currentPhase(snapshot, openRefunds.size + refundRequests.length),
     chargeStatus: snapshot.status,
     openRefunds: [...openRefunds.keys()],
   }));

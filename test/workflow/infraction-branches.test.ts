@@ -1,0 +1,427 @@
+/**
+ * `infraction-<id>` with stubbed activities (README "Testing"): the MED workflow's branches on
+ * virtual time — the decision by signal or from the database, rejected → unblocked, accepted → the
+ * devolução sent, confirmed by the acquirer's REFUNDED or by asking, refused or failed → waiting for
+ * the acquirer; the block topped up as pending money settles (and when a settlement is overdue);
+ * signals in odd orders; retry policies. The end-to-end suite is test/workflow/med.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
+import { infractionWorkflow } from '../../workflows';
+import { acquirerUpdateSignal, infractionStateQuery } from '../../workflows/infraction';
+import type { InfractionActivities } from '../../activities/infractions';
+import type { InfractionProgress, InfractionStatus, InfractionWorkflowResult, MedRefundState } from '../../workflows/infraction-types';
+import { testEnv, type WorkerContext } from '../support/temporal';
+import {
+  activityTimeouts,
+  failure,
+  recordCalls,
+  replay,
+  retryPolicies,
+  timersStarted,
+  withStubWorker,
+  type Recorder,
+} from '../support/stub-activities';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/**
+ * An infraction in memory, changed by the stubs as the lifecycle service changes the row.
+ * `settlements` lists, per call of blockInfractionFunds, what becomes blocked and when the next
+ * pending money settles (the last entry repeats).
+ */
+function infractionStubs(
+  overrides: Partial<InfractionActivities> | ((d: InfractionActivities) => Partial<InfractionActivities>) = {},
+  initial: Partial<InfractionProgress> = {},
+  settlements: Array<{ blocked: number; nextSettlementInMs: number | null }> = [{ blocked: 5_000, nextSettlementInMs: null }],
+) {
+  const p: InfractionProgress = {
+    status: 'OPEN',
+    acquirerStatus: 'OPEN',
+    amount: 5_000,
+    blocked: 0,
+    refundId: null,
+    closed: false,
+    nextSettlementInMs: null,
+    ...initial,
+  };
+  let blocks = 0;
+  const now = (): InfractionProgress => ({ ...p });
+  const defaults: InfractionActivities = {
+    blockInfractionFunds: async () => {
+      const s = settlements[Math.min(blocks++, settlements.length - 1)];
+      if (!p.closed && p.status !== 'REJECTED' && p.status !== 'REFUNDED') Object.assign(p, s);
+      return now();
+    },
+    rejectInfraction: async () => {
+      Object.assign(p, { status: 'REJECTED', blocked: 0, closed: true, nextSettlementInMs: null });
+      return now();
+    },
+    acceptInfraction: async () => {
+      p.status = 'ACCEPTED';
+      return now();
+    },
+    prepareInfractionRefund: async () => {
+      p.refundId = 'med-r-1';
+      return now();
+    },
+    sendMedRefund: async () => ({ status: 'EM_PROCESSAMENTO' }),
+    checkMedRefund: async () => ({ status: 'DEVOLVIDO', rtrId: 'rtr-1' }),
+    noteMedRefundStuck: async () => undefined,
+    completeMedRefund: async () => {
+      Object.assign(p, { status: 'REFUNDED', closed: true, blocked: 0 });
+      return now();
+    },
+  };
+  const stub = recordCalls<InfractionActivities>({ ...defaults, ...(typeof overrides === 'function' ? overrides(defaults) : overrides) });
+  return { stub, progress: p };
+}
+
+type Outcome = { ok: true; value: InfractionWorkflowResult } | { ok: false; error: unknown };
+
+async function runInfraction(
+  stub: Recorder<InfractionActivities>,
+  drive: (h: WorkflowHandle<typeof infractionWorkflow>, ctx: WorkerContext) => Promise<void> = async () => undefined,
+) {
+  return withStubWorker(stub.activities, async (ctx) => {
+    const handle = await ctx.client.workflow.start(infractionWorkflow, {
+      taskQueue: ctx.taskQueue,
+      workflowId: ctx.workflowId,
+      args: [{ infractionId: 'inf-1' }],
+    });
+    await drive(handle, ctx);
+    const result: Outcome = await handle.result().then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    return { result, history: await handle.fetchHistory(), workflowId: handle.workflowId };
+  });
+}
+
+const until = async (check: () => Promise<boolean>, what: string): Promise<void> => {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const called = (stub: Recorder<InfractionActivities>, name: keyof InfractionActivities & string, times = 1) =>
+  until(async () => stub.of(name).length >= times, `${name} to be called`);
+/** The first step is done and the workflow waits (its state query answers the progress). */
+const opened = (h: WorkflowHandle<typeof infractionWorkflow>) =>
+  until(() => h.query(infractionStateQuery).then((s) => s !== null, () => false), 'the infraction to be opened');
+const update = (h: WorkflowHandle<typeof infractionWorkflow>, status: InfractionStatus) => h.signal(acquirerUpdateSignal, { status });
+const seconds = (ms: number[]): number[] => ms.map((t) => Math.round(t / 1000));
+const refunded = { ok: true, value: { status: 'REFUNDED' } };
+
+describe('infraction workflow (stubbed activities)', function () {
+  this.timeout(60_000);
+
+  describe('the decision', () => {
+    it('rejected by the acquirer: unblocked, REJECTED', async () => {
+      const { stub } = infractionStubs();
+      const states: Array<InfractionProgress | null> = [];
+      const { result, history } = await runInfraction(stub, async (h) => {
+        await opened(h);
+        states.push(await h.query(infractionStateQuery));
+        await update(h, 'REJECTED');
+      });
+      assert.deepEqual(states[0]?.status, 'OPEN');
+      assert.deepEqual(states[0]?.blocked, 5_000);
+      assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
+      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'rejectInfraction']);
+      assert.deepEqual(timersStarted(history), [], 'nothing pending to settle: no timer, only the signal');
+    });
+
+    it('accepted: the devolução is prepared and sent, and confirmed by asking after a minute', async () => {
+      const { stub } = infractionStubs();
+      const { result, history } = await runInfraction(stub, async (h) => {
+        await called(stub, 'blockInfractionFunds');
+        await update(h, 'ACCEPTED');
+      });
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.names(), [
+        'blockInfractionFunds',
+        'acceptInfraction',
+        'prepareInfractionRefund',
+        'sendMedRefund',
+        'checkMedRefund',
+        'completeMedRefund',
+      ]);
+      assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-1']);
+      assert.deepEqual(timersStarted(history), [MINUTE]);
+    });
+
+    it('accepted, then the acquirer announces REFUNDED while the devolução is processing: completed without asking', async () => {
+      const { stub } = infractionStubs();
+      const { result } = await runInfraction(stub, async (h) => {
+        await update(h, 'ACCEPTED');
+        await called(stub, 'sendMedRefund');
+        await update(h, 'REFUNDED');
+      });
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.of('checkMedRefund'), []);
+      assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', null]);
+    });
+
+    it('a devolução confirmed by the send itself needs no wait', async () => {
+      const { stub } = infractionStubs({ sendMedRefund: async () => ({ status: 'DEVOLVIDO', rtrId: 'rtr-9' }) });
+      const { result, history } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-9']);
+      assert.deepEqual(timersStarted(history), []);
+    });
+
+    it('still processing: asked every minute until DEVOLVIDO', async () => {
+      let asked = 0;
+      const { stub } = infractionStubs({
+        checkMedRefund: async (): Promise<MedRefundState> => (++asked < 3 ? { status: 'EM_PROCESSAMENTO' } : { status: 'DEVOLVIDO', rtrId: 'rtr-3' }),
+      });
+      const { result, history } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(timersStarted(history), [MINUTE, MINUTE, MINUTE]);
+      assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-3']);
+    });
+
+    for (const stuck of ['REFUSED', 'NAO_REALIZADO'] as const) {
+      it(`a devolução ${stuck}: noted for an operator, and the workflow waits for the acquirer's REFUNDED`, async () => {
+        const { stub } = infractionStubs({ checkMedRefund: async () => ({ status: stuck, reason: 'saldo insuficiente' }) });
+        const env = await testEnv();
+        const { result } = await runInfraction(stub, async (h) => {
+          await update(h, 'ACCEPTED');
+          await called(stub, 'sendMedRefund');
+          await env.sleep(2 * MINUTE);
+          await called(stub, 'noteMedRefundStuck');
+          await env.sleep(7 * 24 * HOUR); // no timer: it waits as long as it takes
+          assert.deepEqual(stub.of('completeMedRefund'), []);
+          await update(h, 'REFUNDED');
+        });
+        assert.deepEqual(result, refunded);
+        assert.deepEqual(stub.of('noteMedRefundStuck').map((c) => c.args), [['inf-1', 'saldo insuficiente']]);
+        assert.deepEqual(stub.of('checkMedRefund').length, 1);
+      });
+    }
+
+    it('a refused devolução without a reason is noted with its status', async () => {
+      const { stub } = infractionStubs({ sendMedRefund: async () => ({ status: 'REFUSED' }) });
+      await runInfraction(stub, async (h) => {
+        await update(h, 'ACCEPTED');
+        await called(stub, 'noteMedRefundStuck');
+        await update(h, 'REFUNDED');
+      });
+      assert.deepEqual(stub.of('noteMedRefundStuck')[0].args, ['inf-1', 'REFUSED']);
+    });
+  });
+
+  describe('decisions from the database and fresh runs', () => {
+    it('the callback handler already stored ACCEPTED (a run restarted by the reconciler): no signal needed', async () => {
+      const { stub } = infractionStubs({}, { acquirerStatus: 'ACCEPTED' });
+      const { result } = await runInfraction(stub);
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.names().slice(0, 2), ['blockInfractionFunds', 'acceptInfraction']);
+    });
+
+    it('stored REJECTED: rejected at once', async () => {
+      const { stub } = infractionStubs({}, { acquirerStatus: 'REJECTED' });
+      const { result } = await runInfraction(stub);
+      assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
+      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'rejectInfraction']);
+    });
+
+    for (const initial of [{ status: 'REJECTED' as const, closed: true }, { status: 'REFUNDED' as const, closed: true }, { status: 'ACCEPTED' as const, closed: true }]) {
+      it(`a fresh run on a finished infraction (${initial.status}, closed) ends at once`, async () => {
+        const { stub } = infractionStubs({}, initial);
+        const { result } = await runInfraction(stub);
+        assert.deepEqual(result, { ok: true, value: { status: initial.status } });
+        assert.deepEqual(stub.names(), ['blockInfractionFunds']);
+      });
+    }
+
+    it('a fresh run on an accepted infraction whose devolução was already chosen resumes at the send', async () => {
+      const { stub } = infractionStubs({}, { status: 'ACCEPTED', acquirerStatus: 'ACCEPTED', refundId: 'med-r-1', blocked: 5_000 });
+      const { result } = await runInfraction(stub);
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'sendMedRefund', 'checkMedRefund', 'completeMedRefund']);
+    });
+  });
+
+  describe('signals in odd orders', () => {
+    it('REFUNDED announced before ACCEPTED: accepted, devolução sent, completed; the late ACCEPTED changes nothing', async () => {
+      const { stub } = infractionStubs();
+      const { result } = await runInfraction(stub, async (h) => {
+        await called(stub, 'blockInfractionFunds');
+        await update(h, 'REFUNDED');
+        await update(h, 'ACCEPTED');
+      });
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'acceptInfraction', 'prepareInfractionRefund', 'sendMedRefund', 'completeMedRefund']);
+    });
+
+    it('REJECTED then ACCEPTED (same rank): the first decision stands', async () => {
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((r) => (release = r));
+      // Both signals reach the run while its first step is still running.
+      const { stub } = infractionStubs((d) => ({
+        blockInfractionFunds: async (id) => {
+          await gate;
+          return d.blockInfractionFunds(id);
+        },
+      }));
+      const { result } = await runInfraction(stub, async (h) => {
+        await called(stub, 'blockInfractionFunds');
+        await update(h, 'REJECTED');
+        await update(h, 'ACCEPTED');
+        release();
+      });
+      assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
+      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'rejectInfraction']);
+    });
+
+    it('an OPEN update is no decision', async () => {
+      const { stub } = infractionStubs();
+      const { result } = await runInfraction(stub, async (h) => {
+        await called(stub, 'blockInfractionFunds');
+        await update(h, 'OPEN');
+        await update(h, 'REJECTED');
+      });
+      assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
+    });
+  });
+
+  describe('topping up the block as pending money settles', () => {
+    it('while OPEN: blocks again 5 s after each settlement, until the whole amount is blocked', async () => {
+      const env = await testEnv();
+      const { stub } = infractionStubs({}, {}, [
+        { blocked: 1_000, nextSettlementInMs: HOUR },
+        { blocked: 3_000, nextSettlementInMs: 2 * HOUR },
+        { blocked: 5_000, nextSettlementInMs: null },
+      ]);
+      const { result, history } = await runInfraction(stub, async (h) => {
+        await env.sleep(4 * HOUR);
+        await called(stub, 'blockInfractionFunds', 3);
+        await update(h, 'REJECTED');
+      });
+      assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
+      assert.deepEqual(seconds(timersStarted(history)), [3_605, 7_205]);
+      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'blockInfractionFunds', 'blockInfractionFunds', 'rejectInfraction']);
+    });
+
+    it('an overdue settlement (its charge workflow has not moved it yet) is checked again after 1, 2, 4 minutes', async () => {
+      const env = await testEnv();
+      const { stub } = infractionStubs({}, {}, [
+        { blocked: 1_000, nextSettlementInMs: -1 },
+        { blocked: 1_000, nextSettlementInMs: 0 },
+        { blocked: 1_000, nextSettlementInMs: -5 },
+        { blocked: 5_000, nextSettlementInMs: null },
+      ]);
+      const { history } = await runInfraction(stub, async (h) => {
+        await env.sleep(10 * MINUTE);
+        await called(stub, 'blockInfractionFunds', 4);
+        await update(h, 'REJECTED');
+      });
+      assert.deepEqual(seconds(timersStarted(history)), [60, 120, 240]);
+    });
+
+    it('accepted with money still missing: waits for the next settlement before choosing the devolução', async () => {
+      const { stub } = infractionStubs({}, {}, [
+        { blocked: 2_000, nextSettlementInMs: HOUR },
+        { blocked: 5_000, nextSettlementInMs: null },
+      ]);
+      const { result, history, workflowId } = await runInfraction(stub, async (h) => {
+        await opened(h);
+        await update(h, 'ACCEPTED');
+      });
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.names().slice(0, 4), ['blockInfractionFunds', 'acceptInfraction', 'blockInfractionFunds', 'prepareInfractionRefund']);
+      // The open wait (cut by the decision), the accepted wait for the settlement, then the devolução's minute.
+      assert.deepEqual(seconds(timersStarted(history)), [3_605, 3_605, 60]);
+      await replay(history, workflowId);
+    });
+
+    it('accepted with money missing, and the acquirer refunds on its own: the wait ends at once', async () => {
+      const { stub } = infractionStubs({}, {}, [{ blocked: 2_000, nextSettlementInMs: 24 * HOUR }]);
+      const { result } = await runInfraction(stub, async (h) => {
+        await update(h, 'ACCEPTED');
+        await called(stub, 'acceptInfraction');
+        await update(h, 'REFUNDED');
+      });
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.of('checkMedRefund'), []);
+    });
+  });
+
+  describe('policies and failures', () => {
+    it('database steps: 15 s per attempt for a day, NotFoundError and InvariantViolation final; acquirer calls: 30 s for 6 hours', async () => {
+      const { stub } = infractionStubs();
+      const { history } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
+      const timeouts = activityTimeouts(history);
+      const policies = retryPolicies(history);
+      for (const name of ['blockInfractionFunds', 'acceptInfraction', 'prepareInfractionRefund', 'completeMedRefund']) {
+        assert.deepEqual(timeouts.get(name), { startToClose: 15_000, scheduleToClose: 24 * HOUR }, name);
+        assert.deepEqual(policies.get(name)?.nonRetryableErrorTypes, ['NotFoundError', 'InvariantViolation'], name);
+      }
+      for (const name of ['sendMedRefund', 'checkMedRefund']) {
+        assert.deepEqual(timeouts.get(name), { startToClose: 30_000, scheduleToClose: 6 * HOUR }, name);
+        assert.deepEqual(policies.get(name)?.nonRetryableErrorTypes, ['AcquirerRejectedError', 'NotFoundError'], name);
+      }
+    });
+
+    it('a transient failure of a ledger step is retried until it succeeds', async () => {
+      let failures = 3;
+      const { stub } = infractionStubs((d) => ({
+        rejectInfraction: async (id) => {
+          if (failures-- > 0) throw new Error('deadlock detected (stub)');
+          return d.rejectInfraction(id);
+        },
+      }));
+      const { result } = await runInfraction(stub, async (h) => update(h, 'REJECTED'));
+      assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
+      assert.deepEqual(stub.of('rejectInfraction').map((c) => c.attempt), [1, 2, 3, 4]);
+    });
+
+    it('the ledger refusing the block (InvariantViolation) fails the run at once', async () => {
+      const { stub } = infractionStubs({
+        blockInfractionFunds: async () => {
+          throw failure('InvariantViolation', 'blocked would exceed available');
+        },
+      });
+      const { result } = await runInfraction(stub);
+      const err = !result.ok ? result.error : undefined;
+      assert.ok(err instanceof WorkflowFailedError, String(err));
+      assert.ok(err.cause instanceof ActivityFailure);
+      assert.equal(err.cause.retryState, RetryState.NON_RETRYABLE_FAILURE);
+      assert.ok(err.cause.cause instanceof ApplicationFailure);
+      assert.equal(err.cause.cause.type, 'InvariantViolation');
+      assert.equal(stub.calls.length, 1);
+    });
+
+    it('the acquirer refusing the devolução request for good (AcquirerRejectedError) fails the run at once, not retried', async () => {
+      const { stub } = infractionStubs({
+        sendMedRefund: async () => {
+          throw failure('AcquirerRejectedError', 'acquirer answered 401');
+        },
+      });
+      const { result } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
+      const err = !result.ok ? result.error : undefined;
+      assert.ok(err instanceof WorkflowFailedError, String(err));
+      assert.ok(err.cause instanceof ActivityFailure);
+      assert.equal(err.cause.retryState, RetryState.NON_RETRYABLE_FAILURE);
+      assert.equal(stub.of('sendMedRefund').length, 1);
+    });
+
+    it('an acquirer outage while asking is retried on the acquirer backoff', async () => {
+      let failures = 2;
+      const { stub } = infractionStubs((d) => ({
+        checkMedRefund: async (id) => {
+          if (failures-- > 0) throw new Error('connect ECONNREFUSED (stub)');
+          return d.checkMedRefund(id);
+        },
+      }));
+      const { result } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.of('checkMedRefund').map((c) => c.attempt), [1, 2, 3]);
+    });
+  });
+});
