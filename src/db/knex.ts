@@ -14,8 +14,12 @@ export function createKnex(connectionString: string, poolMax = 10): Knex {
   installPgTypeParsers();
   return knexFactory({
     client: 'pg',
-    connection: connectionString,
+    connection: { connectionString, connectionTimeoutMillis: 5_000 },
     pool: { min: 0, max: poolMax },
+    // Bounded waits while PostgreSQL is unreachable: a new connection gives up after 5 s and a
+    // request waiting for a pooled one after 10 s (knex's default is 60 s), so the API answers 503
+    // instead of hanging (README "Database outages").
+    acquireConnectionTimeout: 10_000,
     asyncStackTraces: false,
   });
 }

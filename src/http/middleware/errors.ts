@@ -5,6 +5,7 @@
  * and answered with a bare 500 so internals never reach the client.
  */
 import { isAppError, type ErrorKind } from '../../lib/errors';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 import type { AppContext, AppMiddleware } from '../types';
 
 const STATUS_BY_KIND: Record<ErrorKind, number> = {
@@ -80,6 +81,13 @@ export function errorHandler(): AppMiddleware {
       const known = libraryClientError(err);
       if (known) {
         send(ctx, known.status, known.message);
+        return;
+      }
+      if (isDatabaseUnavailable(err)) {
+        // PostgreSQL is down or restarting: a retryable 503, not a bug (README "Database outages").
+        ctx.state.log.warn({ err }, 'database unavailable');
+        ctx.set('Retry-After', '5');
+        send(ctx, 503, 'Service temporarily unavailable; retry shortly');
         return;
       }
       ctx.state.log.error({ err }, 'unhandled error');
