@@ -71,7 +71,7 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
       (await knex('webhook_deliveries').where({ webhook_id: hook.id }).select('id')).map((r: { id: string }) => r.id);
     await waitUntil(async () => (await deliveryIds()).length === WITHDRAWALS, 60_000, 'one delivery per withdrawal');
     await waitUntil(
-      async () => (await knex('webhook_delivery_logs').where({ webhook_id: hook.id, attempt: 1 }).countDistinct<{ n: string }[]>('delivery_id as n'))[0]?.n === String(WITHDRAWALS),
+      async () => Number((await knex('webhook_delivery_logs').where({ webhook_id: hook.id, attempt: 1 }).countDistinct<{ n: string }[]>('delivery_id as n'))[0]?.n) === WITHDRAWALS,
       60_000,
       'the first (refused) attempt of every delivery logged',
       50,
