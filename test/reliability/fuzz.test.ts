@@ -19,7 +19,7 @@ import { getTestDb } from '../support/db';
 import { startStack, type Stack, STACK_ADMIN } from './support/stack';
 import { call, login, readyMerchant, registerWebhook, type ReadyMerchant } from './support/client';
 
-const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 60);
+const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 50);
 
 type Auth = 'none' | 'key' | 'jwt' | 'admin';
 /** Every route the API mounts (src/http/routes), with the credential that gets past its guard. */

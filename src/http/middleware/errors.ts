@@ -47,6 +47,9 @@ interface HttpLikeError {
 function libraryClientError(err: unknown): { status: number; message: string } | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as HttpLikeError;
+  // A body whose Content-Encoding (gzip, deflate, br) does not match its bytes: zlib fails while
+  // the body parser inflates it, with a code but no HTTP status. The client sent it wrong.
+  if (isZlibError(err)) return { status: 400, message: 'Malformed body: it does not match its Content-Encoding' };
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status === undefined || status < 400 || status >= 500) return undefined;
   // co-body raises a SyntaxError with status 400 for unparsable JSON and, in strict mode, for JSON
@@ -57,6 +60,11 @@ function libraryClientError(err: unknown): { status: number; message: string } |
   // http-errors marks messages written for clients with expose (e.g. ctx.throw(400, '…')).
   if (e.expose === true && err instanceof Error && err.message) return { status, message: err.message };
   return { status, message: DEFAULT_MESSAGES[status] ?? 'Bad request' };
+}
+
+function isZlibError(err: object): boolean {
+  const { code, errno } = err as { code?: unknown; errno?: unknown };
+  return typeof errno === 'number' && typeof code === 'string' && (/^Z_/.test(code) || /^ERR_(_ERROR|BROTLI)/.test(code));
 }
 
 function send(ctx: AppContext, status: number, message: string): void {

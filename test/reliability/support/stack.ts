@@ -79,7 +79,7 @@ function spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   const output: string[] = [];
   const keep = (d: Buffer): void => {
     output.push(d.toString());
-    if (output.length > 400) output.splice(0, output.length - 400);
+    if (output.length > 20_000) output.splice(0, output.length - 20_000);
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
