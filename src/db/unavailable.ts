@@ -18,8 +18,11 @@ function unavailableSqlState(code: string): boolean {
   return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
 }
 
-/** Messages node-postgres and tarn use when a connection dies or never comes (no code attached). */
-const MESSAGES = [/^Connection terminated/, /^Client has encountered a connection error/, /^Timeout acquiring a connection/, /Connection terminated unexpectedly/, /^timeout exceeded when trying to connect/];
+/**
+ * Messages node-postgres and tarn use when a connection dies or never comes (no code attached);
+ * knex prefixes the failed statement (e.g. "ROLLBACK - Client has encountered …"), so unanchored.
+ */
+const MESSAGES = [/Connection terminated/, /Client has encountered a connection error/, /Timeout acquiring a connection/, /timeout exceeded when trying to connect/];
 
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (typeof err !== 'object' || err === null || depth > 3) return false;

@@ -20,6 +20,8 @@ describe('database unavailable → 503', () => {
     assert.ok(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })));
     assert.ok(isDatabaseUnavailable(Object.assign(new Error('the database system is starting up'), { code: '57P03' })));
     assert.ok(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')));
+    // knex prefixes the statement that failed (seen when PostgreSQL stopped mid-transaction).
+    assert.ok(isDatabaseUnavailable(new Error('ROLLBACK - Client has encountered a connection error and is not queryable')));
     assert.ok(isDatabaseUnavailable(Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' })));
     assert.ok(isDatabaseUnavailable(new AggregateError([refused], 'connect failed')));
     assert.ok(isDatabaseUnavailable(new Error('wrapped', { cause: refused })));
