@@ -35,6 +35,8 @@ export interface PaymentsWebhooksResult {
   withdrawalRequestsPerSecond: number;
   withdrawalsCompletedPerSecond: number;
   withdrawalErrors: number;
+  /** How the withdrawal requests were answered, by status (0: no answer within 120 s). */
+  withdrawalStatuses: Record<string, number>;
   ledgerInvariantOk: boolean;
   apiPeakRssMb: number;
   workerPeakRssMb: number;
@@ -130,6 +132,7 @@ export async function runPaymentsWebhooksBench(opts: { payments: number; withdra
       withdrawalRequestsPerSecond: round(accepted / (requestedMs / 1000)),
       withdrawalsCompletedPerSecond: round(accepted / (completedMs / 1000)),
       withdrawalErrors: opts.withdrawals - accepted,
+      withdrawalStatuses: answers.reduce<Record<string, number>>((acc, st) => ({ ...acc, [st]: (acc[st] ?? 0) + 1 }), {}),
       ledgerInvariantOk: report.ok,
       apiPeakRssMb: peakRssMb(api.child.pid),
       workerPeakRssMb: peakRssMb(worker.child.pid),
@@ -146,7 +149,7 @@ export async function runPaymentsWebhooksBench(opts: { payments: number; withdra
 export function formatPaymentsWebhooksBench(r: PaymentsWebhooksResult): string {
   return [
     `Payment callback → webhook received (${r.payments} payments, ${r.concurrency} at a time): p50 ${r.callbackToWebhookP50Ms} ms, p99 ${r.callbackToWebhookP99Ms} ms`,
-    `${r.withdrawals} concurrent withdrawals: ${r.withdrawalRequestsPerSecond} requests/s accepted (${r.withdrawalErrors} not 201), all COMPLETED at ${r.withdrawalsCompletedPerSecond}/s; ledger invariant ${r.ledgerInvariantOk ? 'OK' : 'VIOLATED'}`,
+    `${r.withdrawals} concurrent withdrawals: ${r.withdrawalRequestsPerSecond} requests/s accepted (answers by status: ${JSON.stringify(r.withdrawalStatuses)}), all COMPLETED at ${r.withdrawalsCompletedPerSecond}/s; ledger invariant ${r.ledgerInvariantOk ? 'OK' : 'VIOLATED'}`,
     `Peak RSS under this load: API ${r.apiPeakRssMb} MB, worker ${r.workerPeakRssMb} MB`,
   ].join('\n');
 }

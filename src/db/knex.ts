@@ -16,10 +16,8 @@ export function createKnex(connectionString: string, poolMax = 10): Knex {
     client: 'pg',
     connection: { connectionString, connectionTimeoutMillis: 5_000 },
     pool: { min: 0, max: poolMax },
-    // Bounded waits while PostgreSQL is unreachable: a new connection gives up after 5 s and a
-    // request waiting for a pooled one after 10 s (knex's default is 60 s), so the API answers 503
-    // instead of hanging (README "Database outages").
-    acquireConnectionTimeout: 10_000,
+    // A connection attempt to an unreachable server gives up after 5 s (README "Database
+    // outages"), so the API answers 503 instead of hanging.
     asyncStackTraces: false,
   });
 }
