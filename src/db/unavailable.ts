@@ -26,11 +26,13 @@ const MESSAGES = [/Connection terminated/, /Client has encountered a connection 
 
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (typeof err !== 'object' || err === null || depth > 3) return false;
-  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown; nativeError?: unknown };
   if (e.name === 'KnexTimeoutError') return true;
   if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && unavailableSqlState(e.code)))) return true;
   if (typeof e.message === 'string' && MESSAGES.some((re) => re.test(e.message as string))) return true;
-  // AggregateError (connect to several addresses) and wrapped causes.
+  // objection wraps the driver's error (DBError.nativeError); AggregateError (connect to several
+  // addresses) and errors with a cause wrap theirs too.
+  if (e.nativeError !== undefined && isDatabaseUnavailable(e.nativeError, depth + 1)) return true;
   if (Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner, depth + 1))) return true;
   return e.cause !== undefined && isDatabaseUnavailable(e.cause, depth + 1);
 }

@@ -25,6 +25,9 @@ describe('database unavailable → 503', () => {
     assert.ok(isDatabaseUnavailable(Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' })));
     assert.ok(isDatabaseUnavailable(new AggregateError([refused], 'connect failed')));
     assert.ok(isDatabaseUnavailable(new Error('wrapped', { cause: refused })));
+    // objection's DBError keeps the driver's error (with the SQLSTATE) in nativeError.
+    const shuttingDown = Object.assign(new Error('the database system is shutting down'), { code: '57P03' });
+    assert.ok(isDatabaseUnavailable(Object.assign(new Error('the database system is shutting down'), { name: 'DBError', nativeError: shuttingDown })));
     assert.equal(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), false);
     assert.equal(isDatabaseUnavailable(Object.assign(new Error('syntax error'), { code: '42601' })), false);
     assert.equal(isDatabaseUnavailable(new TypeError('x is undefined')), false);
