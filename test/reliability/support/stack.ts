@@ -54,7 +54,7 @@ export interface Stack {
   env: NodeJS.ProcessEnv;
   startApi(extraEnv?: NodeJS.ProcessEnv): Promise<ApiProc>;
   startWorker(extraEnv?: NodeJS.ProcessEnv): Promise<Proc>;
-  /** Waits until a worker of this stack polls (a workflow it alone can run has completed). */
+  /** SIGTERM to every api and worker process, then the Temporal server; closes the simulator. */
   stop(): Promise<void>;
 }
 
