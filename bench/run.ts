@@ -5,6 +5,8 @@
  *   2. QR image cost per charge (bench/qr.ts)
  *   3. Charge creation vs a bare endpoint on the same stack, and where a charge's time goes
  *      (bench/charges.ts)
+ *   4. Payment callback → webhook latency, 500 concurrent withdrawals, peak RSS of the API and
+ *      worker processes (bench/payments-webhooks.ts)
  * The Temporal test server's own throughput benchmark: tools/temporal-test-server/bench.
  */
 import fs from 'node:fs';
@@ -12,6 +14,7 @@ import path from 'node:path';
 import { formatQrBench, runQrBench } from './qr';
 import { formatChargesBench, runChargesBench } from './charges';
 import { formatExternalBench, runExternalBench } from './external';
+import { formatPaymentsWebhooksBench, runPaymentsWebhooksBench } from './payments-webhooks';
 
 async function main(): Promise<void> {
   console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');
@@ -23,6 +26,8 @@ async function main(): Promise<void> {
   console.log(formatQrBench(await runQrBench({ count: 2000, seconds: 2 })));
   console.log('\n== Charge creation (HTTP, 127.0.0.1) ==');
   console.log(formatChargesBench(await runChargesBench({ count: 1000, concurrency: 16 })));
+  console.log('\n== Payments → webhooks, 500 withdrawals, peak RSS (api + worker processes) ==');
+  console.log(formatPaymentsWebhooksBench(await runPaymentsWebhooksBench({ payments: 1000, withdrawals: 500 })));
 }
 
 main().catch((err: unknown) => {

@@ -14,8 +14,10 @@ export function createKnex(connectionString: string, poolMax = 10): Knex {
   installPgTypeParsers();
   return knexFactory({
     client: 'pg',
-    connection: connectionString,
+    connection: { connectionString, connectionTimeoutMillis: 5_000 },
     pool: { min: 0, max: poolMax },
+    // A connection attempt to an unreachable server gives up after 5 s (README "Database
+    // outages"), so the API answers 503 instead of hanging.
     asyncStackTraces: false,
   });
 }

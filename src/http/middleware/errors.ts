@@ -5,6 +5,7 @@
  * and answered with a bare 500 so internals never reach the client.
  */
 import { isAppError, type ErrorKind } from '../../lib/errors';
+import { isDatabaseUnavailable } from '../../db/unavailable';
 import type { AppContext, AppMiddleware } from '../types';
 
 const STATUS_BY_KIND: Record<ErrorKind, number> = {
@@ -47,8 +48,9 @@ interface HttpLikeError {
 function libraryClientError(err: unknown): { status: number; message: string } | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as HttpLikeError;
-  // A body sent with Content-Encoding gzip/deflate/br that does not decompress (zlib's Z_* codes).
-  if (typeof e.code === 'string' && /^(Z_|ERR_ZLIB|ERR__ERROR_FORMAT)/.test(e.code)) return { status: 400, message: 'Malformed compressed body' };
+  // A body whose Content-Encoding (gzip, deflate, br) does not match its bytes: zlib fails while
+  // the body parser inflates it, with a code but no HTTP status. The client sent it wrong.
+  if (isZlibError(err)) return { status: 400, message: 'Malformed body: it does not match its Content-Encoding' };
   const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
   if (status === undefined || status < 400 || status >= 500) return undefined;
   // co-body raises a SyntaxError with status 400 for unparsable JSON and, in strict mode, for JSON
@@ -59,6 +61,11 @@ function libraryClientError(err: unknown): { status: number; message: string } |
   // http-errors marks messages written for clients with expose (e.g. ctx.throw(400, '…')).
   if (e.expose === true && err instanceof Error && err.message) return { status, message: err.message };
   return { status, message: DEFAULT_MESSAGES[status] ?? 'Bad request' };
+}
+
+function isZlibError(err: object): boolean {
+  const { code, errno } = err as { code?: unknown; errno?: unknown };
+  return typeof errno === 'number' && typeof code === 'string' && (/^Z_/.test(code) || /^ERR_(_ERROR|BROTLI)/.test(code));
 }
 
 function send(ctx: AppContext, status: number, message: string): void {
@@ -83,6 +90,13 @@ export function errorHandler(): AppMiddleware {
       const known = libraryClientError(err);
       if (known) {
         send(ctx, known.status, known.message);
+        return;
+      }
+      if (isDatabaseUnavailable(err)) {
+        // PostgreSQL is down or restarting: a retryable 503, not a bug (README "Database outages").
+        ctx.state.log.warn({ err }, 'database unavailable');
+        ctx.set('Retry-After', '5');
+        send(ctx, 503, 'Service temporarily unavailable; retry shortly');
         return;
       }
       ctx.state.log.error({ err }, 'unhandled error');

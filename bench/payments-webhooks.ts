@@ -1,0 +1,172 @@
+/**
+ * The service in production shape under load: `src/cli/api.ts` and `src/cli/worker.ts` as child
+ * processes over a fresh embedded PostgreSQL and the project's Temporal server (real time), the
+ * acquirer simulator and a webhook receiver in this process, all on 127.0.0.1.
+ *
+ *   npx tsx bench/payments-webhooks.ts [--payments N] [--withdrawals N]
+ *
+ *   1. Payment callback → webhook: `payments` charges are created, then paid one after another by
+ *      `concurrency` closed loops; each latency runs from the simulator's payment (which sends the
+ *      signed callback) to the moment the receiver has the verified `charge.paid` (p50/p99).
+ *   2. `withdrawals` withdrawals requested at once: request throughput (201s per second), then the
+ *      time until every one is COMPLETED (transfer sent, callback, ledger, `withdraw.completed`),
+ *      then the ledger invariant over the whole database.
+ *   3. Peak RSS of the API and the worker process (the kernel's high-water mark, VmHWM).
+ * Bounded: the counts above (defaults 1,000 and 500), every wait capped.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
+import { createKnex } from '../src/db/knex';
+import { migrateLatest } from '../src/db/migrate';
+import { checkLedgerInvariant } from '../src/services/ledger-invariant';
+import { startStack, waitUntil } from '../test/reliability/support/stack';
+import { call, readyMerchant, registerWebhook, withdrawalBody } from '../test/reliability/support/client';
+import { startCountingReceiver } from '../test/reliability/support/receiver';
+
+export interface PaymentsWebhooksResult {
+  payments: number;
+  concurrency: number;
+  callbackToWebhookP50Ms: number;
+  callbackToWebhookP99Ms: number;
+  withdrawals: number;
+  withdrawalRequestsPerSecond: number;
+  withdrawalsCompletedPerSecond: number;
+  withdrawalErrors: number;
+  /** How the withdrawal requests were answered, by status (0: no answer within 120 s). */
+  withdrawalStatuses: Record<string, number>;
+  ledgerInvariantOk: boolean;
+  apiPeakRssMb: number;
+  workerPeakRssMb: number;
+}
+
+const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+const round = (n: number): number => Math.round(n * 10) / 10;
+
+function peakRssMb(pid: number | undefined): number {
+  if (!pid) return NaN;
+  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? round(Number(m[1]) / 1024) : NaN;
+}
+
+async function inBatches<T>(count: number, concurrency: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < count; i = next++) out[i] = await fn(i);
+    }),
+  );
+  return out;
+}
+
+export async function runPaymentsWebhooksBench(opts: { payments: number; withdrawals: number; concurrency?: number }): Promise<PaymentsWebhooksResult> {
+  const concurrency = opts.concurrency ?? 8;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-pw-'));
+  fs.chmodSync(dir, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'pixflow_bench' });
+  const knex = createKnex(pg.url, 4);
+  const receiver = await startCountingReceiver();
+  let stack: Awaited<ReturnType<typeof startStack>> | undefined;
+  try {
+    await migrateLatest(knex);
+    stack = await startStack({
+      databaseUrl: pg.url,
+      env: { DATABASE_POOL_MAX: '10', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_RPS: '1000000', LOG_LEVEL: 'error' },
+      simulator: { transferDelayMs: 0 },
+    });
+    const [api, worker] = await Promise.all([stack.startApi(), stack.startWorker()]);
+    const m = await readyMerchant(api.url, { fund: opts.withdrawals * 100 + 1_000 });
+    const hook = await registerWebhook(api.url, m.apiKey, receiver.url('/bench'), ['charge.paid']);
+    receiver.expect('/bench', hook.secret);
+
+    // 1. Payment callback → webhook received.
+    const txids = await inBatches(opts.payments, concurrency, async (i) => {
+      const res = await call<{ charge: { id: string } }>(api.url, 'POST', '/v1/charges', { token: m.apiKey, body: { amount: 1_000 + i, description: `bench ${i}` } });
+      if (res.status !== 201) throw new Error(`charge: ${res.status} ${res.text}`);
+      const row: { txid: string } = await knex('charges').where({ id: res.body.charge.id }).first('txid');
+      return { chargeId: res.body.charge.id, txid: row.txid };
+    });
+    const arrived = new Map<string, number>();
+    const seen = (chargeId: string): number | undefined => {
+      const hit = arrived.get(chargeId);
+      if (hit !== undefined) return hit;
+      for (const d of receiver.received('/bench')) if (d.answered === 200 && !arrived.has(String(d.data.chargeId))) arrived.set(String(d.data.chargeId), d.at);
+      return arrived.get(chargeId);
+    };
+    const latencies = await inBatches(opts.payments, concurrency, async (i) => {
+      const { chargeId, txid } = txids[i] as { chargeId: string; txid: string };
+      const t0 = Date.now();
+      const p0 = performance.now();
+      await stack!.simulator.control.payCob(txid);
+      await waitUntil(() => seen(chargeId) !== undefined, 60_000, `webhook of ${chargeId}`, 2);
+      // Receiver timestamps are wall-clock ms; take the finer of the two clocks.
+      return Math.max((seen(chargeId) as number) - t0, performance.now() - p0 - 2);
+    });
+    latencies.sort((a, b) => a - b);
+
+    // 2. 500 withdrawals at once.
+    const w0 = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: opts.withdrawals }, () => call(api.url, 'POST', '/v1/merchants/me/withdrawals', { token: m.apiKey, body: withdrawalBody(100), timeoutMs: 120_000 }).then((r) => r.status).catch(() => 0)),
+    );
+    const requestedMs = performance.now() - w0;
+    const accepted = answers.filter((s) => s === 201).length;
+    await waitUntil(
+      async () => (await knex('withdrawals').where({ merchant_id: m.merchantId, status: 'COMPLETED' }).count<{ n: number }[]>('* as n'))[0]?.n === accepted,
+      300_000,
+      'every withdrawal COMPLETED',
+      100,
+    );
+    const completedMs = performance.now() - w0;
+    const report = await checkLedgerInvariant(knex);
+
+    return {
+      payments: opts.payments,
+      concurrency,
+      callbackToWebhookP50Ms: round(pct(latencies, 50)),
+      callbackToWebhookP99Ms: round(pct(latencies, 99)),
+      withdrawals: opts.withdrawals,
+      withdrawalRequestsPerSecond: round(accepted / (requestedMs / 1000)),
+      withdrawalsCompletedPerSecond: round(accepted / (completedMs / 1000)),
+      withdrawalErrors: opts.withdrawals - accepted,
+      withdrawalStatuses: answers.reduce<Record<string, number>>((acc, st) => ({ ...acc, [st]: (acc[st] ?? 0) + 1 }), {}),
+      ledgerInvariantOk: report.ok,
+      apiPeakRssMb: peakRssMb(api.child.pid),
+      workerPeakRssMb: peakRssMb(worker.child.pid),
+    };
+  } finally {
+    await stack?.stop();
+    await receiver.close();
+    await knex.destroy();
+    await pg.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function formatPaymentsWebhooksBench(r: PaymentsWebhooksResult): string {
+  return [
+    `Payment callback → webhook received (${r.payments} payments, ${r.concurrency} at a time): p50 ${r.callbackToWebhookP50Ms} ms, p99 ${r.callbackToWebhookP99Ms} ms`,
+    `${r.withdrawals} concurrent withdrawals: ${r.withdrawalRequestsPerSecond} requests/s accepted (answers by status: ${JSON.stringify(r.withdrawalStatuses)}), all COMPLETED at ${r.withdrawalsCompletedPerSecond}/s; ledger invariant ${r.ledgerInvariantOk ? 'OK' : 'VIOLATED'}`,
+    `Peak RSS under this load: API ${r.apiPeakRssMb} MB, worker ${r.workerPeakRssMb} MB`,
+  ].join('\n');
+}
+
+if (require.main === module) {
+  const arg = (name: string, dflt: number): number => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? Number(process.argv[i + 1]) : dflt;
+  };
+  runPaymentsWebhooksBench({ payments: arg('payments', 1000), withdrawals: arg('withdrawals', 500) })
+    .then((r) => {
+      console.log(formatPaymentsWebhooksBench(r));
+      console.log(JSON.stringify(r));
+      process.exit(0);
+    })
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    });
+}
