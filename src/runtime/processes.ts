@@ -169,6 +169,7 @@ export async function startWorker(opts: {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities({ knex, logger, acquirer: opts.acquirer.acquirer, webhooks: webhookDeliverySettings(config) }),
     logger,
+    maxCachedWorkflows: config.TEMPORAL_MAX_CACHED_WORKFLOWS,
   });
   const running = worker.run();
   running.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));

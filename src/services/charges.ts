@@ -241,7 +241,9 @@ export function createChargesService(deps: ChargesDeps) {
     }
     const [imageBase64] = await Promise.all([
       renderQrDataUrl(cob.pixCopiaECola),
-      tell(() => workflows.start({ id, merchantId }), { chargeId: id }, 'creation'),
+      // Delayed to the expiry: the first workflow task is the expiry itself, unless a payment or
+      // cancel (signal-with-start) brings it forward (README "Where a charge's time goes").
+      tell(() => workflows.start({ id, merchantId }, { startDelayMs: input.expiresIn * 1000 }), { chargeId: id }, 'creation'),
     ]);
     dropListCache(merchantId);
     recordChargeCreated(input.amount);

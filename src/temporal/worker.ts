@@ -13,6 +13,8 @@ export interface WorkerDeps {
   taskQueue: string;
   activities: object;
   logger: Logger;
+  /** Bound on the sticky cache of workflow runs (at least 2). */
+  maxCachedWorkflows?: number;
 }
 
 export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
@@ -23,5 +25,14 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
     workflowsPath: require.resolve('../../workflows'),
     activities: deps.activities,
     interceptors: { activity: [activityLogContext] },
+    // The SDK's default scales with the heap (thousands of runs): every open charge workflow would
+    // stay resident. A bounded cache keeps the service's memory flat as open charges grow; an
+    // evicted run replays its (short) history on its next task.
+    ...(deps.maxCachedWorkflows !== undefined
+      ? {
+          maxCachedWorkflows: deps.maxCachedWorkflows,
+          maxConcurrentWorkflowTaskExecutions: Math.max(2, Math.min(40, deps.maxCachedWorkflows)),
+        }
+      : {}),
   });
 }
