@@ -9,6 +9,7 @@ import * as checksAndWorkIndexes from '../../migrations/20261122010000_checks_an
 import * as callbackInboxAndIdempotency from '../../migrations/20261123110000_callback_inbox_and_idempotency';
 import * as authHardening from '../../migrations/20261123120000_auth_hardening';
 import * as webhookDeliveryOutbox from '../../migrations/20261123130000_webhook_delivery_outbox';
+import * as cacheInvalidationAndChargeCounts from '../../migrations/20261123150000_cache_invalidation_and_charge_counts';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -21,6 +22,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123110000_callback_inbox_and_idempotency', callbackInboxAndIdempotency],
   ['20261123120000_auth_hardening', authHardening],
   ['20261123130000_webhook_delivery_outbox', webhookDeliveryOutbox],
+  ['20261123150000_cache_invalidation_and_charge_counts', cacheInvalidationAndChargeCounts],
 ];
 
 /** Names of every migration, in the order they apply. */
