@@ -8,6 +8,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { createApp } from '../http/app';
+import { stopCacheInvalidation } from '../services/cache-invalidation';
 import { connectTemporalClient, connectWorkerConnection, type TemporalClientHandle } from '../temporal/connection';
 import { createPixflowWorker } from '../temporal/worker';
 import { installTemporalRuntime } from '../temporal/runtime';
@@ -144,6 +145,7 @@ export async function startApi(opts: {
       await closed;
       await temporal.close();
       await closeQrRenderer();
+      await stopCacheInvalidation(knex);
     },
   };
 }
