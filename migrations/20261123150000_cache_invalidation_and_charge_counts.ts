@@ -47,23 +47,39 @@ export async function up(knex: Knex): Promise<void> {
     n bigint not null,
     primary key (merchant_id, status, shard)
   )`);
-  await knex.raw(`create function pixflow_count_charges() returns trigger language plpgsql as $$
+  // Inserts and deletes: once per statement over its transition table, one upsert per (merchant,
+  // status, shard) it touched, so a bulk insert costs a handful of upserts. Status changes: per
+  // row, only when the status (or merchant) changed, so the many other updates of a charge cost
+  // nothing.
+  await knex.raw(`create function pixflow_count_inserted_charges() returns trigger language plpgsql as $$
     begin
-      if tg_op in ('UPDATE', 'DELETE') then
-        update charge_counts set n = n - 1
-          where merchant_id = old.merchant_id and status = old.status and shard = (hashtext(old.id) & 7);
-      end if;
-      if tg_op in ('INSERT', 'UPDATE') then
-        insert into charge_counts (merchant_id, status, shard, n) values (new.merchant_id, new.status, hashtext(new.id) & 7, 1)
-          on conflict (merchant_id, status, shard) do update set n = charge_counts.n + 1;
-      end if;
+      insert into charge_counts (merchant_id, status, shard, n)
+        select merchant_id, status, hashtext(id) & 7, count(*) from new_rows group by 1, 2, 3
+        on conflict (merchant_id, status, shard) do update set n = charge_counts.n + excluded.n;
       return null;
     end $$`);
-  await knex.raw(`create trigger charges_count_insert_delete after insert or delete on charges
-    for each row execute function pixflow_count_charges()`);
+  await knex.raw(`create function pixflow_count_deleted_charges() returns trigger language plpgsql as $$
+    begin
+      update charge_counts c set n = c.n - d.n
+        from (select merchant_id, status, hashtext(id) & 7 as shard, count(*) as n from old_rows group by 1, 2, 3) d
+        where c.merchant_id = d.merchant_id and c.status = d.status and c.shard = d.shard;
+      return null;
+    end $$`);
+  await knex.raw(`create function pixflow_count_charge_status() returns trigger language plpgsql as $$
+    begin
+      update charge_counts set n = n - 1
+        where merchant_id = old.merchant_id and status = old.status and shard = (hashtext(old.id) & 7);
+      insert into charge_counts (merchant_id, status, shard, n) values (new.merchant_id, new.status, hashtext(new.id) & 7, 1)
+        on conflict (merchant_id, status, shard) do update set n = charge_counts.n + 1;
+      return null;
+    end $$`);
+  await knex.raw(`create trigger charges_count_insert after insert on charges
+    referencing new table as new_rows for each statement execute function pixflow_count_inserted_charges()`);
+  await knex.raw(`create trigger charges_count_delete after delete on charges
+    referencing old table as old_rows for each statement execute function pixflow_count_deleted_charges()`);
   await knex.raw(`create trigger charges_count_status after update of status, merchant_id on charges
     for each row when (old.status is distinct from new.status or old.merchant_id is distinct from new.merchant_id)
-    execute function pixflow_count_charges()`);
+    execute function pixflow_count_charge_status()`);
   // A truncate of charges empties the counts with it.
   await knex.raw(`create function pixflow_truncate_charge_counts() returns trigger language plpgsql as $$
     begin
@@ -79,9 +95,12 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('drop trigger if exists charges_count_truncate on charges');
   await knex.raw('drop trigger if exists charges_count_status on charges');
-  await knex.raw('drop trigger if exists charges_count_insert_delete on charges');
+  await knex.raw('drop trigger if exists charges_count_delete on charges');
+  await knex.raw('drop trigger if exists charges_count_insert on charges');
   await knex.raw('drop function if exists pixflow_truncate_charge_counts()');
-  await knex.raw('drop function if exists pixflow_count_charges()');
+  await knex.raw('drop function if exists pixflow_count_charge_status()');
+  await knex.raw('drop function if exists pixflow_count_deleted_charges()');
+  await knex.raw('drop function if exists pixflow_count_inserted_charges()');
   await knex.raw('drop table if exists charge_counts');
   for (const t of ['api_keys_cache_update', 'users_cache_update', 'merchants_cache_update']) {
     await knex.raw(`drop trigger if exists ${t} on ${t.replace('_cache_update', '')}`);

@@ -237,6 +237,18 @@ export function createChargesService(deps: ChargesDeps) {
     }
     dropListCache(merchantId);
 
+    // The workflow starts beside the acquirer call, not after it: started with a delay to the
+    // expiry, it reads nothing of the charge until its first task (the expiry itself, or earlier
+    // when a payment or cancel arrives by signal-with-start), so it needs nothing the cob gives.
+    // Should the cob fail, the charge is FAILED by then and that first task finds nothing owed.
+    // The charge is payable at the acquirer once the cob exists, so the merchant gets its 201 even
+    // if Temporal cannot start the workflow: a payment still reaches a workflow (every message is
+    // signal-with-start), and the periodic reconciler starts the missing one so expiry happens too.
+    const workflowStarted = tell(
+      () => workflows.start({ id, merchantId }, { startDelayMs: input.expiresIn * 1000 }),
+      { chargeId: id },
+      'creation',
+    );
     let cob: Awaited<ReturnType<Acquirer['createCob']>>;
     try {
       cob = await createCobWithRetries({
@@ -254,35 +266,30 @@ export function createChargesService(deps: ChargesDeps) {
       await knex('charges')
         .update({ status: 'FAILED', txid: null, failure_reason: 'acquirer unavailable at creation', updated_at: knex.fn.now() })
         .where({ id, status: 'PENDING' });
+      await workflowStarted;
       dropListCache(merchantId);
       throw upstream('The acquirer could not create the charge; it was recorded as FAILED');
     }
-    // Three independent steps at once: the image (off the main thread), storing the BR Code, and
-    // the workflow (it reads the charge, which already exists, and needs nothing from the other two).
-    // The charge is payable at the acquirer by now, so the merchant gets its 201 even if Temporal
-    // cannot start the workflow: a payment still reaches a workflow (every message is
-    // signal-with-start), and the periodic reconciler starts the missing one so expiry happens too.
-    // The BR Code is stored only on a charge still PENDING without one: if the reconciler took this
-    // creation for interrupted (an acquirer slower than its threshold) and FAILED it, the charge
-    // stays FAILED, its cob is removed, and the answer is the 502 that FAILED means — never a 201
-    // for a charge the database calls FAILED.
+    // The image (off the main thread) is rendered while the BR Code is stored. The BR Code is
+    // stored only on a charge still PENDING without one: if the reconciler took this creation for
+    // interrupted (an acquirer slower than its threshold) and FAILED it, the charge stays FAILED,
+    // its cob is removed, and the answer is the 502 that FAILED means — never a 201 for a charge
+    // the database calls FAILED (the image is then thrown away).
+    const image = renderQrDataUrl(cob.pixCopiaECola);
+    image.catch(() => undefined);
     const stored = await knex('charges')
       .update({ qr_code: cob.pixCopiaECola, updated_at: knex.fn.now() })
       .where({ id, status: 'PENDING' })
       .whereNull('qr_code');
     if (stored === 0) {
+      await workflowStarted;
       await acquirer.removeCob(txid).catch((err: unknown) =>
         logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob of a charge failed meanwhile not removed'),
       );
       dropListCache(merchantId);
       throw upstream('The acquirer answered too late; the charge was recorded as FAILED');
     }
-    const [imageBase64] = await Promise.all([
-      renderQrDataUrl(cob.pixCopiaECola),
-      // Delayed to the expiry: the first workflow task is the expiry itself, unless a payment or
-      // cancel (signal-with-start) brings it forward (README "Where a charge's time goes").
-      tell(() => workflows.start({ id, merchantId }, { startDelayMs: input.expiresIn * 1000 }), { chargeId: id }, 'creation'),
-    ]);
+    const [imageBase64] = await Promise.all([image, workflowStarted]);
     dropListCache(merchantId);
     recordChargeCreated(input.amount);
     const customer: CustomerView | null =
