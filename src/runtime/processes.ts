@@ -172,6 +172,7 @@ export async function startWorker(opts: {
     activities: createActivities({ knex, logger, acquirer: opts.acquirer.acquirer, webhooks: webhookDeliverySettings(config) }),
     logger,
     maxCachedWorkflows: config.TEMPORAL_MAX_CACHED_WORKFLOWS,
+    bundleInChild: true,
   });
   const running = worker.run();
   running.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
