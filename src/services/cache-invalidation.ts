@@ -103,6 +103,9 @@ function startListener(knex: Knex): CacheInvalidation {
       return;
     }
     conn = c;
+    // The listener never keeps a process alive on its own (a script that destroys its knex and
+    // ends must exit); servers and pools hold the process while it has work.
+    (c as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
     c.on('notification', (msg) => {
       gen++;
       const payload = msg.payload ?? '';
