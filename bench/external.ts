@@ -9,6 +9,12 @@
  *     ratio compares two figures taken a few seconds apart on the same machine.
  *
  *   npx tsx bench/external.ts [--seconds 8] [--connections 32] [--out bench/results.json]
+ *                             [--deep-list] [--cpu-prof <dir>]
+ *
+ * `--deep-list` measures instead the list of a merchant with 1,000,000 charges (made with one
+ * INSERT … SELECT generate_series), the service's list cache off, 16 connections: first page and
+ * page 500, with and without a status filter. `--cpu-prof <dir>` writes the service's V8 CPU
+ * profile there when it stops (open it in Chrome DevTools or speedscope).
  *
  * Bounded: each measurement lasts `seconds`; nothing listens beyond loopback.
  */
@@ -18,6 +24,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -48,6 +55,8 @@ export interface ExternalBenchResult {
   rows: ExternalRow[];
   /** Peak resident memory of the service process over the whole run (VmHWM), MB. */
   servicePeakRssMb: number;
+  /** `--deep-list`: GET /v1/charges for a merchant with `charges` charges, list cache off. */
+  deepList?: { charges: number; connections: number; rows: ExternalMeasure[] };
 }
 
 interface Target {
@@ -90,8 +99,8 @@ async function call<T>(base: string, method: string, p: string, body?: unknown, 
   return JSON.parse(text) as T;
 }
 
-/** A merchant ready to charge (KYC approved, acquirer account, ACTIVE PIX key) and its API key. */
-async function provision(base: string, admin: { email: string; password: string }): Promise<string> {
+/** A merchant ready to charge (KYC approved, acquirer account, ACTIVE PIX key), its id and API key. */
+async function provision(base: string, admin: { email: string; password: string }): Promise<{ merchantId: string; apiKey: string }> {
   const { token: adminToken } = await call<{ token: string }>(base, 'POST', '/v1/auth/login', admin);
   const email = `bench-${Date.now()}@bench.test`;
   const password = 'bench-password-1';
@@ -113,7 +122,36 @@ async function provision(base: string, admin: { email: string; password: string 
   await call(base, 'PATCH', `/v1/admin/merchants/${merchant.id}/pix-keys/${pixKey.id}`, { status: 'ACTIVE' }, adminToken);
   const { token } = await call<{ token: string }>(base, 'POST', '/v1/auth/login', { email, password });
   const { apiKey } = await call<{ apiKey: { value: string } }>(base, 'POST', '/v1/api-keys', { name: 'bench' }, token);
-  return apiKey.value;
+  return { merchantId: merchant.id, apiKey: apiKey.value };
+}
+
+/**
+ * `n` charges for one merchant in one statement: nine in ten CANCELED, one in ten PAID and settled
+ * (nothing for the reconcilers to pick up), one second apart. Then VACUUM ANALYZE, as autovacuum
+ * would do to a table of that size, so the planner knows it.
+ */
+async function seedCharges(dbUrl: string, merchantId: string, n: number): Promise<void> {
+  const client = new pg.Client({ connectionString: dbUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `insert into charges (id, merchant_id, amount, description, status, expires_in, expires_at, paid_at, settled_at, created_at, updated_at)
+       select 'ch_seed' || lpad(g::text, 8, '0'), $1, 100 + (g % 5000), 'Seeded charge',
+              case when g % 10 = 0 then 'PAID' else 'CANCELED' end, 3600,
+              now() - make_interval(secs => g) + interval '1 hour',
+              case when g % 10 = 0 then now() - make_interval(secs => g) end,
+              case when g % 10 = 0 then now() end,
+              now() - make_interval(secs => g), now()
+       from generate_series(1, $2::int) g`,
+      [merchantId, n],
+    );
+    await client.query('vacuum analyze charges');
+    await client.query('vacuum analyze charge_counts');
+    // The bulk insert's WAL is flushed now, not during the first measurement.
+    await client.query('checkpoint');
+  } finally {
+    await client.end();
+  }
 }
 
 interface AutocannonJson {
@@ -169,7 +207,12 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-export async function runExternalBench(o: { seconds: number; connections: number }): Promise<ExternalBenchResult> {
+export async function runExternalBench(o: {
+  seconds: number;
+  connections: number;
+  deepList?: boolean;
+  cpuProfDir?: string;
+}): Promise<ExternalBenchResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
   fs.chmodSync(dir, 0o755);
   const db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'pixflow_bench' });
@@ -182,7 +225,7 @@ export async function runExternalBench(o: { seconds: number; connections: number
     const port = await freePort();
     const admin = { email: 'bench-admin@bench.test', password: 'bench-admin-password' };
     const service = startChild(
-      [path.join(ROOT, 'src/cli/start.ts')],
+      [...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []), path.join(ROOT, 'src/cli/start.ts')],
       {
         ...process.env,
         NODE_ENV: 'development',
@@ -198,6 +241,7 @@ export async function runExternalBench(o: { seconds: number; connections: number
         RATE_LIMIT_BURST: '1000000',
         RATE_LIMIT_ADDRESS_RPS: '1000000',
         RATE_LIMIT_ADDRESS_BURST: '1000000',
+        ...(o.deepList ? { CHARGE_LIST_CACHE_MS: '0' } : {}),
       },
       'service',
     );
@@ -205,7 +249,27 @@ export async function runExternalBench(o: { seconds: number; connections: number
     const base = `http://127.0.0.1:${port}`;
     await until('the service', 120_000, async () => (await fetch(`${base}/readyz`)).ok);
     await until('the baseline', 30_000, async () => (await fetch(`http://127.0.0.1:${baselinePort}/`)).status === 404);
-    const apiKey = await provision(base, admin);
+    const { merchantId, apiKey } = await provision(base, admin);
+    const cpus = os.cpus();
+    const machine = { cpus: cpus.length, model: cpus[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+    if (o.deepList) {
+      const n = 1_000_000;
+      await seedCharges(db.url, merchantId, n);
+      const connections = 16;
+      const deep: ExternalMeasure[] = [];
+      for (const p of ['/v1/charges?limit=20', '/v1/charges?limit=20&page=500', '/v1/charges?limit=20&status=PAID', '/v1/charges?limit=20&status=PAID&page=500']) {
+        deep.push(await load(`${base}${p}`, { endpoint: `GET ${p}`, method: 'GET', path: p }, { seconds: o.seconds, connections, token: apiKey }));
+      }
+      return {
+        date: new Date().toISOString(),
+        machine,
+        seconds: o.seconds,
+        connections: o.connections,
+        rows: [],
+        servicePeakRssMb: peakRssMb(service.pid),
+        deepList: { charges: n, connections, rows: deep },
+      };
+    }
 
     const targets: Target[] = [
       { endpoint: 'POST /v1/charges', method: 'POST', path: '/v1/charges', body: { amount: 1990, description: 'Bench charge', expiresIn: 3600 } },
@@ -221,10 +285,9 @@ export async function runExternalBench(o: { seconds: number; connections: number
       rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
     }
     const servicePeakRssMb = peakRssMb(service.pid);
-    const cpus = os.cpus();
     return {
       date: new Date().toISOString(),
-      machine: { cpus: cpus.length, model: cpus[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      machine,
       seconds: o.seconds,
       connections: o.connections,
       rows,
@@ -250,6 +313,16 @@ export function formatExternalBench(r: ExternalBenchResult): string {
     '',
     `Service peak RSS: ${r.servicePeakRssMb} MB`,
   ];
+  if (r.deepList) {
+    lines.push(
+      '',
+      `GET /v1/charges, ${r.deepList.charges.toLocaleString('en')} charges for one merchant, list cache off, ${r.deepList.connections} connections:`,
+      '',
+      '| request | req/s | p50 ms | p99 ms | non-2xx |',
+      '|---|---|---|---|---|',
+      ...r.deepList.rows.map((x) => `| \`${x.endpoint}\` | ${x.reqPerSec} | ${x.p50Ms} | ${x.p99Ms} | ${x.non2xx + x.errors} |`),
+    );
+  }
   return lines.join('\n');
 }
 
@@ -262,7 +335,9 @@ function arg(name: string, fallback: number): number {
 if (require.main === module) {
   const outIndex = process.argv.indexOf('--out');
   const out = outIndex >= 0 ? process.argv[outIndex + 1] : undefined;
-  runExternalBench({ seconds: arg('seconds', 8), connections: arg('connections', 32) })
+  const profIndex = process.argv.indexOf('--cpu-prof');
+  const cpuProfDir = profIndex >= 0 ? path.resolve(process.argv[profIndex + 1] ?? '.') : undefined;
+  runExternalBench({ seconds: arg('seconds', 8), connections: arg('connections', 32), deepList: process.argv.includes('--deep-list'), cpuProfDir })
     .then((r) => {
       console.log(formatExternalBench(r));
       if (out) fs.writeFileSync(out, `${JSON.stringify(r, null, 2)}\n`);

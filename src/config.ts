@@ -73,6 +73,8 @@ const envSchema = z.object({
   RECONCILER: z.enum(['on', 'off']).optional().default('on'),
   /** Tag workflows with the MerchantId/EntityId search attributes (the cluster must have them registered). */
   TEMPORAL_SEARCH_ATTRIBUTES: boolFrom(true),
+  /** Workflow runs the worker keeps in memory between tasks (README "Where a charge's time goes"): bounds its RSS. */
+  TEMPORAL_MAX_CACHED_WORKFLOWS: intFrom(200, 2, 100000),
   /** Unset → the acquirer simulator, in-process on a local port. */
   ACQUIRER_URL: urlString(['http:', 'https:']),
   ACQUIRER_CLIENT_ID: optionalString,

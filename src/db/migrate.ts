@@ -10,6 +10,7 @@ import * as callbackInboxAndIdempotency from '../../migrations/20261123110000_ca
 import * as authHardening from '../../migrations/20261123120000_auth_hardening';
 import * as webhookDeliveryOutbox from '../../migrations/20261123130000_webhook_delivery_outbox';
 import * as infractionRefunds from '../../migrations/20261123140000_infraction_refunds';
+import * as cacheInvalidationAndChargeCounts from '../../migrations/20261123150000_cache_invalidation_and_charge_counts';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -23,6 +24,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123120000_auth_hardening', authHardening],
   ['20261123130000_webhook_delivery_outbox', webhookDeliveryOutbox],
   ['20261123140000_infraction_refunds', infractionRefunds],
+  ['20261123150000_cache_invalidation_and_charge_counts', cacheInvalidationAndChargeCounts],
 ];
 
 /** Names of every migration, in the order they apply. */

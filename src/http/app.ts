@@ -15,6 +15,7 @@ import type { Config } from '../config';
 import { createLogger, type Logger } from '../lib/logger';
 import { createApiKeysService } from '../services/api-keys';
 import { createAuthService } from '../services/auth';
+import { cacheInvalidation } from '../services/cache-invalidation';
 import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
 import { createUserAccessService } from '../services/user-access';
 import { accessLog } from './middleware/access-log';
@@ -94,7 +95,15 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // request in front of the router, per credential inside `authenticate` before the lookup.
   const limiters = createRequestLimiters(knex, config);
   const authed = [
-    authenticate({ decodeJwt: auth.decodeToken, resolveJwt: auth.resolveToken, authenticateApiKey: apiKeys.authenticate }, limiters),
+    authenticate(
+      {
+        decodeJwt: auth.decodeToken,
+        resolveJwt: auth.resolveToken,
+        authenticateApiKey: apiKeys.authenticate,
+        settleWrites: () => cacheInvalidation(knex).barrier(),
+      },
+      limiters,
+    ),
   ];
   const guards: RouteGuards = {
     anonymous: [],

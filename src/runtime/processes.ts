@@ -8,6 +8,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { createApp } from '../http/app';
+import { stopCacheInvalidation } from '../services/cache-invalidation';
 import { connectTemporalClient, connectWorkerConnection, type TemporalClientHandle } from '../temporal/connection';
 import { createPixflowWorker } from '../temporal/worker';
 import { installTemporalRuntime } from '../temporal/runtime';
@@ -171,6 +172,7 @@ export async function startApi(opts: {
       await closed;
       await temporal.close();
       await closeQrRenderer();
+      await stopCacheInvalidation(knex);
     },
   };
 }
@@ -196,6 +198,8 @@ export async function startWorker(opts: {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities: createActivities({ knex, logger, acquirer: opts.acquirer.acquirer, webhooks: webhookDeliverySettings(config) }),
     logger,
+    maxCachedWorkflows: config.TEMPORAL_MAX_CACHED_WORKFLOWS,
+    bundleInChild: true,
   });
   const running = worker.run();
   running.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));

@@ -5,6 +5,12 @@
  * HMAC-SHA256(value, API_KEY_PEPPER) and the last four characters are stored: a database leak
  * yields neither usable keys nor hashes that can be brute-forced without the pepper. The value is
  * returned once, at creation. Deleting removes the row, so the very next request with it is 401.
+ *
+ * Authentication reads through a per-process cache of key hash → (key, merchant status), dropped
+ * by the `pixflow_cache` notification of any change to keys or merchants (cache-invalidation.ts),
+ * so a request with a known key costs no query. Deleting a key returns only after this process's
+ * listener has received the deletion's own notification: every other process has been told by
+ * then, and this one dropped its entries at commit.
  */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
@@ -12,6 +18,8 @@ import type { Config } from '../config';
 import { invalid, notFound } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { ApiKey } from '../models/api-key';
+import { LRUCache } from 'lru-cache';
+import { cacheInvalidation, markerSql, type CacheInvalidation } from './cache-invalidation';
 
 // Query builders name columns in snake_case (as in the schema); objects passed to insert/patch use
 // the models' camelCase properties.
@@ -63,9 +71,21 @@ const iso = (d: Date | string | null | undefined): string | null =>
 
 export type ApiKeysConfig = Pick<Config, 'API_KEY_PEPPER' | 'MAX_API_KEYS_PER_MERCHANT'>;
 
-export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; now?: () => number }) {
+/** What authentication needs of a key, as cached (a key that does not exist is never cached). */
+interface CachedKey {
+  generation: number;
+  id: string;
+  merchantId: string;
+  status: string;
+  merchantStatus: string;
+  lastUsedAt: number;
+}
+
+export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; now?: () => number; invalidation?: CacheInvalidation }) {
   const { knex, config } = deps;
   const now = deps.now ?? Date.now;
+  const invalidation = deps.invalidation ?? cacheInvalidation(knex);
+  const cache = new LRUCache<string, CachedKey>({ max: 10_000 });
 
   function toView(row: ApiKey, value: string): ApiKeyView {
     return {
@@ -116,30 +136,59 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
 
   /** Deletes the merchant's key; another merchant's id is indistinguishable from an unknown one. */
   async function remove(merchantId: string, id: string): Promise<void> {
-    const deleted = await ApiKey.query(knex).delete().where({ id, merchant_id: merchantId });
+    const marker = invalidation.newMarker();
+    const seen = invalidation.waitForMarker(marker);
+    const deleted = await knex.transaction(async (trx) => {
+      const n = await ApiKey.query(trx).delete().where({ id, merchant_id: merchantId });
+      if (n > 0) await trx.raw(...markerSql(marker));
+      return n;
+    });
+    invalidation.bump();
     if (deleted === 0) throw notFound('API key not found');
+    await seen;
   }
 
   /**
    * The caller behind an API key value, or null (→ 401) when no such key exists; throws 403 when
    * the key's merchant is suspended (README "Auth hardening"). One indexed read joins the key to its
-   * merchant, so suspension takes effect on the very next request.
+   * merchant, cached until a key or merchant changes (the notification drops the entry when the
+   * suspension commits), so suspension takes effect on the very next request.
    */
   async function authenticate(value: string): Promise<Principal | null> {
-    const row = (await knex('api_keys as k')
-      .join('merchants as m', 'm.id', 'k.merchant_id')
-      .where('k.key_hash', hashApiKey(value, config.API_KEY_PEPPER))
-      .first('k.id', 'k.merchant_id', 'k.status', 'k.last_used_at', 'm.status as merchant_status')) as
-      | { id: string; merchant_id: string; status: string; last_used_at: Date | null; merchant_status: string }
-      | undefined;
-    if (!row || row.status !== 'ACTIVE') return null;
-    assertAccessAllowed({ merchantStatus: row.merchant_status });
-    const last = row.last_used_at ? new Date(row.last_used_at).getTime() : 0;
-    if (now() - last >= LAST_USED_RESOLUTION_MS) {
-      // At most one write per key per minute per process; a racing process writes the same value.
-      await ApiKey.query(knex).patch({ lastUsedAt: new Date(now()) }).where({ id: row.id });
+    const hash = hashApiKey(value, config.API_KEY_PEPPER);
+    const generation = invalidation.generation();
+    let key = invalidation.live() ? cache.get(hash) : undefined;
+    if (key && key.generation !== generation) key = undefined;
+    if (!key) {
+      const row = (await knex('api_keys as k')
+        .join('merchants as m', 'm.id', 'k.merchant_id')
+        .where('k.key_hash', hash)
+        .first('k.id', 'k.merchant_id', 'k.status', 'k.last_used_at', 'm.status as merchant_status')) as
+        | { id: string; merchant_id: string; status: string; last_used_at: Date | null; merchant_status: string }
+        | undefined;
+      if (!row) {
+        cache.delete(hash);
+        return null;
+      }
+      key = {
+        // The generation read before the query: a change that committed meanwhile makes this entry stale at once.
+        generation,
+        id: row.id,
+        merchantId: row.merchant_id,
+        status: row.status,
+        merchantStatus: row.merchant_status,
+        lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
+      };
+      cache.set(hash, key);
     }
-    return { kind: 'apiKey', apiKeyId: row.id, merchantId: row.merchant_id, role: 'USER' };
+    if (key.status !== 'ACTIVE') return null;
+    assertAccessAllowed({ merchantStatus: key.merchantStatus });
+    if (now() - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+      // At most one write per key per minute per process; a racing process writes the same value.
+      key.lastUsedAt = now();
+      await ApiKey.query(knex).patch({ lastUsedAt: new Date(key.lastUsedAt) }).where({ id: key.id });
+    }
+    return { kind: 'apiKey', apiKeyId: key.id, merchantId: key.merchantId, role: 'USER' };
   }
 
   return { create, list, remove, authenticate };

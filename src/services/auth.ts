@@ -12,9 +12,10 @@
  * per-process concurrency limit with a bounded queue, so a flood costs bounded CPU.
  *
  * Tokens are HS256 JWTs with `sub` (user id), `merchantId` (null for operators), `role` and `ver`
- * (the user's token version), living JWT_TTL seconds. Each request re-reads the user and its
- * merchant by primary key: a token whose version an operator has bumped is 401, a disabled user or
- * a suspended merchant is 403, from the very next request on.
+ * (the user's token version), living JWT_TTL seconds. Each request checks the user and its
+ * merchant (one primary-key read, cached per process until a user or merchant changes; the change's
+ * notification drops the entry as it commits): a token whose version an operator has bumped is 401,
+ * a disabled user or a suspended merchant is 403, from the very next request on.
  */
 import crypto from 'node:crypto';
 import { hash, verify, Algorithm } from '@node-rs/argon2';
@@ -26,6 +27,8 @@ import { BoundedConcurrency, QueueFullError } from '../lib/bounded-concurrency';
 import { AppError, forbidden, unauthenticated } from '../lib/errors';
 import { User } from '../models/user';
 import { createLimiter, type LimitOutcome } from './rate-limits';
+import { LRUCache } from 'lru-cache';
+import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
 
 export type Role = 'USER' | 'ADMIN';
 
@@ -108,8 +111,24 @@ export function assertAccessAllowed(row: { status?: string | null; merchantStatu
 
 const accountKey = (email: string): string => crypto.createHash('sha256').update(email).digest('hex').slice(0, 40);
 
-export function createAuthService(deps: { knex: Knex; config: AuthConfig }) {
+export function createAuthService(deps: { knex: Knex; config: AuthConfig; invalidation?: CacheInvalidation }) {
   const { knex, config } = deps;
+  // The access rows behind tokens, per user, until a user or merchant changes (cache-invalidation.ts):
+  // a bumped token version, a disabled user or a suspended merchant drops them as it commits.
+  const invalidation = deps.invalidation ?? cacheInvalidation(knex);
+  const access = new LRUCache<string, { generation: number; row: AccessRow }>({ max: 10_000 });
+  async function accessRow(userId: string): Promise<AccessRow | undefined> {
+    const generation = invalidation.generation();
+    const hit = invalidation.live() ? access.get(userId) : undefined;
+    if (hit && hit.generation === generation) return hit.row;
+    const row = (await knex('users as u')
+      .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
+      .where('u.id', userId)
+      .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as AccessRow | undefined;
+    if (row) access.set(userId, { generation, row });
+    else access.delete(userId);
+    return row;
+  }
   const window = config.LOGIN_WINDOW_SECONDS;
   const perAccount = createLimiter(knex, { name: 'login-account', points: config.LOGIN_MAX_FAILURES_PER_ACCOUNT, windowSeconds: window });
   const perAddress = createLimiter(knex, { name: 'login-address', points: config.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSeconds: window });
@@ -144,10 +163,7 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig }) {
    * suspended.
    */
   async function resolveToken(claims: JwtClaims): Promise<Principal | null> {
-    const row = (await knex('users as u')
-      .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
-      .where('u.id', claims.sub)
-      .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as AccessRow | undefined;
+    const row = await accessRow(claims.sub);
     if (!row || row.role !== claims.role || row.merchant_id !== claims.merchantId) return null;
     // Disabled or suspended first: such a caller learns why (403) even though disabling also
     // bumped the version; a version that does not match is a revoked token (401).

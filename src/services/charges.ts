@@ -21,7 +21,9 @@ import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import type { CreateChargeBody, ListChargesQuery } from '../http/schemas/charges';
 import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
-import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
+import { chargeRows, listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
+import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
+import { chargeTotal, pageOfCharges } from './charge-list';
 
 export interface ChargesDeps {
   knex: Knex;
@@ -29,6 +31,16 @@ export interface ChargesDeps {
   logger: Logger;
   acquirer: Acquirer;
   workflows: ChargeWorkflows;
+  /** Drops the prerequisites cache when a merchant or PIX key changes (defaults to the knex's shared listener). */
+  invalidation?: CacheInvalidation;
+}
+
+/** What charge creation needs of its merchant, cached per process (README "Where a charge's time goes"). */
+interface Prerequisites {
+  generation: number;
+  /** Why charges are refused (403), or null when they are allowed. */
+  refusal: string | null;
+  pixKey: string | null;
 }
 
 export type CreateChargeResult =
@@ -56,31 +68,51 @@ export function createChargesService(deps: ChargesDeps) {
   const listKey = (merchantId: string, q: ListChargesQuery): string =>
     `${merchantId}|${generations.get(merchantId) ?? 0}|${q.status ?? ''}|${q.page}|${q.limit}`;
 
-  const withCustomer = (db: Knex | Knex.Transaction) =>
-    Charge.query(db)
-      .select('charges.*', 'customers.name as customer_name', 'customers.document as customer_document')
-      .leftJoin('customers', 'customers.id', 'charges.customer_id');
-
   async function findOwn(merchantId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<ChargeRow> {
-    const row = (await withCustomer(db).findOne({ 'charges.id': id, 'charges.merchant_id': merchantId })) as ChargeRow | undefined;
+    const row = (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as ChargeRow | undefined;
     if (!row) throw notFound('Charge not found');
     return row;
   }
 
-  /** SPEC §1: each unmet prerequisite is named. */
-  async function prerequisites(merchantId: string): Promise<{ merchant: Merchant; pixKey: PixKey }> {
-    const [merchant, pixKey] = await Promise.all([
-      Merchant.query(knex).findById(merchantId),
-      PixKey.query(knex).where({ merchant_id: merchantId, status: 'ACTIVE' }).orderBy('created_at').first(),
-    ]);
-    if (!merchant) throw notFound('Merchant not found');
+  // The merchant and its ACTIVE PIX key rarely change and are read by every creation: cached per
+  // merchant until the `pixflow_cache` notification of a change to merchants or PIX keys (sent by
+  // a trigger as the change commits) bumps the generation. A missing merchant is not cached.
+  const invalidation = deps.invalidation ?? cacheInvalidation(knex);
+  const prerequisiteCache = new LRUCache<string, Prerequisites>({ max: 10_000 });
+
+  async function loadPrerequisites(merchantId: string): Promise<Prerequisites> {
+    const generation = invalidation.generation();
+    const hit = invalidation.live() ? prerequisiteCache.get(merchantId) : undefined;
+    if (hit && hit.generation === generation) return hit;
+    const row = (await knex('merchants as m')
+      .where('m.id', merchantId)
+      .first(
+        'm.status',
+        'm.kyc_status',
+        'm.acquirer_account_id',
+        knex.raw(
+          `(select k.key from pix_keys k where k.merchant_id = m.id and k.status = 'ACTIVE' order by k.created_at limit 1) as pix_key`,
+        ),
+      )) as { status: string; kyc_status: string; acquirer_account_id: string | null; pix_key: string | null } | undefined;
+    if (!row) throw notFound('Merchant not found');
+    // SPEC §1: each unmet prerequisite is named.
     const missing: string[] = [];
-    if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
-    if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
-    if (!pixKey) missing.push('no active PIX key');
-    if (missing.length > 0 || !pixKey) throw forbidden(`Cannot create charges: ${missing.join('; ')}`);
-    if (merchant.status !== 'ACTIVE') throw forbidden('Cannot create charges: merchant is suspended');
-    return { merchant, pixKey };
+    if (row.kyc_status !== 'APPROVED') missing.push('KYC not approved');
+    if (!row.acquirer_account_id) missing.push('acquirer account not configured');
+    if (!row.pix_key) missing.push('no active PIX key');
+    let refusal: string | null = null;
+    if (missing.length > 0) refusal = `Cannot create charges: ${missing.join('; ')}`;
+    else if (row.status !== 'ACTIVE') refusal = 'Cannot create charges: merchant is suspended';
+    const loaded: Prerequisites = { generation, refusal, pixKey: row.pix_key };
+    prerequisiteCache.set(merchantId, loaded);
+    return loaded;
+  }
+
+  /** The merchant's active PIX key, or 403 naming every unmet prerequisite. */
+  async function prerequisites(merchantId: string): Promise<{ pixKey: string }> {
+    const p = await loadPrerequisites(merchantId);
+    if (p.refusal !== null || p.pixKey === null) throw forbidden(p.refusal ?? 'Cannot create charges: no active PIX key');
+    return { pixKey: p.pixKey };
   }
 
   /** The customer, by (merchant, document): the latest name, e-mail and phone win. */
@@ -110,7 +142,7 @@ export function createChargesService(deps: ChargesDeps) {
   async function replayOf(merchantId: string, key: string): Promise<CreateChargeResult | null> {
     const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
     for (;;) {
-      const row = (await withCustomer(knex).findOne({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key })) as
+      const row = (await chargeRows(knex).where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key }).first()) as
         | ChargeRow
         | undefined;
       if (!row) return null;
@@ -134,14 +166,20 @@ export function createChargesService(deps: ChargesDeps) {
   }
 
   async function create(merchantId: string, input: CreateChargeBody, idempotencyKey?: string): Promise<CreateChargeResult> {
-    if (idempotencyKey) {
-      const replay = await replayOf(merchantId, idempotencyKey);
+    // A replay answers whatever the new body says, so an idempotency key is looked up before any
+    // check could refuse the request — but only then: on the usual path the insert below finds a
+    // used key by itself (no extra round trip).
+    let pixKey: string;
+    try {
+      if (input.customer && !isValidDocument(input.customer.document)) {
+        throw unprocessable('customer.document is not a valid CPF or CNPJ');
+      }
+      ({ pixKey } = await prerequisites(merchantId));
+    } catch (err) {
+      const replay = idempotencyKey ? await replayOf(merchantId, idempotencyKey) : null;
       if (replay) return replay;
+      throw err;
     }
-    if (input.customer && !isValidDocument(input.customer.document)) {
-      throw unprocessable('customer.document is not a valid CPF or CNPJ');
-    }
-    const { pixKey } = await prerequisites(merchantId);
 
     const id = newId('ch');
     // The txid is ours (BCB lets the receiver choose it) and is stored with the row, before the
@@ -199,13 +237,25 @@ export function createChargesService(deps: ChargesDeps) {
     }
     dropListCache(merchantId);
 
+    // The workflow starts beside the acquirer call, not after it: started with a delay to the
+    // expiry, it reads nothing of the charge until its first task (the expiry itself, or earlier
+    // when a payment or cancel arrives by signal-with-start), so it needs nothing the cob gives.
+    // Should the cob fail, the charge is FAILED by then and that first task finds nothing owed.
+    // The charge is payable at the acquirer once the cob exists, so the merchant gets its 201 even
+    // if Temporal cannot start the workflow: a payment still reaches a workflow (every message is
+    // signal-with-start), and the periodic reconciler starts the missing one so expiry happens too.
+    const workflowStarted = tell(
+      () => workflows.start({ id, merchantId }, { startDelayMs: input.expiresIn * 1000 }),
+      { chargeId: id },
+      'creation',
+    );
     let cob: Awaited<ReturnType<Acquirer['createCob']>>;
     try {
       cob = await createCobWithRetries({
         txid,
         amount: input.amount,
         expiresIn: input.expiresIn,
-        key: pixKey.key,
+        key: pixKey,
         description: input.description,
         debtor: input.customer ? { name: input.customer.name, document: input.customer.document } : undefined,
       });
@@ -213,36 +263,33 @@ export function createChargesService(deps: ChargesDeps) {
       logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob creation failed');
       // Kept FAILED with null txid and qrCode (README "Behaviour the spec leaves open"). Nobody was
       // given a BR Code for it. Guarded: only from PENDING (the reconciler may have failed it already).
-      await Charge.query(knex)
-        .patch({ status: 'FAILED', txid: null, failureReason: 'acquirer unavailable at creation', updatedAt: new Date() })
+      await knex('charges')
+        .update({ status: 'FAILED', txid: null, failure_reason: 'acquirer unavailable at creation', updated_at: knex.fn.now() })
         .where({ id, status: 'PENDING' });
+      await workflowStarted;
       dropListCache(merchantId);
       throw upstream('The acquirer could not create the charge; it was recorded as FAILED');
     }
-    // Three independent steps at once: the image (off the main thread), storing the BR Code, and
-    // the workflow (it reads the charge, which already exists, and needs nothing from the other two).
-    // The charge is payable at the acquirer by now, so the merchant gets its 201 even if Temporal
-    // cannot start the workflow: a payment still reaches a workflow (every message is
-    // signal-with-start), and the periodic reconciler starts the missing one so expiry happens too.
-    // The BR Code is stored only on a charge still PENDING without one: if the reconciler took this
-    // creation for interrupted (an acquirer slower than its threshold) and FAILED it, the charge
-    // stays FAILED, its cob is removed, and the answer is the 502 that FAILED means — never a 201
-    // for a charge the database calls FAILED.
-    const stored = await Charge.query(knex)
-      .patch({ qrCode: cob.pixCopiaECola, updatedAt: new Date() })
+    // The image (off the main thread) is rendered while the BR Code is stored. The BR Code is
+    // stored only on a charge still PENDING without one: if the reconciler took this creation for
+    // interrupted (an acquirer slower than its threshold) and FAILED it, the charge stays FAILED,
+    // its cob is removed, and the answer is the 502 that FAILED means — never a 201 for a charge
+    // the database calls FAILED (the image is then thrown away).
+    const image = renderQrDataUrl(cob.pixCopiaECola);
+    image.catch(() => undefined);
+    const stored = await knex('charges')
+      .update({ qr_code: cob.pixCopiaECola, updated_at: knex.fn.now() })
       .where({ id, status: 'PENDING' })
       .whereNull('qr_code');
     if (stored === 0) {
+      await workflowStarted;
       await acquirer.removeCob(txid).catch((err: unknown) =>
         logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob of a charge failed meanwhile not removed'),
       );
       dropListCache(merchantId);
       throw upstream('The acquirer answered too late; the charge was recorded as FAILED');
     }
-    const [imageBase64] = await Promise.all([
-      renderQrDataUrl(cob.pixCopiaECola),
-      tell(() => workflows.start({ id, merchantId }), { chargeId: id }, 'creation'),
-    ]);
+    const [imageBase64] = await Promise.all([image, workflowStarted]);
     dropListCache(merchantId);
     recordChargeCreated(input.amount);
     const customer: CustomerView | null =
@@ -269,23 +316,8 @@ export function createChargesService(deps: ChargesDeps) {
     const key = listKey(merchantId, q);
     const cached = listCache.get(key);
     if (cached) return cached;
-    const base = Charge.query(knex).where('charges.merchant_id', merchantId);
-    if (q.status) base.where('charges.status', q.status);
-    const [rows, total] = await Promise.all([
-      withCustomer(knex)
-        .where('charges.merchant_id', merchantId)
-        .modify((b) => {
-          if (q.status) b.where('charges.status', q.status);
-        })
-        .orderBy([
-          { column: 'charges.created_at', order: 'desc' },
-          { column: 'charges.id', order: 'desc' },
-        ])
-        .limit(q.limit)
-        .offset((q.page - 1) * q.limit),
-      base.resultSize(),
-    ]);
-    const result = { page: q.page, limit: q.limit, total, charges: (rows as ChargeRow[]).map(listItem) };
+    const [rows, total] = await Promise.all([pageOfCharges(knex, merchantId, q), chargeTotal(knex, merchantId, q.status)]);
+    const result = { page: q.page, limit: q.limit, total, charges: rows.map(listItem) };
     listCache.set(key, result);
     return result;
   }

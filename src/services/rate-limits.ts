@@ -7,7 +7,14 @@
  * - once a key is over its limit, this process remembers that in memory until the window ends
  *   (the library's in-memory block), so a flood from one key costs no further database work here;
  * - if PostgreSQL cannot be reached, an in-memory limiter with the same numbers takes over (the
- *   library's insurance limiter): limits then hold per process instead of failing every request.
+ *   library's insurance limiter): limits then hold per process instead of failing every request;
+ * - with `lease`, a process takes points from the shared counter in chunks and hands them out from
+ *   memory until the chunk or the window runs out (README "Where a charge's time goes"): one
+ *   upsert per chunk instead of one per request. Every point handed out was counted in the shared
+ *   table first, so N processes still admit at most `points` per window between them; what a
+ *   process holds unused when the window ends is lost, so a client near its limit may be refused
+ *   up to `lease − 1` requests per process early, never admitted late. When a chunk no longer fits,
+ *   the process takes exactly what is left.
  */
 import type { Knex } from 'knex';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
@@ -32,6 +39,14 @@ export interface LimiterOptions {
   points: number;
   /** Window length in seconds (may be fractional); the window starts at a key's first event. */
   windowSeconds: number;
+  /** Points taken from the shared counter at a time (default 1: every event is one upsert). */
+  lease?: number;
+}
+
+/** A chunk of points this process took from the shared counter, valid until its window ends. */
+interface Lease {
+  left: number;
+  until: number;
 }
 
 export const RATE_LIMIT_TABLE = 'rate_limits';
@@ -63,22 +78,83 @@ export function createLimiter(knex: Knex, opts: LimiterOptions): Limiter {
     insuranceLimiter: new RateLimiterMemory(common),
   });
 
+  const direct = async (key: string, points: number): Promise<LimitOutcome> => {
+    try {
+      const res = await store.consume(key, points);
+      return { allowed: true, remaining: res.remainingPoints };
+    } catch (err) {
+      // The library rejects with a RateLimiterRes when refused; anything else is a real failure
+      // that even the insurance limiter could not absorb.
+      if (err instanceof RateLimiterRes) return { allowed: false, retryAfterSeconds: secondsUntil(err.msBeforeNext) };
+      throw err;
+    }
+  };
+
+  const chunk = Math.max(1, Math.min(opts.lease ?? 1, opts.points));
+  const leases = new Map<string, Lease>();
+  /** One chunk request per key at a time: concurrent requests wait for it instead of each taking a chunk. */
+  const taking = new Map<string, Promise<void>>();
+
+  async function takeChunk(key: string): Promise<LimitOutcome | null> {
+    try {
+      const res = await store.consume(key, chunk);
+      leases.set(key, { left: chunk, until: Date.now() + res.msBeforeNext });
+      return null;
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      // Refused as a whole chunk: take what was left before it (counted, since the store added
+      // the chunk), if anything.
+      const left = Math.min(chunk, opts.points - (err.consumedPoints - chunk));
+      // (A refusal from the in-memory block reports no consumed points: nothing was counted, nothing is left.)
+      if (left > 0 && err.consumedPoints > 0) {
+        leases.set(key, { left, until: Date.now() + err.msBeforeNext });
+        return null;
+      }
+      return { allowed: false, retryAfterSeconds: secondsUntil(err.msBeforeNext) };
+    }
+  }
+
+  async function leased(key: string, points: number): Promise<LimitOutcome> {
+    if (points !== 1) return direct(key, points);
+    for (;;) {
+      const lease = leases.get(key);
+      if (lease && lease.left > 0 && Date.now() < lease.until) {
+        lease.left--;
+        return { allowed: true, remaining: lease.left };
+      }
+      if (lease) leases.delete(key);
+      const pending = taking.get(key);
+      if (pending) {
+        await pending;
+        continue;
+      }
+      let refused: LimitOutcome | null = null;
+      const p = takeChunk(key).then((r) => void (refused = r));
+      taking.set(key, p);
+      try {
+        await p;
+      } finally {
+        taking.delete(key);
+      }
+      if (refused) return refused;
+    }
+  }
+  // Leases of past windows are dropped as the map is used; this bounds it in between.
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [k, l] of leases) if (l.until <= now) leases.delete(k);
+  }, 10_000);
+  sweep.unref();
+
   return {
     async consume(key, points = 1) {
-      try {
-        const res = await store.consume(key, points);
-        return { allowed: true, remaining: res.remainingPoints };
-      } catch (err) {
-        // The library rejects with a RateLimiterRes when refused; anything else is a real failure
-        // that even the insurance limiter could not absorb.
-        if (err instanceof RateLimiterRes) return { allowed: false, retryAfterSeconds: secondsUntil(err.msBeforeNext) };
-        throw err;
-      }
+      return chunk > 1 ? leased(key, points) : direct(key, points);
     },
     async reward(key, points = 1) {
       await store.reward(key, points);
     },
     async reset(key) {
+      leases.delete(key);
       await store.delete(key);
     },
     knownBlockedSeconds(key) {

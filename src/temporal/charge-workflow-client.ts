@@ -23,7 +23,13 @@ export interface ChargeRef {
 }
 
 export interface ChargeWorkflows {
-  start(charge: ChargeRef): Promise<void>;
+  /**
+   * Starts the charge's workflow. `startDelayMs` (creation passes the charge's expiry) defers its
+   * first workflow task: until something happens to the charge it costs the worker nothing, and
+   * every message below is signal-with-start, which ends the delay at once (README "Where a
+   * charge's time goes").
+   */
+  start(charge: ChargeRef, opts?: { startDelayMs?: number }): Promise<void>;
   paymentReceived(charge: ChargeRef, notice: PaymentNotice): Promise<void>;
   cancelRequested(charge: ChargeRef): Promise<void>;
   refundRequested(charge: ChargeRef, refundId: string): Promise<void>;
@@ -57,9 +63,10 @@ export function chargeWorkflowClient(
     }
   };
   return {
-    async start(charge) {
+    async start(charge, startOpts) {
+      const delay = startOpts?.startDelayMs ?? 0;
       try {
-        await client.workflow.start('chargeWorkflow', base(charge));
+        await client.workflow.start('chargeWorkflow', { ...base(charge), ...(delay > 0 ? { startDelay: delay } : {}) });
       } catch (err) {
         // Starting an id that already runs is success (DESIGN §2b).
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {

@@ -1,17 +1,19 @@
 /**
  * The Temporal server `npm start` uses when TEMPORAL_ADDRESS is unset.
  *
- * Default: the project's own server (tools/temporal-test-server) in this process, in real time,
- * durable: its state is journaled to `<DATA_DIR>/temporal/pixflow-temporal.journal` and replayed at
- * start, so workflows in flight survive a crash or restart (see that server's README, "Durable
- * state"). Nothing is downloaded. `TEMPORAL_LOCAL_SERVER=cli` uses the official Temporal CLI dev
+ * Default: the project's own server (tools/temporal-test-server) on a worker thread of this
+ * process (its own event loop, so its gRPC and history work never delays an API request; README
+ * "Where a charge's time goes"), in real time, durable: its state is journaled to
+ * `<DATA_DIR>/temporal/pixflow-temporal.journal` and replayed at start, so workflows in flight
+ * survive a crash or restart (see that server's README, "Durable state"). Nothing is downloaded. `TEMPORAL_LOCAL_SERVER=cli` uses the official Temporal CLI dev
  * server through @temporalio/testing instead (downloaded on first use; needs internet), persisted
  * to `<DATA_DIR>/temporal.db`.
  */
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startServer } from '@pixflow/temporal-test-server';
+import type { LocalServerThreadData, LocalServerThreadMessage } from './local-server-thread';
 
 export interface LocalTemporal {
   address: string;
@@ -36,16 +38,43 @@ export async function startLocalTemporal(opts: { dataDir: string; logger: Logger
     });
     return { address: env.address, kind: 'temporal-cli-dev-server', stop: () => env.teardown() };
   }
-  const server = await startServer({
-    port: 0,
-    host: '127.0.0.1',
-    timeSkipping: false,
-    logger: opts.logger,
-    dbFilename: localJournalPath(opts.dataDir),
+  const thread = new Worker(threadBootstrap(), {
+    eval: true,
+    name: 'temporal-server',
+    workerData: { dbFilename: localJournalPath(opts.dataDir), logLevel: opts.logger.level } satisfies LocalServerThreadData,
   });
+  const next = (): Promise<LocalServerThreadMessage> =>
+    new Promise((resolve, reject) => {
+      const onExit = (code: number): void => reject(new Error(`embedded Temporal server thread exited (${code})`));
+      thread.once('error', reject);
+      thread.once('exit', onExit);
+      thread.once('message', (msg: LocalServerThreadMessage) => {
+        thread.off('error', reject);
+        thread.off('exit', onExit);
+        resolve(msg);
+      });
+    });
+  const first = await next();
+  if (!('port' in first)) {
+    await thread.terminate();
+    throw new Error(`embedded Temporal server did not start: ${'error' in first ? first.error : 'no port'}`);
+  }
   return {
-    address: `127.0.0.1:${server.port}`,
+    address: `127.0.0.1:${first.port}`,
     kind: 'pixflow-durable-server',
-    stop: () => server.close(),
+    stop: async () => {
+      const stopped = next().catch(() => undefined);
+      thread.postMessage('stop');
+      await stopped;
+      await thread.terminate();
+    },
   };
+}
+
+/** Like the QR renderer's: under tsx the thread registers tsx itself before loading the TypeScript file. */
+function threadBootstrap(): string {
+  const ext = path.extname(__filename);
+  const file = path.join(__dirname, `local-server-thread${ext}`);
+  const load = `require(${JSON.stringify(file)});`;
+  return ext === '.ts' ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});${load}` : load;
 }

@@ -6,6 +6,7 @@
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../lib/logger';
 import { activityLogContext } from './activity-log-context';
+import { bundleWorkflowsInChild } from './workflow-bundle';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -13,15 +14,35 @@ export interface WorkerDeps {
   taskQueue: string;
   activities: object;
   logger: Logger;
+  /** Bound on the sticky cache of workflow runs (at least 2). */
+  maxCachedWorkflows?: number;
+  /** Bundle the workflow code in a child process (keeps webpack's memory out of this one). */
+  bundleInChild?: boolean;
 }
 
 export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
+  let code: string | undefined;
+  if (deps.bundleInChild) {
+    code = await bundleWorkflowsInChild().catch((err: unknown) => {
+      deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'workflow bundle child failed; bundling in-process');
+      return undefined;
+    });
+  }
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    workflowsPath: require.resolve('../../workflows'),
+    ...(code !== undefined ? { workflowBundle: { code } } : { workflowsPath: require.resolve('../../workflows') }),
     activities: deps.activities,
     interceptors: { activity: [activityLogContext] },
+    // The SDK's default scales with the heap (thousands of runs): every open charge workflow would
+    // stay resident. A bounded cache keeps the service's memory flat as open charges grow; an
+    // evicted run replays its (short) history on its next task.
+    ...(deps.maxCachedWorkflows !== undefined
+      ? {
+          maxCachedWorkflows: deps.maxCachedWorkflows,
+          maxConcurrentWorkflowTaskExecutions: Math.max(2, Math.min(40, deps.maxCachedWorkflows)),
+        }
+      : {}),
   });
 }

@@ -13,6 +13,8 @@ const DOMAIN_TABLES = [
   // Counters of the rate limits shared by API processes (README "Rate limits").
   'rate_limits',
   'idempotency_keys',
+  // Charges per merchant and status, kept by a trigger (README "Where a charge's time goes").
+  'charge_counts',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {

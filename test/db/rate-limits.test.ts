@@ -68,3 +68,29 @@ describe('rate limits (PostgreSQL store)', () => {
     }
   });
 });
+
+describe('rate limits with leases (points taken from the shared counter in chunks)', () => {
+  const key = (): string => crypto.randomUUID();
+
+  it('two processes together never admit more than the allowance, and admit all of it', async () => {
+    const { knex } = await getTestDb();
+    // Two limiters with one configuration stand for two API processes sharing the table.
+    const a = createLimiter(knex, { name: 'test-lease', points: 10, windowSeconds: 30, lease: 3 });
+    const b = createLimiter(knex, { name: 'test-lease', points: 10, windowSeconds: 30, lease: 3 });
+    const k = key();
+    const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).consume(k)));
+    assert.equal(outcomes.filter((o) => o.allowed).length, 10);
+    const more = await Promise.all([a.consume(k), b.consume(k)]);
+    assert.ok(more.every((o) => !o.allowed));
+  });
+
+  it('takes points from the shared counter a chunk at a time', async () => {
+    const { knex } = await getTestDb();
+    const limiter = createLimiter(knex, { name: 'test-lease-cost', points: 100, windowSeconds: 30, lease: 10 });
+    const k = key();
+    for (let i = 0; i < 25; i++) assert.equal((await limiter.consume(k)).allowed, true);
+    // 25 requests, three chunks of ten counted in the table (three upserts).
+    const row = await knex('rate_limits').where({ key: `test-lease-cost:100/30:${k}` }).first('points');
+    assert.equal(row?.points, 30);
+  });
+});

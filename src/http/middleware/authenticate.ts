@@ -26,7 +26,14 @@ export interface CredentialVerifier {
   resolveJwt(claims: JwtClaims): Promise<Principal | null>;
   /** The principal for an existing API key value, else null; throws 403 for a suspended merchant. */
   authenticateApiKey(value: string): Promise<Principal | null>;
+  /**
+   * Waits until changes this request committed have reached every process's credential cache
+   * (README "Where a charge's time goes"); run after a successful write made with a login token.
+   */
+  settleWrites?(): Promise<unknown>;
 }
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const BEARER = /^Bearer[ ]+(\S{1,4096})\s*$/i;
 const INVALID_CREDENTIAL = 'Invalid or expired credential';
@@ -68,6 +75,12 @@ export function authenticate(verifier: CredentialVerifier, limiters: Pick<Reques
     if (!principal) return fail(ctx);
     ctx.state.principal = principal;
     await next();
+    // Login tokens are what revokes keys, suspends merchants and bumps token versions: such a
+    // write answers only once every cache has been told, so the very next request, to any
+    // process, sees it. API-key traffic (charges) never pays for this.
+    if (principal.kind === 'jwt' && verifier.settleWrites && !SAFE_METHODS.has(ctx.method) && ctx.status < 400) {
+      await verifier.settleWrites();
+    }
   };
 }
 

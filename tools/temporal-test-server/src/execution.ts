@@ -330,6 +330,19 @@ export class Execution implements HistoryWriter {
     });
   }
 
+  /**
+   * Signal-with-start reaching a run still in its start delay (`workflow_start_delay`): the real
+   * server dispatches the first workflow task at once and drops the rest of the delay. Only a delay
+   * asked for by a start request (not a retry or cron backoff) is cut short.
+   */
+  endStartDelay(): void {
+    if (!this.isOpen || !this.backoffTimer || this.p.initiator !== undefined || this.p.attempt > 1) return;
+    this.backoffTimer.cancel();
+    this.backoffTimer = undefined;
+    this.tasks.schedule();
+    this.notify();
+  }
+
   requestCancel(reason: string, identity: string, external?: { initiatedEventId: number; execution: ExecutionMsg }): void {
     if (!this.isOpen) throw notFound('Workflow execution already completed');
     if (this.cancelRequested) return;

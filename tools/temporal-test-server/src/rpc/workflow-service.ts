@@ -133,6 +133,7 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       const current = store.findRun(opts.params.namespace, opts.params.workflowId, '');
       if (current?.isOpen) {
         current.signal({ signalName: signal.name, input: signal.input, header: signal.header, identity: signal.identity, requestId: req.requestId ?? '' });
+        current.endStartDelay();
         return { runId: current.runId, started: false };
       }
       const { run, started } = store.startWorkflow({ ...opts, signal });

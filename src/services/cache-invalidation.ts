@@ -1,0 +1,165 @@
+/**
+ * Cross-process invalidation of the read-through caches (README "Where a charge's time goes").
+ *
+ * Triggers send NOTIFY on `pixflow_cache` in the transaction of every change that a cache depends
+ * on (see the migration `cache_invalidation_and_charge_counts`), so the notification is delivered
+ * to every listening process when that change commits. Each process keeps one LISTEN connection
+ * per database and a generation number: a notification bumps it, and a cached entry is good only
+ * while it carries the current generation. Caches serve only while the LISTEN is in effect: if the
+ * connection is lost, the generation is bumped (whatever was cached may have missed a
+ * notification) and every read goes to the database until LISTEN is back.
+ *
+ * A writer that must not return before other processes have dropped their entries (deleting an
+ * API key: "refused on the very next request") adds its own marker to the change's transaction
+ * with `markerSql` and waits with `waitForMarker` until this process's listener has received it.
+ * PostgreSQL delivers notifications in commit order through one queue, so by then every other
+ * listening backend has been signalled too.
+ */
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Client as PgClient } from 'pg';
+
+export const CACHE_CHANNEL = 'pixflow_cache';
+const RECONNECT_MS = 1_000;
+
+export interface CacheInvalidation {
+  /** The current generation; entries cached under another one are stale. */
+  generation(): number;
+  /** True while LISTEN is in effect: only then may a cache answer from memory. */
+  live(): boolean;
+  /** A fresh marker to send with `markerSql` inside the change's transaction. */
+  newMarker(): string;
+  /**
+   * Resolves when the listener has received `marker` (true), or after `timeoutMs` (false). Call it
+   * before the change's transaction commits, await it after.
+   */
+  waitForMarker(marker: string, timeoutMs?: number): Promise<boolean>;
+  /**
+   * Read-your-writes barrier: sends a marker in a transaction of its own and waits until the
+   * listener has it. Notifications arrive in commit order, so every change committed before the
+   * call has then been announced to this process (and signalled to every other listener).
+   */
+  barrier(timeoutMs?: number): Promise<boolean>;
+  /** Drops every entry now (this process's own writes). */
+  bump(): void;
+  stop(): Promise<void>;
+}
+
+/** `select pg_notify(...)` for a marker; run it in the transaction of the change. */
+export const markerSql = (marker: string): [string, string[]] => ['select pg_notify(?, ?)', [CACHE_CHANNEL, `marker:${marker}`]];
+
+const shared = new WeakMap<Knex, CacheInvalidation>();
+
+/** The invalidation listener of this database handle, started on first use and shared by every cache on it. */
+export function cacheInvalidation(knex: Knex): CacheInvalidation {
+  let inv = shared.get(knex);
+  if (!inv) {
+    inv = startListener(knex);
+    shared.set(knex, inv);
+  }
+  return inv;
+}
+
+/** Stops the shared listener of `knex`, if one was started (at shutdown, before the pool is destroyed). */
+export async function stopCacheInvalidation(knex: Knex): Promise<void> {
+  const inv = shared.get(knex);
+  shared.delete(knex);
+  await inv?.stop();
+}
+
+function startListener(knex: Knex): CacheInvalidation {
+  let gen = 0;
+  let listening = false;
+  let stopped = false;
+  let conn: PgClient | null = null;
+  let reconnect: NodeJS.Timeout | undefined;
+  const waiters = new Map<string, () => void>();
+
+  const lost = (c: PgClient): void => {
+    if (conn !== c) return;
+    conn = null;
+    listening = false;
+    gen++;
+    void (knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
+    if (!stopped) {
+      reconnect = setTimeout(() => void connect(), RECONNECT_MS);
+      reconnect.unref();
+    }
+  };
+
+  async function connect(): Promise<void> {
+    let c: PgClient;
+    try {
+      c = (await knex.client.acquireRawConnection()) as PgClient;
+    } catch {
+      if (!stopped) {
+        reconnect = setTimeout(() => void connect(), RECONNECT_MS);
+        reconnect.unref();
+      }
+      return;
+    }
+    if (stopped) {
+      await (knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
+      return;
+    }
+    conn = c;
+    // The listener never keeps a process alive on its own (a script that destroys its knex and
+    // ends must exit); servers and pools hold the process while it has work.
+    (c as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
+    c.on('notification', (msg) => {
+      gen++;
+      const payload = msg.payload ?? '';
+      if (payload.startsWith('marker:')) waiters.get(payload.slice(7))?.();
+    });
+    c.on('error', () => lost(c));
+    c.on('end', () => lost(c));
+    try {
+      await c.query(`LISTEN ${CACHE_CHANNEL}`);
+    } catch {
+      lost(c);
+      return;
+    }
+    // Anything cached before LISTEN took effect may have missed a notification.
+    gen++;
+    listening = conn === c;
+  }
+  void connect();
+
+  return {
+    generation: () => gen,
+    live: () => listening,
+    newMarker: () => crypto.randomUUID(),
+    bump: () => void gen++,
+    async barrier(timeoutMs = 2_000) {
+      if (!listening) return false;
+      const marker = crypto.randomUUID();
+      const seen = this.waitForMarker(marker, timeoutMs);
+      await knex.raw(...markerSql(marker));
+      return seen;
+    },
+    waitForMarker(marker, timeoutMs = 2_000) {
+      if (!listening) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => {
+          waiters.delete(marker);
+          resolve(false);
+        }, timeoutMs);
+        waiters.set(marker, () => {
+          clearTimeout(timer);
+          waiters.delete(marker);
+          resolve(true);
+        });
+      });
+    },
+    async stop() {
+      stopped = true;
+      listening = false;
+      gen++;
+      if (reconnect) clearTimeout(reconnect);
+      const c = conn;
+      conn = null;
+      for (const done of waiters.values()) done();
+      if (c) await (knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * Worker-thread side of the embedded Temporal server (local-server.ts): runs the project's server
+ * on this thread's own event loop, so its gRPC and history work never delays an API request.
+ * Posts `{port}` once listening (or `{error}`), and closes the server when told `stop`.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createLogger } from '../lib/logger';
+import { startServer } from '@pixflow/temporal-test-server';
+
+export interface LocalServerThreadData {
+  dbFilename: string;
+  logLevel: string;
+}
+
+export type LocalServerThreadMessage = { port: number } | { error: string } | { stopped: true };
+
+const port = parentPort;
+if (port) {
+  const data = workerData as LocalServerThreadData;
+  const logger = createLogger({ level: data.logLevel as 'info' }).child({ component: 'temporal-server' });
+  startServer({ port: 0, host: '127.0.0.1', timeSkipping: false, logger, dbFilename: data.dbFilename }).then(
+    (server) => {
+      port.on('message', (msg: unknown) => {
+        if (msg !== 'stop') return;
+        void server.close().finally(() => {
+          const stopped: LocalServerThreadMessage = { stopped: true };
+          port.postMessage(stopped);
+        });
+      });
+      const ready: LocalServerThreadMessage = { port: server.port };
+      port.postMessage(ready);
+    },
+    (err: unknown) => {
+      const failed: LocalServerThreadMessage = { error: err instanceof Error ? err.message : String(err) };
+      port.postMessage(failed);
+    },
+  );
+}

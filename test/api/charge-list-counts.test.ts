@@ -1,0 +1,139 @@
+/**
+ * The list's `total` comes from `charge_counts` (kept by a trigger in the transaction of every
+ * change) and its pages from the index (README "Where a charge's time goes"): both must say
+ * exactly what a count and an OFFSET query over the charges say. Charge creation's prerequisites
+ * are cached per process and dropped when they change, also by a write straight to the database.
+ */
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { newId } from '../../src/lib/ids';
+import { chargeTotal, pageOfCharges } from '../../src/services/charge-list';
+import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
+import { createMerchantFixture, getTestDb } from '../support/db';
+
+const STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
+
+async function naiveTotal(knex: Knex, merchantId: string, status?: string): Promise<number> {
+  const q = knex('charges').where({ merchant_id: merchantId }).count({ n: '*' }).first();
+  if (status) q.where({ status });
+  return Number(((await q) as { n: string | number }).n);
+}
+
+async function naivePage(knex: Knex, merchantId: string, page: number, limit: number, status?: string): Promise<string[]> {
+  const q = knex('charges')
+    .where({ merchant_id: merchantId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(limit)
+    .offset((page - 1) * limit)
+    .pluck('id');
+  if (status) q.where({ status });
+  return (await q) as string[];
+}
+
+describe('charge list: counts and pages', () => {
+  let knex: Knex;
+  let merchantId: string;
+
+  before(async () => {
+    knex = (await getTestDb()).knex;
+    merchantId = (await createMerchantFixture(knex, { booksOutsideTheDomain: true })).id;
+    // 300 charges, several sharing one created_at (ties are ordered by id), in one statement.
+    await knex.raw(
+      `insert into charges (id, merchant_id, amount, description, status, expires_in, expires_at, txid, created_at)
+       select 'ch_cnt_' || lpad(g::text, 5, '0') || '_' || ?, ?, 100 + g, 'c', 'PENDING', 3600, now() + interval '1 hour',
+              null, now() - make_interval(secs => (g / 3))
+       from generate_series(1, 300) g`,
+      [crypto.randomBytes(3).toString('hex'), merchantId],
+    );
+  });
+
+  async function assertAgrees(): Promise<void> {
+    for (const status of [undefined, ...STATUSES]) {
+      assert.equal(await chargeTotal(knex, merchantId, status), await naiveTotal(knex, merchantId, status), `total for ${status ?? 'all'}`);
+      for (const [page, limit] of [
+        [1, 20],
+        [2, 20],
+        [7, 7],
+        [15, 20],
+        [16, 20],
+      ] as const) {
+        const got = (await pageOfCharges(knex, merchantId, { page, limit, status })).map((r) => r.id);
+        assert.deepEqual(got, await naivePage(knex, merchantId, page, limit, status), `page ${page}×${limit} ${status ?? 'all'}`);
+      }
+    }
+  }
+
+  it('agree with a count and an OFFSET query after inserts', async () => {
+    await assertAgrees();
+    assert.equal(await chargeTotal(knex, merchantId), 300);
+  });
+
+  it('agree after status changes, in one transaction and across many rows, and after deletes', async () => {
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 3 = 0').update({ status: 'PAID' });
+    await knex.transaction(async (trx) => {
+      await trx('charges').where({ merchant_id: merchantId, status: 'PAID' }).whereRaw('amount % 2 = 0').update({ status: 'REFUNDED' });
+      await trx('charges').where({ merchant_id: merchantId }).whereRaw('amount % 7 = 0').update({ status: 'CANCELED' });
+    });
+    // A rolled-back change leaves the counts as they were.
+    await assert.rejects(
+      knex.transaction(async (trx) => {
+        await trx('charges').where({ merchant_id: merchantId }).update({ status: 'FAILED' });
+        throw new Error('roll back');
+      }),
+    );
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 11 = 0').delete();
+    await assertAgrees();
+  });
+
+  it('agree under concurrent inserts and status changes for one merchant', async () => {
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const id = newId('ch');
+        await knex('charges').insert({
+          id,
+          merchant_id: merchantId,
+          amount: 500 + i,
+          description: 'concurrent',
+          status: 'PENDING',
+          expires_in: 3600,
+          expires_at: knex.raw(`now() + interval '1 hour'`),
+        });
+        if (i % 2 === 0) await knex('charges').where({ id }).update({ status: 'PAID' });
+      }),
+    );
+    await assertAgrees();
+  });
+});
+
+describe('charge prerequisites cache', function () {
+  this.timeout(120_000);
+  let s: ChargesStack;
+
+  before(async () => {
+    s = await chargesStack();
+  });
+
+  it('a PIX key deactivated straight in the database refuses the next creations, and reactivated allows them', async () => {
+    const m = await readyMerchant(s.api);
+    const body = { amount: 1000, description: 'cached prerequisites' };
+    const create = () => s.api.request('POST', '/v1/charges', { token: m.token, body });
+    assert.equal((await create()).status, 201);
+    assert.equal((await create()).status, 201);
+
+    await s.api.knex('pix_keys').where({ merchant_id: m.merchantId }).update({ status: 'INACTIVE' });
+    // No request waited for the notification: poll, bounded, for the refusal.
+    const refused = await eventually(async () => {
+      const res = await create();
+      return res.status === 201 ? undefined : res;
+    }, 'creation refused after the PIX key was deactivated');
+    assert.equal(refused.status, 403);
+    assert.match((refused.body as { message: string }).message, /no active PIX key/);
+
+    await s.api.knex('pix_keys').where({ merchant_id: m.merchantId }).update({ status: 'ACTIVE' });
+    await eventually(async () => ((await create()).status === 201 ? true : undefined), 'creation allowed again');
+  });
+});
