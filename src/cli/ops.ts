@@ -42,18 +42,18 @@ import {
   listMerchantsQuery,
   updateMerchantBody,
   updatePixKeyBody,
-} from '../http/schemas/admin';
-import { validate } from '../http/validation';
+} from '../contracts/admin';
+import { validate } from '../contracts/validation';
 import { idempotencyKeyHeader } from '../http/schemas/charges';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
 import { createMerchantsService, type MerchantsService } from '../services/merchants';
 import { createUserAccessService, type UserAccessService } from '../services/user-access';
-import { updateUserBody } from '../http/schemas/admin-access';
+import { updateUserBody } from '../contracts/admin-access';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
 import { createCallbackInbox } from '../services/callback-inbox';
-import { createAcquirerCallbacks } from '../services/charge-callbacks';
+import { createAcquirerCallbacks } from '../services/acquirer-callbacks';
 import { connectTemporalClient } from '../temporal/connection';
 import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
 import { startPixKeyRegistration } from './pix-key-registration';

@@ -1,8 +1,8 @@
 /** Request schemas for the operator API (DECISIONS "Operator"). */
 import { z } from 'zod';
-import { isValidDocument } from '../../pix/document';
-import { PIX_KEY_TYPES } from '../../pix/pix-key';
-import { cents, paginationQuery, text, withinListDepth } from '../validation';
+import { isValidDocument } from '../pix/document';
+import { PIX_KEY_TYPES } from '../pix/pix-key';
+import { cents, paginationQuery, text, withinListDepth } from './validation';
 
 export const MERCHANT_STATUSES = ['ACTIVE', 'SUSPENDED'] as const;
 export const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;

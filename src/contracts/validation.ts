@@ -1,15 +1,14 @@
 /**
- * Request validation with zod. Routes declare a schema (a named export under ./schemas, so the same
- * schemas can later generate the OpenAPI document) and call `parseBody/parseQuery/parseParams`;
- * a failure becomes a 400 whose message names the offending field, e.g.
+ * Validation with zod, shared by routes, services, the ops CLI and the OpenAPI document. Schemas are
+ * named exports of the modules beside this one; `validate` turns a failure into a 400 whose message
+ * names the offending field, e.g.
  * `amount must be an integer` or `customer.name is required`.
  *
  * Unknown fields are dropped (z.object strips them), wrong types are never coerced: an amount of
- * "100" or 100.5 is a 400, as DECISIONS.md asks.
+ * "100" or 100.5 is a 400 (README "Behaviour the spec leaves open").
  */
 import { z } from 'zod';
 import { invalid } from '../lib/errors';
-import type { AppContext } from './types';
 
 type Issue = z.core.$ZodIssue;
 
@@ -77,18 +76,6 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown, subject
   if (result.success) return result.data;
   const first = result.error.issues[0];
   throw invalid(first ? describeIssue(first, subject) : `Invalid ${subject}`);
-}
-
-export function parseBody<S extends z.ZodType>(ctx: AppContext, schema: S): z.output<S> {
-  return validate(schema, ctx.request.body, 'Request body');
-}
-
-export function parseQuery<S extends z.ZodType>(ctx: AppContext, schema: S): z.output<S> {
-  return validate(schema, ctx.query, 'Query');
-}
-
-export function parseParams<S extends z.ZodType>(ctx: AppContext & { params?: Record<string, string> }, schema: S): z.output<S> {
-  return validate(schema, ctx.params ?? {}, 'Path');
 }
 
 // ---- building blocks shared by the route schemas -------------------------------------------

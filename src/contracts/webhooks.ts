@@ -1,8 +1,8 @@
 /** Request schemas of the webhook endpoints (README "Webhooks"). */
 import { z } from 'zod';
-import { WEBHOOK_EVENT_TYPES } from '../../services/webhook-events';
-import { urlSyntaxProblem } from '../../services/webhook-url';
-import { idParam, paginationQuery, text } from '../validation';
+import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events';
+import { urlSyntaxProblem } from '../services/webhook-url';
+import { idParam, paginationQuery, text } from './validation';
 
 const webhookUrl = text({ min: 1, max: 2048 }).superRefine((v, ctx) => {
   const problem = urlSyntaxProblem(v);

@@ -3,8 +3,8 @@
  * request, the list query and the sandbox's transfer outcome body.
  */
 import { z } from 'zod';
-import { PIX_KEY_TYPES, validatePixKey } from '../../pix/pix-key';
-import { paginationQuery, text } from '../validation';
+import { PIX_KEY_TYPES, validatePixKey } from '../pix/pix-key';
+import { paginationQuery, text } from './validation';
 
 /** Smallest withdrawal, in cents (README "Withdrawals: the saga": at least R$ 1,00, the whole amount available). */
 export const MIN_WITHDRAWAL_CENTS = 100;

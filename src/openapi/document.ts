@@ -9,8 +9,8 @@
  * 403 when only a JWT or an ADMIN may call it, 404 when it names a resource.
  */
 import { z } from 'zod';
-import * as admin from '../http/schemas/admin';
-import * as auth from '../http/schemas/auth';
+import * as admin from '../contracts/admin';
+import * as auth from '../contracts/auth';
 import * as charges from '../http/schemas/charges';
 import { CALLBACK_SIGNATURE_HEADER } from '../acquirer/callback-signature';
 import * as r from './responses';

@@ -20,7 +20,7 @@ import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
-import { createAcquirerCallbacks } from '../services/charge-callbacks';
+import { createAcquirerCallbacks } from '../services/acquirer-callbacks';
 import { startInboxReconciler } from '../services/inbox-reconciler';
 import { createChargeSandbox } from '../services/charge-sandbox';
 import { createWebhooksService } from '../services/webhooks';

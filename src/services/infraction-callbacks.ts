@@ -10,7 +10,7 @@ import type { Logger } from '../lib/logger';
 import { wireToCents } from '../acquirer/money-wire';
 import { infractionCallback, type InfractionCallback } from '../acquirer/wire';
 import type { InfractionWorkflows } from '../temporal/infraction-workflow-client';
-import { recordAcquirerInfraction } from './infraction-store';
+import { recordAcquirerInfraction } from '../stores/infractions';
 
 /**
  * `handed`: the workflow has it. `unknown_payment`: the end-to-end id is none of our charges' — yet:

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { invalid, notFound } from '../lib/errors';
 import { Charge } from '../models/charge';
 import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
-import { findInfraction, infractionView, recordAcquirerInfraction, type InfractionView } from './infraction-store';
+import { findInfraction, infractionView, recordAcquirerInfraction, type InfractionView } from '../stores/infractions';
 
 export function createInfractionSandbox(deps: { knex: Knex; simulator: SimulatorControl }) {
   const { knex, simulator } = deps;

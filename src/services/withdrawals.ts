@@ -10,7 +10,7 @@ import { newId } from '../lib/ids';
 import { conflict, invalid, notFound } from '../lib/errors';
 import { Merchant } from '../models/merchant';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
-import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../http/schemas/withdrawals';
+import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../contracts/withdrawals';
 import * as ledger from './ledger';
 
 /** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */

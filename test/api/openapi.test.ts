@@ -9,8 +9,8 @@ import addFormats from 'ajv-formats';
 import { z } from 'zod';
 import { startApi, type TestApi } from '../support/api';
 import { createChargeBody, listChargesQuery } from '../../src/http/schemas/charges';
-import { createMerchantBody } from '../../src/http/schemas/admin';
-import { loginBody } from '../../src/http/schemas/auth';
+import { createMerchantBody } from '../../src/contracts/admin';
+import { loginBody } from '../../src/contracts/auth';
 import { SPEC_ENDPOINTS } from '../support/spec-endpoints';
 
 

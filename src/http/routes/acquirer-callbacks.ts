@@ -12,9 +12,9 @@ import type { z } from 'zod';
 import { invalid, unauthenticated } from '../../lib/errors';
 import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '../../acquirer/callback-signature';
 import { infractionCallback, pixCallback, pixKeyCallback, transferCallback } from '../../acquirer/wire';
-import type { AcquirerCallbacks } from '../../services/charge-callbacks';
+import type { AcquirerCallbacks } from '../../services/acquirer-callbacks';
 import type { AppContext, RouteModule } from '../types';
-import { validate } from '../validation';
+import { validate } from '../../contracts/validation';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -14,9 +14,10 @@ import {
   listMerchantsQuery,
   updateMerchantBody,
   updatePixKeyBody,
-} from '../schemas/admin';
+} from '../../contracts/admin';
 import type { AppContext, RouteModule } from '../types';
-import { idParam, parseBody, parseParams, parseQuery, validate } from '../validation';
+import { idParam, validate } from '../../contracts/validation';
+import { parseBody, parseParams, parseQuery } from '../validation';
 import { idempotencyKeyHeader } from '../schemas/charges';
 import type { Knex } from 'knex';
 

@@ -4,9 +4,10 @@
  */
 import type { ApiKeysService } from '../../services/api-keys';
 import { merchantIdOf, principalOf } from '../principal';
-import { createApiKeyBody } from '../schemas/auth';
+import { createApiKeyBody } from '../../contracts/auth';
 import type { RouteModule } from '../types';
-import { idParam, parseBody, parseParams } from '../validation';
+import { idParam } from '../../contracts/validation';
+import { parseBody, parseParams } from '../validation';
 import { z } from 'zod';
 
 export const apiKeyIdParams = z.object({ id: idParam });

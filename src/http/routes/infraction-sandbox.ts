@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { InfractionSandbox } from '../../services/infraction-sandbox';
 import { merchantIdOf } from '../principal';
 import type { RouteModule } from '../types';
-import { idParam, parseParams, text, validate } from '../validation';
+import { idParam, text, validate } from '../../contracts/validation';
+import { parseParams } from '../validation';
 
 const raiseBody = z.object({ chargeId: idParam, reason: text({ min: 1, max: 140 }).optional() });
 const infractionParams = z.object({ id: idParam });

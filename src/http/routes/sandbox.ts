@@ -7,7 +7,8 @@ import type { ChargeSandbox } from '../../services/charge-sandbox';
 import { merchantIdOf } from '../principal';
 import { sandboxPayBody } from '../schemas/charges';
 import type { RouteModule } from '../types';
-import { idParam, parseParams, validate } from '../validation';
+import { idParam, validate } from '../../contracts/validation';
+import { parseParams } from '../validation';
 
 const chargeParams = z.object({ id: idParam });
 

@@ -11,7 +11,7 @@ import {
   deliveryIdParams,
   updateWebhookBody,
   webhookIdParams,
-} from '../schemas/webhooks';
+} from '../../contracts/webhooks';
 import type { RouteModule } from '../types';
 import { parseBody, parseParams, parseQuery } from '../validation';
 

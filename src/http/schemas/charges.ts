@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../../pix/pix-key';
-import { paginationQuery, text, withinListDepth } from '../validation';
+import { paginationQuery, text, withinListDepth } from '../../contracts/validation';
 
 export const CHARGE_STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
 

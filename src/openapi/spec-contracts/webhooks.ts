@@ -5,7 +5,7 @@
  * the routes validate.
  */
 import { z } from 'zod';
-import { text } from '../../http/validation';
+import { text } from '../../contracts/validation';
 
 export const WEBHOOK_EVENTS = [
   'charge.paid',

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../../pix/pix-key';
-import { paginationQuery, text } from '../../http/validation';
+import { paginationQuery, text } from '../../contracts/validation';
 
 export const WITHDRAWAL_STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED', 'REFUNDED'] as const;
 
