@@ -1,4 +1,4 @@
-/** Request schemas for the operator API (DECISIONS "Operator"). */
+/** Request schemas for the operator API (README "Behaviour the spec leaves open", Operator). */
 import { z } from 'zod';
 import { isValidDocument } from '../pix/document';
 import { PIX_KEY_TYPES } from '../pix/pix-key';

@@ -4,8 +4,9 @@
  *   request id → access log → errors → per-address rate limit → JSON body → router (guards per
  *   route) → 404/405
  *
- * `createApp` builds this issue's services from `knex` + `config`; later features (charges,
- * withdrawals, webhooks, callbacks) add their endpoints through `routes`, using the same guards.
+ * `createApp` mounts the account and operator routes (auth, API keys, merchants, admin) over the
+ * services of src/runtime/composition.ts; the payment routes (charges, withdrawals, webhooks,
+ * acquirer callbacks, sandbox) arrive through `routes`, using the same guards.
  * Nothing here starts Temporal or listens on a port: the entry points (src/cli/*) do that.
  */
 import Koa from 'koa';
@@ -71,7 +72,7 @@ export interface AppDeps {
   checks?: Record<string, ReadinessCheck>;
   /** Starts PIX key registration at the acquirer (the `pixkey-<id>` workflow); keys stay PENDING until it activates them. */
   onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
-  /** Endpoints of later features, registered after this issue's. */
+  /** The payment routes (charges, withdrawals, webhooks, callbacks, sandbox), registered after the account routes. */
   routes?: RouteModule[];
   /**
    * Trust X-Forwarded-For for the client address (per-address rate limits). Only behind a proxy

@@ -1,5 +1,5 @@
 /**
- * Merchants, their login user and their PIX keys: the operator's use cases (DECISIONS "Operator")
+ * Merchants, their login user and their PIX keys: the operator's use cases (README "Behaviour the spec leaves open", Operator)
  * and the merchant's own profile. Every operator action writes an audit row in the same
  * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
  */
@@ -29,7 +29,7 @@ export interface PixKeyView {
   status: string;
 }
 
-/** What a merchant sees of itself (DECISIONS "Balance…": GET /v1/merchants/me). */
+/** What a merchant sees of itself (README "Behaviour the spec leaves open", Balance: GET /v1/merchants/me). */
 export interface MerchantProfile {
   id: string;
   name: string;

@@ -1,4 +1,4 @@
-/** Request schemas for charges (SPEC §4, §8; DECISIONS "Charges"). */
+/** Request schemas for charges (README "Behaviour the spec leaves open", Charges). */
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../../pix/pix-key';
@@ -28,7 +28,7 @@ export const customerBody = z.object({
   name: text({ min: 2, max: 200 }),
   email: z.email().max(254),
   phone: z.string().refine(isValidCustomerPhone, { message: 'must be 10 to 15 digits, digits only' }),
-  // Shape here (400); check digits in the service (422, SPEC §7).
+  // Shape here (400); check digits in the service (422).
   document: z.string().regex(/^(\d{11}|\d{14})$/, { message: 'must be a CPF (11 digits) or CNPJ (14 digits), digits only' }),
 });
 
