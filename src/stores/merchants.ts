@@ -1,0 +1,83 @@
+/**
+ * Merchants, their users and PIX keys: the queries of the operator's use cases
+ * (src/services/merchants.ts), the withdrawal prerequisites and the PIX key registration.
+ */
+import type { Knex } from 'knex';
+import { Merchant } from '../models/merchant';
+import { PixKey } from '../models/pix-key';
+import { User } from '../models/user';
+
+export { Merchant, PixKey, User };
+
+type Db = Knex | Knex.Transaction;
+
+export function merchantsStore(db: Db) {
+  return {
+    async findById(id: string, opts: { lock?: boolean } = {}): Promise<Merchant | undefined> {
+      const q = Merchant.query(db).findById(id);
+      if (opts.lock) q.forUpdate();
+      return q;
+    },
+
+    async findByDocument(document: string): Promise<Merchant | undefined> {
+      return Merchant.query(db).findOne({ document });
+    },
+
+    async insert(m: Pick<Merchant, 'id' | 'name' | 'document' | 'email' | 'status' | 'kycStatus' | 'acquirerAccountId' | 'feeBps' | 'feeFixed' | 'settlementDelaySeconds'>): Promise<Merchant> {
+      return Merchant.query(db).insertAndFetch(m);
+    },
+
+    async patch(m: Merchant, patch: Partial<Merchant>): Promise<Merchant> {
+      return m.$query(db).patchAndFetch(patch);
+    },
+
+    /** A page, newest first, and the total. */
+    async page(opts: { limit: number; offset: number }): Promise<{ total: number; rows: Merchant[] }> {
+      const [total, rows] = await Promise.all([
+        Merchant.query(db).resultSize(),
+        Merchant.query(db)
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .limit(opts.limit)
+          .offset(opts.offset),
+      ]);
+      return { total, rows };
+    },
+
+    async findUserByEmail(email: string): Promise<User | undefined> {
+      return User.query(db).findOne({ email });
+    },
+
+    async insertUser(u: Pick<User, 'id' | 'email' | 'passwordHash' | 'role' | 'merchantId'>): Promise<User> {
+      return User.query(db).insertAndFetch(u);
+    },
+
+    /** The PIX keys of some merchants, newest first. */
+    async pixKeysOf(merchantIds: string[]): Promise<PixKey[]> {
+      if (merchantIds.length === 0) return [];
+      return PixKey.query(db).whereIn('merchant_id', merchantIds).orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ]);
+    },
+
+    async findPixKey(type: string, key: string): Promise<PixKey | undefined> {
+      return PixKey.query(db).findOne({ type, key });
+    },
+
+    /** A merchant's key (another merchant's is undefined), locked FOR UPDATE. */
+    async lockPixKey(merchantId: string, keyId: string): Promise<PixKey | undefined> {
+      return PixKey.query(db).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
+    },
+
+    async insertPixKey(k: Pick<PixKey, 'id' | 'merchantId' | 'type' | 'key' | 'status'>): Promise<PixKey> {
+      return PixKey.query(db).insertAndFetch(k);
+    },
+
+    async patchPixKey(k: PixKey, patch: Partial<PixKey>): Promise<PixKey> {
+      return k.$query(db).patchAndFetch(patch);
+    },
+  };
+}
