@@ -47,15 +47,14 @@ import { validate } from '../contracts/validation';
 import { idempotencyKeyHeader } from '../http/schemas/charges';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
-import { createMerchantsService, type MerchantsService } from '../services/merchants';
-import { createUserAccessService, type UserAccessService } from '../services/user-access';
+import type { MerchantsService } from '../services/merchants';
+import type { UserAccessService } from '../services/user-access';
+import { createAccountServices, createCallbacks, createWorkflowClients } from '../runtime/composition';
 import { updateUserBody } from '../contracts/admin-access';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
 import { createCallbackInbox } from '../services/callback-inbox';
-import { createAcquirerCallbacks } from '../services/acquirer-callbacks';
 import { connectTemporalClient } from '../temporal/connection';
-import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
 import { startPixKeyRegistration } from './pix-key-registration';
 
 interface Ops {
@@ -72,8 +71,8 @@ async function run(fn: (ops: Ops) => Promise<unknown>): Promise<void> {
   const logger = createLogger({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, destination: process.stderr });
   const db = await openDatabase(config, logger);
   try {
-    const merchants = createMerchantsService({ knex: db.knex, config, logger });
-    const result = await fn({ knex: db.knex, merchants, access: createUserAccessService({ knex: db.knex }), config, logger });
+    const { merchants, userAccess } = createAccountServices({ knex: db.knex, config, logger });
+    const result = await fn({ knex: db.knex, merchants, access: userAccess, config, logger });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await db.close();
@@ -311,8 +310,8 @@ async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; hande
   const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   const acquirer = await openAcquirer(config);
   try {
-    const workflows = chargeWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES });
-    const { inbox } = createAcquirerCallbacks({ knex, workflows, logger, acquirer: acquirer.acquirer });
+    const workflows = createWorkflowClients(temporal.client, config);
+    const { inbox } = createCallbacks({ knex, workflows, logger, acquirer: acquirer.acquirer });
     const handedOn = await inbox.redriveDue();
     return { reconciledNow: true, handedOn, note: 'due callbacks handed on' };
   } finally {

@@ -14,10 +14,8 @@ import Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { createLogger, type Logger } from '../lib/logger';
-import { createApiKeysService } from '../services/api-keys';
-import { createAuthService } from '../services/auth';
-import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
-import { createUserAccessService } from '../services/user-access';
+import type { CreatedPixKey } from '../services/merchants';
+import { createAccountServices, type AccountServices } from '../runtime/composition';
 import { accessLog } from './middleware/access-log';
 import { authenticate, requireAdmin, requireJwt } from './middleware/authenticate';
 import { jsonBody } from './middleware/body';
@@ -70,6 +68,8 @@ export interface AppDeps {
    * `{ temporal: () => connection.healthService.check({}) }`. Each must settle within 2 s.
    */
   checks?: Record<string, ReadinessCheck>;
+  /** The account services from the composition root; built from `knex` + `config` when absent. */
+  services?: AccountServices;
   /** Starts PIX key registration at the acquirer (the `pixkey-<id>` workflow); keys stay PENDING until it activates them. */
   onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
   /** The payment routes (charges, withdrawals, webhooks, callbacks, sandbox), registered after the account routes. */
@@ -87,9 +87,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, knex } = deps;
   const logger = deps.logger ?? createLogger();
 
-  const auth = createAuthService({ knex, config });
-  const apiKeys = createApiKeysService({ knex, config });
-  const merchants = createMerchantsService({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
+  const { auth, apiKeys, merchants, userAccess } =
+    deps.services ?? createAccountServices({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
 
   // Rate limits run before any authentication work (README "Rate limits"): per address for every
   // request in front of the router, per credential inside `authenticate` before the lookup.
@@ -113,7 +112,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     metricsRoutes({ token: deps.metricsToken }),
     docsRoutes(),
     adminRoutes({ knex, merchants }),
-    adminAccessRoutes(createUserAccessService({ knex })),
+    adminAccessRoutes(userAccess),
     ...(deps.routes ?? []),
   ];
   for (const register of modules) register(router, guards);
