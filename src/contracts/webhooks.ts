@@ -1,6 +1,7 @@
 /** Request schemas of the webhook endpoints (README "Webhooks"). */
+import { WEBHOOK_STATUSES } from './statuses';
 import { z } from 'zod';
-import { WEBHOOK_EVENT_TYPES } from '../services/webhook-events';
+import { WEBHOOK_EVENT_TYPES } from './webhook-events';
 import { urlSyntaxProblem } from '../services/webhook-url';
 import { idParam, paginationQuery, text } from './validation';
 
@@ -22,7 +23,7 @@ export const updateWebhookBody = z.object({
   url: webhookUrl.optional(),
   name: webhookName.optional(),
   events: webhookEvents.optional(),
-  status: z.enum(['ACTIVE', 'INACTIVE']).optional(),
+  status: z.enum(WEBHOOK_STATUSES).optional(),
 });
 
 export const webhookIdParams = z.object({ id: idParam });

@@ -1,3 +1,4 @@
+import type { WebhookStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
 export class Webhook extends BaseModel {
@@ -12,7 +13,7 @@ export class Webhook extends BaseModel {
   /** Empty = all events. */
   events!: string[];
   secret!: string;
-  status!: 'ACTIVE' | 'INACTIVE';
+  status!: WebhookStatus;
   createdAt!: Date;
   updatedAt!: Date;
 }

@@ -3,6 +3,7 @@
  * and the merchant's own profile. Every operator action writes an audit row in the same
  * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
  */
+import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
@@ -16,9 +17,7 @@ import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
 import { recordPixKeyUpdated } from './pix-keys';
 
-export type MerchantStatus = 'ACTIVE' | 'SUSPENDED';
-export type KycStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
-export type PixKeyStatus = 'PENDING' | 'ACTIVE' | 'INACTIVE';
+export type { KycStatus, MerchantStatus, PixKeyStatus };
 
 export interface PixKeyView {
   id: string;

@@ -5,14 +5,14 @@
  * both take effect on the caller's very next request because every authenticated request re-reads
  * the user and merchant state.
  */
+import { USER_STATUSES, type UserStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import { notFound } from '../lib/errors';
 import { Merchant } from '../models/merchant';
 import { User } from '../models/user';
 import { recordAudit, type Actor } from './audit';
 
-export const USER_STATUSES = ['ACTIVE', 'DISABLED'] as const;
-export type UserStatus = (typeof USER_STATUSES)[number];
+export { USER_STATUSES, type UserStatus };
 
 export interface UserAccessView {
   id: string;

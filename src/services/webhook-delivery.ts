@@ -9,6 +9,7 @@
  * crash between POST and commit) log the attempt once. A series has 1 + retry delays attempts;
  * `attempt_limit` is the last number of the current series (a redelivery opens a new one).
  */
+import type { WebhookStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { newId } from '../lib/ids';
@@ -81,7 +82,7 @@ interface WebhookRow {
   id: string;
   url: string;
   secret: string;
-  status: 'ACTIVE' | 'INACTIVE';
+  status: WebhookStatus;
 }
 
 export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settings?: WebhookDeliverySettings }) {

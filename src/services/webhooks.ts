@@ -6,6 +6,7 @@
  * The secret is needed in clear to sign deliveries, so it is stored as is; it leaves the service
  * in full only when created or rotated, and masked everywhere else.
  */
+import type { WebhookStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { conflict, invalid, notFound } from '../lib/errors';
@@ -17,7 +18,7 @@ import { systemResolver, webhookUrlProblem, type HostResolver, type WebhookUrlPo
 /** How many delivery logs each webhook carries in the list. */
 export const WEBHOOK_LIST_LOGS = 20;
 
-export type WebhookStatus = 'ACTIVE' | 'INACTIVE';
+export type { WebhookStatus };
 
 export interface WebhookLogView {
   id: string;

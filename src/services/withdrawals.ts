@@ -4,6 +4,7 @@
  * What happens after the request (transfer, outcome, compensation) is the withdrawal workflow's,
  * in withdrawal-lifecycle.ts.
  */
+import type { WithdrawalStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
@@ -19,7 +20,7 @@ export interface WithdrawalView {
   id: string;
   amount: number;
   description: string | null;
-  status: 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
+  status: WithdrawalStatus;
   batchId: string | null;
   createdAt: string;
 }

@@ -3,7 +3,7 @@
  * merchant. (ext) delivery history, redelivery and secret rotation under the same prefix.
  */
 import type { WebhooksService } from '../../services/webhooks';
-import { WEBHOOK_EVENT_CATALOGUE } from '../../services/webhook-events';
+import { WEBHOOK_EVENT_CATALOGUE } from '../../contracts/webhook-events';
 import { merchantIdOf } from '../principal';
 import {
   createWebhookBody,

@@ -1,10 +1,11 @@
 /** Request schemas for charges (README "Behaviour the spec leaves open", Charges). */
+import { CHARGE_STATUSES } from '../../contracts/statuses';
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../../pix/pix-key';
 import { paginationQuery, text, withinListDepth } from '../../contracts/validation';
 
-export const CHARGE_STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
+export { CHARGE_STATUSES };
 
 const optionalText = (max: number) => text({ max }).optional();
 

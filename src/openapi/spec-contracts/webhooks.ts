@@ -4,6 +4,7 @@
  * when those exist, export them from here instead so the document is generated from exactly what
  * the routes validate.
  */
+import { WEBHOOK_STATUSES } from '../../contracts/statuses';
 import { z } from 'zod';
 import { text } from '../../contracts/validation';
 
@@ -18,7 +19,7 @@ export const WEBHOOK_EVENTS = [
   'infraction.updated',
   'infraction.refund_completed',
 ] as const;
-export const WEBHOOK_STATUSES = ['ACTIVE', 'INACTIVE'] as const;
+export { WEBHOOK_STATUSES };
 
 const events = z.array(z.enum(WEBHOOK_EVENTS)).describe('Empty or omitted: every event');
 

@@ -4,11 +4,12 @@
  * their own schemas; when those exist, export them from here instead so the document is
  * generated from exactly what the routes validate.
  */
+import { WITHDRAWAL_STATUSES } from '../../contracts/statuses';
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../../pix/pix-key';
 import { paginationQuery, text } from '../../contracts/validation';
 
-export const WITHDRAWAL_STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED', 'REFUNDED'] as const;
+export { WITHDRAWAL_STATUSES };
 
 export const createWithdrawalBody = z.object({
   amount: z.int().min(100).max(1_000_000_000_00).describe('Cents; the whole amount must be available'),
