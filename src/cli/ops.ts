@@ -43,8 +43,7 @@ import {
   updateMerchantBody,
   updatePixKeyBody,
 } from '../contracts/admin';
-import { validate } from '../contracts/validation';
-import { idempotencyKeyHeader } from '../http/schemas/charges';
+import { idempotencyKeyHeader, validate } from '../contracts/validation';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
 import type { MerchantsService } from '../services/merchants';

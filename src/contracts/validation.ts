@@ -93,6 +93,9 @@ export function text(opts: { min?: number; max: number }): z.ZodString {
 /** Integer cents, never a string or a fraction. Bounded so that sums stay exact in a double. */
 export const cents = z.int().min(-1_000_000_000_00).max(1_000_000_000_00);
 
+/** `x-idempotency-key` on money-moving requests (charges, refunds, withdrawals, adjustments). */
+export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
+
 /** Opaque public id in a path parameter. */
 export const idParam = text({ min: 1, max: 64 });
 

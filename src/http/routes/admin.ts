@@ -16,9 +16,8 @@ import {
   updatePixKeyBody,
 } from '../../contracts/admin';
 import type { AppContext, RouteModule } from '../types';
-import { idParam, validate } from '../../contracts/validation';
+import { idempotencyKeyHeader, idParam, validate } from '../../contracts/validation';
 import { parseBody, parseParams, parseQuery } from '../validation';
-import { idempotencyKeyHeader } from '../schemas/charges';
 import type { Knex } from 'knex';
 
 export const merchantIdParams = z.object({ id: idParam });

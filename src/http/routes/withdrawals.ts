@@ -2,10 +2,9 @@
 import { z } from 'zod';
 import type { WithdrawalsService } from '../../services/withdrawals';
 import { merchantIdOf } from '../principal';
-import { idempotencyKeyHeader } from '../schemas/charges';
 import { createWithdrawalBody, listWithdrawalsQuery } from '../../contracts/withdrawals';
 import type { RouteModule } from '../types';
-import { idParam, validate } from '../../contracts/validation';
+import { idempotencyKeyHeader, idParam, validate } from '../../contracts/validation';
 import { parseBody, parseParams, parseQuery } from '../validation';
 
 const withdrawalParams = z.object({ id: idParam });

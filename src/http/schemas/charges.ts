@@ -3,7 +3,7 @@ import { CHARGE_STATUSES } from '../../contracts/statuses';
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../../pix/pix-key';
-import { paginationQuery, text, withinListDepth } from '../../contracts/validation';
+import { paginationQuery, text, withinListDepth, idempotencyKeyHeader } from '../../contracts/validation';
 
 export { CHARGE_STATUSES };
 
@@ -42,7 +42,7 @@ export const createChargeBody = z.object({
 });
 export type CreateChargeBody = z.infer<typeof createChargeBody>;
 
-export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
+export { idempotencyKeyHeader };
 
 export const listChargesQuery = withinListDepth(
   paginationQuery.extend({
