@@ -9,7 +9,7 @@
  * crash between POST and commit) log the attempt once. A series has 1 + retry delays attempts;
  * `attempt_limit` is the last number of the current series (a redelivery opens a new one).
  */
-import type { WebhookStatus } from '../contracts/statuses';
+import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { newId } from '../lib/ids';
@@ -55,7 +55,7 @@ export function webhookDeliverySettings(
   };
 }
 
-export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+export type DeliveryStatus = WebhookDeliveryStatus;
 
 /** What the workflow does next: stop with a final status, or wait and try the next attempt. */
 export type AttemptOutcome = WebhookAttemptOutcome;
