@@ -30,3 +30,7 @@ export type KycStatus = (typeof KYC_STATUSES)[number];
 
 export const USER_STATUSES = ['ACTIVE', 'DISABLED'] as const;
 export type UserStatus = (typeof USER_STATUSES)[number];
+
+/** A webhook delivery: PENDING while attempts remain, then one of the three final states. */
+export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
