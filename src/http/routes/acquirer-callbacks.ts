@@ -38,28 +38,20 @@ export function acquirerCallbackRoutes(deps: { secret: string; callbacks: Acquir
     return validate(schema, parsed, 'Callback');
   };
 
-  return (router) => {
-    router.post('/v1/acquirer/pix', async (ctx) => {
-      await callbacks.pix(await signedBody(ctx, pixCallback));
-      ctx.status = 200;
-      ctx.body = { message: 'ok' };
-    });
+  /** One signed callback route: verify, parse, hand to the callbacks service, answer. */
+  const callbackRoute =
+    <S extends z.ZodType>(schema: S, handle: (body: z.output<S>) => Promise<unknown>, status: 200 | 202) =>
+    async (ctx: AppContext): Promise<void> => {
+      await handle(await signedBody(ctx, schema));
+      ctx.status = status;
+      ctx.body = { message: status === 200 ? 'ok' : 'accepted' };
+    };
 
+  return (router) => {
+    router.post('/v1/acquirer/pix', callbackRoute(pixCallback, callbacks.pix, 200));
     // Kept in the inbox and handed to the handler their feature registers: 202.
-    router.post('/v1/acquirer/transfers', async (ctx) => {
-      await callbacks.transfer(await signedBody(ctx, transferCallback));
-      ctx.status = 202;
-      ctx.body = { message: 'accepted' };
-    });
-    router.post('/v1/acquirer/infractions', async (ctx) => {
-      await callbacks.infraction(await signedBody(ctx, infractionCallback));
-      ctx.status = 202;
-      ctx.body = { message: 'accepted' };
-    });
-    router.post('/v1/acquirer/pix-keys', async (ctx) => {
-      await callbacks.pixKey(await signedBody(ctx, pixKeyCallback));
-      ctx.status = 202;
-      ctx.body = { message: 'accepted' };
-    });
+    router.post('/v1/acquirer/transfers', callbackRoute(transferCallback, callbacks.transfer, 202));
+    router.post('/v1/acquirer/infractions', callbackRoute(infractionCallback, callbacks.infraction, 202));
+    router.post('/v1/acquirer/pix-keys', callbackRoute(pixKeyCallback, callbacks.pixKey, 202));
   };
 }
