@@ -50,6 +50,29 @@ export function merchantsStore(db: Db) {
       return User.query(db).findOne({ email });
     },
 
+    async lockUser(id: string): Promise<User | undefined> {
+      return User.query(db).findById(id).forUpdate();
+    },
+
+    async patchUser(u: User, patch: Partial<User>): Promise<User> {
+      return u.$query(db).patchAndFetch({ ...patch, updatedAt: new Date() });
+    },
+
+    /** A merchant's users, oldest first. */
+    async usersOf(merchantId: string): Promise<User[]> {
+      return User.query(db).where({ merchant_id: merchantId }).orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+    },
+
+    /** Every JWT of the merchant's users becomes stale (token version + 1). */
+    async bumpTokenVersions(merchantId: string): Promise<void> {
+      await db('users')
+        .where({ merchant_id: merchantId })
+        .update({ token_version: db.raw('token_version + 1'), updated_at: db.fn.now() });
+    },
+
     async insertUser(u: Pick<User, 'id' | 'email' | 'passwordHash' | 'role' | 'merchantId'>): Promise<User> {
       return User.query(db).insertAndFetch(u);
     },
