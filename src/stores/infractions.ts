@@ -102,6 +102,15 @@ export function infractionsStore(db: Db) {
       return q.findById(id);
     },
 
+    /** Infractions not closed yet, oldest first (at most 1000): each must have its workflow. */
+    async open(): Promise<Array<{ id: string; merchant_id: string }>> {
+      return (await db('infractions')
+        .whereNull('closed_at')
+        .orderBy('created_at')
+        .limit(1000)
+        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    },
+
     async patch(id: string, p: Partial<Infraction>): Promise<void> {
       await Infraction.query(db)
         .patch({ ...p, updatedAt: new Date() })

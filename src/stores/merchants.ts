@@ -86,6 +86,55 @@ export function merchantsStore(db: Db) {
       ]);
     },
 
+    /** A PIX key by id, optionally locked FOR UPDATE. */
+    async findPixKeyById(id: string, opts: { lock?: boolean } = {}): Promise<PixKey | undefined> {
+      const q = PixKey.query(db);
+      if (opts.lock) q.forUpdate();
+      return q.findById(id);
+    },
+
+    /** The key an acquirer callback names: by the acquirer's key id, else by (type, key); locked. */
+    async lockPixKeyFromAcquirer(acquirerKeyId: string, type: string, key: string): Promise<PixKey | undefined> {
+      return (
+        (await PixKey.query(db).forUpdate().findOne({ acquirer_key_id: acquirerKeyId })) ??
+        (await PixKey.query(db).forUpdate().findOne({ type, key }))
+      );
+    },
+
+    /** Moves a key to `to` only from one of `from`; false when another writer got there first. */
+    async movePixKeyStatus(id: string, from: readonly string[], to: PixKey['status']): Promise<boolean> {
+      const n = await PixKey.query(db)
+        .patch({ status: to, updatedAt: new Date() })
+        .where({ id })
+        .whereIn('status', [...from]);
+      return n > 0;
+    },
+
+    async setAcquirerKeyId(id: string, acquirerKeyId: string, opts: { touch?: boolean } = {}): Promise<void> {
+      await PixKey.query(db)
+        .patch(opts.touch ? { acquirerKeyId, updatedAt: new Date() } : { acquirerKeyId })
+        .where({ id });
+    },
+
+    /** PENDING or ACTIVE keys the acquirer has not registered yet (at most 1000, by id). */
+    async unregisteredPixKeys(): Promise<Array<{ id: string; merchant_id: string }>> {
+      return (await db('pix_keys')
+        .whereIn('status', ['PENDING', 'ACTIVE'])
+        .whereNull('acquirer_key_id')
+        .orderBy('id')
+        .limit(1000)
+        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    },
+
+    /** An ADMIN user unless the e-mail exists (two processes may start together); true if inserted. */
+    async insertAdminUnlessExists(u: { id: string; email: string; passwordHash: string }): Promise<boolean> {
+      const inserted = await User.query(db)
+        .insert({ ...u, role: 'ADMIN', merchantId: null })
+        .onConflict('email')
+        .ignore();
+      return Boolean(inserted);
+    },
+
     async findPixKey(type: string, key: string): Promise<PixKey | undefined> {
       return PixKey.query(db).findOne({ type, key });
     },
