@@ -6,9 +6,11 @@
 import type { Knex } from 'knex';
 import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import { newId } from '../lib/ids';
-import { DELIVERY_CHANNEL } from '../services/webhook-outbox';
 
 type Db = Knex | Knex.Transaction;
+
+/** LISTEN/NOTIFY channel that wakes the webhook dispatcher. */
+export const DELIVERY_CHANNEL = 'webhook_deliveries';
 
 export interface WebhookRow {
   id: string;
@@ -60,6 +62,38 @@ export interface WebhookPatch {
 
 export function webhooksStore(db: Db) {
   return {
+    /** The merchant's ACTIVE webhooks subscribed to this event type (or to every event: `[]`). */
+    async subscribedTo(merchantId: string, type: string): Promise<string[]> {
+      const rows = (await db('webhooks')
+        .where({ merchant_id: merchantId, status: 'ACTIVE' })
+        .andWhere((q) => q.whereRaw(`events = '[]'::jsonb`).orWhereRaw('events @> ?::jsonb', [JSON.stringify([type])]))
+        .select('id')) as Array<{ id: string }>;
+      return rows.map((r) => r.id);
+    },
+
+    /**
+     * One PENDING delivery of the event per webhook (once per pair), and a NOTIFY that reaches the
+     * dispatcher only when the transaction commits. Returns the ids created.
+     */
+    async enqueueDeliveries(d: { eventId: string; merchantId: string; webhookIds: string[]; payload: string }): Promise<string[]> {
+      const inserted = (await db('webhook_deliveries')
+        .insert(
+          d.webhookIds.map((webhookId) => ({
+            id: newId('whd'),
+            event_id: d.eventId,
+            webhook_id: webhookId,
+            merchant_id: d.merchantId,
+            status: 'PENDING',
+            payload: d.payload,
+          })),
+        )
+        .onConflict(['event_id', 'webhook_id'])
+        .ignore()
+        .returning('id')) as Array<{ id: string }>;
+      if (inserted.length > 0) await db.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, d.merchantId]);
+      return inserted.map((r) => r.id);
+    },
+
     async findForMerchant(merchantId: string, id: string): Promise<WebhookRow | undefined> {
       return (await db('webhooks').where({ id, merchant_id: merchantId }).first()) as WebhookRow | undefined;
     },
@@ -177,5 +211,103 @@ export function webhooksStore(db: Db) {
         .select('d.*', 'e.type')) as DeliveryRow[];
       return row as DeliveryRow;
     },
+
+    // ---- the delivery side (the webhook delivery workflow's activity) ----------------------
+
+    async findDelivery(id: string): Promise<DeliveryForAttempt | undefined> {
+      return (await db('webhook_deliveries').where({ id }).first()) as DeliveryForAttempt | undefined;
+    },
+
+    /** Ends a PENDING delivery (no more attempts). */
+    async finishDelivery(id: string, status: 'FAILED' | 'CANCELED', reason?: string): Promise<void> {
+      await db('webhook_deliveries')
+        .where({ id, status: 'PENDING' })
+        .update({ status, ...(reason === undefined ? {} : { last_error: reason }), completed_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+
+    /** The event a delivery carries. */
+    async eventOf(eventId: string): Promise<{ type: string; data: Record<string, unknown>; created_at: Date }> {
+      return (await db('events').where({ id: eventId }).first('type', 'data', 'created_at')) as { type: string; data: Record<string, unknown>; created_at: Date };
+    },
+
+    /** Stores the envelope bytes once; returns the stored ones (a concurrent writer may have won). */
+    async setPayloadOnce(id: string, payload: string): Promise<string> {
+      await db('webhook_deliveries').where({ id }).whereNull('payload').update({ payload });
+      return ((await db('webhook_deliveries').where({ id }).first('payload')) as { payload: string }).payload;
+    },
+
+    async attemptLogged(deliveryId: string, attempt: number): Promise<{ success: boolean } | undefined> {
+      return (await db('webhook_delivery_logs').where({ delivery_id: deliveryId, attempt }).first('success')) as { success: boolean } | undefined;
+    },
+
+    /** The webhook a delivery goes to (its merchant's), if it still exists. */
+    async target(webhookId: string, merchantId: string): Promise<{ id: string; url: string; secret: string; status: WebhookStatus } | undefined> {
+      return (await db('webhooks').where({ id: webhookId, merchant_id: merchantId }).first('id', 'url', 'secret', 'status')) as
+        | { id: string; url: string; secret: string; status: WebhookStatus }
+        | undefined;
+    },
+
+    /** Logs one attempt once per (delivery, attempt); false when it was logged already. */
+    async logAttempt(l: {
+      deliveryId: string;
+      webhookId: string;
+      merchantId: string;
+      event: string;
+      url: string;
+      payload: string;
+      statusCode: number | null;
+      response: string | null;
+      attempt: number;
+      success: boolean;
+      error: string | null;
+      durationMs: number;
+    }): Promise<boolean> {
+      const inserted = (await db('webhook_delivery_logs')
+        .insert({
+          id: newId('whl'),
+          delivery_id: l.deliveryId,
+          webhook_id: l.webhookId,
+          merchant_id: l.merchantId,
+          event: l.event,
+          url: l.url,
+          payload: l.payload,
+          status_code: l.statusCode,
+          response: l.response,
+          attempt: l.attempt,
+          success: l.success,
+          error: l.error,
+          duration_ms: l.durationMs,
+        })
+        .onConflict(['delivery_id', 'attempt'])
+        .ignore()
+        .returning('id')) as Array<{ id: string }>;
+      return inserted.length > 0;
+    },
+
+    /** What an attempt did to a PENDING delivery. */
+    async recordAttempt(id: string, a: { attempt: number; statusCode: number | null; error: string | null; status: WebhookDeliveryStatus }): Promise<void> {
+      await db('webhook_deliveries')
+        .where({ id, status: 'PENDING' })
+        .update({
+          attempts: db.raw('greatest(attempts, ?)', [a.attempt]),
+          last_status_code: a.statusCode,
+          last_error: a.error,
+          status: a.status,
+          completed_at: a.status === 'PENDING' ? null : db.fn.now(),
+          updated_at: db.fn.now(),
+        });
+    },
   };
+}
+
+/** A delivery as its attempts read it. */
+export interface DeliveryForAttempt {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  merchant_id: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  attempt_limit: number | null;
+  payload: string | null;
 }
