@@ -212,7 +212,31 @@ export function webhooksStore(db: Db) {
       return row as DeliveryRow;
     },
 
-    // ---- the delivery side (the webhook delivery workflow's activity) ----------------------
+    // ---- the delivery side (the dispatcher and the delivery workflow's activity) -------------
+
+    /** PENDING deliveries whose workflow was not started yet, oldest first. */
+    async unstarted(limit: number): Promise<PendingDelivery[]> {
+      return (await db('webhook_deliveries')
+        .where({ status: 'PENDING' })
+        .whereNull('workflow_started_at')
+        .orderBy('created_at')
+        .limit(limit)
+        .select('id', 'merchant_id', 'attempts')) as PendingDelivery[];
+    },
+
+    /** Every PENDING delivery after `after` in id order (keyset pages for the reconciler). */
+    async pendingAfter(after: string, limit: number): Promise<PendingDelivery[]> {
+      return (await db('webhook_deliveries')
+        .where({ status: 'PENDING' })
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(limit)
+        .select('id', 'merchant_id', 'attempts')) as PendingDelivery[];
+    },
+
+    async markWorkflowStarted(id: string): Promise<void> {
+      await db('webhook_deliveries').where({ id }).whereNull('workflow_started_at').update({ workflow_started_at: db.fn.now() });
+    },
 
     async findDelivery(id: string): Promise<DeliveryForAttempt | undefined> {
       return (await db('webhook_deliveries').where({ id }).first()) as DeliveryForAttempt | undefined;
@@ -310,4 +334,11 @@ export interface DeliveryForAttempt {
   attempts: number;
   attempt_limit: number | null;
   payload: string | null;
+}
+
+/** A delivery the dispatcher starts a workflow for. */
+export interface PendingDelivery {
+  id: string;
+  merchant_id: string;
+  attempts: number;
 }
