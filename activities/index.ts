@@ -5,15 +5,12 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../src/lib/logger';
 import type { Acquirer } from '../src/acquirer/types';
-import { createChargeLifecycle } from '../src/services/charge-lifecycle';
+import { createWorkerServices, type WorkerServices } from '../src/runtime/composition';
+import type { WebhookDeliverySettings } from '../src/services/webhook-delivery';
 import { createChargeActivities, type ChargeActivities } from './charges';
-import { createWebhookDelivery, type WebhookDeliverySettings } from '../src/services/webhook-delivery';
 import { createWebhookActivities, type WebhookActivities } from './webhooks';
-import { createWithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
 import { createWithdrawalActivities, type WithdrawalActivities } from './withdrawals';
-import { createInfractionLifecycle } from '../src/services/infraction-lifecycle';
 import { createInfractionActivities, type InfractionActivities } from './infractions';
-import { createPixKeyRegistration } from '../src/services/pix-keys';
 import { createPixKeyActivities, type PixKeyActivities } from './pix-keys';
 
 export interface ActivityDeps {
@@ -26,12 +23,17 @@ export interface ActivityDeps {
 
 export type Activities = ChargeActivities & WebhookActivities & WithdrawalActivities & InfractionActivities & PixKeyActivities;
 
-export function createActivities(deps: ActivityDeps): Activities {
+/** The activities over the worker's services (src/runtime/composition.ts). */
+export function activitiesOver(services: WorkerServices): Activities {
   return {
-    ...createChargeActivities(createChargeLifecycle(deps)),
-    ...createWebhookActivities(createWebhookDelivery({ knex: deps.knex, logger: deps.logger, settings: deps.webhooks })),
-    ...createWithdrawalActivities(createWithdrawalLifecycle(deps)),
-    ...createInfractionActivities(createInfractionLifecycle(deps)),
-    ...createPixKeyActivities(createPixKeyRegistration(deps)),
+    ...createChargeActivities(services.chargeLifecycle),
+    ...createWebhookActivities(services.webhookDelivery),
+    ...createWithdrawalActivities(services.withdrawalLifecycle),
+    ...createInfractionActivities(services.infractionLifecycle),
+    ...createPixKeyActivities(services.pixKeyRegistration),
   };
+}
+
+export function createActivities(deps: ActivityDeps): Activities {
+  return activitiesOver(createWorkerServices(deps));
 }

@@ -3,6 +3,8 @@
  * Pure types only: this file enters the workflow bundle.
  */
 
+import type { ChargeStatus } from '../src/contracts/statuses';
+
 /** What the acquirer told us about a payment (from the `/v1/acquirer/pix` callback). */
 export interface PaymentNotice {
   endToEndId: string;
@@ -30,7 +32,7 @@ export interface ChargeWorkflowInput {
 export interface ChargeSnapshot {
   id: string;
   merchantId: string;
-  status: 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED';
+  status: ChargeStatus;
   txid: string | null;
   amount: number;
   /**

@@ -3,16 +3,18 @@
  * Pure types only: this file enters the workflow bundle.
  */
 
+import type { TransferStatus, WithdrawalStatus } from '../src/contracts/statuses';
+
 export interface WithdrawalWorkflowInput {
   withdrawalId: string;
   /** How long to wait for the transfer's outcome before the operator alert (default 24 hours). */
   resultDeadlineMs?: number;
 }
 
-export type WithdrawalStatus = 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
+export type { WithdrawalStatus };
 
 /** The transfer's state at the acquirer, as a callback or a poll reported it. */
-export type TransferOutcomeStatus = 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'RETURNED';
+export type TransferOutcomeStatus = TransferStatus;
 
 /** What the acquirer told us about the withdrawal's transfer (callback, poll or the send itself). */
 export interface TransferNotice {

@@ -8,6 +8,7 @@
 
 export type CobStatus = 'ATIVA' | 'CONCLUIDA' | 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | 'REMOVIDA_PELO_PSP';
 
+import type { TransferStatus } from '../contracts/statuses';
 import type { PixKeyType } from '../pix/pix-key';
 
 export type { PixKeyType };
@@ -82,7 +83,7 @@ export interface TransferRequest {
   description?: string;
 }
 
-export type TransferStatus = 'PROCESSING' | 'COMPLETED' | 'REJECTED' | 'RETURNED';
+export type { TransferStatus };
 
 export interface Transfer {
   transferId: string;

@@ -7,6 +7,7 @@
  *
  * Response schemas are not strict: a PSP may add fields, and we ignore what we do not use.
  */
+import { INFRACTION_STATUSES, TRANSFER_STATUSES } from '../contracts/statuses';
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
 
@@ -117,7 +118,7 @@ export const transfer = z.object({
   chave: z.string(),
   tipoChave: z.enum(PIX_KEY_TYPES),
   descricao: z.string().optional(),
-  status: z.enum(['PROCESSING', 'COMPLETED', 'REJECTED', 'RETURNED']),
+  status: z.enum(TRANSFER_STATUSES),
   motivo: z.string().optional(),
   horario: z.object({ criacao: z.string(), atualizacao: z.string().optional() }),
 });
@@ -171,7 +172,7 @@ export const transferCallback = z.object({
 });
 export type TransferCallback = z.infer<typeof transferCallback>;
 
-export const INFRACTION_STATUSES = ['OPEN', 'ACCEPTED', 'REJECTED', 'REFUNDED'] as const;
+export { INFRACTION_STATUSES };
 export const infraction = z.object({
   id: z.string().min(1),
   endToEndId: z.string().regex(END_TO_END_ID),

@@ -42,20 +42,18 @@ import {
   listMerchantsQuery,
   updateMerchantBody,
   updatePixKeyBody,
-} from '../http/schemas/admin';
-import { validate } from '../http/validation';
-import { idempotencyKeyHeader } from '../http/schemas/charges';
+} from '../contracts/admin';
+import { idempotencyKeyHeader, validate } from '../contracts/validation';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
-import { createMerchantsService, type MerchantsService } from '../services/merchants';
-import { createUserAccessService, type UserAccessService } from '../services/user-access';
-import { updateUserBody } from '../http/schemas/admin-access';
+import type { MerchantsService } from '../services/merchants';
+import type { UserAccessService } from '../services/user-access';
+import { createAccountServices, createCallbacks, createWorkflowClients } from '../runtime/composition';
+import { updateUserBody } from '../contracts/admin-access';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
 import { createCallbackInbox } from '../services/callback-inbox';
-import { createAcquirerCallbacks } from '../services/charge-callbacks';
 import { connectTemporalClient } from '../temporal/connection';
-import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
 import { startPixKeyRegistration } from './pix-key-registration';
 
 interface Ops {
@@ -72,8 +70,8 @@ async function run(fn: (ops: Ops) => Promise<unknown>): Promise<void> {
   const logger = createLogger({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, destination: process.stderr });
   const db = await openDatabase(config, logger);
   try {
-    const merchants = createMerchantsService({ knex: db.knex, config, logger });
-    const result = await fn({ knex: db.knex, merchants, access: createUserAccessService({ knex: db.knex }), config, logger });
+    const { merchants, userAccess } = createAccountServices({ knex: db.knex, config, logger });
+    const result = await fn({ knex: db.knex, merchants, access: userAccess, config, logger });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await db.close();
@@ -86,6 +84,23 @@ function integer(value: string): number {
   return Number(value);
 }
 
+/** The fee and settlement options `merchants create` and `merchants update` share. */
+interface FeeOptions {
+  feeBps?: number;
+  feeFixed?: number;
+  settlementDelay?: number;
+}
+
+function withFeeOptions(command: Command): Command {
+  return command
+    .option('--fee-bps <n>', 'fee in basis points', integer)
+    .option('--fee-fixed <cents>', 'fixed fee in cents', integer)
+    .option('--settlement-delay <seconds>', 'pending → available delay', integer);
+}
+
+/** The fee options as the admin API's body fields. */
+const feeFields = (o: FeeOptions) => ({ feeBps: o.feeBps, feeFixed: o.feeFixed, settlementDelaySeconds: o.settlementDelay });
+
 /** Same schema, same messages as the admin API. */
 const input = <S extends z.ZodType>(schema: S, raw: unknown): z.output<S> => validate(schema, raw, 'Input');
 
@@ -93,31 +108,27 @@ export function buildProgram(): Command {
   const program = new Command('ops').description('pixflow operator commands (prints JSON)');
 
   const merchants = program.command('merchants').description('create, list, inspect and update merchants');
-  merchants
-    .command('create')
-    .requiredOption('--name <name>')
-    .requiredOption('--document <digits>', 'CPF (11) or CNPJ (14 digits)')
-    .requiredOption('--email <email>', "the merchant user's login")
-    .requiredOption('--password <password>', "the merchant user's password (≥ 8 chars)")
-    .option('--fee-bps <n>', 'fee in basis points', integer)
-    .option('--fee-fixed <cents>', 'fixed fee in cents', integer)
-    .option('--settlement-delay <seconds>', 'pending → available delay', integer)
-    .action((o: { name: string; document: string; email: string; password: string; feeBps?: number; feeFixed?: number; settlementDelay?: number }) =>
-      run(({ merchants: svc }) =>
-        svc.createMerchant(
-          CLI_ACTOR,
-          input(createMerchantBody, {
-            name: o.name,
-            document: o.document,
-            email: o.email,
-            password: o.password,
-            feeBps: o.feeBps,
-            feeFixed: o.feeFixed,
-            settlementDelaySeconds: o.settlementDelay,
-          }),
-        ),
+  withFeeOptions(
+    merchants
+      .command('create')
+      .requiredOption('--name <name>')
+      .requiredOption('--document <digits>', 'CPF (11) or CNPJ (14 digits)')
+      .requiredOption('--email <email>', "the merchant user's login")
+      .requiredOption('--password <password>', "the merchant user's password (≥ 8 chars)"),
+  ).action((o: FeeOptions & { name: string; document: string; email: string; password: string }) =>
+    run(({ merchants: svc }) =>
+      svc.createMerchant(
+        CLI_ACTOR,
+        input(createMerchantBody, {
+          name: o.name,
+          document: o.document,
+          email: o.email,
+          password: o.password,
+          ...feeFields(o),
+        }),
       ),
-    );
+    ),
+  );
 
   merchants
     .command('list')
@@ -134,31 +145,24 @@ export function buildProgram(): Command {
     .command('get <merchantId>')
     .action((merchantId: string) => run(async ({ merchants: svc }) => ({ merchant: await svc.getMerchant(merchantId) })));
 
-  merchants
-    .command('update <merchantId>')
-    .option('--kyc-status <status>', 'PENDING | APPROVED | REJECTED')
-    .option('--status <status>', 'ACTIVE | SUSPENDED')
-    .option('--acquirer-account-id <id>', 'acquirer receiving account; "none" clears it')
-    .option('--fee-bps <n>', 'fee in basis points', integer)
-    .option('--fee-fixed <cents>', 'fixed fee in cents', integer)
-    .option('--settlement-delay <seconds>', 'pending → available delay', integer)
-    .action(
-      (
-        merchantId: string,
-        o: { kycStatus?: string; status?: string; acquirerAccountId?: string; feeBps?: number; feeFixed?: number; settlementDelay?: number },
-      ) =>
-        run(async ({ merchants: svc }) => {
-          const patch = input(updateMerchantBody, {
-            kycStatus: o.kycStatus,
-            status: o.status,
-            acquirerAccountId: o.acquirerAccountId === 'none' ? null : o.acquirerAccountId,
-            feeBps: o.feeBps,
-            feeFixed: o.feeFixed,
-            settlementDelaySeconds: o.settlementDelay,
-          });
-          return { merchant: await svc.updateMerchant(CLI_ACTOR, merchantId, patch) };
-        }),
-    );
+  withFeeOptions(
+    merchants
+      .command('update <merchantId>')
+      .option('--kyc-status <status>', 'PENDING | APPROVED | REJECTED')
+      .option('--status <status>', 'ACTIVE | SUSPENDED')
+      .option('--acquirer-account-id <id>', 'acquirer receiving account; "none" clears it'),
+  ).action(
+    (merchantId: string, o: FeeOptions & { kycStatus?: string; status?: string; acquirerAccountId?: string }) =>
+      run(async ({ merchants: svc }) => {
+        const patch = input(updateMerchantBody, {
+          kycStatus: o.kycStatus,
+          status: o.status,
+          acquirerAccountId: o.acquirerAccountId === 'none' ? null : o.acquirerAccountId,
+          ...feeFields(o),
+        });
+        return { merchant: await svc.updateMerchant(CLI_ACTOR, merchantId, patch) };
+      }),
+  );
 
   merchants
     .command('revoke-tokens <merchantId>')
@@ -311,8 +315,8 @@ async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; hande
   const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   const acquirer = await openAcquirer(config);
   try {
-    const workflows = chargeWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES });
-    const { inbox } = createAcquirerCallbacks({ knex, workflows, logger, acquirer: acquirer.acquirer });
+    const workflows = createWorkflowClients(temporal.client, config);
+    const { inbox } = createCallbacks({ knex, workflows, logger, acquirer: acquirer.acquirer });
     const handedOn = await inbox.redriveDue();
     return { reconciledNow: true, handedOn, note: 'due callbacks handed on' };
   } finally {

@@ -7,30 +7,24 @@
  * SIGTERM/SIGINT: stop accepting requests and drain them, shut the worker down (in-flight activities
  * finish), then stop whatever this process started; exit 0.
  */
-import { ConfigError, loadConfig } from '../config';
-import { EmbeddedPostgresError } from '../db/embedded-postgres';
-import { createLogger } from '../lib/logger';
-import { migrateLatest, openDatabase } from '../db';
+import { loadConfig } from '../config';
+import { migrateLatest } from '../db';
 import { ensureAdmin } from '../services/admin-bootstrap';
 import { startLocalTemporal } from '../temporal/local-server';
 import { startApi, startWorker } from '../runtime/processes';
-import { openAcquirer } from '../acquirer';
-import { onShutdown, printStartupTable } from '../runtime/lifecycle';
+import { printStartupTable } from '../runtime/lifecycle';
+import { bootProcess, runEntryPoint } from '../runtime/entry-point';
 
-async function main(): Promise<void> {
+runEntryPoint(async () => {
   const config = loadConfig();
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  const { logger, db, own, openAcquirer } = await bootProcess(config);
   if (config.generatedSecrets.length > 0) {
     logger.warn(
       { secrets: config.generatedSecrets, file: `${config.DATA_DIR}/secrets.json` },
       'secrets not set: using generated development values (required in production)',
     );
   }
-  const stops: Array<[string, () => Promise<void>]> = [];
-  onShutdown(logger, stops);
 
-  const db = await openDatabase(config, logger);
-  stops.push(['database', () => db.close()]);
   const applied = await migrateLatest(db.knex);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const admin = await ensureAdmin(db.knex, config);
@@ -40,19 +34,18 @@ async function main(): Promise<void> {
   let temporalKind = 'configured';
   if (!temporalAddress) {
     const local = await startLocalTemporal({ dataDir: config.DATA_DIR, logger, server: config.TEMPORAL_LOCAL_SERVER });
-    stops.push(['temporal', () => local.stop()]);
+    own('temporal', () => local.stop());
     temporalAddress = local.address;
     temporalKind = local.kind;
   }
 
-  const acquirer = await openAcquirer(config);
-  stops.push(['acquirer', () => acquirer.close()]);
+  const acquirer = await openAcquirer();
   if (acquirer.simulator) logger.warn({ url: acquirer.url }, 'ACQUIRER_URL is not set: using the in-process acquirer simulator (sandbox endpoints on)');
 
   const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer });
-  stops.push(['worker', () => worker.stop()]);
+  own('worker', () => worker.stop());
   const api = await startApi({ config, logger, knex: db.knex, temporalAddress, acquirer });
-  stops.push(['api', () => api.stop()]);
+  own('api', () => api.stop());
 
   printStartupTable([
     ['API', api.url],
@@ -63,9 +56,4 @@ async function main(): Promise<void> {
     ['Metrics', `${api.url}/metrics${config.TEMPORAL_METRICS_ADDRESS ? `; Temporal SDK: http://${config.TEMPORAL_METRICS_ADDRESS}/metrics` : ''}`],
     ['Admin', config.ADMIN_EMAIL ? `${config.ADMIN_EMAIL} (${admin})` : 'not configured (set ADMIN_EMAIL/ADMIN_PASSWORD)'],
   ]);
-}
-
-main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError || err instanceof EmbeddedPostgresError ? err.message : err);
-  process.exit(1);
 });

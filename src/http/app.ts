@@ -4,8 +4,9 @@
  *   request id → access log → errors → per-address rate limit → JSON body → router (guards per
  *   route) → 404/405
  *
- * `createApp` builds this issue's services from `knex` + `config`; later features (charges,
- * withdrawals, webhooks, callbacks) add their endpoints through `routes`, using the same guards.
+ * `createApp` mounts the account and operator routes (auth, API keys, merchants, admin) over the
+ * services of src/runtime/composition.ts; the payment routes (charges, withdrawals, webhooks,
+ * acquirer callbacks, sandbox) arrive through `routes`, using the same guards.
  * Nothing here starts Temporal or listens on a port: the entry points (src/cli/*) do that.
  */
 import Koa from 'koa';
@@ -13,11 +14,9 @@ import Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { createLogger, type Logger } from '../lib/logger';
-import { createApiKeysService } from '../services/api-keys';
-import { createAuthService } from '../services/auth';
+import type { CreatedPixKey } from '../services/merchants';
+import { createAccountServices, type AccountServices } from '../runtime/composition';
 import { cacheInvalidation } from '../services/cache-invalidation';
-import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
-import { createUserAccessService } from '../services/user-access';
 import { accessLog } from './middleware/access-log';
 import { authenticate, requireAdmin, requireJwt } from './middleware/authenticate';
 import { jsonBody } from './middleware/body';
@@ -70,9 +69,11 @@ export interface AppDeps {
    * `{ temporal: () => connection.healthService.check({}) }`. Each must settle within 2 s.
    */
   checks?: Record<string, ReadinessCheck>;
+  /** The account services from the composition root; built from `knex` + `config` when absent. */
+  services?: AccountServices;
   /** Starts PIX key registration at the acquirer (the `pixkey-<id>` workflow); keys stay PENDING until it activates them. */
   onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
-  /** Endpoints of later features, registered after this issue's. */
+  /** The payment routes (charges, withdrawals, webhooks, callbacks, sandbox), registered after the account routes. */
   routes?: RouteModule[];
   /**
    * Trust X-Forwarded-For for the client address (per-address rate limits). Only behind a proxy
@@ -87,9 +88,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, knex } = deps;
   const logger = deps.logger ?? createLogger();
 
-  const auth = createAuthService({ knex, config });
-  const apiKeys = createApiKeysService({ knex, config });
-  const merchants = createMerchantsService({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
+  const { auth, apiKeys, merchants, userAccess } =
+    deps.services ?? createAccountServices({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
 
   // Rate limits run before any authentication work (README "Rate limits"): per address for every
   // request in front of the router, per credential inside `authenticate` before the lookup.
@@ -121,7 +121,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     metricsRoutes({ token: deps.metricsToken }),
     docsRoutes(),
     adminRoutes({ knex, merchants }),
-    adminAccessRoutes(createUserAccessService({ knex })),
+    adminAccessRoutes(userAccess),
     ...(deps.routes ?? []),
   ];
   for (const register of modules) register(router, guards);

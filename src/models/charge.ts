@@ -1,6 +1,7 @@
+import type { ChargeStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
-export type ChargeStatus = 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED';
+export type { ChargeStatus };
 
 export interface ChargeTracking {
   utmSource?: string;

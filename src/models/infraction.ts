@@ -1,3 +1,4 @@
+import type { InfractionStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
 export class Infraction extends BaseModel {
@@ -10,14 +11,14 @@ export class Infraction extends BaseModel {
   e2eId!: string | null;
   amount!: number;
   reason!: string | null;
-  status!: 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+  status!: InfractionStatus;
   blockedAmount!: number;
   refundedAt!: Date | null;
   /** The devolução (charge_refunds id) that returns the blocked funds once accepted. */
   refundId!: string | null;
   refundAmount!: number | null;
   /** The furthest status the acquirer has announced. */
-  acquirerStatus!: 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+  acquirerStatus!: InfractionStatus;
   closedAt!: Date | null;
   createdAt!: Date;
   updatedAt!: Date;

@@ -1,3 +1,4 @@
+import type { KycStatus, MerchantStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
 export class Merchant extends BaseModel {
@@ -7,8 +8,8 @@ export class Merchant extends BaseModel {
   name!: string;
   document!: string;
   email!: string;
-  status!: 'ACTIVE' | 'SUSPENDED';
-  kycStatus!: 'PENDING' | 'APPROVED' | 'REJECTED';
+  status!: MerchantStatus;
+  kycStatus!: KycStatus;
   /** Null until the operator configures the acquirer receiving account. */
   acquirerAccountId!: string | null;
   feeBps!: number;

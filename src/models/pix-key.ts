@@ -1,3 +1,4 @@
+import type { PixKeyStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
 export class PixKey extends BaseModel {
@@ -7,7 +8,7 @@ export class PixKey extends BaseModel {
   merchantId!: string;
   type!: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'CHAVE_ALEATORIA';
   key!: string;
-  status!: 'PENDING' | 'ACTIVE' | 'INACTIVE';
+  status!: PixKeyStatus;
   acquirerKeyId!: string | null;
   createdAt!: Date;
   updatedAt!: Date;

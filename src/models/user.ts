@@ -1,3 +1,4 @@
+import type { UserStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
 export class User extends BaseModel {
@@ -8,7 +9,7 @@ export class User extends BaseModel {
   passwordHash!: string;
   role!: 'USER' | 'ADMIN';
   merchantId!: string | null;
-  status!: 'ACTIVE' | 'DISABLED';
+  status!: UserStatus;
   /** Copied into each JWT as `ver`; bumping it revokes every JWT issued before. */
   tokenVersion!: number;
   createdAt!: Date;

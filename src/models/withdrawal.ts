@@ -1,3 +1,4 @@
+import type { WithdrawalStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
 export class Withdrawal extends BaseModel {
@@ -9,7 +10,7 @@ export class Withdrawal extends BaseModel {
   description!: string | null;
   pixKeyType!: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'CHAVE_ALEATORIA';
   pixKey!: string;
-  status!: 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
+  status!: WithdrawalStatus;
   batchId!: string | null;
   transferId!: string | null;
   idempotencyKey!: string | null;

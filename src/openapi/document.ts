@@ -1,21 +1,23 @@
 /**
  * The OpenAPI 3.1 document of the API (served at GET /openapi.json, rendered at GET /docs),
  * generated from the same zod schemas the routes validate with (`z.toJSONSchema`, JSON Schema
- * 2020-12, which OpenAPI 3.1 uses), plus the response shapes of ./responses.ts. Endpoints whose
- * routes live elsewhere take their schemas from ./spec-contracts.
+ * 2020-12, which OpenAPI 3.1 uses), plus the response shapes of src/contracts and ./responses.ts.
  *
  * One table below lists every endpoint; error responses follow from how it is guarded (README
  * "Behaviour the spec leaves open", Errors): 400 when it takes input, 401/429 when authenticated,
  * 403 when only a JWT or an ADMIN may call it, 404 when it names a resource.
  */
 import { z } from 'zod';
-import * as admin from '../http/schemas/admin';
-import * as auth from '../http/schemas/auth';
+import * as admin from '../contracts/admin';
+import * as auth from '../contracts/auth';
 import * as charges from '../http/schemas/charges';
 import { CALLBACK_SIGNATURE_HEADER } from '../acquirer/callback-signature';
 import * as r from './responses';
-import * as withdrawals from './spec-contracts/withdrawals';
-import * as webhooks from './spec-contracts/webhooks';
+import * as withdrawals from '../contracts/withdrawals';
+import * as webhooks from '../contracts/webhooks';
+import * as infractions from '../contracts/infractions';
+import * as access from '../contracts/admin-access';
+import { idempotencyKeyHeader } from '../contracts/validation';
 
 type Auth = 'none' | 'any' | 'jwt' | 'admin' | 'acquirer';
 type Method = 'get' | 'post' | 'patch' | 'delete';
@@ -35,7 +37,7 @@ interface Endpoint {
 const idempotencyHeader = {
   name: 'x-idempotency-key',
   description: 'Replays the original answer for a repeated key (unique per merchant)',
-  schema: charges.idempotencyKeyHeader,
+  schema: idempotencyKeyHeader,
 };
 
 export const ENDPOINTS: Endpoint[] = [
@@ -54,14 +56,18 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'get', path: '/v1/merchants/me', tag: 'Merchant', summary: 'The caller’s merchant profile', auth: 'any', responses: { 200: { description: 'Profile', schema: r.merchantMe } } },
   { method: 'get', path: '/v1/merchants/me/balance', tag: 'Merchant', summary: 'Balance (cents)', auth: 'any', responses: { 200: { description: 'Balance', schema: r.balanceBody } } },
   { method: 'post', path: '/v1/merchants/me/withdrawals', tag: 'Withdrawals', summary: 'Withdraw available balance to a PIX key', auth: 'any', body: withdrawals.createWithdrawalBody, headers: [idempotencyHeader],
-    responses: { 201: { description: 'Requested: debited at once, status PROCESSING', schema: withdrawals.createWithdrawalResponse } } },
+    responses: { 201: { description: 'Requested: debited at once, status PROCESSING', schema: withdrawals.createWithdrawalResponse }, 200: { description: 'Replay of the withdrawal requested with this idempotency key', schema: withdrawals.createWithdrawalResponse }, 409: { description: 'The first request with this key is still in flight', schema: r.errorBody } } },
   { method: 'get', path: '/v1/merchants/me/withdrawals', tag: 'Withdrawals', summary: 'List withdrawals, newest first', auth: 'any', query: withdrawals.listWithdrawalsQuery, responses: { 200: { description: 'A page of withdrawals', schema: withdrawals.listWithdrawalsResponse } } },
+  { method: 'get', path: '/v1/merchants/me/withdrawals/:id', tag: 'Withdrawals', summary: 'Get a withdrawal', auth: 'any', responses: { 200: { description: 'The withdrawal', schema: withdrawals.getWithdrawalResponse } } },
 
   { method: 'post', path: '/v1/webhooks/merchant', tag: 'Webhooks', summary: 'Register a webhook (secret shown once)', auth: 'any', body: webhooks.createWebhookBody, responses: { 201: { description: 'Registered', schema: webhooks.createWebhookResponse } } },
   { method: 'get', path: '/v1/webhooks/merchant', tag: 'Webhooks', summary: 'List webhooks with their last 20 delivery logs', auth: 'any', responses: { 200: { description: 'The webhooks', schema: webhooks.listWebhooksResponse } } },
   { method: 'get', path: '/v1/webhooks/merchant/events', tag: 'Webhooks', summary: 'The event catalogue', auth: 'any', responses: { 200: { description: 'Events', schema: webhooks.webhookEventsResponse } } },
   { method: 'patch', path: '/v1/webhooks/merchant/:id', tag: 'Webhooks', summary: 'Change a webhook (only the fields sent)', auth: 'any', body: webhooks.updateWebhookBody, responses: { 200: { description: 'Changed', schema: webhooks.updateWebhookResponse } } },
   { method: 'delete', path: '/v1/webhooks/merchant/:id', tag: 'Webhooks', summary: 'Delete a webhook (deliveries stop at once)', auth: 'any', responses: { 200: { description: 'Deleted', schema: r.messageBody } } },
+  { method: 'get', path: '/v1/webhooks/merchant/:id/deliveries', tag: 'Webhooks', summary: 'A webhook’s deliveries, newest first', auth: 'any', query: webhooks.deliveriesQuery, responses: { 200: { description: 'A page of deliveries', schema: webhooks.listDeliveriesResponse } } },
+  { method: 'post', path: '/v1/webhooks/merchant/:id/deliveries/:deliveryId/redeliver', tag: 'Webhooks', summary: 'Send a finished delivery again (a new series of attempts)', auth: 'any', responses: { 200: { description: 'Redelivering', schema: webhooks.redeliverResponse }, 409: { description: 'The delivery is still in progress', schema: r.errorBody } } },
+  { method: 'post', path: '/v1/webhooks/merchant/:id/rotate-secret', tag: 'Webhooks', summary: 'A new secret, from the next attempt (shown once)', auth: 'any', responses: { 200: { description: 'Rotated', schema: webhooks.rotateSecretResponse } } },
 
   { method: 'post', path: '/v1/admin/merchants', tag: 'Operator', summary: 'Create a merchant and its user', auth: 'admin', body: admin.createMerchantBody, responses: { 201: { description: 'Created', schema: r.merchantCreated }, 409: { description: 'E-mail or document taken', schema: r.errorBody } } },
   { method: 'get', path: '/v1/admin/merchants', tag: 'Operator', summary: 'List merchants', auth: 'admin', query: admin.listMerchantsQuery, responses: { 200: { description: 'A page of merchants', schema: r.merchantList } } },
@@ -70,9 +76,20 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'post', path: '/v1/admin/merchants/:id/pix-keys', tag: 'Operator', summary: 'Register a PIX key', auth: 'admin', body: admin.addPixKeyBody, responses: { 201: { description: 'Registered (PENDING)', schema: r.pixKeyOne } } },
   { method: 'patch', path: '/v1/admin/merchants/:id/pix-keys/:keyId', tag: 'Operator', summary: 'Set a PIX key’s status', auth: 'admin', body: admin.updatePixKeyBody, responses: { 200: { description: 'Changed', schema: r.pixKeyOne } } },
   { method: 'post', path: '/v1/admin/merchants/:id/adjustments', tag: 'Operator', summary: 'Signed ledger adjustment of available', auth: 'admin', body: admin.adjustmentBody, responses: { 201: { description: 'Posted' } } },
+  { method: 'get', path: '/v1/admin/merchants/:id/users', tag: 'Operator', summary: 'A merchant’s users', auth: 'admin', responses: { 200: { description: 'The users', schema: access.merchantUsersResponse } } },
+  { method: 'post', path: '/v1/admin/merchants/:id/revoke-tokens', tag: 'Operator', summary: 'Revoke every login token of a merchant’s users', auth: 'admin', responses: { 200: { description: 'Revoked', schema: access.merchantTokensRevokedResponse } } },
+  { method: 'post', path: '/v1/admin/users/:id/revoke-tokens', tag: 'Operator', summary: 'Revoke a user’s login tokens', auth: 'admin', responses: { 200: { description: 'Revoked', schema: access.userAccessResponse } } },
+  { method: 'patch', path: '/v1/admin/users/:id', tag: 'Operator', summary: 'Enable or disable a user', auth: 'admin', body: access.updateUserBody, responses: { 200: { description: 'Changed', schema: access.userAccessResponse } } },
   { method: 'get', path: '/v1/admin/audit-log', tag: 'Operator', summary: 'The audit log', auth: 'admin', query: admin.auditLogQuery, responses: { 200: { description: 'A page of entries', schema: r.auditLog } } },
 
   { method: 'post', path: '/v1/sandbox/charges/:id/pay', tag: 'Sandbox', summary: 'Pay a charge through the simulator (sandbox only)', auth: 'any', body: charges.sandboxPayBody, responses: { 202: { description: 'Payment sent', schema: r.sandboxPaid } } },
+  ...(['complete', 'fail', 'return'] as const).map(
+    (action): Endpoint => ({ method: 'post', path: `/v1/sandbox/withdrawals/:id/${action}`, tag: 'Sandbox', summary: `The simulator’s transfer outcome: ${action} (sandbox only)`, auth: 'any', body: withdrawals.sandboxTransferOutcomeBody, responses: { 202: { description: 'Outcome sent', schema: withdrawals.sandboxTransferResponse } } }),
+  ),
+  { method: 'post', path: '/v1/sandbox/infractions', tag: 'Sandbox', summary: 'The simulator raises a MED infraction on a paid charge (sandbox only)', auth: 'any', body: infractions.sandboxRaiseInfractionBody, responses: { 202: { description: 'Raised', schema: infractions.sandboxInfractionResponse } } },
+  ...(['accept', 'reject'] as const).map(
+    (decision): Endpoint => ({ method: 'post', path: `/v1/sandbox/infractions/:id/${decision}`, tag: 'Sandbox', summary: `The simulator decides the infraction: ${decision} (sandbox only)`, auth: 'any', responses: { 202: { description: 'Decided', schema: infractions.sandboxInfractionResponse } } }),
+  ),
 
   { method: 'post', path: '/v1/acquirer/pix', tag: 'Acquirer callbacks', summary: 'Payment notification from the acquirer (signed)', auth: 'acquirer', responses: { 200: { description: 'Stored', schema: r.messageBody } } },
   { method: 'post', path: '/v1/acquirer/transfers', tag: 'Acquirer callbacks', summary: 'Transfer result from the acquirer (signed)', auth: 'acquirer', responses: { 202: { description: 'Accepted', schema: r.messageBody } } },

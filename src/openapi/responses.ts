@@ -5,8 +5,7 @@
  */
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
-import { CHARGE_STATUSES } from '../http/schemas/charges';
-import { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from '../http/schemas/admin';
+import { CHARGE_STATUSES, KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from '../contracts/statuses';
 
 export const errorBody = z.object({ message: z.string() }).describe('Every error has this shape');
 export const messageBody = z.object({ message: z.string() });

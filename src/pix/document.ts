@@ -1,7 +1,7 @@
 /**
  * Brazilian taxpayer documents: CPF (people, 11 digits) and CNPJ (companies, 14 digits).
  *
- * Input is digits only: the API contract (SPEC §4) says so, and accepting masks here ("123.456.789-09")
+ * Input is digits only: the API contract says so, and accepting masks here ("123.456.789-09")
  * would let two spellings of one document reach the database. Callers strip nothing.
  */
 

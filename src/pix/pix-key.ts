@@ -1,5 +1,5 @@
 /**
- * PIX key formats (DECISIONS, "Withdrawals") and the charge customer's phone (SPEC §4).
+ * PIX key formats (README "Behaviour the spec leaves open", Withdrawals) and the charge customer's phone.
  *
  * Formats only: whether a key exists in the DICT is the acquirer's business. Keys are checked as
  * given, with no trimming or case folding, so what is stored is exactly what was validated.
@@ -41,7 +41,7 @@ export function isValidUuid(value: string): boolean {
   return UUID.test(value);
 }
 
-/** The charge customer's phone: 10 to 15 digits, digits only, area code included (SPEC §4 / §8). */
+/** The charge customer's phone: 10 to 15 digits, digits only, area code included. */
 export function isValidCustomerPhone(value: string): boolean {
   return /^\d{10,15}$/.test(value);
 }

@@ -1,7 +1,15 @@
-/** Runs a process entry point: configuration errors print their list; anything else its stack. */
-import { ConfigError } from '../config';
+/**
+ * What the process entry points (src/cli/start.ts, api.ts, worker.ts) share: how they fail, what
+ * they require, and the boot sequence up to the database.
+ */
+import { ConfigError, type Config } from '../config';
 import { EmbeddedPostgresError } from '../db/embedded-postgres';
+import { openDatabase, type Database } from '../db';
+import { createLogger, type Logger } from '../lib/logger';
+import { openAcquirer, type AcquirerHandle } from '../acquirer';
+import { onShutdown } from './lifecycle';
 
+/** Runs a process entry point: configuration errors print their list; anything else its stack. */
 export function runEntryPoint(main: () => Promise<void>): void {
   main().catch((err: unknown) => {
     console.error(err instanceof ConfigError || err instanceof EmbeddedPostgresError ? err.message : err);
@@ -21,4 +29,36 @@ export function requireConfiguredServices(
     ]);
   }
   return { databaseUrl: config.DATABASE_URL, temporalAddress: config.TEMPORAL_ADDRESS };
+}
+
+/** What every process entry point opens first, and stops last (in reverse order of `own`). */
+export interface ProcessScope {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  /** Registers a component to stop on SIGTERM/SIGINT; components stop in reverse order. */
+  own(name: string, stop: () => Promise<void>): void;
+  /** The configured acquirer (or the in-process simulator), closed at shutdown. */
+  openAcquirer(): Promise<AcquirerHandle>;
+}
+
+/** The boot sequence the three entry points share: logger, shutdown handler, database. */
+export async function bootProcess(config: Config): Promise<ProcessScope> {
+  const logger = createLogger({ level: config.LOG_LEVEL });
+  const stops: Array<[string, () => Promise<void>]> = [];
+  onShutdown(logger, stops);
+  const own = (name: string, stop: () => Promise<void>): void => void stops.push([name, stop]);
+  const db = await openDatabase(config, logger);
+  own('database', () => db.close());
+  return {
+    config,
+    logger,
+    db,
+    own,
+    openAcquirer: async () => {
+      const acquirer = await openAcquirer(config);
+      own('acquirer', () => acquirer.close());
+      return acquirer;
+    },
+  };
 }

@@ -14,38 +14,21 @@ import { createPixflowWorker } from '../temporal/worker';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { createActivities } from '../../activities';
 import type { AcquirerHandle } from '../acquirer';
-import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
-import { createChargesService } from '../services/charges';
 import { chargeRoutes } from '../http/routes/charges';
 import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
-import { createAcquirerCallbacks } from '../services/charge-callbacks';
 import { startInboxReconciler } from '../services/inbox-reconciler';
-import { createChargeSandbox } from '../services/charge-sandbox';
-import { createWebhooksService } from '../services/webhooks';
 import { webhookRoutes } from '../http/routes/webhooks';
-import { createWebhookDispatcher } from '../services/webhook-dispatcher';
-import { webhookDeliveryWorkflowClient } from '../temporal/webhook-workflow-client';
 import { webhookDeliverySettings } from '../services/webhook-delivery';
-import { withdrawalWorkflowClient } from '../temporal/withdrawal-workflow-client';
-import { createWithdrawalsService } from '../services/withdrawals';
-import { createWithdrawalCallbackHandler } from '../services/withdrawal-callbacks';
-import { createWithdrawalSandbox } from '../services/withdrawal-sandbox';
 import { reconcileWithdrawalWorkflows } from '../services/withdrawal-reconciler';
 import { withdrawalRoutes } from '../http/routes/withdrawals';
 import { withdrawalSandboxRoutes } from '../http/routes/withdrawal-sandbox';
-import { infractionWorkflowClient } from '../temporal/infraction-workflow-client';
-import { pixKeyWorkflowClient } from '../temporal/pix-key-workflow-client';
-import { createInfractionCallbacks } from '../services/infraction-callbacks';
-import { createPixKeyCallbacks } from '../services/pix-key-callbacks';
-import { createMedCallbackHandlers } from '../services/med-callback-handlers';
-import { createPixKeyRegistration } from '../services/pix-keys';
-import { createInfractionSandbox } from '../services/infraction-sandbox';
 import { infractionSandboxRoutes } from '../http/routes/infraction-sandbox';
 import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
 import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
+import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -65,17 +48,8 @@ export async function startApi(opts: {
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
   const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE);
-  const workflows = chargeWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
-    searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
-  });
-  const charges = createChargesService({ knex, config, logger, acquirer: opts.acquirer.acquirer, workflows });
-  const withdrawalWorkflows = withdrawalWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
-    searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
-  });
-  const withdrawals = createWithdrawalsService({ knex, logger, workflows: withdrawalWorkflows });
-  const workflowOpts = { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES };
-  const infractionWorkflows = infractionWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, workflowOpts);
-  const pixKeyWorkflows = pixKeyWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, workflowOpts);
+  const clients = createWorkflowClients(temporal.client, config);
+  const services = createPaymentServices({ knex, config, logger, acquirer: opts.acquirer, workflows: clients });
   await warmQrRenderer();
   const simulator = opts.acquirer.simulator;
   // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
@@ -84,16 +58,16 @@ export async function startApi(opts: {
   const reconcile = (): void => {
     if (config.RECONCILER === 'off') return;
     reconciling = Promise.all([
-      reconcileChargeWorkflows({ knex, workflows, logger }).catch((err: unknown) =>
+      reconcileChargeWorkflows({ knex, workflows: clients.charges, logger }).catch((err: unknown) =>
         logger.error({ err }, 'charge workflow reconciliation failed'),
       ),
-      reconcileWithdrawalWorkflows({ knex, workflows: withdrawalWorkflows, logger }).catch((err: unknown) =>
+      reconcileWithdrawalWorkflows({ knex, workflows: clients.withdrawals, logger }).catch((err: unknown) =>
         logger.error({ err }, 'withdrawal workflow reconciliation failed'),
       ),
-      reconcileInfractionWorkflows({ knex, workflows: infractionWorkflows, logger }).catch((err: unknown) =>
+      reconcileInfractionWorkflows({ knex, workflows: clients.infractions, logger }).catch((err: unknown) =>
         logger.error({ err }, 'infraction workflow reconciliation failed'),
       ),
-      reconcilePixKeyRegistrations({ knex, workflows: pixKeyWorkflows, logger }).catch((err: unknown) =>
+      reconcilePixKeyRegistrations({ knex, workflows: clients.pixKeys, logger }).catch((err: unknown) =>
         logger.error({ err }, 'PIX key registration reconciliation failed'),
       ),
     ]);
@@ -102,47 +76,31 @@ export async function startApi(opts: {
   const reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
   reconcileTimer.unref();
   // Starts the workflows of committed webhook deliveries (woken by NOTIFY, with a poll and a reconciler).
-  const webhookDispatcher = createWebhookDispatcher({
-    knex,
-    logger,
-    workflows: webhookDeliveryWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
-      searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
-    }),
-  });
+  const webhookDispatcher = services.webhookDispatcher;
   await webhookDispatcher.start();
-  const callbacks = createAcquirerCallbacks({
-    knex,
-    workflows,
-    logger,
-    acquirer: opts.acquirer.acquirer,
-    handlers: {
-      transfers: createWithdrawalCallbackHandler({ knex, workflows: withdrawalWorkflows }),
-      ...createMedCallbackHandlers({
-        infractions: createInfractionCallbacks({ knex, workflows: infractionWorkflows, logger }),
-        pixKeys: createPixKeyCallbacks({ registration: createPixKeyRegistration({ knex, acquirer: opts.acquirer.acquirer, logger }) }),
-      }),
-    },
-  });
+  const callbacks = services.callbacks;
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
+  const onPixKeyCreated = (key: { id: string; merchantId: string }) => clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
+  const sandbox = services.sandbox;
   const app = createApp({
     config,
     knex,
     logger,
+    services: createAccountServices({ knex, config, logger, onPixKeyCreated }),
     routes: [
-      chargeRoutes(charges),
-      withdrawalRoutes(withdrawals),
+      chargeRoutes(services.charges),
+      withdrawalRoutes(services.withdrawals),
       acquirerCallbackRoutes({
         secret: config.ACQUIRER_CALLBACK_SECRET,
         callbacks,
         bodyLimitBytes: config.BODY_LIMIT_BYTES,
       }),
-      webhookRoutes(createWebhooksService({ knex, config })),
-      ...(simulator ? [sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control }))] : []),
-      ...(simulator ? [withdrawalSandboxRoutes(createWithdrawalSandbox({ knex, withdrawals, simulator: simulator.control }))] : []),
-      ...(simulator ? [infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: simulator.control }))] : []),
+      webhookRoutes(services.webhooks),
+      ...(sandbox
+        ? [sandboxRoutes(sandbox.charges), withdrawalSandboxRoutes(sandbox.withdrawals), infractionSandboxRoutes(sandbox.infractions)]
+        : []),
     ],
     metricsToken: config.METRICS_TOKEN,
-    onPixKeyCreated: (key) => pixKeyWorkflows.register({ id: key.id, merchantId: key.merchantId }),
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).
       temporal: () => temporal.connection.workflowService.getSystemInfo({}),

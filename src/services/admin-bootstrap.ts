@@ -1,12 +1,12 @@
 /**
  * Start-up creates the operator account from ADMIN_EMAIL/ADMIN_PASSWORD when no user has that
- * e-mail (DECISIONS "Operator"). An existing user is left untouched: changing ADMIN_PASSWORD later
+ * e-mail (README "Behaviour the spec leaves open", Operator). An existing user is left untouched: changing ADMIN_PASSWORD later
  * does not silently reset a password someone may have changed.
  */
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { newId } from '../lib/ids';
-import { User } from '../models/user';
+import { merchantsStore } from '../stores/merchants';
 import { hashPassword } from './auth';
 
 export type BootstrapResult = 'created' | 'exists' | 'not-configured';
@@ -14,12 +14,9 @@ export type BootstrapResult = 'created' | 'exists' | 'not-configured';
 export async function ensureAdmin(knex: Knex, config: Pick<Config, 'ADMIN_EMAIL' | 'ADMIN_PASSWORD'>): Promise<BootstrapResult> {
   if (!config.ADMIN_EMAIL || !config.ADMIN_PASSWORD) return 'not-configured';
   const email = config.ADMIN_EMAIL.trim().toLowerCase();
-  if (await User.query(knex).findOne({ email })) return 'exists';
+  const store = merchantsStore(knex);
+  if (await store.findUserByEmail(email)) return 'exists';
   const passwordHash = await hashPassword(config.ADMIN_PASSWORD);
   // ON CONFLICT DO NOTHING: two processes starting together must not fail on the unique e-mail.
-  const inserted = await User.query(knex)
-    .insert({ id: newId('usr'), email, passwordHash, role: 'ADMIN', merchantId: null })
-    .onConflict('email')
-    .ignore();
-  return inserted ? 'created' : 'exists';
+  return (await store.insertAdminUnlessExists({ id: newId('usr'), email, passwordHash })) ? 'created' : 'exists';
 }

@@ -1,5 +1,5 @@
 /**
- * API keys (SPEC §2, §5; DECISIONS "Auth").
+ * API keys (README "Behaviour the spec leaves open", Auth).
  *
  * A key's value is `pixflow_` + 40 random base62 characters (~238 bits). Only
  * HMAC-SHA256(value, API_KEY_PEPPER) and the last four characters are stored: a database leak

@@ -3,9 +3,7 @@
  * in the same transaction as the action so an action and its trace commit (or roll back) together.
  */
 import type { Knex } from 'knex';
-import { newId } from '../lib/ids';
-import { AuditLog } from '../models/audit-log';
-import { User } from '../models/user';
+import { auditLogStore } from '../stores/audit-log';
 
 /** Who acted: an ADMIN user (API) or the ops CLI (no user; email "cli"). */
 export interface Actor {
@@ -25,10 +23,10 @@ export interface AuditEntry {
 
 export async function recordAudit(trx: Knex | Knex.Transaction, actor: Actor, entry: AuditEntry): Promise<void> {
   // Tokens carry only the user id; the e-mail is resolved here so the log reads without joins.
+  const store = auditLogStore(trx);
   let email = actor.email;
-  if (!email && actor.userId) email = (await User.query(trx).findById(actor.userId))?.email ?? '';
-  await AuditLog.query(trx).insert({
-    id: newId('aud'),
+  if (!email && actor.userId) email = (await store.actorEmail(actor.userId)) ?? '';
+  await store.insert({
     actorUserId: actor.userId,
     actorEmail: email,
     action: entry.action,
@@ -53,22 +51,12 @@ export async function listAudit(
   knex: Knex,
   opts: { page: number; limit: number; targetType?: string; targetId?: string },
 ): Promise<{ total: number; entries: AuditLogView[] }> {
-  // (target_type, target_id) matches audit_log_target_idx; every operator action so far targets a
-  // merchant, hence the default.
-  const base = AuditLog.query(knex).modify((q) => {
-    if (opts.targetId) q.where({ target_type: opts.targetType ?? 'merchant', target_id: opts.targetId });
+  // Every operator action so far targets a merchant, hence the default target type.
+  const { total, rows } = await auditLogStore(knex).page({
+    limit: opts.limit,
+    offset: (opts.page - 1) * opts.limit,
+    target: opts.targetId ? { type: opts.targetType ?? 'merchant', id: opts.targetId } : undefined,
   });
-  const [total, rows] = await Promise.all([
-    base.clone().resultSize(),
-    base
-      .clone()
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .limit(opts.limit)
-      .offset((opts.page - 1) * opts.limit),
-  ]);
   return {
     total,
     entries: rows.map((r) => ({

@@ -1,5 +1,5 @@
 /**
- * Login, login tokens and who may still use them (DECISIONS "Auth"; README "Auth hardening").
+ * Login, login tokens and who may still use them (README "Behaviour the spec leaves open", Auth, and "Auth hardening").
  *
  * Passwords are argon2id hashes. An unknown e-mail and a wrong password get the same error, and an
  * unknown e-mail is still checked against a dummy hash so the answer takes as long either way.

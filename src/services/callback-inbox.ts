@@ -20,8 +20,8 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
-import { newId } from '../lib/ids';
-import { AcquirerCallback, type CallbackStatus } from '../models/acquirer-callback';
+import type { AcquirerCallback, CallbackStatus } from '../models/acquirer-callback';
+import { callbackInboxStore } from '../stores/callback-inbox';
 import { recordAudit, type Actor } from './audit';
 
 export type CallbackKind = 'pix' | 'refund' | 'transfers' | 'infractions' | 'pix-keys';
@@ -82,18 +82,7 @@ export async function markCallbackApplied(
   db: Db,
   c: { kind: CallbackKind; externalId: string; payload: unknown; resolution: string },
 ): Promise<void> {
-  await db('acquirer_callbacks')
-    .insert({
-      id: newId('acb'),
-      kind: c.kind,
-      external_id: c.externalId,
-      payload: JSON.stringify(c.payload),
-      status: 'APPLIED',
-      resolution: c.resolution,
-      applied_at: db.fn.now(),
-    })
-    .onConflict(['kind', 'external_id'])
-    .merge({ status: 'APPLIED', resolution: c.resolution, applied_at: db.fn.now(), last_error: null, updated_at: db.fn.now() });
+  await callbackInboxStore(db).upsertApplied(c.kind, c.externalId, c.payload, c.resolution);
 }
 
 /**
@@ -105,17 +94,7 @@ export async function parkCallback(
   logger: Logger,
   c: { kind: CallbackKind; externalId: string; payload: unknown; reason: string; merchantId?: string | null },
 ): Promise<void> {
-  await db('acquirer_callbacks')
-    .insert({ id: newId('acb'), kind: c.kind, external_id: c.externalId, payload: JSON.stringify(c.payload) })
-    .onConflict(['kind', 'external_id'])
-    .ignore();
-  const parked = (await db('acquirer_callbacks')
-    .where({ kind: c.kind, external_id: c.externalId })
-    .whereNot('status', 'PARKED')
-    .whereNot('status', 'APPLIED')
-    .update({ status: 'PARKED', parked_at: db.fn.now(), last_error: c.reason, updated_at: db.fn.now() })
-    .returning(['id', 'attempts'])) as Array<{ id: string; attempts: number }>;
-  const row = parked[0];
+  const row = await callbackInboxStore(db).park(c.kind, c.externalId, c.payload, c.reason);
   if (!row) return;
   logger.error({ callbackId: row.id, kind: c.kind, externalId: c.externalId, reason: c.reason }, 'acquirer callback parked: needs an operator');
   await recordAudit(db, SYSTEM_ACTOR, {
@@ -165,20 +144,13 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
 
   /** Keeps the callback once per (kind, externalId) and returns its row (the first delivery's). */
   async function keep(kind: CallbackKind, externalId: string, payload: unknown): Promise<AcquirerCallback> {
-    await knex('acquirer_callbacks')
-      .insert({ id: newId('acb'), kind, external_id: externalId, payload: JSON.stringify(payload) })
-      .onConflict(['kind', 'external_id'])
-      .ignore();
-    return (await AcquirerCallback.query(knex).findOne({ kind, external_id: externalId })) as AcquirerCallback;
+    return callbackInboxStore(knex).keep(kind, externalId, payload);
   }
 
   /** Records what the handler said; `attempts` counts every try that did not finish the callback. */
   async function record(entry: AcquirerCallback, outcome: HandlerOutcome): Promise<void> {
-    const where = { id: entry.id, status: 'RECEIVED' };
     if (outcome.kind === 'applied') {
-      await knex('acquirer_callbacks')
-        .where(where)
-        .update({ status: 'APPLIED', resolution: outcome.resolution, applied_at: knex.fn.now(), last_error: null, updated_at: knex.fn.now() });
+      await callbackInboxStore(knex).markApplied(entry.id, outcome.resolution);
       return;
     }
     const attempts = entry.attempts + 1;
@@ -188,20 +160,13 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
           ? outcome.reason
           : `not applied after ${attempts} attempts${outcome.kind === 'wait' ? `: ${outcome.reason}` : ''}`;
       await knex.transaction(async (trx) => {
-        await trx('acquirer_callbacks').where(where).update({ attempts });
+        await callbackInboxStore(trx).setAttempts(entry.id, attempts);
         await parkCallback(trx, logger, { kind: entry.kind as CallbackKind, externalId: entry.externalId, payload: entry.payload, reason });
       });
       return;
     }
     const delay = outcome.kind === 'handed' ? opts.recheckMs : backoff(attempts);
-    await knex('acquirer_callbacks')
-      .where(where)
-      .update({
-        attempts,
-        last_error: outcome.kind === 'wait' ? outcome.reason : null,
-        next_attempt_at: knex.raw(`now() + make_interval(secs => ?)`, [delay / 1000]),
-        updated_at: knex.fn.now(),
-      });
+    await callbackInboxStore(knex).retryLater(entry.id, attempts, outcome.kind === 'wait' ? outcome.reason : null, delay);
   }
 
   /** Runs the kind's handler on a RECEIVED callback and records the outcome. Never throws. */
@@ -233,12 +198,8 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
   async function receive(kind: CallbackKind, externalId: string, payload: unknown): Promise<AcquirerCallback> {
     const entry = await keep(kind, externalId, payload);
     if (entry.status !== 'RECEIVED' || !handlers[kind]) return entry;
-    const leased = await knex('acquirer_callbacks')
-      .where({ id: entry.id, status: 'RECEIVED' })
-      .where('next_attempt_at', '<=', knex.fn.now())
-      .update({ next_attempt_at: knex.raw(`now() + interval '1 minute'`) });
     // Someone (the reconciler, a concurrent delivery) is handing it on already.
-    if (leased === 0) return entry;
+    if (!(await callbackInboxStore(knex).lease(entry.id))) return entry;
     const handOff = dispatch(entry);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([handOff, new Promise<void>((resolve) => (timer = setTimeout(resolve, opts.handOffWaitMs)))]);
@@ -257,22 +218,7 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
     const batch = o.batchSize ?? 100;
     let done = 0;
     for (let i = 0; i < (o.maxBatches ?? 50); i++) {
-      const claimed = (await knex.transaction(async (trx) => {
-        const ids = (await trx('acquirer_callbacks')
-          .where({ status: 'RECEIVED' })
-          .whereIn('kind', kinds)
-          .where('next_attempt_at', '<=', trx.fn.now())
-          .orderBy('next_attempt_at')
-          .limit(batch)
-          .forUpdate()
-          .skipLocked()
-          .pluck('id')) as string[];
-        if (ids.length === 0) return [];
-        await trx('acquirer_callbacks')
-          .whereIn('id', ids)
-          .update({ next_attempt_at: trx.raw(`now() + interval '1 minute'`) });
-        return AcquirerCallback.query(trx).whereIn('id', ids).orderBy('received_at');
-      })) as AcquirerCallback[];
+      const claimed = await knex.transaction((trx) => callbackInboxStore(trx).claimDue(kinds, batch));
       for (const entry of claimed) await dispatch(entry);
       done += claimed.length;
       if (claimed.length < batch) break;
@@ -283,22 +229,11 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
 
   /** Makes one callback due now (e.g. the outcome it was waiting for has arrived). */
   async function nudge(kind: CallbackKind, externalId: string): Promise<void> {
-    await knex('acquirer_callbacks')
-      .where({ kind, external_id: externalId, status: 'RECEIVED' })
-      .update({ next_attempt_at: knex.fn.now(), updated_at: knex.fn.now() });
+    await callbackInboxStore(knex).nudge(kind, externalId);
   }
 
   async function list(q: { status?: CallbackStatus; kind?: string; limit?: number } = {}): Promise<CallbackView[]> {
-    const rows = await AcquirerCallback.query(knex)
-      .modify((b) => {
-        if (q.status) b.where({ status: q.status });
-        if (q.kind) b.where({ kind: q.kind });
-      })
-      .orderBy([
-        { column: 'received_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .limit(q.limit ?? 100);
+    const rows = await callbackInboxStore(knex).list({ status: q.status, kind: q.kind, limit: q.limit ?? 100 });
     return rows.map(view);
   }
 
@@ -308,15 +243,12 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
    */
   async function redrive(actor: Actor, ids: string[] | 'all-parked'): Promise<CallbackView[]> {
     return knex.transaction(async (trx) => {
-      const q = trx('acquirer_callbacks').where({ status: 'PARKED' });
-      if (ids !== 'all-parked') q.whereIn('id', ids);
-      const rows = (await q
-        .update({ status: 'RECEIVED', attempts: 0, next_attempt_at: trx.fn.now(), parked_at: null, updated_at: trx.fn.now() })
-        .returning('id')) as Array<{ id: string }>;
-      for (const r of rows) {
-        await recordAudit(trx, actor, { action: 'callback.redrive', targetType: 'acquirer_callback', targetId: r.id });
+      const store = callbackInboxStore(trx);
+      const unparked = await store.unpark(ids);
+      for (const id of unparked) {
+        await recordAudit(trx, actor, { action: 'callback.redrive', targetType: 'acquirer_callback', targetId: id });
       }
-      const found = await AcquirerCallback.query(trx).whereIn('id', rows.map((r) => r.id));
+      const found = await store.findMany(unparked);
       return found.map(view);
     });
   }

@@ -1,4 +1,4 @@
-/** The charge as the API shows it (SPEC §2): one mapping, used by create, replay, list and get. */
+/** The charge as the API shows it (README "Charges: how they work"): one mapping, used by create, replay, list and get. */
 import type { Knex } from 'knex';
 import type { Charge } from '../models/charge';
 
@@ -73,7 +73,7 @@ export function listItem(row: ChargeRow): ChargeListItem {
   };
 }
 
-/** The replayed creation response (SPEC §2): no imageBase64, plus createdAt. */
+/** The replayed creation response (README "Charges: how they work"): no imageBase64, plus createdAt. */
 export function replayView(row: ChargeRow) {
   return {
     id: row.id,

@@ -1,5 +1,5 @@
 /**
- * Charges, API side (SPEC §4, DECISIONS "Charges"): create with prerequisites, idempotency and the
+ * Charges, API side (README "Charges: how they work"): create with prerequisites, idempotency and the
  * cob at the acquirer; list, get, cancel, refund. What happens after creation (payment, expiry,
  * settlement, refunds at the acquirer) is the charge workflow's, in charge-lifecycle.ts.
  */
@@ -54,7 +54,7 @@ const COB_ATTEMPTS = 3;
 
 export function createChargesService(deps: ChargesDeps) {
   const { knex, acquirer, workflows, logger } = deps;
-  // The list cache (DECISIONS: 3 s per (merchant, query), dropped on that merchant's own writes in
+  // The list cache (README "Behaviour the spec leaves open": 3 s per (merchant, query), dropped on that merchant's own writes in
   // this process). Dropping bumps the merchant's generation, which is part of every key, so it costs
   // O(1) however many entries the cache holds; entries of older generations are never read again and
   // age out by TTL or LRU.
@@ -95,7 +95,7 @@ export function createChargesService(deps: ChargesDeps) {
         ),
       )) as { status: string; kyc_status: string; acquirer_account_id: string | null; pix_key: string | null } | undefined;
     if (!row) throw notFound('Merchant not found');
-    // SPEC §1: each unmet prerequisite is named.
+    // Each unmet prerequisite is named.
     const missing: string[] = [];
     if (row.kyc_status !== 'APPROVED') missing.push('KYC not approved');
     if (!row.acquirer_account_id) missing.push('acquirer account not configured');

@@ -5,6 +5,7 @@
  * an event and its deliveries exist exactly when the change committed. Their workflows are started
  * after the commit by the webhook dispatcher.
  */
+import { eventsStore } from '../stores/events';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { enqueueDeliveries } from './webhook-outbox';
@@ -25,12 +26,9 @@ export async function recordEvent(trx: Knex | Knex.Transaction, e: RecordEventIn
   if (!(trx as Knex.Transaction).isTransaction) return trx.transaction((t) => recordEvent(t, e));
   const id = newId('evt');
   const timestamp = new Date();
-  const inserted = (await trx('events')
-    .insert({ id, merchant_id: e.merchantId, type: e.type, data: JSON.stringify(e.data), reference: e.reference, created_at: timestamp })
-    .onConflict('reference')
-    .ignore()
-    .returning('id')) as Array<{ id: string }>;
-  if (inserted.length > 0) {
+  const store = eventsStore(trx);
+  const created = await store.insertOnce({ id, merchantId: e.merchantId, type: e.type, data: e.data, reference: e.reference, createdAt: timestamp });
+  if (created) {
     await enqueueDeliveries(trx as Knex.Transaction, {
       eventId: id,
       merchantId: e.merchantId,
@@ -40,6 +38,5 @@ export async function recordEvent(trx: Knex | Knex.Transaction, e: RecordEventIn
     });
     return { id, created: true };
   }
-  const existing = (await trx('events').where({ reference: e.reference }).first('id')) as { id: string };
-  return { id: existing.id, created: false };
+  return { id: await store.idByReference(e.reference), created: false };
 }

@@ -10,6 +10,7 @@
  */
 import type { Knex } from 'knex';
 import { conflict } from '../lib/errors';
+import { idempotencyKeysStore } from '../stores/idempotency-keys';
 
 export interface IdempotencyScope {
   /** What the key protects, e.g. `charge_refund`, `adjustment`. */
@@ -28,22 +29,14 @@ export async function withIdempotencyKey<T>(
   k: IdempotencyScope,
   run: () => Promise<T>,
 ): Promise<Idempotent<T>> {
-  const inserted = (await trx('idempotency_keys')
-    .insert({ scope: k.scope, owner_id: k.ownerId, key: k.key, target_id: k.targetId })
-    .onConflict(['scope', 'owner_id', 'key'])
-    .ignore()
-    .returning('key')) as Array<{ key: string }>;
-  if (inserted.length === 0) {
-    const row = (await trx('idempotency_keys')
-      .where({ scope: k.scope, owner_id: k.ownerId, key: k.key })
-      .first('target_id', 'result')) as { target_id: string; result: T | null } | undefined;
+  const store = idempotencyKeysStore(trx);
+  if (!(await store.take(k))) {
+    const row = await store.find<T>(k);
     if (!row || row.result === null) throw conflict('A request with this idempotency key is still being processed');
     if (row.target_id !== k.targetId) throw conflict('This idempotency key was already used for another resource');
     return { replay: true, result: row.result };
   }
   const result = await run();
-  await trx('idempotency_keys')
-    .where({ scope: k.scope, owner_id: k.ownerId, key: k.key })
-    .update({ result: JSON.stringify(result) });
+  await store.storeResult(k, result);
   return { replay: false, result };
 }

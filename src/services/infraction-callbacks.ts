@@ -10,7 +10,7 @@ import type { Logger } from '../lib/logger';
 import { wireToCents } from '../acquirer/money-wire';
 import { infractionCallback, type InfractionCallback } from '../acquirer/wire';
 import type { InfractionWorkflows } from '../temporal/infraction-workflow-client';
-import { recordAcquirerInfraction } from './infraction-store';
+import { infractionsStore } from '../stores/infractions';
 
 /**
  * `handed`: the workflow has it. `unknown_payment`: the end-to-end id is none of our charges' — yet:
@@ -24,7 +24,7 @@ export function createInfractionCallbacks(deps: { knex: Knex; workflows: Infract
 
   async function received(body: InfractionCallback): Promise<InfractionCallbackOutcome> {
     const i = body.infraction;
-    const row = await recordAcquirerInfraction(knex, {
+    const row = await infractionsStore(knex).recordFromAcquirer({
       acquirerId: i.id,
       endToEndId: i.endToEndId,
       // The schema admitted only `\d{1,10}\.\d{2}`, which always converts.

@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
-import { Infraction } from '../models/infraction';
+import { infractionsStore, type Infraction } from '../stores/infractions';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import { centsToDecimalString } from '../domain/money';
@@ -39,7 +39,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   const { knex, acquirer, logger } = deps;
 
   async function lock(trx: Trx, id: string): Promise<Infraction> {
-    const inf = await Infraction.query(trx).forUpdate().findById(id);
+    const inf = await infractionsStore(trx).find(id, { lock: true });
     if (!inf) throw new InfractionNotFoundError(`infraction ${id} not found`);
     return inf;
   }
@@ -56,9 +56,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   async function patch(trx: Trx, id: string, p: Partial<Infraction>): Promise<void> {
-    await Infraction.query(trx)
-      .patch({ ...p, updatedAt: new Date() })
-      .where({ id });
+    await infractionsStore(trx).patch(id, p);
   }
 
   /**
@@ -101,7 +99,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   async function progress(id: string): Promise<InfractionProgress> {
-    const inf = await Infraction.query(knex).findById(id);
+    const inf = await infractionsStore(knex).find(id);
     if (!inf) throw new InfractionNotFoundError(`infraction ${id} not found`);
     const stillBlocking = (inf.status === 'OPEN' || inf.status === 'ACCEPTED') && !inf.refundId && inf.blockedAmount < inf.amount;
     return {
@@ -224,7 +222,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   async function refundTarget(id: string): Promise<{ inf: Infraction; refundId: string; amount: number; e2eId: string }> {
-    const inf = await Infraction.query(knex).findById(id);
+    const inf = await infractionsStore(knex).find(id);
     if (!inf?.refundId || !inf.refundAmount || !inf.e2eId) throw new InfractionNotFoundError(`infraction ${id} has no devolução to send`);
     return { inf, refundId: inf.refundId, amount: inf.refundAmount, e2eId: inf.e2eId };
   }

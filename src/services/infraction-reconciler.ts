@@ -5,14 +5,11 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
+import { infractionsStore } from '../stores/infractions';
 import type { InfractionWorkflows } from '../temporal/infraction-workflow-client';
 
 export async function reconcileInfractionWorkflows(deps: { knex: Knex; workflows: InfractionWorkflows; logger: Logger }): Promise<number> {
-  const rows = (await deps.knex('infractions')
-    .whereNull('closed_at')
-    .orderBy('created_at')
-    .limit(1000)
-    .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+  const rows = await infractionsStore(deps.knex).open();
   for (const r of rows) await deps.workflows.start({ id: r.id, merchantId: r.merchant_id });
   if (rows.length > 0) deps.logger.info({ infractions: rows.length }, 'infraction workflows reconciled');
   return rows.length;

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { invalid, notFound } from '../lib/errors';
 import { Charge } from '../models/charge';
 import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
-import { findInfraction, infractionView, recordAcquirerInfraction, type InfractionView } from './infraction-store';
+import { infractionsStore, infractionView, type InfractionView } from '../stores/infractions';
 
 export function createInfractionSandbox(deps: { knex: Knex; simulator: SimulatorControl }) {
   const { knex, simulator } = deps;
@@ -30,7 +30,7 @@ export function createInfractionSandbox(deps: { knex: Knex; simulator: Simulator
     const { infractionId } = simulatorSays(() => simulator.raiseInfraction(charge.e2eId as string, reason));
     const raised = simulator.getInfraction(infractionId);
     // The same idempotent record the callback makes: whichever comes first creates the row.
-    const row = await recordAcquirerInfraction(knex, {
+    const row = await infractionsStore(knex).recordFromAcquirer({
       acquirerId: infractionId,
       endToEndId: charge.e2eId,
       amount: raised?.amount ?? charge.amount,
@@ -42,7 +42,7 @@ export function createInfractionSandbox(deps: { knex: Knex; simulator: Simulator
   }
 
   async function decide(merchantId: string, id: string, decision: 'accept' | 'reject'): Promise<InfractionView> {
-    const row = await findInfraction(knex, merchantId, id);
+    const row = await infractionsStore(knex).findForMerchant(merchantId, id);
     if (!row) throw notFound('Infraction not found');
     simulatorSays(() =>
       decision === 'accept' ? simulator.acceptInfraction(row.acquirerInfractionId) : simulator.rejectInfraction(row.acquirerInfractionId),

@@ -1,5 +1,5 @@
 /**
- * The ledger: the one implementation of money movement (DESIGN §4).
+ * The ledger: the one implementation of money movement (README "Money and the ledger").
  *
  * Every movement is one transaction of postings that sum to zero, identified by a unique
  * reference so that posting it again (a retried activity, a duplicate callback) is a no-op.
@@ -296,7 +296,7 @@ export function resolveInTransit(
   });
 }
 
-/** Withdrawal requested: available → in transit, at once (SPEC §3). */
+/** Withdrawal requested: available → in transit, at once (README "Withdrawals: the saga"). */
 export function debitWithdrawal(
   db: Db,
   a: { withdrawalId: string; merchantId: string; amount: number },

@@ -1,16 +1,15 @@
 /**
- * Merchants, their login user and their PIX keys: the operator's use cases (DECISIONS "Operator")
+ * Merchants, their login user and their PIX keys: the operator's use cases (README "Behaviour the spec leaves open", Operator)
  * and the merchant's own profile. Every operator action writes an audit row in the same
  * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
  */
+import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { conflict, invalid, notFound } from '../lib/errors';
 import { newId } from '../lib/ids';
-import { Merchant } from '../models/merchant';
-import { PixKey } from '../models/pix-key';
-import { User } from '../models/user';
+import { merchantsStore, type Merchant, type PixKey } from '../stores/merchants';
 import { validatePixKey, type PixKeyType } from '../pix/pix-key';
 import { recordAudit, type Actor } from './audit';
 import { hashPassword } from './auth';
@@ -18,9 +17,7 @@ import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
 import { recordPixKeyUpdated } from './pix-keys';
 
-export type MerchantStatus = 'ACTIVE' | 'SUSPENDED';
-export type KycStatus = 'PENDING' | 'APPROVED' | 'REJECTED';
-export type PixKeyStatus = 'PENDING' | 'ACTIVE' | 'INACTIVE';
+export type { KycStatus, MerchantStatus, PixKeyStatus };
 
 export interface PixKeyView {
   id: string;
@@ -29,7 +26,7 @@ export interface PixKeyView {
   status: string;
 }
 
-/** What a merchant sees of itself (DECISIONS "Balance…": GET /v1/merchants/me). */
+/** What a merchant sees of itself (README "Behaviour the spec leaves open", Balance: GET /v1/merchants/me). */
 export interface MerchantProfile {
   id: string;
   name: string;
@@ -113,10 +110,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
   const { knex, config } = deps;
 
   async function keysOf(db: Knex | Knex.Transaction, merchantId: string): Promise<PixKey[]> {
-    return PixKey.query(db).where({ merchant_id: merchantId }).orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ]);
+    return merchantsStore(db).pixKeysOf([merchantId]);
   }
 
   function profile(m: Merchant, keys: PixKey[]): MerchantProfile {
@@ -147,7 +141,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
   }
 
   async function findMerchant(db: Knex | Knex.Transaction, id: string): Promise<Merchant> {
-    const m = await Merchant.query(db).findById(id);
+    const m = await merchantsStore(db).findById(id);
     if (!m) throw notFound('Merchant not found');
     return m;
   }
@@ -161,11 +155,12 @@ export function createMerchantsService(deps: MerchantsDeps) {
     const passwordHash = await hashPassword(input.password);
     try {
       return await knex.transaction(async (trx) => {
-        if (await User.query(trx).findOne({ email })) throw conflict('A user with this e-mail already exists');
-        if (await Merchant.query(trx).findOne({ document: input.document })) {
+        const store = merchantsStore(trx);
+        if (await store.findUserByEmail(email)) throw conflict('A user with this e-mail already exists');
+        if (await store.findByDocument(input.document)) {
           throw conflict('A merchant with this document already exists');
         }
-        const merchant = await Merchant.query(trx).insertAndFetch({
+        const merchant = await store.insert({
           id: newId('mch'),
           name: input.name,
           document: input.document,
@@ -177,7 +172,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
           feeFixed: input.feeFixed ?? config.DEFAULT_FEE_FIXED,
           settlementDelaySeconds: input.settlementDelaySeconds ?? config.DEFAULT_SETTLEMENT_DELAY_SECONDS,
         });
-        const user = await User.query(trx).insertAndFetch({
+        const user = await store.insertUser({
           id: newId('usr'),
           email,
           passwordHash,
@@ -211,29 +206,15 @@ export function createMerchantsService(deps: MerchantsDeps) {
   }
 
   async function listMerchants(opts: { page: number; limit: number }): Promise<{ total: number; merchants: MerchantAdminView[] }> {
-    const [total, rows] = await Promise.all([
-      Merchant.query(knex).resultSize(),
-      Merchant.query(knex)
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(opts.limit)
-        .offset((opts.page - 1) * opts.limit),
-    ]);
-    const ids = rows.map((r) => r.id);
-    const keys = ids.length
-      ? await PixKey.query(knex).whereIn('merchant_id', ids).orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-      : [];
+    const store = merchantsStore(knex);
+    const { total, rows } = await store.page({ limit: opts.limit, offset: (opts.page - 1) * opts.limit });
+    const keys = await store.pixKeysOf(rows.map((r) => r.id));
     return { total, merchants: rows.map((m) => adminView(m, keys.filter((k) => k.merchantId === m.id))) };
   }
 
   async function updateMerchant(actor: Actor, id: string, input: UpdateMerchantInput): Promise<MerchantAdminView> {
     return knex.transaction(async (trx) => {
-      const before = await Merchant.query(trx).findById(id).forUpdate();
+      const before = await merchantsStore(trx).findById(id, { lock: true });
       if (!before) throw notFound('Merchant not found');
       const patch: Partial<Merchant> = {};
       if (input.kycStatus !== undefined) patch.kycStatus = input.kycStatus;
@@ -242,7 +223,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
       if (input.feeBps !== undefined) patch.feeBps = input.feeBps;
       if (input.feeFixed !== undefined) patch.feeFixed = input.feeFixed;
       if (input.settlementDelaySeconds !== undefined) patch.settlementDelaySeconds = input.settlementDelaySeconds;
-      const after = Object.keys(patch).length > 0 ? await before.$query(trx).patchAndFetch(patch) : before;
+      const after = Object.keys(patch).length > 0 ? await merchantsStore(trx).patch(before, patch) : before;
       await recordAudit(trx, actor, { action: 'merchant.update', targetType: 'merchant', targetId: id, details: { ...input } });
       return adminView(after, await keysOf(trx, id));
     });
@@ -256,10 +237,10 @@ export function createMerchantsService(deps: MerchantsDeps) {
     try {
       created = await knex.transaction(async (trx) => {
         await findMerchant(trx, merchantId);
-        if (await PixKey.query(trx).findOne({ type: input.type, key: input.key })) {
+        if (await merchantsStore(trx).findPixKey(input.type, input.key)) {
           throw conflict('This PIX key is already registered');
         }
-        const row = await PixKey.query(trx).insertAndFetch({
+        const row = await merchantsStore(trx).insertPixKey({
           id: newId('pxk'),
           merchantId,
           type: input.type,
@@ -291,10 +272,10 @@ export function createMerchantsService(deps: MerchantsDeps) {
   /** Operator override of a key's status; a change records `pixkey.updated` (src/services/pix-keys.ts). */
   async function setPixKeyStatus(actor: Actor, merchantId: string, keyId: string, status: PixKeyStatus): Promise<PixKeyView> {
     return knex.transaction(async (trx) => {
-      const key = await PixKey.query(trx).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
+      const key = await merchantsStore(trx).lockPixKey(merchantId, keyId);
       if (!key) throw notFound('PIX key not found');
       const from = key.status; // patchAndFetch updates `key` itself
-      const updated = await key.$query(trx).patchAndFetch({ status });
+      const updated = await merchantsStore(trx).patchPixKey(key, { status });
       if (from !== status) await recordPixKeyUpdated(trx, updated, status);
       await recordAudit(trx, actor, {
         action: 'pix_key.update',

@@ -6,15 +6,11 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
+import { merchantsStore } from '../stores/merchants';
 import type { PixKeyWorkflows } from '../temporal/pix-key-workflow-client';
 
 export async function reconcilePixKeyRegistrations(deps: { knex: Knex; workflows: PixKeyWorkflows; logger: Logger }): Promise<number> {
-  const rows = (await deps.knex('pix_keys')
-    .whereIn('status', ['PENDING', 'ACTIVE'])
-    .whereNull('acquirer_key_id')
-    .orderBy('id')
-    .limit(1000)
-    .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+  const rows = await merchantsStore(deps.knex).unregisteredPixKeys();
   for (const r of rows) await deps.workflows.register({ id: r.id, merchantId: r.merchant_id });
   if (rows.length > 0) deps.logger.info({ pixKeys: rows.length }, 'PIX key registrations reconciled');
   return rows.length;

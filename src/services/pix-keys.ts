@@ -11,7 +11,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
-import { PixKey } from '../models/pix-key';
+import { merchantsStore, type PixKey } from '../stores/merchants';
 import type { Acquirer, PixKeyStatusAtAcquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import type { PixKeyCallback } from '../acquirer/wire';
@@ -59,11 +59,7 @@ export async function changePixKeyStatus(
   to: PixKeyStatus,
 ): Promise<boolean> {
   if (key.status === to || !from.includes(key.status)) return false;
-  const n = await PixKey.query(trx)
-    .patch({ status: to, updatedAt: new Date() })
-    .where({ id: key.id })
-    .whereIn('status', [...from]);
-  if (n === 0) return false;
+  if (!(await merchantsStore(trx).movePixKeyStatus(key.id, from, to))) return false;
   await recordPixKeyUpdated(trx, key, to);
   return true;
 }
@@ -85,7 +81,7 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
 
   /** Registers the key at the acquirer once (idempotent on our key id there too). */
   async function register(keyId: string): Promise<PixKeyRegistrationOutcome> {
-    const key = await PixKey.query(knex).findById(keyId);
+    const key = await merchantsStore(knex).findPixKeyById(keyId);
     if (!key || key.status === 'INACTIVE') return 'skipped';
     if (key.acquirerKeyId) return 'registered';
     let registered;
@@ -97,7 +93,7 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
       if (err instanceof AcquirerError && err.code === 'REJECTED') {
         logger.warn({ pixKeyId: key.id, err: err.message }, 'PIX key refused by the acquirer');
         await knex.transaction(async (trx) => {
-          const locked = await PixKey.query(trx).forUpdate().findById(key.id);
+          const locked = await merchantsStore(trx).findPixKeyById(key.id, { lock: true });
           if (locked) await changePixKeyStatus(trx, locked, ['PENDING'], 'INACTIVE');
         });
         return 'refused';
@@ -105,11 +101,10 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
       throw err;
     }
     await knex.transaction(async (trx) => {
-      const locked = await PixKey.query(trx).forUpdate().findById(key.id);
+      const store = merchantsStore(trx);
+      const locked = await store.findPixKeyById(key.id, { lock: true });
       if (!locked) return;
-      if (!locked.acquirerKeyId) {
-        await PixKey.query(trx).patch({ acquirerKeyId: registered.id, updatedAt: new Date() }).where({ id: key.id });
-      }
+      if (!locked.acquirerKeyId) await store.setAcquirerKeyId(key.id, registered.id, { touch: true });
       // A replay after the acquirer activated the key answers with its current status: apply it,
       // in case that callback was lost.
       await applyStatus(trx, locked, registered.status);
@@ -131,9 +126,8 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
   async function acquirerStatusChanged(body: PixKeyCallback): Promise<PixKeyCallbackOutcome> {
     const k = body.pixKey;
     return knex.transaction(async (trx) => {
-      const key =
-        (await PixKey.query(trx).forUpdate().findOne({ acquirer_key_id: k.id })) ??
-        (await PixKey.query(trx).forUpdate().findOne({ type: k.tipoChave, key: k.chave }));
+      const store = merchantsStore(trx);
+      const key = await store.lockPixKeyFromAcquirer(k.id, k.tipoChave, k.chave);
       if (!key) {
         logger.warn({ acquirerKeyId: k.id }, 'status of an unknown PIX key: kept in the inbox');
         return 'unknown_key';
@@ -142,9 +136,7 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
         logger.warn({ pixKeyId: key.id, acquirerKeyId: k.id }, 'status of another registration of this PIX key: ignored');
         return 'unchanged';
       }
-      if (!key.acquirerKeyId) {
-        await PixKey.query(trx).patch({ acquirerKeyId: k.id }).where({ id: key.id });
-      }
+      if (!key.acquirerKeyId) await store.setAcquirerKeyId(key.id, k.id);
       return (await applyStatus(trx, key, k.status)) ? 'applied' : 'unchanged';
     });
   }

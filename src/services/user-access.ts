@@ -5,14 +5,13 @@
  * both take effect on the caller's very next request because every authenticated request re-reads
  * the user and merchant state.
  */
+import { USER_STATUSES, type UserStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import { notFound } from '../lib/errors';
-import { Merchant } from '../models/merchant';
-import { User } from '../models/user';
+import { merchantsStore, type User } from '../stores/merchants';
 import { recordAudit, type Actor } from './audit';
 
-export const USER_STATUSES = ['ACTIVE', 'DISABLED'] as const;
-export type UserStatus = (typeof USER_STATUSES)[number];
+export { USER_STATUSES, type UserStatus };
 
 export interface UserAccessView {
   id: string;
@@ -40,18 +39,16 @@ export function createUserAccessService(deps: { knex: Knex }) {
   const { knex } = deps;
 
   async function lockedUser(trx: Knex.Transaction, userId: string): Promise<User> {
-    const user = await User.query(trx).findById(userId).forUpdate();
+    const user = await merchantsStore(trx).lockUser(userId);
     if (!user) throw notFound('User not found');
     return user;
   }
 
   /** A merchant's users (to find the id to act on). */
   async function listMerchantUsers(merchantId: string): Promise<UserAccessView[]> {
-    if (!(await Merchant.query(knex).findById(merchantId))) throw notFound('Merchant not found');
-    const users = await User.query(knex).where({ merchant_id: merchantId }).orderBy([
-      { column: 'created_at', order: 'asc' },
-      { column: 'id', order: 'asc' },
-    ]);
+    const store = merchantsStore(knex);
+    if (!(await store.findById(merchantId))) throw notFound('Merchant not found');
+    const users = await store.usersOf(merchantId);
     return users.map(view);
   }
 
@@ -59,7 +56,7 @@ export function createUserAccessService(deps: { knex: Knex }) {
   async function revokeUserTokens(actor: Actor, userId: string): Promise<UserAccessView> {
     return knex.transaction(async (trx) => {
       const user = await lockedUser(trx, userId);
-      const after = await user.$query(trx).patchAndFetch({ tokenVersion: user.tokenVersion + 1, updatedAt: new Date() });
+      const after = await merchantsStore(trx).patchUser(user, { tokenVersion: user.tokenVersion + 1 });
       await recordAudit(trx, actor, {
         action: 'user.revoke_tokens',
         targetType: 'user',
@@ -73,11 +70,10 @@ export function createUserAccessService(deps: { knex: Knex }) {
   /** Every JWT of every user of the merchant becomes 401 on its next use. */
   async function revokeMerchantTokens(actor: Actor, merchantId: string): Promise<{ merchantId: string; users: UserAccessView[] }> {
     return knex.transaction(async (trx) => {
-      if (!(await Merchant.query(trx).findById(merchantId))) throw notFound('Merchant not found');
-      await trx('users')
-        .where({ merchant_id: merchantId })
-        .update({ token_version: trx.raw('token_version + 1'), updated_at: trx.fn.now() });
-      const users = await User.query(trx).where({ merchant_id: merchantId }).orderBy('created_at');
+      const store = merchantsStore(trx);
+      if (!(await store.findById(merchantId))) throw notFound('Merchant not found');
+      await store.bumpTokenVersions(merchantId);
+      const users = await store.usersOf(merchantId);
       await recordAudit(trx, actor, {
         action: 'merchant.revoke_tokens',
         targetType: 'merchant',
@@ -93,9 +89,7 @@ export function createUserAccessService(deps: { knex: Knex }) {
     return knex.transaction(async (trx) => {
       const user = await lockedUser(trx, userId);
       const bump = status === 'DISABLED' && user.status !== 'DISABLED';
-      const after = await user
-        .$query(trx)
-        .patchAndFetch({ status, tokenVersion: user.tokenVersion + (bump ? 1 : 0), updatedAt: new Date() });
+      const after = await merchantsStore(trx).patchUser(user, { status, tokenVersion: user.tokenVersion + (bump ? 1 : 0) });
       await recordAudit(trx, actor, { action: 'user.update', targetType: 'user', targetId: userId, details: { status } });
       return view(after);
     });

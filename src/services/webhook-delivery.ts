@@ -10,9 +10,10 @@
  * `attempt_limit` is the last number of the current series (a redelivery opens a new one).
  */
 import { recordWebhookAttempt, recordWebhookDeliveryFailed, type WebhookAttemptOutcome as AttemptMetric } from '../observability/metrics';
+import type { WebhookDeliveryStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { newId } from '../lib/ids';
+import { webhooksStore, type DeliveryForAttempt } from '../stores/webhooks';
 import type { Logger } from '../lib/logger';
 import packageJson from '../../package.json';
 import type { WebhookAttemptOutcome } from '../../workflows/webhook-delivery-types';
@@ -55,7 +56,7 @@ export function webhookDeliverySettings(
   };
 }
 
-export type DeliveryStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+export type DeliveryStatus = WebhookDeliveryStatus;
 
 /** What the workflow does next: stop with a final status, or wait and try the next attempt. */
 export type AttemptOutcome = WebhookAttemptOutcome;
@@ -67,23 +68,7 @@ export class DeliveryNotFoundError extends Error {
   }
 }
 
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  webhook_id: string;
-  merchant_id: string;
-  status: DeliveryStatus;
-  attempts: number;
-  attempt_limit: number | null;
-  payload: string | null;
-}
-
-interface WebhookRow {
-  id: string;
-  url: string;
-  secret: string;
-  status: 'ACTIVE' | 'INACTIVE';
-}
+type DeliveryRow = DeliveryForAttempt;
 
 export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settings?: WebhookDeliverySettings }) {
   const { knex, logger } = deps;
@@ -103,34 +88,26 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
   }
 
   async function cancel(deliveryId: string, reason: string): Promise<AttemptOutcome> {
-    await knex('webhook_deliveries')
-      .where({ id: deliveryId, status: 'PENDING' })
-      .update({ status: 'CANCELED', last_error: reason, completed_at: knex.fn.now(), updated_at: knex.fn.now() });
+    await webhooksStore(knex).finishDelivery(deliveryId, 'CANCELED', reason);
     return { status: 'CANCELED' };
   }
 
   /** The envelope bytes, serialised once: rows written before they carried them get them now. */
   async function payloadOf(d: DeliveryRow): Promise<string> {
     if (d.payload !== null) return d.payload;
-    const event = (await knex('events').where({ id: d.event_id }).first('type', 'data', 'created_at')) as {
-      type: string;
-      data: Record<string, unknown>;
-      created_at: Date;
-    };
+    const store = webhooksStore(knex);
+    const event = await store.eventOf(d.event_id);
     const payload = serialiseEnvelope({ type: event.type, data: event.data, timestamp: new Date(event.created_at).toISOString() });
-    await knex('webhook_deliveries').where({ id: d.id }).whereNull('payload').update({ payload });
-    const stored = (await knex('webhook_deliveries').where({ id: d.id }).first('payload')) as { payload: string };
-    return stored.payload;
+    return store.setPayloadOnce(d.id, payload);
   }
 
   async function attempt(deliveryId: string, attemptNumber: number): Promise<AttemptOutcome> {
-    const d = (await knex('webhook_deliveries').where({ id: deliveryId }).first()) as DeliveryRow | undefined;
+    const store = webhooksStore(knex);
+    const d = await store.findDelivery(deliveryId);
     if (!d) throw new DeliveryNotFoundError(`webhook delivery ${deliveryId} not found`);
     if (d.status !== 'PENDING') return { status: d.status };
 
-    const logged = (await knex('webhook_delivery_logs').where({ delivery_id: deliveryId, attempt: attemptNumber }).first('success')) as
-      | { success: boolean }
-      | undefined;
+    const logged = await store.attemptLogged(deliveryId, attemptNumber);
     if (logged) {
       // This attempt ran already (the activity is being retried): do not POST twice.
       if (logged.success) return { status: 'SUCCEEDED' };
@@ -138,20 +115,16 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
       return wait === null ? { status: 'FAILED' } : { status: 'RETRY', retryInSeconds: wait };
     }
     if (attemptNumber > lastOfSeries(d)) {
-      await knex('webhook_deliveries')
-        .where({ id: deliveryId, status: 'PENDING' })
-        .update({ status: 'FAILED', completed_at: knex.fn.now(), updated_at: knex.fn.now() });
+      await store.finishDelivery(deliveryId, 'FAILED');
       return { status: 'FAILED' };
     }
 
-    const webhook = (await knex('webhooks').where({ id: d.webhook_id, merchant_id: d.merchant_id }).first('id', 'url', 'secret', 'status')) as
-      | WebhookRow
-      | undefined;
+    const webhook = await store.target(d.webhook_id, d.merchant_id);
     if (!webhook) return cancel(deliveryId, 'webhook deleted');
     if (webhook.status !== 'ACTIVE') return cancel(deliveryId, 'webhook inactive');
 
     const payload = await payloadOf(d);
-    const event = (await knex('events').where({ id: d.event_id }).first('type')) as { type: string };
+    const event = await store.eventOf(d.event_id);
     const body = Buffer.from(payload, 'utf8');
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -177,36 +150,23 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     const error = success ? null : result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`;
 
     const newlyLogged = await knex.transaction(async (trx) => {
-      const inserted = (await trx('webhook_delivery_logs')
-        .insert({
-          id: newId('whl'),
-          delivery_id: deliveryId,
-          webhook_id: d.webhook_id,
-          merchant_id: d.merchant_id,
-          event: event.type,
-          url: webhook.url,
-          payload,
-          status_code: result.statusCode,
-          response: result.response,
-          attempt: attemptNumber,
-          success,
-          error,
-          duration_ms: result.durationMs,
-        })
-        .onConflict(['delivery_id', 'attempt'])
-        .ignore()
-        .returning('id')) as Array<{ id: string }>;
-      if (inserted.length === 0) return false;
-      await trx('webhook_deliveries')
-        .where({ id: deliveryId, status: 'PENDING' })
-        .update({
-          attempts: trx.raw('greatest(attempts, ?)', [attemptNumber]),
-          last_status_code: result.statusCode,
-          last_error: error,
-          status,
-          completed_at: status === 'PENDING' ? null : trx.fn.now(),
-          updated_at: trx.fn.now(),
-        });
+      const tx = webhooksStore(trx);
+      const logged = await tx.logAttempt({
+        deliveryId,
+        webhookId: d.webhook_id,
+        merchantId: d.merchant_id,
+        event: event.type,
+        url: webhook.url,
+        payload,
+        statusCode: result.statusCode,
+        response: result.response,
+        attempt: attemptNumber,
+        success,
+        error,
+        durationMs: result.durationMs,
+      });
+      if (!logged) return false;
+      await tx.recordAttempt(deliveryId, { attempt: attemptNumber, statusCode: result.statusCode, error, status });
       return true;
     });
     // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.

@@ -17,13 +17,9 @@ import type { Knex } from 'knex';
 import type { Client as PgClient } from 'pg';
 import type { Logger } from '../lib/logger';
 import type { WebhookDeliveryWorkflows } from '../temporal/webhook-workflow-client';
-import { DELIVERY_CHANNEL } from './webhook-outbox';
+import { DELIVERY_CHANNEL, webhooksStore, type PendingDelivery } from '../stores/webhooks';
 
-interface PendingRow {
-  id: string;
-  merchant_id: string;
-  attempts: number;
-}
+type PendingRow = PendingDelivery;
 
 export interface WebhookDispatcherDeps {
   knex: Knex;
@@ -51,7 +47,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
   const timers: NodeJS.Timeout[] = [];
 
   const markStarted = async (id: string): Promise<void> => {
-    await knex('webhook_deliveries').where({ id }).whereNull('workflow_started_at').update({ workflow_started_at: knex.fn.now() });
+    await webhooksStore(knex).markWorkflowStarted(id);
   };
 
   async function startEach(rows: PendingRow[]): Promise<void> {
@@ -71,12 +67,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
   async function dispatchPending(): Promise<number> {
     let total = 0;
     for (;;) {
-      const rows = (await knex('webhook_deliveries')
-        .where({ status: 'PENDING' })
-        .whereNull('workflow_started_at')
-        .orderBy('created_at')
-        .limit(batchSize)
-        .select('id', 'merchant_id', 'attempts')) as PendingRow[];
+      const rows = await webhooksStore(knex).unstarted(batchSize);
       await startEach(rows);
       total += rows.length;
       if (rows.length < batchSize || stopped) return total;
@@ -108,12 +99,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
     let after = '';
     let restarted = 0;
     for (;;) {
-      const rows = (await knex('webhook_deliveries')
-        .where({ status: 'PENDING' })
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(batchSize)
-        .select('id', 'merchant_id', 'attempts')) as PendingRow[];
+      const rows = await webhooksStore(knex).pendingAfter(after, batchSize);
       for (const r of rows) {
         if (await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 })) {
           await markStarted(r.id);

@@ -7,10 +7,9 @@
  * committed deliveries, whichever process recorded them; its poll catches any it missed.
  */
 import type { Knex } from 'knex';
-import { newId } from '../lib/ids';
+import { DELIVERY_CHANNEL, webhooksStore } from '../stores/webhooks';
 
-/** LISTEN/NOTIFY channel that wakes the dispatcher. */
-export const DELIVERY_CHANNEL = 'webhook_deliveries';
+export { DELIVERY_CHANNEL };
 
 export interface PublishedEvent {
   eventId: string;
@@ -28,26 +27,8 @@ export function serialiseEnvelope(e: Pick<PublishedEvent, 'type' | 'timestamp' |
 
 /** Must run inside the event's transaction. Returns the ids of the deliveries created. */
 export async function enqueueDeliveries(trx: Knex.Transaction, e: PublishedEvent): Promise<string[]> {
-  const webhooks = (await trx('webhooks')
-    .where({ merchant_id: e.merchantId, status: 'ACTIVE' })
-    .andWhere((q) => q.whereRaw(`events = '[]'::jsonb`).orWhereRaw('events @> ?::jsonb', [JSON.stringify([e.type])]))
-    .select('id')) as Array<{ id: string }>;
-  if (webhooks.length === 0) return [];
-  const payload = serialiseEnvelope(e);
-  const inserted = (await trx('webhook_deliveries')
-    .insert(
-      webhooks.map((w) => ({
-        id: newId('whd'),
-        event_id: e.eventId,
-        webhook_id: w.id,
-        merchant_id: e.merchantId,
-        status: 'PENDING',
-        payload,
-      })),
-    )
-    .onConflict(['event_id', 'webhook_id'])
-    .ignore()
-    .returning('id')) as Array<{ id: string }>;
-  if (inserted.length > 0) await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, e.merchantId]);
-  return inserted.map((r) => r.id);
+  const store = webhooksStore(trx);
+  const webhookIds = await store.subscribedTo(e.merchantId, e.type);
+  if (webhookIds.length === 0) return [];
+  return store.enqueueDeliveries({ eventId: e.eventId, merchantId: e.merchantId, webhookIds, payload: serialiseEnvelope(e) });
 }

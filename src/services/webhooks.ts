@@ -6,18 +6,18 @@
  * The secret is needed in clear to sign deliveries, so it is stored as is; it leaves the service
  * in full only when created or rotated, and masked everywhere else.
  */
+import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { conflict, invalid, notFound } from '../lib/errors';
-import { newId } from '../lib/ids';
-import { DELIVERY_CHANNEL } from './webhook-outbox';
+import { webhooksStore, type DeliveryRow, type LogRow, type WebhookPatch, type WebhookRow } from '../stores/webhooks';
 import { generateWebhookSecret, maskWebhookSecret } from './webhook-signature';
 import { systemResolver, webhookUrlProblem, type HostResolver, type WebhookUrlPolicy } from './webhook-url';
 
 /** How many delivery logs each webhook carries in the list. */
 export const WEBHOOK_LIST_LOGS = 20;
 
-export type WebhookStatus = 'ACTIVE' | 'INACTIVE';
+export type { WebhookStatus };
 
 export interface WebhookLogView {
   id: string;
@@ -48,53 +48,13 @@ export interface DeliveryView {
   id: string;
   eventId: string;
   event: string;
-  status: 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+  status: WebhookDeliveryStatus;
   attempts: number;
   lastStatusCode: number | null;
   lastError: string | null;
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
-}
-
-interface WebhookRow {
-  id: string;
-  merchant_id: string;
-  name: string | null;
-  url: string;
-  events: string[];
-  secret: string;
-  status: WebhookStatus;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface LogRow {
-  id: string;
-  delivery_id: string;
-  webhook_id: string;
-  event: string;
-  url: string;
-  payload: string;
-  status_code: number | null;
-  response: string | null;
-  attempt: number;
-  success: boolean;
-  error: string | null;
-  created_at: Date;
-}
-
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  type: string;
-  status: DeliveryView['status'];
-  attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
 }
 
 export interface CreateWebhookInput {
@@ -170,7 +130,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
   }
 
   async function own(merchantId: string, id: string, q: Knex | Knex.Transaction = knex): Promise<WebhookRow> {
-    const row = (await q('webhooks').where({ id, merchant_id: merchantId }).first()) as WebhookRow | undefined;
+    const row = await webhooksStore(q).findForMerchant(merchantId, id);
     if (!row) throw notFound('Webhook not found');
     return row;
   }
@@ -180,47 +140,32 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     const secret = generateWebhookSecret();
     const row = await knex.transaction(async (trx) => {
       // Serialise creations per merchant so two concurrent requests cannot both pass the limit.
-      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`webhooks:${merchantId}`]);
-      const [{ count }] = (await trx('webhooks').where({ merchant_id: merchantId }).count({ count: '*' })) as [{ count: string | number }];
-      if (Number(count) >= config.MAX_WEBHOOKS_PER_MERCHANT) {
+      const store = webhooksStore(trx);
+      await store.lockMerchantCreations(merchantId);
+      if ((await store.countForMerchant(merchantId)) >= config.MAX_WEBHOOKS_PER_MERCHANT) {
         throw invalid(`Webhook limit reached (${config.MAX_WEBHOOKS_PER_MERCHANT} per merchant); delete an unused webhook first`);
       }
-      const [inserted] = (await trx('webhooks')
-        .insert({
-          id: newId('wh'),
-          merchant_id: merchantId,
-          name: normaliseName(input.name),
-          url: input.url,
-          events: JSON.stringify(normaliseEvents(input.events)),
-          secret,
-          status: 'ACTIVE',
-        })
-        .returning('*')) as WebhookRow[];
-      return inserted as WebhookRow;
+      return store.insert({
+        merchantId,
+        name: normaliseName(input.name),
+        url: input.url,
+        events: JSON.stringify(normaliseEvents(input.events)),
+        secret,
+      });
     });
     return { ...toView(row), secret };
   }
 
   /** Newest first; each with its secret masked and its 20 newest delivery logs. */
   async function list(merchantId: string): Promise<Array<WebhookView & { secret: string; logs: WebhookLogView[] }>> {
-    const rows = (await knex('webhooks')
-      .where({ merchant_id: merchantId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])) as WebhookRow[];
+    const store = webhooksStore(knex);
+    const rows = await store.listForMerchant(merchantId);
     if (rows.length === 0) return [];
-    // One LATERAL read per webhook walks its (webhook_id, created_at desc, id desc) index for 20 rows.
-    const { rows: logs } = (await knex.raw(
-      `select l.* from unnest(?::text[]) as w(id)
-       cross join lateral (
-         select * from webhook_delivery_logs
-         where webhook_id = w.id and merchant_id = ?
-         order by created_at desc, id desc
-         limit ${WEBHOOK_LIST_LOGS}
-       ) l`,
-      [rows.map((r) => r.id), merchantId],
-    )) as { rows: LogRow[] };
+    const logs = await store.newestLogs(
+      merchantId,
+      rows.map((r) => r.id),
+      WEBHOOK_LIST_LOGS,
+    );
     const byWebhook = new Map<string, WebhookLogView[]>();
     for (const l of logs) {
       const list = byWebhook.get(l.webhook_id) ?? [];
@@ -233,12 +178,12 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
   async function update(merchantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookView> {
     await own(merchantId, id);
     if (input.url !== undefined) await checkUrl(input.url);
-    const patch: Record<string, unknown> = { updated_at: knex.fn.now() };
+    const patch: WebhookPatch = {};
     if (input.url !== undefined) patch.url = input.url;
     if (input.name !== undefined) patch.name = normaliseName(input.name);
     if (input.events !== undefined) patch.events = JSON.stringify(normaliseEvents(input.events));
     if (input.status !== undefined) patch.status = input.status;
-    const [row] = (await knex('webhooks').where({ id, merchant_id: merchantId }).update(patch).returning('*')) as WebhookRow[];
+    const row = await webhooksStore(knex).update(merchantId, id, patch);
     if (!row) throw notFound('Webhook not found');
     return toView(row);
   }
@@ -246,11 +191,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
   /** Deletes the webhook and cancels its pending deliveries; their history stays. */
   async function remove(merchantId: string, id: string): Promise<void> {
     await knex.transaction(async (trx) => {
-      const deleted = await trx('webhooks').where({ id, merchant_id: merchantId }).delete();
-      if (deleted === 0) throw notFound('Webhook not found');
-      await trx('webhook_deliveries')
-        .where({ webhook_id: id, merchant_id: merchantId, status: 'PENDING' })
-        .update({ status: 'CANCELED', last_error: 'webhook deleted', completed_at: trx.fn.now(), updated_at: trx.fn.now() });
+      if (!(await webhooksStore(trx).deleteAndCancelPending(merchantId, id))) throw notFound('Webhook not found');
     });
   }
 
@@ -261,30 +202,8 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     page: { page: number; limit: number },
   ): Promise<{ page: number; limit: number; total: number; deliveries: DeliveryView[] }> {
     await own(merchantId, id);
-    const base = knex('webhook_deliveries as d').where({ 'd.webhook_id': id, 'd.merchant_id': merchantId });
-    const [{ total }] = (await base.clone().count({ total: '*' })) as [{ total: string | number }];
-    const rows = (await base
-      .clone()
-      .join('events as e', 'e.id', 'd.event_id')
-      .orderBy([
-        { column: 'd.created_at', order: 'desc' },
-        { column: 'd.id', order: 'desc' },
-      ])
-      .offset((page.page - 1) * page.limit)
-      .limit(page.limit)
-      .select(
-        'd.id',
-        'd.event_id',
-        'e.type',
-        'd.status',
-        'd.attempts',
-        'd.last_status_code',
-        'd.last_error',
-        'd.created_at',
-        'd.updated_at',
-        'd.completed_at',
-      )) as DeliveryRow[];
-    return { page: page.page, limit: page.limit, total: Number(total), deliveries: rows.map(toDeliveryView) };
+    const { total, rows } = await webhooksStore(knex).deliveriesPage(merchantId, id, { limit: page.limit, offset: (page.page - 1) * page.limit });
+    return { page: page.page, limit: page.limit, total, deliveries: rows.map(toDeliveryView) };
   }
 
   /**
@@ -294,39 +213,20 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
   async function redeliver(merchantId: string, id: string, deliveryId: string): Promise<DeliveryView> {
     return knex.transaction(async (trx) => {
       const webhook = await own(merchantId, id, trx);
-      const d = (await trx('webhook_deliveries')
-        .where({ id: deliveryId, webhook_id: id, merchant_id: merchantId })
-        .forUpdate()
-        .first('id', 'status', 'attempts')) as { id: string; status: string; attempts: number } | undefined;
+      const store = webhooksStore(trx);
+      const d = await store.lockDelivery(merchantId, id, deliveryId);
       if (!d) throw notFound('Delivery not found');
       if (webhook.status !== 'ACTIVE') throw invalid('Webhook is INACTIVE; activate it before redelivering');
       if (d.status === 'PENDING') throw conflict('Delivery is still in progress');
-      await trx('webhook_deliveries')
-        .where({ id: deliveryId })
-        .update({
-          status: 'PENDING',
-          attempt_limit: d.attempts + seriesLength,
-          workflow_started_at: null,
-          completed_at: null,
-          last_error: null,
-          updated_at: trx.fn.now(),
-        });
-      await trx.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, merchantId]);
-      const [row] = (await trx('webhook_deliveries as d')
-        .join('events as e', 'e.id', 'd.event_id')
-        .where('d.id', deliveryId)
-        .select('d.*', 'e.type')) as DeliveryRow[];
-      return toDeliveryView(row as DeliveryRow);
+      const row = await store.restartDelivery(merchantId, deliveryId, d.attempts + seriesLength);
+      return toDeliveryView(row);
     });
   }
 
   /** (ext) A new secret, effective from the next attempt; returned in full this once. */
   async function rotateSecret(merchantId: string, id: string): Promise<WebhookView & { secret: string }> {
     const secret = generateWebhookSecret();
-    const [row] = (await knex('webhooks')
-      .where({ id, merchant_id: merchantId })
-      .update({ secret, updated_at: knex.fn.now() })
-      .returning('*')) as WebhookRow[];
+    const row = await webhooksStore(knex).update(merchantId, id, { secret });
     if (!row) throw notFound('Webhook not found');
     return { ...toView(row), secret };
   }

@@ -11,6 +11,7 @@
  * done as far as the inbox goes.
  */
 import type { Knex } from 'knex';
+import { withdrawalsStore } from '../stores/withdrawals';
 import { transferCallback } from '../acquirer/wire';
 import { wireToCents } from '../acquirer/money-wire';
 import type { AcquirerCallback } from '../models/acquirer-callback';
@@ -33,9 +34,7 @@ export function createWithdrawalCallbackHandler(deps: { knex: Knex; workflows: W
     const parsed = transferCallback.safeParse(entry.payload);
     if (!parsed.success) throw new PermanentCallbackError('stored transfer callback does not match the protocol');
     const t = parsed.data.transfer;
-    const w = (await knex('withdrawals').where({ id: t.idempotencyKey }).first('id', 'merchant_id', 'status', 'transfer_id', 'amount')) as
-      | { id: string; merchant_id: string; status: WithdrawalStatus; transfer_id: string | null; amount: number }
-      | undefined;
+    const w = await withdrawalsStore(knex).forTransferCallback(t.idempotencyKey);
     // Not a transfer we made (or not as we made it): parked, so an operator looks at it.
     if (!w) return { kind: 'park', reason: `transfer ${t.id} names no withdrawal (${t.idempotencyKey})` };
     if (w.transfer_id !== null && w.transfer_id !== t.id) return { kind: 'park', reason: `transfer ${t.id} is not withdrawal ${w.id}'s (${w.transfer_id})` };

@@ -7,8 +7,9 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
-import { newId } from '../lib/ids';
-import { Withdrawal } from '../models/withdrawal';
+import { withdrawalsStore, type Withdrawal } from '../stores/withdrawals';
+import { notificationsStore } from '../stores/notifications';
+import { auditLogStore } from '../stores/audit-log';
 import type { Acquirer, Transfer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import type {
@@ -39,9 +40,7 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
   const { knex, acquirer, logger } = deps;
 
   async function find(db: Knex | Knex.Transaction, id: string, lock = false): Promise<Withdrawal> {
-    const q = Withdrawal.query(db);
-    if (lock) q.forUpdate();
-    const w = await q.findById(id);
+    const w = await withdrawalsStore(db).find(id, { lock });
     if (!w) throw new WithdrawalNotFoundError(`withdrawal ${id} not found`);
     return w;
   }
@@ -77,10 +76,7 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
   });
 
   async function storeTransfer(id: string, t: Transfer): Promise<void> {
-    await Withdrawal.query(knex)
-      .patch({ transferId: t.transferId, batchId: t.batchId, updatedAt: new Date() })
-      .where({ id })
-      .whereNull('transfer_id');
+    await withdrawalsStore(knex).setTransferOnce(id, t);
   }
 
   /**
@@ -137,7 +133,7 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
       }
       const completedAt = new Date();
       const transferId = w.transferId ?? notice.transferId;
-      await Withdrawal.query(trx).patch({ status: 'COMPLETED', completedAt, transferId, updatedAt: completedAt }).where({ id });
+      await withdrawalsStore(trx).patch(id, { status: 'COMPLETED', completedAt, transferId, updatedAt: completedAt });
       await recordEvent(trx, {
         merchantId: w.merchantId,
         type: 'withdraw.completed',
@@ -164,14 +160,14 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
         return { status: w.status, changed: false };
       }
       const failedAt = new Date();
-      await Withdrawal.query(trx).patch({ status: 'FAILED', failureReason: reason, failedAt, updatedAt: failedAt }).where({ id });
+      await withdrawalsStore(trx).patch(id, { status: 'FAILED', failureReason: reason, failedAt, updatedAt: failedAt });
       await recordEvent(trx, {
         merchantId: w.merchantId,
         type: 'withdraw.failed',
         reference: `withdraw.failed:${id}`,
         data: { withdrawId: id, amount: w.amount, status: 'FAILED', reason },
       });
-      await notify(trx, {
+      await notificationsStore(trx).insertOnce({
         merchantId: w.merchantId,
         kind: 'withdraw.failed',
         reference: `withdraw.failed:${id}`,
@@ -201,14 +197,14 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
       if (locked.status !== 'COMPLETED') return { status: locked.status, changed: false };
       await ledger.creditReturnedTransfer(trx, { withdrawalId: id, merchantId: locked.merchantId, amount: locked.amount });
       const refundedAt = new Date();
-      await Withdrawal.query(trx).patch({ status: 'REFUNDED', failureReason: reason, refundedAt, updatedAt: refundedAt }).where({ id });
+      await withdrawalsStore(trx).patch(id, { status: 'REFUNDED', failureReason: reason, refundedAt, updatedAt: refundedAt });
       await recordEvent(trx, {
         merchantId: locked.merchantId,
         type: 'withdraw.refunded',
         reference: `withdraw.refunded:${id}`,
         data: { withdrawId: id, amount: locked.amount, status: 'REFUNDED', reason, refundedAt: refundedAt.toISOString() },
       });
-      await notify(trx, {
+      await notificationsStore(trx).insertOnce({
         merchantId: locked.merchantId,
         kind: 'withdraw.refunded',
         reference: `withdraw.refunded:${id}`,
@@ -228,7 +224,7 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function raiseAlert(id: string, lastKnown: TransferNotice): Promise<{ raised: boolean }> {
     return knex.transaction(async (trx) => {
       const w = await find(trx, id, true);
-      const already = await trx('audit_log').where({ action: 'withdrawal.transfer_unresolved', target_type: 'withdrawal', target_id: id }).first('id');
+      const already = await auditLogStore(trx).exists({ action: 'withdrawal.transfer_unresolved', targetType: 'withdrawal', targetId: id });
       if (already) return { raised: false };
       await recordAudit(trx, SAGA_ACTOR, {
         action: 'withdrawal.transfer_unresolved',
@@ -236,7 +232,7 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
         targetId: id,
         details: { merchantId: w.merchantId, amount: w.amount, transferId: w.transferId, lastKnownStatus: lastKnown.status },
       });
-      await notify(trx, {
+      await notificationsStore(trx).insertOnce({
         merchantId: w.merchantId,
         kind: 'withdrawal.delayed',
         reference: `withdrawal.delayed:${id}`,
@@ -250,17 +246,6 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   return { loadSnapshot, confirmDebit, sendTransfer, checkTransfer, complete, fail, refund, raiseAlert };
-}
-
-/** A notification record for the merchant, once per reference. */
-async function notify(
-  trx: Knex.Transaction,
-  n: { merchantId: string; kind: string; reference: string; title: string; body: string; data: Record<string, unknown> },
-): Promise<void> {
-  await trx('notifications')
-    .insert({ id: newId('ntf'), merchant_id: n.merchantId, kind: n.kind, title: n.title, body: n.body, data: JSON.stringify(n.data), reference: n.reference })
-    .onConflict('reference')
-    .ignore();
 }
 
 export type WithdrawalLifecycle = ReturnType<typeof createWithdrawalLifecycle>;

@@ -7,6 +7,7 @@
  * of the transfer starts one by signal-with-start.
  */
 import type { Knex } from 'knex';
+import { withdrawalsStore } from '../stores/withdrawals';
 import type { Logger } from '../lib/logger';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
 
@@ -21,12 +22,7 @@ export async function reconcileWithdrawalWorkflows(deps: {
   let after = '';
   let started = 0;
   for (;;) {
-    const rows = (await knex('withdrawals')
-      .where('status', 'PROCESSING')
-      .andWhere('id', '>', after)
-      .orderBy('id')
-      .limit(batch)
-      .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    const rows = await withdrawalsStore(knex).processingAfter(after, batch);
     for (const r of rows) {
       await workflows.start({ id: r.id, merchantId: r.merchant_id });
       started++;

@@ -8,6 +8,7 @@ import { invalid } from '../lib/errors';
 import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
 import type { WithdrawalsService } from './withdrawals';
 import type { Knex } from 'knex';
+import { withdrawalsStore } from '../stores/withdrawals';
 
 export type SandboxTransferAction = 'complete' | 'fail' | 'return';
 
@@ -20,8 +21,8 @@ export function createWithdrawalSandbox(deps: { knex: Knex; withdrawals: Withdra
     await deps.withdrawals.get(merchantId, withdrawalId);
     const deadline = Date.now() + SENT_WAIT_MS;
     for (;;) {
-      const row = (await deps.knex('withdrawals').where({ id: withdrawalId }).first('transfer_id')) as { transfer_id: string | null };
-      if (row.transfer_id) return row.transfer_id;
+      const transferId = await withdrawalsStore(deps.knex).transferIdOf(withdrawalId);
+      if (transferId) return transferId;
       if (Date.now() > deadline) throw invalid('The transfer of this withdrawal has not reached the acquirer yet; try again shortly');
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -5,13 +5,15 @@
  * in withdrawal-lifecycle.ts.
  */
 import { recordWithdrawal } from '../observability/metrics';
+import type { WithdrawalStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
 import { conflict, invalid, notFound } from '../lib/errors';
-import { Merchant } from '../models/merchant';
+import { merchantsStore } from '../stores/merchants';
+import { withdrawalsStore, type WithdrawalRow } from '../stores/withdrawals';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
-import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../http/schemas/withdrawals';
+import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../contracts/withdrawals';
 import * as ledger from './ledger';
 
 /** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */
@@ -19,7 +21,7 @@ export interface WithdrawalView {
   id: string;
   amount: number;
   description: string | null;
-  status: 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'REFUNDED';
+  status: WithdrawalStatus;
   batchId: string | null;
   createdAt: string;
 }
@@ -38,18 +40,6 @@ export interface CreateWithdrawalResult {
   balance: ledger.Balance;
 }
 
-interface WithdrawalRow {
-  id: string;
-  merchant_id: string;
-  amount: number;
-  description: string | null;
-  pix_key: string;
-  pix_key_type: string;
-  status: WithdrawalView['status'];
-  batch_id: string | null;
-  created_at: Date;
-}
-
 const view = (r: WithdrawalRow): WithdrawalView => ({
   id: r.id,
   amount: r.amount,
@@ -61,17 +51,17 @@ const view = (r: WithdrawalRow): WithdrawalView => ({
 
 const listItem = (r: WithdrawalRow): WithdrawalListItem => ({ ...view(r), pixKey: r.pix_key, pixKeyType: r.pix_key_type });
 
-const COLUMNS = ['id', 'merchant_id', 'amount', 'description', 'pix_key', 'pix_key_type', 'status', 'batch_id', 'created_at'];
-
 /** How long a concurrent request with the same idempotency key waits for the first to commit. */
 const IN_FLIGHT_WAIT_MS = 10_000;
 
 export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows }) {
   const { knex, logger, workflows } = deps;
+  const store = withdrawalsStore(knex);
+  const merchants = merchantsStore(knex);
 
   /** Each unmet prerequisite is named: KYC approved, merchant ACTIVE, acquirer account configured. */
   async function prerequisites(merchantId: string): Promise<void> {
-    const merchant = await Merchant.query(knex).findById(merchantId);
+    const merchant = await merchants.findById(merchantId);
     if (!merchant) throw notFound('Merchant not found');
     const missing: string[] = [];
     if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
@@ -81,9 +71,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   }
 
   async function replayOf(merchantId: string, key: string): Promise<CreateWithdrawalResult | null> {
-    const row = (await knex('withdrawals').where({ merchant_id: merchantId, idempotency_key: key }).first(COLUMNS)) as
-      | WithdrawalRow
-      | undefined;
+    const row = await store.findByIdempotencyKey(merchantId, key);
     if (!row) return null;
     return {
       replay: true,
@@ -104,21 +92,15 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     const created = await knex.transaction(async (trx) => {
       // The row takes the idempotency key first: a concurrent twin blocks on the unique index until
       // this transaction ends, then finds the key taken (and replays) or free (if this one failed).
-      const rows = (await trx('withdrawals')
-        .insert({
-          id,
-          merchant_id: merchantId,
-          amount: input.amount,
-          description: input.description ?? null,
-          pix_key_type: input.pixKeyType,
-          pix_key: input.pixKey,
-          status: 'PROCESSING',
-          idempotency_key: idempotencyKey ?? null,
-        })
-        .onConflict(['merchant_id', 'idempotency_key'])
-        .ignore()
-        .returning(COLUMNS)) as WithdrawalRow[];
-      const row = rows[0];
+      const row = await withdrawalsStore(trx).insertUnlessKeyTaken({
+        id,
+        merchantId,
+        amount: input.amount,
+        description: input.description ?? null,
+        pixKeyType: input.pixKeyType,
+        pixKey: input.pixKey,
+        idempotencyKey: idempotencyKey ?? null,
+      });
       if (!row) return null;
       // The guarded debit: available never goes below zero whatever the concurrency (a conditional
       // UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
@@ -154,25 +136,14 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   }
 
   async function list(merchantId: string, q: ListWithdrawalsQuery) {
-    if (!(await Merchant.query(knex).findById(merchantId))) throw notFound('Merchant not found');
-    const [rows, total] = await Promise.all([
-      knex('withdrawals')
-        .where({ merchant_id: merchantId })
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(q.limit)
-        .offset((q.page - 1) * q.limit)
-        .select(COLUMNS) as Promise<WithdrawalRow[]>,
-      knex('withdrawals').where({ merchant_id: merchantId }).count({ n: '*' }).first() as Promise<{ n: string | number }>,
-    ]);
-    return { page: q.page, limit: q.limit, total: Number(total.n), withdrawals: rows.map(listItem) };
+    if (!(await merchants.findById(merchantId))) throw notFound('Merchant not found');
+    const { rows, total } = await store.page(merchantId, { limit: q.limit, offset: (q.page - 1) * q.limit });
+    return { page: q.page, limit: q.limit, total, withdrawals: rows.map(listItem) };
   }
 
   /** Another merchant's withdrawal is not found, like an unknown id. */
   async function get(merchantId: string, id: string): Promise<WithdrawalListItem> {
-    const row = (await knex('withdrawals').where({ id, merchant_id: merchantId }).first(COLUMNS)) as WithdrawalRow | undefined;
+    const row = await store.findForMerchant(merchantId, id);
     if (!row) throw notFound('Withdrawal not found');
     return listItem(row);
   }

@@ -68,7 +68,7 @@ export function chargeWorkflowClient(
       try {
         await client.workflow.start('chargeWorkflow', { ...base(charge), ...(delay > 0 ? { startDelay: delay } : {}) });
       } catch (err) {
-        // Starting an id that already runs is success (DESIGN §2b).
+        // Starting an id that already runs is success (README "Architecture": workflow ids).
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
           recordWorkflowStartFailure('chargeWorkflow');
           throw err;

@@ -8,10 +8,64 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { z } from 'zod';
 import { startApi, type TestApi } from '../support/api';
+import Router from '@koa/router';
 import { createChargeBody, listChargesQuery } from '../../src/http/schemas/charges';
-import { createMerchantBody } from '../../src/http/schemas/admin';
-import { loginBody } from '../../src/http/schemas/auth';
+import { createMerchantBody } from '../../src/contracts/admin';
+import { updateUserBody } from '../../src/contracts/admin-access';
+import { loginBody } from '../../src/contracts/auth';
+import { createWithdrawalBody, listWithdrawalsQuery, sandboxTransferOutcomeBody } from '../../src/contracts/withdrawals';
+import { createWebhookBody, updateWebhookBody } from '../../src/contracts/webhooks';
+import { sandboxRaiseInfractionBody } from '../../src/contracts/infractions';
+import type { AppState, RouteModule } from '../../src/http/types';
+import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
+import { adminAccessRoutes } from '../../src/http/routes/admin-access';
+import { adminRoutes } from '../../src/http/routes/admin';
+import { apiKeyRoutes } from '../../src/http/routes/api-keys';
+import { authRoutes } from '../../src/http/routes/auth';
+import { chargeRoutes } from '../../src/http/routes/charges';
+import { healthRoutes } from '../../src/http/routes/health';
+import { infractionSandboxRoutes } from '../../src/http/routes/infraction-sandbox';
+import { merchantRoutes } from '../../src/http/routes/merchants';
+import { metricsRoutes } from '../../src/http/routes/metrics';
+import { sandboxRoutes } from '../../src/http/routes/sandbox';
+import { webhookRoutes } from '../../src/http/routes/webhooks';
+import { withdrawalSandboxRoutes } from '../../src/http/routes/withdrawal-sandbox';
+import { withdrawalRoutes } from '../../src/http/routes/withdrawals';
 import { SPEC_ENDPOINTS } from '../support/spec-endpoints';
+
+/**
+ * Every [method, OpenAPI path] the route modules register. Handlers never run here, so the
+ * services they close over are left out.
+ */
+function registeredRoutes(): Array<[string, string]> {
+  const unused = {} as never;
+  const modules: RouteModule[] = [
+    authRoutes(unused),
+    apiKeyRoutes(unused),
+    merchantRoutes(unused),
+    adminRoutes(unused),
+    adminAccessRoutes(unused),
+    chargeRoutes(unused),
+    withdrawalRoutes(unused),
+    webhookRoutes(unused),
+    acquirerCallbackRoutes({ secret: 'unused', callbacks: unused }),
+    sandboxRoutes(unused),
+    withdrawalSandboxRoutes(unused),
+    infractionSandboxRoutes(unused),
+    healthRoutes({}),
+    metricsRoutes(),
+  ];
+  const router = new Router<AppState>();
+  for (const register of modules) register(router, { anonymous: [], authenticated: [], jwtOnly: [], admin: [] });
+  const routes: Array<[string, string]> = [];
+  for (const layer of router.stack) {
+    for (const method of layer.methods) {
+      if (method === 'HEAD') continue;
+      routes.push([method.toLowerCase(), String(layer.path).replace(/:([A-Za-z]+)/g, '{$1}')]);
+    }
+  }
+  return routes;
+}
 
 
 interface Operation {
@@ -54,6 +108,26 @@ describe('OpenAPI document', function () {
   it('is OpenAPI 3.1 and documents every endpoint of the contract', () => {
     assert.equal(doc.openapi, '3.1.0');
     for (const [method, path] of SPEC_ENDPOINTS) op(method, path);
+  });
+
+  it('documents every route the route modules register', () => {
+    const routes = registeredRoutes();
+    assert.ok(routes.length > 40, `${routes.length} routes found`);
+    for (const [method, path] of routes) op(method, path);
+  });
+
+  it('takes the withdrawal, webhook, sandbox and access schemas from src/contracts, as the routes do', () => {
+    const body = (method: string, path: string) => op(method, path).requestBody?.content['application/json'].schema;
+    assert.deepEqual(body('post', '/v1/merchants/me/withdrawals'), generated(createWithdrawalBody));
+    assert.deepEqual(body('post', '/v1/webhooks/merchant'), generated(createWebhookBody));
+    assert.deepEqual(body('patch', '/v1/webhooks/merchant/{id}'), generated(updateWebhookBody));
+    assert.deepEqual(body('patch', '/v1/admin/users/{id}'), generated(updateUserBody));
+    assert.deepEqual(body('post', '/v1/sandbox/infractions'), generated(sandboxRaiseInfractionBody));
+    assert.deepEqual(body('post', '/v1/sandbox/withdrawals/{id}/fail'), generated(sandboxTransferOutcomeBody));
+    const query = op('get', '/v1/merchants/me/withdrawals').parameters?.filter((p) => p.in === 'query') ?? [];
+    const expected = (generated(listWithdrawalsQuery) as { properties: Record<string, unknown> }).properties;
+    assert.deepEqual(Object.fromEntries(query.map((p) => [p.name, p.schema])), expected);
+    assert.ok(op('get', '/v1/merchants/me/withdrawals/{id}').responses['404']);
   });
 
   it('takes request schemas from the schemas the routes validate with', () => {

@@ -6,19 +6,11 @@ import { ApiKey } from '../../src/models/api-key';
 import { AuditLog } from '../../src/models/audit-log';
 import { Charge } from '../../src/models/charge';
 import { ChargeRefund } from '../../src/models/charge-refund';
-import { Customer } from '../../src/models/customer';
-import { Event } from '../../src/models/event';
 import { Infraction } from '../../src/models/infraction';
 import { LedgerAccount } from '../../src/models/ledger-account';
-import { LedgerPosting } from '../../src/models/ledger-posting';
-import { LedgerTransaction } from '../../src/models/ledger-transaction';
 import { Merchant } from '../../src/models/merchant';
-import { Notification } from '../../src/models/notification';
 import { PixKey } from '../../src/models/pix-key';
 import { User } from '../../src/models/user';
-import { Webhook } from '../../src/models/webhook';
-import { WebhookDelivery } from '../../src/models/webhook-delivery';
-import { WebhookDeliveryLog } from '../../src/models/webhook-delivery-log';
 import { Withdrawal } from '../../src/models/withdrawal';
 import { createMerchantFixture, getTestDb } from '../support/db';
 
@@ -51,7 +43,7 @@ describe('models', () => {
     assert.ok(fetched.createdAt instanceof Date);
   });
 
-  it('round-trips users, pix keys, api keys, customers, charges and refunds', async () => {
+  it('round-trips users, pix keys, api keys, charges and refunds', async () => {
     const user = { id: newId('usr'), email: `${newId('u').toLowerCase()}@x.test`, passwordHash: '$argon2id$x', role: 'USER' as const, merchantId: merchant.id };
     assertRoundTrip(await User.query(knex).insertAndFetch(user), user);
 
@@ -71,8 +63,8 @@ describe('models', () => {
     };
     assertRoundTrip(await ApiKey.query(knex).insertAndFetch(apiKey), apiKey);
 
-    const customer = { id: newId('cus'), merchantId: merchant.id, name: 'Ana', email: 'ana@x.test', phone: '+5511999999999', document: '52998224725' };
-    assertRoundTrip(await Customer.query(knex).insertAndFetch(customer), customer);
+    const customer = { id: newId('cus'), merchant_id: merchant.id, name: 'Ana', email: 'ana@x.test', phone: '+5511999999999', document: '52998224725' };
+    await knex('customers').insert(customer);
 
     const charge = {
       id: newId('ch'),
@@ -97,43 +89,14 @@ describe('models', () => {
     assertRoundTrip(await ChargeRefund.query(knex).insertAndFetch(refund), refund);
   });
 
-  it('round-trips withdrawals, webhooks (json array), events, deliveries and their logs', async () => {
+  it('round-trips withdrawals', async () => {
     const withdrawal = { id: newId('wd'), merchantId: merchant.id, amount: 5_000, pixKeyType: 'CPF' as const, pixKey: '52998224725', status: 'PROCESSING' as const, idempotencyKey: null };
     assertRoundTrip(await Withdrawal.query(knex).insertAndFetch(withdrawal), withdrawal);
-
-    const webhook = { id: newId('wh'), merchantId: merchant.id, name: 'w', url: 'http://127.0.0.1:1/h', events: ['charge.paid', 'withdraw.completed'], secret: 'whsec_x', status: 'ACTIVE' as const };
-    assertRoundTrip(await Webhook.query(knex).insertAndFetch(webhook), webhook);
-
-    const event = { id: newId('evt'), merchantId: merchant.id, type: 'charge.paid', data: { chargeId: 'ch_1', amount: 100, nested: { ok: true } }, reference: newId('ref') };
-    assertRoundTrip(await Event.query(knex).insertAndFetch(event), event);
-
-    const delivery = { id: newId('dlv'), eventId: event.id, webhookId: webhook.id, merchantId: merchant.id, status: 'PENDING' as const, attempts: 1, lastStatusCode: 500 };
-    assertRoundTrip(await WebhookDelivery.query(knex).insertAndFetch(delivery), delivery);
-
-    const log = {
-      id: newId('dlg'),
-      deliveryId: delivery.id,
-      webhookId: webhook.id,
-      merchantId: merchant.id,
-      event: 'charge.paid',
-      url: webhook.url,
-      payload: '{"event":"charge.paid"}',
-      statusCode: 500,
-      response: 'oops',
-      attempt: 1,
-      success: false,
-      error: null,
-      durationMs: 12,
-    };
-    assertRoundTrip(await WebhookDeliveryLog.query(knex).insertAndFetch(log), log);
   });
 
-  it('round-trips infractions, notifications, acquirer callbacks and the audit log', async () => {
+  it('round-trips infractions, acquirer callbacks and the audit log', async () => {
     const infraction = { id: newId('inf'), merchantId: merchant.id, chargeId: null, acquirerInfractionId: newId('med'), amount: 700, blockedAmount: 500, status: 'OPEN' as const, reason: 'fraud' };
     assertRoundTrip(await Infraction.query(knex).insertAndFetch(infraction), infraction);
-
-    const notification = { id: newId('ntf'), merchantId: merchant.id, kind: 'withdraw.failed', title: 't', body: 'b', data: { withdrawId: 'wd_1' }, reference: newId('ref'), readAt: null };
-    assertRoundTrip(await Notification.query(knex).insertAndFetch(notification), notification);
 
     const callback = { id: newId('acb'), kind: 'pix', externalId: newId('E'), payload: { pix: [{ valor: '1.00' }] } };
     assertRoundTrip(await AcquirerCallback.query(knex).insertAndFetch(callback), callback);
@@ -142,7 +105,7 @@ describe('models', () => {
     assertRoundTrip(await AuditLog.query(knex).insertAndFetch(audit), audit);
   });
 
-  it('reads ledger accounts, transactions and postings written by a balanced transaction', async () => {
+  it('reads ledger accounts written by a balanced transaction, numbers for bigint', async () => {
     const m = await createMerchantFixture(knex, { booksOutsideTheDomain: true });
     const txId = newId('ltx');
     const [a, b] = [newId('acc'), newId('acc')];
@@ -151,16 +114,12 @@ describe('models', () => {
         { id: a, merchantId: m.id, kind: 'available', balance: 10 },
         { id: b, merchantId: m.id, kind: 'adjustments', balance: -10 },
       ]);
-      await LedgerTransaction.query(trx).insert({ id: txId, reference: txId, kind: 'test', merchantId: m.id, metadata: { why: 'round trip' } });
-      await LedgerPosting.query(trx).insert([
-        { transactionId: txId, accountId: a, amount: 10 },
-        { transactionId: txId, accountId: b, amount: -10 },
+      await trx('ledger_transactions').insert({ id: txId, reference: txId, kind: 'test', merchant_id: m.id, metadata: JSON.stringify({ why: 'round trip' }) });
+      await trx('ledger_postings').insert([
+        { transaction_id: txId, account_id: a, amount: 10 },
+        { transaction_id: txId, account_id: b, amount: -10 },
       ]);
     });
-    const tx = await LedgerTransaction.query(knex).findById(txId);
-    assert.deepEqual(tx?.metadata, { why: 'round trip' });
-    const postings = await LedgerPosting.query(knex).where({ transaction_id: txId }).orderBy('amount');
-    assert.deepEqual(postings.map((p) => [typeof p.id, p.amount]), [['number', -10], ['number', 10]]);
     const accounts = await LedgerAccount.query(knex).where({ merchant_id: m.id }).orderBy('kind');
     assert.deepEqual(accounts.map((x) => [x.kind, x.balance]), [['adjustments', -10], ['available', 10]]);
   });

@@ -12,7 +12,7 @@ import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks
 import { chargeRoutes } from '../../src/http/routes/charges';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { createLogger } from '../../src/lib/logger';
-import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
 import { createChargesService } from '../../src/services/charges';
 import { createWebhooksService } from '../../src/services/webhooks';
 import { startApi, TEST_ADMIN, type LoginBody, type TestApi } from '../support/api';

@@ -70,7 +70,7 @@ export interface ErrorBody {
   message: string;
 }
 
-/** Response shapes of this endpoints, for tests to name what they expect. */
+/** Response shapes of the account and operator endpoints, for tests to name what they expect. */
 export interface LoginBody {
   token: string;
   user: { id: string; email: string; role: string };

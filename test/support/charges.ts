@@ -15,7 +15,7 @@ import { chargeRoutes } from '../../src/http/routes/charges';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { createLogger } from '../../src/lib/logger';
-import { createAcquirerCallbacks, type AcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createAcquirerCallbacks, type AcquirerCallbacks } from '../../src/services/acquirer-callbacks';
 import type { ChargeWorkflows } from '../../src/temporal/charge-workflow-client';
 import { createChargeSandbox } from '../../src/services/charge-sandbox';
 import { createChargeLifecycle, type ChargeLifecycle } from '../../src/services/charge-lifecycle';

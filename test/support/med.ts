@@ -19,7 +19,7 @@ import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { infractionSandboxRoutes } from '../../src/http/routes/infraction-sandbox';
 import { createLogger } from '../../src/lib/logger';
-import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
 import { createChargeSandbox } from '../../src/services/charge-sandbox';
 import { createInfractionCallbacks } from '../../src/services/infraction-callbacks';
 import { createInfractionSandbox } from '../../src/services/infraction-sandbox';

@@ -20,7 +20,7 @@ import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { withdrawalSandboxRoutes } from '../../src/http/routes/withdrawal-sandbox';
 import { createLogger, type Logger } from '../../src/lib/logger';
-import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
 import { createChargeSandbox } from '../../src/services/charge-sandbox';
 import { createWithdrawalsService, type WithdrawalsService } from '../../src/services/withdrawals';
 import { createWithdrawalCallbackHandler } from '../../src/services/withdrawal-callbacks';

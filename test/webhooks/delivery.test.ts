@@ -6,7 +6,7 @@
 import { counter } from '../support/metrics';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events';
+import { WEBHOOK_EVENT_TYPES } from '../../src/contracts/webhook-events';
 import { recordEvent } from '../../src/services/events';
 import { WEBHOOK_USER_AGENT } from '../../src/services/webhook-delivery';
 import { webhookDeliveryWorkflowId } from '../../src/temporal/workflow-ids';

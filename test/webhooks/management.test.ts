@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { WEBHOOK_EVENT_TYPES } from '../../src/services/webhook-events';
+import { WEBHOOK_EVENT_TYPES } from '../../src/contracts/webhook-events';
 import { createWebhooksService } from '../../src/services/webhooks';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { startApi, type TestApi } from '../support/api';

@@ -17,7 +17,7 @@ import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/call
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { createLogger } from '../../src/lib/logger';
 import { CLI_ACTOR } from '../../src/services/audit';
-import { createAcquirerCallbacks } from '../../src/services/charge-callbacks';
+import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
 import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
 import { createChargesService } from '../../src/services/charges';
 import * as ledger from '../../src/services/ledger';

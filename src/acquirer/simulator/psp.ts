@@ -4,6 +4,7 @@
  * is announced to the service by a signed callback (callbacks.ts). The HTTP protocol (server.ts)
  * and the control surface (methods and /_sim routes) both act through this one object.
  */
+import type { InfractionStatus } from '../../contracts/statuses';
 import crypto from 'node:crypto';
 import { centsToWire } from '../money-wire';
 import type { CobStatus, Party, PixKeyStatusAtAcquirer, PixKeyType, RefundStatus, TransferStatus } from '../types';
@@ -65,7 +66,7 @@ export interface SimKey {
   status: PixKeyStatusAtAcquirer;
 }
 
-export type InfractionStatus = 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+export type { InfractionStatus };
 
 export interface SimInfraction {
   id: string;

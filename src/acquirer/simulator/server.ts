@@ -14,7 +14,7 @@ import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { z } from 'zod';
 import { buildBrCode } from '../../pix/brcode';
-import { validatePixKey } from '../../pix/pix-key';
+import { validatePixKey, type PixKeyType } from '../../pix/pix-key';
 import { wireToCents } from '../money-wire';
 import type { Party, PixKeyStatusAtAcquirer } from '../types';
 import * as wire from '../wire';
@@ -391,31 +391,64 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     ctx.body = refundView(r);
   });
 
-  // ---- transfers (not BCB; same style) ----
-  router.post('/transfers', route('transfer'), bearer, (ctx) => {
-    const key = ctx.get('x-idempotency-key');
-    if (!wire.OPAQUE_ID.test(key)) {
-      return problem(ctx, 400, 'TransferenciaInvalida', 'Transferência inválida.', 'x-idempotency-key é obrigatório', violation('x-idempotency-key', `deve seguir ${wire.OPAQUE_ID.source}`, key));
-    }
-    const body = parsed(ctx, wire.transferSolicitada, 'transferencia', 'TransferenciaInvalida', 'Transferência inválida.');
-    if (!body) return;
-    const keyCheck = validatePixKey(body.tipoChave, body.chave);
-    if (!keyCheck.ok) return problem(ctx, 400, 'TransferenciaInvalida', 'Transferência inválida.', keyCheck.reason, violation('transferencia.chave', keyCheck.reason, body.chave));
-    const amount = wireToCents(body.valor) ?? 0;
-    const seenId = psp.transferByKey.get(key);
-    const seen = seenId ? psp.transfers.get(seenId) : undefined;
-    if (seen) {
-      if (seen.amount !== amount || seen.pixKey !== body.chave || seen.pixKeyType !== body.tipoChave) {
-        return problem(ctx, 422, 'IdempotencyKeyReused', 'Chave de idempotência reutilizada.', 'Esta x-idempotency-key já criou uma transferência com outros dados.');
+  /**
+   * What transfers and key registrations share: an idempotency key (400 without one), a body that
+   * fits the wire schema and names a valid PIX key (400), then the resource that key already made
+   * (200; 422 when it made something else) or a new one (201).
+   */
+  function idempotentCreate<B extends { chave: string; tipoChave: PixKeyType }, T>(opts: {
+    schema: z.ZodType<B>;
+    prefix: string;
+    type: string;
+    title: string;
+    seen(idempotencyKey: string): T | undefined;
+    sameAs(seen: T, body: B): boolean;
+    reused: string;
+    create(idempotencyKey: string, body: B): T;
+    view(t: T): unknown;
+  }) {
+    return (ctx: Koa.Context): void => {
+      const key = ctx.get('x-idempotency-key');
+      if (!wire.OPAQUE_ID.test(key)) {
+        return problem(ctx, 400, opts.type, opts.title, 'x-idempotency-key é obrigatório', violation('x-idempotency-key', `deve seguir ${wire.OPAQUE_ID.source}`, key));
       }
-      ctx.status = 200; // a replay: the same transfer, never a second one
-      ctx.body = transferView(seen);
-      return;
-    }
-    const t = psp.createTransfer({ idempotencyKey: key, amount, pixKey: body.chave, pixKeyType: body.tipoChave, description: body.descricao });
-    ctx.status = 201;
-    ctx.body = transferView(t);
-  });
+      const body = parsed(ctx, opts.schema, opts.prefix, opts.type, opts.title);
+      if (!body) return;
+      const keyCheck = validatePixKey(body.tipoChave, body.chave);
+      if (!keyCheck.ok) return problem(ctx, 400, opts.type, opts.title, keyCheck.reason, violation(`${opts.prefix}.chave`, keyCheck.reason, body.chave));
+      const seen = opts.seen(key);
+      if (seen) {
+        if (!opts.sameAs(seen, body)) return problem(ctx, 422, 'IdempotencyKeyReused', 'Chave de idempotência reutilizada.', opts.reused);
+        ctx.status = 200; // a replay: the same resource, never a second one
+        ctx.body = opts.view(seen);
+        return;
+      }
+      ctx.status = 201;
+      ctx.body = opts.view(opts.create(key, body));
+    };
+  }
+
+  // ---- transfers (not BCB; same style) ----
+  router.post(
+    '/transfers',
+    route('transfer'),
+    bearer,
+    idempotentCreate({
+      schema: wire.transferSolicitada,
+      prefix: 'transferencia',
+      type: 'TransferenciaInvalida',
+      title: 'Transferência inválida.',
+      seen: (key) => {
+        const id = psp.transferByKey.get(key);
+        return id ? psp.transfers.get(id) : undefined;
+      },
+      sameAs: (t, body) => t.amount === (wireToCents(body.valor) ?? 0) && t.pixKey === body.chave && t.pixKeyType === body.tipoChave,
+      reused: 'Esta x-idempotency-key já criou uma transferência com outros dados.',
+      create: (key, body) =>
+        psp.createTransfer({ idempotencyKey: key, amount: wireToCents(body.valor) ?? 0, pixKey: body.chave, pixKeyType: body.tipoChave, description: body.descricao }),
+      view: transferView,
+    }),
+  );
 
   router.get('/transfers/:id', route('getTransfer'), bearer, (ctx) => {
     const t = psp.transfers.get(ctx.params.id ?? '');
@@ -424,28 +457,25 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   });
 
   // ---- PIX key registration (not BCB; same style) ----
-  router.post('/keys', route('registerKey'), bearer, (ctx) => {
-    const idem = ctx.get('x-idempotency-key');
-    if (!wire.OPAQUE_ID.test(idem)) {
-      return problem(ctx, 400, 'ChaveInvalida', 'Chave inválida.', 'x-idempotency-key é obrigatório', violation('x-idempotency-key', `deve seguir ${wire.OPAQUE_ID.source}`, idem));
-    }
-    const body = parsed(ctx, wire.chaveSolicitada, 'chave', 'ChaveInvalida', 'Chave inválida.');
-    if (!body) return;
-    const keyCheck = validatePixKey(body.tipoChave, body.chave);
-    if (!keyCheck.ok) return problem(ctx, 400, 'ChaveInvalida', 'Chave inválida.', keyCheck.reason, violation('chave.chave', keyCheck.reason, body.chave));
-    const seenId = psp.keyByIdempotencyKey.get(idem);
-    const seen = seenId ? psp.keys.get(seenId) : undefined;
-    if (seen) {
-      if (seen.key !== body.chave || seen.keyType !== body.tipoChave) {
-        return problem(ctx, 422, 'IdempotencyKeyReused', 'Chave de idempotência reutilizada.', 'Esta x-idempotency-key já registrou outra chave.');
-      }
-      ctx.status = 200;
-      ctx.body = keyView(seen);
-      return;
-    }
-    ctx.status = 201;
-    ctx.body = keyView(psp.registerKey(idem, body.tipoChave, body.chave));
-  });
+  router.post(
+    '/keys',
+    route('registerKey'),
+    bearer,
+    idempotentCreate({
+      schema: wire.chaveSolicitada,
+      prefix: 'chave',
+      type: 'ChaveInvalida',
+      title: 'Chave inválida.',
+      seen: (key) => {
+        const id = psp.keyByIdempotencyKey.get(key);
+        return id ? psp.keys.get(id) : undefined;
+      },
+      sameAs: (k, body) => k.key === body.chave && k.keyType === body.tipoChave,
+      reused: 'Esta x-idempotency-key já registrou outra chave.',
+      create: (key, body) => psp.registerKey(key, body.tipoChave, body.chave),
+      view: keyView,
+    }),
+  );
 
   controlRoutes(router, control);
 

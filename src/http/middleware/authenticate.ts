@@ -1,5 +1,5 @@
 /**
- * `Authorization: Bearer <token>` where the token is a login JWT or an API key (SPEC §5). API keys
+ * `Authorization: Bearer <token>` where the token is a login JWT or an API key (README "Behaviour the spec leaves open", Auth). API keys
  * are recognised by their `pixflow_` prefix; everything else is tried as a JWT. Any failure is the
  * same 401 so a caller learns nothing about why its credential was refused; a disabled user or a
  * suspended merchant is 403 (README "Auth hardening").

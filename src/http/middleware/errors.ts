@@ -1,6 +1,6 @@
 /**
  * The single place where failures become responses: `{message}` with the status codes from
- * DECISIONS.md. Known failures (AppError from services, HTTP errors raised by the body parser or
+ * README "Behaviour the spec leaves open" (Errors). Known failures (AppError from services, HTTP errors raised by the body parser or
  * the router) keep their status and a fixed, safe message; anything else is a bug, logged in full
  * and answered with a bare 500 so internals never reach the client.
  */

@@ -5,16 +5,16 @@
  * signed is 401 before a single byte is decoded or parsed — and only then is it decoded (strict
  * UTF-8) and parsed with the strict callback schemas (src/acquirer/wire.ts): a bad date or a zero
  * amount is a 400 that changes nothing. What to do with a callback is
- * src/services/charge-callbacks.ts; answering 2xx means it is kept in the inbox for good.
+ * src/services/acquirer-callbacks.ts; answering 2xx means it is kept in the inbox for good.
  */
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
 import { invalid, unauthenticated } from '../../lib/errors';
 import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '../../acquirer/callback-signature';
 import { infractionCallback, pixCallback, pixKeyCallback, transferCallback } from '../../acquirer/wire';
-import type { AcquirerCallbacks } from '../../services/charge-callbacks';
+import type { AcquirerCallbacks } from '../../services/acquirer-callbacks';
 import type { AppContext, RouteModule } from '../types';
-import { validate } from '../validation';
+import { validate } from '../../contracts/validation';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -38,28 +38,20 @@ export function acquirerCallbackRoutes(deps: { secret: string; callbacks: Acquir
     return validate(schema, parsed, 'Callback');
   };
 
-  return (router) => {
-    router.post('/v1/acquirer/pix', async (ctx) => {
-      await callbacks.pix(await signedBody(ctx, pixCallback));
-      ctx.status = 200;
-      ctx.body = { message: 'ok' };
-    });
+  /** One signed callback route: verify, parse, hand to the callbacks service, answer. */
+  const callbackRoute =
+    <S extends z.ZodType>(schema: S, handle: (body: z.output<S>) => Promise<unknown>, status: 200 | 202) =>
+    async (ctx: AppContext): Promise<void> => {
+      await handle(await signedBody(ctx, schema));
+      ctx.status = status;
+      ctx.body = { message: status === 200 ? 'ok' : 'accepted' };
+    };
 
+  return (router) => {
+    router.post('/v1/acquirer/pix', callbackRoute(pixCallback, callbacks.pix, 200));
     // Kept in the inbox and handed to the handler their feature registers: 202.
-    router.post('/v1/acquirer/transfers', async (ctx) => {
-      await callbacks.transfer(await signedBody(ctx, transferCallback));
-      ctx.status = 202;
-      ctx.body = { message: 'accepted' };
-    });
-    router.post('/v1/acquirer/infractions', async (ctx) => {
-      await callbacks.infraction(await signedBody(ctx, infractionCallback));
-      ctx.status = 202;
-      ctx.body = { message: 'accepted' };
-    });
-    router.post('/v1/acquirer/pix-keys', async (ctx) => {
-      await callbacks.pixKey(await signedBody(ctx, pixKeyCallback));
-      ctx.status = 202;
-      ctx.body = { message: 'accepted' };
-    });
+    router.post('/v1/acquirer/transfers', callbackRoute(transferCallback, callbacks.transfer, 202));
+    router.post('/v1/acquirer/infractions', callbackRoute(infractionCallback, callbacks.infraction, 202));
+    router.post('/v1/acquirer/pix-keys', callbackRoute(pixKeyCallback, callbacks.pixKey, 202));
   };
 }

@@ -11,10 +11,11 @@
 import { z } from 'zod';
 import type { Actor } from '../../services/audit';
 import type { UserAccessService } from '../../services/user-access';
-import { updateUserBody } from '../schemas/admin-access';
+import { updateUserBody } from '../../contracts/admin-access';
 import { principalOf } from '../principal';
 import type { AppContext, RouteModule } from '../types';
-import { idParam, parseBody, parseParams } from '../validation';
+import { idParam } from '../../contracts/validation';
+import { parseBody, parseParams } from '../validation';
 
 const idParams = z.object({ id: idParam });
 

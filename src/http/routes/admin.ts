@@ -1,5 +1,5 @@
 /**
- * (ext) The operator API (DECISIONS "Operator"): ADMIN JWT only, every action audited by the
+ * (ext) The operator API (README "Behaviour the spec leaves open", Operator): ADMIN JWT only, every action audited by the
  * services it calls. The ops CLI (src/cli/ops.ts) exposes the same services.
  */
 import { z } from 'zod';
@@ -14,10 +14,10 @@ import {
   listMerchantsQuery,
   updateMerchantBody,
   updatePixKeyBody,
-} from '../schemas/admin';
+} from '../../contracts/admin';
 import type { AppContext, RouteModule } from '../types';
-import { idParam, parseBody, parseParams, parseQuery, validate } from '../validation';
-import { idempotencyKeyHeader } from '../schemas/charges';
+import { idempotencyKeyHeader, idParam, validate } from '../../contracts/validation';
+import { parseBody, parseParams, parseQuery } from '../validation';
 import type { Knex } from 'knex';
 
 export const merchantIdParams = z.object({ id: idParam });

@@ -1,12 +1,13 @@
 /**
- * API keys (SPEC §4, DECISIONS "Auth"): create and delete need a JWT (an API key gets 403);
+ * API keys (README "Behaviour the spec leaves open", Auth): create and delete need a JWT (an API key gets 403);
  * (ext) the list accepts either credential and shows masked values, newest first.
  */
 import type { ApiKeysService } from '../../services/api-keys';
 import { merchantIdOf, principalOf } from '../principal';
-import { createApiKeyBody } from '../schemas/auth';
+import { createApiKeyBody } from '../../contracts/auth';
 import type { RouteModule } from '../types';
-import { idParam, parseBody, parseParams } from '../validation';
+import { idParam } from '../../contracts/validation';
+import { parseBody, parseParams } from '../validation';
 import { z } from 'zod';
 
 export const apiKeyIdParams = z.object({ id: idParam });

@@ -1,6 +1,6 @@
-/** POST /v1/auth/login (SPEC §4, DECISIONS "Auth"; limits: README "Auth hardening"). */
+/** POST /v1/auth/login (README "Behaviour the spec leaves open", Auth; limits: README "Auth hardening"). */
 import type { AuthService } from '../../services/auth';
-import { loginBody } from '../schemas/auth';
+import { loginBody } from '../../contracts/auth';
 import type { RouteModule } from '../types';
 import { parseBody } from '../validation';
 

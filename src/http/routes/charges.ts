@@ -1,9 +1,10 @@
-/** Charges (SPEC §4; DECISIONS "Charges"): create, list, and (ext) get, cancel, refund. */
+/** Charges (README "Charges: how they work"): create, list, and (ext) get, cancel, refund. */
 import type { ChargesService } from '../../services/charges';
 import { merchantIdOf } from '../principal';
 import { createChargeBody, idempotencyKeyHeader, listChargesQuery, refundChargeBody } from '../schemas/charges';
 import type { RouteModule } from '../types';
-import { idParam, parseBody, parseParams, parseQuery, validate } from '../validation';
+import { idParam, validate } from '../../contracts/validation';
+import { parseBody, parseParams, parseQuery } from '../validation';
 import { z } from 'zod';
 
 const chargeParams = z.object({ id: idParam });

@@ -6,16 +6,17 @@ import { z } from 'zod';
 import type { InfractionSandbox } from '../../services/infraction-sandbox';
 import { merchantIdOf } from '../principal';
 import type { RouteModule } from '../types';
-import { idParam, parseParams, text, validate } from '../validation';
+import { idParam, validate } from '../../contracts/validation';
+import { sandboxRaiseInfractionBody } from '../../contracts/infractions';
+import { parseParams } from '../validation';
 
-const raiseBody = z.object({ chargeId: idParam, reason: text({ min: 1, max: 140 }).optional() });
 const infractionParams = z.object({ id: idParam });
 
 export function infractionSandboxRoutes(sandbox: InfractionSandbox): RouteModule {
   return (router, guards) => {
     router.post('/v1/sandbox/infractions', ...guards.authenticated, async (ctx) => {
       const merchantId = merchantIdOf(ctx);
-      const input = validate(raiseBody, ctx.request.body ?? {}, 'Request body');
+      const input = validate(sandboxRaiseInfractionBody, ctx.request.body ?? {}, 'Request body');
       ctx.status = 202;
       ctx.body = { message: 'Infraction raised by the sandbox acquirer', infraction: await sandbox.raise(merchantId, input.chargeId, input.reason) };
     });

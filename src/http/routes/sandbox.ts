@@ -1,5 +1,5 @@
 /**
- * Sandbox (DECISIONS "Sandbox"; only mounted while the acquirer is the simulator): the merchant
+ * Sandbox (README "Behaviour the spec leaves open", Sandbox; only mounted while the acquirer is the simulator): the merchant
  * drives the simulator, which then calls us back through the real callback path.
  */
 import { z } from 'zod';
@@ -7,7 +7,8 @@ import type { ChargeSandbox } from '../../services/charge-sandbox';
 import { merchantIdOf } from '../principal';
 import { sandboxPayBody } from '../schemas/charges';
 import type { RouteModule } from '../types';
-import { idParam, parseParams, validate } from '../validation';
+import { idParam, validate } from '../../contracts/validation';
+import { parseParams } from '../validation';
 
 const chargeParams = z.object({ id: idParam });
 

@@ -3,7 +3,7 @@
  * merchant. (ext) delivery history, redelivery and secret rotation under the same prefix.
  */
 import type { WebhooksService } from '../../services/webhooks';
-import { WEBHOOK_EVENT_CATALOGUE } from '../../services/webhook-events';
+import { WEBHOOK_EVENT_CATALOGUE } from '../../contracts/webhook-events';
 import { merchantIdOf } from '../principal';
 import {
   createWebhookBody,
@@ -11,7 +11,7 @@ import {
   deliveryIdParams,
   updateWebhookBody,
   webhookIdParams,
-} from '../schemas/webhooks';
+} from '../../contracts/webhooks';
 import type { RouteModule } from '../types';
 import { parseBody, parseParams, parseQuery } from '../validation';
 

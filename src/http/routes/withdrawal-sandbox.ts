@@ -6,9 +6,10 @@
 import { z } from 'zod';
 import type { SandboxTransferAction, WithdrawalSandbox } from '../../services/withdrawal-sandbox';
 import { merchantIdOf } from '../principal';
-import { sandboxTransferOutcomeBody } from '../schemas/withdrawals';
+import { sandboxTransferOutcomeBody } from '../../contracts/withdrawals';
 import type { RouteModule } from '../types';
-import { idParam, parseParams, validate } from '../validation';
+import { idParam, validate } from '../../contracts/validation';
+import { parseParams } from '../validation';
 
 const withdrawalParams = z.object({ id: idParam });
 const ACTIONS: SandboxTransferAction[] = ['complete', 'fail', 'return'];

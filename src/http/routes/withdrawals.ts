@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import type { WithdrawalsService } from '../../services/withdrawals';
 import { merchantIdOf } from '../principal';
-import { idempotencyKeyHeader } from '../schemas/charges';
-import { createWithdrawalBody, listWithdrawalsQuery } from '../schemas/withdrawals';
+import { createWithdrawalBody, listWithdrawalsQuery } from '../../contracts/withdrawals';
 import type { RouteModule } from '../types';
-import { idParam, parseBody, parseParams, parseQuery, validate } from '../validation';
+import { idempotencyKeyHeader, idParam, validate } from '../../contracts/validation';
+import { parseBody, parseParams, parseQuery } from '../validation';
 
 const withdrawalParams = z.object({ id: idParam });
 

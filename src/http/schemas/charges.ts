@@ -1,10 +1,11 @@
-/** Request schemas for charges (SPEC §4, §8; DECISIONS "Charges"). */
+/** Request schemas for charges (README "Behaviour the spec leaves open", Charges). */
+import { CHARGE_STATUSES } from '../../contracts/statuses';
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../../pix/pix-key';
-import { paginationQuery, text, withinListDepth } from '../validation';
+import { paginationQuery, text, withinListDepth, idempotencyKeyHeader } from '../../contracts/validation';
 
-export const CHARGE_STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
+export { CHARGE_STATUSES };
 
 const optionalText = (max: number) => text({ max }).optional();
 
@@ -28,7 +29,7 @@ export const customerBody = z.object({
   name: text({ min: 2, max: 200 }),
   email: z.email().max(254),
   phone: z.string().refine(isValidCustomerPhone, { message: 'must be 10 to 15 digits, digits only' }),
-  // Shape here (400); check digits in the service (422, SPEC §7).
+  // Shape here (400); check digits in the service (422).
   document: z.string().regex(/^(\d{11}|\d{14})$/, { message: 'must be a CPF (11 digits) or CNPJ (14 digits), digits only' }),
 });
 
@@ -41,7 +42,7 @@ export const createChargeBody = z.object({
 });
 export type CreateChargeBody = z.infer<typeof createChargeBody>;
 
-export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
+export { idempotencyKeyHeader };
 
 export const listChargesQuery = withinListDepth(
   paginationQuery.extend({

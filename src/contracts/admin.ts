@@ -1,12 +1,11 @@
-/** Request schemas for the operator API (DECISIONS "Operator"). */
+/** Request schemas for the operator API (README "Behaviour the spec leaves open", Operator). */
+import { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from './statuses';
 import { z } from 'zod';
-import { isValidDocument } from '../../pix/document';
-import { PIX_KEY_TYPES } from '../../pix/pix-key';
-import { cents, paginationQuery, text, withinListDepth } from '../validation';
+import { isValidDocument } from '../pix/document';
+import { PIX_KEY_TYPES } from '../pix/pix-key';
+import { cents, paginationQuery, text, withinListDepth } from './validation';
 
-export const MERCHANT_STATUSES = ['ACTIVE', 'SUSPENDED'] as const;
-export const KYC_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
-export const PIX_KEY_STATUSES = ['PENDING', 'ACTIVE', 'INACTIVE'] as const;
+export { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES };
 
 export const feeBps = z.int().min(0).max(10_000);
 export const feeFixed = z.int().min(0).max(1_000_000_00);

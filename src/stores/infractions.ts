@@ -8,6 +8,10 @@ import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { Infraction } from '../models/infraction';
+
+export { Infraction };
+
+type Db = Knex | Knex.Transaction;
 import type { InfractionStatus } from '../../workflows/infraction-types';
 
 /** How far along an acquirer status is: a late or duplicate callback never moves it back. */
@@ -54,7 +58,7 @@ export const infractionView = (i: Infraction): InfractionView => ({
  * deliveries create one), with the acquirer's status advanced. Undefined when the payment is not
  * one of our charges: there is no merchant to hold it against.
  */
-export async function recordAcquirerInfraction(knex: Knex, a: AcquirerInfraction): Promise<Infraction | undefined> {
+async function recordFromAcquirer(knex: Db, a: AcquirerInfraction): Promise<Infraction | undefined> {
   const charge = await Charge.query(knex).findOne({ e2e_id: a.endToEndId });
   if (!charge) return undefined;
   await knex('infractions')
@@ -82,7 +86,35 @@ export async function recordAcquirerInfraction(knex: Knex, a: AcquirerInfraction
   return Infraction.query(knex).findOne({ acquirer_infraction_id: a.acquirerId });
 }
 
-/** One merchant's infraction (another merchant's is undefined, hence 404 to the caller). */
-export async function findInfraction(knex: Knex, merchantId: string, id: string): Promise<Infraction | undefined> {
-  return Infraction.query(knex).findOne({ id, merchant_id: merchantId });
+/** Every query on `infractions`; `db` is the knex instance or the caller's transaction. */
+export function infractionsStore(db: Db) {
+  return {
+    recordFromAcquirer: (a: AcquirerInfraction) => recordFromAcquirer(db, a),
+
+    /** One merchant's infraction (another merchant's is undefined, hence 404 to the caller). */
+    async findForMerchant(merchantId: string, id: string): Promise<Infraction | undefined> {
+      return Infraction.query(db).findOne({ id, merchant_id: merchantId });
+    },
+
+    async find(id: string, opts: { lock?: boolean } = {}): Promise<Infraction | undefined> {
+      const q = Infraction.query(db);
+      if (opts.lock) q.forUpdate();
+      return q.findById(id);
+    },
+
+    /** Infractions not closed yet, oldest first (at most 1000): each must have its workflow. */
+    async open(): Promise<Array<{ id: string; merchant_id: string }>> {
+      return (await db('infractions')
+        .whereNull('closed_at')
+        .orderBy('created_at')
+        .limit(1000)
+        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    },
+
+    async patch(id: string, p: Partial<Infraction>): Promise<void> {
+      await Infraction.query(db)
+        .patch({ ...p, updatedAt: new Date() })
+        .where({ id });
+    },
+  };
 }

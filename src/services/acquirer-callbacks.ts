@@ -7,8 +7,8 @@
  * inbox and reconciliation"): kept once per (kind, body id), then handed on by the handler of its
  * kind; whatever cannot be handed on now is re-driven by the reconciler until it is applied or
  * parked with an operator alert. Payments and refund outcomes are the charges' handlers here;
- * transfers, infractions and PIX key changes are kept and take a handler from their features
- * (`handlers` option) — until then they stay RECEIVED, untouched.
+ * transfers, infractions and PIX key changes take the handler of their feature (`handlers`,
+ * wired in src/runtime/composition.ts); a kind without a handler stays RECEIVED, untouched.
  */
 import type { Knex } from 'knex';
 import { z } from 'zod';

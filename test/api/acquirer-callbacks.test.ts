@@ -5,9 +5,9 @@
  * Payments and refund outcomes reaching the workflow are in test/workflow/charge-flow.test.ts.
  */
 import assert from 'node:assert/strict';
-import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../src/acquirer/callback-signature';
-import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from './support/charges';
-import { assertLedgerInvariant } from './support/ledger-invariant';
+import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
+import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
+import { assertLedgerInvariant } from '../support/ledger-invariant';
 
 describe('acquirer callbacks', function () {
   this.timeout(60_000);

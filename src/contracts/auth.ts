@@ -1,6 +1,6 @@
-/** Request schemas for login and API keys (DECISIONS "Auth"). */
+/** Request schemas for login and API keys (README "Behaviour the spec leaves open", Auth). */
 import { z } from 'zod';
-import { text } from '../validation';
+import { text } from './validation';
 
 export const loginBody = z.object({
   email: text({ min: 1, max: 254 }),

@@ -1,0 +1,130 @@
+/**
+ * Validation with zod, shared by routes, services, the ops CLI and the OpenAPI document. Schemas are
+ * named exports of the modules beside this one; `validate` turns a failure into a 400 whose message
+ * names the offending field, e.g.
+ * `amount must be an integer` or `customer.name is required`.
+ *
+ * Unknown fields are dropped (z.object strips them), wrong types are never coerced: an amount of
+ * "100" or 100.5 is a 400 (README "Behaviour the spec leaves open").
+ */
+import { z } from 'zod';
+import { invalid } from '../lib/errors';
+
+type Issue = z.core.$ZodIssue;
+
+const ARTICLE: Record<string, string> = {
+  int: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+function fieldName(path: PropertyKey[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+}
+
+function sizeLimit(issue: Extract<Issue, { code: 'too_big' | 'too_small' }>): string {
+  const big = issue.code === 'too_big';
+  const bound = big ? issue.maximum : issue.minimum;
+  const inclusive = issue.inclusive !== false;
+  switch (issue.origin) {
+    case 'string':
+      return `must be ${big ? 'at most' : 'at least'} ${String(bound)} characters long`;
+    case 'array':
+    case 'set':
+      return `must have ${big ? 'at most' : 'at least'} ${String(bound)} items`;
+    default:
+      return `must be ${big ? (inclusive ? '<=' : '<') : inclusive ? '>=' : '>'} ${String(bound)}`;
+  }
+}
+
+/** A short English sentence naming the field and what is wrong with it. */
+export function describeIssue(issue: Issue, subject: string): string {
+  const field = fieldName(issue.path);
+  if (field === '') {
+    if (issue.code === 'invalid_type') return `${subject} must be a JSON object`;
+    return `${subject}: ${issue.message}`;
+  }
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return `${field} is required`;
+      return `${field} must be ${ARTICLE[issue.expected] ?? issue.expected}`;
+    case 'too_big':
+    case 'too_small':
+      return `${field} ${sizeLimit(issue)}`;
+    case 'invalid_value':
+      return `${field} must be one of ${issue.values.map(String).join(', ')}`;
+    case 'invalid_format':
+      // Regex checks carry a message written for clients; named formats (email, uuid…) do not.
+      return issue.format === 'regex' ? `${field} ${issue.message}` : `${field} must be a valid ${issue.format}`;
+    case 'not_multiple_of':
+      return `${field} must be a multiple of ${String(issue.divisor)}`;
+    case 'unrecognized_keys':
+      return `${field} has unknown keys`;
+    default:
+      // custom refinements carry their own message, written for clients.
+      return `${field} ${issue.message}`;
+  }
+}
+
+export function validate<S extends z.ZodType>(schema: S, input: unknown, subject: string): z.output<S> {
+  // reportInput lets us tell "missing" from "wrong type"; the input never leaves this function.
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  throw invalid(first ? describeIssue(first, subject) : `Invalid ${subject}`);
+}
+
+// ---- building blocks shared by the route schemas -------------------------------------------
+
+/**
+ * A string that PostgreSQL can store: no NUL characters (text columns refuse them, which would
+ * otherwise surface as a 500) and bounded length.
+ */
+export function text(opts: { min?: number; max: number }): z.ZodString {
+  let s = z.string();
+  if (opts.min !== undefined) s = s.min(opts.min);
+  return s.max(opts.max).refine((v) => !v.includes('\u0000'), { message: 'must not contain NUL characters' });
+}
+
+/** Integer cents, never a string or a fraction. Bounded so that sums stay exact in a double. */
+export const cents = z.int().min(-1_000_000_000_00).max(1_000_000_000_00);
+
+/** `x-idempotency-key` on money-moving requests (charges, refunds, withdrawals, adjustments). */
+export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
+
+/** Opaque public id in a path parameter. */
+export const idParam = text({ min: 1, max: 64 });
+
+/** Integer query parameters arrive as strings; accept only plain decimal digits. */
+export function intQuery(def: number, min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,9}$/, { message: 'must be an integer' })
+    .transform(Number)
+    .pipe(z.int().min(min).max(max))
+    .optional()
+    .transform((v) => v ?? def);
+}
+
+export const paginationQuery = z.object({
+  page: intQuery(1, 1, 1_000_000),
+  limit: intQuery(20, 1, 100),
+});
+
+/**
+ * How deep an OFFSET page may reach (README "Pagination limits"): PostgreSQL reads and discards
+ * every skipped row, so page 1,000,000 would be a cheap request that costs the database a scan.
+ */
+export const MAX_LIST_DEPTH = 10_000;
+
+/** The depth rule for a paginated query schema (apply after any `.extend`). */
+export function withinListDepth<S extends z.ZodType<{ page: number; limit: number }>>(schema: S) {
+  return schema.refine((q) => q.page * q.limit <= MAX_LIST_DEPTH, {
+    path: ['page'],
+    message: `is too deep: page × limit may be at most ${MAX_LIST_DEPTH}; narrow the list with a filter`,
+  });
+}

@@ -1,5 +1,0 @@
-/** Request schemas for the operator's control over logins (README "Auth hardening"). */
-import { z } from 'zod';
-import { USER_STATUSES } from '../../services/user-access';
-
-export const updateUserBody = z.object({ status: z.enum(USER_STATUSES) });

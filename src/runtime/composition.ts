@@ -1,0 +1,140 @@
+/**
+ * The composition root: every service of pixflow is built here, from its explicit dependencies
+ * (knex, config, logger, the acquirer, the Temporal workflow clients). The API process
+ * (src/runtime/processes.ts `startApi`), the worker (`startWorker`, through activities/index.ts) and
+ * the ops CLI (src/cli/ops.ts) all take their services from these functions, so a service is wired
+ * the same way wherever it runs. See docs/ARCHITECTURE.md.
+ */
+import type { Knex } from 'knex';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Logger } from '../lib/logger';
+import type { Acquirer } from '../acquirer/types';
+import type { AcquirerHandle } from '../acquirer';
+import { createApiKeysService } from '../services/api-keys';
+import { createAuthService } from '../services/auth';
+import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
+import { createUserAccessService } from '../services/user-access';
+import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
+import { withdrawalWorkflowClient } from '../temporal/withdrawal-workflow-client';
+import { infractionWorkflowClient } from '../temporal/infraction-workflow-client';
+import { pixKeyWorkflowClient } from '../temporal/pix-key-workflow-client';
+import { webhookDeliveryWorkflowClient } from '../temporal/webhook-workflow-client';
+import { createChargesService } from '../services/charges';
+import { createChargeSandbox } from '../services/charge-sandbox';
+import { createWithdrawalsService } from '../services/withdrawals';
+import { createWithdrawalCallbackHandler } from '../services/withdrawal-callbacks';
+import { createWithdrawalSandbox } from '../services/withdrawal-sandbox';
+import { createWebhooksService } from '../services/webhooks';
+import { createWebhookDispatcher } from '../services/webhook-dispatcher';
+import { createAcquirerCallbacks } from '../services/acquirer-callbacks';
+import { createInfractionCallbacks } from '../services/infraction-callbacks';
+import { createPixKeyCallbacks } from '../services/pix-key-callbacks';
+import { createMedCallbackHandlers } from '../services/med-callback-handlers';
+import { createPixKeyRegistration } from '../services/pix-keys';
+import { createInfractionSandbox } from '../services/infraction-sandbox';
+import { createChargeLifecycle } from '../services/charge-lifecycle';
+import { createWithdrawalLifecycle } from '../services/withdrawal-lifecycle';
+import { createInfractionLifecycle } from '../services/infraction-lifecycle';
+import { createWebhookDelivery, type WebhookDeliverySettings } from '../services/webhook-delivery';
+import type { AppConfig } from '../http/app';
+
+/** Accounts and operators: login, API keys, merchants (users, PIX keys), user access. */
+export function createAccountServices(deps: {
+  knex: Knex;
+  config: AppConfig;
+  logger: Logger;
+  /** Starts PIX key registration at the acquirer (the `pixkey-<id>` workflow). */
+  onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
+}) {
+  const { knex, config, logger } = deps;
+  return {
+    auth: createAuthService({ knex, config }),
+    apiKeys: createApiKeysService({ knex, config }),
+    merchants: createMerchantsService({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated }),
+    userAccess: createUserAccessService({ knex }),
+  };
+}
+
+export type AccountServices = ReturnType<typeof createAccountServices>;
+
+/** The Temporal clients the API side starts and signals workflows with, on one task queue. */
+export function createWorkflowClients(client: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'TEMPORAL_SEARCH_ATTRIBUTES'>) {
+  const opts = { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES };
+  return {
+    charges: chargeWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
+    withdrawals: withdrawalWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
+    infractions: infractionWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
+    pixKeys: pixKeyWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
+    webhookDeliveries: webhookDeliveryWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
+  };
+}
+
+export type WorkflowClients = ReturnType<typeof createWorkflowClients>;
+
+/**
+ * The acquirer callbacks with every feature's handler (payments and refunds built in; transfers,
+ * infractions, PIX keys): the API's routes and the ops CLI's `callbacks reconcile` share it.
+ */
+export function createCallbacks(deps: { knex: Knex; logger: Logger; acquirer: Acquirer; workflows: WorkflowClients }) {
+  const { knex, logger, acquirer, workflows } = deps;
+  return createAcquirerCallbacks({
+    knex,
+    workflows: workflows.charges,
+    logger,
+    acquirer,
+    handlers: {
+      transfers: createWithdrawalCallbackHandler({ knex, workflows: workflows.withdrawals }),
+      ...createMedCallbackHandlers({
+        infractions: createInfractionCallbacks({ knex, workflows: workflows.infractions, logger }),
+        pixKeys: createPixKeyCallbacks({ registration: createPixKeyRegistration({ knex, acquirer, logger }) }),
+      }),
+    },
+  });
+}
+
+/** The payment side of the API: charges, withdrawals, webhooks, callbacks and (simulator only) the sandbox. */
+export function createPaymentServices(deps: {
+  knex: Knex;
+  config: Config;
+  logger: Logger;
+  acquirer: AcquirerHandle;
+  workflows: WorkflowClients;
+}) {
+  const { knex, config, logger, workflows } = deps;
+  const acquirer = deps.acquirer.acquirer;
+  const charges = createChargesService({ knex, config, logger, acquirer, workflows: workflows.charges });
+  const withdrawals = createWithdrawalsService({ knex, logger, workflows: workflows.withdrawals });
+  const simulator = deps.acquirer.simulator?.control;
+  return {
+    charges,
+    withdrawals,
+    webhooks: createWebhooksService({ knex, config }),
+    /** Starts the workflows of committed webhook deliveries. */
+    webhookDispatcher: createWebhookDispatcher({ knex, logger, workflows: workflows.webhookDeliveries }),
+    callbacks: createCallbacks({ knex, logger, acquirer, workflows }),
+    sandbox: simulator
+      ? {
+          charges: createChargeSandbox({ charges, simulator }),
+          withdrawals: createWithdrawalSandbox({ knex, withdrawals, simulator }),
+          infractions: createInfractionSandbox({ knex, simulator }),
+        }
+      : undefined,
+  };
+}
+
+export type PaymentServices = ReturnType<typeof createPaymentServices>;
+
+/** What the worker's activities wrap: the workflow side of each feature. */
+export function createWorkerServices(deps: { knex: Knex; logger: Logger; acquirer: Acquirer; webhooks?: WebhookDeliverySettings }) {
+  const { knex, logger, acquirer } = deps;
+  return {
+    chargeLifecycle: createChargeLifecycle({ knex, acquirer, logger }),
+    webhookDelivery: createWebhookDelivery({ knex, logger, settings: deps.webhooks }),
+    withdrawalLifecycle: createWithdrawalLifecycle({ knex, acquirer, logger }),
+    infractionLifecycle: createInfractionLifecycle({ knex, acquirer, logger }),
+    pixKeyRegistration: createPixKeyRegistration({ knex, acquirer, logger }),
+  };
+}
+
+export type WorkerServices = ReturnType<typeof createWorkerServices>;

@@ -1,0 +1,143 @@
+/**
+ * Every query on `acquirer_callbacks`, the inbox of signed acquirer callbacks: kept once per
+ * (kind, external id), leased while handed on, then APPLIED or PARKED. `db` is the knex instance
+ * or the caller's transaction.
+ */
+import type { Knex } from 'knex';
+import { newId } from '../lib/ids';
+import { AcquirerCallback } from '../models/acquirer-callback';
+
+export { AcquirerCallback };
+
+type Db = Knex | Knex.Transaction;
+
+export function callbackInboxStore(db: Db) {
+  return {
+    /** Inserts the callback unless (kind, externalId) is kept already; returns the kept row. */
+    async keep(kind: string, externalId: string, payload: unknown): Promise<AcquirerCallback> {
+      await db('acquirer_callbacks')
+        .insert({ id: newId('acb'), kind, external_id: externalId, payload: JSON.stringify(payload) })
+        .onConflict(['kind', 'external_id'])
+        .ignore();
+      return (await AcquirerCallback.query(db).findOne({ kind, external_id: externalId })) as AcquirerCallback;
+    },
+
+    /** Parks it (kept first if it was not) unless it is APPLIED or PARKED already; the parked row or undefined. */
+    async park(kind: string, externalId: string, payload: unknown, reason: string): Promise<{ id: string; attempts: number } | undefined> {
+      await db('acquirer_callbacks')
+        .insert({ id: newId('acb'), kind, external_id: externalId, payload: JSON.stringify(payload) })
+        .onConflict(['kind', 'external_id'])
+        .ignore();
+      const parked = (await db('acquirer_callbacks')
+        .where({ kind, external_id: externalId })
+        .whereNot('status', 'PARKED')
+        .whereNot('status', 'APPLIED')
+        .update({ status: 'PARKED', parked_at: db.fn.now(), last_error: reason, updated_at: db.fn.now() })
+        .returning(['id', 'attempts'])) as Array<{ id: string; attempts: number }>;
+      return parked[0];
+    },
+
+    /** APPLIED by (kind, externalId), created so if it was never kept (an outcome learnt by asking). */
+    async upsertApplied(kind: string, externalId: string, payload: unknown, resolution: string): Promise<void> {
+      await db('acquirer_callbacks')
+        .insert({
+          id: newId('acb'),
+          kind,
+          external_id: externalId,
+          payload: JSON.stringify(payload),
+          status: 'APPLIED',
+          resolution,
+          applied_at: db.fn.now(),
+        })
+        .onConflict(['kind', 'external_id'])
+        .merge({ status: 'APPLIED', resolution, applied_at: db.fn.now(), last_error: null, updated_at: db.fn.now() });
+    },
+
+    async markApplied(id: string, resolution: string): Promise<void> {
+      await db('acquirer_callbacks')
+        .where({ id, status: 'RECEIVED' })
+        .update({ status: 'APPLIED', resolution, applied_at: db.fn.now(), last_error: null, updated_at: db.fn.now() });
+    },
+
+    async setAttempts(id: string, attempts: number): Promise<void> {
+      await db('acquirer_callbacks').where({ id, status: 'RECEIVED' }).update({ attempts });
+    },
+
+    /** Another try later: due again after `delayMs`. */
+    async retryLater(id: string, attempts: number, lastError: string | null, delayMs: number): Promise<void> {
+      await db('acquirer_callbacks')
+        .where({ id, status: 'RECEIVED' })
+        .update({
+          attempts,
+          last_error: lastError,
+          next_attempt_at: db.raw(`now() + make_interval(secs => ?)`, [delayMs / 1000]),
+          updated_at: db.fn.now(),
+        });
+    },
+
+    /** A one-minute lease on a due RECEIVED callback; false when someone holds it (or it is not due). */
+    async lease(id: string): Promise<boolean> {
+      const leased = await db('acquirer_callbacks')
+        .where({ id, status: 'RECEIVED' })
+        .where('next_attempt_at', '<=', db.fn.now())
+        .update({ next_attempt_at: db.raw(`now() + interval '1 minute'`) });
+      return leased > 0;
+    },
+
+    /**
+     * Claims up to `limit` due RECEIVED callbacks of these kinds with SKIP LOCKED and a one-minute
+     * lease (inside a transaction), oldest first.
+     */
+    async claimDue(kinds: string[], limit: number): Promise<AcquirerCallback[]> {
+      const ids = (await db('acquirer_callbacks')
+        .where({ status: 'RECEIVED' })
+        .whereIn('kind', kinds)
+        .where('next_attempt_at', '<=', db.fn.now())
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .pluck('id')) as string[];
+      if (ids.length === 0) return [];
+      await db('acquirer_callbacks')
+        .whereIn('id', ids)
+        .update({ next_attempt_at: db.raw(`now() + interval '1 minute'`) });
+      return AcquirerCallback.query(db).whereIn('id', ids).orderBy('received_at');
+    },
+
+    /** Due now. */
+    async nudge(kind: string, externalId: string): Promise<void> {
+      await db('acquirer_callbacks')
+        .where({ kind, external_id: externalId, status: 'RECEIVED' })
+        .update({ next_attempt_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+
+    /** Newest first. */
+    async list(q: { status?: string; kind?: string; limit: number }): Promise<AcquirerCallback[]> {
+      return AcquirerCallback.query(db)
+        .modify((b) => {
+          if (q.status) b.where({ status: q.status });
+          if (q.kind) b.where({ kind: q.kind });
+        })
+        .orderBy([
+          { column: 'received_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(q.limit);
+    },
+
+    /** Parked callbacks (these ids, or all) back to RECEIVED, due now, attempts reset; their ids. */
+    async unpark(ids: string[] | 'all-parked'): Promise<string[]> {
+      const q = db('acquirer_callbacks').where({ status: 'PARKED' });
+      if (ids !== 'all-parked') q.whereIn('id', ids);
+      const rows = (await q
+        .update({ status: 'RECEIVED', attempts: 0, next_attempt_at: db.fn.now(), parked_at: null, updated_at: db.fn.now() })
+        .returning('id')) as Array<{ id: string }>;
+      return rows.map((r) => r.id);
+    },
+
+    async findMany(ids: string[]): Promise<AcquirerCallback[]> {
+      return AcquirerCallback.query(db).whereIn('id', ids);
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * Every query on `idempotency_keys`: a key row per (scope, owner, key), taken inside the caller's
+ * transaction, and the stored result a replay answers with.
+ */
+import type { Knex } from 'knex';
+
+export interface IdempotencyKeyId {
+  scope: string;
+  ownerId: string;
+  key: string;
+}
+
+export function idempotencyKeysStore(trx: Knex.Transaction) {
+  const where = (k: IdempotencyKeyId) => ({ scope: k.scope, owner_id: k.ownerId, key: k.key });
+  return {
+    /** Takes the key (true), or finds it taken (false). A concurrent taker waits for this transaction. */
+    async take(k: IdempotencyKeyId & { targetId: string }): Promise<boolean> {
+      const inserted = (await trx('idempotency_keys')
+        .insert({ ...where(k), target_id: k.targetId })
+        .onConflict(['scope', 'owner_id', 'key'])
+        .ignore()
+        .returning('key')) as Array<{ key: string }>;
+      return inserted.length > 0;
+    },
+
+    async find<T>(k: IdempotencyKeyId): Promise<{ target_id: string; result: T | null } | undefined> {
+      return (await trx('idempotency_keys').where(where(k)).first('target_id', 'result')) as { target_id: string; result: T | null } | undefined;
+    },
+
+    async storeResult(k: IdempotencyKeyId, result: unknown): Promise<void> {
+      await trx('idempotency_keys').where(where(k)).update({ result: JSON.stringify(result) });
+    },
+  };
+}

@@ -1,0 +1,155 @@
+/**
+ * Merchants, their users and PIX keys: the queries of the operator's use cases
+ * (src/services/merchants.ts), the withdrawal prerequisites and the PIX key registration.
+ */
+import type { Knex } from 'knex';
+import { Merchant } from '../models/merchant';
+import { PixKey } from '../models/pix-key';
+import { User } from '../models/user';
+
+export { Merchant, PixKey, User };
+
+type Db = Knex | Knex.Transaction;
+
+export function merchantsStore(db: Db) {
+  return {
+    async findById(id: string, opts: { lock?: boolean } = {}): Promise<Merchant | undefined> {
+      const q = Merchant.query(db).findById(id);
+      if (opts.lock) q.forUpdate();
+      return q;
+    },
+
+    async findByDocument(document: string): Promise<Merchant | undefined> {
+      return Merchant.query(db).findOne({ document });
+    },
+
+    async insert(m: Pick<Merchant, 'id' | 'name' | 'document' | 'email' | 'status' | 'kycStatus' | 'acquirerAccountId' | 'feeBps' | 'feeFixed' | 'settlementDelaySeconds'>): Promise<Merchant> {
+      return Merchant.query(db).insertAndFetch(m);
+    },
+
+    async patch(m: Merchant, patch: Partial<Merchant>): Promise<Merchant> {
+      return m.$query(db).patchAndFetch(patch);
+    },
+
+    /** A page, newest first, and the total. */
+    async page(opts: { limit: number; offset: number }): Promise<{ total: number; rows: Merchant[] }> {
+      const [total, rows] = await Promise.all([
+        Merchant.query(db).resultSize(),
+        Merchant.query(db)
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .limit(opts.limit)
+          .offset(opts.offset),
+      ]);
+      return { total, rows };
+    },
+
+    async findUserByEmail(email: string): Promise<User | undefined> {
+      return User.query(db).findOne({ email });
+    },
+
+    async lockUser(id: string): Promise<User | undefined> {
+      return User.query(db).findById(id).forUpdate();
+    },
+
+    async patchUser(u: User, patch: Partial<User>): Promise<User> {
+      return u.$query(db).patchAndFetch({ ...patch, updatedAt: new Date() });
+    },
+
+    /** A merchant's users, oldest first. */
+    async usersOf(merchantId: string): Promise<User[]> {
+      return User.query(db).where({ merchant_id: merchantId }).orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+    },
+
+    /** Every JWT of the merchant's users becomes stale (token version + 1). */
+    async bumpTokenVersions(merchantId: string): Promise<void> {
+      await db('users')
+        .where({ merchant_id: merchantId })
+        .update({ token_version: db.raw('token_version + 1'), updated_at: db.fn.now() });
+    },
+
+    async insertUser(u: Pick<User, 'id' | 'email' | 'passwordHash' | 'role' | 'merchantId'>): Promise<User> {
+      return User.query(db).insertAndFetch(u);
+    },
+
+    /** The PIX keys of some merchants, newest first. */
+    async pixKeysOf(merchantIds: string[]): Promise<PixKey[]> {
+      if (merchantIds.length === 0) return [];
+      return PixKey.query(db).whereIn('merchant_id', merchantIds).orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ]);
+    },
+
+    /** A PIX key by id, optionally locked FOR UPDATE. */
+    async findPixKeyById(id: string, opts: { lock?: boolean } = {}): Promise<PixKey | undefined> {
+      const q = PixKey.query(db);
+      if (opts.lock) q.forUpdate();
+      return q.findById(id);
+    },
+
+    /** The key an acquirer callback names: by the acquirer's key id, else by (type, key); locked. */
+    async lockPixKeyFromAcquirer(acquirerKeyId: string, type: string, key: string): Promise<PixKey | undefined> {
+      return (
+        (await PixKey.query(db).forUpdate().findOne({ acquirer_key_id: acquirerKeyId })) ??
+        (await PixKey.query(db).forUpdate().findOne({ type, key }))
+      );
+    },
+
+    /** Moves a key to `to` only from one of `from`; false when another writer got there first. */
+    async movePixKeyStatus(id: string, from: readonly string[], to: PixKey['status']): Promise<boolean> {
+      const n = await PixKey.query(db)
+        .patch({ status: to, updatedAt: new Date() })
+        .where({ id })
+        .whereIn('status', [...from]);
+      return n > 0;
+    },
+
+    async setAcquirerKeyId(id: string, acquirerKeyId: string, opts: { touch?: boolean } = {}): Promise<void> {
+      await PixKey.query(db)
+        .patch(opts.touch ? { acquirerKeyId, updatedAt: new Date() } : { acquirerKeyId })
+        .where({ id });
+    },
+
+    /** PENDING or ACTIVE keys the acquirer has not registered yet (at most 1000, by id). */
+    async unregisteredPixKeys(): Promise<Array<{ id: string; merchant_id: string }>> {
+      return (await db('pix_keys')
+        .whereIn('status', ['PENDING', 'ACTIVE'])
+        .whereNull('acquirer_key_id')
+        .orderBy('id')
+        .limit(1000)
+        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    },
+
+    /** An ADMIN user unless the e-mail exists (two processes may start together); true if inserted. */
+    async insertAdminUnlessExists(u: { id: string; email: string; passwordHash: string }): Promise<boolean> {
+      const inserted = await User.query(db)
+        .insert({ ...u, role: 'ADMIN', merchantId: null })
+        .onConflict('email')
+        .ignore();
+      return Boolean(inserted);
+    },
+
+    async findPixKey(type: string, key: string): Promise<PixKey | undefined> {
+      return PixKey.query(db).findOne({ type, key });
+    },
+
+    /** A merchant's key (another merchant's is undefined), locked FOR UPDATE. */
+    async lockPixKey(merchantId: string, keyId: string): Promise<PixKey | undefined> {
+      return PixKey.query(db).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
+    },
+
+    async insertPixKey(k: Pick<PixKey, 'id' | 'merchantId' | 'type' | 'key' | 'status'>): Promise<PixKey> {
+      return PixKey.query(db).insertAndFetch(k);
+    },
+
+    async patchPixKey(k: PixKey, patch: Partial<PixKey>): Promise<PixKey> {
+      return k.$query(db).patchAndFetch(patch);
+    },
+  };
+}

@@ -1,0 +1,344 @@
+/**
+ * Every query of webhook management: `webhooks`, their `webhook_deliveries` (list, cancel,
+ * redeliver) and `webhook_delivery_logs` (the newest of each webhook). `db` is the knex instance
+ * or the caller's transaction; every query is scoped to the merchant.
+ */
+import type { Knex } from 'knex';
+import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
+import { newId } from '../lib/ids';
+
+type Db = Knex | Knex.Transaction;
+
+/** LISTEN/NOTIFY channel that wakes the webhook dispatcher. */
+export const DELIVERY_CHANNEL = 'webhook_deliveries';
+
+export interface WebhookRow {
+  id: string;
+  merchant_id: string;
+  name: string | null;
+  url: string;
+  events: string[];
+  secret: string;
+  status: WebhookStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface LogRow {
+  id: string;
+  delivery_id: string;
+  webhook_id: string;
+  event: string;
+  url: string;
+  payload: string;
+  status_code: number | null;
+  response: string | null;
+  attempt: number;
+  success: boolean;
+  error: string | null;
+  created_at: Date;
+}
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  type: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+/** The columns a webhook's patch may set (events as the JSON text of the array). */
+export interface WebhookPatch {
+  url?: string;
+  name?: string | null;
+  events?: string;
+  status?: WebhookStatus;
+}
+
+export function webhooksStore(db: Db) {
+  return {
+    /** The merchant's ACTIVE webhooks subscribed to this event type (or to every event: `[]`). */
+    async subscribedTo(merchantId: string, type: string): Promise<string[]> {
+      const rows = (await db('webhooks')
+        .where({ merchant_id: merchantId, status: 'ACTIVE' })
+        .andWhere((q) => q.whereRaw(`events = '[]'::jsonb`).orWhereRaw('events @> ?::jsonb', [JSON.stringify([type])]))
+        .select('id')) as Array<{ id: string }>;
+      return rows.map((r) => r.id);
+    },
+
+    /**
+     * One PENDING delivery of the event per webhook (once per pair), and a NOTIFY that reaches the
+     * dispatcher only when the transaction commits. Returns the ids created.
+     */
+    async enqueueDeliveries(d: { eventId: string; merchantId: string; webhookIds: string[]; payload: string }): Promise<string[]> {
+      const inserted = (await db('webhook_deliveries')
+        .insert(
+          d.webhookIds.map((webhookId) => ({
+            id: newId('whd'),
+            event_id: d.eventId,
+            webhook_id: webhookId,
+            merchant_id: d.merchantId,
+            status: 'PENDING',
+            payload: d.payload,
+          })),
+        )
+        .onConflict(['event_id', 'webhook_id'])
+        .ignore()
+        .returning('id')) as Array<{ id: string }>;
+      if (inserted.length > 0) await db.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, d.merchantId]);
+      return inserted.map((r) => r.id);
+    },
+
+    async findForMerchant(merchantId: string, id: string): Promise<WebhookRow | undefined> {
+      return (await db('webhooks').where({ id, merchant_id: merchantId }).first()) as WebhookRow | undefined;
+    },
+
+    /** Serialises creations per merchant (inside a transaction) so a limit check holds. */
+    async lockMerchantCreations(merchantId: string): Promise<void> {
+      await db.raw('select pg_advisory_xact_lock(hashtext(?))', [`webhooks:${merchantId}`]);
+    },
+
+    async countForMerchant(merchantId: string): Promise<number> {
+      const [{ count }] = (await db('webhooks').where({ merchant_id: merchantId }).count({ count: '*' })) as [{ count: string | number }];
+      return Number(count);
+    },
+
+    async insert(w: { merchantId: string; name: string | null; url: string; events: string; secret: string }): Promise<WebhookRow> {
+      const [inserted] = (await db('webhooks')
+        .insert({ id: newId('wh'), merchant_id: w.merchantId, name: w.name, url: w.url, events: w.events, secret: w.secret, status: 'ACTIVE' })
+        .returning('*')) as WebhookRow[];
+      return inserted as WebhookRow;
+    },
+
+    /** Newest first. */
+    async listForMerchant(merchantId: string): Promise<WebhookRow[]> {
+      return (await db('webhooks')
+        .where({ merchant_id: merchantId })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])) as WebhookRow[];
+    },
+
+    /** The newest `perWebhook` logs of each webhook: one LATERAL read per webhook walks its index. */
+    async newestLogs(merchantId: string, webhookIds: string[], perWebhook: number): Promise<LogRow[]> {
+      const { rows } = (await db.raw(
+        `select l.* from unnest(?::text[]) as w(id)
+       cross join lateral (
+         select * from webhook_delivery_logs
+         where webhook_id = w.id and merchant_id = ?
+         order by created_at desc, id desc
+         limit ${Number(perWebhook)}
+       ) l`,
+        [webhookIds, merchantId],
+      )) as { rows: LogRow[] };
+      return rows;
+    },
+
+    /** The updated row, or undefined when the merchant has no such webhook. */
+    async update(merchantId: string, id: string, patch: WebhookPatch & { secret?: string }): Promise<WebhookRow | undefined> {
+      const [row] = (await db('webhooks')
+        .where({ id, merchant_id: merchantId })
+        .update({ ...patch, updated_at: db.fn.now() })
+        .returning('*')) as WebhookRow[];
+      return row;
+    },
+
+    /** Deletes the webhook and cancels its pending deliveries (false: no such webhook). */
+    async deleteAndCancelPending(merchantId: string, id: string): Promise<boolean> {
+      const deleted = await db('webhooks').where({ id, merchant_id: merchantId }).delete();
+      if (deleted === 0) return false;
+      await db('webhook_deliveries')
+        .where({ webhook_id: id, merchant_id: merchantId, status: 'PENDING' })
+        .update({ status: 'CANCELED', last_error: 'webhook deleted', completed_at: db.fn.now(), updated_at: db.fn.now() });
+      return true;
+    },
+
+    /** One page of a webhook's deliveries with their event type, newest first, and the total. */
+    async deliveriesPage(merchantId: string, webhookId: string, opts: { limit: number; offset: number }): Promise<{ total: number; rows: DeliveryRow[] }> {
+      const base = db('webhook_deliveries as d').where({ 'd.webhook_id': webhookId, 'd.merchant_id': merchantId });
+      const [{ total }] = (await base.clone().count({ total: '*' })) as [{ total: string | number }];
+      const rows = (await base
+        .clone()
+        .join('events as e', 'e.id', 'd.event_id')
+        .orderBy([
+          { column: 'd.created_at', order: 'desc' },
+          { column: 'd.id', order: 'desc' },
+        ])
+        .offset(opts.offset)
+        .limit(opts.limit)
+        .select(
+          'd.id',
+          'd.event_id',
+          'e.type',
+          'd.status',
+          'd.attempts',
+          'd.last_status_code',
+          'd.last_error',
+          'd.created_at',
+          'd.updated_at',
+          'd.completed_at',
+        )) as DeliveryRow[];
+      return { total: Number(total), rows };
+    },
+
+    async lockDelivery(merchantId: string, webhookId: string, deliveryId: string): Promise<{ id: string; status: string; attempts: number } | undefined> {
+      return (await db('webhook_deliveries')
+        .where({ id: deliveryId, webhook_id: webhookId, merchant_id: merchantId })
+        .forUpdate()
+        .first('id', 'status', 'attempts')) as { id: string; status: string; attempts: number } | undefined;
+    },
+
+    /** A new series of attempts for a finished delivery; wakes the dispatcher (NOTIFY at commit). */
+    async restartDelivery(merchantId: string, deliveryId: string, attemptLimit: number): Promise<DeliveryRow> {
+      await db('webhook_deliveries').where({ id: deliveryId }).update({
+        status: 'PENDING',
+        attempt_limit: attemptLimit,
+        workflow_started_at: null,
+        completed_at: null,
+        last_error: null,
+        updated_at: db.fn.now(),
+      });
+      await db.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, merchantId]);
+      const [row] = (await db('webhook_deliveries as d')
+        .join('events as e', 'e.id', 'd.event_id')
+        .where('d.id', deliveryId)
+        .select('d.*', 'e.type')) as DeliveryRow[];
+      return row as DeliveryRow;
+    },
+
+    // ---- the delivery side (the dispatcher and the delivery workflow's activity) -------------
+
+    /** PENDING deliveries whose workflow was not started yet, oldest first. */
+    async unstarted(limit: number): Promise<PendingDelivery[]> {
+      return (await db('webhook_deliveries')
+        .where({ status: 'PENDING' })
+        .whereNull('workflow_started_at')
+        .orderBy('created_at')
+        .limit(limit)
+        .select('id', 'merchant_id', 'attempts')) as PendingDelivery[];
+    },
+
+    /** Every PENDING delivery after `after` in id order (keyset pages for the reconciler). */
+    async pendingAfter(after: string, limit: number): Promise<PendingDelivery[]> {
+      return (await db('webhook_deliveries')
+        .where({ status: 'PENDING' })
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(limit)
+        .select('id', 'merchant_id', 'attempts')) as PendingDelivery[];
+    },
+
+    async markWorkflowStarted(id: string): Promise<void> {
+      await db('webhook_deliveries').where({ id }).whereNull('workflow_started_at').update({ workflow_started_at: db.fn.now() });
+    },
+
+    async findDelivery(id: string): Promise<DeliveryForAttempt | undefined> {
+      return (await db('webhook_deliveries').where({ id }).first()) as DeliveryForAttempt | undefined;
+    },
+
+    /** Ends a PENDING delivery (no more attempts). */
+    async finishDelivery(id: string, status: 'FAILED' | 'CANCELED', reason?: string): Promise<void> {
+      await db('webhook_deliveries')
+        .where({ id, status: 'PENDING' })
+        .update({ status, ...(reason === undefined ? {} : { last_error: reason }), completed_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+
+    /** The event a delivery carries. */
+    async eventOf(eventId: string): Promise<{ type: string; data: Record<string, unknown>; created_at: Date }> {
+      return (await db('events').where({ id: eventId }).first('type', 'data', 'created_at')) as { type: string; data: Record<string, unknown>; created_at: Date };
+    },
+
+    /** Stores the envelope bytes once; returns the stored ones (a concurrent writer may have won). */
+    async setPayloadOnce(id: string, payload: string): Promise<string> {
+      await db('webhook_deliveries').where({ id }).whereNull('payload').update({ payload });
+      return ((await db('webhook_deliveries').where({ id }).first('payload')) as { payload: string }).payload;
+    },
+
+    async attemptLogged(deliveryId: string, attempt: number): Promise<{ success: boolean } | undefined> {
+      return (await db('webhook_delivery_logs').where({ delivery_id: deliveryId, attempt }).first('success')) as { success: boolean } | undefined;
+    },
+
+    /** The webhook a delivery goes to (its merchant's), if it still exists. */
+    async target(webhookId: string, merchantId: string): Promise<{ id: string; url: string; secret: string; status: WebhookStatus } | undefined> {
+      return (await db('webhooks').where({ id: webhookId, merchant_id: merchantId }).first('id', 'url', 'secret', 'status')) as
+        | { id: string; url: string; secret: string; status: WebhookStatus }
+        | undefined;
+    },
+
+    /** Logs one attempt once per (delivery, attempt); false when it was logged already. */
+    async logAttempt(l: {
+      deliveryId: string;
+      webhookId: string;
+      merchantId: string;
+      event: string;
+      url: string;
+      payload: string;
+      statusCode: number | null;
+      response: string | null;
+      attempt: number;
+      success: boolean;
+      error: string | null;
+      durationMs: number;
+    }): Promise<boolean> {
+      const inserted = (await db('webhook_delivery_logs')
+        .insert({
+          id: newId('whl'),
+          delivery_id: l.deliveryId,
+          webhook_id: l.webhookId,
+          merchant_id: l.merchantId,
+          event: l.event,
+          url: l.url,
+          payload: l.payload,
+          status_code: l.statusCode,
+          response: l.response,
+          attempt: l.attempt,
+          success: l.success,
+          error: l.error,
+          duration_ms: l.durationMs,
+        })
+        .onConflict(['delivery_id', 'attempt'])
+        .ignore()
+        .returning('id')) as Array<{ id: string }>;
+      return inserted.length > 0;
+    },
+
+    /** What an attempt did to a PENDING delivery. */
+    async recordAttempt(id: string, a: { attempt: number; statusCode: number | null; error: string | null; status: WebhookDeliveryStatus }): Promise<void> {
+      await db('webhook_deliveries')
+        .where({ id, status: 'PENDING' })
+        .update({
+          attempts: db.raw('greatest(attempts, ?)', [a.attempt]),
+          last_status_code: a.statusCode,
+          last_error: a.error,
+          status: a.status,
+          completed_at: a.status === 'PENDING' ? null : db.fn.now(),
+          updated_at: db.fn.now(),
+        });
+    },
+  };
+}
+
+/** A delivery as its attempts read it. */
+export interface DeliveryForAttempt {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  merchant_id: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  attempt_limit: number | null;
+  payload: string | null;
+}
+
+/** A delivery the dispatcher starts a workflow for. */
+export interface PendingDelivery {
+  id: string;
+  merchant_id: string;
+  attempts: number;
+}

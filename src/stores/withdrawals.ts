@@ -1,0 +1,133 @@
+/**
+ * Every query on `withdrawals`: the API side (request, replay, list, get), the saga's steps, the
+ * callback handler, the sandbox and the reconciler all read and write withdrawals through here.
+ * `db` is the knex instance or the transaction the caller runs in.
+ */
+import type { Knex } from 'knex';
+import { Withdrawal } from '../models/withdrawal';
+
+export { Withdrawal };
+
+type Db = Knex | Knex.Transaction;
+
+/** The columns the API shows (plus the merchant), as stored. */
+export interface WithdrawalRow {
+  id: string;
+  merchant_id: string;
+  amount: number;
+  description: string | null;
+  pix_key: string;
+  pix_key_type: string;
+  status: Withdrawal['status'];
+  batch_id: string | null;
+  created_at: Date;
+}
+
+const COLUMNS = ['id', 'merchant_id', 'amount', 'description', 'pix_key', 'pix_key_type', 'status', 'batch_id', 'created_at'];
+
+export interface NewWithdrawal {
+  id: string;
+  merchantId: string;
+  amount: number;
+  description: string | null;
+  pixKeyType: string;
+  pixKey: string;
+  idempotencyKey: string | null;
+}
+
+export function withdrawalsStore(db: Db) {
+  return {
+    /** The whole row, optionally locked FOR UPDATE (inside a transaction). */
+    async find(id: string, opts: { lock?: boolean } = {}): Promise<Withdrawal | undefined> {
+      const q = Withdrawal.query(db);
+      if (opts.lock) q.forUpdate();
+      return q.findById(id);
+    },
+
+    async findByIdempotencyKey(merchantId: string, key: string): Promise<WithdrawalRow | undefined> {
+      return (await db('withdrawals').where({ merchant_id: merchantId, idempotency_key: key }).first(COLUMNS)) as WithdrawalRow | undefined;
+    },
+
+    /** Another merchant's withdrawal is undefined, like an unknown id. */
+    async findForMerchant(merchantId: string, id: string): Promise<WithdrawalRow | undefined> {
+      return (await db('withdrawals').where({ id, merchant_id: merchantId }).first(COLUMNS)) as WithdrawalRow | undefined;
+    },
+
+    /**
+     * Inserts a PROCESSING withdrawal unless the merchant's idempotency key is taken (then null).
+     * A concurrent twin blocks on the unique index until the first transaction ends.
+     */
+    async insertUnlessKeyTaken(w: NewWithdrawal): Promise<WithdrawalRow | null> {
+      const rows = (await db('withdrawals')
+        .insert({
+          id: w.id,
+          merchant_id: w.merchantId,
+          amount: w.amount,
+          description: w.description,
+          pix_key_type: w.pixKeyType,
+          pix_key: w.pixKey,
+          status: 'PROCESSING',
+          idempotency_key: w.idempotencyKey,
+        })
+        .onConflict(['merchant_id', 'idempotency_key'])
+        .ignore()
+        .returning(COLUMNS)) as WithdrawalRow[];
+      return rows[0] ?? null;
+    },
+
+    /** One page, newest first, and the merchant's total. */
+    async page(merchantId: string, opts: { limit: number; offset: number }): Promise<{ rows: WithdrawalRow[]; total: number }> {
+      const [rows, total] = await Promise.all([
+        db('withdrawals')
+          .where({ merchant_id: merchantId })
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .limit(opts.limit)
+          .offset(opts.offset)
+          .select(COLUMNS) as Promise<WithdrawalRow[]>,
+        db('withdrawals').where({ merchant_id: merchantId }).count({ n: '*' }).first() as Promise<{ n: string | number }>,
+      ]);
+      return { rows, total: Number(total.n) };
+    },
+
+    /** Keeps the acquirer's transfer id and batch, once (the first answer wins). */
+    async setTransferOnce(id: string, t: { transferId: string; batchId: string | null }): Promise<void> {
+      await Withdrawal.query(db)
+        .patch({ transferId: t.transferId, batchId: t.batchId, updatedAt: new Date() })
+        .where({ id })
+        .whereNull('transfer_id');
+    },
+
+    async patch(id: string, fields: Partial<Pick<Withdrawal, 'status' | 'transferId' | 'failureReason' | 'completedAt' | 'failedAt' | 'refundedAt' | 'updatedAt'>>): Promise<void> {
+      await Withdrawal.query(db).patch(fields).where({ id });
+    },
+
+    async transferIdOf(id: string): Promise<string | null> {
+      const row = (await db('withdrawals').where({ id }).first('transfer_id')) as { transfer_id: string | null } | undefined;
+      return row?.transfer_id ?? null;
+    },
+
+    /** What the transfer callback handler compares a callback with. */
+    async forTransferCallback(
+      id: string,
+    ): Promise<{ id: string; merchant_id: string; status: Withdrawal['status']; transfer_id: string | null; amount: number } | undefined> {
+      return (await db('withdrawals').where({ id }).first('id', 'merchant_id', 'status', 'transfer_id', 'amount')) as
+        | { id: string; merchant_id: string; status: Withdrawal['status']; transfer_id: string | null; amount: number }
+        | undefined;
+    },
+
+    /** PROCESSING withdrawals after `after` in id order (keyset pages for the reconciler). */
+    async processingAfter(after: string, limit: number): Promise<Array<{ id: string; merchant_id: string }>> {
+      return (await db('withdrawals')
+        .where('status', 'PROCESSING')
+        .andWhere('id', '>', after)
+        .orderBy('id')
+        .limit(limit)
+        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    },
+  };
+}
+
+export type WithdrawalsStore = ReturnType<typeof withdrawalsStore>;
