@@ -32,7 +32,7 @@ import { chargeRoutes } from '../src/http/routes/charges';
 import { createApp } from '../src/http/app';
 import { createLogger } from '../src/lib/logger';
 import { newId } from '../src/lib/ids';
-import { createChargeBody } from '../src/http/schemas/charges';
+import { createChargeBody } from '../src/contracts/charges';
 import { parseBody } from '../src/http/validation';
 import { merchantIdOf } from '../src/http/principal';
 import { closeQrRenderer, newTxid, renderQrDataUrl, warmQrRenderer } from '../src/pix';

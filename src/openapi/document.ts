@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import * as admin from '../contracts/admin';
 import * as auth from '../contracts/auth';
-import * as charges from '../http/schemas/charges';
+import * as charges from '../contracts/charges';
 import { CALLBACK_SIGNATURE_HEADER } from '../acquirer/callback-signature';
 import * as r from './responses';
 import * as withdrawals from '../contracts/withdrawals';

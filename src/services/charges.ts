@@ -18,7 +18,7 @@ import { PixKey } from '../models/pix-key';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
-import type { CreateChargeBody, ListChargesQuery } from '../http/schemas/charges';
+import type { CreateChargeBody, ListChargesQuery } from '../contracts/charges';
 import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
 import { chargeRows, listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';

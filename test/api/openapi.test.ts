@@ -9,7 +9,7 @@ import addFormats from 'ajv-formats';
 import { z } from 'zod';
 import { startApi, type TestApi } from '../support/api';
 import Router from '@koa/router';
-import { createChargeBody, listChargesQuery } from '../../src/http/schemas/charges';
+import { createChargeBody, listChargesQuery } from '../../src/contracts/charges';
 import { createMerchantBody } from '../../src/contracts/admin';
 import { updateUserBody } from '../../src/contracts/admin-access';
 import { loginBody } from '../../src/contracts/auth';

@@ -1,7 +1,7 @@
 /** Charges (README "Charges: how they work"): create, list, and (ext) get, cancel, refund. */
 import type { ChargesService } from '../../services/charges';
 import { merchantIdOf } from '../principal';
-import { createChargeBody, idempotencyKeyHeader, listChargesQuery, refundChargeBody } from '../schemas/charges';
+import { createChargeBody, idempotencyKeyHeader, listChargesQuery, refundChargeBody } from '../../contracts/charges';
 import type { RouteModule } from '../types';
 import { idParam, validate } from '../../contracts/validation';
 import { parseBody, parseParams, parseQuery } from '../validation';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { ChargeSandbox } from '../../services/charge-sandbox';
 import { merchantIdOf } from '../principal';
-import { sandboxPayBody } from '../schemas/charges';
+import { sandboxPayBody } from '../../contracts/charges';
 import type { RouteModule } from '../types';
 import { idParam, validate } from '../../contracts/validation';
 import { parseParams } from '../validation';

@@ -1,9 +1,9 @@
 /** Request schemas for charges (README "Behaviour the spec leaves open", Charges). */
-import { CHARGE_STATUSES } from '../../contracts/statuses';
+import { CHARGE_STATUSES } from './statuses';
 import net from 'node:net';
 import { z } from 'zod';
-import { isValidCustomerPhone } from '../../pix/pix-key';
-import { paginationQuery, text, withinListDepth, idempotencyKeyHeader } from '../../contracts/validation';
+import { isValidCustomerPhone } from '../pix/pix-key';
+import { paginationQuery, text, withinListDepth, idempotencyKeyHeader } from './validation';
 
 export { CHARGE_STATUSES };
 
