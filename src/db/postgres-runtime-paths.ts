@@ -167,6 +167,12 @@ export function relocateBinaries(binaries: PostgresBinaries, root: string): Post
   return { nativeDir: target, version: binaries.version };
 }
 
+/** The folder under `root` that holds `dataDir`'s relocated cluster (computed only, nothing made). */
+export function relocatedHome(dataDir: string, root: string): string {
+  const digest = crypto.createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16);
+  return path.join(root, `data-${digest}`);
+}
+
 /**
  * The data folder used for `dataDir` when the server user cannot reach it: one per checkout
  * (named by a hash of the intended path), so restarts find their data again and two checkouts
@@ -174,8 +180,7 @@ export function relocateBinaries(binaries: PostgresBinaries, root: string): Post
  */
 export function relocatedDataDir(dataDir: string, root: string): string {
   const intended = path.resolve(dataDir);
-  const digest = crypto.createHash('sha256').update(intended).digest('hex').slice(0, 16);
-  const home = path.join(root, `data-${digest}`);
+  const home = relocatedHome(intended, root);
   fs.mkdirSync(home, { recursive: true, mode: 0o755 });
   fs.writeFileSync(path.join(home, 'FOR'), `${intended}\n`);
   return path.join(home, path.basename(intended));

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
+import { relocatedHome, runtimeRoot } from '../../src/db/postgres-runtime-paths';
 import { localJournalPath } from '../../src/temporal/local-server';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -71,8 +72,11 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
   after(async () => {
     for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
     // The first run was killed, so its embedded PostgreSQL outlived it (the second run shared it).
-    const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
-    if (fs.existsSync(pidFile)) {
+    // From a private (0700) checkout its cluster lives relocated under /var/tmp (README "The
+    // embedded PostgreSQL"): stop it there too, and remove that copy with the test's data.
+    const home = relocatedHome(path.join(dataDir, 'postgres'), runtimeRoot());
+    for (const pidFile of [path.join(dataDir, 'postgres', 'postmaster.pid'), path.join(home, 'postgres', 'postmaster.pid')]) {
+      if (!fs.existsSync(pidFile)) continue;
       const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
       if (pid > 0) {
         try {
@@ -83,6 +87,7 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
         }
       }
     }
+    fs.rmSync(home, { recursive: true, force: true });
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
