@@ -75,6 +75,11 @@ export function chargesStore(db: Db) {
       return q.findById(id);
     },
 
+    /** The charge a payment names by its txid. */
+    async findByTxid(txid: string): Promise<Charge | undefined> {
+      return Charge.query(db).findOne({ txid });
+    },
+
     /** The charge's REQUESTED refunds not parked for an operator. */
     async openRefundIds(chargeId: string): Promise<string[]> {
       return (await db('charge_refunds')
