@@ -80,6 +80,54 @@ export function chargesStore(db: Db) {
       return Charge.query(db).findOne({ txid });
     },
 
+    /** A refund of the charge for an accepted infraction, REQUESTED (its money in transit). */
+    async insertInfractionRefund(r: { id: string; chargeId: string; merchantId: string; amount: number; reason: string; e2eId: string | null }): Promise<void> {
+      await db('charge_refunds').insert({
+        id: r.id,
+        charge_id: r.chargeId,
+        merchant_id: r.merchantId,
+        amount: r.amount,
+        reason: r.reason,
+        kind: 'INFRACTION',
+        status: 'REQUESTED',
+        e2e_id: r.e2eId,
+      });
+    },
+
+    /** The acquirer's return id, unless one is recorded already. */
+    async setRefundRtrIdIfUnset(id: string, rtrId: string): Promise<void> {
+      await db('charge_refunds').where({ id }).whereNull('rtr_id').update({ rtr_id: rtrId });
+    },
+
+    /** Locks the refund row FOR UPDATE (inside a transaction). */
+    async lockRefundRow(id: string): Promise<void> {
+      await db('charge_refunds').where({ id }).forUpdate().first('id');
+    },
+
+    /** REQUESTED or FAILED → CONFIRMED, keeping a recorded return id over `rtrId`. */
+    async confirmRefundFromOpenOrFailed(id: string, confirmedAt: Date, rtrId: string | null): Promise<void> {
+      await db('charge_refunds')
+        .where({ id })
+        .whereIn('status', ['REQUESTED', 'FAILED'])
+        .update({ status: 'CONFIRMED', confirmed_at: confirmedAt, failure_reason: null, rtr_id: db.raw('coalesce(rtr_id, ?)', [rtrId]) });
+    },
+
+    /**
+     * Adds `amount` to a PAID charge's refunded amount (REFUNDED once fully refunded) in one
+     * guarded statement; false when the charge is no longer PAID or it would exceed the amount.
+     */
+    async addRefundedToPaid(id: string, amount: number): Promise<boolean> {
+      const n = await db('charges')
+        .where({ id, status: 'PAID' })
+        .andWhereRaw('refunded_amount + ? <= amount', [amount])
+        .update({
+          refunded_amount: db.raw('refunded_amount + ?', [amount]),
+          status: db.raw(`case when refunded_amount + ? >= amount then 'REFUNDED' else status end`, [amount]),
+          updated_at: db.fn.now(),
+        });
+      return n > 0;
+    },
+
     /** The charge's REQUESTED refunds not parked for an operator. */
     async openRefundIds(chargeId: string): Promise<string[]> {
       return (await db('charge_refunds')
