@@ -13,8 +13,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Logger } from '../lib/logger';
-import { Charge } from '../models/charge';
-import { ChargeRefund } from '../models/charge-refund';
+import { chargesStore } from '../stores/charges';
 import type { AcquirerCallback } from '../models/acquirer-callback';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
@@ -79,7 +78,7 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
   /** A stored payment (kind `pix`): hand it to its charge's workflow, which applies it once per e2e id. */
   async function handlePayment(entry: AcquirerCallback): Promise<HandlerOutcome> {
     const p = storedPix(entry);
-    const charge = p.txid ? await Charge.query(knex).findOne({ txid: p.txid }) : undefined;
+    const charge = p.txid ? await chargesStore(knex).findByTxid(p.txid) : undefined;
     if (!charge?.txid) {
       if (Date.now() - new Date(entry.receivedAt).getTime() < unmatchedGraceMs) {
         return { kind: 'wait', reason: `no charge with txid ${p.txid ?? '(none)'} yet` };
@@ -88,7 +87,7 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
     }
     // Already applied by an earlier delivery (paid, or taken as unpayable and returned).
     if (charge.e2eId === p.endToEndId) return { kind: 'applied', resolution: 'paid' };
-    const unpayable = await ChargeRefund.query(knex).findOne({ charge_id: charge.id, e2e_id: p.endToEndId, kind: 'UNPAYABLE_PAYMENT' });
+    const unpayable = await chargesStore(knex).findUnpayableRefund(charge.id, p.endToEndId);
     if (unpayable) return { kind: 'applied', resolution: 'returned_to_payer' };
     await workflows.paymentReceived({ id: charge.id, merchantId: charge.merchantId }, noticeOf(p, charge.txid));
     return { kind: 'handed' };
@@ -118,7 +117,7 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
     const parked = parkedRefund.safeParse(entry.payload);
     if (parked.success) {
       // A refund the workflow parked, re-driven by an operator: its workflow takes it up again.
-      const refund = await ChargeRefund.query(knex).findById(parked.data.refundId);
+      const refund = await chargesStore(knex).findRefund(parked.data.refundId);
       if (!refund) throw new PermanentCallbackError(`refund ${parked.data.refundId} not found`);
       if (refund.status !== 'REQUESTED') return { kind: 'applied', resolution: `refund already ${refund.status}` };
       await workflows.refundRequested({ id: refund.chargeId, merchantId: refund.merchantId }, refund.id);
@@ -144,7 +143,7 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
       }
       return { kind: 'applied', resolution: 'unmatched_payment_return' };
     }
-    const refund = await ChargeRefund.query(knex).findById(internalRefundId(d.id));
+    const refund = await chargesStore(knex).findRefund(internalRefundId(d.id));
     if (!refund) {
       if (Date.now() - new Date(entry.receivedAt).getTime() < unmatchedGraceMs) return { kind: 'wait', reason: `unknown devolução ${d.id}` };
       return { kind: 'park', reason: `outcome of an unknown devolução ${d.id}` };

@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { invalid, notFound } from '../lib/errors';
 import { newId } from '../lib/ids';
-import { ApiKey } from '../models/api-key';
+import { apiKeysStore, type ApiKey } from '../stores/api-keys';
 import { LRUCache } from 'lru-cache';
 import { cacheInvalidation, markerSql, type CacheInvalidation } from './cache-invalidation';
 
@@ -106,12 +106,13 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
     const value = generateApiKeyValue();
     const row = await knex.transaction(async (trx) => {
       // Serialise creations per merchant so two concurrent requests cannot both pass the limit.
-      await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`api_keys:${merchantId}`]);
-      const count = await ApiKey.query(trx).where({ merchant_id: merchantId }).resultSize();
+      const keys = apiKeysStore(trx);
+      await keys.lockMerchantCreations(merchantId);
+      const count = await keys.countOf(merchantId);
       if (count >= config.MAX_API_KEYS_PER_MERCHANT) {
         throw invalid(`API key limit reached (${config.MAX_API_KEYS_PER_MERCHANT} per merchant); delete an unused key first`);
       }
-      return ApiKey.query(trx).insertAndFetch({
+      return keys.insert({
         id: newId('ak'),
         merchantId,
         createdByUserId,
@@ -127,10 +128,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
 
   /** Newest first, values masked. */
   async function list(merchantId: string): Promise<ApiKeyView[]> {
-    const rows = await ApiKey.query(knex).where({ merchant_id: merchantId }).orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ]);
+    const rows = await apiKeysStore(knex).listOf(merchantId);
     return rows.map((r) => ({ ...toView(r, maskApiKey(r.keyLast4)), lastUsedAt: iso(r.lastUsedAt) }));
   }
 
@@ -139,7 +137,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
     const marker = invalidation.newMarker();
     const seen = invalidation.waitForMarker(marker);
     const deleted = await knex.transaction(async (trx) => {
-      const n = await ApiKey.query(trx).delete().where({ id, merchant_id: merchantId });
+      const n = await apiKeysStore(trx).deleteOf(merchantId, id);
       if (n > 0) await trx.raw(...markerSql(marker));
       return n;
     });
@@ -160,12 +158,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
     let key = invalidation.live() ? cache.get(hash) : undefined;
     if (key && key.generation !== generation) key = undefined;
     if (!key) {
-      const row = (await knex('api_keys as k')
-        .join('merchants as m', 'm.id', 'k.merchant_id')
-        .where('k.key_hash', hash)
-        .first('k.id', 'k.merchant_id', 'k.status', 'k.last_used_at', 'm.status as merchant_status')) as
-        | { id: string; merchant_id: string; status: string; last_used_at: Date | null; merchant_status: string }
-        | undefined;
+      const row = await apiKeysStore(knex).findForAuth(hash);
       if (!row) {
         cache.delete(hash);
         return null;
@@ -186,7 +179,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
     if (now() - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
       // At most one write per key per minute per process; a racing process writes the same value.
       key.lastUsedAt = now();
-      await ApiKey.query(knex).patch({ lastUsedAt: new Date(key.lastUsedAt) }).where({ id: key.id });
+      await apiKeysStore(knex).touchLastUsed(key.id, new Date(key.lastUsedAt));
     }
     return { kind: 'apiKey', apiKeyId: key.id, merchantId: key.merchantId, role: 'USER' };
   }

@@ -25,7 +25,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { BoundedConcurrency, QueueFullError } from '../lib/bounded-concurrency';
 import { AppError, forbidden, unauthenticated } from '../lib/errors';
-import { User } from '../models/user';
+import { merchantsStore, type UserAccessRow } from '../stores/merchants';
 import { createLimiter, type LimitOutcome } from './rate-limits';
 import { LRUCache } from 'lru-cache';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
@@ -94,14 +94,7 @@ export function tooManyRequests(message: string, retryAfterSeconds: number): App
 }
 
 /** The state that decides whether a user's credentials still work (one primary-key read). */
-interface AccessRow {
-  id: string;
-  role: Role;
-  merchant_id: string | null;
-  status: 'ACTIVE' | 'DISABLED';
-  token_version: number;
-  merchant_status: 'ACTIVE' | 'SUSPENDED' | null;
-}
+type AccessRow = UserAccessRow;
 
 /** 403 for a disabled user or a suspended merchant: the credential is right but no longer honoured. */
 export function assertAccessAllowed(row: { status?: string | null; merchantStatus?: string | null }): void {
@@ -121,10 +114,7 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig; invali
     const generation = invalidation.generation();
     const hit = invalidation.live() ? access.get(userId) : undefined;
     if (hit && hit.generation === generation) return hit.row;
-    const row = (await knex('users as u')
-      .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
-      .where('u.id', userId)
-      .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as AccessRow | undefined;
+    const row = await merchantsStore(knex).findUserAccess(userId);
     if (row) access.set(userId, { generation, row });
     else access.delete(userId);
     return row;
@@ -192,7 +182,7 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig; invali
     const refused = refusal(accountOutcome, addressOutcome);
     if (refused) throw refused;
 
-    const user = await User.query(knex).findOne({ email: normalised });
+    const user = await merchantsStore(knex).findUserByEmail(normalised);
     let verified: boolean;
     try {
       verified = await hashing.run(async () => verifyPassword(user ? user.passwordHash : await dummy(), password));
@@ -207,7 +197,7 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig; invali
     await Promise.all([perAccount.reset(account), perAddress.reward(address)]);
     let merchantStatus: string | null = null;
     if (user.merchantId) {
-      merchantStatus = ((await knex('merchants').where({ id: user.merchantId }).first('status')) as { status: string } | undefined)?.status ?? null;
+      merchantStatus = await merchantsStore(knex).statusOf(user.merchantId);
     }
     assertAccessAllowed({ status: user.status, merchantStatus });
     const role = user.role as Role;

@@ -6,9 +6,9 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
-import { Charge } from '../models/charge';
-import { ChargeRefund } from '../models/charge-refund';
-import { Merchant } from '../models/merchant';
+import { chargesStore, type Charge, type ChargeRefund } from '../stores/charges';
+import { merchantsStore, type Merchant } from '../stores/merchants';
+import { callbackInboxStore } from '../stores/callback-inbox';
 import type { Acquirer, Refund } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import { centsToDecimalString, computeFee } from '../domain/money';
@@ -44,11 +44,7 @@ export class DataIntegrityError extends Error {
   }
 }
 
-/** The parked inbox row of a refund (`parkRefund`), correlated to `charge_refunds` in a subquery. */
-export const parkedRefundRows = (knex: Knex) =>
-  knex('acquirer_callbacks')
-    .where({ kind: 'refund', status: 'PARKED' })
-    .whereRaw(`acquirer_callbacks.external_id = replace(charge_refunds.id, '_', '') || ':PARKED'`);
+export { parkedRefundRows } from '../stores/charges';
 
 function asDataIntegrity(err: unknown): unknown {
   // pg puts the SQLSTATE on `code`; objection wraps it and keeps pg's error as `nativeError`.
@@ -64,19 +60,17 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   const { knex, acquirer, logger } = deps;
 
   async function lockCharge(trx: Knex.Transaction, chargeId: string): Promise<Charge> {
-    const charge = await Charge.query(trx).forUpdate().findById(chargeId);
+    const charge = await chargesStore(trx).find(chargeId, { lock: true });
     if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
     return charge;
   }
 
   async function loadSnapshot(chargeId: string): Promise<ChargeSnapshot> {
-    const charge = await Charge.query(knex).findById(chargeId);
+    const charges = chargesStore(knex);
+    const charge = await charges.find(chargeId);
     if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
     // Refunds parked for an operator are not taken up again until they are re-driven.
-    const open = (await knex('charge_refunds')
-      .where({ charge_id: chargeId, status: 'REQUESTED' })
-      .whereNotExists(parkedRefundRows(knex))
-      .pluck('id')) as string[];
+    const open = await charges.openRefundIds(chargeId);
     return {
       id: charge.id,
       merchantId: charge.merchantId,
@@ -109,31 +103,27 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         await paymentApplied(trx, notice, 'paid');
         return { kind: 'duplicate' } as const;
       }
-      const earlier = await ChargeRefund.query(trx).findOne({ charge_id: chargeId, e2e_id: notice.endToEndId, kind: 'UNPAYABLE_PAYMENT' });
+      const earlier = await chargesStore(trx).findUnpayableRefund(chargeId, notice.endToEndId);
       if (earlier) {
         await paymentApplied(trx, notice, 'returned_to_payer');
         return { kind: 'duplicate' } as const;
       }
 
       if (charge.status === 'PENDING' && notice.amount === charge.amount) {
-        const merchant = (await Merchant.query(trx).findById(charge.merchantId)) as Merchant;
+        const merchant = (await merchantsStore(trx).findById(charge.merchantId)) as Merchant;
         const fee = computeFee(charge.amount, merchant.feeBps, merchant.feeFixed);
         const paidAt = new Date(notice.paidAt);
         const settleAt = new Date(paidAt.getTime() + merchant.settlementDelaySeconds * 1000);
         await ledger.creditChargePayment(trx, { chargeId, merchantId: charge.merchantId, amount: charge.amount, fee });
         // Guarded: the row is locked and PENDING, so this names the state it leaves.
-        await Charge.query(trx)
-          .patch({
-            status: 'PAID',
-            e2eId: notice.endToEndId,
-            paidAt,
-            payerName: notice.payer?.name ?? null,
-            payerDocument: notice.payer?.document ?? null,
-            feeAmount: fee,
-            settleAt,
-            updatedAt: new Date(),
-          })
-          .where({ id: chargeId, status: 'PENDING' });
+        await chargesStore(trx).markPaid(chargeId, {
+          e2eId: notice.endToEndId,
+          paidAt,
+          payerName: notice.payer?.name ?? null,
+          payerDocument: notice.payer?.document ?? null,
+          feeAmount: fee,
+          settleAt,
+        });
         await paymentApplied(trx, notice, 'paid');
         await recordEvent(trx, {
           merchantId: charge.merchantId,
@@ -153,7 +143,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
       // is held in transit and goes back to the payer (README "Behaviour the spec leaves open", Charges).
       const refundId = newId('rf');
-      await ChargeRefund.query(trx).insert({
+      await chargesStore(trx).insertRefund({
         id: refundId,
         chargeId,
         merchantId: charge.merchantId,
@@ -175,7 +165,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
    * with an operator alert, never dropped. `ops callbacks redrive` hands it on again after the fix.
    */
   async function parkPayment(chargeId: string, notice: PaymentNotice, reason: string): Promise<void> {
-    const charge = await Charge.query(knex).findById(chargeId);
+    const charge = await chargesStore(knex).find(chargeId);
     await knex.transaction((trx) =>
       parkCallback(trx, logger, {
         kind: 'pix',
@@ -189,7 +179,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
 
   /** The payments the acquirer holds for this charge's cob (`GET /cob/{txid}`). */
   async function paymentsAtAcquirer(chargeId: string): Promise<PaymentNotice[]> {
-    const charge = await Charge.query(knex).findById(chargeId);
+    const charge = await chargesStore(knex).find(chargeId);
     if (!charge?.txid) return [];
     const { txid } = charge;
     try {
@@ -203,15 +193,13 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   }
 
   async function expire(chargeId: string): Promise<ExpireOutcome> {
-    const n = await Charge.query(knex)
-      .patch({ status: 'CANCELED', failureReason: 'expired', updatedAt: new Date() })
-      .where({ id: chargeId, status: 'PENDING' });
-    return n > 0 ? { kind: 'canceled' } : { kind: 'not_pending' };
+    const expired = await chargesStore(knex).expirePending(chargeId);
+    return expired ? { kind: 'canceled' } : { kind: 'not_pending' };
   }
 
   /** Removes the cob; returns the payments found when it was paid meanwhile (they must be applied). */
   async function removeCob(chargeId: string): Promise<PaymentNotice[]> {
-    const charge = await Charge.query(knex).findById(chargeId);
+    const charge = await chargesStore(knex).find(chargeId);
     if (!charge?.txid) return [];
     try {
       await acquirer.removeCob(charge.txid);
@@ -229,16 +217,6 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     }
   }
 
-  /** How much of pending this charge's merchant refunds took (the split `ledger.debitRefund` recorded). */
-  async function pendingTakenByRefunds(trx: Knex.Transaction, chargeId: string): Promise<number> {
-    const refundIds = (await trx('charge_refunds').where({ charge_id: chargeId, kind: 'MERCHANT' }).pluck('id')) as string[];
-    if (refundIds.length === 0) return 0;
-    const rows = (await trx('ledger_transactions')
-      .whereIn('reference', refundIds.map((id) => `refund:${id}:debit`))
-      .select('metadata')) as Array<{ metadata: { fromPending?: number } | null }>;
-    return rows.reduce((sum, r) => sum + Number(r.metadata?.fromPending ?? 0), 0);
-  }
-
   async function settle(chargeId: string): Promise<void> {
     await knex.transaction(async (trx) => {
       const charge = await lockCharge(trx, chargeId);
@@ -248,18 +226,19 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       // (available first, then pending): only what they left of it is still this charge's to move.
       // Pending is a pool shared by the merchant's charges, so the total pending cannot tell; the
       // split each refund debit recorded can. Bounded by pending as a last guard.
-      const takenFromPending = await pendingTakenByRefunds(trx, chargeId);
+      const takenFromPending = await chargesStore(trx).pendingTakenByRefunds(chargeId);
       const { pending } = await ledger.getBalance(trx, charge.merchantId);
       const toMove = Math.max(0, Math.min(net - takenFromPending, pending));
       await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: toMove });
-      await Charge.query(trx).patch({ settledAt: new Date(), updatedAt: new Date() }).where({ id: chargeId }).whereNull('settled_at');
+      await chargesStore(trx).markSettled(chargeId);
     });
   }
 
   async function refundTarget(refundId: string): Promise<{ refund: ChargeRefund; e2eId: string }> {
-    const refund = await ChargeRefund.query(knex).findById(refundId);
+    const charges = chargesStore(knex);
+    const refund = await charges.findRefund(refundId);
     if (!refund) throw new NotFoundError(`refund ${refundId} not found`);
-    const e2eId = refund.e2eId ?? (await Charge.query(knex).findById(refund.chargeId))?.e2eId;
+    const e2eId = refund.e2eId ?? (await charges.find(refund.chargeId))?.e2eId;
     if (!e2eId) throw new NotFoundError(`refund ${refundId} has no payment to return`);
     return { refund, e2eId };
   }
@@ -286,7 +265,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       }
       throw err;
     }
-    await ChargeRefund.query(knex).patch({ rtrId: r.rtrId }).where({ id: refundId });
+    await chargesStore(knex).setRefundRtrId(refundId, r.rtrId);
     return { settled: outcomeOf(refundId, r) };
   }
 
@@ -297,13 +276,15 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
 
   async function settleRefund(result: RefundSettledNotice): Promise<void> {
     await knex.transaction(async (trx) => {
-      const refund = await ChargeRefund.query(trx).forUpdate().findById(result.refundId);
+      const charges = chargesStore(trx);
+      const refund = await charges.findRefund(result.refundId, { lock: true });
       if (!refund || refund.status !== 'REQUESTED') return;
       // The outcome's inbox row (if it came by callback) is applied with it.
-      await trx('acquirer_callbacks')
-        .where({ kind: 'refund', external_id: `${acquirerRefundId(refund.id)}:${result.outcome === 'CONFIRMED' ? 'DEVOLVIDO' : 'NAO_REALIZADO'}` })
-        .whereNot('status', 'APPLIED')
-        .update({ status: 'APPLIED', resolution: `refund ${result.outcome}`, applied_at: trx.fn.now(), updated_at: trx.fn.now() });
+      await callbackInboxStore(trx).markAppliedIfKept(
+        'refund',
+        `${acquirerRefundId(refund.id)}:${result.outcome === 'CONFIRMED' ? 'DEVOLVIDO' : 'NAO_REALIZADO'}`,
+        `refund ${result.outcome}`,
+      );
       const charge = await lockCharge(trx, refund.chargeId);
       const confirmed = result.outcome === 'CONFIRMED';
       // One reference for both outcomes: whichever is applied first wins, enforced by the database.
@@ -318,20 +299,16 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         });
       }
       if (!confirmed) {
-        await ChargeRefund.query(trx)
-          .patch({ status: 'FAILED', failureReason: result.reason ?? 'refund not completed' })
-          .where({ id: refund.id, status: 'REQUESTED' });
+        await charges.failRefund(refund.id, result.reason ?? 'refund not completed');
         if (refund.kind !== 'MERCHANT') {
           logger.error({ refundId: refund.id, chargeId: charge.id }, 'refund of an unpayable payment failed: needs an operator');
         }
         return;
       }
-      await ChargeRefund.query(trx).patch({ status: 'CONFIRMED', confirmedAt: new Date() }).where({ id: refund.id, status: 'REQUESTED' });
+      await charges.confirmRefund(refund.id);
       if (refund.kind !== 'MERCHANT') return;
       const refundedAmount = charge.refundedAmount + refund.amount;
-      await Charge.query(trx)
-        .patch({ refundedAmount, status: refundedAmount >= charge.amount ? 'REFUNDED' : charge.status, updatedAt: new Date() })
-        .where({ id: charge.id, status: charge.status });
+      await charges.setRefunded(charge.id, charge.status, refundedAmount, refundedAmount >= charge.amount ? 'REFUNDED' : charge.status);
       await recordEvent(trx, {
         merchantId: refund.merchantId,
         type: 'charge.refunded',
@@ -355,7 +332,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
    * lost) and operators are alerted once, through the inbox's parked list.
    */
   async function parkRefund(refundId: string, reason: string): Promise<void> {
-    const refund = await ChargeRefund.query(knex).findById(refundId);
+    const refund = await chargesStore(knex).findRefund(refundId);
     await knex.transaction((trx) =>
       parkCallback(trx, logger, {
         kind: 'refund',

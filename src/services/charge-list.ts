@@ -10,13 +10,10 @@
  */
 import type { Knex } from 'knex';
 import type { ChargeListItem, ChargeRow } from './charge-views';
-import { chargeRows } from './charge-views';
+import { chargesStore } from '../stores/charges';
 
 export async function chargeTotal(knex: Knex, merchantId: string, status?: ChargeListItem['status']): Promise<number> {
-  const q = knex('charge_counts').where({ merchant_id: merchantId }).sum({ n: 'n' }).first();
-  if (status) q.where({ status });
-  const row = (await q) as { n: number | string | null } | undefined;
-  return Number(row?.n ?? 0);
+  return chargesStore(knex).total(merchantId, status);
 }
 
 export async function pageOfCharges(
@@ -24,23 +21,5 @@ export async function pageOfCharges(
   merchantId: string,
   q: { page: number; limit: number; status?: ChargeListItem['status'] },
 ): Promise<ChargeRow[]> {
-  const ids = knex('charges')
-    .select('id', 'created_at')
-    .where({ merchant_id: merchantId })
-    .modify((b) => {
-      if (q.status) b.where({ status: q.status });
-    })
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(q.limit)
-    .offset((q.page - 1) * q.limit)
-    .as('page');
-  return (await chargeRows(knex)
-    .join(ids, 'page.id', 'charges.id')
-    .orderBy([
-      { column: 'page.created_at', order: 'desc' },
-      { column: 'page.id', order: 'desc' },
-    ])) as ChargeRow[];
+  return chargesStore(knex).page(merchantId, q);
 }

@@ -9,7 +9,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
-import { parkedRefundRows } from './charge-lifecycle';
+import { chargesStore } from '../stores/charges';
 
 export async function reconcileChargeWorkflows(deps: {
   knex: Knex;
@@ -23,32 +23,14 @@ export async function reconcileChargeWorkflows(deps: {
   // charge without a BR Code: nobody was given one to pay, so it is FAILED, and its idempotency key
   // replays that. Its txid stays: should the cob exist at the acquirer after all and be paid, the
   // payment finds this charge and goes back to the payer.
-  const interrupted = await knex('charges')
-    .where({ status: 'PENDING' })
-    .whereNull('qr_code')
-    .where('created_at', '<', knex.raw(`now() - interval '2 minutes'`))
-    .update({ status: 'FAILED', failure_reason: 'creation interrupted', updated_at: knex.fn.now() });
+  const charges = chargesStore(knex);
+  const interrupted = await charges.failInterruptedCreations();
   if (interrupted > 0) logger.warn({ charges: interrupted }, 'charges whose creation was interrupted marked FAILED');
   let after = '';
   let started = 0;
   for (;;) {
     // Keyset pagination on id; the partial indexes of the second migration keep this cheap.
-    const rows = (await knex('charges')
-      .where('id', '>', after)
-      .andWhere((q) =>
-        q
-          .where((p) => p.where('status', 'PENDING').whereNotNull('qr_code'))
-          .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
-          .orWhereExists(
-            knex('charge_refunds')
-              .whereRaw('charge_refunds.charge_id = charges.id')
-              .where('status', 'REQUESTED')
-              .whereNotExists(parkedRefundRows(knex)),
-          ),
-      )
-      .orderBy('id')
-      .limit(batch)
-      .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    const rows = await charges.owingWorkflows(after, batch);
     for (const r of rows) {
       await workflows.start({ id: r.id, merchantId: r.merchant_id });
       started++;

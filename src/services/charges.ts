@@ -11,8 +11,7 @@ import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
 import { conflict, forbidden, invalid, notFound, unprocessable, upstream } from '../lib/errors';
 import { isValidDocument, newTxid, renderQrDataUrl } from '../pix';
-import { Charge } from '../models/charge';
-import { ChargeRefund } from '../models/charge-refund';
+import { chargesStore, type NewCharge } from '../stores/charges';
 import { Merchant } from '../models/merchant';
 import { PixKey } from '../models/pix-key';
 import type { Acquirer } from '../acquirer/types';
@@ -21,7 +20,7 @@ import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import type { CreateChargeBody, ListChargesQuery } from '../contracts/charges';
 import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
-import { chargeRows, listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
+import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
 import { chargeTotal, pageOfCharges } from './charge-list';
 
@@ -69,7 +68,7 @@ export function createChargesService(deps: ChargesDeps) {
     `${merchantId}|${generations.get(merchantId) ?? 0}|${q.status ?? ''}|${q.page}|${q.limit}`;
 
   async function findOwn(merchantId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<ChargeRow> {
-    const row = (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as ChargeRow | undefined;
+    const row = await chargesStore(db).findOwn(merchantId, id);
     if (!row) throw notFound('Charge not found');
     return row;
   }
@@ -84,16 +83,7 @@ export function createChargesService(deps: ChargesDeps) {
     const generation = invalidation.generation();
     const hit = invalidation.live() ? prerequisiteCache.get(merchantId) : undefined;
     if (hit && hit.generation === generation) return hit;
-    const row = (await knex('merchants as m')
-      .where('m.id', merchantId)
-      .first(
-        'm.status',
-        'm.kyc_status',
-        'm.acquirer_account_id',
-        knex.raw(
-          `(select k.key from pix_keys k where k.merchant_id = m.id and k.status = 'ACTIVE' order by k.created_at limit 1) as pix_key`,
-        ),
-      )) as { status: string; kyc_status: string; acquirer_account_id: string | null; pix_key: string | null } | undefined;
+    const row = await chargesStore(knex).creationPrerequisites(merchantId);
     if (!row) throw notFound('Merchant not found');
     // Each unmet prerequisite is named.
     const missing: string[] = [];
@@ -115,21 +105,6 @@ export function createChargesService(deps: ChargesDeps) {
     return { pixKey: p.pixKey };
   }
 
-  /** The customer, by (merchant, document): the latest name, e-mail and phone win. */
-  const customerUpsert = (db: Knex | Knex.Transaction, merchantId: string, c: NonNullable<CreateChargeBody['customer']>) =>
-    db('customers')
-      .insert({ id: newId('cus'), merchant_id: merchantId, name: c.name, email: c.email, phone: c.phone, document: c.document })
-      .onConflict(['merchant_id', 'document'])
-      .merge({ name: c.name, email: c.email, phone: c.phone, updated_at: db.fn.now() })
-      .returning('id');
-
-  async function upsertCustomer(trx: Knex.Transaction, merchantId: string, c: NonNullable<CreateChargeBody['customer']>): Promise<string> {
-    const rows = (await customerUpsert(trx, merchantId, c)) as Array<{ id: string }>;
-    const row = rows[0];
-    if (!row) throw new Error('customer upsert returned no row');
-    return row.id;
-  }
-
   /** Sends a workflow message after the change it announces has committed; a failure is logged, not thrown. */
   async function tell(send: () => Promise<void>, ids: Record<string, string>, what: string): Promise<void> {
     try {
@@ -142,9 +117,7 @@ export function createChargesService(deps: ChargesDeps) {
   async function replayOf(merchantId: string, key: string): Promise<CreateChargeResult | null> {
     const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
     for (;;) {
-      const row = (await chargeRows(knex).where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key }).first()) as
-        | ChargeRow
-        | undefined;
+      const row = await chargesStore(knex).findByIdempotencyKey(merchantId, key);
       if (!row) return null;
       // The first request is finished once the acquirer answered (the BR Code is stored) or it failed.
       if (row.qrCode || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
@@ -186,46 +159,34 @@ export function createChargesService(deps: ChargesDeps) {
     // acquirer is called: should this process die between the cob and our next write, a payment of
     // that cob still finds its charge (which the reconciler will have FAILED) and goes back to the payer.
     const txid = newTxid();
-    const chargeRow = (db: Knex | Knex.Transaction, customerId: string | Knex.Raw | null) => ({
+    const newCharge: NewCharge = {
       id,
-      merchant_id: merchantId,
-      customer_id: customerId,
+      merchantId,
       amount: input.amount,
       description: input.description,
-      status: 'PENDING',
-      expires_in: input.expiresIn,
-      expires_at: db.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
+      expiresIn: input.expiresIn,
       txid,
-      idempotency_key: idempotencyKey ?? null,
-      tracking: input.tracking ? JSON.stringify(input.tracking) : null,
-    });
-    const insertCharge = async (db: Knex | Knex.Transaction, customerId: string | Knex.Raw | null, cte?: Knex.QueryBuilder) => {
-      const q: Knex.QueryBuilder = cte ? db.with('cus', cte).from('charges') : db('charges');
-      const rows = (await q
-        .insert(chargeRow(db, customerId))
-        .onConflict(['merchant_id', 'idempotency_key'])
-        .ignore()
-        .returning(['created_at', 'customer_id'])) as Array<{ created_at: Date; customer_id: string | null }>;
-      const row = rows[0];
-      return row ? { createdAt: row.created_at, customerId: row.customer_id } : null;
+      idempotencyKey: idempotencyKey ?? null,
+      tracking: input.tracking,
     };
     const { customer: customerInput } = input;
     let inserted: { createdAt: Date; customerId: string | null } | null;
     if (!customerInput) {
-      inserted = await insertCharge(knex, null);
+      inserted = await chargesStore(knex).insertUnlessKeyTaken(newCharge);
     } else if (!idempotencyKey) {
       // No key, so no racing twin: the customer upsert and the charge go in one statement (a
       // data-modifying CTE), one round trip instead of five.
-      inserted = await insertCharge(knex, knex.raw('(select id from cus)'), customerUpsert(knex, merchantId, customerInput));
+      inserted = await chargesStore(knex).insertUnlessKeyTaken(newCharge, customerInput);
     } else {
       inserted = await knex.transaction(async (trx) => {
-        const created = await insertCharge(trx, null);
+        const charges = chargesStore(trx);
+        const created = await charges.insertUnlessKeyTaken(newCharge);
         if (!created) return null;
         // Only the request that won the key writes the customer: a racing twin with another body
         // must not rewrite the customer's name or e-mail. One transaction, so the charge is never
         // seen without its customer.
-        const customerId = await upsertCustomer(trx, merchantId, customerInput);
-        await trx('charges').where({ id }).update({ customer_id: customerId });
+        const customerId = await charges.upsertCustomer(merchantId, customerInput);
+        await charges.setCustomer(id, customerId);
         return { createdAt: created.createdAt, customerId };
       });
     }
@@ -263,9 +224,7 @@ export function createChargesService(deps: ChargesDeps) {
       logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob creation failed');
       // Kept FAILED with null txid and qrCode (README "Behaviour the spec leaves open"). Nobody was
       // given a BR Code for it. Guarded: only from PENDING (the reconciler may have failed it already).
-      await knex('charges')
-        .update({ status: 'FAILED', txid: null, failure_reason: 'acquirer unavailable at creation', updated_at: knex.fn.now() })
-        .where({ id, status: 'PENDING' });
+      await chargesStore(knex).failCreation(id, 'acquirer unavailable at creation');
       await workflowStarted;
       dropListCache(merchantId);
       throw upstream('The acquirer could not create the charge; it was recorded as FAILED');
@@ -277,11 +236,8 @@ export function createChargesService(deps: ChargesDeps) {
     // the database calls FAILED (the image is then thrown away).
     const image = renderQrDataUrl(cob.pixCopiaECola);
     image.catch(() => undefined);
-    const stored = await knex('charges')
-      .update({ qr_code: cob.pixCopiaECola, updated_at: knex.fn.now() })
-      .where({ id, status: 'PENDING' })
-      .whereNull('qr_code');
-    if (stored === 0) {
+    const stored = await chargesStore(knex).storeQrCode(id, cob.pixCopiaECola);
+    if (!stored) {
       await workflowStarted;
       await acquirer.removeCob(txid).catch((err: unknown) =>
         logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob of a charge failed meanwhile not removed'),
@@ -328,10 +284,8 @@ export function createChargesService(deps: ChargesDeps) {
 
   async function cancel(merchantId: string, id: string): Promise<ChargeListItem> {
     await findOwn(merchantId, id);
-    const updated = await Charge.query(knex)
-      .patch({ status: 'CANCELED', updatedAt: new Date() })
-      .where({ id, merchant_id: merchantId, status: 'PENDING' });
-    if (updated === 0) throw invalid('Only a PENDING charge can be canceled');
+    const updated = await chargesStore(knex).cancelPending(merchantId, id);
+    if (!updated) throw invalid('Only a PENDING charge can be canceled');
     dropListCache(merchantId);
     // The workflow removes the cob at the acquirer so nobody can pay it any more. The cancel itself is
     // committed: if Temporal cannot take the signal now, the merchant still gets its answer, and a
@@ -348,18 +302,16 @@ export function createChargesService(deps: ChargesDeps) {
   async function refund(merchantId: string, id: string, input: { amount?: number; reason?: string }, idempotencyKey?: string) {
     const refundId = newId('rf');
     const requestRefund = async (trx: Knex.Transaction) => {
-      const charge = await Charge.query(trx).forUpdate().findOne({ id, merchant_id: merchantId });
+      const charges = chargesStore(trx);
+      const charge = await charges.findOwnModel(merchantId, id, { lock: true });
       if (!charge) throw notFound('Charge not found');
       if (charge.status !== 'PAID') throw invalid('Only a PAID charge can be refunded');
-      const open = (await trx('charge_refunds')
-        .where({ charge_id: id, kind: 'MERCHANT', status: 'REQUESTED' })
-        .sum({ s: 'amount' })
-        .first()) as { s: number | string | null };
-      const refundable = charge.amount - charge.refundedAmount - Number(open.s ?? 0);
+      const open = await charges.openMerchantRefunds(id);
+      const refundable = charge.amount - charge.refundedAmount - open;
       const amount = input.amount ?? refundable;
       if (refundable <= 0) throw invalid('Nothing left to refund on this charge');
       if (amount > refundable) throw invalid(`amount exceeds the refundable ${refundable} cents`);
-      await ChargeRefund.query(trx).insert({
+      await charges.insertRefund({
         id: refundId,
         chargeId: id,
         merchantId,
@@ -380,7 +332,7 @@ export function createChargesService(deps: ChargesDeps) {
     const outcome = await knex.transaction(async (trx) => {
       if (!idempotencyKey) return { replay: false as const, result: await requestRefund(trx) };
       // The charge must be the caller's before its key space tells anything.
-      const own = await Charge.query(trx).findOne({ id, merchant_id: merchantId });
+      const own = await chargesStore(trx).findOwnModel(merchantId, id);
       if (!own) throw notFound('Charge not found');
       return withIdempotencyKey(trx, { scope: 'charge_refund', ownerId: merchantId, key: idempotencyKey, targetId: id }, () =>
         requestRefund(trx),

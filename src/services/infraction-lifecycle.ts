@@ -12,7 +12,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
-import { Charge } from '../models/charge';
+import { chargesStore, type Charge } from '../stores/charges';
 import { infractionsStore, type Infraction } from '../stores/infractions';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
@@ -45,7 +45,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   async function chargeOf(db: Knex | Trx, inf: Infraction): Promise<Charge> {
-    const charge = inf.chargeId ? await Charge.query(db).findById(inf.chargeId) : undefined;
+    const charge = inf.chargeId ? await chargesStore(db).find(inf.chargeId) : undefined;
     if (!charge) throw new InfractionNotFoundError(`charge of infraction ${inf.id} not found`);
     return charge;
   }
@@ -183,14 +183,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const inf = await lock(trx, id);
       if (inf.status !== 'ACCEPTED' || inf.refundId || inf.closedAt) return;
       // The charge before the ledger rows: the order a merchant's refund request locks them in.
-      const charge = inf.chargeId ? await Charge.query(trx).forUpdate().findById(inf.chargeId) : undefined;
+      const charges = chargesStore(trx);
+      const charge = inf.chargeId ? await charges.find(inf.chargeId, { lock: true }) : undefined;
       if (!charge) throw new InfractionNotFoundError(`charge of infraction ${inf.id} not found`);
       const blocked = await topUp(trx, inf);
-      const open = (await trx('charge_refunds')
-        .where({ charge_id: charge.id, kind: 'MERCHANT', status: 'REQUESTED' })
-        .sum({ s: 'amount' })
-        .first()) as { s: string | number | null } | undefined;
-      const refundable = Math.max(0, charge.amount - charge.refundedAmount - Number(open?.s ?? 0));
+      const open = await charges.openMerchantRefunds(charge.id);
+      const refundable = Math.max(0, charge.amount - charge.refundedAmount - open);
       const amount = Math.min(blocked, refundable);
       const excess = blocked - amount;
       if (excess > 0) {
@@ -205,15 +203,13 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       // A refund of the charge like any other (kind INFRACTION), REQUESTED while its money is in
       // transit: the books explain that money by it (README "Checking the books").
       const refundId = newId('rf');
-      await trx('charge_refunds').insert({
+      await charges.insertInfractionRefund({
         id: refundId,
-        charge_id: charge.id,
-        merchant_id: inf.merchantId,
+        chargeId: charge.id,
+        merchantId: inf.merchantId,
         amount,
         reason: medReason(inf),
-        kind: 'INFRACTION',
-        status: 'REQUESTED',
-        e2e_id: charge.e2eId,
+        e2eId: charge.e2eId,
       });
       await ledger.debitBlockedRefund(trx, { refundId, merchantId: inf.merchantId, amount });
       await patch(trx, inf.id, { refundId, refundAmount: amount, blockedAmount: 0 });
@@ -232,7 +228,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     const { inf, refundId, amount, e2eId } = await refundTarget(id);
     try {
       const r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), amount, medReason(inf).slice(0, 140));
-      await knex('charge_refunds').where({ id: refundId }).whereNull('rtr_id').update({ rtr_id: r.rtrId });
+      await chargesStore(knex).setRefundRtrIdIfUnset(refundId, r.rtrId);
       return { status: r.status, rtrId: r.rtrId, reason: r.reason };
     } catch (err) {
       // Refused for good (e.g. the acquirer already returned the payment itself): the workflow then
@@ -274,7 +270,8 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       if (inf.status === 'REFUNDED' || !inf.refundId || !inf.refundAmount) return;
       const refundId = inf.refundId;
       const amount = inf.refundAmount;
-      await trx('charge_refunds').where({ id: refundId }).forUpdate().first('id');
+      const charges = chargesStore(trx);
+      await charges.lockRefundRow(refundId);
       const charge = await chargeOf(trx, inf);
       await ledger.resolveInTransit(trx, {
         reference: `refund:${refundId}:resolved`,
@@ -287,19 +284,9 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const reason = medReason(inf);
       // The charge workflow may have confirmed it already (a devolução callback that restarted it);
       // a FAILED one the acquirer then completed on its own is confirmed now.
-      await trx('charge_refunds')
-        .where({ id: refundId })
-        .whereIn('status', ['REQUESTED', 'FAILED'])
-        .update({ status: 'CONFIRMED', confirmed_at: refundedAt, failure_reason: null, rtr_id: trx.raw('coalesce(rtr_id, ?)', [rtrId]) });
-      const updated = await trx('charges')
-        .where({ id: charge.id, status: 'PAID' })
-        .andWhereRaw('refunded_amount + ? <= amount', [amount])
-        .update({
-          refunded_amount: trx.raw('refunded_amount + ?', [amount]),
-          status: trx.raw(`case when refunded_amount + ? >= amount then 'REFUNDED' else status end`, [amount]),
-          updated_at: trx.fn.now(),
-        });
-      if (updated === 0) logger.warn({ infractionId: inf.id, chargeId: charge.id, status: charge.status }, 'MED refund on a charge that is no longer PAID');
+      await charges.confirmRefundFromOpenOrFailed(refundId, refundedAt, rtrId);
+      const updated = await charges.addRefundedToPaid(charge.id, amount);
+      if (!updated) logger.warn({ infractionId: inf.id, chargeId: charge.id, status: charge.status }, 'MED refund on a charge that is no longer PAID');
       await patch(trx, inf.id, { status: 'REFUNDED', refundedAt, closedAt: refundedAt });
       await recordEvent(trx, {
         merchantId: inf.merchantId,

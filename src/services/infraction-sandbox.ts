@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { invalid, notFound } from '../lib/errors';
-import { Charge } from '../models/charge';
+import { chargesStore } from '../stores/charges';
 import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
 import { infractionsStore, infractionView, type InfractionView } from '../stores/infractions';
 
@@ -24,7 +24,7 @@ export function createInfractionSandbox(deps: { knex: Knex; simulator: Simulator
 
   /** Raises an infraction on a paid charge; answers with our infraction (its callback follows). */
   async function raise(merchantId: string, chargeId: string, reason?: string): Promise<InfractionView> {
-    const charge = await Charge.query(knex).findOne({ id: chargeId, merchant_id: merchantId });
+    const charge = await chargesStore(knex).findOwnModel(merchantId, chargeId);
     if (!charge) throw notFound('Charge not found');
     if (!charge.e2eId) throw invalid('This charge has no payment to dispute');
     const { infractionId } = simulatorSays(() => simulator.raiseInfraction(charge.e2eId as string, reason));

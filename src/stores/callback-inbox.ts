@@ -37,6 +37,14 @@ export function callbackInboxStore(db: Db) {
       return parked[0];
     },
 
+    /** APPLIED by (kind, externalId) if it was kept and is not APPLIED yet (nothing is created). */
+    async markAppliedIfKept(kind: string, externalId: string, resolution: string): Promise<void> {
+      await db('acquirer_callbacks')
+        .where({ kind, external_id: externalId })
+        .whereNot('status', 'APPLIED')
+        .update({ status: 'APPLIED', resolution, applied_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+
     /** APPLIED by (kind, externalId), created so if it was never kept (an outcome learnt by asking). */
     async upsertApplied(kind: string, externalId: string, payload: unknown, resolution: string): Promise<void> {
       await db('acquirer_callbacks')

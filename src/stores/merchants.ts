@@ -11,6 +11,16 @@ export { Merchant, PixKey, User };
 
 type Db = Knex | Knex.Transaction;
 
+/** A user and its merchant's status, as stored (authentication reads this per token). */
+export interface UserAccessRow {
+  id: string;
+  role: 'ADMIN' | 'USER';
+  merchant_id: string | null;
+  status: 'ACTIVE' | 'DISABLED';
+  token_version: number;
+  merchant_status: 'ACTIVE' | 'SUSPENDED' | null;
+}
+
 export function merchantsStore(db: Db) {
   return {
     async findById(id: string, opts: { lock?: boolean } = {}): Promise<Merchant | undefined> {
@@ -44,6 +54,19 @@ export function merchantsStore(db: Db) {
           .offset(opts.offset),
       ]);
       return { total, rows };
+    },
+
+    /** A merchant's status alone (null when it does not exist). */
+    async statusOf(id: string): Promise<string | null> {
+      return ((await db('merchants').where({ id }).first('status')) as { status: string } | undefined)?.status ?? null;
+    },
+
+    /** What a token is checked against: the user joined to its merchant's status, as a plain row. */
+    async findUserAccess(userId: string): Promise<UserAccessRow | undefined> {
+      return (await db('users as u')
+        .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
+        .where('u.id', userId)
+        .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as UserAccessRow | undefined;
     },
 
     async findUserByEmail(email: string): Promise<User | undefined> {

@@ -1,0 +1,372 @@
+/**
+ * Queries on `charges` and `charge_refunds`: the list (README "Where a charge's time goes"), the
+ * reconciler's sweeps, and the API side (creation, replay, get, cancel, refund request).
+ * `db` is the knex instance or the transaction the caller runs in. Rows are plain where the path
+ * is hot (no model hydration), as the callers chose.
+ */
+import type { Knex } from 'knex';
+import { newId } from '../lib/ids';
+import { Charge } from '../models/charge';
+import { ChargeRefund } from '../models/charge-refund';
+import type { CreateChargeBody } from '../contracts/charges';
+import type { ChargeListItem, ChargeRow } from '../services/charge-views';
+import { chargeRows } from '../services/charge-views';
+
+export { Charge, ChargeRefund };
+
+type Db = Knex | Knex.Transaction;
+
+export type CustomerInput = NonNullable<CreateChargeBody['customer']>;
+
+/** A charge as creation inserts it (PENDING, without a BR Code yet). */
+export interface NewCharge {
+  id: string;
+  merchantId: string;
+  amount: number;
+  description: CreateChargeBody['description'];
+  expiresIn: number;
+  txid: string;
+  idempotencyKey: string | null;
+  tracking: CreateChargeBody['tracking'];
+}
+
+/** What a creation needs of its merchant, read in one statement. */
+export interface CreationPrerequisitesRow {
+  status: string;
+  kyc_status: string;
+  acquirer_account_id: string | null;
+  pix_key: string | null;
+}
+
+/** The customer, by (merchant, document): the latest name, e-mail and phone win. */
+const customerUpsert = (db: Db, merchantId: string, c: CustomerInput) =>
+  db('customers')
+    .insert({ id: newId('cus'), merchant_id: merchantId, name: c.name, email: c.email, phone: c.phone, document: c.document })
+    .onConflict(['merchant_id', 'document'])
+    .merge({ name: c.name, email: c.email, phone: c.phone, updated_at: db.fn.now() })
+    .returning('id');
+
+const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | null) => ({
+  id: c.id,
+  merchant_id: c.merchantId,
+  customer_id: customerId,
+  amount: c.amount,
+  description: c.description,
+  status: 'PENDING',
+  expires_in: c.expiresIn,
+  expires_at: db.raw(`now() + make_interval(secs => ?)`, [c.expiresIn]),
+  txid: c.txid,
+  idempotency_key: c.idempotencyKey,
+  tracking: c.tracking ? JSON.stringify(c.tracking) : null,
+});
+
+/** The parked inbox row of a refund (`parkRefund`), correlated to `charge_refunds` in a subquery. */
+export const parkedRefundRows = (db: Db) =>
+  db('acquirer_callbacks')
+    .where({ kind: 'refund', status: 'PARKED' })
+    .whereRaw(`acquirer_callbacks.external_id = replace(charge_refunds.id, '_', '') || ':PARKED'`);
+
+export function chargesStore(db: Db) {
+  return {
+    /** The whole row, optionally locked FOR UPDATE (inside a transaction). */
+    async find(id: string, opts: { lock?: boolean } = {}): Promise<Charge | undefined> {
+      const q = Charge.query(db);
+      if (opts.lock) q.forUpdate();
+      return q.findById(id);
+    },
+
+    /** The charge a payment names by its txid. */
+    async findByTxid(txid: string): Promise<Charge | undefined> {
+      return Charge.query(db).findOne({ txid });
+    },
+
+    /** A refund of the charge for an accepted infraction, REQUESTED (its money in transit). */
+    async insertInfractionRefund(r: { id: string; chargeId: string; merchantId: string; amount: number; reason: string; e2eId: string | null }): Promise<void> {
+      await db('charge_refunds').insert({
+        id: r.id,
+        charge_id: r.chargeId,
+        merchant_id: r.merchantId,
+        amount: r.amount,
+        reason: r.reason,
+        kind: 'INFRACTION',
+        status: 'REQUESTED',
+        e2e_id: r.e2eId,
+      });
+    },
+
+    /** The acquirer's return id, unless one is recorded already. */
+    async setRefundRtrIdIfUnset(id: string, rtrId: string): Promise<void> {
+      await db('charge_refunds').where({ id }).whereNull('rtr_id').update({ rtr_id: rtrId });
+    },
+
+    /** Locks the refund row FOR UPDATE (inside a transaction). */
+    async lockRefundRow(id: string): Promise<void> {
+      await db('charge_refunds').where({ id }).forUpdate().first('id');
+    },
+
+    /** REQUESTED or FAILED → CONFIRMED, keeping a recorded return id over `rtrId`. */
+    async confirmRefundFromOpenOrFailed(id: string, confirmedAt: Date, rtrId: string | null): Promise<void> {
+      await db('charge_refunds')
+        .where({ id })
+        .whereIn('status', ['REQUESTED', 'FAILED'])
+        .update({ status: 'CONFIRMED', confirmed_at: confirmedAt, failure_reason: null, rtr_id: db.raw('coalesce(rtr_id, ?)', [rtrId]) });
+    },
+
+    /**
+     * Adds `amount` to a PAID charge's refunded amount (REFUNDED once fully refunded) in one
+     * guarded statement; false when the charge is no longer PAID or it would exceed the amount.
+     */
+    async addRefundedToPaid(id: string, amount: number): Promise<boolean> {
+      const n = await db('charges')
+        .where({ id, status: 'PAID' })
+        .andWhereRaw('refunded_amount + ? <= amount', [amount])
+        .update({
+          refunded_amount: db.raw('refunded_amount + ?', [amount]),
+          status: db.raw(`case when refunded_amount + ? >= amount then 'REFUNDED' else status end`, [amount]),
+          updated_at: db.fn.now(),
+        });
+      return n > 0;
+    },
+
+    /** The charge's REQUESTED refunds not parked for an operator. */
+    async openRefundIds(chargeId: string): Promise<string[]> {
+      return (await db('charge_refunds')
+        .where({ charge_id: chargeId, status: 'REQUESTED' })
+        .whereNotExists(parkedRefundRows(db))
+        .pluck('id')) as string[];
+    },
+
+    /** The refund to the payer of a payment the charge could not take, by its end-to-end id. */
+    async findUnpayableRefund(chargeId: string, e2eId: string): Promise<ChargeRefund | undefined> {
+      return ChargeRefund.query(db).findOne({ charge_id: chargeId, e2e_id: e2eId, kind: 'UNPAYABLE_PAYMENT' });
+    },
+
+    /** PENDING → PAID with the payment's facts (guarded: only from PENDING). */
+    async markPaid(
+      id: string,
+      p: Pick<Charge, 'e2eId' | 'paidAt' | 'payerName' | 'payerDocument' | 'feeAmount' | 'settleAt'>,
+    ): Promise<void> {
+      await Charge.query(db)
+        .patch({ status: 'PAID', ...p, updatedAt: new Date() })
+        .where({ id, status: 'PENDING' });
+    },
+
+    /** PENDING → CANCELED as expired; false when it was not PENDING. */
+    async expirePending(id: string): Promise<boolean> {
+      const n = await Charge.query(db)
+        .patch({ status: 'CANCELED', failureReason: 'expired', updatedAt: new Date() })
+        .where({ id, status: 'PENDING' });
+      return n > 0;
+    },
+
+    /** How much of pending this charge's merchant refunds took (the split each refund debit recorded). */
+    async pendingTakenByRefunds(chargeId: string): Promise<number> {
+      const refundIds = (await db('charge_refunds').where({ charge_id: chargeId, kind: 'MERCHANT' }).pluck('id')) as string[];
+      if (refundIds.length === 0) return 0;
+      const rows = (await db('ledger_transactions')
+        .whereIn('reference', refundIds.map((id) => `refund:${id}:debit`))
+        .select('metadata')) as Array<{ metadata: { fromPending?: number } | null }>;
+      return rows.reduce((sum, r) => sum + Number(r.metadata?.fromPending ?? 0), 0);
+    },
+
+    async markSettled(id: string): Promise<void> {
+      await Charge.query(db).patch({ settledAt: new Date(), updatedAt: new Date() }).where({ id }).whereNull('settled_at');
+    },
+
+    /** Refunded amount and status, only if the charge is still in `fromStatus`. */
+    async setRefunded(id: string, fromStatus: Charge['status'], refundedAmount: number, status: Charge['status']): Promise<void> {
+      await Charge.query(db)
+        .patch({ refundedAmount, status, updatedAt: new Date() })
+        .where({ id, status: fromStatus });
+    },
+
+    /** A refund, optionally locked FOR UPDATE (inside a transaction). */
+    async findRefund(id: string, opts: { lock?: boolean } = {}): Promise<ChargeRefund | undefined> {
+      const q = ChargeRefund.query(db);
+      if (opts.lock) q.forUpdate();
+      return q.findById(id);
+    },
+
+    async setRefundRtrId(id: string, rtrId: string): Promise<void> {
+      await ChargeRefund.query(db).patch({ rtrId }).where({ id });
+    },
+
+    /** REQUESTED → FAILED (guarded). */
+    async failRefund(id: string, reason: string): Promise<void> {
+      await ChargeRefund.query(db).patch({ status: 'FAILED', failureReason: reason }).where({ id, status: 'REQUESTED' });
+    },
+
+    /** REQUESTED → CONFIRMED (guarded). */
+    async confirmRefund(id: string): Promise<void> {
+      await ChargeRefund.query(db).patch({ status: 'CONFIRMED', confirmedAt: new Date() }).where({ id, status: 'REQUESTED' });
+    },
+
+    /** A merchant's charge as the API shows it; another merchant's is undefined. */
+    async findOwn(merchantId: string, id: string): Promise<ChargeRow | undefined> {
+      return (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as ChargeRow | undefined;
+    },
+
+    async findByIdempotencyKey(merchantId: string, key: string): Promise<ChargeRow | undefined> {
+      return (await chargeRows(db).where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key }).first()) as
+        | ChargeRow
+        | undefined;
+    },
+
+    /** The merchant's status, KYC, acquirer account and oldest ACTIVE PIX key, in one statement. */
+    async creationPrerequisites(merchantId: string): Promise<CreationPrerequisitesRow | undefined> {
+      return (await db('merchants as m')
+        .where('m.id', merchantId)
+        .first(
+          'm.status',
+          'm.kyc_status',
+          'm.acquirer_account_id',
+          db.raw(
+            `(select k.key from pix_keys k where k.merchant_id = m.id and k.status = 'ACTIVE' order by k.created_at limit 1) as pix_key`,
+          ),
+        )) as CreationPrerequisitesRow | undefined;
+    },
+
+    /** Upserts the customer (see `customerUpsert`); its id. */
+    async upsertCustomer(merchantId: string, c: CustomerInput): Promise<string> {
+      const rows = (await customerUpsert(db, merchantId, c)) as Array<{ id: string }>;
+      const row = rows[0];
+      if (!row) throw new Error('customer upsert returned no row');
+      return row.id;
+    },
+
+    /**
+     * Inserts a PENDING charge unless the merchant's idempotency key is taken (then null). With
+     * `customer`, the customer upsert and the charge go in one statement (a data-modifying CTE).
+     */
+    async insertUnlessKeyTaken(
+      c: NewCharge,
+      customer?: CustomerInput,
+    ): Promise<{ createdAt: Date; customerId: string | null } | null> {
+      const q: Knex.QueryBuilder = customer ? db.with('cus', customerUpsert(db, c.merchantId, customer)).from('charges') : db('charges');
+      const rows = (await q
+        .insert(chargeInsertRow(db, c, customer ? db.raw('(select id from cus)') : null))
+        .onConflict(['merchant_id', 'idempotency_key'])
+        .ignore()
+        .returning(['created_at', 'customer_id'])) as Array<{ created_at: Date; customer_id: string | null }>;
+      const row = rows[0];
+      return row ? { createdAt: row.created_at, customerId: row.customer_id } : null;
+    },
+
+    async setCustomer(id: string, customerId: string): Promise<void> {
+      await db('charges').where({ id }).update({ customer_id: customerId });
+    },
+
+    /** A creation the acquirer refused: FAILED without txid, only from PENDING. */
+    async failCreation(id: string, reason: string): Promise<void> {
+      await db('charges')
+        .update({ status: 'FAILED', txid: null, failure_reason: reason, updated_at: db.fn.now() })
+        .where({ id, status: 'PENDING' });
+    },
+
+    /** Stores the BR Code on a charge still PENDING without one; false otherwise. */
+    async storeQrCode(id: string, qrCode: string): Promise<boolean> {
+      const n = await db('charges')
+        .update({ qr_code: qrCode, updated_at: db.fn.now() })
+        .where({ id, status: 'PENDING' })
+        .whereNull('qr_code');
+      return n > 0;
+    },
+
+    /** PENDING → CANCELED for the merchant's charge; false when it is not PENDING (or not theirs). */
+    async cancelPending(merchantId: string, id: string): Promise<boolean> {
+      const n = await Charge.query(db)
+        .patch({ status: 'CANCELED', updatedAt: new Date() })
+        .where({ id, merchant_id: merchantId, status: 'PENDING' });
+      return n > 0;
+    },
+
+    /** The merchant's charge as a model, optionally locked FOR UPDATE (inside a transaction). */
+    async findOwnModel(merchantId: string, id: string, opts: { lock?: boolean } = {}): Promise<Charge | undefined> {
+      const q = Charge.query(db);
+      if (opts.lock) q.forUpdate();
+      return q.findOne({ id, merchant_id: merchantId });
+    },
+
+    /** The sum of the charge's merchant refunds still REQUESTED. */
+    async openMerchantRefunds(chargeId: string): Promise<number> {
+      const open = (await db('charge_refunds')
+        .where({ charge_id: chargeId, kind: 'MERCHANT', status: 'REQUESTED' })
+        .sum({ s: 'amount' })
+        .first()) as { s: number | string | null };
+      return Number(open.s ?? 0);
+    },
+
+    async insertRefund(r: Pick<ChargeRefund, 'id' | 'chargeId' | 'merchantId' | 'amount' | 'reason' | 'kind' | 'status' | 'e2eId'>): Promise<void> {
+      await ChargeRefund.query(db).insert(r);
+    },
+
+    /**
+     * The merchant's total (of one status): a sum over `charge_counts` (at most eight rows per
+     * status), which a trigger keeps in the transaction of every change to a charge.
+     */
+    async total(merchantId: string, status?: ChargeListItem['status']): Promise<number> {
+      const q = db('charge_counts').where({ merchant_id: merchantId }).sum({ n: 'n' }).first();
+      if (status) q.where({ status });
+      const row = (await q) as { n: number | string | null } | undefined;
+      return Number(row?.n ?? 0);
+    },
+
+    /**
+     * One page, newest first: the ids from the (merchant[, status], created_at desc, id desc)
+     * index first, skipping `offset` index entries, then only that page's rows and customers.
+     */
+    async page(merchantId: string, q: { page: number; limit: number; status?: ChargeListItem['status'] }): Promise<ChargeRow[]> {
+      const ids = db('charges')
+        .select('id', 'created_at')
+        .where({ merchant_id: merchantId })
+        .modify((b) => {
+          if (q.status) b.where({ status: q.status });
+        })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(q.limit)
+        .offset((q.page - 1) * q.limit)
+        .as('page');
+      return (await chargeRows(db)
+        .join(ids, 'page.id', 'charges.id')
+        .orderBy([
+          { column: 'page.created_at', order: 'desc' },
+          { column: 'page.id', order: 'desc' },
+        ])) as ChargeRow[];
+    },
+
+    /** PENDING charges without a BR Code older than two minutes become FAILED; how many. */
+    async failInterruptedCreations(): Promise<number> {
+      return db('charges')
+        .where({ status: 'PENDING' })
+        .whereNull('qr_code')
+        .where('created_at', '<', db.raw(`now() - interval '2 minutes'`))
+        .update({ status: 'FAILED', failure_reason: 'creation interrupted', updated_at: db.fn.now() });
+    },
+
+    /**
+     * Charges that still owe something (awaiting payment, awaiting settlement, an open refund not
+     * parked), after `after` by id (keyset pagination; partial indexes keep this cheap).
+     */
+    async owingWorkflows(after: string, limit: number): Promise<Array<{ id: string; merchant_id: string }>> {
+      return (await db('charges')
+        .where('id', '>', after)
+        .andWhere((q) =>
+          q
+            .where((p) => p.where('status', 'PENDING').whereNotNull('qr_code'))
+            .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
+            .orWhereExists(
+              db('charge_refunds')
+                .whereRaw('charge_refunds.charge_id = charges.id')
+                .where('status', 'REQUESTED')
+                .whereNotExists(parkedRefundRows(db)),
+            ),
+        )
+        .orderBy('id')
+        .limit(limit)
+        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    },
+  };
+}
