@@ -12,8 +12,6 @@ import { newId } from '../lib/ids';
 import { conflict, forbidden, invalid, notFound, unprocessable, upstream } from '../lib/errors';
 import { isValidDocument, newTxid, renderQrDataUrl } from '../pix';
 import { chargesStore, type NewCharge } from '../stores/charges';
-import { Merchant } from '../models/merchant';
-import { PixKey } from '../models/pix-key';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';

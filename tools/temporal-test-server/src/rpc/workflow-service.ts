@@ -8,6 +8,7 @@ import { invalidArgument, notFound, RpcError } from '../errors';
 import type { Execution } from '../execution';
 import { durationMs, long, msDuration, temporal, WorkflowExecutionStatus, type HistoryEvent } from '../proto';
 import { normalizeRetryPolicy } from '../retry';
+import type { Matching } from '../matching';
 import { timeouts, type StartOptions, type Store } from '../store';
 import { decodeToken } from '../tokens';
 import { handler, type CallContext, type Handler } from './grpc';
@@ -21,6 +22,23 @@ const QUERY_WAIT_MS = 60_000;
 
 function pollTimeout(ctx: CallContext): number {
   return Math.max(0, Math.min(POLL_MS, ctx.remainingMs() - 1000));
+}
+
+/** What both long polls read of their request. */
+interface PollRequest {
+  namespace?: string | null;
+  taskQueue?: { name?: string | null } | null;
+  identity?: string | null;
+}
+
+/**
+ * Both long polls (workflow and activity tasks): the namespace must exist, then the caller waits on
+ * that kind of task's queue until a task or the poll's deadline (an empty answer, as the real server).
+ */
+async function longPoll<R>(store: Store, matching: Matching<R>, req: PollRequest, ctx: CallContext): Promise<R | Record<string, never>> {
+  store.requireNamespace(req.namespace);
+  const queue = required(req.taskQueue?.name, 'TaskQueue');
+  return (await matching.poll(store.queueKey(req.namespace ?? '', queue), req.identity ?? '', pollTimeout(ctx), ctx.onCancel)) ?? {};
 }
 
 function required(value: string | null | undefined, what: string): string {
@@ -153,12 +171,7 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       return {};
     }),
 
-    PollWorkflowTaskQueue: handler<ws.IPollWorkflowTaskQueueRequest>(async (req, ctx) => {
-      store.requireNamespace(req.namespace);
-      const queue = required(req.taskQueue?.name, 'TaskQueue');
-      const task = await store.wfMatching.poll(store.queueKey(req.namespace ?? '', queue), req.identity ?? '', pollTimeout(ctx), ctx.onCancel);
-      return task ?? {};
-    }),
+    PollWorkflowTaskQueue: handler<ws.IPollWorkflowTaskQueueRequest>((req, ctx) => longPoll(store, store.wfMatching, req, ctx)),
 
     RespondWorkflowTaskCompleted: handler<ws.IRespondWorkflowTaskCompletedRequest>((req) => {
       const t = decodeToken(req.taskToken);
@@ -176,12 +189,7 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       return {};
     }),
 
-    PollActivityTaskQueue: handler<ws.IPollActivityTaskQueueRequest>(async (req, ctx) => {
-      store.requireNamespace(req.namespace);
-      const queue = required(req.taskQueue?.name, 'TaskQueue');
-      const task = await store.actMatching.poll(store.queueKey(req.namespace ?? '', queue), req.identity ?? '', pollTimeout(ctx), ctx.onCancel);
-      return task ?? {};
-    }),
+    PollActivityTaskQueue: handler<ws.IPollActivityTaskQueueRequest>((req, ctx) => longPoll(store, store.actMatching, req, ctx)),
 
     RecordActivityTaskHeartbeat: handler<ws.IRecordActivityTaskHeartbeatRequest>((req) => {
       const { run, act } = activityFromToken(req.taskToken);
