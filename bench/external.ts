@@ -9,9 +9,9 @@
  *     ratio compares two figures taken a few seconds apart on the same machine.
  *
  *   npx tsx bench/external.ts [--seconds 8] [--connections 32] [--out bench/results.json]
- *                             [--deep-list] [--cpu-prof <dir>]
+ *                             [--deep-list] [--cpu-prof <dir>] [--only <endpoint text>]
  *
- * `--deep-list` measures instead the list of a merchant with 1,000,000 charges (made with one
+ * `BENCH_TAIL=1` prints the tail of each child's output when it stops. `--deep-list` measures instead the list of a merchant with 1,000,000 charges (made with one
  * INSERT … SELECT generate_series), the service's list cache off, 16 connections: first page and
  * page 500, with and without a status filter. `--cpu-prof <dir>` writes the service's V8 CPU
  * profile there when it stops (open it in Chrome DevTools or speedscope).
@@ -193,7 +193,7 @@ function startChild(args: string[], env: NodeJS.ProcessEnv, tag: string): ChildP
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   child.on('exit', (code) => {
-    if (code && code !== 0) console.error(`${tag} exited with ${code}:\n${tail}`);
+    if ((code && code !== 0) || process.env.BENCH_TAIL) console.error(`${tag} exited with ${code}:\n${tail}`);
   });
   return child;
 }
@@ -212,6 +212,8 @@ export async function runExternalBench(o: {
   connections: number;
   deepList?: boolean;
   cpuProfDir?: string;
+  /** Only the endpoints whose name contains this text (a profile of one path). */
+  only?: string;
 }): Promise<ExternalBenchResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
   fs.chmodSync(dir, 0o755);
@@ -279,7 +281,7 @@ export async function runExternalBench(o: {
     ];
     const baselineTarget: Target = { endpoint: 'baseline POST /insert', method: 'POST', path: '/insert', body: { amount: 1990, description: 'Bench charge' } };
     const rows: ExternalRow[] = [];
-    for (const t of targets) {
+    for (const t of targets.filter((x) => !o.only || x.endpoint.includes(o.only))) {
       const b = await load(`http://127.0.0.1:${baselinePort}${baselineTarget.path}`, baselineTarget, o);
       const s = await load(`${base}${t.path}`, t, { ...o, token: apiKey });
       rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
@@ -337,7 +339,9 @@ if (require.main === module) {
   const out = outIndex >= 0 ? process.argv[outIndex + 1] : undefined;
   const profIndex = process.argv.indexOf('--cpu-prof');
   const cpuProfDir = profIndex >= 0 ? path.resolve(process.argv[profIndex + 1] ?? '.') : undefined;
-  runExternalBench({ seconds: arg('seconds', 8), connections: arg('connections', 32), deepList: process.argv.includes('--deep-list'), cpuProfDir })
+  const onlyIndex = process.argv.indexOf('--only');
+  const only = onlyIndex >= 0 ? process.argv[onlyIndex + 1] : undefined;
+  runExternalBench({ seconds: arg('seconds', 8), connections: arg('connections', 32), deepList: process.argv.includes('--deep-list'), cpuProfDir, only })
     .then((r) => {
       console.log(formatExternalBench(r));
       if (out) fs.writeFileSync(out, `${JSON.stringify(r, null, 2)}\n`);
