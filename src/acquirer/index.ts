@@ -25,17 +25,14 @@ export const SIMULATOR_CLIENT = { clientId: 'pixflow', clientSecret: 'pixflow-sa
 
 export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
   if (config.ACQUIRER_URL) {
-    return {
-      acquirer: new HttpAcquirer({
-        baseUrl: config.ACQUIRER_URL,
-        // The simulator's fixed sandbox credentials, unless the operator set others.
-        clientId: config.ACQUIRER_CLIENT_ID ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientId : ''),
-        clientSecret: config.ACQUIRER_CLIENT_SECRET ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientSecret : ''),
-        timeoutMs: config.ACQUIRER_TIMEOUT_MS,
-      }),
-      url: config.ACQUIRER_URL,
-      close: () => Promise.resolve(),
-    };
+    const acquirer = new HttpAcquirer({
+      baseUrl: config.ACQUIRER_URL,
+      // The simulator's fixed sandbox credentials, unless the operator set others.
+      clientId: config.ACQUIRER_CLIENT_ID ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientId : ''),
+      clientSecret: config.ACQUIRER_CLIENT_SECRET ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientSecret : ''),
+      timeoutMs: config.ACQUIRER_TIMEOUT_MS,
+    });
+    return { acquirer, url: config.ACQUIRER_URL, close: () => acquirer.close() };
   }
   const options = {
     callbackSecret: config.ACQUIRER_CALLBACK_SECRET,
@@ -49,10 +46,14 @@ export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
   const simulator = config.SIMULATOR_THREAD
     ? await startSimulatorThread(options)
     : await startAcquirerSimulator(options).then((s) => ({ url: s.url, control: sandboxControlOf(s.control), close: () => s.close() }));
+  const acquirer = new HttpAcquirer({ baseUrl: simulator.url, ...SIMULATOR_CLIENT, timeoutMs: config.ACQUIRER_TIMEOUT_MS });
   return {
-    acquirer: new HttpAcquirer({ baseUrl: simulator.url, ...SIMULATOR_CLIENT, timeoutMs: config.ACQUIRER_TIMEOUT_MS }),
+    acquirer,
     sandbox: simulator.control,
     url: simulator.url,
-    close: () => simulator.close(),
+    close: async () => {
+      await acquirer.close();
+      await simulator.close();
+    },
   };
 }
