@@ -24,6 +24,8 @@ export function workerBootstrap(fileWithoutExtension: string, callerFilename: st
   return ext === '.ts' ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});${load}` : load;
 }
 
+const YOUNG_GENERATION_MB = 4;
+
 type Request = { id: number; method: string; args: unknown[] };
 type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { name: string; message: string } };
 type Ready = { ready: true; info: unknown } | { ready: false; error: string };
@@ -65,6 +67,9 @@ export class ThreadRpc {
       eval: true,
       name: opts.name,
       workerData: opts.workerData,
+      // A small young generation: these threads allocate steadily under load, and each isolate's
+      // young generation otherwise grows to tens of MB (README "Where a charge's time goes": memory).
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     return new Promise((resolve, reject) => {
       const onExit = (code: number): void => reject(new Error(`${opts.name} thread exited with code ${code} before it was ready`));
