@@ -60,15 +60,10 @@ const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | n
   tracking: c.tracking ? JSON.stringify(c.tracking) : null,
 });
 
-/** `insertUnlessKeyTaken` without a customer: the `chargeInsertRow` columns, as SQL. */
-const INSERT_CHARGE_SQL = `insert into charges
-  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, tracking)
-  values (?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?)
-  on conflict (merchant_id, idempotency_key) do nothing
-  returning created_at`;
-
-const STORE_QR_CODE_SQL = `update charges set qr_code = ?, updated_at = now()
-  where id = ? and status = 'PENDING' and qr_code is null`;
+/** `insertManyUnlessKeyTaken`: the `chargeInsertRow` columns, as SQL around the VALUES list. */
+const INSERT_CHARGES_SQL = `insert into charges
+  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, tracking)`;
+const INSERT_CHARGES_TAIL = 'on conflict (merchant_id, idempotency_key) do nothing returning id, created_at';
 
 /** The parked inbox row of a refund (`parkRefund`), correlated to `charge_refunds` in a subquery. */
 export const parkedRefundRows = (db: Db) =>
@@ -253,21 +248,8 @@ export function chargesStore(db: Db) {
       customer?: CustomerInput,
     ): Promise<{ createdAt: Date; customerId: string | null } | null> {
       if (!customer) {
-        // The hottest statement of the API, written out: the query builder's compile cost more
-        // than the statement (README "Where a charge's time goes").
-        const { rows } = (await db.raw(INSERT_CHARGE_SQL, [
-          c.id,
-          c.merchantId,
-          c.amount,
-          c.description ?? null,
-          c.expiresIn,
-          c.expiresIn,
-          c.txid,
-          c.idempotencyKey,
-          c.tracking ? JSON.stringify(c.tracking) : null,
-        ])) as { rows: Array<{ created_at: Date }> };
-        const row = rows[0];
-        return row ? { createdAt: row.created_at, customerId: null } : null;
+        const created = (await this.insertManyUnlessKeyTaken([c])).get(c.id);
+        return created ? { createdAt: created, customerId: null } : null;
       }
       const q: Knex.QueryBuilder = customer ? db.with('cus', customerUpsert(db, c.merchantId, customer)).from('charges') : db('charges');
       const rows = (await q
@@ -290,10 +272,46 @@ export function chargesStore(db: Db) {
         .where({ id, status: 'PENDING' });
     },
 
+    /**
+     * New charges without a customer, in one statement (README "Where a charge's time goes": the
+     * creations of one event-loop turn are written together). A charge whose idempotency key is
+     * taken — by an earlier charge or by another in the same list — is not inserted. Answers the
+     * inserted ids with their creation time. Written out: the query builder's compile of the
+     * API's hottest statement cost more than the statement.
+     */
+    async insertManyUnlessKeyTaken(cs: NewCharge[]): Promise<Map<string, Date>> {
+      const values = cs.map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?)`).join(', ');
+      const bindings = cs.flatMap((c) => [
+        c.id,
+        c.merchantId,
+        c.amount,
+        c.description ?? null,
+        c.expiresIn,
+        c.expiresIn,
+        c.txid,
+        c.idempotencyKey,
+        c.tracking ? JSON.stringify(c.tracking) : null,
+      ]);
+      const { rows } = (await db.raw(`${INSERT_CHARGES_SQL} values ${values} ${INSERT_CHARGES_TAIL}`, bindings)) as {
+        rows: Array<{ id: string; created_at: Date }>;
+      };
+      return new Map(rows.map((r) => [r.id, r.created_at]));
+    },
+
     /** Stores the BR Code on a charge still PENDING without one; false otherwise. */
     async storeQrCode(id: string, qrCode: string): Promise<boolean> {
-      const { rowCount } = (await db.raw(STORE_QR_CODE_SQL, [qrCode, id])) as { rowCount: number | null };
-      return (rowCount ?? 0) > 0;
+      return (await this.storeQrCodes([{ id, qrCode }])).has(id);
+    },
+
+    /** `storeQrCode` for several charges in one statement; answers the ids that were stored. */
+    async storeQrCodes(items: Array<{ id: string; qrCode: string }>): Promise<Set<string>> {
+      const values = items.map(() => '(?::text, ?::text)').join(', ');
+      const { rows } = (await db.raw(
+        `update charges c set qr_code = v.qr_code, updated_at = now() from (values ${values}) as v(id, qr_code)
+         where c.id = v.id and c.status = 'PENDING' and c.qr_code is null returning c.id`,
+        items.flatMap((i) => [i.id, i.qrCode]),
+      )) as { rows: Array<{ id: string }> };
+      return new Set(rows.map((r) => r.id));
     },
 
     /** PENDING → CANCELED for the merchant's charge; false when it is not PENDING (or not theirs). */
