@@ -224,7 +224,8 @@ export class H2Server {
     // Constant header and trailer objects (Node copies them) and no `date` header: a few hundred
     // ns and three allocations per call, on every call (README, "Server CPU per workflow").
     stream.respond(OK_HEADERS, RESPOND_WITH_TRAILERS);
-    stream.once('wantTrailers', sendOkTrailers);
+    // 'on', not 'once' (no wrapper per call): a stream asks for its trailers once.
+    stream.on('wantTrailers', sendOkTrailers);
     stream.end(frame);
   }
 
