@@ -7,9 +7,10 @@
  *
  * Wire format (gRPC over HTTP/2 spec): POST `/<package.Service>/<Method>`, `content-type:
  * application/grpc`; body = 1-byte compressed flag + 4-byte big-endian length + message;
- * `grpc-encoding` names the request compression (the Rust-core client always gzips); the answer
- * is headers, one frame, then trailers `grpc-status` / `grpc-message` (percent-encoded), or a
- * trailers-only answer for errors. `grpc-timeout` gives the caller's deadline; a stream reset
+ * `grpc-encoding` names the request compression (gzip and deflate are inflated; the SDK's Rust
+ * core is asked to stop, see `retriesUncompressed`); the answer is headers, one frame, then
+ * trailers `grpc-status` (and `grpc-message`, percent-encoded, on errors), or a trailers-only
+ * answer for errors. `grpc-timeout` gives the caller's deadline; a stream reset
  * before the answer cancels the call (long polls drop their place in line).
  */
 import http2 from 'node:http2';
