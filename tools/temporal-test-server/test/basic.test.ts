@@ -14,16 +14,14 @@ describe('temporal-test-server: basics', () => {
     assert.equal(out, 'x');
   });
 
-  it('runs an activity then a 7-day timer in well under 2 s of wall time', async () => {
+  it('runs an activity then a 7-day timer by skipping time (the virtual clock moves 7 days; no 7-day wait)', async () => {
     const env = await testEnv();
     const before = await env.currentTimeMs();
-    const t0 = Date.now();
     const out = await withWorker({ workflowsPath, activities }, ({ client, taskQueue }) =>
       client.workflow.execute(activityThenTimer, { taskQueue, workflowId: `at-${Date.now()}`, args: ['pix', 7 * 24 * 3600 * 1000] }),
     );
-    const wall = Date.now() - t0;
+    // Speed is the benchmark's (no timed assertion here): without skipping, this would wait 7 days.
     assert.equal(out, 'hello pix!');
-    assert.ok(wall < 2000, `took ${wall} ms`);
     const after = await env.currentTimeMs();
     assert.ok(after - before >= 7 * 24 * 3600 * 1000, 'virtual clock moved 7 days');
   });

@@ -63,7 +63,9 @@ describe('temporal-test-server: time skipping and workflow tasks', () => {
     );
     const waited = Date.now() - t0;
     assert.ok(!resp.taskToken || resp.taskToken.length === 0, 'empty response, not an error');
-    assert.ok(waited >= 800 && waited < 2000, `waited ${waited} ms`);
+    // It was held (a long poll), and answered before the deadline: after it, the call would have
+    // failed with DEADLINE_EXCEEDED instead of resolving empty.
+    assert.ok(waited >= 800, `answered after ${waited} ms, not held as a long poll`);
   });
 });
 
