@@ -160,16 +160,40 @@ async function ensureAccount(trx: Knex.Transaction, merchantId: string, kind: Le
   return row.id;
 }
 
+type BalanceRow = { kind: LedgerAccountKind | null; balance: number | null };
+
+function balanceOf(rows: BalanceRow[]): Balance {
+  let available = 0;
+  let pending = 0;
+  let blocked = 0;
+  for (const r of rows) {
+    if (r.kind === 'available') available = r.balance ?? 0;
+    else if (r.kind === 'pending') pending = r.balance ?? 0;
+    else if (r.kind === 'blocked') blocked = r.balance ?? 0;
+  }
+  return { available, pending, blocked, total: available + pending + blocked };
+}
+
 export async function getBalance(db: Db, merchantId: string): Promise<Balance> {
   const rows = (await db('ledger_accounts')
     .where({ merchant_id: merchantId })
     .whereIn('kind', ['available', 'pending', 'blocked'])
-    .select('kind', 'balance')) as Array<{ kind: LedgerAccountKind; balance: number }>;
-  const of = (k: LedgerAccountKind): number => rows.find((r) => r.kind === k)?.balance ?? 0;
-  const available = of('available');
-  const pending = of('pending');
-  const blocked = of('blocked');
-  return { available, pending, blocked, total: available + pending + blocked };
+    .select('kind', 'balance')) as BalanceRow[];
+  return balanceOf(rows);
+}
+
+// One fixed statement for GET /v1/merchants/me/balance (README "Where a charge's time goes",
+// reads): the merchant's existence and its three balances together. No row: no such merchant; a
+// row with a null kind: a merchant without ledger accounts yet (all zero).
+const MERCHANT_BALANCE_SQL = `select a.kind, a.balance
+  from merchants m
+  left join ledger_accounts a on a.merchant_id = m.id and a.kind in ('available', 'pending', 'blocked')
+  where m.id = ?`;
+
+/** The merchant's balance in one round trip, or undefined when the merchant does not exist. */
+export async function getMerchantBalance(db: Db, merchantId: string): Promise<Balance | undefined> {
+  const { rows } = (await db.raw(MERCHANT_BALANCE_SQL, [merchantId])) as { rows: BalanceRow[] };
+  return rows.length === 0 ? undefined : balanceOf(rows);
 }
 
 /** Every account of a merchant, platform-side ones included (operators, reconciliation, tests). */
