@@ -12,6 +12,7 @@
  * adjustments), so concurrent payments of different merchants never contend for one row.
  */
 import type { Knex } from 'knex';
+import { preparedStatement, queryPrepared } from '../db/prepared';
 import { newId } from '../lib/ids';
 import { invalid } from '../lib/errors';
 import type { LedgerAccountKind } from '../models/ledger-account';
@@ -182,17 +183,20 @@ export async function getBalance(db: Db, merchantId: string): Promise<Balance> {
   return balanceOf(rows);
 }
 
-// One fixed statement for GET /v1/merchants/me/balance (README "Where a charge's time goes",
-// reads): the merchant's existence and its three balances together. No row: no such merchant; a
+// One fixed, prepared statement for GET /v1/merchants/me/balance (README "Where a charge's time
+// goes", reads): the merchant's existence and its three balances together. No row: no such merchant; a
 // row with a null kind: a merchant without ledger accounts yet (all zero).
-const MERCHANT_BALANCE_SQL = `select a.kind, a.balance
+const MERCHANT_BALANCE = preparedStatement(
+  'merchant_balance',
+  `select a.kind, a.balance
   from merchants m
   left join ledger_accounts a on a.merchant_id = m.id and a.kind in ('available', 'pending', 'blocked')
-  where m.id = ?`;
+  where m.id = ?`,
+);
 
 /** The merchant's balance in one round trip, or undefined when the merchant does not exist. */
 export async function getMerchantBalance(db: Db, merchantId: string): Promise<Balance | undefined> {
-  const { rows } = (await db.raw(MERCHANT_BALANCE_SQL, [merchantId])) as { rows: BalanceRow[] };
+  const rows = await queryPrepared<BalanceRow>(db, MERCHANT_BALANCE, [merchantId]);
   return rows.length === 0 ? undefined : balanceOf(rows);
 }
 
