@@ -1,5 +1,5 @@
 /**
- * Named prepared statements for the hottest reads (README "Where a charge's time goes", reads).
+ * Named prepared statements for the hottest reads (README "Where a read's time goes").
  *
  * A statement sent through knex is compiled by knex and then parsed and planned by PostgreSQL on
  * every call; on 2 cores, under load, that planning competes with everything else for the CPU. A

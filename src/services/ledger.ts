@@ -183,8 +183,8 @@ export async function getBalance(db: Db, merchantId: string): Promise<Balance> {
   return balanceOf(rows);
 }
 
-// One fixed, prepared statement for GET /v1/merchants/me/balance (README "Where a charge's time
-// goes", reads): the merchant's existence and its three balances together. No row: no such merchant; a
+// One fixed, prepared statement for GET /v1/merchants/me/balance (README "Where a read's time
+// goes"): the merchant's existence and its three balances together. No row: no such merchant; a
 // row with a null kind: a merchant without ledger accounts yet (all zero).
 const MERCHANT_BALANCE = preparedStatement(
   'merchant_balance',

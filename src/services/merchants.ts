@@ -195,7 +195,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
     }
   }
 
-  /** One plain-row statement (README "Where a charge's time goes", reads); the same body as `profile`. */
+  /** One plain-row statement (README "Where a read's time goes"); the same body as `profile`. */
   async function getProfile(merchantId: string): Promise<MerchantProfile> {
     const r = await merchantsStore(knex).profileOf(merchantId);
     if (!r) throw notFound('Merchant not found');

@@ -28,7 +28,7 @@ export interface Limiter {
   /**
    * Counts one point against `key` from a lease this process holds, synchronously; null when only
    * `consume` can decide (no lease, or a limiter without leases). Same counting as `consume`: the
-   * hot path avoids its promises (README "Where a charge's time goes", reads).
+   * hot path avoids its promises (README "Where a read's time goes").
    */
   consumeHeld(key: string): LimitOutcome | null;
   /** Gives points back (e.g. a login that turned out to be right). */
@@ -106,8 +106,8 @@ export function createLimiter(knex: Knex, opts: LimiterOptions): Limiter {
 
   /**
    * When a lease is down to this many points, the next chunk is taken in the background
-   * (README "Where a charge's time goes", reads), so that requests do not all wait on the upsert
-   * (and its commit) each time a chunk runs out. It is kept beside the current lease, never merged
+   * (README "Where a read's time goes"), so that requests do not all wait on the upsert's
+   * round trip each time a chunk runs out. It is kept beside the current lease, never merged
    * into it: a chunk of a later window must not be spent in an earlier one, nor the reverse.
    */
   const refillAt = Math.floor(chunk / 4);

@@ -329,7 +329,7 @@ export function chargesStore(db: Db) {
 
     /**
      * One page, newest first, and the merchant's total (of one status), in one prepared statement
-     * (README "Where a charge's time goes", reads): the total is a sum over `charge_counts` (at
+     * (README "Where a read's time goes"): the total is a sum over `charge_counts` (at
      * most eight rows per status), which a trigger keeps in the transaction of every change to a
      * charge; the page's ids come from the (merchant[, status], created_at desc, id desc) index
      * first, skipping `offset` index entries, then only that page's rows and customers are read.

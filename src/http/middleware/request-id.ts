@@ -14,7 +14,7 @@ export function requestId(logger: Logger): AppMiddleware {
     const id = ACCEPTABLE.test(incoming) ? incoming : crypto.randomUUID();
     ctx.state.requestId = id;
     // The child logger is made on first use: most requests log nothing below the configured level
-    // (README "Where a charge's time goes", reads), and a pino child costs its bindings' serialisation.
+    // (README "Where a read's time goes"), and a pino child costs its bindings' serialisation.
     let log: Logger | undefined;
     Object.defineProperty(ctx.state, 'log', {
       get: () => (log ??= logger.child({ reqId: id })),
