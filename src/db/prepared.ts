@@ -10,6 +10,11 @@
  * statement runs through the transaction with `db.raw` (its connection is the transaction's), on
  * the pool it runs prepared on a pooled connection. Only fixed statements go here, never SQL built
  * from input.
+ *
+ * Named statements live in the database session: this needs connections straight to PostgreSQL
+ * (as today) or a pooler that keeps sessions, not a transaction-pooling proxy that hands one
+ * session's statements to another. A migration that changes the type of a column one of these
+ * selects makes PostgreSQL refuse the cached statement until the connection is replaced.
  */
 import type { Knex } from 'knex';
 import type { Client as PgClient, QueryResultRow } from 'pg';
