@@ -41,6 +41,11 @@ export interface ExternalMeasure {
   serviceCpuUsPerReq?: number;
   /** `--deep-list`: CPU of the PostgreSQL server per request, µs. */
   postgresCpuUsPerReq?: number;
+  /**
+   * Service CPU per request, ms (from /proc: its main thread, and the whole process with every
+   * thread): unlike req/s, barely moved by whatever else the machine runs at the time.
+   */
+  cpuMsPerRequest?: { mainThread: number; process: number };
 }
 
 export interface ExternalRow {
@@ -177,8 +182,30 @@ async function load(url: string, t: Target, o: { seconds: number; connections: n
   return { endpoint: t.endpoint, reqPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
 }
 
+/** CPU seconds (user + system) of a process, or of one of its threads, from /proc. */
+function cpuSeconds(pid: number, tid?: number): number {
+  try {
+    const stat = fs.readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime), counted after the command name.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** `load` on the service, with its CPU per request. */
+async function loadService(pid: number | undefined, url: string, t: Target, o: { seconds: number; connections: number; token?: string }): Promise<ExternalMeasure> {
+  const before = pid ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid) } : undefined;
+  const m = await load(url, t, o);
+  if (!pid || !before) return m;
+  const requests = m.reqPerSec * o.seconds;
+  const per = (s: number): number => (requests > 0 ? Math.round((s * 1000 * 100) / requests) / 100 : 0);
+  return { ...m, cpuMsPerRequest: { mainThread: per(cpuSeconds(pid, pid) - before.main), process: per(cpuSeconds(pid) - before.all) } };
+}
+
 /** CPU seconds a process has used, all its threads (utime + stime; with `reaped`, its waited-for children too). */
-function cpuSeconds(pid: number, reaped = false): number {
+function processCpuSeconds(pid: number, reaped = false): number {
   try {
     // Fields after the command (which may hold spaces) start at the state, field 3.
     const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
@@ -198,12 +225,12 @@ function cpuSnapshot(servicePid: number | undefined, pgDataDir: string): { servi
   let postgres = 0;
   try {
     const postmaster = Number(fs.readFileSync(path.join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    postgres = cpuSeconds(postmaster, true);
+    postgres = processCpuSeconds(postmaster, true);
     for (const entry of fs.readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
         const f = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
-        if (Number(f[1]) === postmaster) postgres += cpuSeconds(Number(entry));
+        if (Number(f[1]) === postmaster) postgres += processCpuSeconds(Number(entry));
       } catch {
         // gone meanwhile
       }
@@ -211,7 +238,7 @@ function cpuSnapshot(servicePid: number | undefined, pgDataDir: string): { servi
   } catch {
     postgres = 0;
   }
-  return { service: servicePid ? cpuSeconds(servicePid) : 0, postgres };
+  return { service: servicePid ? processCpuSeconds(servicePid) : 0, postgres };
 }
 
 function peakRssMb(pid: number | undefined): number {
@@ -332,7 +359,7 @@ export async function runExternalBench(o: {
     const rows: ExternalRow[] = [];
     for (const t of targets.filter((x) => !o.only || x.endpoint.includes(o.only))) {
       const b = await load(`http://127.0.0.1:${baselinePort}${baselineTarget.path}`, baselineTarget, o);
-      const s = await load(`${base}${t.path}`, t, { ...o, token: apiKey });
+      const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey });
       rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
     }
     const servicePeakRssMb = peakRssMb(service.pid);
@@ -355,11 +382,11 @@ export function formatExternalBench(r: ExternalBenchResult): string {
   const lines = [
     `${r.date.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}; autocannon ${r.connections} connections, ${r.seconds} s each`,
     '',
-    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | baseline req/s | baseline p99 ms | ratio |',
-    '|---|---|---|---|---|---|---|---|',
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | baseline req/s | baseline p99 ms | ratio | CPU ms/req (main thread / process) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...r.rows.map(
       (x) =>
-        `| \`${x.endpoint}\` | ${x.service.reqPerSec} | ${x.service.p50Ms} | ${x.service.p99Ms} | ${x.service.non2xx + x.service.errors} | ${x.baseline.reqPerSec} | ${x.baseline.p99Ms} | ${x.ratio} |`,
+        `| \`${x.endpoint}\` | ${x.service.reqPerSec} | ${x.service.p50Ms} | ${x.service.p99Ms} | ${x.service.non2xx + x.service.errors} | ${x.baseline.reqPerSec} | ${x.baseline.p99Ms} | ${x.ratio} | ${x.service.cpuMsPerRequest ? `${x.service.cpuMsPerRequest.mainThread} / ${x.service.cpuMsPerRequest.process}` : '—'} |`,
     ),
     '',
     `Service peak RSS: ${r.servicePeakRssMb} MB`,

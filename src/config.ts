@@ -75,6 +75,8 @@ const envSchema = z.object({
   TEMPORAL_SEARCH_ATTRIBUTES: boolFrom(true),
   /** Workflow runs the worker keeps in memory between tasks (README "Where a charge's time goes"): bounds its RSS. */
   TEMPORAL_MAX_CACHED_WORKFLOWS: intFrom(200, 2, 100000),
+  /** The API's charge workflow calls go through a Temporal client on a thread of its own (README "Where a charge's time goes"). */
+  TEMPORAL_CLIENT_THREAD: boolFrom(true),
   /** Unset → the acquirer simulator, in-process on a local port. */
   ACQUIRER_URL: urlString(['http:', 'https:']),
   ACQUIRER_CLIENT_ID: optionalString,
@@ -139,6 +141,8 @@ const envSchema = z.object({
   /** ACQUIRER_URL is pixflow's acquirer simulator (`npm run simulator`): the sandbox, said explicitly. */
   ACQUIRER_SANDBOX: boolFrom(false),
   /** `npm run simulator`: where it listens. */
+  /** The embedded acquirer simulator runs on a worker thread (README "Where a charge's time goes"); false: on the main thread. */
+  SIMULATOR_THREAD: boolFrom(true),
   SIMULATOR_PORT: intFrom(8090, 0, 65535),
   SIMULATOR_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
 });

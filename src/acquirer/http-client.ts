@@ -11,10 +11,13 @@
  * - What we send is checked against the protocol schemas first (INVALID_REQUEST: never sent), and
  *   what we receive is parsed, never cast (INVALID_RESPONSE).
  *
- * Node's global fetch is enough: it keeps connections alive per origin by default, and one
- * acquirer origin needs no pool tuning.
+ * undici's `request` on one keep-alive pool per acquirer origin, rather than the global fetch: the
+ * same HTTP client underneath without the WHATWG layer (Request/Response objects, web streams),
+ * which cost the API's event loop about a fifth of a charge creation (README "Where a charge's
+ * time goes"). Redirects are not followed (a redirect answer is an unexpected status).
  */
 import type { z } from 'zod';
+import { Pool, type Dispatcher } from 'undici';
 import { AcquirerError, errorForResponse } from './errors';
 import { centsToWire, isWireableCents, wireToCents } from './money-wire';
 import type {
@@ -44,10 +47,17 @@ const TOKEN_SAFETY_MARGIN_MS = 30_000;
 export class HttpAcquirer implements Acquirer {
   private token: { value: string; expiresAt: number } | undefined;
   private tokenRequest: Promise<string> | undefined;
-  private readonly base: string;
+  private readonly base: URL;
+  private readonly pool: Pool;
 
   constructor(private readonly opts: HttpAcquirerOptions) {
-    this.base = opts.baseUrl.replace(/\/?$/, '/');
+    this.base = new URL(opts.baseUrl.replace(/\/?$/, '/'));
+    this.pool = new Pool(this.base.origin, { connections: 64 });
+  }
+
+  /** Closes the kept-alive connections (shutdown). */
+  close(): Promise<void> {
+    return this.pool.close();
   }
 
   async createCob(req: CobRequest): Promise<Cob> {
@@ -141,26 +151,27 @@ export class HttpAcquirer implements Acquirer {
     }
   }
 
-  /** fetch + body read under one timeout; every failure becomes an AcquirerError. */
+  /** Request + body read under one timeout; every failure becomes an AcquirerError. */
   private async request(
     what: string,
     method: string,
     path: string,
     init: { headers: Record<string, string>; body?: string },
   ): Promise<{ status: number; text: string }> {
+    const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {
-      const res = await fetch(new URL(path, this.base), {
-        method,
+      const url = new URL(path, this.base);
+      const res = await this.pool.request({
+        path: `${url.pathname}${url.search}`,
+        method: method as Dispatcher.HttpMethod,
         headers: init.headers,
         body: init.body,
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
+        signal,
       });
-      return { status: res.status, text: await res.text() };
+      return { status: res.statusCode, text: await res.body.text() };
     } catch (err) {
-      const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-      if (timedOut) throw new AcquirerError('TIMEOUT', `acquirer timed out after ${this.opts.timeoutMs} ms on ${what}`);
-      const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+      if (signal.aborted) throw new AcquirerError('TIMEOUT', `acquirer timed out after ${this.opts.timeoutMs} ms on ${what}`);
+      const cause = err instanceof Error ? `: ${err.message}` : '';
       throw new AcquirerError('NETWORK', `acquirer unreachable on ${what}${cause}`);
     }
   }

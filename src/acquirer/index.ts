@@ -4,7 +4,9 @@
  */
 import type { Config } from '../config';
 import { HttpAcquirer } from './http-client';
-import { startAcquirerSimulator, type RunningSimulator } from './simulator/server';
+import { startAcquirerSimulator } from './simulator/server';
+import { startSimulatorThread } from './simulator/threaded';
+import { sandboxControlOf, type SandboxControl } from './sandbox-control';
 import type { Acquirer } from './types';
 
 export type * from './types';
@@ -13,8 +15,8 @@ export { CALLBACK_SIGNATURE_HEADER, signCallback, verifyCallback } from './callb
 
 export interface AcquirerHandle {
   acquirer: Acquirer;
-  /** Present only when the acquirer is the in-process simulator. */
-  simulator?: RunningSimulator;
+  /** Present only when the acquirer is the embedded simulator: what the sandbox endpoints drive. */
+  sandbox?: SandboxControl;
   url: string;
   close(): Promise<void>;
 }
@@ -23,29 +25,35 @@ export const SIMULATOR_CLIENT = { clientId: 'pixflow', clientSecret: 'pixflow-sa
 
 export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
   if (config.ACQUIRER_URL) {
-    return {
-      acquirer: new HttpAcquirer({
-        baseUrl: config.ACQUIRER_URL,
-        // The simulator's fixed sandbox credentials, unless the operator set others.
-        clientId: config.ACQUIRER_CLIENT_ID ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientId : ''),
-        clientSecret: config.ACQUIRER_CLIENT_SECRET ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientSecret : ''),
-        timeoutMs: config.ACQUIRER_TIMEOUT_MS,
-      }),
-      url: config.ACQUIRER_URL,
-      close: () => Promise.resolve(),
-    };
+    const acquirer = new HttpAcquirer({
+      baseUrl: config.ACQUIRER_URL,
+      // The simulator's fixed sandbox credentials, unless the operator set others.
+      clientId: config.ACQUIRER_CLIENT_ID ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientId : ''),
+      clientSecret: config.ACQUIRER_CLIENT_SECRET ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientSecret : ''),
+      timeoutMs: config.ACQUIRER_TIMEOUT_MS,
+    });
+    return { acquirer, url: config.ACQUIRER_URL, close: () => acquirer.close() };
   }
-  const simulator = await startAcquirerSimulator({
+  const options = {
     callbackSecret: config.ACQUIRER_CALLBACK_SECRET,
     transferDelayMs: config.SIMULATOR_TRANSFER_DELAY_MS,
     autoComplete: config.SIMULATOR_AUTO_COMPLETE,
     keyActivationDelayMs: config.SIMULATOR_KEY_ACTIVATION_DELAY_MS,
     ...SIMULATOR_CLIENT,
-  });
+  };
+  // On a thread of its own by default (README "Where a charge's time goes"): its side of every
+  // protocol call stays off the API's event loop, as a real acquirer's would.
+  const simulator = config.SIMULATOR_THREAD
+    ? await startSimulatorThread(options)
+    : await startAcquirerSimulator(options).then((s) => ({ url: s.url, control: sandboxControlOf(s.control), close: () => s.close() }));
+  const acquirer = new HttpAcquirer({ baseUrl: simulator.url, ...SIMULATOR_CLIENT, timeoutMs: config.ACQUIRER_TIMEOUT_MS });
   return {
-    acquirer: new HttpAcquirer({ baseUrl: simulator.url, ...SIMULATOR_CLIENT, timeoutMs: config.ACQUIRER_TIMEOUT_MS }),
-    simulator,
+    acquirer,
+    sandbox: simulator.control,
     url: simulator.url,
-    close: () => simulator.close(),
+    close: async () => {
+      await acquirer.close();
+      await simulator.close();
+    },
   };
 }

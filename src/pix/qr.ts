@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { renderQrDataUrlSync } from './qr-png';
+import { workerBootstrap } from '../lib/threads';
 import type { QrJob, QrWorkerMessage } from './qr-worker';
 
 export class QrRenderError extends Error {
@@ -43,17 +44,6 @@ interface Slot {
   started: Promise<void>;
 }
 
-/**
- * Workers load qr-worker from source under tsx (tests, `npm start`) and from dist when compiled. A
- * worker does not inherit require hooks registered in the parent (mocha's `--require tsx/cjs`), so
- * under tsx the bootstrap registers tsx itself before loading the TypeScript file.
- */
-function workerBootstrap(): string {
-  const ext = path.extname(__filename);
-  const file = path.join(__dirname, `qr-worker${ext}`);
-  const load = `require(${JSON.stringify(file)});`;
-  return ext === '.ts' ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});${load}` : load;
-}
 
 function createInlineRenderer(): QrRenderer {
   let closed = false;
@@ -179,7 +169,7 @@ function createPoolRenderer(size: number, bootstrap: string): QrRenderer {
 export function createQrRenderer(options: { workers: number; workerBootstrap?: string }): QrRenderer {
   const n = options.workers;
   if (!Number.isInteger(n) || n < 0) throw new RangeError('workers must be an integer ≥ 0');
-  return n === 0 ? createInlineRenderer() : createPoolRenderer(n, options.workerBootstrap ?? workerBootstrap());
+  return n === 0 ? createInlineRenderer() : createPoolRenderer(n, options.workerBootstrap ?? workerBootstrap(path.join(__dirname, 'qr-worker'), __filename));
 }
 
 /**

@@ -6,7 +6,6 @@
  * the same way wherever it runs. See docs/ARCHITECTURE.md.
  */
 import type { Knex } from 'knex';
-import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import type { Acquirer } from '../acquirer/types';
@@ -15,11 +14,6 @@ import { createApiKeysService } from '../services/api-keys';
 import { createAuthService } from '../services/auth';
 import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
 import { createUserAccessService } from '../services/user-access';
-import { chargeWorkflowClient } from '../temporal/charge-workflow-client';
-import { withdrawalWorkflowClient } from '../temporal/withdrawal-workflow-client';
-import { infractionWorkflowClient } from '../temporal/infraction-workflow-client';
-import { pixKeyWorkflowClient } from '../temporal/pix-key-workflow-client';
-import { webhookDeliveryWorkflowClient } from '../temporal/webhook-workflow-client';
 import { createChargesService } from '../services/charges';
 import { createChargeSandbox } from '../services/charge-sandbox';
 import { createWithdrawalsService } from '../services/withdrawals';
@@ -38,6 +32,7 @@ import { createWithdrawalLifecycle } from '../services/withdrawal-lifecycle';
 import { createInfractionLifecycle } from '../services/infraction-lifecycle';
 import { createWebhookDelivery, type WebhookDeliverySettings } from '../services/webhook-delivery';
 import type { AppConfig } from '../http/app';
+import type { WorkflowClients } from '../temporal/workflow-clients';
 
 /** Accounts and operators: login, API keys, merchants (users, PIX keys), user access. */
 export function createAccountServices(deps: {
@@ -58,19 +53,7 @@ export function createAccountServices(deps: {
 
 export type AccountServices = ReturnType<typeof createAccountServices>;
 
-/** The Temporal clients the API side starts and signals workflows with, on one task queue. */
-export function createWorkflowClients(client: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'TEMPORAL_SEARCH_ATTRIBUTES'>) {
-  const opts = { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES };
-  return {
-    charges: chargeWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
-    withdrawals: withdrawalWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
-    infractions: infractionWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
-    pixKeys: pixKeyWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
-    webhookDeliveries: webhookDeliveryWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
-  };
-}
-
-export type WorkflowClients = ReturnType<typeof createWorkflowClients>;
+export { createWorkflowClients, type WorkflowClients } from '../temporal/workflow-clients';
 
 /**
  * The acquirer callbacks with every feature's handler (payments and refunds built in; transfers,
@@ -105,7 +88,7 @@ export function createPaymentServices(deps: {
   const acquirer = deps.acquirer.acquirer;
   const charges = createChargesService({ knex, config, logger, acquirer, workflows: workflows.charges });
   const withdrawals = createWithdrawalsService({ knex, logger, workflows: workflows.withdrawals });
-  const simulator = deps.acquirer.simulator?.control;
+  const simulator = deps.acquirer.sandbox;
   return {
     charges,
     withdrawals,

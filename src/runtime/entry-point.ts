@@ -38,7 +38,7 @@ export interface ProcessScope {
   db: Database;
   /** Registers a component to stop on SIGTERM/SIGINT; components stop in reverse order. */
   own(name: string, stop: () => Promise<void>): void;
-  /** The configured acquirer (or the in-process simulator), closed at shutdown. */
+  /** The configured acquirer (or the embedded simulator), closed at shutdown. */
   openAcquirer(): Promise<AcquirerHandle>;
 }
 

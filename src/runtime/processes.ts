@@ -11,6 +11,7 @@ import { createApp } from '../http/app';
 import { stopCacheInvalidation } from '../services/cache-invalidation';
 import { connectTemporalClient, connectWorkerConnection, type TemporalClientHandle } from '../temporal/connection';
 import { createPixflowWorker } from '../temporal/worker';
+import { offThreadChargeWorkflows } from '../temporal/charge-workflows-off-thread';
 import { installTemporalRuntime } from '../temporal/runtime';
 import { createActivities } from '../../activities';
 import type { AcquirerHandle } from '../acquirer';
@@ -48,10 +49,20 @@ export async function startApi(opts: {
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
   const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE);
-  const clients = createWorkflowClients(temporal.client, config);
+  // Charge creation starts a workflow per request: its client runs on a thread of its own (README
+  // "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
+  const chargeThread = config.TEMPORAL_CLIENT_THREAD
+    ? await offThreadChargeWorkflows({
+        address: opts.temporalAddress,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
+      })
+    : undefined;
+  const mainThreadClients = createWorkflowClients(temporal.client, config);
+  const clients = chargeThread ? { ...mainThreadClients, charges: chargeThread.workflows } : mainThreadClients;
   const services = createPaymentServices({ knex, config, logger, acquirer: opts.acquirer, workflows: clients });
   await warmQrRenderer();
-  const simulator = opts.acquirer.simulator;
   // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
   // because Temporal was down when the charge was created): at start, then every few minutes.
   let reconciling: Promise<unknown> = Promise.resolve();
@@ -114,8 +125,8 @@ export async function startApi(opts: {
   const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
   const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
   const url = `http://${host}:${port}`;
-  // The in-process simulator calls us back here (PUBLIC_BASE_URL when we sit behind a proxy).
-  simulator?.control.setCallbackBaseUrl(config.PUBLIC_BASE_URL ?? url);
+  // The embedded simulator calls us back here (PUBLIC_BASE_URL when we sit behind a proxy).
+  await opts.acquirer.sandbox?.setCallbackBaseUrl(config.PUBLIC_BASE_URL ?? url);
   return {
     url,
     temporal,
@@ -128,6 +139,7 @@ export async function startApi(opts: {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;
+      await chargeThread?.close();
       await temporal.close();
       await closeQrRenderer();
       await stopCacheInvalidation(knex);

@@ -1,5 +1,5 @@
 /**
- * Sandbox (README "Behaviour the spec leaves open", Sandbox; only while the acquirer is the in-process simulator): the merchant
+ * Sandbox (README "Behaviour the spec leaves open", Sandbox; only while the acquirer is the embedded simulator): the merchant
  * asks the simulator to pay one of its own charges, and the payment then comes back through the
  * real path — signed callback, inbox, signal-with-start, the workflow's activities.
  *
@@ -7,11 +7,11 @@
  * the automatic refund of a late payment.
  */
 import { invalid } from '../lib/errors';
-import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
+import { isSimulatorRefusal, type SandboxControl } from '../acquirer/sandbox-control';
 import type { Party } from '../acquirer/types';
 import type { ChargesService } from './charges';
 
-export function createChargeSandbox(deps: { charges: ChargesService; simulator: SimulatorControl }) {
+export function createChargeSandbox(deps: { charges: ChargesService; simulator: SandboxControl }) {
   async function pay(merchantId: string, chargeId: string, payer?: Party): Promise<{ endToEndId: string }> {
     // Scoped to the caller: another merchant's charge is 404 here as everywhere.
     const charge = await deps.charges.get(merchantId, chargeId);
@@ -19,7 +19,7 @@ export function createChargeSandbox(deps: { charges: ChargesService; simulator: 
     try {
       return await deps.simulator.payCob(charge.txid, { payer });
     } catch (err) {
-      if (err instanceof SimulatorStateError) throw invalid(`The sandbox acquirer cannot pay this charge: ${err.message}`);
+      if (isSimulatorRefusal(err)) throw invalid(`The sandbox acquirer cannot pay this charge: ${err.message}`);
       throw err;
     }
   }

@@ -1,5 +1,5 @@
 /**
- * Sandbox MED (README "MED infractions"; only while the acquirer is the in-process simulator): the
+ * Sandbox MED (README "MED infractions"; only while the acquirer is the embedded simulator): the
  * merchant has the simulator raise, accept or reject an infraction on one of its own paid charges,
  * and everything else happens through the real path — signed callback, inbox, signal-with-start,
  * the infraction workflow's activities.
@@ -7,17 +7,17 @@
 import type { Knex } from 'knex';
 import { invalid, notFound } from '../lib/errors';
 import { chargesStore } from '../stores/charges';
-import { SimulatorStateError, type SimulatorControl } from '../acquirer/simulator/server';
+import { isSimulatorRefusal, type SandboxControl } from '../acquirer/sandbox-control';
 import { infractionsStore, infractionView, type InfractionView } from '../stores/infractions';
 
-export function createInfractionSandbox(deps: { knex: Knex; simulator: SimulatorControl }) {
+export function createInfractionSandbox(deps: { knex: Knex; simulator: SandboxControl }) {
   const { knex, simulator } = deps;
 
-  const simulatorSays = <T>(fn: () => T): T => {
+  const simulatorSays = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
-      return fn();
+      return await fn();
     } catch (err) {
-      if (err instanceof SimulatorStateError) throw invalid(`The sandbox acquirer cannot do this: ${err.message}`);
+      if (isSimulatorRefusal(err)) throw invalid(`The sandbox acquirer cannot do this: ${err.message}`);
       throw err;
     }
   };
@@ -27,14 +27,14 @@ export function createInfractionSandbox(deps: { knex: Knex; simulator: Simulator
     const charge = await chargesStore(knex).findOwnModel(merchantId, chargeId);
     if (!charge) throw notFound('Charge not found');
     if (!charge.e2eId) throw invalid('This charge has no payment to dispute');
-    const { infractionId } = simulatorSays(() => simulator.raiseInfraction(charge.e2eId as string, reason));
-    const raised = simulator.getInfraction(infractionId);
+    const raised = await simulatorSays(() => simulator.raiseInfraction(charge.e2eId as string, reason));
+    const infractionId = raised.infractionId;
     // The same idempotent record the callback makes: whichever comes first creates the row.
     const row = await infractionsStore(knex).recordFromAcquirer({
       acquirerId: infractionId,
       endToEndId: charge.e2eId,
-      amount: raised?.amount ?? charge.amount,
-      reason: raised?.reason ?? reason ?? '',
+      amount: raised.amount ?? charge.amount,
+      reason: raised.reason ?? reason ?? '',
       status: 'OPEN',
     });
     if (!row) throw notFound('Charge not found');
@@ -44,9 +44,7 @@ export function createInfractionSandbox(deps: { knex: Knex; simulator: Simulator
   async function decide(merchantId: string, id: string, decision: 'accept' | 'reject'): Promise<InfractionView> {
     const row = await infractionsStore(knex).findForMerchant(merchantId, id);
     if (!row) throw notFound('Infraction not found');
-    simulatorSays(() =>
-      decision === 'accept' ? simulator.acceptInfraction(row.acquirerInfractionId) : simulator.rejectInfraction(row.acquirerInfractionId),
-    );
+    await simulatorSays(() => simulator.decideInfraction(row.acquirerInfractionId, decision));
     return infractionView(row);
   }
 

@@ -61,6 +61,11 @@ const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | n
   tracking: c.tracking ? JSON.stringify(c.tracking) : null,
 });
 
+/** `insertManyUnlessKeyTaken`: the `chargeInsertRow` columns, as SQL around the VALUES list. */
+const INSERT_CHARGES_SQL = `insert into charges
+  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, tracking)`;
+const INSERT_CHARGES_TAIL = 'on conflict (merchant_id, idempotency_key) do nothing returning id, created_at';
+
 /** A row of the list statement: the total, repeated, and a charge (its columns all null past the last page). */
 type PageRow = ChargeRow & { total: number | string | null };
 
@@ -269,6 +274,10 @@ export function chargesStore(db: Db) {
       c: NewCharge,
       customer?: CustomerInput,
     ): Promise<{ createdAt: Date; customerId: string | null } | null> {
+      if (!customer) {
+        const created = (await this.insertManyUnlessKeyTaken([c])).get(c.id);
+        return created ? { createdAt: created, customerId: null } : null;
+      }
       const q: Knex.QueryBuilder = customer ? db.with('cus', customerUpsert(db, c.merchantId, customer)).from('charges') : db('charges');
       const rows = (await q
         .insert(chargeInsertRow(db, c, customer ? db.raw('(select id from cus)') : null))
@@ -290,13 +299,46 @@ export function chargesStore(db: Db) {
         .where({ id, status: 'PENDING' });
     },
 
+    /**
+     * New charges without a customer, in one statement (README "Where a charge's time goes": the
+     * creations of one event-loop turn are written together). A charge whose idempotency key is
+     * taken — by an earlier charge or by another in the same list — is not inserted. Answers the
+     * inserted ids with their creation time. Written out: the query builder's compile of the
+     * API's hottest statement cost more than the statement.
+     */
+    async insertManyUnlessKeyTaken(cs: NewCharge[]): Promise<Map<string, Date>> {
+      const values = cs.map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?)`).join(', ');
+      const bindings = cs.flatMap((c) => [
+        c.id,
+        c.merchantId,
+        c.amount,
+        c.description ?? null,
+        c.expiresIn,
+        c.expiresIn,
+        c.txid,
+        c.idempotencyKey,
+        c.tracking ? JSON.stringify(c.tracking) : null,
+      ]);
+      const { rows } = (await db.raw(`${INSERT_CHARGES_SQL} values ${values} ${INSERT_CHARGES_TAIL}`, bindings)) as {
+        rows: Array<{ id: string; created_at: Date }>;
+      };
+      return new Map(rows.map((r) => [r.id, r.created_at]));
+    },
+
     /** Stores the BR Code on a charge still PENDING without one; false otherwise. */
     async storeQrCode(id: string, qrCode: string): Promise<boolean> {
-      const n = await db('charges')
-        .update({ qr_code: qrCode, updated_at: db.fn.now() })
-        .where({ id, status: 'PENDING' })
-        .whereNull('qr_code');
-      return n > 0;
+      return (await this.storeQrCodes([{ id, qrCode }])).has(id);
+    },
+
+    /** `storeQrCode` for several charges in one statement; answers the ids that were stored. */
+    async storeQrCodes(items: Array<{ id: string; qrCode: string }>): Promise<Set<string>> {
+      const values = items.map(() => '(?::text, ?::text)').join(', ');
+      const { rows } = (await db.raw(
+        `update charges c set qr_code = v.qr_code, updated_at = now() from (values ${values}) as v(id, qr_code)
+         where c.id = v.id and c.status = 'PENDING' and c.qr_code is null returning c.id`,
+        items.flatMap((i) => [i.id, i.qrCode]),
+      )) as { rows: Array<{ id: string }> };
+      return new Set(rows.map((r) => r.id));
     },
 
     /** PENDING → CANCELED for the merchant's charge; false when it is not PENDING (or not theirs). */

@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { LocalServerThreadData, LocalServerThreadMessage } from './local-server-thread';
+import { workerBootstrap } from '../lib/threads';
 
 export interface LocalTemporal {
   address: string;
@@ -38,7 +39,7 @@ export async function startLocalTemporal(opts: { dataDir: string; logger: Logger
     });
     return { address: env.address, kind: 'temporal-cli-dev-server', stop: () => env.teardown() };
   }
-  const thread = new Worker(threadBootstrap(), {
+  const thread = new Worker(workerBootstrap(path.join(__dirname, 'local-server-thread'), __filename), {
     eval: true,
     name: 'temporal-server',
     workerData: { dbFilename: localJournalPath(opts.dataDir), logLevel: opts.logger.level } satisfies LocalServerThreadData,
@@ -71,10 +72,3 @@ export async function startLocalTemporal(opts: { dataDir: string; logger: Logger
   };
 }
 
-/** Like the QR renderer's: under tsx the thread registers tsx itself before loading the TypeScript file. */
-function threadBootstrap(): string {
-  const ext = path.extname(__filename);
-  const file = path.join(__dirname, `local-server-thread${ext}`);
-  const load = `require(${JSON.stringify(file)});`;
-  return ext === '.ts' ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});${load}` : load;
-}

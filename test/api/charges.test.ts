@@ -169,6 +169,33 @@ describe('charges API', function () {
     assert.equal(rows.length, 1);
   });
 
+  it('writes concurrent creations in shared statements without mixing them up: every charge its own, one per key', async () => {
+    // 40 without a key and 3 keys × 10 requests, all at once: creations of one event-loop turn
+    // are inserted (and their BR Codes stored) together (README "Where a charge's time goes").
+    const m = await readyMerchant(s.api);
+    const stamp = Date.now();
+    const results = await Promise.all([
+      ...Array.from({ length: 40 }, (_, i) => create({ ...base, amount: 1000 + i }, {}, m.token)),
+      ...Array.from({ length: 30 }, (_, i) => create({ ...base, amount: 5000 + (i % 3) }, { 'x-idempotency-key': `mixed-${stamp}-${i % 3}` }, m.token)),
+    ]);
+    assert.equal(results.filter((r) => r.status === 201).length, 43, `statuses: ${results.map((r) => r.status).join(',')}`);
+    assert.equal(results.filter((r) => r.status === 200).length, 27);
+    for (const [i, r] of results.slice(0, 40).entries()) {
+      assert.equal(r.body.charge.amount, 1000 + i, 'each request answers its own charge');
+      const brCode = parseBrCode(r.body.charge.qrCode);
+      assert.equal(brCode.txid, r.body.charge.txid);
+      assert.equal(brCode.amountCents, 1000 + i);
+    }
+    const rows = await s.api.knex('charges').where({ merchant_id: m.merchantId }).orderBy('amount');
+    assert.equal(rows.length, 43);
+    assert.equal(new Set(rows.map((r) => r.id)).size, 43);
+    for (const row of rows) {
+      assert.ok(row.qr_code, `charge ${row.id} has its BR Code stored`);
+      const answer = results.find((r) => r.body.charge.id === row.id);
+      assert.equal(answer?.body.charge.qrCode, row.qr_code);
+    }
+  });
+
   it("lets only the winner of an idempotency key write the customer, and replays carry the winner's", async () => {
     const m = await readyMerchant(s.api);
     const key = `customer-race-${Date.now()}`;

@@ -3,6 +3,7 @@
  * charge, callback and sandbox routes (real HTTP), and a real Temporal worker running the
  * project's workflows and activities on the time-skipping test environment.
  */
+import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -65,7 +66,7 @@ async function build(): Promise<ChargesStack> {
       routes: [
         chargeRoutes(charges),
         acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks }),
-        sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control })),
+        sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
       ],
     },
   });

@@ -4,6 +4,7 @@
  * registration hook (real HTTP), and a real worker running every workflow on its own task queue of
  * the run's time-skipping environment — wired as src/runtime/processes.ts wires the service.
  */
+import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -86,8 +87,8 @@ async function build(): Promise<MedStack> {
       routes: [
         chargeRoutes(charges),
         acquirerCallbackRoutes({ secret: MED_CALLBACK_SECRET, callbacks }),
-        sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control })),
-        infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: simulator.control })),
+        sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
+        infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: sandboxControlOf(simulator.control) })),
       ],
       onPixKeyCreated: (key) => pixKeys.register({ id: key.id, merchantId: key.merchantId }),
     },

@@ -4,6 +4,7 @@
  * sandboxes (real HTTP), and a real Temporal worker running the project's workflows and activities
  * on the time-skipping test environment.
  */
+import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -84,8 +85,8 @@ async function build(): Promise<WithdrawalsStack> {
             handlers: { transfers: createWithdrawalCallbackHandler({ knex, workflows }) },
           }),
         }),
-        sandboxRoutes(createChargeSandbox({ charges, simulator: simulator.control })),
-        withdrawalSandboxRoutes(createWithdrawalSandbox({ knex, withdrawals, simulator: simulator.control })),
+        sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
+        withdrawalSandboxRoutes(createWithdrawalSandbox({ knex, withdrawals, simulator: sandboxControlOf(simulator.control) })),
       ],
     },
   });

@@ -8,6 +8,7 @@ import { createLogger } from '../../src/lib/logger';
 import { startApi, type RunningApi } from '../../src/runtime/processes';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
+import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import { getTestDb } from '../support/db';
 import { terminateRunning, testEnv, uniqueTaskQueue } from '../support/temporal';
 import { newTxid } from '../../src/pix';
@@ -58,7 +59,7 @@ describe('charges wiring in startApi', function () {
         acquirer: new HttpAcquirer({ baseUrl: simulator.url, ...client, timeoutMs: 2_000 }),
         url: simulator.url,
         close: () => Promise.resolve(),
-        ...(withSimulator ? { simulator } : {}),
+        ...(withSimulator ? { sandbox: sandboxControlOf(simulator.control) } : {}),
       },
     });
     running.push(api);

@@ -54,7 +54,7 @@ describe('withdrawals wiring in startApi', function () {
     const cfg = config({ SIMULATOR_TRANSFER_DELAY_MS: '50', SIMULATOR_AUTO_COMPLETE: 'true' });
     const acquirer = await openAcquirer(cfg);
     handles.push(acquirer);
-    assert.ok(acquirer.simulator, 'ACQUIRER_URL unset: the in-process simulator');
+    assert.ok(acquirer.sandbox, 'ACQUIRER_URL unset: the embedded simulator');
     const api = await startApi({ config: cfg, logger, knex, temporalAddress: env.address, acquirer });
     apis.push(api);
     const worker = await Worker.create({

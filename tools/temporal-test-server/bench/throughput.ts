@@ -10,7 +10,9 @@
  *   BENCH_BREAKDOWN=1        p50/p90 of each stage of a workflow, from a sample of histories
  *   BENCH_WORKER_OPTIONS=... JSON merged into the Worker options, e.g. '{"maxCachedWorkflows":100}'
  *   BENCH_LAUNCHER=path      another server launcher (e.g. an older build, for before/after)
- *   BENCH_WORKER_GZIP=0      worker connection without gzip request compression (SDK default: gzip)
+ *   BENCH_WORKER_GZIP=0      worker connection without gzip request compression (SDK default: gzip;
+ *                            this server asks the SDK's connections to stop anyway, so it matters
+ *                            only for other builds run through BENCH_LAUNCHER)
  */
 import fs from 'node:fs';
 import os from 'node:os';

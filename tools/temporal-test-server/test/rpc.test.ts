@@ -34,12 +34,19 @@ function http2Call(
   address: string,
   path: string,
   message: Uint8Array,
-  encoding: 'gzip' | 'deflate',
+  encoding: 'gzip' | 'deflate' | 'identity',
   corrupt = false,
+  extraHeaders: http2.OutgoingHttpHeaders = {},
 ): Promise<{ status: number; details: string; body: Buffer }> {
-  const compressed = corrupt ? Buffer.from('definitely not compressed data') : encoding === 'gzip' ? zlib.gzipSync(message) : zlib.deflateSync(message);
+  const compressed = corrupt
+    ? Buffer.from('definitely not compressed data')
+    : encoding === 'gzip'
+      ? zlib.gzipSync(message)
+      : encoding === 'deflate'
+        ? zlib.deflateSync(message)
+        : Buffer.from(message);
   const frame = Buffer.alloc(5 + compressed.length);
-  frame.writeUInt8(1, 0);
+  frame.writeUInt8(encoding === 'identity' ? 0 : 1, 0);
   frame.writeUInt32BE(compressed.length, 1);
   compressed.copy(frame, 5);
   return new Promise((resolve, reject) => {
@@ -50,7 +57,8 @@ function http2Call(
       ':path': path,
       'content-type': 'application/grpc',
       te: 'trailers',
-      'grpc-encoding': encoding,
+      ...(encoding === 'identity' ? {} : { 'grpc-encoding': encoding }),
+      ...extraHeaders,
     });
     const chunks: Buffer[] = [];
     let status = -1;
@@ -159,6 +167,34 @@ describe('temporal-test-server: gRPC surface', () => {
     assert.equal(bad.status, grpc.status.INTERNAL);
     const again = await http2Call(env.address, `${WS}/DescribeNamespace`, describe, 'gzip');
     assert.equal(again.status, grpc.status.OK);
+  });
+
+  it("asks the SDK's Rust-core connection to stop compressing (at GetSystemInfo only) and keeps serving every other compressed request", async () => {
+    const ws = temporal.api.workflowservice.v1;
+    const info = ws.GetSystemInfoRequest.encode({}).finish();
+    // As the TypeScript SDK's native connection sends it (tonic, client-name/-version of the SDK).
+    const core = { 'user-agent': 'tonic/0.14.6', 'client-name': 'temporal-typescript', 'client-version': '1.24.0' };
+    const refused = await http2Call(env.address, `${WS}/GetSystemInfo`, info, 'gzip', false, core);
+    assert.equal(refused.status, grpc.status.UNIMPLEMENTED);
+    // Core's Connection::connect connects again uncompressed on UNIMPLEMENTED naming "grpc-encoding".
+    assert.match(refused.details.toLowerCase(), /grpc-encoding/);
+    const plain = await http2Call(env.address, `${WS}/GetSystemInfo`, info, 'identity', false, core);
+    assert.equal(plain.status, grpc.status.OK, plain.details);
+    assert.equal(ws.GetSystemInfoResponse.decode(plain.body).capabilities?.sdkMetadata, true);
+    // Other methods from that client, and GetSystemInfo from clients not known to fall back
+    // (older SDKs, other client names, grpc-js), are served compressed as before.
+    const describe = ws.DescribeNamespaceRequest.encode({ namespace: 'default' }).finish();
+    const other = await http2Call(env.address, `${WS}/DescribeNamespace`, describe, 'gzip', false, core);
+    assert.equal(other.status, grpc.status.OK, other.details);
+    for (const headers of [
+      { ...core, 'client-version': '1.23.2' },
+      { ...core, 'client-name': 'temporal-python' },
+      { ...core, 'user-agent': 'grpc-node-js/1.14.7' },
+      {},
+    ]) {
+      const r = await http2Call(env.address, `${WS}/GetSystemInfo`, info, 'gzip', false, headers);
+      assert.equal(r.status, grpc.status.OK, `${JSON.stringify(headers)}: ${r.details}`);
+    }
   });
 
   it('hands activities to the completing worker eagerly when asked, on the workflow\'s own queue only', async () => {

@@ -23,7 +23,7 @@ import { crc32 } from 'node:zlib';
 import type { Execution } from '../execution';
 import type { Logger } from '../logger';
 import type { Handler } from '../rpc/grpc';
-import { temporal, type HistoryEvent } from '../proto';
+import { encodeMessage, temporal, type HistoryEvent } from '../proto';
 import type { ActivityState, RunDurableState, RunRecord } from './replay';
 
 const MAGIC = Buffer.from('PXTJRNL1');
@@ -91,7 +91,7 @@ function eventsRecord(runId: string, firstEventId: number, events: HistoryEvent[
   const head = Buffer.allocUnsafe(6);
   head.writeUInt16LE(rid.length, 0);
   head.writeUInt32LE(firstEventId, 2);
-  const body = Buffer.from(History.encode({ events }).finish());
+  const body = encodeMessage(History, { events });
   return record(KIND_EVENTS, Buffer.concat([head.subarray(0, 2), rid, head.subarray(2), body]));
 }
 

@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import protoRoot = require('@temporalio/proto/protos/root');
 import { RpcError } from '../errors';
 import type { Logger } from '../logger';
-import type { MessageType } from '../proto';
+import { encodeMessage, type MessageType } from '../proto';
 
 interface ReflectedMethod {
   name: string;
@@ -68,16 +68,22 @@ export function unaryMethods(serviceName: string, impl: Record<string, Handler>)
   return out;
 }
 
+export type CallResult = { ok: true; frame: Buffer } | { ok: false; code: number; details: string };
+
+/** The response message as one gRPC frame: uncompressed flag, 4-byte length, message. */
+export function encodeFrame(type: MessageType, message: object): Buffer {
+  const frame = encodeMessage(type, message, 5);
+  frame[0] = 0;
+  frame.writeUInt32BE(frame.length - 5, 1);
+  return frame;
+}
+
 /**
- * Runs one decoded call: the handler's answer encoded, or an error status. No handler error
- * escapes; unexpected ones are logged and become INTERNAL.
+ * Runs one decoded call: the handler's answer as an encoded frame, or an error status. No handler
+ * error escapes; unexpected ones are logged and become INTERNAL. A handler that answers
+ * synchronously gets a synchronous result (no promise per call).
  */
-export async function invoke(
-  m: UnaryMethod,
-  body: Uint8Array,
-  ctx: CallContext,
-  logger: Logger,
-): Promise<{ ok: true; bytes: Uint8Array } | { ok: false; code: number; details: string }> {
+export function invoke(m: UnaryMethod, body: Uint8Array, ctx: CallContext, logger: Logger): CallResult | Promise<CallResult> {
   if (!m.fn) return { ok: false, code: status.UNIMPLEMENTED, details: `${m.name} is not implemented by the pixflow test server` };
   let req: object;
   try {
@@ -87,18 +93,33 @@ export async function invoke(
   }
   let resp: object;
   try {
-    resp = await m.fn(req, ctx);
+    const r = m.fn(req, ctx);
+    if (r instanceof Promise) {
+      return r.then(
+        (v: object) => encoded(m, v, logger),
+        (err: unknown) => handlerFailed(m, err, logger),
+      );
+    }
+    resp = r;
   } catch (err) {
-    if (err instanceof RpcError) return { ok: false, code: err.code, details: err.message };
-    logger.error({ method: m.name, err: errMessage(err), stack: err instanceof Error ? err.stack : undefined }, 'handler failed');
-    return { ok: false, code: status.INTERNAL, details: `${m.name}: ${errMessage(err)}` };
+    return handlerFailed(m, err, logger);
   }
+  return encoded(m, resp, logger);
+}
+
+function encoded(m: UnaryMethod, resp: object, logger: Logger): CallResult {
   try {
-    return { ok: true, bytes: m.responseType.encode(resp).finish() };
+    return { ok: true, frame: encodeFrame(m.responseType, resp) };
   } catch (err) {
     logger.error({ method: m.name, err: errMessage(err) }, 'response encoding failed');
     return { ok: false, code: status.INTERNAL, details: `${m.name}: response encoding failed` };
   }
+}
+
+function handlerFailed(m: UnaryMethod, err: unknown, logger: Logger): CallResult {
+  if (err instanceof RpcError) return { ok: false, code: err.code, details: err.message };
+  logger.error({ method: m.name, err: errMessage(err), stack: err instanceof Error ? err.stack : undefined }, 'handler failed');
+  return { ok: false, code: status.INTERNAL, details: `${m.name}: ${errMessage(err)}` };
 }
 
 function errMessage(err: unknown): string {

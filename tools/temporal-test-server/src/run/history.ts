@@ -9,7 +9,7 @@
  * dirty for the durable journal (src/persistence/journal.ts), so a new kind of event is persisted
  * with no code of its own.
  */
-import { EventType, long, msTimestamp, temporal, toNum, type HistoryEvent } from '../proto';
+import { encodeMessage, EventType, long, msTimestamp, temporal, toNum, type HistoryEvent } from '../proto';
 
 export interface HistoryWriter {
   /** Writes one event now (ids and time assigned here) and returns it. */
@@ -76,7 +76,7 @@ export class RunHistory {
     if (this.packed || this.list.length === 0) return;
     this.lastEvent = this.list[this.list.length - 1];
     this.packedCount = this.list.length;
-    this.packed = temporal.api.history.v1.History.encode({ events: this.list }).finish();
+    this.packed = encodeMessage(temporal.api.history.v1.History, { events: this.list });
     this.list = [];
   }
 

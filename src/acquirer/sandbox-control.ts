@@ -1,0 +1,49 @@
+/**
+ * What the sandbox endpoints ask of the acquirer simulator (README "Sandbox"): pay a cob, finish a
+ * transfer, raise and decide an infraction, and where to send callbacks. Asynchronous, so the
+ * simulator can run on a thread of its own (`startSimulatorThread`, the default of `npm start`) or
+ * in-process (`sandboxControlOf`, the test stacks); both answer the same and refuse the same way.
+ */
+import type { Party } from './types';
+import type { SimulatorControl } from './simulator/server';
+
+export type SandboxTransferOutcome = 'complete' | 'fail' | 'return';
+
+export interface SandboxControl {
+  payCob(txid: string, opts?: { payer?: Party }): Promise<{ endToEndId: string }>;
+  finishTransfer(transferId: string, outcome: SandboxTransferOutcome, reason?: string): Promise<void>;
+  /** Opens an infraction on a payment; answers with what the acquirer recorded. */
+  raiseInfraction(endToEndId: string, reason?: string): Promise<{ infractionId: string; amount?: number; reason?: string }>;
+  decideInfraction(infractionId: string, decision: 'accept' | 'reject'): Promise<void>;
+  setCallbackBaseUrl(url: string): Promise<void>;
+}
+
+/**
+ * An action the simulator cannot take on what it holds (unknown id, impossible transition); the
+ * sandbox answers 400. Told by name, so it is recognised when it crossed from the simulator's thread.
+ */
+export function isSimulatorRefusal(err: unknown): err is Error {
+  return err instanceof Error && err.name === 'SimulatorStateError';
+}
+
+/** The sandbox control of a simulator running in this thread. */
+export function sandboxControlOf(control: SimulatorControl): SandboxControl {
+  return {
+    payCob: (txid, opts) => control.payCob(txid, { payer: opts?.payer }),
+    finishTransfer: async (transferId, outcome, reason) => {
+      if (outcome === 'complete') control.completeTransfer(transferId);
+      else if (outcome === 'fail') control.failTransfer(transferId, reason);
+      else control.returnTransfer(transferId, reason);
+    },
+    raiseInfraction: async (endToEndId, reason) => {
+      const { infractionId } = control.raiseInfraction(endToEndId, reason);
+      const raised = control.getInfraction(infractionId);
+      return { infractionId, amount: raised?.amount, reason: raised?.reason };
+    },
+    decideInfraction: async (infractionId, decision) => {
+      if (decision === 'accept') control.acceptInfraction(infractionId);
+      else control.rejectInfraction(infractionId);
+    },
+    setCallbackBaseUrl: async (url) => control.setCallbackBaseUrl(url),
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Thread entry of `offThreadChargeWorkflows`: a Temporal client of its own, serving the
+ * ChargeWorkflows calls of the API's main thread (README "Where a charge's time goes").
+ */
+import { workerData } from 'node:worker_threads';
+import { serveThreadRpc } from '../lib/threads';
+import { chargeWorkflowClient, type ChargeWorkflows } from './charge-workflow-client';
+import { connectTemporalClient } from './connection';
+
+export interface ChargeWorkflowsThreadData {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  searchAttributes: boolean;
+}
+
+serveThreadRpc(async () => {
+  const data = workerData as ChargeWorkflowsThreadData;
+  const temporal = await connectTemporalClient(data.address, data.namespace);
+  const workflows: ChargeWorkflows = chargeWorkflowClient(temporal.client, data.taskQueue, { searchAttributes: data.searchAttributes });
+  return {
+    handlers: {
+      start: workflows.start,
+      paymentReceived: workflows.paymentReceived,
+      cancelRequested: workflows.cancelRequested,
+      refundRequested: workflows.refundRequested,
+      refundSettled: workflows.refundSettled,
+    },
+    close: () => temporal.close(),
+  };
+});

@@ -1,0 +1,86 @@
+/**
+ * `startApi` with its work beside the event loop (README "Where a charge's time goes"): the charge
+ * workflow client on a thread of its own (TEMPORAL_CLIENT_THREAD) and the embedded simulator on
+ * another (SIMULATOR_THREAD). A charge made through it has its durable workflow at once, and the
+ * sandbox payment — a message to the simulator's thread, its signed callback, signal-with-start
+ * through the client thread — takes it to PAID; a refusal of the simulator is still told apart.
+ */
+import assert from 'node:assert/strict';
+import { Worker } from '@temporalio/worker';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/lib/logger';
+import { openAcquirer, type AcquirerHandle } from '../../src/acquirer';
+import { isSimulatorRefusal } from '../../src/acquirer/sandbox-control';
+import { startApi, type RunningApi } from '../../src/runtime/processes';
+import { createActivities } from '../../activities';
+import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
+import { getTestDb } from '../support/db';
+import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
+import { startApi as startTestApi, TEST_CONFIG, type TestApi } from '../support/api';
+import { eventually, readyMerchant } from '../support/charges';
+
+describe('startApi with the charge workflow client and the simulator on threads', function () {
+  this.timeout(120_000);
+  const logger = createLogger({ level: 'silent' });
+  const taskQueue = uniqueTaskQueue('api-threads');
+  let admin: TestApi;
+  let acquirer: AcquirerHandle | undefined;
+  let api: RunningApi | undefined;
+
+  before(async () => {
+    admin = await startTestApi();
+  });
+  after(async () => {
+    await api?.stop();
+    await terminateRunning((await testEnv()).client, taskQueue);
+    await acquirer?.close();
+  });
+
+  it('creates a charge whose workflow exists at once, and the sandbox payment takes it to PAID', async () => {
+    const { knex } = await getTestDb();
+    const env = await testEnv();
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      JWT_SECRET: TEST_CONFIG.JWT_SECRET,
+      API_KEY_PEPPER: TEST_CONFIG.API_KEY_PEPPER,
+      ACQUIRER_CALLBACK_SECRET: 'api-threads-secret',
+      TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      TEMPORAL_CLIENT_THREAD: 'true',
+      SIMULATOR_THREAD: 'true',
+    });
+    acquirer = await openAcquirer(config);
+    api = await startApi({ config, logger, knex, temporalAddress: env.address, acquirer });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(require.resolve('../../workflows')),
+      activities: createActivities({ knex, logger, acquirer: acquirer.acquirer }),
+    });
+    const m = await readyMerchant(admin);
+    const call = (method: string, path: string, body?: unknown) =>
+      fetch(`${api?.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${m.token}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    await worker.runUntil(async () => {
+      const res = await call('POST', '/v1/charges', { amount: 2_500, description: 'threads', expiresIn: 3600 });
+      assert.equal(res.status, 201);
+      const { charge } = (await res.json()) as { charge: { id: string; qrCode: string } };
+      assert.ok(charge.qrCode);
+      const described = await env.client.workflow.getHandle(chargeWorkflowId(charge.id)).describe();
+      assert.equal(described.status.name, 'RUNNING');
+
+      assert.equal((await call('POST', `/v1/sandbox/charges/${charge.id}/pay`, {})).status, 202);
+      await eventually(async () => {
+        const row = await knex('charges').where({ id: charge.id }).first('status');
+        return row?.status === 'PAID' ? true : undefined;
+      }, 'the payment to reach the charge workflow');
+    });
+    // A refusal of the simulator crosses the thread by name, so the sandbox still answers it 400.
+    const refusal = await acquirer.sandbox?.finishTransfer('tr_unknown', 'complete').catch((err: unknown) => err);
+    assert.ok(isSimulatorRefusal(refusal), String(refusal));
+  });
+});
