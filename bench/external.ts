@@ -37,6 +37,10 @@ export interface ExternalMeasure {
   p99Ms: number;
   non2xx: number;
   errors: number;
+  /** `--deep-list`: CPU of the service process per request (all its threads), µs. */
+  serviceCpuUsPerReq?: number;
+  /** `--deep-list`: CPU of the PostgreSQL server per request, µs. */
+  postgresCpuUsPerReq?: number;
   /**
    * Service CPU per request, ms (from /proc: its main thread, and the whole process with every
    * thread): unlike req/s, barely moved by whatever else the machine runs at the time.
@@ -200,6 +204,43 @@ async function loadService(pid: number | undefined, url: string, t: Target, o: {
   return { ...m, cpuMsPerRequest: { mainThread: per(cpuSeconds(pid, pid) - before.main), process: per(cpuSeconds(pid) - before.all) } };
 }
 
+/** CPU seconds a process has used, all its threads (utime + stime; with `reaped`, its waited-for children too). */
+function processCpuSeconds(pid: number, reaped = false): number {
+  try {
+    // Fields after the command (which may hold spaces) start at the state, field 3.
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
+    const at = (field: number): number => Number(f[field - 3] ?? 0);
+    return (at(14) + at(15) + (reaped ? at(16) + at(17) : 0)) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU seconds used so far by the service process and by the PostgreSQL server (postmaster, its
+ * live backends and those it has reaped): on a shared machine, where req/s and latencies swing
+ * with other jobs, CPU per request is what compares across runs.
+ */
+function cpuSnapshot(servicePid: number | undefined, pgDataDir: string): { service: number; postgres: number } {
+  let postgres = 0;
+  try {
+    const postmaster = Number(fs.readFileSync(path.join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    postgres = processCpuSeconds(postmaster, true);
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const f = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
+        if (Number(f[1]) === postmaster) postgres += processCpuSeconds(Number(entry));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    postgres = 0;
+  }
+  return { service: servicePid ? processCpuSeconds(servicePid) : 0, postgres };
+}
+
 function peakRssMb(pid: number | undefined): number {
   if (!pid) return 0;
   try {
@@ -287,7 +328,15 @@ export async function runExternalBench(o: {
       const connections = 16;
       const deep: ExternalMeasure[] = [];
       for (const p of ['/v1/charges?limit=20', '/v1/charges?limit=20&page=500', '/v1/charges?limit=20&status=PAID', '/v1/charges?limit=20&status=PAID&page=500']) {
-        deep.push(await load(`${base}${p}`, { endpoint: `GET ${p}`, method: 'GET', path: p }, { seconds: o.seconds, connections, token: apiKey }));
+        const before = cpuSnapshot(service.pid, path.join(dir, 'pg'));
+        const m = await load(`${base}${p}`, { endpoint: `GET ${p}`, method: 'GET', path: p }, { seconds: o.seconds, connections, token: apiKey });
+        const after = cpuSnapshot(service.pid, path.join(dir, 'pg'));
+        const n = Math.max(1, m.reqPerSec * o.seconds);
+        deep.push({
+          ...m,
+          serviceCpuUsPerReq: Math.round(((after.service - before.service) * 1e6) / n),
+          postgresCpuUsPerReq: Math.round(((after.postgres - before.postgres) * 1e6) / n),
+        });
       }
       return {
         date: new Date().toISOString(),
@@ -347,9 +396,12 @@ export function formatExternalBench(r: ExternalBenchResult): string {
       '',
       `GET /v1/charges, ${r.deepList.charges.toLocaleString('en')} charges for one merchant, list cache off, ${r.deepList.connections} connections:`,
       '',
-      '| request | req/s | p50 ms | p99 ms | non-2xx |',
-      '|---|---|---|---|---|',
-      ...r.deepList.rows.map((x) => `| \`${x.endpoint}\` | ${x.reqPerSec} | ${x.p50Ms} | ${x.p99Ms} | ${x.non2xx + x.errors} |`),
+      '| request | req/s | p50 ms | p99 ms | non-2xx | service CPU µs/req | PostgreSQL CPU µs/req |',
+      '|---|---|---|---|---|---|---|',
+      ...r.deepList.rows.map(
+        (x) =>
+          `| \`${x.endpoint}\` | ${x.reqPerSec} | ${x.p50Ms} | ${x.p99Ms} | ${x.non2xx + x.errors} | ${x.serviceCpuUsPerReq ?? '—'} | ${x.postgresCpuUsPerReq ?? '—'} |`,
+      ),
     );
   }
   return lines.join('\n');

@@ -132,7 +132,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.maxIpsCount = 1;
   app.use(requestId(logger));
   app.use(requestLogContext());
-  app.use(accessLog());
+  app.use(accessLog(logger));
   app.use(httpMetrics());
   app.use(errorHandler());
   app.use(addressRateLimit(limiters.address));

@@ -20,7 +20,7 @@ import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
 import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
-import { chargeTotal, pageOfCharges } from './charge-list';
+import { listPage } from './charge-list';
 import { asError, turnBatcher } from '../lib/batcher';
 
 export interface ChargesDeps {
@@ -288,7 +288,7 @@ export function createChargesService(deps: ChargesDeps) {
     const key = listKey(merchantId, q);
     const cached = listCache.get(key);
     if (cached) return cached;
-    const [rows, total] = await Promise.all([pageOfCharges(knex, merchantId, q), chargeTotal(knex, merchantId, q.status)]);
+    const { rows, total } = await listPage(knex, merchantId, q);
     const result = { page: q.page, limit: q.limit, total, charges: rows.map(listItem) };
     listCache.set(key, result);
     return result;

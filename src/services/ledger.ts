@@ -12,6 +12,7 @@
  * adjustments), so concurrent payments of different merchants never contend for one row.
  */
 import type { Knex } from 'knex';
+import { preparedStatement, queryPrepared } from '../db/prepared';
 import { newId } from '../lib/ids';
 import { invalid } from '../lib/errors';
 import type { LedgerAccountKind } from '../models/ledger-account';
@@ -160,16 +161,43 @@ async function ensureAccount(trx: Knex.Transaction, merchantId: string, kind: Le
   return row.id;
 }
 
+type BalanceRow = { kind: LedgerAccountKind | null; balance: number | null };
+
+function balanceOf(rows: BalanceRow[]): Balance {
+  let available = 0;
+  let pending = 0;
+  let blocked = 0;
+  for (const r of rows) {
+    if (r.kind === 'available') available = r.balance ?? 0;
+    else if (r.kind === 'pending') pending = r.balance ?? 0;
+    else if (r.kind === 'blocked') blocked = r.balance ?? 0;
+  }
+  return { available, pending, blocked, total: available + pending + blocked };
+}
+
 export async function getBalance(db: Db, merchantId: string): Promise<Balance> {
   const rows = (await db('ledger_accounts')
     .where({ merchant_id: merchantId })
     .whereIn('kind', ['available', 'pending', 'blocked'])
-    .select('kind', 'balance')) as Array<{ kind: LedgerAccountKind; balance: number }>;
-  const of = (k: LedgerAccountKind): number => rows.find((r) => r.kind === k)?.balance ?? 0;
-  const available = of('available');
-  const pending = of('pending');
-  const blocked = of('blocked');
-  return { available, pending, blocked, total: available + pending + blocked };
+    .select('kind', 'balance')) as BalanceRow[];
+  return balanceOf(rows);
+}
+
+// One fixed, prepared statement for GET /v1/merchants/me/balance (README "Where a read's time
+// goes"): the merchant's existence and its three balances together. No row: no such merchant; a
+// row with a null kind: a merchant without ledger accounts yet (all zero).
+const MERCHANT_BALANCE = preparedStatement(
+  'merchant_balance',
+  `select a.kind, a.balance
+  from merchants m
+  left join ledger_accounts a on a.merchant_id = m.id and a.kind in ('available', 'pending', 'blocked')
+  where m.id = ?`,
+);
+
+/** The merchant's balance in one round trip, or undefined when the merchant does not exist. */
+export async function getMerchantBalance(db: Db, merchantId: string): Promise<Balance | undefined> {
+  const rows = await queryPrepared<BalanceRow>(db, MERCHANT_BALANCE, [merchantId]);
+  return rows.length === 0 ? undefined : balanceOf(rows);
 }
 
 /** Every account of a merchant, platform-side ones included (operators, reconciliation, tests). */

@@ -3,6 +3,7 @@
  * (src/services/merchants.ts), the withdrawal prerequisites and the PIX key registration.
  */
 import type { Knex } from 'knex';
+import { preparedStatement, queryPrepared } from '../db/prepared';
 import { Merchant } from '../models/merchant';
 import { PixKey } from '../models/pix-key';
 import { User } from '../models/user';
@@ -21,8 +22,51 @@ export interface UserAccessRow {
   merchant_status: 'ACTIVE' | 'SUSPENDED' | null;
 }
 
+/**
+ * What GET /v1/merchants/me shows, as one plain row: the merchant and its current PIX key (the
+ * newest ACTIVE one, else the newest of any status; null columns when it has none).
+ */
+export interface MerchantProfileRow {
+  id: string;
+  name: string;
+  status: string;
+  kyc_status: string;
+  acquirer_account_id: string | null;
+  fee_bps: number;
+  fee_fixed: number;
+  settlement_delay_seconds: number;
+  created_at: Date;
+  pix_key_id: string | null;
+  pix_key_type: string | null;
+  pix_key_key: string | null;
+  pix_key_status: string | null;
+}
+
+// A fixed, prepared statement (README "Where a read's time goes"): no query builder to
+// compile, no plan per call and no model to hydrate on a path every integration polls. The lateral
+// subquery reads the merchant's few keys through the (merchant_id, created_at) index.
+const PROFILE = preparedStatement(
+  'merchant_profile',
+  `select m.id, m.name, m.status, m.kyc_status, m.acquirer_account_id, m.fee_bps, m.fee_fixed,
+    m.settlement_delay_seconds, m.created_at,
+    k.id as pix_key_id, k.type as pix_key_type, k.key as pix_key_key, k.status as pix_key_status
+  from merchants m
+  left join lateral (
+    select id, type, key, status from pix_keys
+    where merchant_id = m.id
+    order by (status = 'ACTIVE') desc, created_at desc, id desc
+    limit 1
+  ) k on true
+  where m.id = ?`,
+);
+
 export function merchantsStore(db: Db) {
   return {
+    /** The merchant's profile row with its current PIX key, in one statement; undefined when it does not exist. */
+    async profileOf(id: string): Promise<MerchantProfileRow | undefined> {
+      return (await queryPrepared<MerchantProfileRow>(db, PROFILE, [id]))[0];
+    },
+
     async findById(id: string, opts: { lock?: boolean } = {}): Promise<Merchant | undefined> {
       const q = Merchant.query(db).findById(id);
       if (opts.lock) q.forUpdate();

@@ -207,6 +207,21 @@ describe('API: operator (admin) endpoints', () => {
     const me = await api.request<{ merchant: MerchantView }>('GET', '/v1/merchants/me', { token: m.token });
     assert.deepEqual(me.body.merchant.pixKey, { id: created.body.pixKey.id, type: 'CHAVE_ALEATORIA', key: uuid, status: 'ACTIVE' });
 
+    // A newer key still PENDING: the profile keeps showing the active one. The profile is one
+    // statement (README "Where a read's time goes"); its body is, byte for byte, the operator's view
+    // of the same merchant without the operator-only fields.
+    const newer = await api.request('POST', `/v1/admin/merchants/${m.merchantId}/pix-keys`, {
+      token: admin,
+      body: { type: 'CHAVE_ALEATORIA', key: crypto.randomUUID() },
+    });
+    assert.equal(newer.status, 201);
+    const again = await api.request<{ merchant: MerchantView }>('GET', '/v1/merchants/me', { token: m.token });
+    assert.equal(again.body.merchant.pixKey?.id, created.body.pixKey.id);
+    const operatorView = await api.request<{ merchant: Record<string, unknown> }>('GET', `/v1/admin/merchants/${m.merchantId}`, { token: admin });
+    const operatorOnly = new Set(['document', 'email', 'acquirerAccountId', 'pixKeys', 'updatedAt']);
+    const profilePart = Object.fromEntries(Object.entries(operatorView.body.merchant).filter(([k]) => !operatorOnly.has(k)));
+    assert.equal(JSON.stringify(again.body.merchant), JSON.stringify(profilePart));
+
     const missingMerchant = await api.request('POST', '/v1/admin/merchants/mch_nope/pix-keys', {
       token: admin,
       body: { type: 'CHAVE_ALEATORIA', key: crypto.randomUUID() },

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import knexFactory from 'knex';
+import { eventually } from '../support/charges';
 import { getTestDb } from '../support/db';
 import { createLimiter } from '../../src/services/rate-limits';
 
@@ -92,5 +93,22 @@ describe('rate limits with leases (points taken from the shared counter in chunk
     // 25 requests, three chunks of ten counted in the table (three upserts).
     const row = await knex('rate_limits').where({ key: `test-lease-cost:100/30:${k}` }).first('points');
     assert.equal(row?.points, 30);
+  });
+
+  it('takes the next chunk ahead when a lease runs low, so requests do not wait on it, and counts it first', async () => {
+    const { knex } = await getTestDb();
+    const limiter = createLimiter(knex, { name: 'test-lease-ahead', points: 100, windowSeconds: 30, lease: 8 });
+    const k = key();
+    const counted = async (): Promise<number | undefined> =>
+      ((await knex('rate_limits').where({ key: `test-lease-ahead:100/30:${k}` }).first('points')) as { points: number } | undefined)?.points;
+    // Six of the first chunk leave two (a quarter of eight): the second chunk is taken in the background.
+    for (let i = 0; i < 6; i++) assert.equal((await limiter.consume(k)).allowed, true);
+    await eventually(async () => ((await counted()) === 16 ? true : undefined), 'the chunk taken ahead');
+    // The rest of both chunks is handed out from memory, synchronously, without another upsert
+    // until the second chunk runs low in turn.
+    for (let i = 0; i < 7; i++) assert.equal(limiter.consumeHeld(k)?.allowed, true);
+    assert.equal(await counted(), 16);
+    assert.equal(limiter.consumeHeld(k)?.allowed, true);
+    await eventually(async () => ((await counted()) === 24 ? true : undefined), 'the third chunk taken ahead');
   });
 });

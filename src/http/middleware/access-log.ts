@@ -2,10 +2,13 @@
  * One JSON line per request once it is answered. Only the path is logged (no query string, no
  * headers, no body), so credentials sent by a client cannot end up in the log.
  */
+import type { Logger } from '../../lib/logger';
 import type { AppMiddleware } from '../types';
 
-export function accessLog(): AppMiddleware {
+/** `logger` is the process logger: below level info the line is not even built. */
+export function accessLog(logger: Logger): AppMiddleware {
   return async (ctx, next) => {
+    if (!logger.isLevelEnabled('info')) return next();
     const started = process.hrtime.bigint();
     try {
       await next();

@@ -68,7 +68,7 @@ export function authenticate(verifier: CredentialVerifier, limiters: Pick<Reques
       resolve = () => verifier.resolveJwt(claims);
     }
 
-    const outcome = await limiters.credential.consume(rateKey);
+    const outcome = limiters.credential.consumeHeld(rateKey) ?? (await limiters.credential.consume(rateKey));
     if (!outcome.allowed) throw tooManyRequests('Too many requests', outcome.retryAfterSeconds);
 
     const principal = await resolve();

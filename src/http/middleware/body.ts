@@ -11,6 +11,9 @@ import type { AppMiddleware } from '../types';
 
 export const RAW_BODY_PREFIX = '/v1/acquirer/';
 
+/** koa-body's default `parsedMethods`. */
+const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
 export function jsonBody(limitBytes: number): AppMiddleware {
   const parse: AppMiddleware = koaBody({
     json: true,
@@ -21,6 +24,8 @@ export function jsonBody(limitBytes: number): AppMiddleware {
     multipart: false,
   });
   // The router matches paths case-insensitively, so /V1/ACQUIRER/pix reaches the callback route
-  // too: it must find its body unread as well.
-  return (ctx, next) => (ctx.path.toLowerCase().startsWith(RAW_BODY_PREFIX) ? next() : parse(ctx, next));
+  // too: it must find its body unread as well. koa-body reads bodies of these methods only; the
+  // others (the GETs every integration polls) skip its content-type checks.
+  return (ctx, next) =>
+    !PARSED_METHODS.has(ctx.method) || ctx.path.toLowerCase().startsWith(RAW_BODY_PREFIX) ? next() : parse(ctx, next);
 }

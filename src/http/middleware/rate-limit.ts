@@ -72,8 +72,9 @@ export function createRequestLimiters(knex: Knex, config: RateLimitConfig): Requ
 /** The per-address limit on every request; `ctx.ip` honours TRUST_PROXY (see app.ts). */
 export function addressRateLimit(limiter: Limiter): AppMiddleware {
   return async (ctx, next) => {
-    const outcome = await limiter.consume(ctx.ip);
+    // From this process's lease when it holds one (no promise), else from the shared counter.
+    const outcome = limiter.consumeHeld(ctx.ip) ?? (await limiter.consume(ctx.ip));
     if (!outcome.allowed) throw tooManyRequests('Too many requests from this address', outcome.retryAfterSeconds);
-    await next();
+    return next();
   };
 }
