@@ -11,15 +11,22 @@
  *
  * A writer that must not return before other processes have dropped their entries (deleting an
  * API key: "refused on the very next request") adds its own marker to the change's transaction
- * with `markerSql` and waits with `waitForMarker` until this process's listener has received it.
- * PostgreSQL delivers notifications in commit order through one queue, so by then every other
- * listening backend has been signalled too.
+ * with `markerSql` and waits with `waitForMarker` until this process's listener has received it
+ * and every other listening process has acknowledged it. Notifications arrive in commit order, but
+ * a process may still be serving a request before it has read a notification waiting on its
+ * socket; so each listener, on a marker that is not its own, first drops its caches (bumps the
+ * generation) and then answers `ack:<marker>:<its id>` on the channel. The writer knows who must
+ * answer from `pg_stat_activity`: every listener names its connection `pixflow-cache:<id>` once
+ * its LISTEN is in effect (before that it serves nothing from memory). A listener that does not
+ * answer within the timeout (a process that hangs or dies) lets the writer go on.
  */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Client as PgClient } from 'pg';
 
 export const CACHE_CHANNEL = 'pixflow_cache';
+/** `application_name` prefix of the listening connections, by which writers find them. */
+const LISTENER_NAME = 'pixflow-cache:';
 const RECONNECT_MS = 1_000;
 
 export interface CacheInvalidation {
@@ -73,7 +80,19 @@ function startListener(knex: Knex): CacheInvalidation {
   let stopped = false;
   let conn: PgClient | null = null;
   let reconnect: NodeJS.Timeout | undefined;
-  const waiters = new Map<string, () => void>();
+  const self = crypto.randomUUID();
+  /** This process's markers in flight: their own receipt, and the other listeners' acknowledgements. */
+  const waiters = new Map<string, { seen(): void; acked(peer: string): void; cancel(): void }>();
+
+  /** The other processes listening on this database now (their ids). */
+  async function peers(): Promise<string[]> {
+    const { rows } = (await knex.raw(
+      `select substr(application_name, ?) as id from pg_stat_activity
+        where datname = current_database() and application_name like ? and application_name <> ?`,
+      [LISTENER_NAME.length + 1, `${LISTENER_NAME}%`, `${LISTENER_NAME}${self}`],
+    )) as { rows: Array<{ id: string }> };
+    return rows.map((r) => r.id);
+  }
 
   const lost = (c: PgClient): void => {
     if (conn !== c) return;
@@ -107,14 +126,25 @@ function startListener(knex: Knex): CacheInvalidation {
     // ends must exit); servers and pools hold the process while it has work.
     (c as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
     c.on('notification', (msg) => {
+      // Dropped first: an acknowledgement below promises that this process's caches are clean.
       gen++;
       const payload = msg.payload ?? '';
-      if (payload.startsWith('marker:')) waiters.get(payload.slice(7))?.();
+      if (payload.startsWith('marker:')) {
+        const marker = payload.slice(7);
+        const own = waiters.get(marker);
+        if (own) own.seen();
+        else void c.query('select pg_notify($1, $2)', [CACHE_CHANNEL, `ack:${marker}:${self}`]).catch(() => undefined);
+      } else if (payload.startsWith('ack:')) {
+        const [, marker = '', peer = ''] = payload.split(':');
+        waiters.get(marker)?.acked(peer);
+      }
     });
     c.on('error', () => lost(c));
     c.on('end', () => lost(c));
     try {
       await c.query(`LISTEN ${CACHE_CHANNEL}`);
+      // Named only now that LISTEN is in effect: a writer waits for the listeners it can see.
+      await c.query('select set_config($1, $2, false)', ['application_name', `${LISTENER_NAME}${self}`]);
     } catch {
       lost(c);
       return;
@@ -139,16 +169,40 @@ function startListener(knex: Knex): CacheInvalidation {
     },
     waitForMarker(marker, timeoutMs = 2_000) {
       if (!listening) return Promise.resolve(false);
+      // Read before the change commits (the caller awaits after): the listeners that may hold
+      // entries from before it. One that starts listening later starts with nothing cached.
+      const expected = peers();
       return new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => {
-          waiters.delete(marker);
-          resolve(false);
-        }, timeoutMs);
-        waiters.set(marker, () => {
+        let seen = false;
+        let waitingFor: Set<string> | undefined;
+        const acked = new Set<string>();
+        const finish = (ok: boolean): void => {
           clearTimeout(timer);
           waiters.delete(marker);
-          resolve(true);
+          resolve(ok);
+        };
+        const check = (): void => {
+          if (seen && waitingFor && [...waitingFor].every((p) => acked.has(p))) finish(true);
+        };
+        const timer = setTimeout(() => finish(false), timeoutMs);
+        waiters.set(marker, {
+          seen: () => {
+            seen = true;
+            check();
+          },
+          acked: (peer) => {
+            acked.add(peer);
+            check();
+          },
+          cancel: () => finish(false),
         });
+        expected.then(
+          (ids) => {
+            waitingFor = new Set(ids);
+            check();
+          },
+          () => finish(false),
+        );
       });
     },
     async stop() {
@@ -158,7 +212,7 @@ function startListener(knex: Knex): CacheInvalidation {
       if (reconnect) clearTimeout(reconnect);
       const c = conn;
       conn = null;
-      for (const done of waiters.values()) done();
+      for (const w of [...waiters.values()]) w.cancel();
       if (c) await (knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
     },
   };

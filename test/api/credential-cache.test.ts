@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
+import pg from 'pg';
 import readline from 'node:readline';
 import { createKnex } from '../../src/db';
 import { createApiKeysService } from '../../src/services/api-keys';
@@ -141,6 +142,34 @@ describe('API: credential cache', () => {
     while ((await getStatus(other.baseUrl, '/v1/merchants/me', key.value)) !== 401) {
       if (Date.now() > deadline) throw new Error('the warm cache never learned of the deletion');
       await new Promise((r) => setTimeout(r, 10));
+    }
+  });
+  it('a writer waits until every listening process has acknowledged its marker (a silent listener holds it to the timeout)', async () => {
+    const knex = createKnex(dbUrl, 2);
+    const silent = new pg.Client({ connectionString: dbUrl });
+    try {
+      const inv = cacheInvalidation(knex);
+      await untilLive(() => inv.live());
+      // Every live listener (this process's test APIs, the other process) acknowledges: true.
+      assert.equal(await inv.barrier(5_000), true);
+      // A listener that is seen (named as listeners are) but never answers: the writer cannot know
+      // its caches are clean, so it waits for it until the timeout and says so.
+      await silent.connect();
+      await silent.query('LISTEN pixflow_cache');
+      await silent.query("select set_config('application_name', 'pixflow-cache:silent-test-listener', false)");
+      assert.equal(await inv.barrier(300), false);
+      await silent.end();
+      // Its backend leaves pg_stat_activity as it exits.
+      for (;;) {
+        const { rows } = (await knex.raw("select count(*)::int as n from pg_stat_activity where application_name = 'pixflow-cache:silent-test-listener'")) as { rows: Array<{ n: number }> };
+        if (rows[0]?.n === 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(await inv.barrier(5_000), true, 'once it is gone, the others suffice again');
+    } finally {
+      await silent.end().catch(() => undefined);
+      await stopCacheInvalidation(knex);
+      await knex.destroy();
     }
   });
 });
