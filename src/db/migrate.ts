@@ -11,6 +11,7 @@ import * as authHardening from '../../migrations/20261123120000_auth_hardening';
 import * as webhookDeliveryOutbox from '../../migrations/20261123130000_webhook_delivery_outbox';
 import * as infractionRefunds from '../../migrations/20261123140000_infraction_refunds';
 import * as cacheInvalidationAndChargeCounts from '../../migrations/20261123150000_cache_invalidation_and_charge_counts';
+import * as merchantProfileCache from '../../migrations/20261123160000_merchant_profile_cache';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -25,6 +26,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123130000_webhook_delivery_outbox', webhookDeliveryOutbox],
   ['20261123140000_infraction_refunds', infractionRefunds],
   ['20261123150000_cache_invalidation_and_charge_counts', cacheInvalidationAndChargeCounts],
+  ['20261123160000_merchant_profile_cache', merchantProfileCache],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -16,6 +16,8 @@ import { hashPassword } from './auth';
 import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
 import { recordPixKeyUpdated } from './pix-keys';
+import { LRUCache } from 'lru-cache';
+import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
 
 export type { KycStatus, MerchantStatus, PixKeyStatus };
 
@@ -87,6 +89,8 @@ export interface MerchantsDeps {
    * key PENDING for the reconciler rather than failing the operator's request.
    */
   onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
+  /** Drops the profile cache when a merchant or PIX key changes (defaults to the knex's shared listener). */
+  invalidation?: CacheInvalidation;
 }
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
@@ -195,8 +199,23 @@ export function createMerchantsService(deps: MerchantsDeps) {
     }
   }
 
-  /** One plain-row statement (README "Where a read's time goes"); the same body as `profile`. */
+  // The profile every integration polls, cached per merchant until the `pixflow_cache`
+  // notification of a change to merchants or PIX keys (a trigger sends it as the change commits)
+  // bumps the generation; a missing merchant is not cached (README "Where a read's time goes").
+  const invalidation = deps.invalidation ?? cacheInvalidation(knex);
+  const profileCache = new LRUCache<string, { generation: number; profile: MerchantProfile }>({ max: 10_000 });
+
   async function getProfile(merchantId: string): Promise<MerchantProfile> {
+    const generation = invalidation.generation();
+    const hit = invalidation.live() ? profileCache.get(merchantId) : undefined;
+    if (hit && hit.generation === generation) return hit.profile;
+    const loaded = await loadProfile(merchantId);
+    profileCache.set(merchantId, { generation, profile: loaded });
+    return loaded;
+  }
+
+  /** One plain-row statement; the same body as `profile`. */
+  async function loadProfile(merchantId: string): Promise<MerchantProfile> {
     const r = await merchantsStore(knex).profileOf(merchantId);
     if (!r) throw notFound('Merchant not found');
     return {

@@ -144,6 +144,29 @@ describe('API: credential cache', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
   });
+
+  it("the cached merchant profile shows an operator's change on the next request, in this process and in another", async () => {
+    const m = await api.createMerchant();
+    const key = await api.createApiKey(m.token);
+    await warm(api.baseUrl, key.value);
+    await warm(other.baseUrl, key.value);
+    const profileOf = async (baseUrl: string) =>
+      ((await (await fetch(`${baseUrl}/v1/merchants/me`, { headers: { authorization: `Bearer ${key.value}` } })).json()) as { merchant: { feeBps: number } })
+        .merchant;
+    const patched = await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: await api.adminToken(), body: { feeBps: 123 } });
+    assert.equal(patched.status, 200);
+    assert.equal((await profileOf(other.baseUrl)).feeBps, 123);
+    assert.equal((await profileOf(api.baseUrl)).feeBps, 123);
+    // Changed straight in the database (no marker of ours follows it): the trigger's notification
+    // alone must reach the warm caches. Poll, bounded.
+    await api.knex('merchants').where({ id: m.merchantId }).update({ fee_bps: 77 });
+    const deadline = Date.now() + 5_000;
+    while ((await profileOf(other.baseUrl)).feeBps !== 77 || (await profileOf(api.baseUrl)).feeBps !== 77) {
+      if (Date.now() > deadline) throw new Error('the warm profile cache never learned of the change');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  });
+
   it('a writer waits until every listening process has acknowledged its marker (a silent listener holds it to the timeout)', async () => {
     const knex = createKnex(dbUrl, 2);
     const silent = new pg.Client({ connectionString: dbUrl });
