@@ -11,6 +11,9 @@
  *   npx tsx bench/external.ts [--seconds 8] [--connections 32] [--out bench/results.json]
  *                             [--deep-list] [--cpu-prof <dir>] [--only <endpoint text>]
  *
+ * Each row also gives the service's CPU per request by thread (`PIXFLOW_THREAD_MAP`, see
+ * src/lib/threads.ts).
+ *
  * `BENCH_TAIL=1` prints the tail of each child's output when it stops. `--deep-list` measures instead the list of a merchant with 1,000,000 charges (made with one
  * INSERT … SELECT generate_series), the service's list cache off, 16 connections: first page and
  * page 500, with and without a status filter. `--cpu-prof <dir>` writes the service's V8 CPU
@@ -37,6 +40,11 @@ export interface ExternalMeasure {
   p99Ms: number;
   non2xx: number;
   errors: number;
+  /**
+   * CPU the whole machine spent per request during the load (every process: the server measured,
+   * PostgreSQL, autocannon, and anything else running), ms.
+   */
+  machineCpuMsPerRequest?: number;
   /** `--deep-list`: CPU of the service process per request (all its threads), µs. */
   serviceCpuUsPerReq?: number;
   /** `--deep-list`: CPU of the PostgreSQL server per request, µs. */
@@ -46,6 +54,13 @@ export interface ExternalMeasure {
    * thread): unlike req/s, barely moved by whatever else the machine runs at the time.
    */
   cpuMsPerRequest?: { mainThread: number; process: number };
+  /**
+   * After the load: how long until the service was quiet again, the CPU it spent meanwhile, and
+   * the process CPU per request counting that aftermath (see `settle`).
+   */
+  settled?: { seconds: number; cpuSeconds: number; cpuMsPerRequest: { process: number } };
+  /** The service's CPU per request by thread (see `threadCpu`), ms. */
+  cpuMsPerRequestByThread?: Record<string, number>;
 }
 
 export interface ExternalRow {
@@ -177,9 +192,37 @@ async function load(url: string, t: Target, o: { seconds: number; connections: n
   if (o.token) args.push('-H', `authorization=Bearer ${o.token}`);
   if (t.body !== undefined) args.push('-b', JSON.stringify(t.body));
   args.push(url);
+  const machineBefore = machineCpuSeconds();
   const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 });
+  const machineCpu = machineCpuSeconds() - machineBefore;
   const r = JSON.parse(stdout) as AutocannonJson;
-  return { endpoint: t.endpoint, reqPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+  const requests = Math.max(1, r.requests.average * o.seconds);
+  return {
+    endpoint: t.endpoint,
+    reqPerSec: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    machineCpuMsPerRequest: Math.round((machineCpu * 1000 * 100) / requests) / 100,
+  };
+}
+
+/**
+ * CPU seconds the whole machine has spent busy (every core; /proc/stat, all but idle and iowait).
+ * Per request, it says what one request costs the machine all in — service or baseline, PostgreSQL,
+ * the load generator — and so how many requests per second two cores can give at most.
+ */
+function machineCpuSeconds(): number {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const [, ...ticks] = line.trim().split(/\s+/);
+    const n = ticks.map(Number);
+    const busy = n.reduce((a, b) => a + b, 0) - (n[3] ?? 0) - (n[4] ?? 0);
+    return busy / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 /** CPU seconds (user + system) of a process, or of one of its threads, from /proc. */
@@ -194,14 +237,93 @@ function cpuSeconds(pid: number, tid?: number): number {
   }
 }
 
+/**
+ * CPU seconds of each thread of a process, keyed by what it is: `main`, a name from the thread map
+ * (`--threads`: our worker threads write "<name> <tid>" there as they start), else the thread's
+ * comm with a trailing number dropped (the SDK's Rust threads, V8's and libuv's helpers; other
+ * JavaScript threads such as the SDK's workflow thread show as `node`).
+ */
+function threadCpu(pid: number, threadMap?: string): Map<string, number> {
+  const names = new Map<string, string>();
+  if (threadMap) {
+    try {
+      for (const line of fs.readFileSync(threadMap, 'utf8').split('\n')) {
+        const [name, tid] = line.split(' ');
+        if (name && tid) names.set(tid, name);
+      }
+    } catch {
+      // no thread has started yet
+    }
+  }
+  const out = new Map<string, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      let key = tid === String(pid) ? 'main' : names.get(tid);
+      if (!key) {
+        try {
+          key = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/[-_ ]?\d+$/, '');
+        } catch {
+          continue;
+        }
+      }
+      out.set(key, (out.get(key) ?? 0) + cpuSeconds(pid, Number(tid)));
+    }
+  } catch {
+    // the process is gone
+  }
+  return out;
+}
+
 /** `load` on the service, with its CPU per request. */
-async function loadService(pid: number | undefined, url: string, t: Target, o: { seconds: number; connections: number; token?: string }): Promise<ExternalMeasure> {
-  const before = pid ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid) } : undefined;
+async function loadService(
+  pid: number | undefined,
+  url: string,
+  t: Target,
+  o: { seconds: number; connections: number; token?: string; threadMap?: string; pgDataDir: string },
+): Promise<ExternalMeasure> {
+  const before = pid ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid), threads: o.threadMap ? threadCpu(pid, o.threadMap) : undefined } : undefined;
   const m = await load(url, t, o);
   if (!pid || !before) return m;
   const requests = m.reqPerSec * o.seconds;
   const per = (s: number): number => (requests > 0 ? Math.round((s * 1000 * 100) / requests) / 100 : 0);
-  return { ...m, cpuMsPerRequest: { mainThread: per(cpuSeconds(pid, pid) - before.main), process: per(cpuSeconds(pid) - before.all) } };
+  const measured: ExternalMeasure = { ...m, cpuMsPerRequest: { mainThread: per(cpuSeconds(pid, pid) - before.main), process: per(cpuSeconds(pid) - before.all) } };
+  const after = await settle(pid, o.pgDataDir);
+  measured.settled = { ...after, cpuMsPerRequest: { process: per(cpuSeconds(pid) - before.all) } };
+  if (before.threads) {
+    const byThread: Record<string, number> = {};
+    for (const [name, s] of [...threadCpu(pid, o.threadMap)].sort((a, b) => b[1] - a[1])) {
+      const ms = per(s - (before.threads.get(name) ?? 0));
+      if (ms > 0) byThread[name] = ms;
+    }
+    measured.cpuMsPerRequestByThread = byThread;
+  }
+  return measured;
+}
+
+/**
+ * Waits until the service and PostgreSQL are quiet again after a measurement: each one's CPU over a
+ * 500 ms window below a tenth of one core, at most `maxMs`. What the service spent meanwhile was caused by the load just
+ * measured (garbage, deferred work of the requests), so it is charged to that endpoint's CPU per
+ * request; the next endpoint starts from a quiet service and is not measured against the previous
+ * one's aftermath. Returns the seconds waited and the CPU seconds spent.
+ */
+async function settle(pid: number, pgDataDir: string, maxMs = 30_000): Promise<{ seconds: number; cpuSeconds: number }> {
+  const start = Date.now();
+  const first = cpuSeconds(pid);
+  let last = first;
+  let lastPg = cpuSnapshot(undefined, pgDataDir).postgres;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = cpuSeconds(pid);
+    const pgNow = cpuSnapshot(undefined, pgDataDir).postgres;
+    // PostgreSQL too: after thousands of inserts its autovacuum and checkpointer may still be busy.
+    const quiet = now - last < 0.05 && pgNow - lastPg < 0.05;
+    last = now;
+    lastPg = pgNow;
+    if (quiet || Date.now() - start > maxMs || Number.isNaN(now)) {
+      return { seconds: Math.round((Date.now() - start) / 100) / 10, cpuSeconds: Math.round((now - first) * 100) / 100 };
+    }
+  }
 }
 
 /** CPU seconds a process has used, all its threads (utime + stime; with `reaped`, its waited-for children too). */
@@ -293,6 +415,7 @@ export async function runExternalBench(o: {
     children.push(baseline);
 
     const port = await freePort();
+    const threadMap = path.join(dir, 'threads.txt');
     const admin = { email: 'bench-admin@bench.test', password: 'bench-admin-password' };
     const service = startChild(
       [...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []), path.join(ROOT, 'src/cli/start.ts')],
@@ -312,6 +435,7 @@ export async function runExternalBench(o: {
         RATE_LIMIT_ADDRESS_RPS: '1000000',
         RATE_LIMIT_ADDRESS_BURST: '1000000',
         ...(o.deepList ? { CHARGE_LIST_CACHE_MS: '0' } : {}),
+        PIXFLOW_THREAD_MAP: threadMap,
       },
       'service',
     );
@@ -359,7 +483,7 @@ export async function runExternalBench(o: {
     const rows: ExternalRow[] = [];
     for (const t of targets.filter((x) => !o.only || x.endpoint.includes(o.only))) {
       const b = await load(`http://127.0.0.1:${baselinePort}${baselineTarget.path}`, baselineTarget, o);
-      const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey });
+      const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey, threadMap, pgDataDir: path.join(dir, 'pg') });
       rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
     }
     const servicePeakRssMb = peakRssMb(service.pid);
@@ -382,11 +506,27 @@ export function formatExternalBench(r: ExternalBenchResult): string {
   const lines = [
     `${r.date.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}; autocannon ${r.connections} connections, ${r.seconds} s each`,
     '',
-    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | baseline req/s | baseline p99 ms | ratio | CPU ms/req (main thread / process) |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx | baseline req/s | baseline p99 ms | ratio | CPU ms/req (main thread / process) | machine CPU ms/req (service / baseline) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...r.rows.map(
       (x) =>
-        `| \`${x.endpoint}\` | ${x.service.reqPerSec} | ${x.service.p50Ms} | ${x.service.p99Ms} | ${x.service.non2xx + x.service.errors} | ${x.baseline.reqPerSec} | ${x.baseline.p99Ms} | ${x.ratio} | ${x.service.cpuMsPerRequest ? `${x.service.cpuMsPerRequest.mainThread} / ${x.service.cpuMsPerRequest.process}` : '—'} |`,
+        `| \`${x.endpoint}\` | ${x.service.reqPerSec} | ${x.service.p50Ms} | ${x.service.p99Ms} | ${x.service.non2xx + x.service.errors} | ${x.baseline.reqPerSec} | ${x.baseline.p99Ms} | ${x.ratio} | ${x.service.cpuMsPerRequest ? `${x.service.cpuMsPerRequest.mainThread} / ${x.service.cpuMsPerRequest.process}` : '—'} | ${x.service.machineCpuMsPerRequest ?? '—'} / ${x.baseline.machineCpuMsPerRequest ?? '—'} |`,
+    ),
+    '',
+    'After each load the next waits for the service and PostgreSQL to be quiet again (each below a tenth of a core over 500 ms); what the service spent until then is charged to the endpoint just measured:',
+    '',
+    ...r.rows.map(
+      (x) =>
+        `- \`${x.endpoint}\`: quiet after ${x.service.settled?.seconds ?? '—'} s, ${x.service.settled?.cpuSeconds ?? '—'} CPU s meanwhile; process CPU ms/req with it ${x.service.settled?.cpuMsPerRequest.process ?? '—'}`,
+    ),
+    '',
+    'Service CPU ms per request by thread (main; our worker threads by name; `node`: other JavaScript threads such as the SDK\'s workflow thread; the rest by their OS name):',
+    '',
+    ...r.rows.map(
+      (x) =>
+        `- \`${x.endpoint}\`: ${Object.entries(x.service.cpuMsPerRequestByThread ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
     ),
     '',
     `Service peak RSS: ${r.servicePeakRssMb} MB`,

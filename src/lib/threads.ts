@@ -21,7 +21,20 @@ import { Worker, parentPort } from 'node:worker_threads';
 export function workerBootstrap(fileWithoutExtension: string, callerFilename: string): string {
   const ext = path.extname(callerFilename);
   const load = `require(${JSON.stringify(`${fileWithoutExtension}${ext}`)});`;
-  return ext === '.ts' ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});${load}` : load;
+  const prelude = `${threadMapLine(path.basename(fileWithoutExtension))}${ext === '.ts' ? `require(${JSON.stringify(require.resolve('tsx/cjs'))});` : ''}`;
+  return `${prelude}${load}`;
+}
+
+/**
+ * With PIXFLOW_THREAD_MAP=<file> (set by `bench/external.ts --threads`), each thread appends
+ * "<name> <os thread id>" to that file as it starts, so the benchmark can tell the CPU of the
+ * process's threads apart in /proc (they are all called "node" there). README "Where a charge's
+ * time goes".
+ */
+function threadMapLine(name: string): string {
+  const file = process.env.PIXFLOW_THREAD_MAP;
+  if (!file) return '';
+  return `try{const fs=require('node:fs');fs.appendFileSync(${JSON.stringify(file)},${JSON.stringify(name)}+' '+fs.readlinkSync('/proc/thread-self').split('/').pop()+'\\n')}catch{}`;
 }
 
 const YOUNG_GENERATION_MB = 4;
