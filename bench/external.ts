@@ -12,7 +12,11 @@
  *                             [--deep-list] [--cpu-prof <dir>] [--only <endpoint text>]
  *
  * Each row also gives the service's CPU per request by thread (`PIXFLOW_THREAD_MAP`, see
- * src/lib/threads.ts).
+ * src/lib/threads.ts), PostgreSQL's CPU per request, and the whole machine's CPU per request for
+ * the service and for the baseline (on a CPU-bound machine their ratio bounds the req/s ratio).
+ * After each load the bench waits for the service and PostgreSQL to be quiet (`settle`);
+ * `BENCH_SETTLE_MIN_MS` makes it wait at least that long (to tell a lasting effect of a load from
+ * a passing one).
  *
  * `BENCH_TAIL=1` prints the tail of each child's output when it stops. `--deep-list` measures instead the list of a merchant with 1,000,000 charges (made with one
  * INSERT … SELECT generate_series), the service's list cache off, 16 connections: first page and
@@ -47,7 +51,7 @@ export interface ExternalMeasure {
   machineCpuMsPerRequest?: number;
   /** `--deep-list`: CPU of the service process per request (all its threads), µs. */
   serviceCpuUsPerReq?: number;
-  /** `--deep-list`: CPU of the PostgreSQL server per request, µs. */
+  /** CPU of the PostgreSQL server per request (every endpoint of the service; `--deep-list`), µs. */
   postgresCpuUsPerReq?: number;
   /**
    * Service CPU per request, ms (from /proc: its main thread, and the whole process with every
@@ -281,12 +285,18 @@ async function loadService(
   t: Target,
   o: { seconds: number; connections: number; token?: string; threadMap?: string; pgDataDir: string },
 ): Promise<ExternalMeasure> {
-  const before = pid ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid), threads: o.threadMap ? threadCpu(pid, o.threadMap) : undefined } : undefined;
+  const before = pid
+    ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid), pg: cpuSnapshot(undefined, o.pgDataDir).postgres, threads: o.threadMap ? threadCpu(pid, o.threadMap) : undefined }
+    : undefined;
   const m = await load(url, t, o);
   if (!pid || !before) return m;
   const requests = m.reqPerSec * o.seconds;
   const per = (s: number): number => (requests > 0 ? Math.round((s * 1000 * 100) / requests) / 100 : 0);
-  const measured: ExternalMeasure = { ...m, cpuMsPerRequest: { mainThread: per(cpuSeconds(pid, pid) - before.main), process: per(cpuSeconds(pid) - before.all) } };
+  const measured: ExternalMeasure = {
+    ...m,
+    cpuMsPerRequest: { mainThread: per(cpuSeconds(pid, pid) - before.main), process: per(cpuSeconds(pid) - before.all) },
+    postgresCpuUsPerReq: Math.round(per(cpuSnapshot(undefined, o.pgDataDir).postgres - before.pg) * 1000),
+  };
   const after = await settle(pid, o.pgDataDir);
   measured.settled = { ...after, cpuMsPerRequest: { process: per(cpuSeconds(pid) - before.all) } };
   if (before.threads) {
@@ -320,7 +330,7 @@ async function settle(pid: number, pgDataDir: string, maxMs = 30_000): Promise<{
     const quiet = now - last < 0.05 && pgNow - lastPg < 0.05;
     last = now;
     lastPg = pgNow;
-    if (quiet || Date.now() - start > maxMs || Number.isNaN(now)) {
+    if ((quiet && Date.now() - start >= Number(process.env.BENCH_SETTLE_MIN_MS ?? 0)) || Date.now() - start > maxMs || Number.isNaN(now)) {
       return { seconds: Math.round((Date.now() - start) / 100) / 10, cpuSeconds: Math.round((now - first) * 100) / 100 };
     }
   }
@@ -519,6 +529,8 @@ export function formatExternalBench(r: ExternalBenchResult): string {
       (x) =>
         `- \`${x.endpoint}\`: quiet after ${x.service.settled?.seconds ?? '—'} s, ${x.service.settled?.cpuSeconds ?? '—'} CPU s meanwhile; process CPU ms/req with it ${x.service.settled?.cpuMsPerRequest.process ?? '—'}`,
     ),
+    '',
+    `PostgreSQL CPU µs per service request: ${r.rows.map((x) => `\`${x.endpoint}\` ${x.service.postgresCpuUsPerReq ?? '—'}`).join(', ')}`,
     '',
     'Service CPU ms per request by thread (main; our worker threads by name; `node`: other JavaScript threads such as the SDK\'s workflow thread; the rest by their OS name):',
     '',
