@@ -16,7 +16,9 @@
  * the service and for the baseline (on a CPU-bound machine their ratio bounds the req/s ratio).
  * After each load the bench waits for the service and PostgreSQL to be quiet (`settle`);
  * `BENCH_SETTLE_MIN_MS` makes it wait at least that long (to tell a lasting effect of a load from
- * a passing one).
+ * a passing one). `BENCH_SERVICE_NODE_FLAGS` adds Node/V8 flags to the service's command line only
+ * (e.g. "--v8-pool-size=1" or "--trace-gc"), not to the baseline's or autocannon's;
+ * `BENCH_SERVICE_LOG=<file>` keeps the service's whole output there.
  *
  * `BENCH_TAIL=1` prints the tail of each child's output when it stops. `--deep-list` measures instead the list of a merchant with 1,000,000 charges (made with one
  * INSERT … SELECT generate_series), the service's list cache off, 16 connections: first page and
@@ -392,6 +394,13 @@ function startChild(args: string[], env: NodeJS.ProcessEnv, tag: string): ChildP
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  // BENCH_SERVICE_LOG=<file>: the service's whole output, e.g. with BENCH_SERVICE_NODE_FLAGS=--trace-gc.
+  const logFile = tag === 'service' ? process.env.BENCH_SERVICE_LOG : undefined;
+  if (logFile) {
+    const out = fs.createWriteStream(logFile);
+    child.stdout?.pipe(out);
+    child.stderr?.pipe(out);
+  }
   child.on('exit', (code) => {
     if ((code && code !== 0) || process.env.BENCH_TAIL) console.error(`${tag} exited with ${code}:\n${tail}`);
   });
@@ -428,7 +437,11 @@ export async function runExternalBench(o: {
     const threadMap = path.join(dir, 'threads.txt');
     const admin = { email: 'bench-admin@bench.test', password: 'bench-admin-password' };
     const service = startChild(
-      [...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []), path.join(ROOT, 'src/cli/start.ts')],
+      [
+        ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []),
+        ...(process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+        path.join(ROOT, 'src/cli/start.ts'),
+      ],
       {
         ...process.env,
         NODE_ENV: 'development',
