@@ -28,6 +28,10 @@ export interface TimerHandle {
   cancel(): void;
 }
 
+function noop(): void {
+  // a cancelled timer's callback
+}
+
 interface TimerEntry {
   at: number;
   seq: number;
@@ -128,6 +132,10 @@ export class Clock {
         if (entry.cancelled) return;
         this.sync();
         entry.cancelled = true;
+        // A cancelled entry stays in the heap until it comes up (a workflow task's 10 s timeout,
+        // an activity's start-to-close...); dropping its callback there lets the run it closes
+        // over be collected young instead of promoted (README, "Server CPU per workflow: encode once").
+        entry.fn = noop;
         this.live--;
         this.kick();
       },

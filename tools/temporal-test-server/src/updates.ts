@@ -18,8 +18,7 @@
  * Accepted and completed updates are derivable from their history events; this class only
  * builds those events — the run appends them through its one append path.
  */
-import { RpcError } from './errors';
-import { status } from '@grpc/grpc-js';
+import { RpcError, status } from './errors';
 import { EventType, long, temporal, toNum, type HistoryEvent } from './proto';
 
 type Request = temporal.api.update.v1.IRequest;

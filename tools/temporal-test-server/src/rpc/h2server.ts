@@ -15,7 +15,7 @@
  */
 import http2 from 'node:http2';
 import zlib from 'node:zlib';
-import { status } from '@grpc/grpc-js';
+import { status } from '../errors';
 import type { Logger } from '../logger';
 import { invoke, type CallContext, type CallResult, type UnaryMethod } from './grpc';
 
