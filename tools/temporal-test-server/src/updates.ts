@@ -63,7 +63,8 @@ export function workflowCompletedError(): RpcError {
 
 export class UpdateRegistry {
   private readonly byId = new Map<string, Update>();
-  private listeners = new Set<() => void>();
+  /** Waiters of `wait`; made on first use (most runs never see an update, and every run is kept). */
+  private listeners: Set<() => void> | undefined;
 
   get(id: string): Update | undefined {
     return this.byId.get(id);
@@ -245,21 +246,23 @@ export class UpdateRegistry {
     const done = (): boolean => u.error !== undefined || UpdateRegistry.stage(u) >= stage;
     if (done()) return Promise.resolve();
     return new Promise((resolve) => {
+      const listeners = (this.listeners ??= new Set());
       const finish = (): void => {
         clearTimeout(timer);
-        this.listeners.delete(check);
+        listeners.delete(check);
         resolve();
       };
       const check = (): void => {
         if (done()) finish();
       };
       const timer = setTimeout(finish, timeoutMs);
-      this.listeners.add(check);
+      listeners.add(check);
       onCancel(finish);
     });
   }
 
   private changed(): void {
+    if (!this.listeners || this.listeners.size === 0) return;
     for (const l of [...this.listeners]) l();
   }
 }
