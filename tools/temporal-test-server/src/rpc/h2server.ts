@@ -308,7 +308,8 @@ class Call implements CallContext {
         return;
       }
       this.cancelCbs = [];
-      this.stream.once('close', onCallClose);
+      // 'on', not 'once': a stream closes once, and `once` wraps the listener in a new closure.
+      this.stream.on('close', onCallClose);
     }
     this.cancelCbs.push(cb);
   };
