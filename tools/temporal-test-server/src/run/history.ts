@@ -105,7 +105,7 @@ export class RunHistory {
     this.packed = packed;
     // A view into the packed bytes, not the event's own small buffer: that one is a slice of
     // Node's shared 8 KiB allocation pool, and keeping it for the run's lifetime would pin the
-    // whole pool chunk (≈ 6 MB more RSS per 1,000 kept runs).
+    // whole pool chunk.
     this.lastField = packed.subarray(packed.length - fields[n - 1].length);
     this.list = [];
     this.fields = [];
