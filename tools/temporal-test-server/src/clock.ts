@@ -33,6 +33,8 @@ interface TimerEntry {
   seq: number;
   fn: () => void;
   cancelled: boolean;
+  /** Position in the heap, -1 once out of it (fired or cancelled). */
+  index: number;
 }
 
 export interface ClockOptions {
@@ -119,7 +121,7 @@ export class Clock {
   /** Run fn once virtual time reaches `atMs`. */
   scheduleAt(atMs: number, fn: () => void): TimerHandle {
     this.sync();
-    const entry: TimerEntry = { at: atMs, seq: this.seq++, fn, cancelled: false };
+    const entry: TimerEntry = { at: atMs, seq: this.seq++, fn, cancelled: false, index: -1 };
     this.push(entry);
     this.live++;
     this.kick();
@@ -128,6 +130,12 @@ export class Clock {
         if (entry.cancelled) return;
         this.sync();
         entry.cancelled = true;
+        // Out of the heap at once, not when its time comes: most timers are cancelled (a workflow
+        // task's 10 s timeout, an activity's start-to-close...), and left in place each would keep
+        // its entry and callback (and the run they close over) alive for that long, to be
+        // promoted by the garbage collector, and keep the heap thousands of entries deep
+        // (README, "Server CPU per workflow: encode once").
+        this.remove(entry);
         this.live--;
         this.kick();
       },
@@ -215,6 +223,7 @@ export class Clock {
   }
 
   private peekLive(): TimerEntry | undefined {
+    // Cancelled entries leave the heap when cancelled (see `scheduleAt`); the check is a safeguard.
     while (this.heap.length > 0 && this.heap[0].cancelled) this.pop();
     return this.heap[0];
   }
@@ -224,39 +233,60 @@ export class Clock {
   }
 
   private push(e: TimerEntry): void {
-    const h = this.heap;
-    h.push(e);
-    let i = h.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.less(h[i], h[p])) break;
-      const t = h[i];
-      h[i] = h[p];
-      h[p] = t;
-      i = p;
-    }
+    e.index = this.heap.length;
+    this.heap.push(e);
+    this.siftUp(e.index);
   }
 
   private pop(): TimerEntry | undefined {
-    const h = this.heap;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length > 0 && last) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && this.less(h[l], h[m])) m = l;
-        if (r < h.length && this.less(h[r], h[m])) m = r;
-        if (m === i) break;
-        const t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-      }
-    }
+    const top = this.heap[0];
+    if (top) this.remove(top);
     return top;
+  }
+
+  /** Takes `e` out of the heap wherever it is (O(log n)); a no-op if it is not in it. */
+  private remove(e: TimerEntry): void {
+    const h = this.heap;
+    const i = e.index;
+    if (i < 0 || h[i] !== e) return;
+    e.index = -1;
+    const last = h.pop();
+    if (last === undefined || last === e) return;
+    h[i] = last;
+    last.index = i;
+    this.siftUp(i);
+    this.siftDown(last.index);
+  }
+
+  private place(e: TimerEntry, i: number): void {
+    this.heap[i] = e;
+    e.index = i;
+  }
+
+  private siftUp(i: number): void {
+    const h = this.heap;
+    const e = h[i];
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(e, h[p])) break;
+      this.place(h[p], i);
+      i = p;
+    }
+    this.place(e, i);
+  }
+
+  private siftDown(i: number): void {
+    const h = this.heap;
+    const e = h[i];
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= h.length) break;
+      const r = l + 1;
+      const m = r < h.length && this.less(h[r], h[l]) ? r : l;
+      if (!this.less(h[m], e)) break;
+      this.place(h[m], i);
+      i = m;
+    }
+    this.place(e, i);
   }
 }

@@ -18,8 +18,7 @@
  * Accepted and completed updates are derivable from their history events; this class only
  * builds those events — the run appends them through its one append path.
  */
-import { RpcError } from './errors';
-import { status } from '@grpc/grpc-js';
+import { RpcError, status } from './errors';
 import { EventType, long, temporal, toNum, type HistoryEvent } from './proto';
 
 type Request = temporal.api.update.v1.IRequest;
@@ -64,7 +63,8 @@ export function workflowCompletedError(): RpcError {
 
 export class UpdateRegistry {
   private readonly byId = new Map<string, Update>();
-  private listeners = new Set<() => void>();
+  /** Waiters of `wait`; made on first use (most runs never see an update, and every run is kept). */
+  private listeners: Set<() => void> | undefined;
 
   get(id: string): Update | undefined {
     return this.byId.get(id);
@@ -246,21 +246,23 @@ export class UpdateRegistry {
     const done = (): boolean => u.error !== undefined || UpdateRegistry.stage(u) >= stage;
     if (done()) return Promise.resolve();
     return new Promise((resolve) => {
+      const listeners = (this.listeners ??= new Set());
       const finish = (): void => {
         clearTimeout(timer);
-        this.listeners.delete(check);
+        listeners.delete(check);
         resolve();
       };
       const check = (): void => {
         if (done()) finish();
       };
       const timer = setTimeout(finish, timeoutMs);
-      this.listeners.add(check);
+      listeners.add(check);
       onCancel(finish);
     });
   }
 
   private changed(): void {
+    if (!this.listeners || this.listeners.size === 0) return;
     for (const l of [...this.listeners]) l();
   }
 }

@@ -37,6 +37,39 @@ describe('temporal-test-server: clock', () => {
     }
   });
 
+  it('fires timers in (time, schedule) order when many are cancelled at random, and keeps none pending', async () => {
+    const clock = new Clock({ timeSkipping: true, startLocked: true });
+    try {
+      // A fixed pseudo-random sequence (no Math.random): times in 0..99 s with ties, half cancelled.
+      let x = 12345;
+      const rand = (n: number): number => {
+        x = (x * 1103515245 + 12345) % 2 ** 31;
+        return x % n;
+      };
+      const fired: number[] = [];
+      const expected: { at: number; i: number }[] = [];
+      const handles = [];
+      for (let i = 0; i < 500; i++) {
+        const at = rand(100) * 1000;
+        handles.push({ i, at, h: clock.schedule(at, () => fired.push(i)) });
+      }
+      for (const t of handles) {
+        if (rand(2) === 0) t.h.cancel();
+        else expected.push({ at: t.at, i: t.i });
+      }
+      handles[0].h.cancel(); // cancelling twice is harmless
+      expected.sort((a, b) => a.at - b.at || a.i - b.i);
+      assert.equal(clock.state().pendingTimers, expected.length);
+      clock.unlockExternal();
+      await waitFor(() => fired.length === expected.length && clock.state().pendingTimers === 0, 5000, 'all live timers fired');
+      assert.deepEqual(fired, expected.map((e) => e.i));
+      for (const t of handles) t.h.cancel(); // cancelling fired timers is harmless too
+      assert.equal(clock.state().pendingTimers, 0);
+    } finally {
+      clock.close();
+    }
+  });
+
   it('treats more unlocks than locks as unlocked, and a cancelled timer never fires', async () => {
     const clock = new Clock({ timeSkipping: true, startLocked: true });
     try {

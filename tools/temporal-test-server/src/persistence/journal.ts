@@ -86,13 +86,16 @@ function frame(payload: Buffer): Buffer {
   return Buffer.concat([head, payload]);
 }
 
-function eventsRecord(runId: string, firstEventId: number, events: HistoryEvent[]): Buffer {
+/**
+ * `fields`: the events, each encoded as a `History` field (RunHistory.encodedRange, the same bytes
+ * its poll answers use); their concatenation is the `History` message.
+ */
+function eventsRecord(runId: string, firstEventId: number, fields: Uint8Array[]): Buffer {
   const rid = Buffer.from(runId);
   const head = Buffer.allocUnsafe(6);
   head.writeUInt16LE(rid.length, 0);
   head.writeUInt32LE(firstEventId, 2);
-  const body = encodeMessage(History, { events });
-  return record(KIND_EVENTS, Buffer.concat([head.subarray(0, 2), rid, head.subarray(2), body]));
+  return record(KIND_EVENTS, Buffer.concat([head.subarray(0, 2), rid, head.subarray(2), ...fields]));
 }
 
 function b64(bytes: Uint8Array): string {
@@ -318,15 +321,15 @@ export class Journal {
     for (const run of this.dirty) {
       const id = run.runId;
       let done = this.persisted.get(id) ?? 0;
-      const h = run.history;
-      if (h.length < done) {
-        records.push(metaRecord({ t: 'trunc', r: id, n: h.length }));
-        done = h.length;
+      const length = run.log.length;
+      if (length < done) {
+        records.push(metaRecord({ t: 'trunc', r: id, n: length }));
+        done = length;
       }
-      if (h.length > done) {
-        records.push(eventsRecord(id, done + 1, h.slice(done)));
-        this.stats.events += h.length - done;
-        this.persisted.set(id, h.length);
+      if (length > done) {
+        records.push(eventsRecord(id, done + 1, run.log.encodedRange(done, length)));
+        this.stats.events += length - done;
+        this.persisted.set(id, length);
       }
       const s = run.durableState();
       const nonEmpty = s.activities.length > 0 || s.buffered.length > 0;
@@ -474,7 +477,7 @@ function compact(file: string, state: LoadedState): void {
     };
     for (const r of state.runs) {
       records.push(metaRecord({ t: 'run', namespace: r.namespace, workflowId: r.workflowId, runId: r.runId, requestId: r.requestId }));
-      if (r.events.length > 0) records.push(eventsRecord(r.runId, 1, r.events));
+      if (r.events.length > 0) records.push(eventsRecord(r.runId, 1, [encodeMessage(History, { events: r.events })]));
       if (r.state && (r.state.activities.length > 0 || r.state.buffered.length > 0)) records.push(stateRecord(r.runId, r.state));
       if (records.length > 256) flush();
     }

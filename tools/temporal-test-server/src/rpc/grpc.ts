@@ -3,9 +3,8 @@
  * transport (h2server.ts): a malformed request becomes INVALID_ARGUMENT, every method we do not
  * implement answers UNIMPLEMENTED naming the method, and no handler error escapes to the process.
  */
-import { status } from '@grpc/grpc-js';
 import protoRoot = require('@temporalio/proto/protos/root');
-import { RpcError } from '../errors';
+import { RpcError, status } from '../errors';
 import type { Logger } from '../logger';
 import { encodeMessage, type MessageType } from '../proto';
 

@@ -15,7 +15,7 @@
  */
 import http2 from 'node:http2';
 import zlib from 'node:zlib';
-import { status } from '@grpc/grpc-js';
+import { status } from '../errors';
 import type { Logger } from '../logger';
 import { invoke, type CallContext, type CallResult, type UnaryMethod } from './grpc';
 
@@ -308,7 +308,8 @@ class Call implements CallContext {
         return;
       }
       this.cancelCbs = [];
-      this.stream.once('close', onCallClose);
+      // 'on', not 'once': a stream closes once, and `once` wraps the listener in a new closure.
+      this.stream.on('close', onCallClose);
     }
     this.cancelCbs.push(cb);
   };

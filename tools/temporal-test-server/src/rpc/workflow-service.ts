@@ -3,10 +3,9 @@
  * worker and @temporalio/testing call. Handlers validate and translate; state changes live in
  * Store/Execution. Methods not listed here answer UNIMPLEMENTED (see grpc.ts).
  */
-import { status } from '@grpc/grpc-js';
-import { invalidArgument, notFound, RpcError } from '../errors';
+import { invalidArgument, notFound, RpcError, status } from '../errors';
 import type { Execution } from '../execution';
-import { durationMs, long, msDuration, temporal, WorkflowExecutionStatus, type HistoryEvent } from '../proto';
+import { durationMs, long, msDuration, temporal, WorkflowExecutionStatus, type HistoryMsg } from '../proto';
 import { normalizeRetryPolicy } from '../retry';
 import type { Matching } from '../matching';
 import { timeouts, type StartOptions, type Store } from '../store';
@@ -293,26 +292,28 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       const run = store.getRun(req.namespace ?? '', req.execution);
       const closeOnly =
         req.historyEventFilterType === temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
+      // Histories are answered from each event's cached encoding (RunHistory.message), without
+      // unpacking a closed run's packed history for its close event or a full read.
       if (closeOnly) {
-        if (!run.isOpen) return { history: { events: closeEvents(run) } };
+        if (!run.isOpen) return { history: closeHistory(run) };
         if (!req.waitNewEvent) return { history: { events: [] } };
         await run.waitUntil(() => !run.isOpen, Math.min(HISTORY_WAIT_MS, ctx.remainingMs()), ctx.onCancel);
-        if (!run.isOpen) return { history: { events: closeEvents(run) } };
+        if (!run.isOpen) return { history: closeHistory(run) };
         // Empty answer with a token: the client asks again.
         return { history: { events: [] }, nextPageToken: Buffer.from('wait') };
       }
       const from = parseFromToken(req.nextPageToken);
       if (req.waitNewEvent) {
-        await run.waitUntil(() => run.history.length >= from || !run.isOpen, Math.min(HISTORY_WAIT_MS, ctx.remainingMs()), ctx.onCancel);
-        const events = run.history.slice(from - 1);
-        const next = run.isOpen ? Buffer.from(`from:${run.history.length + 1}`) : Buffer.alloc(0);
-        return { history: { events }, nextPageToken: next };
+        await run.waitUntil(() => run.log.length >= from || !run.isOpen, Math.min(HISTORY_WAIT_MS, ctx.remainingMs()), ctx.onCancel);
+        const history = run.log.message(from - 1);
+        const next = run.isOpen ? Buffer.from(`from:${run.log.length + 1}`) : Buffer.alloc(0);
+        return { history, nextPageToken: next };
       }
       const pageSize = req.maximumPageSize && req.maximumPageSize > 0 ? req.maximumPageSize : Infinity;
-      const events = run.history.slice(from - 1, Number.isFinite(pageSize) ? from - 1 + pageSize : undefined);
-      const end = from - 1 + events.length;
-      const next = end < run.history.length ? Buffer.from(`from:${end + 1}`) : Buffer.alloc(0);
-      return { history: { events }, nextPageToken: next };
+      const length = run.log.length;
+      const end = Math.max(from - 1, Math.min(length, from - 1 + pageSize));
+      const next = end < length ? Buffer.from(`from:${end + 1}`) : Buffer.alloc(0);
+      return { history: run.log.message(from - 1, end), nextPageToken: next };
     }),
 
     DescribeWorkflowExecution: handler<ws.IDescribeWorkflowExecutionRequest>((req) => {
@@ -394,7 +395,8 @@ function parseOffset(token: Uint8Array | null | undefined): number {
   return Number(m[1]);
 }
 
-function closeEvents(run: Execution): HistoryEvent[] {
-  const e = run.closeEvent;
-  return e ? [e] : [];
+/** A closed run's close event (its last), as the one-event history the result long poll expects. */
+function closeHistory(run: Execution): HistoryMsg {
+  const n = run.log.length;
+  return n > 0 ? run.log.message(n - 1, n) : { events: [] };
 }

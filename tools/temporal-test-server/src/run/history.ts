@@ -9,7 +9,7 @@
  * dirty for the durable journal (src/persistence/journal.ts), so a new kind of event is persisted
  * with no code of its own.
  */
-import { encodeMessage, EventType, long, msTimestamp, temporal, toNum, type HistoryEvent } from '../proto';
+import { encodeEventField, EventType, long, msTimestamp, rawHistorySupported, temporal, toNum, type HistoryEvent, type HistoryMsg } from '../proto';
 
 export interface HistoryWriter {
   /** Writes one event now (ids and time assigned here) and returns it. */
@@ -42,14 +42,28 @@ export class RunHistory {
   private packed: Uint8Array | null = null;
   private packedCount = 0;
   private lastEvent: HistoryEvent | undefined;
+  /** A packed run's close event, encoded (its result long poll may come after the packing). */
+  private lastField: Uint8Array | undefined;
+  /**
+   * Each event encoded as a `History` field (`encodeEventField`), by position, made on first
+   * need. Events never change once appended and positions only grow (append, restore), so an
+   * event is encoded once however often it is sent: the first poll answer, the sticky poll's
+   * partial history, the result long poll, the journal and the packing all reuse these bytes
+   * (README, "Server CPU per workflow: encode once").
+   */
+  private fields: (Uint8Array | undefined)[] = [];
   private buffered: Buffered[] = [];
   /** Durable mode: set while a buffered event's `emit` runs against a capture buffer. */
   private capturing: HistoryEvent[] | null = null;
   /** Placeholder ids of captured events are unique per run, so one buffered item may refer to another's. */
   private captureSeq = 0;
-  /** Restored buffered events: placeholder id → real id once written. */
-  private recordedIds = new Map<number, number>();
-  private listeners = new Set<() => void>();
+  /**
+   * Restored buffered events: placeholder id → real id once written. This and `listeners` are
+   * made on first use: every run is kept for the whole process, and a closed run holding fewer
+   * objects costs the garbage collector less (README, "Server CPU per workflow: encode once").
+   */
+  private recordedIds: Map<number, number> | undefined;
+  private listeners: Set<() => void> | undefined;
 
   constructor(
     private readonly now: () => number,
@@ -66,18 +80,35 @@ export class RunHistory {
     return this.packed ? this.packedCount : this.list.length;
   }
 
-  /** The last event, without unpacking (a closed run's close event). */
+  /** The last event, without unpacking (a closed run's close event, decoded from its bytes once packed). */
   get last(): HistoryEvent | undefined {
-    return this.packed ? this.lastEvent : this.list[this.list.length - 1];
+    if (!this.packed) return this.list[this.list.length - 1];
+    if (!this.lastEvent && this.lastField) {
+      this.lastEvent = temporal.api.history.v1.History.decode(this.lastField).events[0];
+    }
+    return this.lastEvent;
   }
 
-  /** Call only for a closed run (nothing is appended any more); reads keep working. */
+  /**
+   * Call only for a closed run (nothing is appended any more); reads keep working. A `History`'s
+   * bytes are its event fields one after another, so packing is one copy of the encoded events.
+   */
   pack(): void {
     if (this.packed || this.list.length === 0) return;
-    this.lastEvent = this.list[this.list.length - 1];
-    this.packedCount = this.list.length;
-    this.packed = encodeMessage(temporal.api.history.v1.History, { events: this.list });
+    const n = this.list.length;
+    const fields = this.encodedRange(0, n);
+    // The close event is kept encoded only; `last` decodes it on the rare read (a parent's
+    // notification reads it at the close, before packing).
+    this.lastEvent = undefined;
+    this.packedCount = n;
+    const packed = Buffer.concat(fields);
+    this.packed = packed;
+    // A view into the packed bytes, not the event's own small buffer: that one is a slice of
+    // Node's shared 8 KiB allocation pool, and keeping it for the run's lifetime would pin the
+    // whole pool chunk.
+    this.lastField = packed.subarray(packed.length - fields[n - 1].length);
     this.list = [];
+    this.fields = [];
   }
 
   private unpack(): void {
@@ -85,7 +116,45 @@ export class RunHistory {
     if (!packed) return;
     this.packed = null;
     this.lastEvent = undefined;
+    this.lastField = undefined;
     this.list = temporal.api.history.v1.History.decode(packed).events;
+    this.fields = [];
+  }
+
+  /** Event at `i` (0-based) encoded as a `History` field. */
+  private encodedAt(i: number): Uint8Array {
+    let f = this.fields[i];
+    if (f === undefined) {
+      f = encodeEventField(this.list[i]);
+      this.fields[i] = f;
+    }
+    return f;
+  }
+
+  /** Events [from, to) (0-based positions), each encoded as a `History` field; a packed history stays packed. */
+  encodedRange(from: number, to: number): Uint8Array[] {
+    const packed = this.packed;
+    if (packed) {
+      if (from === this.packedCount - 1 && to >= this.packedCount && this.lastField) return [this.lastField];
+      return splitFields(packed).slice(Math.max(0, from), to);
+    }
+    const events = this.events;
+    const end = Math.min(to, events.length);
+    const out: Uint8Array[] = [];
+    for (let i = Math.max(0, from); i < end; i++) out.push(this.encodedAt(i));
+    return out;
+  }
+
+  /**
+   * Events [from, to) (0-based positions) as a `History` message for an answer, made of the
+   * events' cached encodings (`$unknowns`, written verbatim by the encoder) when the encoder
+   * supports it, else of the event objects.
+   */
+  message(from = 0, to = Infinity): HistoryMsg {
+    if (!rawHistorySupported) return { events: this.events.slice(from, to) };
+    if (from >= Math.min(to, this.length)) return { $unknowns: [] };
+    if (this.packed && from <= 0 && to >= this.packedCount) return { $unknowns: [this.packed] };
+    return { $unknowns: this.encodedRange(from, to) };
   }
 
   append(e: HistoryEvent): HistoryEvent {
@@ -104,9 +173,10 @@ export class RunHistory {
 
   /** Re-checks every waiter's condition; a met one removes itself (see waitUntil). */
   notify(): void {
-    if (this.listeners.size === 0) return;
+    const listeners = this.listeners;
+    if (listeners === undefined || listeners.size === 0) return;
     // A met check deletes itself; deleting the current entry while iterating a Set is safe.
-    for (const check of this.listeners) check();
+    for (const check of listeners) check();
   }
 
   /**
@@ -115,20 +185,21 @@ export class RunHistory {
    */
   waitUntil(pred: () => boolean, timeoutMs: number, onCancel: (cb: () => void) => void): Promise<void> {
     if (pred()) return Promise.resolve();
+    const listeners = (this.listeners ??= new Set());
     return new Promise((resolve) => {
       let settled = false;
       const finish = (): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        this.listeners.delete(check);
+        listeners.delete(check);
         resolve();
       };
       const check = (): void => {
         if (pred()) finish();
       };
       const timer = setTimeout(finish, Math.max(0, timeoutMs));
-      this.listeners.add(check);
+      listeners.add(check);
       onCancel(finish);
     });
   }
@@ -147,6 +218,7 @@ export class RunHistory {
   /** Writes every buffered event; true if there were any. */
   flush(): boolean {
     const b = this.buffered;
+    if (b.length === 0) return false;
     this.buffered = [];
     for (const item of b) item.emit();
     return b.length > 0;
@@ -158,7 +230,7 @@ export class RunHistory {
   }
 
   clearBuffered(): void {
-    this.buffered = [];
+    if (this.buffered.length > 0) this.buffered = [];
   }
 
   /** Durable mode: per buffered item, the events it will write. */
@@ -202,7 +274,7 @@ export class RunHistory {
 
   /** Re-append events captured while buffered, mapping their placeholder ids to the real ones. */
   private appendRecorded(events: HistoryEvent[]): void {
-    const ids = this.recordedIds;
+    const ids = (this.recordedIds ??= new Map());
     for (const t of events) {
       const e: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(t)) {
@@ -222,4 +294,28 @@ export class RunHistory {
       ids.set(toNum(t.eventId), toNum(ev.eventId));
     }
   }
+}
+
+/**
+ * A packed `History`'s bytes split into its event fields (views, no copies). Packed histories are
+ * made here from `encodeEventField` bytes (or decoded and packed again), so every field is tag 1
+ * (one byte, 0x0a) and a varint length.
+ */
+function splitFields(packed: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let pos = 0;
+  while (pos < packed.length) {
+    const start = pos++;
+    let len = 0;
+    let scale = 1;
+    let byte: number;
+    do {
+      byte = packed[pos++];
+      len += (byte & 0x7f) * scale;
+      scale *= 128;
+    } while (byte & 0x80 && pos < packed.length);
+    pos += len;
+    out.push(packed.subarray(start, pos));
+  }
+  return out;
 }

@@ -109,7 +109,7 @@ export class Queries {
       previousStartedEventId: long(run.tasks.lastCompletedStartedId),
       startedEventId: long(0),
       attempt: 1,
-      history: { events: sticky && run.isOpen ? [] : run.history.slice() },
+      history: sticky && run.isOpen ? { events: [] } : run.log.message(),
       query: q.query,
       workflowExecutionTaskQueue: { name: run.taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
       scheduledTime: msTimestamp(run.store.clock.now()),

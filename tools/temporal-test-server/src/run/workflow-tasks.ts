@@ -126,8 +126,6 @@ export class WorkflowTasks {
     wft.state = 'started';
     wft.startedEventId = toNum(started.eventId);
     wft.timer = run.store.clock.schedule(run.p.taskTimeoutMs, () => this.timeOut(sid, wft.attempt));
-    const history = run.history;
-    const events = sticky ? history.slice(this.lastCompletedStartedId) : history.slice();
     const queries: Record<string, WorkflowQuery> = {};
     for (const q of wft.queries) queries[q.id] = q.query;
     run.notify();
@@ -138,7 +136,8 @@ export class WorkflowTasks {
       previousStartedEventId: long(this.lastCompletedStartedId),
       startedEventId: long(wft.startedEventId),
       attempt: wft.attempt,
-      history: { events },
+      // Sticky: the events after the last completed task's WorkflowTaskStarted; else all of them.
+      history: run.log.message(sticky ? this.lastCompletedStartedId : 0),
       workflowExecutionTaskQueue: { name: run.taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
       scheduledTime: msTimestamp(wft.scheduledTime),
       startedTime: started.eventTime,
