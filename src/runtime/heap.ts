@@ -1,0 +1,39 @@
+/**
+ * V8 heap settings of the service's processes (README "Where a charge's time goes", Memory).
+ *
+ * Every isolate of `npm start` (the API's main thread, the embedded Temporal server's thread, the
+ * SDK's workflow thread, the charge workflow client, the simulator, the QR renderer) has a heap
+ * of its own, and under load V8 sizes each of them for speed, not for memory: the young generation
+ * grows to 2 × 16 MB semi-spaces, and after each full collection the old generation may grow up to
+ * four times its live size before the next one. Most of what an isolate held at the peak was
+ * garbage (the main thread's 300 MB heap was 63 MB live after a full GC). These flags keep each heap
+ * close to what it really holds:
+ *
+ *   - `--max-semi-space-size=2`: a young generation of 2 × 2 MB per isolate. Request objects
+ *     rarely outlive a few scavenges; the cost is more scavenges, each shorter.
+ *   - `--heap-growing-percent=20`: the old generation's next limit is 1.2 × its live size (V8
+ *     otherwise picks 1.1–4 × from its own speed heuristics, 4 × under allocation pressure), with
+ *     V8's own minimum step of a few MB above that.
+ *
+ * `v8.setFlagsFromString` takes effect at once for the heap growth of every isolate (V8 reads it
+ * at each full collection), and for the young generation of every isolate created afterwards (the
+ * threads that have no `resourceLimits` of their own: the embedded Temporal server's and the
+ * SDK's workflow thread). The main isolate's young generation is sized when the process starts, so
+ * `npm start` also passes `--max-semi-space-size` on node's command line (package.json).
+ */
+import v8 from 'node:v8';
+
+/** Semi-space size, MB, of every isolate without `resourceLimits` (the young generation is 2 ×). */
+export const SEMI_SPACE_MB = 2;
+/** Old generation limit after a full collection: live size × (1 + this / 100). */
+export const HEAP_GROWING_PERCENT = 20;
+
+let applied = false;
+
+/** Applies the flags above to this process; call before any worker thread starts. Idempotent. */
+export function limitHeapGrowth(): void {
+  if (applied) return;
+  applied = true;
+  v8.setFlagsFromString(`--max-semi-space-size=${SEMI_SPACE_MB}`);
+  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
