@@ -82,6 +82,12 @@ const envSchema = z.object({
    * main-thread CPU per charge (README "Where a charge's time goes", Memory).
    */
   TEMPORAL_CLIENT_THREAD: boolFrom(false),
+  /**
+   * Worker threads that render the charges' QR images (0: on the API's main thread). 0 by default:
+   * one thread's isolate costs more resident memory (about 10 MB) than its 0.3 ms of main-thread CPU
+   * per charge is worth on a small machine (README "Where a charge's time goes", Memory).
+   */
+  QR_THREADS: intFrom(0, 0, 16),
   /** Unset → the acquirer simulator, in-process on a local port. */
   ACQUIRER_URL: urlString(['http:', 'https:']),
   ACQUIRER_CLIENT_ID: optionalString,
