@@ -3,8 +3,9 @@
  * by autocannon in a third process, all on 127.0.0.1, in one run:
  *
  *   - baseline: bench/baseline-server.ts, bare Koa + koa-body + one pg `INSERT … RETURNING`;
- *   - service: the real `npm start` entry point (src/cli/start.ts) on the same PostgreSQL, with its
- *     embedded Temporal server and acquirer simulator;
+ *   - service: the real `npm start` entry point (src/cli/start.ts), launched as package.json's
+ *     `start` script launches it (its environment and node options), on the same PostgreSQL, with
+ *     its embedded Temporal server and acquirer simulator;
  *   - for each endpoint, the baseline is measured right before it under the same load, so every
  *     ratio compares two figures taken a few seconds apart on the same machine.
  *

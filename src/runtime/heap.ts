@@ -27,6 +27,8 @@ import v8 from 'node:v8';
 export const SEMI_SPACE_MB = 1;
 /** Old generation limit after a full collection: live size × (1 + this / 100). */
 export const HEAP_GROWING_PERCENT = 10;
+/** Old generation size, MB, at which an isolate runs its first full collection. */
+export const INITIAL_OLD_SPACE_MB = 32;
 
 let applied = false;
 
@@ -36,4 +38,5 @@ export function limitHeapGrowth(): void {
   applied = true;
   v8.setFlagsFromString(`--max-semi-space-size=${SEMI_SPACE_MB}`);
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  v8.setFlagsFromString(`--initial-old-space-size=${INITIAL_OLD_SPACE_MB}`);
 }
