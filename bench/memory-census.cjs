@@ -9,8 +9,6 @@
 // objects). CENSUS_SNAP=<MB> writes one heap snapshot of the main thread once its used heap passes
 // that size (it costs a lot of RSS itself: ignore that run's peak). CENSUS_FLAGS is passed to
 // v8.setFlagsFromString in the main thread before anything else (experiments only).
-// largest V8 heap (total_heap_size) with the space breakdown at that moment; the main thread also
-// records the process's RSS peak with a smaps classification at that moment.
 const dir = process.env.CENSUS_DIR;
 const isService = dir && process.env.DATA_DIR && (!require('worker_threads').isMainThread || process.argv.some((a) => /start\.ts$/.test(a)));
 if (isService) {
