@@ -3,8 +3,9 @@
  * by autocannon in a third process, all on 127.0.0.1, in one run:
  *
  *   - baseline: bench/baseline-server.ts, bare Koa + koa-body + one pg `INSERT … RETURNING`;
- *   - service: the real `npm start` entry point (src/cli/start.ts) on the same PostgreSQL, with its
- *     embedded Temporal server and acquirer simulator;
+ *   - service: the real `npm start` entry point (src/cli/start.ts), launched as package.json's
+ *     `start` script launches it (its environment and node options), on the same PostgreSQL, with
+ *     its embedded Temporal server and acquirer simulator;
  *   - for each endpoint, the baseline is measured right before it under the same load, so every
  *     ratio compares two figures taken a few seconds apart on the same machine.
  *
@@ -385,8 +386,27 @@ function peakRssMb(pid: number | undefined): number {
   }
 }
 
-function startChild(args: string[], env: NodeJS.ProcessEnv, tag: string): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * How `npm start` runs node (package.json: `[VAR=value …] node <options> src/cli/start.ts`): its
+ * environment assignments and node's options, so the service measured here runs exactly as
+ * `npm start` runs it (V8 flags, malloc arenas, loader; README "Where a charge's time goes", Memory).
+ */
+export function npmStartLaunch(): { env: Record<string, string>; nodeOptions: string[] } {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (words.length > 0 && /^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+    const w = words.shift() ?? '';
+    env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  }
+  if (words[0] !== 'node' || words[words.length - 1] !== 'src/cli/start.ts') {
+    throw new Error(`package.json "start" is not "[VAR=value …] node <options> src/cli/start.ts": ${pkg.scripts.start}`);
+  }
+  return { env, nodeOptions: words.slice(1, -1) };
+}
+
+function startChild(args: string[], env: NodeJS.ProcessEnv, tag: string, nodeOptions: string[] = ['--import', 'tsx']): ChildProcess {
+  const child = spawn(process.execPath, [...nodeOptions, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   // Kept for a failure report only; the run itself prints nothing of the children.
   let tail = '';
   const keep = (d: Buffer): void => {
@@ -436,6 +456,7 @@ export async function runExternalBench(o: {
     const port = await freePort();
     const threadMap = path.join(dir, 'threads.txt');
     const admin = { email: 'bench-admin@bench.test', password: 'bench-admin-password' };
+    const launch = npmStartLaunch();
     const service = startChild(
       [
         ...(o.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfDir}`] : []),
@@ -444,6 +465,7 @@ export async function runExternalBench(o: {
       ],
       {
         ...process.env,
+        ...launch.env,
         NODE_ENV: 'development',
         DATABASE_URL: db.url,
         PORT: String(port),
@@ -461,6 +483,7 @@ export async function runExternalBench(o: {
         PIXFLOW_THREAD_MAP: threadMap,
       },
       'service',
+      launch.nodeOptions,
     );
     children.push(service);
     const base = `http://127.0.0.1:${port}`;

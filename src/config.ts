@@ -75,8 +75,19 @@ const envSchema = z.object({
   TEMPORAL_SEARCH_ATTRIBUTES: boolFrom(true),
   /** Workflow runs the worker keeps in memory between tasks (README "Where a charge's time goes"): bounds its RSS. */
   TEMPORAL_MAX_CACHED_WORKFLOWS: intFrom(200, 2, 100000),
-  /** The API's charge workflow calls go through a Temporal client on a thread of its own (README "Where a charge's time goes"). */
-  TEMPORAL_CLIENT_THREAD: boolFrom(true),
+  /**
+   * The API's charge workflow calls go through a Temporal client on a thread of its own (README
+   * "Where a charge's time goes"). Off by default: that thread's isolate, with its own copy of the
+   * Temporal client, protobuf definitions and gRPC, cost about 50 MB resident for about 0.3 ms of
+   * main-thread CPU per charge (README "Where a charge's time goes", Memory).
+   */
+  TEMPORAL_CLIENT_THREAD: boolFrom(false),
+  /**
+   * Worker threads that render the charges' QR images (0: on the API's main thread). 0 by default:
+   * one thread's isolate costs more resident memory (about 10 MB) than its 0.3 ms of main-thread CPU
+   * per charge is worth on a small machine (README "Where a charge's time goes", Memory).
+   */
+  QR_THREADS: intFrom(0, 0, 16),
   /** Unset → the acquirer simulator, in-process on a local port. */
   ACQUIRER_URL: urlString(['http:', 'https:']),
   ACQUIRER_CLIENT_ID: optionalString,

@@ -192,8 +192,18 @@ export function renderQrDataUrl(payload: string): Promise<string> {
   return defaultRenderer().render(payload);
 }
 
-/** Optional: start the shared pool at boot so that the first charge does not pay for it. */
-export function warmQrRenderer(): Promise<void> {
+/**
+ * Optional: start the shared pool at boot so that the first charge does not pay for it. `workers`
+ * (the API passes QR_THREADS) replaces the shared renderer with one of that many threads; 0 renders
+ * on the calling thread, which spares the process a thread and its isolate (README "Where a
+ * charge's time goes", Memory).
+ */
+export async function warmQrRenderer(workers?: number): Promise<void> {
+  if (workers !== undefined && shared?.workers !== workers) {
+    const previous = shared;
+    shared = createQrRenderer({ workers });
+    await previous?.close();
+  }
   return defaultRenderer().warm();
 }
 

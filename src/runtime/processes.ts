@@ -62,7 +62,7 @@ export async function startApi(opts: {
   const mainThreadClients = createWorkflowClients(temporal.client, config);
   const clients = chargeThread ? { ...mainThreadClients, charges: chargeThread.workflows } : mainThreadClients;
   const services = createPaymentServices({ knex, config, logger, acquirer: opts.acquirer, workflows: clients });
-  await warmQrRenderer();
+  await warmQrRenderer(config.QR_THREADS);
   // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
   // because Temporal was down when the charge was created): at start, then every few minutes.
   let reconciling: Promise<unknown> = Promise.resolve();

@@ -34,6 +34,17 @@ describe('configuration', () => {
     assert.equal(mode, 0o600);
   });
 
+  it('keeps the service to fewer threads by default: QR on the main thread, charge workflow client on the main thread', () => {
+    // README "Where a charge's time goes", Memory: each thread's isolate costs resident memory.
+    const c = loadConfig({ DATA_DIR: dataDir });
+    assert.equal(c.QR_THREADS, 0);
+    assert.equal(c.TEMPORAL_CLIENT_THREAD, false);
+    const d = loadConfig({ DATA_DIR: dataDir, QR_THREADS: '2', TEMPORAL_CLIENT_THREAD: 'true' });
+    assert.equal(d.QR_THREADS, 2);
+    assert.equal(d.TEMPORAL_CLIENT_THREAD, true);
+    assert.ok(problems({ DATA_DIR: dataDir, QR_THREADS: '-1' }).some((l) => l.startsWith('QR_THREADS:')));
+  });
+
   it('names every bad value, one line each', () => {
     const p = problems({ DATA_DIR: dataDir, PORT: 'abc', JWT_TTL: '5', DATABASE_URL: 'mysql://x', TEMPORAL_ADDRESS: 'nohost', LOG_LEVEL: 'loud' });
     assert.equal(p.length, 5);
