@@ -34,6 +34,15 @@ export const SEMI_SPACE_MB = 1;
  * 4 MB measured as cheap per GET as V8's default 16 MB.
  */
 export const MAIN_SEMI_SPACE_MB = 4;
+/**
+ * Threads of V8's platform pool (package.json's `start` passes `--v8-pool-size`): every isolate's
+ * background GC work (parallel scavenges, concurrent marking and sweeping) runs there. Node's
+ * default of 4 on this 2-core machine oversubscribes the cores: in alternated POST runs
+ * (2026-11-25, quiet) that background CPU was 0.53–0.76 ms per charge with 1 thread against
+ * 1.01–1.03 ms with 4, and the whole process 1.6–2.1 against 2.2 ms (README "Where a charge's
+ * time goes", Today). Node's option, so it can only be set on the command line.
+ */
+export const V8_POOL_SIZE = 1;
 /** Old generation limit after a full collection: live size × (1 + this / 100). */
 export const HEAP_GROWING_PERCENT = 10;
 /** Old generation size, MB, at which an isolate runs its first full collection. */
