@@ -394,13 +394,16 @@ function peakRssMb(pid: number | undefined): number {
 export function npmStartLaunch(): { env: Record<string, string>; nodeOptions: string[] } {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.trim().split(/\s+/);
+  // `exec env …`: the shell npm runs the script with is replaced by node, so a signal sent to
+  // npm start's process reaches the service itself (README "Commands").
+  if (words[0] === 'exec' && words[1] === 'env') words.splice(0, 2);
   const env: Record<string, string> = {};
   while (words.length > 0 && /^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
     const w = words.shift() ?? '';
     env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
   }
   if (words[0] !== 'node' || words[words.length - 1] !== 'src/cli/start.ts') {
-    throw new Error(`package.json "start" is not "[VAR=value …] node <options> src/cli/start.ts": ${pkg.scripts.start}`);
+    throw new Error(`package.json "start" is not "[exec env] [VAR=value …] node <options> src/cli/start.ts": ${pkg.scripts.start}`);
   }
   return { env, nodeOptions: words.slice(1, -1) };
 }
