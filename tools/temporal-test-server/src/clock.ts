@@ -28,13 +28,26 @@ export interface TimerHandle {
   cancel(): void;
 }
 
-interface TimerEntry {
-  at: number;
-  seq: number;
-  fn: () => void;
-  cancelled: boolean;
+/**
+ * A pending timer, and its own handle: one object per timer rather than an entry plus a handle
+ * closing over it (three more objects), since a parked run keeps its timer for as long as it
+ * waits (README, "Memory per idle run").
+ */
+class TimerEntry implements TimerHandle {
+  cancelled = false;
   /** Position in the heap, -1 once out of it (fired or cancelled). */
-  index: number;
+  index = -1;
+
+  constructor(
+    private readonly clock: Clock,
+    readonly at: number,
+    readonly seq: number,
+    readonly fn: () => void,
+  ) {}
+
+  cancel(): void {
+    this.clock.cancel(this);
+  }
 }
 
 export interface ClockOptions {
@@ -121,25 +134,26 @@ export class Clock {
   /** Run fn once virtual time reaches `atMs`. */
   scheduleAt(atMs: number, fn: () => void): TimerHandle {
     this.sync();
-    const entry: TimerEntry = { at: atMs, seq: this.seq++, fn, cancelled: false, index: -1 };
+    const entry = new TimerEntry(this, atMs, this.seq++, fn);
     this.push(entry);
     this.live++;
     this.kick();
-    return {
-      cancel: () => {
-        if (entry.cancelled) return;
-        this.sync();
-        entry.cancelled = true;
-        // Out of the heap at once, not when its time comes: most timers are cancelled (a workflow
-        // task's 10 s timeout, an activity's start-to-close...), and left in place each would keep
-        // its entry and callback (and the run they close over) alive for that long, to be
-        // promoted by the garbage collector, and keep the heap thousands of entries deep
-        // (README, "Server CPU per workflow: encode once").
-        this.remove(entry);
-        this.live--;
-        this.kick();
-      },
-    };
+    return entry;
+  }
+
+  /** TimerEntry.cancel. */
+  cancel(entry: TimerEntry): void {
+    if (entry.cancelled) return;
+    this.sync();
+    entry.cancelled = true;
+    // Out of the heap at once, not when its time comes: most timers are cancelled (a workflow
+    // task's 10 s timeout, an activity's start-to-close...), and left in place each would keep
+    // its entry and callback (and the run they close over) alive for that long, to be
+    // promoted by the garbage collector, and keep the heap thousands of entries deep
+    // (README, "Server CPU per workflow: encode once").
+    this.remove(entry);
+    this.live--;
+    this.kick();
   }
 
   schedule(delayMs: number, fn: () => void): TimerHandle {

@@ -74,6 +74,8 @@ export class Execution implements HistoryWriter {
   nextRunId = '';
   /** Set during a start delay / retry backoff: no workflow task until it ends. */
   backoffTimer?: TimerHandle;
+  /** Replaced in the store by a parked copy (src/dormant.ts); this object must not change any more. */
+  parked = false;
   private runTimer?: TimerHandle;
   /** Parent run (for children): notified when the last run of this chain closes. */
   readonly parent: RunParams['parent'];
@@ -218,9 +220,14 @@ export class Execution implements HistoryWriter {
     }
   }
 
-  private armRunTimeout(): void {
+  /** When the run times out (run or execution timeout); Infinity = never. */
+  private runDeadline(): number {
     const p = this.p;
-    const deadline = Math.min(p.runTimeoutMs ? this.startTime + p.runTimeoutMs : Infinity, p.expirationTime || Infinity);
+    return Math.min(p.runTimeoutMs ? this.startTime + p.runTimeoutMs : Infinity, p.expirationTime || Infinity);
+  }
+
+  private armRunTimeout(): void {
+    const deadline = this.runDeadline();
     if (Number.isFinite(deadline)) this.runTimer = this.store.clock.scheduleAt(deadline, () => this.timeOut());
   }
 
@@ -231,6 +238,52 @@ export class Execution implements HistoryWriter {
       this.tasks.schedule();
       this.notify();
     });
+    this.store.noteIdle(this);
+  }
+
+  // ---------------------------------------------------------------- parking (src/dormant.ts)
+
+  /**
+   * True while the run is fully described by its started event: waiting out its first-task delay
+   * with nothing else in it, in flight or waiting on it (src/dormant.ts).
+   */
+  get parkable(): boolean {
+    return (
+      this.isOpen &&
+      !this.parked &&
+      this.backoffTimer !== undefined &&
+      this.log.length === 1 &&
+      this.tasks.wft === null &&
+      this.tasks.sticky === null &&
+      this.acts.byId.size === 0 &&
+      this.kids.byId.size === 0 &&
+      !this.cancelRequested &&
+      this.updates.isEmpty &&
+      this.queries.isEmpty &&
+      !this.log.hasWaiters() &&
+      !this.log.hasBuffered() &&
+      !this.store.journal?.isPending(this)
+    );
+  }
+
+  /** The started event, encoded (the `History` message of this one-event run). */
+  encodedHistory(): Uint8Array {
+    const fields = this.log.encodedRange(0, 1);
+    return fields.length === 1 ? fields[0] : Buffer.concat(fields);
+  }
+
+  /**
+   * This object is being replaced by a parked copy: its timers stop (the copy keeps the earliest
+   * of their times and rebuilds them when it wakes). Returns that time; Infinity = none.
+   */
+  park(): number {
+    this.parked = true;
+    const wakeAt = Math.min(this.executionTime, this.runDeadline());
+    this.backoffTimer?.cancel();
+    this.backoffTimer = undefined;
+    this.runTimer?.cancel();
+    this.runTimer = undefined;
+    return wakeAt;
   }
 
   // ---------------------------------------------------------------- workflow tasks, updates, activities (src/run/*)
@@ -491,6 +544,7 @@ export class Execution implements HistoryWriter {
 
   /** Durable mode: the journal writes this run's new events and state at its next group commit. */
   touched(): void {
+    if (this.parked) this.store.logger.error({ runId: this.runId }, 'a parked run was changed through a stale reference');
     this.store.journal?.touch(this);
   }
 

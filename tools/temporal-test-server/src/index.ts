@@ -38,6 +38,11 @@ export interface ServerOptions {
   dbFilename?: string;
   /** Namespaces to create at start if missing (the dev server's `--namespace`). */
   namespaces?: string[];
+  /**
+   * Park runs idle in a first-task delay after this many ms of wall time (src/dormant.ts,
+   * README "Memory per idle run"); 0 = never. Default 1000 in real-time mode, 0 with time skipping.
+   */
+  parkIdleAfterMs?: number;
 }
 
 export interface RunningServer {
@@ -62,6 +67,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onError: (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'timer callback failed'),
   });
   const store = new Store(clock, logger);
+  store.parkIdleAfterMs = Math.max(0, opts.parkIdleAfterMs ?? (timeSkipping ? 0 : 1000));
   let journal: Journal | undefined;
   if (opts.dbFilename) {
     const t0 = Date.now();
@@ -98,6 +104,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
   }, 60_000);
   sweeper.unref();
+  const parker = store.parkIdleAfterMs > 0 ? setInterval(() => {
+    try {
+      store.parkIdle();
+    } catch (err) {
+      logger.error({ err: String(err) }, 'parking idle runs failed');
+    }
+  }, store.parkIdleAfterMs) : undefined;
+  parker?.unref();
   let closed = false;
   return {
     port,
@@ -108,6 +122,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (closed) return;
       closed = true;
       clearInterval(sweeper);
+      clearInterval(parker);
       store.wfMatching.close();
       store.actMatching.close();
       await server.close(1000);

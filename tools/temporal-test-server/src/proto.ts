@@ -3,6 +3,7 @@
  * wire format always matches the installed @temporalio packages (no vendored .proto copies).
  * Also small converters between protobuf Duration/Timestamp/int64 and plain milliseconds.
  */
+import { createRequire } from 'node:module';
 import Long from 'long';
 import { google, temporal } from '@temporalio/proto';
 
@@ -69,8 +70,57 @@ export function timestampMs(t: google.protobuf.ITimestamp | null | undefined): n
 export interface MessageType {
   /** `writer`: an instance of the generated code's own protobufjs writer (see rpc/grpc.ts). */
   encode(message: object, writer?: unknown): { finish(): Uint8Array };
-  decode(reader: Uint8Array): object;
+  /** `reader`: bytes, or an instance of the generated code's own protobufjs reader (`decodeMessage`). */
+  decode(reader: Uint8Array | object): object;
   verify?(message: object): string | null;
+}
+
+interface BufferReaderShape {
+  buf: Uint8Array;
+  pos: number;
+  len: number;
+  size(): number;
+}
+
+/**
+ * A reader whose strings are flat. protobufjs 8 reads a proto3 string shorter than 64 bytes by
+ * appending 8 characters at a time, so a workflow id arrives as a rope of ten string objects;
+ * the server keeps ids, task queues and types for a run's whole life, and every Map lookup
+ * flattens a rope again (README, "Memory per idle run"). Here an ASCII string is one latin1 slice
+ * (ASCII is its own UTF-8) and anything else goes through a fatal UTF-8 decoder, so invalid
+ * UTF-8 is still refused as protobufjs refuses it. Made from the reader class of the protobufjs
+ * that @temporalio/proto's code was generated with; should that change shape, messages are
+ * decoded the ordinary way.
+ */
+const FlatStringReader: (new (buf: Buffer) => object) | undefined = (() => {
+  try {
+    const pb = createRequire(require.resolve('@temporalio/proto'))('protobufjs/minimal') as { BufferReader?: unknown };
+    const Base = pb.BufferReader as (new (buf: Buffer) => BufferReaderShape) | undefined;
+    if (typeof Base !== 'function' || typeof (Base.prototype as { stringVerify?: unknown }).stringVerify !== 'function') return undefined;
+    const strict = new TextDecoder('utf-8', { fatal: true });
+    return class extends Base {
+      stringVerify(): string {
+        const length = this.size();
+        const start = this.pos;
+        const end = start + length;
+        if (end > this.len) throw new RangeError(`index out of range: ${start} + ${length} > ${this.len}`);
+        this.pos = end;
+        const buf = this.buf as Buffer;
+        for (let i = start; i < end; i++) {
+          if (buf[i] & 0x80) return strict.decode(buf.subarray(start, end));
+        }
+        return buf.toString('latin1', start, end);
+      }
+    };
+  } catch {
+    return undefined;
+  }
+})();
+
+/** `bytes` decoded as `type`, with flat strings where possible (see FlatStringReader). */
+export function decodeMessage<T extends object>(type: { decode(reader: Uint8Array | object): T }, bytes: Uint8Array): T {
+  if (FlatStringReader && Buffer.isBuffer(bytes)) return type.decode(new FlatStringReader(bytes));
+  return type.decode(bytes);
 }
 
 interface ReusableWriter {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Clock } from './clock';
+import { DormantRun, isDormant, type RunView } from './dormant';
 import { alreadyExists, invalidArgument, notFound } from './errors';
 import { Execution, type PendingQuery, type QueryOutcome } from './execution';
 import type { Logger } from './logger';
@@ -84,8 +85,24 @@ export class Store {
   /** Legacy query tasks handed out, by query id, until answered. */
   readonly queries = new Map<string, PendingQuery>();
   readonly namespaces = new Map<string, NamespaceInfo>();
-  private chains = new Map<string, Execution[]>();
-  private runs = new Map<string, Execution>();
+  /** Live runs and parked ones (src/dormant.ts); `live()` turns a parked one back into a run. */
+  /**
+   * By namespace, then workflow id: the id string is the run's own, where one joined key per
+   * chain would be a second copy of it (README, "Memory per idle run").
+   */
+  private chains = new Map<string, Map<string, (Execution | DormantRun)[]>>();
+  private runs = new Map<string, Execution | DormantRun>();
+  /**
+   * Parking (src/dormant.ts): runs become candidates when their first-task delay begins, and
+   * `parkIdle` parks those still parkable one call later. Off (0) unless the server sets it.
+   */
+  parkIdleAfterMs = 0;
+  private idleNew = new Set<Execution>();
+  private idleOld = new Set<Execution>();
+  private parkedRuns = 0;
+  /** The last parked run's type and queue names: equal ones share that string (most idle runs are of one kind). */
+  private lastType = '';
+  private lastQueue = '';
   /** Durable mode (`--db-filename`): every change is journaled; see src/persistence/journal.ts. */
   journal?: Journal;
   /** Closed runs whose history is packed at the next sweep (see RunHistory.pack). */
@@ -121,18 +138,18 @@ export class Store {
     return ns;
   }
 
-  private chainKey(namespace: string, workflowId: string): string {
-    return `${namespace}\u0000${workflowId}`;
+  private chain(namespace: string, workflowId: string): (Execution | DormantRun)[] | undefined {
+    return this.chains.get(namespace)?.get(workflowId);
   }
 
   /** runId '' = the latest run of the chain. */
   findRun(namespace: string, workflowId: string, runId: string): Execution | undefined {
     if (runId) {
       const r = this.runs.get(runId);
-      return r && r.namespace === namespace && (!workflowId || r.workflowId === workflowId) ? r : undefined;
+      return r && r.namespace === namespace && (!workflowId || r.workflowId === workflowId) ? this.live(r) : undefined;
     }
-    const chain = this.chains.get(this.chainKey(namespace, workflowId));
-    return chain?.[chain.length - 1];
+    const chain = this.chain(namespace, workflowId);
+    return this.live(chain?.[chain.length - 1]);
   }
 
   getRun(namespace: string, execution: temporal.api.common.v1.IWorkflowExecution | null | undefined): Execution {
@@ -144,14 +161,14 @@ export class Store {
   }
 
   runById(runId: string): Execution | undefined {
-    return this.runs.get(runId);
+    return this.live(this.runs.get(runId));
   }
 
   /** StartWorkflowExecution / SignalWithStart / child start. */
   startWorkflow(opts: StartOptions): { run: Execution; started: boolean } {
     const { params } = opts;
-    const chain = this.chains.get(this.chainKey(params.namespace, params.workflowId));
-    const current = chain?.[chain.length - 1];
+    const chain = this.chain(params.namespace, params.workflowId);
+    const current = this.live(chain?.[chain.length - 1]);
     if (current) {
       if (params.requestId && current.p.requestId === params.requestId) {
         return { run: current, started: true }; // a retried request
@@ -185,13 +202,15 @@ export class Store {
   }
 
   private addRun(run: Execution): void {
-    const key = this.chainKey(run.namespace, run.workflowId);
-    let chain = this.chains.get(key);
-    if (!chain) {
-      chain = [];
-      this.chains.set(key, chain);
+    let byId = this.chains.get(run.namespace);
+    if (!byId) {
+      byId = new Map();
+      this.chains.set(run.namespace, byId);
     }
-    chain.push(run);
+    const chain = byId.get(run.workflowId);
+    // A literal holds exactly one element; an empty array grown by push reserves 17.
+    if (chain) chain.push(run);
+    else byId.set(run.workflowId, [run]);
     this.runs.set(run.runId, run);
   }
 
@@ -269,7 +288,7 @@ export class Store {
     );
     this.packLater(run);
     if (run.parent && !run.nextRunId) {
-      const parentRun = this.runs.get(run.parent.runId);
+      const parentRun = this.live(this.runs.get(run.parent.runId));
       parentRun?.onChildClosed(run.parent.initiatedEventId, run);
     }
     for (const child of [...run.children.values()]) {
@@ -309,7 +328,8 @@ export class Store {
     const key = this.queueKey(namespace, queue);
     this.wfMatching.takeAll(key);
     for (const run of this.runs.values()) {
-      if (run.namespace === namespace && run.isOpen) run.clearStickyQueue(queue);
+      // A parked run never had a workflow task, so no sticky queue either.
+      if (!isDormant(run) && run.namespace === namespace && run.isOpen) run.clearStickyQueue(queue);
     }
   }
 
@@ -317,8 +337,11 @@ export class Store {
   list(namespace: string, query: string): Execution[] {
     const match = parseListQuery(query);
     const out: Execution[] = [];
+    // Waking a parked match replaces its map value in place, which a Map iteration allows.
     for (const run of this.runs.values()) {
-      if (run.namespace === namespace && match(run)) out.push(run);
+      if (run.namespace !== namespace || !match(run)) continue;
+      const live = this.live(run);
+      if (live) out.push(live);
     }
     return out.sort((a, b) => b.startTime - a.startTime);
   }
@@ -331,17 +354,17 @@ export class Store {
     const now = this.clock.now();
     let dropped = 0;
     for (const [runId, run] of this.runs) {
-      if (run.isOpen) continue;
+      if (isDormant(run) || run.isOpen) continue;
       const retention = this.namespaces.get(run.namespace)?.retentionMs ?? 24 * 3600 * 1000;
       if (now - run.closeTime < retention) continue;
       this.runs.delete(runId);
       this.journal?.purged(runId);
-      const key = this.chainKey(run.namespace, run.workflowId);
-      const chain = this.chains.get(key);
+      const byId = this.chains.get(run.namespace);
+      const chain = byId?.get(run.workflowId);
       if (chain) {
         const rest = chain.filter((r) => r !== run);
-        if (rest.length > 0) this.chains.set(key, rest);
-        else this.chains.delete(key);
+        if (rest.length > 0) byId?.set(run.workflowId, rest);
+        else byId?.delete(run.workflowId);
       }
       dropped++;
     }
@@ -366,8 +389,95 @@ export class Store {
       run.restoreState(rec.events, replay(p, rec.events, rec.state));
       if (run.isOpen) open++;
       else this.packLater(run);
+      // Parked at once: a restart with many runs waiting out a delay never holds them all live.
+      if (this.parkIdleAfterMs > 0 && run.parkable) this.park(run);
     }
     return { runs: loaded.runs.length, open };
+  }
+
+  // ---------------------------------------------------------------- parking (src/dormant.ts)
+
+  /** A run's first-task delay began (start, retry or continue-as-new backoff, restore). */
+  noteIdle(run: Execution): void {
+    if (this.parkIdleAfterMs > 0) this.idleNew.add(run);
+  }
+
+  /**
+   * Parks every run noted before the previous call that is still parkable; called every
+   * `parkIdleAfterMs`, so a run is parked after one to two periods of idleness. Returns how many.
+   */
+  parkIdle(): number {
+    const ready = this.idleOld;
+    this.idleOld = this.idleNew;
+    this.idleNew = new Set();
+    let n = 0;
+    for (const run of ready) {
+      if (run.parked || this.runs.get(run.runId) !== run) continue;
+      if (run.parkable) {
+        this.park(run);
+        n++;
+      } else if (run.isOpen && run.backoffTimer) {
+        // Still in its delay but busy for now (a result long poll, a commit not yet written).
+        this.idleOld.add(run);
+      }
+    }
+    return n;
+  }
+
+  isParked(runId: string): boolean {
+    const run = this.runs.get(runId);
+    return run !== undefined && isDormant(run);
+  }
+
+  /** How many runs are parked now. */
+  get parkedCount(): number {
+    return this.parkedRuns;
+  }
+
+  private park(run: Execution): void {
+    if (run.workflowType !== this.lastType) this.lastType = run.workflowType;
+    if (run.taskQueue !== this.lastQueue) this.lastQueue = run.taskQueue;
+    const d = new DormantRun(
+      run.namespace,
+      run.workflowId,
+      run.runId,
+      run.p.requestId,
+      this.lastType,
+      this.lastQueue,
+      run.startTime,
+      DormantRun.encode(run.encodedHistory()),
+    );
+    const wakeAt = run.park();
+    if (Number.isFinite(wakeAt)) {
+      d.timer = this.clock.scheduleAt(wakeAt, () => {
+        d.timer = undefined;
+        this.live(d);
+      });
+    }
+    this.replace(run, d);
+    this.parkedRuns++;
+  }
+
+  /** The run itself: a parked run is rebuilt from its started event, as a restart rebuilds it. */
+  private live(run: Execution | DormantRun | undefined): Execution | undefined {
+    if (run === undefined || !isDormant(run)) return run;
+    run.timer?.cancel();
+    run.timer = undefined;
+    const events = run.events();
+    const rec = { namespace: run.namespace, workflowId: run.workflowId, runId: run.runId, requestId: run.requestId };
+    const p = runParamsFromStarted(rec, events[0]);
+    const woken = new Execution(this, p, run.startTime);
+    this.replace(run, woken);
+    this.parkedRuns--;
+    woken.restoreState(events, replay(p, events, undefined));
+    return woken;
+  }
+
+  private replace(from: Execution | DormantRun, to: Execution | DormantRun): void {
+    this.runs.set(to.runId, to);
+    const chain = this.chain(to.namespace, to.workflowId);
+    const i = chain ? chain.lastIndexOf(from) : -1;
+    if (chain && i >= 0) chain[i] = to;
   }
 
   /**
@@ -390,9 +500,6 @@ export class Store {
     this.packTimer.unref();
   }
 
-  allRuns(): IterableIterator<Execution> {
-    return this.runs.values();
-  }
 }
 
 type Dur = google.protobuf.IDuration | null | undefined;
@@ -426,7 +533,7 @@ const statusNames: Record<string, number> = {
  * The list-filter subset we support: `Field = 'value'` terms joined by AND, for WorkflowId,
  * WorkflowType, ExecutionStatus, TaskQueue and RunId. Anything else is INVALID_ARGUMENT.
  */
-export function parseListQuery(query: string): (run: Execution) => boolean {
+export function parseListQuery(query: string): (run: RunView) => boolean {
   const q = query.trim();
   if (!q) return () => true;
   const terms = q.split(/\s+and\s+/i);
@@ -437,17 +544,17 @@ export function parseListQuery(query: string): (run: Execution) => boolean {
     const value = m[2] ?? m[3] ?? '';
     switch (field) {
       case 'WorkflowId':
-        return (r: Execution) => r.workflowId === value;
+        return (r: RunView) => r.workflowId === value;
       case 'WorkflowType':
-        return (r: Execution) => r.workflowType === value;
+        return (r: RunView) => r.workflowType === value;
       case 'RunId':
-        return (r: Execution) => r.runId === value;
+        return (r: RunView) => r.runId === value;
       case 'TaskQueue':
-        return (r: Execution) => r.taskQueue === value;
+        return (r: RunView) => r.taskQueue === value;
       case 'ExecutionStatus': {
         const s = statusNames[value.toLowerCase().replace(/[_\s]/g, '')];
         if (s === undefined) throw invalidArgument(`Unknown ExecutionStatus: ${value}`);
-        return (r: Execution) => r.status === s;
+        return (r: RunView) => r.status === s;
       }
       default:
         throw invalidArgument(`Unsupported list filter field: ${field}`);

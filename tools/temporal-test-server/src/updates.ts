@@ -66,6 +66,10 @@ export class UpdateRegistry {
   /** Waiters of `wait`; made on first use (most runs never see an update, and every run is kept). */
   private listeners: Set<() => void> | undefined;
 
+  get isEmpty(): boolean {
+    return this.byId.size === 0;
+  }
+
   get(id: string): Update | undefined {
     return this.byId.get(id);
   }

@@ -254,6 +254,11 @@ export class Journal {
     return { journal, loaded };
   }
 
+  /** Changes of this run not yet written (the run object is still needed for them). */
+  isPending(run: Execution): boolean {
+    return this.dirty.has(run);
+  }
+
   touch(run: Execution): void {
     this.dirty.add(run);
     this.schedule();

@@ -100,7 +100,8 @@ export function runParamsFromStarted(rec: RunRecord, started: HistoryEvent): Run
     attempt: a.attempt || 1,
     firstExecutionRunId: a.firstExecutionRunId || rec.runId,
     continuedExecutionRunId: a.continuedExecutionRunId || undefined,
-    initiator: a.initiator ?? undefined,
+    // 0 is UNSPECIFIED (a decoded message reads it as 0, not absent): a run its client started.
+    initiator: a.initiator || undefined,
     continuedFailure: a.continuedFailure,
     lastCompletionResult: a.lastCompletionResult,
     backoffMs: durationMs(a.firstWorkflowTaskBackoff),

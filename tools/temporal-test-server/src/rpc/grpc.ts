@@ -6,7 +6,7 @@
 import protoRoot = require('@temporalio/proto/protos/root');
 import { RpcError, status } from '../errors';
 import type { Logger } from '../logger';
-import { encodeMessage, type MessageType } from '../proto';
+import { decodeMessage, encodeMessage, type MessageType } from '../proto';
 
 interface ReflectedMethod {
   name: string;
@@ -86,7 +86,7 @@ export function invoke(m: UnaryMethod, body: Uint8Array, ctx: CallContext, logge
   if (!m.fn) return { ok: false, code: status.UNIMPLEMENTED, details: `${m.name} is not implemented by the pixflow test server` };
   let req: object;
   try {
-    req = m.requestType.decode(body);
+    req = decodeMessage(m.requestType, body);
   } catch (err) {
     return { ok: false, code: status.INVALID_ARGUMENT, details: `Malformed ${m.name} request: ${errMessage(err)}` };
   }

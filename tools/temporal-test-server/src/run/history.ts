@@ -211,6 +211,10 @@ export class RunHistory {
     this.buffered.push({ emit, timerId, events: capture ? this.captureEvents(emit) : undefined });
   }
 
+  hasWaiters(): boolean {
+    return this.listeners !== undefined && this.listeners.size > 0;
+  }
+
   hasBuffered(): boolean {
     return this.buffered.length > 0;
   }

@@ -49,6 +49,10 @@ export class Queries {
     }
   }
 
+  get isEmpty(): boolean {
+    return this.pending.length === 0;
+  }
+
   /** The queries a newly scheduled workflow task carries. */
   takePending(): PendingQuery[] {
     return this.pending.splice(0);

@@ -1,0 +1,188 @@
+/**
+ * Parked idle runs (src/dormant.ts): a run waiting out its start delay is kept as its encoded
+ * started event and rebuilt on its first touch. Through the real SDK, a parked run must behave in
+ * every way as one kept in memory: its history, describe, signal-with-start, terminate, query,
+ * its own delay ending and its run timeout, and a durable restart.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
+import { silentLogger, startServer, type RunningServer } from '../src/index';
+import { waitFor, workflowsPath } from './support';
+import { collectsSignals, durableAddSignal, type DurableActivities } from './workflows';
+
+const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
+const EventType = temporal.api.enums.v1.EventType;
+const History = temporal.api.history.v1.History;
+
+interface Harness {
+  server: RunningServer;
+  client: Client;
+  taskQueue: string;
+  effects: string[];
+  stop(): Promise<void>;
+}
+
+async function harness(opts: { dbFilename?: string; taskQueue?: string }): Promise<Harness> {
+  const server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, parkIdleAfterMs: 25, dbFilename: opts.dbFilename });
+  const effects: string[] = [];
+  const activities: DurableActivities = {
+    async sideEffect(tag) {
+      effects.push(tag);
+      return `done ${tag}`;
+    },
+    async flaky(tag) {
+      return tag;
+    },
+    async slow(tag) {
+      return tag;
+    },
+  };
+  const workerConn = await NativeConnection.connect({ address: server.address });
+  const clientConn = await Connection.connect({ address: server.address });
+  const client = new Client({ connection: clientConn });
+  const taskQueue = opts.taskQueue ?? uniqueTaskQueue('parking');
+  const worker = await Worker.create({ connection: workerConn, taskQueue, workflowBundle: await workflowBundle(workflowsPath), activities });
+  const running = worker.run();
+  return {
+    server,
+    client,
+    taskQueue,
+    effects,
+    stop: async () => {
+      worker.shutdown();
+      await running;
+      await workerConn.close();
+      await clientConn.close();
+      await server.close();
+    },
+  };
+}
+
+describe('temporal-test-server: idle runs parked as their started event', function () {
+  this.timeout(60_000);
+  let dir: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsrv-parking-'));
+  });
+
+  after(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a parked run answers every request as a live one and wakes for its own deadlines', async () => {
+    const h = await harness({});
+    const { client, taskQueue, server } = h;
+    try {
+      const stamp = Date.now();
+      const ids = Array.from({ length: 20 }, (_, i) => `idle-${stamp}-${i}`);
+      const handles = await Promise.all(
+        ids.map((workflowId) => client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['p', 1], startDelay: '1 hour' })),
+      );
+      // The history as the live run wrote it, read before any parking.
+      const before = History.encode({ events: (await handles[0].fetchHistory()).events ?? [] }).finish();
+      const queryLive = await handles[4].query('__stack_trace').then(
+        () => 'answered',
+        (err: Error) => err.message,
+      );
+      await waitFor(() => ids.every((_, i) => server.store.isParked(handles[i].firstExecutionRunId)), 10_000, 'all 20 runs parked');
+      assert.equal(server.store.parkedCount, 20);
+
+      // History: byte for byte what the live run had.
+      const after = History.encode({ events: (await handles[0].fetchHistory()).events ?? [] }).finish();
+      assert.deepEqual(Buffer.from(after), Buffer.from(before));
+      assert.equal(server.store.isParked(handles[0].firstExecutionRunId), false, 'a read wakes the run');
+
+      // Describe: running, execution time at the end of the delay.
+      const desc = await handles[1].describe();
+      assert.equal(desc.status.name, 'RUNNING');
+      assert.equal(desc.executionTime?.getTime(), desc.startTime.getTime() + 3600_000);
+
+      // Signal-with-start ends the delay at once and the workflow runs with the signal.
+      await waitFor(() => server.store.isParked(handles[2].firstExecutionRunId), 10_000, 'run 2 parked again');
+      const again = await client.workflow.signalWithStart(collectsSignals, { taskQueue, workflowId: ids[2], args: ['p', 1], signal: durableAddSignal, signalArgs: ['paid'] });
+      assert.equal(again.signaledRunId, handles[2].firstExecutionRunId);
+      assert.equal(await handles[2].result(), 'done p:paid');
+
+      // Terminate.
+      await handles[3].terminate('expired by test');
+      assert.equal((await handles[3].describe()).status.name, 'TERMINATED');
+
+      // A query fails the same way on a parked run as on a live one (no first workflow task yet).
+      await waitFor(() => server.store.isParked(handles[4].firstExecutionRunId), 10_000, 'run 4 parked again');
+      const queryParked = await handles[4].query('__stack_trace').then(
+        () => 'answered',
+        (err: Error) => err.message,
+      );
+      assert.equal(queryParked, queryLive);
+
+      // Its own delay ending wakes it with nobody asking: the activity runs.
+      const shortId = `short-${stamp}`;
+      const short = await client.workflow.start(collectsSignals, { taskQueue, workflowId: shortId, args: ['short', 0], startDelay: '1500 ms' });
+      await waitFor(() => server.store.isParked(short.firstExecutionRunId), 1_400, 'the short-delay run parked before its delay ends');
+      await waitFor(() => h.effects.includes('short:'), 10_000, 'the short-delay workflow ran its activity');
+      assert.equal(await short.result(), 'done short:');
+      const events = (await short.fetchHistory()).events ?? [];
+      assert.deepEqual(events.slice(0, 2).map((e) => e.eventType), [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED]);
+
+      // Its run timeout fires while parked.
+      const timeoutId = `timeout-${stamp}`;
+      const timesOut = await client.workflow.start(collectsSignals, {
+        taskQueue,
+        workflowId: timeoutId,
+        args: ['t', 0],
+        startDelay: '1 hour',
+        workflowRunTimeout: '1500 ms',
+      });
+      await waitFor(() => server.store.isParked(timesOut.firstExecutionRunId), 1_400, 'the run-timeout run parked');
+      await waitFor(() => !server.store.isParked(timesOut.firstExecutionRunId), 10_000, 'woken by its run timeout');
+      await assert.rejects(timesOut.result(), (err: unknown) => err instanceof WorkflowFailedError);
+      assert.equal((await timesOut.describe()).status.name, 'TIMED_OUT');
+
+      // Visibility sees parked runs (and does not lose them).
+      const listed: string[] = [];
+      for await (const w of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) listed.push(w.workflowId);
+      const stillIdle = ids.filter((_, i) => i !== 2 && i !== 3);
+      assert.deepEqual(listed.sort(), stillIdle.sort());
+      for (const i of [5, 6, 7]) {
+        const d = await handles[i].describe();
+        assert.equal(d.status.name, 'RUNNING');
+      }
+      assert.equal(h.effects.filter((e) => e.startsWith('p:')).length, 1, 'only the signalled idle run ran');
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('durable: parked runs are parked again at a restart and finish after it', async () => {
+    const dbFilename = path.join(dir, 'parked.db');
+    const taskQueue = uniqueTaskQueue('parking-durable');
+    let h = await harness({ dbFilename, taskQueue });
+    const stamp = Date.now();
+    const ids = Array.from({ length: 10 }, (_, i) => `durable-idle-${stamp}-${i}`);
+    try {
+      const handles = await Promise.all(
+        ids.map((workflowId) => h.client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['d', 1], startDelay: '1 hour' })),
+      );
+      await waitFor(() => handles.every((x) => h.server.store.isParked(x.firstExecutionRunId)), 10_000, 'all parked');
+    } finally {
+      await h.stop();
+    }
+    h = await harness({ dbFilename, taskQueue });
+    try {
+      // Restored straight into the parked form, before any sweep.
+      assert.equal(h.server.store.parkedCount, 10);
+      const woken = await h.client.workflow.signalWithStart(collectsSignals, { taskQueue, workflowId: ids[0], args: ['d', 1], signal: durableAddSignal, signalArgs: ['after restart'] });
+      assert.equal(await h.client.workflow.getHandle(ids[0], woken.signaledRunId).result(), 'done d:after restart');
+      assert.equal(h.server.store.parkedCount, 9);
+    } finally {
+      await h.stop();
+    }
+  });
+});
