@@ -6,6 +6,7 @@
  */
 import type { InfractionStatus } from '../../contracts/statuses';
 import crypto from 'node:crypto';
+import { buildBrCode } from '../../pix/brcode';
 import { centsToWire } from '../money-wire';
 import type { CobStatus, Party, PixKeyStatusAtAcquirer, PixKeyType, RefundStatus, TransferStatus } from '../types';
 import type { InfractionCallback, PixCallback, PixKeyCallback, TransferCallback } from '../wire';
@@ -27,9 +28,20 @@ export interface SimCob {
   debtor?: { cpf?: string; cnpj?: string; nome: string };
   createdAt: string;
   expiresIn: number;
-  pixCopiaECola: string;
   revision: number;
-  payments: SimPayment[];
+  /** `NO_PAYMENTS` until the first payment (most cobs never see one; see `pixCopiaECola`). */
+  payments: readonly SimPayment[];
+}
+
+export const NO_PAYMENTS: readonly SimPayment[] = Object.freeze([]);
+
+/**
+ * A cob's copia-e-cola code, built from the cob whenever it is shown rather than kept: it is
+ * a pure function of the key, amount and txid, and kept it was a fifth of every open cob's
+ * memory in `npm start` (README, "Memory").
+ */
+export function pixCopiaECola(c: SimCob): string {
+  return buildBrCode({ key: c.key, merchantName: 'PIXFLOW SANDBOX', merchantCity: 'SAO PAULO', amountCents: c.amount, txid: c.txid, initiationMethod: '12' });
 }
 
 export interface SimRefund {
@@ -129,7 +141,7 @@ export const cobView = (c: SimCob) => ({
   chave: c.key,
   ...(c.description ? { solicitacaoPagador: c.description } : {}),
   ...(c.debtor ? { devedor: c.debtor } : {}),
-  pixCopiaECola: c.pixCopiaECola,
+  pixCopiaECola: pixCopiaECola(c),
 });
 
 export const transferView = (t: SimTransfer) => ({
@@ -221,7 +233,7 @@ export class SimulatedPsp {
       paidAt: new Date().toISOString(),
       payer: o.payer ?? { name: 'Pagador Sandbox', document: '12345678909' },
     };
-    cob.payments.push(payment);
+    cob.payments = [...cob.payments, payment];
     this.paymentIndex.set(payment.e2eId, { cob, payment });
     if (cob.status === 'ATIVA') cob.status = 'CONCLUIDA';
     const body: PixCallback = { pix: [this.pixView(cob, payment)] };

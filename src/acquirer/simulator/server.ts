@@ -13,7 +13,6 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import type { z } from 'zod';
-import { buildBrCode } from '../../pix/brcode';
 import { validatePixKey, type PixKeyType } from '../../pix/pix-key';
 import { wireToCents } from '../money-wire';
 import type { Party, PixKeyStatusAtAcquirer } from '../types';
@@ -26,6 +25,8 @@ import {
   SimulatedPsp,
   cobView,
   keyView,
+  NO_PAYMENTS,
+  pixCopiaECola,
   randomAlnum,
   refundView,
   transferView,
@@ -315,12 +316,6 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
       ctx.body = cobView(existing);
       return;
     }
-    let pixCopiaECola: string;
-    try {
-      pixCopiaECola = buildBrCode({ key: body.chave, merchantName: 'PIXFLOW SANDBOX', merchantCity: 'SAO PAULO', amountCents: amount, txid, initiationMethod: '12' });
-    } catch (err) {
-      return invalid('cob.chave', err instanceof Error ? err.message : 'chave inválida');
-    }
     const cob: SimCob = {
       txid,
       status: 'ATIVA',
@@ -331,9 +326,14 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
       createdAt: new Date().toISOString(),
       expiresIn,
       revision: 0,
-      payments: [],
-      pixCopiaECola,
+      payments: NO_PAYMENTS,
     };
+    try {
+      // Checks the key; the view builds the same code again from the cob (see `pixCopiaECola`).
+      pixCopiaECola(cob);
+    } catch (err) {
+      return invalid('cob.chave', err instanceof Error ? err.message : 'chave inválida');
+    }
     psp.cobs.set(txid, cob);
     ctx.status = 201;
     ctx.body = cobView(cob);
