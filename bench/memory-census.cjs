@@ -9,6 +9,9 @@
 // objects). CENSUS_SNAP=<MB> writes one heap snapshot of the main thread once its used heap passes
 // that size (it costs a lot of RSS itself: ignore that run's peak). CENSUS_FLAGS is passed to
 // v8.setFlagsFromString in the main thread before anything else (experiments only).
+// CENSUS_GC_EVERY=<s> makes every thread run a full collection every s seconds and record the heap
+// used after it (`liveSeries`: [time, MB]): live memory over time, the slope of which is memory
+// per open charge (README "Memory per open charge"). It costs CPU: ignore that run's speed.
 const dir = process.env.CENSUS_DIR;
 const isService = dir && process.env.DATA_DIR && (!require('worker_threads').isMainThread || process.argv.some((a) => /start\.ts$/.test(a)));
 if (isService) {
@@ -34,6 +37,16 @@ if (isService) {
   const series = [];
   let lastSeries = 0;
   const file = `${dir}/${process.pid}-${wt.threadId}.json`;
+  const gcEvery = Number(process.env.CENSUS_GC_EVERY || 0);
+  const liveSeries = [];
+  if (gcEvery > 0) {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = require('vm').runInNewContext('gc');
+    setInterval(() => {
+      gc();
+      liveSeries.push([new Date().toISOString().slice(11, 19), r(v8.getHeapStatistics().used_heap_size)]);
+    }, gcEvery * 1000).unref();
+  }
   const smaps = () => {
     const out = { anonHeap: 0, anonOther: 0, arenas64: 0, fileNode: 0, fileOther: 0, stack: 0, total: 0 };
     try {
@@ -72,6 +85,7 @@ if (isService) {
       max = { total: h.total_heap_size, totalMb: r(h.total_heap_size), usedMb: r(h.used_heap_size), externalMb: r(h.external_memory), mallocedMb: r(h.malloced_memory), peakMallocedMb: r(h.peak_malloced_memory), limitMb: r(h.heap_size_limit), spaces, at: new Date().toISOString() };
     }
     const rec = { role: role(), threadId: wt.threadId, pid: process.pid, maxHeap: max };
+    if (liveSeries.length > 0) rec.liveSeries = liveSeries;
     if (wt.isMainThread) {
       const st = fs.readFileSync('/proc/self/status', 'utf8');
       const rss = Number(/VmRSS:\s+(\d+)/.exec(st)[1]) * 1024;
