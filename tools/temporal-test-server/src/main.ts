@@ -10,6 +10,10 @@
  *       real time; with --db-filename, durable. UI, logging and dynamic-config flags are accepted
  *       and ignored (there is no UI); other unknown flags are ignored with one warning.
  * Exits cleanly on SIGTERM/SIGINT.
+ *
+ * TEMPORAL_TEST_SERVER_PARK_IDLE_MS=<ms> sets how soon idle runs are parked (README, "Memory per
+ * idle run"; 0 = never) in every mode, time skipping included: the way to run any test suite with
+ * parking forced on everywhere.
  */
 import { consoleLogger, startServer, type ServerOptions } from './index';
 
@@ -104,7 +108,9 @@ export async function main(argv: string[]): Promise<void> {
   const logger = consoleLogger(quiet ? 'warn' : 'info');
   process.on('uncaughtException', (err) => logger.error({ err: err.stack ?? String(err) }, 'uncaught exception (kept running)'));
   process.on('unhandledRejection', (err) => logger.error({ err: String(err) }, 'unhandled rejection (kept running)'));
-  const server = await startServer({ ...opts, logger });
+  const parkEnv = process.env.TEMPORAL_TEST_SERVER_PARK_IDLE_MS;
+  const parkIdleAfterMs = parkEnv !== undefined && parkEnv !== '' && Number.isFinite(Number(parkEnv)) ? Number(parkEnv) : undefined;
+  const server = await startServer({ ...opts, logger, parkIdleAfterMs });
   logger.info({ address: server.address, timeSkipping: opts.timeSkipping }, 'temporal-test-server listening');
   const stop = (signal: string): void => {
     logger.info({ signal }, 'shutting down');

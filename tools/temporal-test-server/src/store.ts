@@ -333,17 +333,25 @@ export class Store {
     }
   }
 
-  /** Visibility: every run of a namespace, newest first, matching a simple filter. */
-  list(namespace: string, query: string): Execution[] {
+  /**
+   * Visibility: every run of a namespace, newest first, matching a simple filter. Parked runs stay
+   * parked (a count or a listing of many idle runs must not wake them all): `runOf` wakes the
+   * ones a page actually shows.
+   */
+  list(namespace: string, query: string): RunView[] {
     const match = parseListQuery(query);
-    const out: Execution[] = [];
-    // Waking a parked match replaces its map value in place, which a Map iteration allows.
+    const out: RunView[] = [];
     for (const run of this.runs.values()) {
-      if (run.namespace !== namespace || !match(run)) continue;
-      const live = this.live(run);
-      if (live) out.push(live);
+      if (run.namespace === namespace && match(run)) out.push(run);
     }
     return out.sort((a, b) => b.startTime - a.startTime);
+  }
+
+  /** The run behind a visibility entry of `list`, woken if it is parked. */
+  runOf(view: RunView): Execution {
+    const run = this.live(this.runs.get(view.runId));
+    if (!run) throw notFound(`workflow execution not found for run ID "${view.runId}"`);
+    return run;
   }
 
   /**

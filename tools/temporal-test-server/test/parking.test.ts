@@ -145,7 +145,12 @@ describe('temporal-test-server: idle runs parked as their started event', functi
       await assert.rejects(timesOut.result(), (err: unknown) => err instanceof WorkflowFailedError);
       assert.equal((await timesOut.describe()).status.name, 'TIMED_OUT');
 
-      // Visibility sees parked runs (and does not lose them).
+      // Visibility sees parked runs (and does not lose them); a count does not wake them.
+      const stillParked = server.store.parkedCount;
+      assert.ok(stillParked >= 10, `most idle runs parked again (${stillParked})`);
+      const counted = await client.workflow.count(`TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`);
+      assert.equal(counted.count, 18);
+      assert.equal(server.store.parkedCount, stillParked);
       const listed: string[] = [];
       for await (const w of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) listed.push(w.workflowId);
       const stillIdle = ids.filter((_, i) => i !== 2 && i !== 3);

@@ -342,7 +342,7 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       const size = req.pageSize && req.pageSize > 0 ? req.pageSize : 1000;
       const page = runs.slice(offset, offset + size);
       const next = offset + size < runs.length ? Buffer.from(`offset:${offset + size}`) : Buffer.alloc(0);
-      return { executions: page.map((r) => r.info()), nextPageToken: next };
+      return { executions: page.map((r) => store.runOf(r).info()), nextPageToken: next };
     }),
 
     CountWorkflowExecutions: handler<ws.ICountWorkflowExecutionsRequest>((req) => {
