@@ -1,14 +1,18 @@
 /**
  * Heap per idle run, parked and not (README, "Memory per idle run").
  *
- *   npx tsx tools/temporal-test-server/bench/idle-memory.ts [runs=5000]
+ *   npx tsx tools/temporal-test-server/bench/idle-memory.ts [runs=5000] [durable]
  *
  * One process: for each mode a server on 127.0.0.1 (real time), the SDK client starting `runs`
  * workflows with a one-hour start delay (a pixflow charge waiting out its expiry), then the
  * server's heap growth after full collections, per run. With parking it also times parking and
  * waking: the CPU of one sweep that parks every run, and of waking every run again (the lookup
- * that any request on a parked run makes).
+ * that any request on a parked run makes). `durable`: the server keeps a journal (as in `npm
+ * start`), so a parked run keeps only where the journal holds its started event.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
@@ -27,9 +31,16 @@ function cpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-async function measure(runs: number, park: boolean): Promise<Record<string, number>> {
+async function measure(runs: number, park: boolean, durable: boolean): Promise<Record<string, number>> {
+  const dir = durable ? fs.mkdtempSync(path.join(os.tmpdir(), 'idle-memory-')) : undefined;
   // Parking is driven by hand here (parkIdle), so the interval is long enough never to fire.
-  const server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, parkIdleAfterMs: park ? 3_600_000 : 0 });
+  const server = await startServer({
+    port: 0,
+    timeSkipping: false,
+    logger: silentLogger,
+    parkIdleAfterMs: park ? 3_600_000 : 0,
+    dbFilename: dir ? path.join(dir, 'journal.db') : undefined,
+  });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   try {
@@ -71,15 +82,17 @@ async function measure(runs: number, park: boolean): Promise<Record<string, numb
   } finally {
     await connection.close();
     await server.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 async function main(): Promise<void> {
   const runs = Number(process.argv[2] ?? 5000);
-  const kept = await measure(runs, false);
-  const parked = await measure(runs, true);
+  const durable = process.argv[3] === 'durable';
+  const kept = await measure(runs, false, durable);
+  const parked = await measure(runs, true, durable);
   const kb = (b: number): string => (b / 1024).toFixed(2);
-  console.log(`idle runs: ${runs} (one-hour start delay, charge-shaped start)`);
+  console.log(`idle runs: ${runs} (one-hour start delay, charge-shaped start)${durable ? ', durable (journal)' : ''}`);
   console.log(`  kept live: ${kb(kept.heapBytesPerRun)} KB heap per run`);
   console.log(`  parked:    ${kb(parked.heapBytesPerRun)} KB heap per run (${parked.parked} parked)`);
   console.log(`  ratio:     ${(parked.heapBytesPerRun / kept.heapBytesPerRun).toFixed(3)}`);

@@ -12,6 +12,7 @@
  * restart does, so a parked run behaves in every way as one that stayed in memory.
  */
 import type { TimerHandle } from './clock';
+import type { FileSpan, Journal } from './persistence/journal';
 import { decodeMessage, temporal, WorkflowExecutionStatus, type HistoryEvent } from './proto';
 
 const History = temporal.api.history.v1.History;
@@ -43,19 +44,30 @@ export class DormantRun implements RunView {
     readonly taskQueue: string,
     readonly startTime: number,
     /**
-     * The `History` message holding the started event, as a latin1 string: one byte per byte in
-     * a single heap object, where a Buffer would cost a JS object and an off-heap allocation.
+     * The `History` message holding the started event: in durable mode where the journal file
+     * has it (two numbers), else its bytes as a latin1 string (one byte per byte in a single heap
+     * object, where a Buffer would cost a JS object and an off-heap allocation).
      */
-    private readonly encoded: string,
+    private readonly history: FileSpan | string,
   ) {}
+
+  /** Where the journal holds the history, if it is kept there. */
+  get span(): FileSpan | undefined {
+    return typeof this.history === 'string' ? undefined : this.history;
+  }
 
   static encode(historyBytes: Uint8Array): string {
     return Buffer.from(historyBytes.buffer, historyBytes.byteOffset, historyBytes.byteLength).toString('latin1');
   }
 
-  /** The run's history (its one event), decoded afresh. */
-  events(): HistoryEvent[] {
-    return decodeMessage(History, Buffer.from(this.encoded, 'latin1')).events;
+  /** The run's history (its one event), decoded afresh; `journal` reads it from the file if it is there. */
+  events(journal: Journal | undefined): HistoryEvent[] {
+    const h = this.history;
+    let bytes: Buffer;
+    if (typeof h === 'string') bytes = Buffer.from(h, 'latin1');
+    else if (journal) bytes = journal.read(h);
+    else throw new Error(`parked run ${this.runId} is in a journal that is not open`);
+    return decodeMessage(History, bytes).events;
   }
 }
 

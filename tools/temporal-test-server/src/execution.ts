@@ -23,6 +23,7 @@
  * - command events are written in command order, right after WorkflowTaskCompleted.
  */
 import { randomUUID } from 'node:crypto';
+import type { FileSpan } from './persistence/journal';
 import type { RestorePlan, RunDurableState } from './persistence/replay';
 import type { TimerHandle } from './clock';
 import { notFound } from './errors';
@@ -76,6 +77,8 @@ export class Execution implements HistoryWriter {
   backoffTimer?: TimerHandle;
   /** Replaced in the store by a parked copy (src/dormant.ts); this object must not change any more. */
   parked = false;
+  /** Durable mode: where the journal holds this run's first events (a parked run reads them back). */
+  firstEvents: FileSpan | undefined;
   private runTimer?: TimerHandle;
   /** Parent run (for children): notified when the last run of this chain closes. */
   readonly parent: RunParams['parent'];

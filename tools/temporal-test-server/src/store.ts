@@ -10,7 +10,7 @@ import { alreadyExists, invalidArgument, notFound } from './errors';
 import { Execution, type PendingQuery, type QueryOutcome } from './execution';
 import type { Logger } from './logger';
 import { Matching } from './matching';
-import type { Journal, LoadedState } from './persistence/journal';
+import type { FileSpan, Journal, LoadedState } from './persistence/journal';
 import { replay, runParamsFromStarted } from './persistence/replay';
 import {
   durationMs,
@@ -393,6 +393,7 @@ export class Store {
       if (!started) continue; // created but its first commit never finished
       const p = runParamsFromStarted(rec, started);
       const run = new Execution(this, p, timestampMs(started.eventTime));
+      run.firstEvents = rec.firstEvents;
       this.addRun(run);
       run.restoreState(rec.events, replay(p, rec.events, rec.state));
       if (run.isOpen) open++;
@@ -437,6 +438,13 @@ export class Store {
     return run !== undefined && isDormant(run);
   }
 
+  /** Where a parked run keeps its started event: the journal file or memory (diagnostics, tests). */
+  parkedIn(runId: string): 'journal' | 'memory' | undefined {
+    const run = this.runs.get(runId);
+    if (run === undefined || !isDormant(run)) return undefined;
+    return run.span ? 'journal' : 'memory';
+  }
+
   /** How many runs are parked now. */
   get parkedCount(): number {
     return this.parkedRuns;
@@ -453,7 +461,7 @@ export class Store {
       this.lastType,
       this.lastQueue,
       run.startTime,
-      DormantRun.encode(run.encodedHistory()),
+      this.parkedHistory(run),
     );
     const wakeAt = run.park();
     if (Number.isFinite(wakeAt)) {
@@ -466,15 +474,34 @@ export class Store {
     this.parkedRuns++;
   }
 
+  /**
+   * What a parked run keeps of its history: where the journal has it, if the bytes there are the
+   * run's own (checked once, here: a mismatch would be a bug, and the run then keeps its bytes),
+   * else the bytes themselves.
+   */
+  private parkedHistory(run: Execution): FileSpan | string {
+    const bytes = run.encodedHistory();
+    const span = run.firstEvents;
+    if (span && this.journal && span.len === bytes.length) {
+      try {
+        if (this.journal.read(span).equals(bytes)) return { pos: span.pos, len: span.len };
+      } catch (err) {
+        this.logger.warn({ runId: run.runId, err: String(err) }, 'journal: reading back a run to park failed');
+      }
+    }
+    return DormantRun.encode(bytes);
+  }
+
   /** The run itself: a parked run is rebuilt from its started event, as a restart rebuilds it. */
   private live(run: Execution | DormantRun | undefined): Execution | undefined {
     if (run === undefined || !isDormant(run)) return run;
     run.timer?.cancel();
     run.timer = undefined;
-    const events = run.events();
+    const events = run.events(this.journal);
     const rec = { namespace: run.namespace, workflowId: run.workflowId, runId: run.runId, requestId: run.requestId };
     const p = runParamsFromStarted(rec, events[0]);
     const woken = new Execution(this, p, run.startTime);
+    woken.firstEvents = run.span;
     this.replace(run, woken);
     this.parkedRuns--;
     woken.restoreState(events, replay(p, events, undefined));

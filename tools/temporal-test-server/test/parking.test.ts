@@ -176,13 +176,23 @@ describe('temporal-test-server: idle runs parked as their started event', functi
         ids.map((workflowId) => h.client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['d', 1], startDelay: '1 hour' })),
       );
       await waitFor(() => handles.every((x) => h.server.store.isParked(x.firstExecutionRunId)), 10_000, 'all parked');
+      // Durable: a parked run keeps only where the journal holds its started event.
+      assert.deepEqual(handles.map((x) => h.server.store.parkedIn(x.firstExecutionRunId)), handles.map(() => 'journal'));
+      // Woken from the file, the history is what it was.
+      const hist = (await handles[1].fetchHistory()).events ?? [];
+      assert.equal(hist.length, 1);
+      assert.equal(hist[0].workflowExecutionStartedEventAttributes?.workflowType?.name, 'collectsSignals');
     } finally {
       await h.stop();
     }
     h = await harness({ dbFilename, taskQueue });
     try {
-      // Restored straight into the parked form, before any sweep.
+      // Restored straight into the parked form, before any sweep, reading from the journal.
       assert.equal(h.server.store.parkedCount, 10);
+      const runIds = await Promise.all(ids.map(async (id) => (await h.client.workflow.getHandle(id).describe()).runId));
+      assert.equal(h.server.store.parkedCount, 0, 'describe woke every run');
+      await waitFor(() => h.server.store.parkedCount === 10, 10_000, 'parked again');
+      assert.deepEqual(runIds.map((r) => h.server.store.parkedIn(r)), runIds.map(() => 'journal'));
       const woken = await h.client.workflow.signalWithStart(collectsSignals, { taskQueue, workflowId: ids[0], args: ['d', 1], signal: durableAddSignal, signalArgs: ['after restart'] });
       assert.equal(await h.client.workflow.getHandle(ids[0], woken.signaledRunId).result(), 'done d:after restart');
       assert.equal(h.server.store.parkedCount, 9);

@@ -57,6 +57,14 @@ interface StateJson {
 export interface LoadedRun extends RunRecord {
   events: HistoryEvent[];
   state?: RunDurableState;
+  /** Where the run's first EVENTS record (events from 1) keeps its `History` bytes in the file. */
+  firstEvents?: FileSpan;
+}
+
+/** Bytes of the journal file: where they start and how many. */
+export interface FileSpan {
+  pos: number;
+  len: number;
 }
 
 export interface LoadedState {
@@ -175,6 +183,7 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
         const first = body.readUInt32LE(2 + ridLen);
         const run = runs.get(runId);
         if (!run) continue;
+        if (first === 1) run.firstEvents = { pos: off + 8 + (p - blen) + 6 + ridLen, len: blen - 6 - ridLen };
         const events = History.decode(body.subarray(6 + ridLen)).events;
         run.events.length = Math.min(run.events.length, first - 1);
         run.events.push(...events);
@@ -192,6 +201,15 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
 
 export class Journal {
   private fd: number;
+  /** For `read`: the append descriptor cannot read. */
+  private readFd: number;
+  /**
+   * The file's length, so the position of each frame is known as it is appended (one writer, one
+   * write at a time); -1 once a failed write left it unknown (no more positions are handed out).
+   */
+  private size: number;
+  /** Runs whose first events go out in the commit being built or written, and where in its frame. */
+  private locating: { run: Execution; rel: number; len: number }[] = [];
   private dirty = new Set<Execution>();
   private meta: Meta[] = [];
   /** Events already in the file, by run id. */
@@ -210,6 +228,19 @@ export class Journal {
     private readonly logger: Logger,
   ) {
     this.fd = fd;
+    this.readFd = fs.openSync(file, 'r');
+    this.size = fs.fstatSync(fd).size;
+  }
+
+  /**
+   * `span` of the file (a run's first events, see `Execution.firstEvents`), read back. Used to
+   * wake a parked run (src/dormant.ts); only spans of completed commits are ever handed out.
+   */
+  read(span: FileSpan): Buffer {
+    const buf = Buffer.allocUnsafe(span.len);
+    const n = fs.readSync(this.readFd, buf, 0, span.len, span.pos);
+    if (n !== span.len) throw new Error(`journal: short read at ${span.pos} (${n} of ${span.len} bytes)`);
+    return buf;
   }
 
   /**
@@ -239,6 +270,8 @@ export class Journal {
       }
       if (parsed.purged > 100 && parsed.purged >= loaded.runs.length) {
         compact(file, loaded);
+        // The runs moved within the file: their parked form keeps its bytes in memory instead.
+        for (const r of loaded.runs) r.firstEvents = undefined;
         logger.info({ file, live: loaded.runs.length, purged: parsed.purged }, 'journal: compacted');
       }
     } else {
@@ -297,6 +330,7 @@ export class Journal {
     if (this.inFlight) await this.inFlight.catch(() => undefined);
     this.closed = true;
     fs.closeSync(this.fd);
+    fs.closeSync(this.readFd);
     releaseLock(this.file);
   }
 
@@ -307,6 +341,7 @@ export class Journal {
     this.dirty.clear();
     this.meta = [];
     fs.closeSync(this.fd);
+    fs.closeSync(this.readFd);
     releaseLock(this.file);
   }
 
@@ -320,26 +355,36 @@ export class Journal {
   }
 
   private build(): Buffer | null {
+    this.locating = [];
     const records: Buffer[] = [];
-    for (const m of this.meta) records.push(metaRecord(m));
+    let at = 0; // bytes of the payload so far
+    const push = (r: Buffer): void => {
+      records.push(r);
+      at += r.length;
+    };
+    for (const m of this.meta) push(metaRecord(m));
     this.meta = [];
     for (const run of this.dirty) {
       const id = run.runId;
       let done = this.persisted.get(id) ?? 0;
       const length = run.log.length;
       if (length < done) {
-        records.push(metaRecord({ t: 'trunc', r: id, n: length }));
+        push(metaRecord({ t: 'trunc', r: id, n: length }));
         done = length;
       }
       if (length > done) {
-        records.push(eventsRecord(id, done + 1, run.log.encodedRange(done, length)));
+        const rec = eventsRecord(id, done + 1, run.log.encodedRange(done, length));
+        // A run's first events: where their `History` bytes will be, once this frame is written.
+        const head = 5 + 6 + Buffer.byteLength(id);
+        if (done === 0 && this.size >= 0) this.locating.push({ run, rel: at + head, len: rec.length - head });
+        push(rec);
         this.stats.events += length - done;
         this.persisted.set(id, length);
       }
       const s = run.durableState();
       const nonEmpty = s.activities.length > 0 || s.buffered.length > 0;
       if (nonEmpty || this.hasState.has(id)) {
-        records.push(stateRecord(id, s));
+        push(stateRecord(id, s));
         if (nonEmpty) this.hasState.add(id);
         else this.hasState.delete(id);
       }
@@ -365,6 +410,9 @@ export class Journal {
       return;
     }
     const data = buf;
+    const framePos = this.size;
+    const locating = this.locating;
+    this.locating = [];
     const flight = new Promise<void>((resolve, reject) => {
       fs.write(this.fd, data, 0, data.length, null, (err) => {
         if (err) return reject(err);
@@ -377,12 +425,18 @@ export class Journal {
         this.stats.commits++;
         this.stats.fsyncs++;
         this.stats.bytes += data.length;
+        if (this.size >= 0) {
+          this.size += data.length;
+          for (const l of locating) l.run.firstEvents = { pos: framePos + 8 + l.rel, len: l.len };
+        }
         this.inFlight = null;
         for (const w of waiters) w.resolve();
         if (this.dirty.size > 0 || this.meta.length > 0 || this.waiters.length > 0) this.schedule();
       },
       (err: unknown) => {
         this.inFlight = null;
+        // Part of the frame may be in the file: positions after it are unknown from here on.
+        this.size = -1;
         this.logger.error({ err: String(err), file: this.file }, 'journal: write failed; state is not durable');
         for (const w of waiters) w.reject(err);
         if (this.dirty.size > 0 || this.meta.length > 0 || this.waiters.length > 0) this.schedule();
