@@ -47,6 +47,13 @@ export function qrMatrix(text: string): QrMatrix {
   return { size: qr.modules.size, data: qr.modules.data };
 }
 
+/**
+ * zlib level 3 instead of the default 6: the filtered rows are mostly zeros and repeats, so the
+ * lower level finds nearly the same matches at about half the CPU (≈ 40 µs instead of 65–75 µs per
+ * image here, 628 instead of 575 bytes of IDAT; README "Where a charge's time goes", Today).
+ */
+const DEFLATE_LEVEL = 3;
+
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 function chunk(type: string, body: Buffer): Buffer {
@@ -115,7 +122,7 @@ export function encodeQrPng(matrix: QrMatrix, options: QrRenderOptions = DEFAULT
   return Buffer.concat([
     PNG_SIGNATURE,
     chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(raw)),
+    chunk('IDAT', deflateSync(raw, { level: DEFLATE_LEVEL })),
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }

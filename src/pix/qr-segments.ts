@@ -35,48 +35,69 @@ const CAPACITY_M_BITS = [182 * 8, 1062 * 8] as const;
 
 const ALNUM = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:';
 
+/** For each ASCII code: 2 if a digit, 1 if alphanumeric, 0 otherwise (byte mode only). */
+const ASCII_CLASS = (() => {
+  const t = new Uint8Array(128);
+  for (const ch of ALNUM) t[ch.charCodeAt(0)] = ch >= '0' && ch <= '9' ? 2 : 1;
+  return t;
+})();
+
+/** Whether `ch` can be written in `mode` (every mode writes a subset of the one below it). */
 function canEncode(mode: Mode, ch: string): boolean {
   if (mode === 0) return true;
-  if (mode === 2) return ch >= '0' && ch <= '9';
-  return ALNUM.includes(ch);
+  const c = ch.charCodeAt(0);
+  return ch.length === 1 && c < 128 && (ASCII_CLASS[c] as number) >= mode;
 }
 
-/** Best mode of every character for one version class, and the total bit count. */
+/** Unreachable state (cheaper than Infinity in typed arrays, far above any real cost). */
+const NONE = 0x3fffffff;
+
+/**
+ * Best mode of every character for one version class, and the total bit count. Runs once or twice
+ * per charge (README "Where a charge's time goes"), so it works in typed arrays: no arrays per
+ * character.
+ */
 function plan(chars: readonly string[], versionClass: 0 | 1 | 2): { modes: Mode[]; bits: number } {
   const counts = COUNT_BITS[versionClass] as readonly [number, number, number];
-  const head = MODES.map((m) => (4 + counts[m]) * 6);
-  let prev = head.slice();
-  // from[i][m]: the mode character i was in, given that the state after i is m.
-  const from: (Mode | -1)[][] = [];
-  for (const ch of chars) {
+  const head = Int32Array.from(MODES, (m) => (4 + counts[m]) * 6);
+  let prev = Int32Array.from(head);
+  let cur = new Int32Array(3);
+  // from[3 i + m]: the mode character i was in, given that the state after i is m (-1: none).
+  const from = new Int8Array(3 * chars.length);
+  for (let i = 0; i < chars.length; i++) {
+    const ch = chars[i] as string;
     const bytes = utf8Length(ch);
-    const cur = [Infinity, Infinity, Infinity];
-    const back: (Mode | -1)[] = [-1, -1, -1];
-    for (const m of MODES) {
-      if (!canEncode(m, ch)) continue;
-      cur[m] = (prev[m] as number) + (m === 0 ? CHAR_COST[0] * bytes : CHAR_COST[m]);
-      back[m] = m;
+    const o = 3 * i;
+    for (let m = 0; m < 3; m++) {
+      if (canEncode(m as Mode, ch)) {
+        cur[m] = (prev[m] as number) + (m === 0 ? CHAR_COST[0] * bytes : CHAR_COST[m as Mode]);
+        from[o + m] = m;
+      } else {
+        cur[m] = NONE;
+        from[o + m] = -1;
+      }
     }
     // Switching: end the segment in mode k here (rounded up to whole bits) and open one in mode j.
-    for (const j of MODES) {
-      for (const k of MODES) {
-        if (back[k] === -1) continue;
+    for (let j = 0; j < 3; j++) {
+      for (let k = 0; k < 3; k++) {
+        if (from[o + k] === -1) continue;
         const cost = Math.ceil((cur[k] as number) / 6) * 6 + (head[j] as number);
-        if (back[j] === -1 || cost < (cur[j] as number)) {
+        if (from[o + j] === -1 || cost < (cur[j] as number)) {
           cur[j] = cost;
-          back[j] = k;
+          from[o + j] = k;
         }
       }
     }
-    from.push(back);
+    const t = prev;
     prev = cur;
+    cur = t;
   }
   let state: Mode = 0;
   for (const m of MODES) if ((prev[m] as number) < (prev[state] as number)) state = m;
   const bits = Math.ceil((prev[state] as number) / 6);
   const modes: Mode[] = new Array<Mode>(chars.length);
   for (let i = chars.length - 1; i >= 0; i--) {
-    state = (from[i] as (Mode | -1)[])[state] as Mode;
+    state = from[3 * i + state] as Mode;
     modes[i] = state;
   }
   return { modes, bits };

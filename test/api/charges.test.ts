@@ -297,6 +297,11 @@ describe('charges API', function () {
     });
     const cachedAt = Date.now();
     assert.equal(await total(m.token), 3);
+    // A cache hit is the page serialized once (src/http/json-once.ts): still JSON, the same body.
+    const [hit1, hit2] = await Promise.all([1, 2].map(() => s.api.request<ListBody>('GET', '/v1/charges', { token: m.token })));
+    assert.equal(hit1?.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.deepEqual(hit1?.body, hit2?.body);
+    assert.equal(hit1?.body.charges.length, 3);
     await eventually(async () => ((await total(m.token)) === 4 ? true : undefined), 'the cache entry to expire', 10_000);
     assert.ok(Date.now() - cachedAt >= 2_500, `expired after ${Date.now() - cachedAt} ms`);
     assert.ok(Date.now() - started >= 2_500);

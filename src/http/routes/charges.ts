@@ -6,6 +6,7 @@ import type { RouteModule } from '../types';
 import { idParam, validate } from '../../contracts/validation';
 import { parseBody, parseParams, parseQuery } from '../validation';
 import { z } from 'zod';
+import { sendJsonOnce } from '../json-once';
 
 const chargeParams = z.object({ id: idParam });
 
@@ -26,7 +27,8 @@ export function chargeRoutes(charges: ChargesService): RouteModule {
     });
 
     router.get('/v1/charges', ...guards.authenticated, async (ctx) => {
-      ctx.body = await charges.list(merchantIdOf(ctx), parseQuery(ctx, listChargesQuery));
+      // A cached page is the same object on every hit: serialized once (src/http/json-once.ts).
+      sendJsonOnce(ctx, await charges.list(merchantIdOf(ctx), parseQuery(ctx, listChargesQuery)));
     });
 
     router.get('/v1/charges/:id', ...guards.authenticated, async (ctx) => {
