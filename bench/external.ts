@@ -7,9 +7,12 @@
  *     `start` script launches it (its environment and node options), on the same PostgreSQL, with
  *     its embedded Temporal server and acquirer simulator;
  *   - for each endpoint, the baseline is measured right before it under the same load, so every
- *     ratio compares two figures taken a few seconds apart on the same machine.
+ *     ratio compares two figures taken a few seconds apart on the same machine;
+ *   - each measured load follows `--warmup` seconds (default 5) of the same load, unmeasured, on
+ *     the baseline and on the service alike (`warmUp`); `--warmup 0` measures from cold.
  *
  *   npx tsx bench/external.ts [--seconds 8] [--connections 32] [--out bench/results.json]
+ *                             [--warmup 5]
  *                             [--deep-list] [--cpu-prof <dir>] [--only <endpoint text>]
  *
  * Each row also gives the service's CPU per request by thread (`PIXFLOW_THREAD_MAP`, see
@@ -82,6 +85,8 @@ export interface ExternalBenchResult {
   date: string;
   machine: { cpus: number; model: string; memoryGiB: number; node: string };
   seconds: number;
+  /** Seconds of unmeasured load before each measured one (0: measured from cold). */
+  warmupSeconds: number;
   connections: number;
   rows: ExternalRow[];
   /** Peak resident memory of the service process over the whole run (VmHWM), MB. */
@@ -192,6 +197,21 @@ interface AutocannonJson {
   errors: number;
 }
 
+/**
+ * An unmeasured load of `warmup` seconds before a measured one, on the same server and endpoint:
+ * the service is a large program that V8 compiles while it runs (its optimizing compiler was ≈ 70 %
+ * of the V8 helper thread's CPU during the first 8 s of charge creation: README "Where a charge's
+ * time goes", Warm-up), the bare baseline a small one; measuring both from cold measured mostly
+ * the service's compilation. Both sides get the same warm-up.
+ */
+async function warmUp(url: string, t: Target, o: { warmup?: number; connections: number; token?: string }): Promise<void> {
+  if (!o.warmup) return;
+  await load(url, t, { ...o, seconds: o.warmup });
+}
+
+/** Warm-up before each measured load unless `--warmup` says otherwise (README "Where a charge's time goes"). */
+export const DEFAULT_WARMUP_SECONDS = 5;
+
 /** One autocannon run in its own process. */
 async function load(url: string, t: Target, o: { seconds: number; connections: number; token?: string }): Promise<ExternalMeasure> {
   const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(o.connections), '-d', String(o.seconds), '-m', t.method];
@@ -286,8 +306,9 @@ async function loadService(
   pid: number | undefined,
   url: string,
   t: Target,
-  o: { seconds: number; connections: number; token?: string; threadMap?: string; pgDataDir: string },
+  o: { seconds: number; warmup?: number; connections: number; token?: string; threadMap?: string; pgDataDir: string },
 ): Promise<ExternalMeasure> {
+  await warmUp(url, t, o);
   const before = pid
     ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid), pg: cpuSnapshot(undefined, o.pgDataDir).postgres, threads: o.threadMap ? threadCpu(pid, o.threadMap) : undefined }
     : undefined;
@@ -442,6 +463,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
 export async function runExternalBench(o: {
   seconds: number;
   connections: number;
+  /** Seconds of unmeasured load before each measured one, baseline and service alike (`warmUp`). */
+  warmup?: number;
   deepList?: boolean;
   cpuProfDir?: string;
   /** Only the endpoints whose name contains this text (a profile of one path). */
@@ -501,8 +524,10 @@ export async function runExternalBench(o: {
       const connections = 16;
       const deep: ExternalMeasure[] = [];
       for (const p of ['/v1/charges?limit=20', '/v1/charges?limit=20&page=500', '/v1/charges?limit=20&status=PAID', '/v1/charges?limit=20&status=PAID&page=500']) {
+        const target: Target = { endpoint: `GET ${p}`, method: 'GET', path: p };
+        await warmUp(`${base}${p}`, target, { warmup: o.warmup, connections, token: apiKey });
         const before = cpuSnapshot(service.pid, path.join(dir, 'pg'));
-        const m = await load(`${base}${p}`, { endpoint: `GET ${p}`, method: 'GET', path: p }, { seconds: o.seconds, connections, token: apiKey });
+        const m = await load(`${base}${p}`, target, { seconds: o.seconds, connections, token: apiKey });
         const after = cpuSnapshot(service.pid, path.join(dir, 'pg'));
         const n = Math.max(1, m.reqPerSec * o.seconds);
         deep.push({
@@ -515,6 +540,7 @@ export async function runExternalBench(o: {
         date: new Date().toISOString(),
         machine,
         seconds: o.seconds,
+        warmupSeconds: o.warmup ?? 0,
         connections: o.connections,
         rows: [],
         servicePeakRssMb: peakRssMb(service.pid),
@@ -531,7 +557,9 @@ export async function runExternalBench(o: {
     const baselineTarget: Target = { endpoint: 'baseline POST /insert', method: 'POST', path: '/insert', body: { amount: 1990, description: 'Bench charge' } };
     const rows: ExternalRow[] = [];
     for (const t of targets.filter((x) => !o.only || x.endpoint.includes(o.only))) {
-      const b = await load(`http://127.0.0.1:${baselinePort}${baselineTarget.path}`, baselineTarget, o);
+      const baselineUrl = `http://127.0.0.1:${baselinePort}${baselineTarget.path}`;
+      await warmUp(baselineUrl, baselineTarget, o);
+      const b = await load(baselineUrl, baselineTarget, o);
       const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey, threadMap, pgDataDir: path.join(dir, 'pg') });
       rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
     }
@@ -540,6 +568,7 @@ export async function runExternalBench(o: {
       date: new Date().toISOString(),
       machine,
       seconds: o.seconds,
+      warmupSeconds: o.warmup ?? 0,
       connections: o.connections,
       rows,
       servicePeakRssMb,
@@ -553,7 +582,7 @@ export async function runExternalBench(o: {
 
 export function formatExternalBench(r: ExternalBenchResult): string {
   const lines = [
-    `${r.date.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}; autocannon ${r.connections} connections, ${r.seconds} s each`,
+    `${r.date.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.model}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}; autocannon ${r.connections} connections, ${r.seconds} s each after ${r.warmupSeconds ?? 0} s of warm-up`,
     '',
     '| endpoint | req/s | p50 ms | p99 ms | non-2xx | baseline req/s | baseline p99 ms | ratio | CPU ms/req (main thread / process) | machine CPU ms/req (service / baseline) |',
     '|---|---|---|---|---|---|---|---|---|---|',
@@ -611,7 +640,10 @@ if (require.main === module) {
   const cpuProfDir = profIndex >= 0 ? path.resolve(process.argv[profIndex + 1] ?? '.') : undefined;
   const onlyIndex = process.argv.indexOf('--only');
   const only = onlyIndex >= 0 ? process.argv[onlyIndex + 1] : undefined;
-  runExternalBench({ seconds: arg('seconds', 8), connections: arg('connections', 32), deepList: process.argv.includes('--deep-list'), cpuProfDir, only })
+  const warmupIndex = process.argv.indexOf('--warmup');
+  const warmup = warmupIndex >= 0 ? Number(process.argv[warmupIndex + 1]) : DEFAULT_WARMUP_SECONDS;
+  if (!Number.isFinite(warmup) || warmup < 0) throw new Error('--warmup takes a number of seconds ≥ 0');
+  runExternalBench({ seconds: arg('seconds', 8), warmup, connections: arg('connections', 32), deepList: process.argv.includes('--deep-list'), cpuProfDir, only })
     .then((r) => {
       console.log(formatExternalBench(r));
       if (out) fs.writeFileSync(out, `${JSON.stringify(r, null, 2)}\n`);

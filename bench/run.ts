@@ -15,16 +15,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { formatQrBench, runQrBench } from './qr';
 import { formatChargesBench, runChargesBench } from './charges';
-import { formatExternalBench, runExternalBench } from './external';
+import { DEFAULT_WARMUP_SECONDS, formatExternalBench, runExternalBench } from './external';
 import { formatPaymentsWebhooksBench, runPaymentsWebhooksBench } from './payments-webhooks';
 
 async function main(): Promise<void> {
   console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');
-  const external = await runExternalBench({ seconds: 8, connections: 32 });
+  const external = await runExternalBench({ seconds: 8, warmup: DEFAULT_WARMUP_SECONDS, connections: 32 });
   console.log(formatExternalBench(external));
   fs.writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(external, null, 2)}\n`);
   console.log('\n== GET /v1/charges with 1,000,000 charges for one merchant, list cache off ==');
-  const deep = await runExternalBench({ seconds: 8, connections: 32, deepList: true });
+  const deep = await runExternalBench({ seconds: 8, warmup: DEFAULT_WARMUP_SECONDS, connections: 32, deepList: true });
   console.log(formatExternalBench(deep));
   fs.writeFileSync(path.join(__dirname, 'results-deep-list.json'), `${JSON.stringify(deep, null, 2)}\n`);
   console.log('\n');
