@@ -83,6 +83,12 @@ const envSchema = z.object({
    */
   TEMPORAL_CLIENT_THREAD: boolFrom(false),
   /**
+   * The API's Temporal client talks through the SDK's Rust core (the worker's kind of connection)
+   * instead of grpc-js: its HTTP/2 runs on the core's own threads, off the event loop that serves
+   * requests (README "Where a charge's time goes", Native client). `false`: grpc-js, as before.
+   */
+  TEMPORAL_CLIENT_NATIVE: boolFrom(true),
+  /**
    * Worker threads that render the charges' QR images (0: on the API's main thread). 0 by default:
    * one thread's isolate costs more resident memory (about 10 MB) than its 0.3 ms of main-thread CPU
    * per charge is worth on a small machine (README "Where a charge's time goes", Memory).

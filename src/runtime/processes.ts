@@ -48,7 +48,10 @@ export async function startApi(opts: {
   acquirer: AcquirerHandle;
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
-  const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE);
+  // The worker of `npm start` installed the runtime already (with its metrics); an API process of
+  // its own installs it here, without metrics, for its native client.
+  if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
+  const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE, { native: config.TEMPORAL_CLIENT_NATIVE });
   // Charge creation starts a workflow per request: its client runs on a thread of its own (README
   // "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
   const chargeThread = config.TEMPORAL_CLIENT_THREAD

@@ -6,7 +6,7 @@
  * through the client thread — takes it to PAID; a refusal of the simulator is still told apart.
  */
 import assert from 'node:assert/strict';
-import { Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../../src/acquirer';
@@ -19,7 +19,7 @@ import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../s
 import { startApi as startTestApi, TEST_CONFIG, type TestApi } from '../support/api';
 import { eventually, readyMerchant } from '../support/charges';
 
-describe('startApi with the charge workflow client and the simulator on threads', function () {
+describe('startApi with the charge workflow client and the simulator on threads, or with a native client', function () {
   this.timeout(120_000);
   const logger = createLogger({ level: 'silent' });
   const taskQueue = uniqueTaskQueue('api-threads');
@@ -82,5 +82,60 @@ describe('startApi with the charge workflow client and the simulator on threads'
     // A refusal of the simulator crosses the thread by name, so the sandbox still answers it 400.
     const refusal = await acquirer.sandbox?.finishTransfer('tr_unknown', 'complete').catch((err: unknown) => err);
     assert.ok(isSimulatorRefusal(refusal), String(refusal));
+  });
+
+  it("by default starts, signals and reads charge workflows through a native (Rust core) client on the main thread", async () => {
+    const { knex } = await getTestDb();
+    const env = await testEnv();
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      JWT_SECRET: TEST_CONFIG.JWT_SECRET,
+      API_KEY_PEPPER: TEST_CONFIG.API_KEY_PEPPER,
+      ACQUIRER_CALLBACK_SECRET: 'api-native-secret',
+      TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+    });
+    assert.equal(config.TEMPORAL_CLIENT_NATIVE, true);
+    assert.equal(config.TEMPORAL_CLIENT_THREAD, false);
+    const ownAcquirer = await openAcquirer(config);
+    const native = await startApi({ config, logger, knex, temporalAddress: env.address, acquirer: ownAcquirer });
+    try {
+      assert.ok(native.temporal.connection instanceof NativeConnection);
+      const worker = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue,
+        workflowBundle: await workflowBundle(require.resolve('../../workflows')),
+        activities: createActivities({ knex, logger, acquirer: ownAcquirer.acquirer }),
+      });
+      const m = await readyMerchant(admin);
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${native.url}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${m.token}` },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      await worker.runUntil(async () => {
+        const created = await Promise.all(
+          [1, 2, 3].map(async (i) => {
+            const res = await call('POST', '/v1/charges', { amount: 1_000 + i, description: `native ${i}`, expiresIn: 3600 });
+            assert.equal(res.status, 201);
+            return ((await res.json()) as { charge: { id: string } }).charge.id;
+          }),
+        );
+        for (const id of created) {
+          assert.equal((await env.client.workflow.getHandle(chargeWorkflowId(id)).describe()).status.name, 'RUNNING');
+        }
+        // The cancel goes to the workflow by signal-with-start through the same client.
+        assert.equal((await call('POST', `/v1/charges/${created[0]}/cancel`)).status, 200);
+        await eventually(async () => {
+          const row = await knex('charges').where({ id: created[0] }).first('status');
+          return row?.status === 'CANCELED' ? true : undefined;
+        }, 'the cancel to reach the charge workflow');
+      });
+    } finally {
+      await native.stop();
+      await ownAcquirer.close();
+    }
   });
 });
