@@ -30,6 +30,25 @@ describe('startApi with the charge workflow client and the simulator on threads,
   before(async () => {
     admin = await startTestApi();
   });
+  /** The API's configuration for these tests; `env` adds or overrides variables. */
+  const apiConfig = (env: Record<string, string>) =>
+    loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      JWT_SECRET: TEST_CONFIG.JWT_SECRET,
+      API_KEY_PEPPER: TEST_CONFIG.API_KEY_PEPPER,
+      TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      ...env,
+    });
+  /** A worker of the test environment running the charge workflow with `handle`'s acquirer. */
+  const chargeWorker = async (handle: AcquirerHandle) =>
+    Worker.create({
+      connection: (await testEnv()).nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(require.resolve('../../workflows')),
+      activities: createActivities({ knex: (await getTestDb()).knex, logger, acquirer: handle.acquirer }),
+    });
   after(async () => {
     await api?.stop();
     await terminateRunning((await testEnv()).client, taskQueue);
@@ -39,25 +58,10 @@ describe('startApi with the charge workflow client and the simulator on threads,
   it('creates a charge whose workflow exists at once, and the sandbox payment takes it to PAID', async () => {
     const { knex } = await getTestDb();
     const env = await testEnv();
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      JWT_SECRET: TEST_CONFIG.JWT_SECRET,
-      API_KEY_PEPPER: TEST_CONFIG.API_KEY_PEPPER,
-      ACQUIRER_CALLBACK_SECRET: 'api-threads-secret',
-      TEMPORAL_SEARCH_ATTRIBUTES: 'false',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      TEMPORAL_CLIENT_THREAD: 'true',
-      SIMULATOR_THREAD: 'true',
-    });
+    const config = apiConfig({ ACQUIRER_CALLBACK_SECRET: 'api-threads-secret', TEMPORAL_CLIENT_THREAD: 'true', SIMULATOR_THREAD: 'true' });
     acquirer = await openAcquirer(config);
     api = await startApi({ config, logger, knex, temporalAddress: env.address, acquirer });
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await workflowBundle(require.resolve('../../workflows')),
-      activities: createActivities({ knex, logger, acquirer: acquirer.acquirer }),
-    });
+    const worker = await chargeWorker(acquirer);
     const m = await readyMerchant(admin);
     const call = (method: string, path: string, body?: unknown) =>
       fetch(`${api?.url}${path}`, {
@@ -87,27 +91,14 @@ describe('startApi with the charge workflow client and the simulator on threads,
   it("by default starts, signals and reads charge workflows through a native (Rust core) client on the main thread", async () => {
     const { knex } = await getTestDb();
     const env = await testEnv();
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      JWT_SECRET: TEST_CONFIG.JWT_SECRET,
-      API_KEY_PEPPER: TEST_CONFIG.API_KEY_PEPPER,
-      ACQUIRER_CALLBACK_SECRET: 'api-native-secret',
-      TEMPORAL_SEARCH_ATTRIBUTES: 'false',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-    });
+    const config = apiConfig({ ACQUIRER_CALLBACK_SECRET: 'api-native-secret' });
     assert.equal(config.TEMPORAL_CLIENT_NATIVE, true);
     assert.equal(config.TEMPORAL_CLIENT_THREAD, false);
     const ownAcquirer = await openAcquirer(config);
     const native = await startApi({ config, logger, knex, temporalAddress: env.address, acquirer: ownAcquirer });
     try {
       assert.ok(native.temporal.connection instanceof NativeConnection);
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue,
-        workflowBundle: await workflowBundle(require.resolve('../../workflows')),
-        activities: createActivities({ knex, logger, acquirer: ownAcquirer.acquirer }),
-      });
+      const worker = await chargeWorker(ownAcquirer);
       const m = await readyMerchant(admin);
       const call = (method: string, path: string, body?: unknown) =>
         fetch(`${native.url}${path}`, {
