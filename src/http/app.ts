@@ -99,7 +99,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       {
         decodeJwt: auth.decodeToken,
         resolveJwt: auth.resolveToken,
-        authenticateApiKey: apiKeys.authenticate,
+        digestApiKey: apiKeys.digest,
+        authenticateApiKey: apiKeys.authenticateDigest,
         settleWrites: () => cacheInvalidation(knex).barrier(),
       },
       limiters,

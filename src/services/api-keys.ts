@@ -152,8 +152,16 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
    * merchant, cached until a key or merchant changes (the notification drops the entry when the
    * suspension commits), so suspension takes effect on the very next request.
    */
-  async function authenticate(value: string): Promise<Principal | null> {
-    const hash = hashApiKey(value, config.API_KEY_PEPPER);
+  /** The key's stored form (peppered HMAC): what lookups, the cache and the credential rate limit key on. */
+  const digest = (value: string): string => hashApiKey(value, config.API_KEY_PEPPER);
+
+  /** The principal for a presented key value, else null; throws 403 for a suspended merchant. */
+  function authenticate(value: string): Promise<Principal | null> {
+    return authenticateDigest(digest(value));
+  }
+
+  /** `authenticate` for a value already digested (`digest`): the middleware hashes each request's key once. */
+  async function authenticateDigest(hash: string): Promise<Principal | null> {
     const generation = invalidation.generation();
     let key = invalidation.live() ? cache.get(hash) : undefined;
     if (key && key.generation !== generation) key = undefined;
@@ -184,7 +192,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
     return { kind: 'apiKey', apiKeyId: key.id, merchantId: key.merchantId, role: 'USER' };
   }
 
-  return { create, list, remove, authenticate };
+  return { create, list, remove, authenticate, authenticateDigest, digest };
 }
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;

@@ -5,14 +5,13 @@
  * suspended merchant is 403 (README "Auth hardening").
  *
  * Order matters (README "Rate limits"): an address that has failed too often is refused from memory
- * first; then the credential's own rate limit is counted (an API key by a hash of its value, a JWT
+ * first; then the credential's own rate limit is counted (an API key by its stored digest, a JWT
  * by its user once the signature checks out, which needs no database); only then is the credential
  * looked up. A failure counts against the address.
  *
  * The guards below run after `authenticate` and express who may call a route:
  * `requireJwt` (API keys get 403, e.g. creating or deleting keys) and `requireAdmin`.
  */
-import crypto from 'node:crypto';
 import { forbidden, unauthenticated } from '../../lib/errors';
 import { API_KEY_PREFIX } from '../../services/api-keys';
 import { tooManyRequests, type JwtClaims } from '../../services/auth';
@@ -24,8 +23,10 @@ export interface CredentialVerifier {
   decodeJwt(token: string): JwtClaims | null;
   /** The principal behind valid claims, null when revoked; throws 403 for a disabled or suspended account. */
   resolveJwt(claims: JwtClaims): Promise<Principal | null>;
-  /** The principal for an existing API key value, else null; throws 403 for a suspended merchant. */
-  authenticateApiKey(value: string): Promise<Principal | null>;
+  /** An API key value's stored digest: the key of its lookup and of its rate limit, computed once per request. */
+  digestApiKey(value: string): string;
+  /** The principal for an existing API key's digest, else null; throws 403 for a suspended merchant. */
+  authenticateApiKey(digest: string): Promise<Principal | null>;
   /**
    * Waits until changes this request committed have reached every process's credential cache
    * (README "Where a charge's time goes"); run after a successful write made with a login token.
@@ -37,8 +38,6 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const BEARER = /^Bearer[ ]+(\S{1,4096})\s*$/i;
 const INVALID_CREDENTIAL = 'Invalid or expired credential';
-
-const digest = (value: string): string => crypto.createHash('sha256').update(value).digest('hex').slice(0, 40);
 
 export function authenticate(verifier: CredentialVerifier, limiters: Pick<RequestLimiters, 'credential' | 'authFailures'>): AppMiddleware {
   /** Counts the failure against the caller's address, then refuses. */
@@ -59,8 +58,10 @@ export function authenticate(verifier: CredentialVerifier, limiters: Pick<Reques
     let rateKey: string;
     let resolve: () => Promise<Principal | null>;
     if (token.startsWith(API_KEY_PREFIX)) {
-      rateKey = `ak:${digest(token)}`;
-      resolve = () => verifier.authenticateApiKey(token);
+      // The key's peppered digest, as stored: one hash per request serves the rate limit and the lookup.
+      const digest = verifier.digestApiKey(token);
+      rateKey = `ak:${digest.slice(0, 40)}`;
+      resolve = () => verifier.authenticateApiKey(digest);
     } else {
       const claims = verifier.decodeJwt(token);
       if (!claims) return fail(ctx);
