@@ -28,6 +28,7 @@ import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
 import { adminAccessRoutes } from './routes/admin-access';
 import { apiKeyRoutes } from './routes/api-keys';
+import { apiKeyFingerprint } from '../services/api-keys';
 import { authRoutes } from './routes/auth';
 import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { merchantRoutes } from './routes/merchants';
@@ -99,8 +100,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       {
         decodeJwt: auth.decodeToken,
         resolveJwt: auth.resolveToken,
-        digestApiKey: apiKeys.digest,
-        authenticateApiKey: apiKeys.authenticateDigest,
+        fingerprintApiKey: apiKeyFingerprint,
+        authenticateApiKey: apiKeys.authenticatePresented,
         settleWrites: () => cacheInvalidation(knex).barrier(),
       },
       limiters,

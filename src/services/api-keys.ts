@@ -51,6 +51,16 @@ export function hashApiKey(value: string, pepper: string): string {
   return crypto.createHmac('sha256', pepper).update(value, 'utf8').digest('hex');
 }
 
+/**
+ * A presented key's identity in memory: SHA-256 of the value in one call (`crypto.hash`, no Hash
+ * or Hmac object), the key of the authentication cache and of the credential rate limit. It never
+ * leaves the process; what the database stores and is searched by is `hashApiKey`, with the
+ * pepper, which costs an HMAC and is computed only when the cache has no entry.
+ */
+export function apiKeyFingerprint(value: string): string {
+  return crypto.hash('sha256', value, 'base64');
+}
+
 /** What lists show instead of the value: prefix, asterisks, last four. */
 export function maskApiKey(last4: string): string {
   return `${API_KEY_PREFIX}${'*'.repeat(8)}${last4}`;
@@ -152,23 +162,24 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
    * merchant, cached until a key or merchant changes (the notification drops the entry when the
    * suspension commits), so suspension takes effect on the very next request.
    */
-  /** The key's stored form (peppered HMAC): what lookups, the cache and the credential rate limit key on. */
-  const digest = (value: string): string => hashApiKey(value, config.API_KEY_PEPPER);
-
   /** The principal for a presented key value, else null; throws 403 for a suspended merchant. */
   function authenticate(value: string): Promise<Principal | null> {
-    return authenticateDigest(digest(value));
+    return authenticatePresented(value, apiKeyFingerprint(value));
   }
 
-  /** `authenticate` for a value already digested (`digest`): the middleware hashes each request's key once. */
-  async function authenticateDigest(hash: string): Promise<Principal | null> {
+  /**
+   * `authenticate` with the value's fingerprint already taken (the middleware takes it once per
+   * request for the rate limit too): the cache is keyed by it, and the stored form, the HMAC with
+   * the pepper, is computed only when the cache has no entry.
+   */
+  async function authenticatePresented(value: string, fingerprint: string): Promise<Principal | null> {
     const generation = invalidation.generation();
-    let key = invalidation.live() ? cache.get(hash) : undefined;
+    let key = invalidation.live() ? cache.get(fingerprint) : undefined;
     if (key && key.generation !== generation) key = undefined;
     if (!key) {
-      const row = await apiKeysStore(knex).findForAuth(hash);
+      const row = await apiKeysStore(knex).findForAuth(hashApiKey(value, config.API_KEY_PEPPER));
       if (!row) {
-        cache.delete(hash);
+        cache.delete(fingerprint);
         return null;
       }
       key = {
@@ -180,7 +191,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
         merchantStatus: row.merchant_status,
         lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
       };
-      cache.set(hash, key);
+      cache.set(fingerprint, key);
     }
     if (key.status !== 'ACTIVE') return null;
     assertAccessAllowed({ merchantStatus: key.merchantStatus });
@@ -192,7 +203,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
     return { kind: 'apiKey', apiKeyId: key.id, merchantId: key.merchantId, role: 'USER' };
   }
 
-  return { create, list, remove, authenticate, authenticateDigest, digest };
+  return { create, list, remove, authenticate, authenticatePresented };
 }
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;

@@ -5,7 +5,7 @@
  * suspended merchant is 403 (README "Auth hardening").
  *
  * Order matters (README "Rate limits"): an address that has failed too often is refused from memory
- * first; then the credential's own rate limit is counted (an API key by its stored digest, a JWT
+ * first; then the credential's own rate limit is counted (an API key by its fingerprint, a JWT
  * by its user once the signature checks out, which needs no database); only then is the credential
  * looked up. A failure counts against the address.
  *
@@ -23,10 +23,10 @@ export interface CredentialVerifier {
   decodeJwt(token: string): JwtClaims | null;
   /** The principal behind valid claims, null when revoked; throws 403 for a disabled or suspended account. */
   resolveJwt(claims: JwtClaims): Promise<Principal | null>;
-  /** An API key value's stored digest: the key of its lookup and of its rate limit, computed once per request. */
-  digestApiKey(value: string): string;
-  /** The principal for an existing API key's digest, else null; throws 403 for a suspended merchant. */
-  authenticateApiKey(digest: string): Promise<Principal | null>;
+  /** An API key value's fingerprint (`apiKeyFingerprint`): its rate-limit and cache key, taken once per request. */
+  fingerprintApiKey(value: string): string;
+  /** The principal for an existing API key value and its fingerprint, else null; throws 403 for a suspended merchant. */
+  authenticateApiKey(value: string, fingerprint: string): Promise<Principal | null>;
   /**
    * Waits until changes this request committed have reached every process's credential cache
    * (README "Where a charge's time goes"); run after a successful write made with a login token.
@@ -55,24 +55,25 @@ export function authenticate(verifier: CredentialVerifier, limiters: Pick<Reques
     const blockedFor = limiters.authFailures.knownBlockedSeconds(ctx.ip);
     if (blockedFor > 0) throw tooManyRequests('Too many failed authentication attempts from this address', blockedFor);
 
-    let rateKey: string;
-    let resolve: () => Promise<Principal | null>;
+    // An API key is known by its fingerprint, a JWT by its user once the signature checks out;
+    // one hash per request serves the rate limit and the cache (README "Where a read's time goes").
+    let fingerprint: string | undefined;
+    let claims: JwtClaims | null = null;
     if (token.startsWith(API_KEY_PREFIX)) {
-      // The key's peppered digest, as stored: one hash per request serves the rate limit and the lookup.
-      const digest = verifier.digestApiKey(token);
-      rateKey = `ak:${digest.slice(0, 40)}`;
-      resolve = () => verifier.authenticateApiKey(digest);
+      fingerprint = verifier.fingerprintApiKey(token);
     } else {
-      const claims = verifier.decodeJwt(token);
+      claims = verifier.decodeJwt(token);
       if (!claims) return fail(ctx);
-      rateKey = `usr:${claims.sub}`;
-      resolve = () => verifier.resolveJwt(claims);
     }
+    const rateKey = fingerprint !== undefined ? `ak:${fingerprint}` : `usr:${(claims as JwtClaims).sub}`;
 
     const outcome = limiters.credential.consumeHeld(rateKey) ?? (await limiters.credential.consume(rateKey));
     if (!outcome.allowed) throw tooManyRequests('Too many requests', outcome.retryAfterSeconds);
 
-    const principal = await resolve();
+    const principal =
+      fingerprint !== undefined
+        ? await verifier.authenticateApiKey(token, fingerprint)
+        : await verifier.resolveJwt(claims as JwtClaims);
     if (!principal) return fail(ctx);
     ctx.state.principal = principal;
     await next();

@@ -4,24 +4,40 @@
  */
 import crypto from 'node:crypto';
 import type { Logger } from '../../lib/logger';
-import type { AppMiddleware } from '../types';
+import type { AppMiddleware, AppState, Principal } from '../types';
+
 
 const ACCEPTABLE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * A request's `ctx.state`. The child logger is made on first use: most requests log nothing below
+ * the configured level (README "Where a read's time goes"), and a pino child costs its bindings'
+ * serialisation. A class, so that the lazy getter lives on its prototype: no closures and no
+ * property definition per request.
+ */
+class RequestState implements AppState {
+  principal?: Principal;
+  #log: Logger | undefined;
+
+  constructor(
+    readonly requestId: string,
+    private readonly logger: Logger,
+  ) {}
+
+  get log(): Logger {
+    return (this.#log ??= this.logger.child({ reqId: this.requestId }));
+  }
+
+  set log(log: Logger) {
+    this.#log = log;
+  }
+}
 
 export function requestId(logger: Logger): AppMiddleware {
   return (ctx, next) => {
     const incoming = ctx.get('x-request-id');
     const id = ACCEPTABLE.test(incoming) ? incoming : crypto.randomUUID();
-    ctx.state.requestId = id;
-    // The child logger is made on first use: most requests log nothing below the configured level
-    // (README "Where a read's time goes"), and a pino child costs its bindings' serialisation.
-    let log: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', {
-      get: () => (log ??= logger.child({ reqId: id })),
-      set: (l: Logger) => void (log = l),
-      enumerable: true,
-      configurable: true,
-    });
+    ctx.state = new RequestState(id, logger);
     ctx.set('x-request-id', id);
     return next();
   };
