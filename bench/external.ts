@@ -183,6 +183,7 @@ async function seedCharges(dbUrl: string, merchantId: string, n: number): Promis
     );
     await client.query('vacuum analyze charges');
     await client.query('vacuum analyze charge_counts');
+    await client.query('vacuum analyze charge_hour_counts');
     // The bulk insert's WAL is flushed now, not during the first measurement.
     await client.query('checkpoint');
   } finally {

@@ -12,6 +12,7 @@ import * as webhookDeliveryOutbox from '../../migrations/20261123130000_webhook_
 import * as infractionRefunds from '../../migrations/20261123140000_infraction_refunds';
 import * as cacheInvalidationAndChargeCounts from '../../migrations/20261123150000_cache_invalidation_and_charge_counts';
 import * as merchantProfileCache from '../../migrations/20261123160000_merchant_profile_cache';
+import * as chargeHourCounts from '../../migrations/20261125230000_charge_hour_counts';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -27,6 +28,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123140000_infraction_refunds', infractionRefunds],
   ['20261123150000_cache_invalidation_and_charge_counts', cacheInvalidationAndChargeCounts],
   ['20261123160000_merchant_profile_cache', merchantProfileCache],
+  ['20261125230000_charge_hour_counts', chargeHourCounts],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -6,7 +6,9 @@
  *   what a count would say at the same snapshot;
  * - a page is found in the (merchant[, status], created_at desc, id desc) index first — only the
  *   ids, skipping `offset` index entries — and only that page's rows are read and joined to their
- *   customers, so page 500 costs an index walk, not 10,000 row fetches;
+ *   customers, so page 500 costs an index walk, not 10,000 row fetches; from offset 1,000 on
+ *   (`DEEP_PAGE_OFFSET`) the walk starts at the hour the page begins in, which per-hour counts
+ *   kept like `charge_counts` tell (`charge_hour_counts`), so it skips at most one hour's charges;
  * - both in one prepared statement: one round trip, one pooled connection, no planning per call.
  */
 import type { Knex } from 'knex';

@@ -70,11 +70,27 @@ const INSERT_CHARGES_TAIL = 'on conflict (merchant_id, idempotency_key) do nothi
 type PageRow = ChargeRow & { total: number | string | null };
 
 /**
- * The list statement (see `pageWithTotal`), with or without a status filter: two fixed statements
- * so that each keeps the plan of its own index.
+ * Offsets from which a page starts at the hour its first charge was created (README "Where a
+ * read's time goes", Deep pages) instead of walking `offset` index entries: below it the walk is
+ * cheaper than looking the hour up.
  */
-const pageStatement = (byStatus: boolean): string => {
+export const DEEP_PAGE_OFFSET = 1000;
+
+/**
+ * The list statement (see `pageWithTotal`), with or without a status filter, shallow or deep: four
+ * fixed statements so that each keeps the plan of its own index. A deep one first asks
+ * `pixflow_charge_page_start` (migration `charge_hour_counts`) where its page begins: the end of
+ * the hour its first charge was created in, and how many charges come before that; the index walk
+ * then starts there and skips only the rest.
+ */
+const pageStatement = (byStatus: boolean, deep: boolean): string => {
   const status = byStatus ? ' and status = ?' : '';
+  const ids = deep
+    ? `pixflow_charge_page_start(?, ?::text, ?) s
+        cross join lateral (select id from charges where merchant_id = ?${status} and created_at < s.before_ts
+              order by created_at desc, id desc limit ? offset s.skip) page`
+    : `(select id from charges where merchant_id = ?${status}
+              order by created_at desc, id desc limit ? offset ?) page`;
   return `select t.total, r.id, r.txid, r."qrCode", r.amount, r.description, r.status, r."expiresIn", r."paidAt",
       r."createdAt", r."customerId", r."customerName", r."customerDocument"
     from (select coalesce(sum(n), 0)::bigint as total from charge_counts where merchant_id = ?${status}) t
@@ -82,15 +98,16 @@ const pageStatement = (byStatus: boolean): string => {
       select c.id, c.txid, c.qr_code as "qrCode", c.amount, c.description, c.status, c.expires_in as "expiresIn",
           c.paid_at as "paidAt", c.created_at as "createdAt", c.customer_id as "customerId",
           cu.name as "customerName", cu.document as "customerDocument"
-        from (select id from charges where merchant_id = ?${status}
-              order by created_at desc, id desc limit ? offset ?) page
+        from ${ids}
         join charges c on c.id = page.id
         left join customers cu on cu.id = c.customer_id
     ) r on true
     order by r."createdAt" desc, r.id desc`;
 };
-const PAGE_OF_ALL = preparedStatement('charge_list_page', pageStatement(false));
-const PAGE_OF_STATUS = preparedStatement('charge_list_page_status', pageStatement(true));
+const PAGE_OF_ALL = preparedStatement('charge_list_page', pageStatement(false, false));
+const PAGE_OF_STATUS = preparedStatement('charge_list_page_status', pageStatement(true, false));
+const DEEP_PAGE_OF_ALL = preparedStatement('charge_list_deep_page', pageStatement(false, true));
+const DEEP_PAGE_OF_STATUS = preparedStatement('charge_list_deep_page_status', pageStatement(true, true));
 
 /** The parked inbox row of a refund (`parkRefund`), correlated to `charge_refunds` in a subquery. */
 export const parkedRefundRows = (db: Db) =>
@@ -374,17 +391,26 @@ export function chargesStore(db: Db) {
      * (README "Where a read's time goes"): the total is a sum over `charge_counts` (at
      * most eight rows per status), which a trigger keeps in the transaction of every change to a
      * charge; the page's ids come from the (merchant[, status], created_at desc, id desc) index
-     * first, skipping `offset` index entries, then only that page's rows and customers are read.
-     * Both come from one snapshot; a page past the end is empty and still has the total.
+     * first, skipping `offset` index entries (from `DEEP_PAGE_OFFSET` on, only those created in the
+     * hour the page begins in: `charge_hour_counts`), then only that page's rows and customers are
+     * read. All from one snapshot; a page past the end is empty and still has the total.
      */
     async pageWithTotal(
       merchantId: string,
       q: { page: number; limit: number; status?: ChargeListItem['status'] },
     ): Promise<{ rows: ChargeRow[]; total: number }> {
       const offset = (q.page - 1) * q.limit;
-      const found = q.status
-        ? await queryPrepared<PageRow>(db, PAGE_OF_STATUS, [merchantId, q.status, merchantId, q.status, q.limit, offset])
-        : await queryPrepared<PageRow>(db, PAGE_OF_ALL, [merchantId, merchantId, q.limit, offset]);
+      const status = q.status ?? null;
+      let found: PageRow[];
+      if (offset < DEEP_PAGE_OFFSET) {
+        found = status
+          ? await queryPrepared<PageRow>(db, PAGE_OF_STATUS, [merchantId, status, merchantId, status, q.limit, offset])
+          : await queryPrepared<PageRow>(db, PAGE_OF_ALL, [merchantId, merchantId, q.limit, offset]);
+      } else {
+        found = status
+          ? await queryPrepared<PageRow>(db, DEEP_PAGE_OF_STATUS, [merchantId, status, merchantId, status, offset, merchantId, status, q.limit])
+          : await queryPrepared<PageRow>(db, DEEP_PAGE_OF_ALL, [merchantId, merchantId, null, offset, merchantId, q.limit]);
+      }
       const total = Number(found[0]?.total ?? 0);
       // A page past the end is the total's row alone, its charge columns null.
       return { rows: found.length === 1 && (found[0]?.id as string | null) === null ? [] : found, total };

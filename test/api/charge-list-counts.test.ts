@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { newId } from '../../src/lib/ids';
 import { chargeTotal, pageOfCharges } from '../../src/services/charge-list';
+import { DEEP_PAGE_OFFSET } from '../../src/stores/charges';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { createMerchantFixture, getTestDb } from '../support/db';
 
@@ -106,6 +107,100 @@ describe('charge list: counts and pages', () => {
       }),
     );
     await assertAgrees();
+  });
+});
+
+describe('charge list: deep pages start at the hour of their first charge', () => {
+  let knex: Knex;
+  let merchantId: string;
+  const N = 2_500;
+
+  before(async () => {
+    knex = (await getTestDb()).knex;
+    merchantId = (await createMerchantFixture(knex, { booksOutsideTheDomain: true })).id;
+    // Ten seconds apart over seven hours, pairs sharing one created_at, and every 360th exactly on
+    // an hour's boundary (the boundary belongs to the hour it starts).
+    await knex.raw(
+      `insert into charges (id, merchant_id, amount, description, status, expires_in, expires_at, txid, created_at)
+       select 'ch_deep_' || lpad(g::text, 5, '0') || '_' || ?, ?, 100 + g, 'c',
+              case when g % 3 = 0 then 'PAID' else 'CANCELED' end, 3600, now() + interval '1 hour',
+              null, date_trunc('hour', now(), 'UTC') - make_interval(secs => (g / 2) * 20)
+       from generate_series(1, ?::int) g`,
+      [crypto.randomBytes(3).toString('hex'), merchantId, N],
+    );
+  });
+
+  async function assertDeepAgrees(): Promise<void> {
+    const total = await naiveTotal(knex, merchantId);
+    const pages: Array<[number, number]> = [
+      [DEEP_PAGE_OFFSET / 20, 20], // the last shallow page
+      [DEEP_PAGE_OFFSET / 20 + 1, 20], // the first deep one
+      [DEEP_PAGE_OFFSET / 20 + 2, 20],
+      [Math.floor(DEEP_PAGE_OFFSET / 7) + 1, 7],
+      [60, 20],
+      [93, 20],
+      [Math.ceil(total / 20), 20], // the last page, partial
+      [Math.ceil(total / 20) + 1, 20], // past the end
+      [Math.ceil(total / 100), 100],
+      [1_000, 20],
+    ];
+    for (const status of [undefined, 'PAID', 'CANCELED', 'REFUNDED'] as const) {
+      assert.equal(await chargeTotal(knex, merchantId, status), await naiveTotal(knex, merchantId, status), `total for ${status ?? 'all'}`);
+      for (const [page, limit] of pages) {
+        const got = (await pageOfCharges(knex, merchantId, { page, limit, status })).map((r) => r.id);
+        assert.deepEqual(got, await naivePage(knex, merchantId, page, limit, status), `page ${page}×${limit} ${status ?? 'all'}`);
+      }
+    }
+  }
+
+  it('agree with an OFFSET query, across hour boundaries, ties and the end of the list', async () => {
+    await assertDeepAgrees();
+    assert.ok((await pageOfCharges(knex, merchantId, { page: DEEP_PAGE_OFFSET / 20 + 1, limit: 20 })).length === 20);
+  });
+
+  it('agree after old charges change status, move in time, are deleted, or arrive back-dated', async () => {
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 5 = 0').update({ status: 'REFUNDED' });
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 13 = 0').update({ created_at: knex.raw(`created_at - interval '3 hours'`) });
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 17 = 0').delete();
+    await knex('charges').insert(
+      Array.from({ length: 30 }, (_, i) => ({
+        id: newId('ch'),
+        merchant_id: merchantId,
+        amount: 7_000 + i,
+        description: 'back-dated',
+        status: 'PAID',
+        expires_in: 3600,
+        expires_at: knex.raw(`now() + interval '1 hour'`),
+        created_at: knex.raw(`now() - make_interval(secs => ?)`, [3_600 * 2 + i * 97]),
+      })),
+    );
+    // A rolled-back change leaves the hour counts as they were.
+    await assert.rejects(
+      knex.transaction(async (trx) => {
+        await trx('charges').where({ merchant_id: merchantId }).update({ status: 'FAILED' });
+        throw new Error('roll back');
+      }),
+    );
+    await assertDeepAgrees();
+  });
+
+  it('agree under concurrent inserts and status changes', async () => {
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const id = newId('ch');
+        await knex('charges').insert({
+          id,
+          merchant_id: merchantId,
+          amount: 9_000 + i,
+          description: 'concurrent',
+          status: 'PENDING',
+          expires_in: 3600,
+          expires_at: knex.raw(`now() + interval '1 hour'`),
+        });
+        if (i % 2 === 0) await knex('charges').where({ id }).update({ status: 'PAID' });
+      }),
+    );
+    await assertDeepAgrees();
   });
 });
 

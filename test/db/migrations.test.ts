@@ -15,6 +15,8 @@ const DOMAIN_TABLES = [
   'idempotency_keys',
   // Charges per merchant and status, kept by a trigger (README "Where a charge's time goes").
   'charge_counts',
+  // Charges per merchant, status and hour of creation: where a deep page begins (README "Where a read's time goes").
+  'charge_hour_counts',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {
@@ -86,6 +88,7 @@ describe('migrations', () => {
       ['audit_log', 'created_at DESC, id DESC'],
       ['audit_log', 'target_type, target_id, created_at DESC'],
       ['merchants', 'created_at, id'],
+      ['charge_hour_counts', 'merchant_id, hour DESC'],
     ]) {
       assert.ok(has(table, columns), `index on ${table} (${columns})`);
     }
@@ -94,7 +97,7 @@ describe('migrations', () => {
   it('roll back completely and apply again', async () => {
     assert.deepEqual(await migrateRollbackAll(knex), [...MIGRATION_NAMES].reverse());
     assert.deepEqual(await publicTables(knex), []);
-    const { rows } = await knex.raw<{ rows: unknown[] }>(`select 1 from pg_proc where proname like 'ledger_%'`);
+    const { rows } = await knex.raw<{ rows: unknown[] }>(`select 1 from pg_proc where proname like 'ledger_%' or proname like 'pixflow_%'`);
     assert.deepEqual(rows, []);
     assert.deepEqual(await migrateLatest(knex), MIGRATION_NAMES);
   });
