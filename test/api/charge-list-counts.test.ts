@@ -35,6 +35,25 @@ async function naivePage(knex: Knex, merchantId: string, page: number, limit: nu
   return (await q) as string[];
 }
 
+/** Forty charges for one merchant created at once, every other one then paid: concurrent writes to its counts. */
+async function createConcurrently(knex: Knex, merchantId: string, amountFrom: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: 40 }, async (_, i) => {
+      const id = newId('ch');
+      await knex('charges').insert({
+        id,
+        merchant_id: merchantId,
+        amount: amountFrom + i,
+        description: 'concurrent',
+        status: 'PENDING',
+        expires_in: 3600,
+        expires_at: knex.raw(`now() + interval '1 hour'`),
+      });
+      if (i % 2 === 0) await knex('charges').where({ id }).update({ status: 'PAID' });
+    }),
+  );
+}
+
 describe('charge list: counts and pages', () => {
   let knex: Knex;
   let merchantId: string;
@@ -91,21 +110,7 @@ describe('charge list: counts and pages', () => {
   });
 
   it('agree under concurrent inserts and status changes for one merchant', async () => {
-    await Promise.all(
-      Array.from({ length: 40 }, async (_, i) => {
-        const id = newId('ch');
-        await knex('charges').insert({
-          id,
-          merchant_id: merchantId,
-          amount: 500 + i,
-          description: 'concurrent',
-          status: 'PENDING',
-          expires_in: 3600,
-          expires_at: knex.raw(`now() + interval '1 hour'`),
-        });
-        if (i % 2 === 0) await knex('charges').where({ id }).update({ status: 'PAID' });
-      }),
-    );
+    await createConcurrently(knex, merchantId, 500);
     await assertAgrees();
   });
 });
@@ -185,21 +190,7 @@ describe('charge list: deep pages start at the hour of their first charge', () =
   });
 
   it('agree under concurrent inserts and status changes', async () => {
-    await Promise.all(
-      Array.from({ length: 40 }, async (_, i) => {
-        const id = newId('ch');
-        await knex('charges').insert({
-          id,
-          merchant_id: merchantId,
-          amount: 9_000 + i,
-          description: 'concurrent',
-          status: 'PENDING',
-          expires_in: 3600,
-          expires_at: knex.raw(`now() + interval '1 hour'`),
-        });
-        if (i % 2 === 0) await knex('charges').where({ id }).update({ status: 'PAID' });
-      }),
-    );
+    await createConcurrently(knex, merchantId, 9_000);
     await assertDeepAgrees();
   });
 });
