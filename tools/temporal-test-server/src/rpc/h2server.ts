@@ -1,8 +1,9 @@
 /**
- * gRPC over cleartext HTTP/2 (h2c) served directly on `node:http2`, unary methods only — all the
- * Temporal API needs. grpc-js's server costs several stream objects, interceptor layers and
- * metadata conversions per call; this path reads the one request frame, calls the handler and
- * writes one response frame plus trailers (the measured saving is in the README's benchmark
+ * gRPC over cleartext HTTP/2 (h2c), unary methods only — all the Temporal API needs — on this
+ * package's own HTTP/2 framing (`h2connection.ts`, `hpack.ts`). grpc-js's server, and then
+ * `node:http2`, cost several stream objects, events, header objects and frames written one by one
+ * per call; this path reads the one request frame, calls the handler and writes headers, one
+ * response frame and trailers in one buffer (the measured saving is in the README's benchmark
  * section).
  *
  * Wire format (gRPC over HTTP/2 spec): POST `/<package.Service>/<Method>`, `content-type:
@@ -13,11 +14,13 @@
  * answer for errors. `grpc-timeout` gives the caller's deadline; a stream reset
  * before the answer cancels the call (long polls drop their place in line).
  */
-import http2 from 'node:http2';
+import net from 'node:net';
 import zlib from 'node:zlib';
 import { status } from '../errors';
 import type { Logger } from '../logger';
 import { invoke, type CallContext, type CallResult, type UnaryMethod } from './grpc';
+import { H2Connection, H2Stream, type StreamOpener } from './h2connection';
+import type { HeaderList } from './hpack';
 
 /** Compressed requests up to this size are inflated synchronously (cheaper than zlib streams). */
 const SYNC_INFLATE_LIMIT = 64 * 1024;
@@ -29,7 +32,7 @@ export interface H2ServerOptions {
 }
 
 /** `grpc-timeout`: digits and a unit (H, M, S, m, u, n) → ms; Infinity when absent or malformed. */
-export function parseGrpcTimeout(v: string | string[] | undefined): number {
+export function parseGrpcTimeout(v: string | undefined): number {
   if (typeof v !== 'string') return Infinity;
   const m = GRPC_TIMEOUT.exec(v);
   if (!m) return Infinity;
@@ -62,7 +65,7 @@ function inflate(encoding: string, data: Buffer, max: number): Buffer | Promise<
  * this server's CPU and deflating them the worker's too (README, "Server CPU per workflow").
  * Every other client, and every other method, keeps getting its compressed requests served.
  */
-export function retriesUncompressed(headers: http2.IncomingHttpHeaders): boolean {
+export function retriesUncompressed(headers: HeaderList): boolean {
   if (headers['client-name'] !== 'temporal-typescript') return false;
   const ua = headers['user-agent'];
   if (typeof ua !== 'string' || !ua.startsWith('tonic/')) return false;
@@ -81,24 +84,18 @@ class CallError extends Error {
   }
 }
 
-export class H2Server {
-  private readonly server: http2.Http2Server;
+export class H2Server implements StreamOpener {
+  private readonly server: net.Server;
   private readonly methods = new Map<string, UnaryMethod>();
-  private readonly sessions = new Set<http2.ServerHttp2Session>();
+  private readonly connections = new Set<H2Connection>();
 
   constructor(readonly opts: H2ServerOptions) {
-    this.server = http2.createServer({
-      // Histories of long workflows can be large and many long polls are open at once.
-      maxSessionMemory: 256,
-      settings: { maxConcurrentStreams: 100_000, maxHeaderListSize: 1 << 20 },
+    this.server = net.createServer((socket) => {
+      const c = new H2Connection(socket, this);
+      this.connections.add(c);
+      socket.on('close', () => this.connections.delete(c));
     });
-    this.server.on('session', (s) => {
-      this.sessions.add(s);
-      s.on('close', () => this.sessions.delete(s));
-      s.on('error', () => undefined);
-    });
-    this.server.on('stream', (stream, headers) => this.onStream(stream, headers));
-    this.server.on('error', (err) => opts.logger.error({ err: String(err) }, 'http2 server error'));
+    this.server.on('error', (err) => opts.logger.error({ err: String(err) }, 'server socket error'));
   }
 
   addMethods(methods: UnaryMethod[]): void {
@@ -117,54 +114,57 @@ export class H2Server {
     });
   }
 
-  /** Stop accepting; give open sessions `graceMs` to finish, then drop them. */
+  /** Stop accepting; give open connections `graceMs` to finish their calls, then drop them. */
   close(graceMs: number): Promise<void> {
     return new Promise((resolve) => {
       const t = setTimeout(() => {
-        for (const s of this.sessions) s.destroy();
+        for (const c of this.connections) c.destroy();
       }, graceMs);
       t.unref();
       this.server.close(() => {
         clearTimeout(t);
         resolve();
       });
-      for (const s of this.sessions) s.close();
+      for (const c of this.connections) c.goAway();
     });
   }
 
-  private onStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): void {
-    stream.on('error', ignore);
+  connectionError(err: Error): void {
+    this.opts.logger.error({ err: err.stack ?? String(err) }, 'http2 connection failed');
+  }
+
+  /** A new request: routed, refused at once, or a call waiting for its message. */
+  open(conn: H2Connection, id: number, headers: HeaderList, endStream: boolean): H2Stream | undefined {
     const path = headers[':path'] ?? '';
     const ct = headers['content-type'] ?? '';
     if (headers[':method'] !== 'POST' || !ct.startsWith('application/grpc')) {
-      if (!stream.destroyed) stream.respond({ ':status': ct.startsWith('application/grpc') ? 405 : 415 }, { endStream: true });
-      return;
+      conn.respondTrailersOnly(id, [[':status', ct.startsWith('application/grpc') ? '405' : '415']], endStream);
+      return undefined;
     }
     const m = this.methods.get(path);
     if (!m) {
       const name = path.split('/').pop() ?? path;
-      this.fail(stream, status.UNIMPLEMENTED, `${name || path} is not implemented by the pixflow test server`);
-      stream.resume();
-      return;
+      conn.respondTrailersOnly(id, errorHeaders(status.UNIMPLEMENTED, `${name || path} is not implemented by the pixflow test server`), endStream);
+      return undefined;
     }
     const encoding = headers['grpc-encoding'];
     if (encoding !== undefined && encoding !== 'identity' && m.name === 'GetSystemInfo' && retriesUncompressed(headers)) {
       // See `retriesUncompressed`: the answer a server without gzip gives, so that this client
       // connects again without compressing its requests.
-      this.fail(stream, status.UNIMPLEMENTED, `This server prefers uncompressed requests from this client (grpc-encoding "${String(encoding)}" on GetSystemInfo); compressed ones are still accepted`);
-      stream.resume();
-      return;
+      conn.respondTrailersOnly(
+        id,
+        errorHeaders(status.UNIMPLEMENTED, `This server prefers uncompressed requests from this client (grpc-encoding "${encoding}" on GetSystemInfo); compressed ones are still accepted`),
+        endStream,
+      );
+      return undefined;
     }
-    const call = new Call(this, stream, m, Date.now() + parseGrpcTimeout(headers['grpc-timeout']), String(encoding ?? 'identity'));
-    (stream as CallStream)[kCall] = call;
-    stream.on('data', onCallData);
-    stream.on('end', onCallEnd);
+    return new Call(this, conn, id, m, Date.now() + parseGrpcTimeout(headers['grpc-timeout']), encoding ?? 'identity');
   }
 
   /** @internal Called by `Call` when the request is complete. */
   run(call: Call, body: Buffer): void {
     if (call.size > this.opts.maxReceiveBytes + 5) {
-      this.fail(call.stream, status.RESOURCE_EXHAUSTED, `Received message larger than max (${call.size} vs. ${this.opts.maxReceiveBytes})`);
+      call.fail(status.RESOURCE_EXHAUSTED, `Received message larger than max (${call.size} vs. ${this.opts.maxReceiveBytes})`);
       return;
     }
     // No promise hops beyond the handler's own: most requests are small and inflated synchronously,
@@ -218,60 +218,22 @@ export class H2Server {
       return failed(err);
     }
   }
-
-  /** @internal */
-  reply(stream: http2.ServerHttp2Stream, frame: Buffer): void {
-    if (stream.destroyed || stream.closed) return;
-    // Constant header and trailer objects (Node copies them) and no `date` header: a few hundred
-    // ns and three allocations per call, on every call (README, "Server CPU per workflow").
-    stream.respond(OK_HEADERS, RESPOND_WITH_TRAILERS);
-    // 'on', not 'once' (no wrapper per call): a stream asks for its trailers once.
-    stream.on('wantTrailers', sendOkTrailers);
-    stream.end(frame);
-  }
-
-  /** Trailers-only error answer. */
-  fail(stream: http2.ServerHttp2Stream, code: number, details: string): void {
-    if (stream.destroyed || stream.closed || stream.headersSent) return;
-    stream.respond(
-      {
-        ':status': 200,
-        'content-type': 'application/grpc',
-        'grpc-accept-encoding': 'identity',
-        'grpc-status': String(code),
-        'grpc-message': encodeURIComponent(details),
-      },
-      { endStream: true },
-    );
-  }
 }
 
-// No `grpc-encoding` (the message is not compressed, identity is the default) and no empty
-// `grpc-message`: both optional in gRPC over HTTP/2, and each header costs on every call.
-const OK_HEADERS: http2.OutgoingHttpHeaders = { ':status': 200, 'content-type': 'application/grpc', 'grpc-accept-encoding': 'identity' };
-const OK_TRAILERS: http2.OutgoingHttpHeaders = { 'grpc-status': '0' };
-const RESPOND_WITH_TRAILERS = { waitForTrailers: true, sendDate: false };
-
-function sendOkTrailers(this: http2.ServerHttp2Stream): void {
-  this.sendTrailers(OK_TRAILERS);
-}
-
-const kCall = Symbol('call');
-type CallStream = http2.ServerHttp2Stream & { [kCall]: Call };
-
-// Shared stream listeners (no closures per call): the call hangs off the stream.
-function onCallClose(this: CallStream): void {
-  this[kCall].closed();
-}
-function onCallData(this: CallStream, c: Buffer): void {
-  this[kCall].data(c);
-}
-function onCallEnd(this: CallStream): void {
-  this[kCall].end();
+/** Trailers-only error answer: status 200, gRPC status and percent-encoded message. */
+function errorHeaders(code: number, details: string): [string, string][] {
+  return [
+    [':status', '200'],
+    ['content-type', 'application/grpc'],
+    ['grpc-accept-encoding', 'identity'],
+    ['grpc-status', String(code)],
+    // Bounded so that the answer fits one frame of the smallest size a peer may ask for.
+    ['grpc-message', encodeURIComponent(details.length > 2000 ? `${details.slice(0, 2000)}…` : details)],
+  ];
 }
 
 /** One unary call in progress; it is also the handler's `CallContext`. */
-class Call implements CallContext {
+class Call extends H2Stream implements CallContext {
   readonly method: string;
   size = 0;
   private chunks: Buffer | Buffer[] | undefined;
@@ -281,11 +243,13 @@ class Call implements CallContext {
 
   constructor(
     private readonly server: H2Server,
-    readonly stream: http2.ServerHttp2Stream,
+    conn: H2Connection,
+    id: number,
     readonly m: UnaryMethod,
     private readonly deadline: number,
     readonly encoding: string,
   ) {
+    super(conn, id);
     this.method = m.name;
   }
 
@@ -299,19 +263,12 @@ class Call implements CallContext {
       cb();
       return;
     }
-    if (this.cancelCbs === undefined) {
-      // Only calls that wait (long polls) ask to hear of a cancel: the 'close' listener is added
-      // then, not on every call.
-      if (this.stream.closed || this.stream.destroyed) {
-        this.cancelled = !this.answered;
-        if (this.cancelled) cb();
-        return;
-      }
-      this.cancelCbs = [];
-      // 'on', not 'once': a stream closes once, and `once` wraps the listener in a new closure.
-      this.stream.on('close', onCallClose);
+    if (this.conn.closed) {
+      this.cancelled = !this.answered;
+      if (this.cancelled) cb();
+      return;
     }
-    this.cancelCbs.push(cb);
+    (this.cancelCbs ??= []).push(cb);
   };
 
   data(c: Buffer): void {
@@ -343,20 +300,23 @@ class Call implements CallContext {
   }
 
   done(r: CallResult): void {
+    if (r.ok) {
+      if (this.answered || this.cancelled) return;
+      this.answered = true;
+      this.conn.respond(this, r.frame);
+    } else this.fail(r.code, r.details);
+  }
+
+  fail(code: number, details: string): void {
+    if (this.answered || this.cancelled) return;
     this.answered = true;
-    if (r.ok) this.server.reply(this.stream, r.frame);
-    else this.server.fail(this.stream, r.code, r.details);
+    this.conn.respondTrailersOnly(this, errorHeaders(code, details));
   }
 
   failed(err: unknown): void {
-    this.answered = true;
-    if (err instanceof CallError) this.server.fail(this.stream, err.code, err.message);
-    else this.server.fail(this.stream, status.INTERNAL, `${this.method}: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof CallError) this.fail(err.code, err.message);
+    else this.fail(status.INTERNAL, `${this.method}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
 const EMPTY = Buffer.alloc(0);
-
-function ignore(): void {
-  // Stream errors surface as 'close' (the call is cancelled); nothing else to do.
-}
