@@ -343,6 +343,49 @@ describe('temporal-test-server: HTTP/2 framing', () => {
     }
   });
 
+  it('holds an answer at a window of 100 bytes and sends the rest when SETTINGS and WINDOW_UPDATE open it', async () => {
+    const workflowId = `h2-settings-${Date.now()}`;
+    await conn.workflowService.startWorkflowExecution({
+      namespace: 'default',
+      workflowId,
+      workflowType: { name: 'w' },
+      taskQueue: { name: workflowId },
+      requestId: workflowId,
+      input: { payloads: [{ metadata: { encoding: Buffer.from('binary/plain') }, data: Buffer.alloc(50_000, 3) }] },
+    });
+    const c = await RawClient.connect(server.address);
+    const settings = (initialWindow: number): Buffer => {
+      const p = Buffer.alloc(6);
+      p.writeUInt16BE(0x4, 0);
+      p.writeUInt32BE(initialWindow, 2);
+      return frameBytes(4, 0, 0, p);
+    };
+    c.send(settings(100));
+    const req = ws.GetWorkflowExecutionHistoryRequest.encode({ namespace: 'default', execution: { workflowId } }).finish();
+    c.send(frameBytes(1, 0x4, 1, requestBlock('GetWorkflowExecutionHistory')));
+    c.send(frameBytes(0, 0x1, 1, grpcBody(req)));
+    await c.until((f) => f.type === 0 && f.id === 1);
+    // A PING round trip: by then everything the server could send has arrived.
+    c.send(frameBytes(6, 0, 0, Buffer.alloc(8, 2)));
+    await c.until((f) => f.type === 6 && (f.flags & 1) === 1 && f.payload[0] === 2);
+    const sent = (): number => c.frames.filter((f) => f.type === 0 && f.id === 1).reduce((n, f) => n + f.payload.length, 0);
+    assert.equal(sent(), 100, 'only the stream window went out');
+    // Raising the initial window applies to the waiting stream (+ 20,000 bytes) ...
+    c.send(settings(20_100));
+    c.send(frameBytes(6, 0, 0, Buffer.alloc(8, 4)));
+    await c.until((f) => f.type === 6 && (f.flags & 1) === 1 && f.payload[0] === 4);
+    assert.equal(sent(), 20_100);
+    // ... and a stream WINDOW_UPDATE sends the rest, then the trailers.
+    const inc = Buffer.alloc(4);
+    inc.writeUInt32BE(1_000_000, 0);
+    c.send(frameBytes(8, 0, 1, inc));
+    const a = await c.answer(1);
+    assert.equal(a.headers.at(-1)?.['grpc-status'], '0');
+    const h = ws.GetWorkflowExecutionHistoryResponse.decode(a.data.subarray(5));
+    assert.equal(h.history?.events?.[0].workflowExecutionStartedEventAttributes?.input?.payloads?.[0].data?.length, 50_000);
+    c.close();
+  });
+
   it('closes a connection that does not speak HTTP/2, and keeps serving others', async () => {
     const c = await RawClient.connect(server.address, false);
     c.send(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
