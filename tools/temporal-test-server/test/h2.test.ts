@@ -227,6 +227,18 @@ describe('temporal-test-server: HTTP/2 framing', () => {
     await server.close();
   });
 
+  /** A run whose history's first event carries `data` as its input (a large answer to read back). */
+  async function startWithInput(workflowId: string, data: Buffer): Promise<void> {
+    await conn.workflowService.startWorkflowExecution({
+      namespace: 'default',
+      workflowId,
+      workflowType: { name: 'w' },
+      taskQueue: { name: workflowId },
+      requestId: workflowId,
+      input: { payloads: [{ metadata: { encoding: Buffer.from('binary/plain') }, data }] },
+    });
+  }
+
   it('reads header blocks split into CONTINUATION frames, padded and with priority fields, and literals it indexed earlier', async () => {
     const c = await RawClient.connect(server.address);
     const block = requestBlock('GetSystemInfo', [['x-pad', 'p'.repeat(300)]]);
@@ -309,14 +321,7 @@ describe('temporal-test-server: HTTP/2 framing', () => {
   it('sends large answers within small client windows, several at once on one session', async () => {
     const workflowId = `h2-big-${Date.now()}`;
     const big = Buffer.alloc(300_000, 7);
-    await conn.workflowService.startWorkflowExecution({
-      namespace: 'default',
-      workflowId,
-      workflowType: { name: 'w' },
-      taskQueue: { name: workflowId },
-      requestId: workflowId,
-      input: { payloads: [{ metadata: { encoding: Buffer.from('binary/plain') }, data: big }] },
-    });
+    await startWithInput(workflowId, big);
     const req = ws.GetWorkflowExecutionHistoryRequest.encode({ namespace: 'default', execution: { workflowId } }).finish();
     const session = http2.connect(`http://${server.address}`, { settings: { initialWindowSize: 1000 } });
     try {
@@ -345,14 +350,7 @@ describe('temporal-test-server: HTTP/2 framing', () => {
 
   it('holds an answer at a window of 100 bytes and sends the rest when SETTINGS and WINDOW_UPDATE open it', async () => {
     const workflowId = `h2-settings-${Date.now()}`;
-    await conn.workflowService.startWorkflowExecution({
-      namespace: 'default',
-      workflowId,
-      workflowType: { name: 'w' },
-      taskQueue: { name: workflowId },
-      requestId: workflowId,
-      input: { payloads: [{ metadata: { encoding: Buffer.from('binary/plain') }, data: Buffer.alloc(50_000, 3) }] },
-    });
+    await startWithInput(workflowId, Buffer.alloc(50_000, 3));
     const c = await RawClient.connect(server.address);
     const settings = (initialWindow: number): Buffer => {
       const p = Buffer.alloc(6);
