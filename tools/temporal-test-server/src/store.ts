@@ -29,6 +29,9 @@ const ReusePolicy = temporal.api.enums.v1.WorkflowIdReusePolicy;
 const ConflictPolicy = temporal.api.enums.v1.WorkflowIdConflictPolicy;
 const ParentClosePolicy = temporal.api.enums.v1.ParentClosePolicy;
 
+/** The runs of one workflow id, oldest first; one run is kept as itself. */
+type Chain = Execution | DormantRun | (Execution | DormantRun)[];
+
 /** Everything needed to create one run. */
 export interface RunParams {
   namespace: string;
@@ -88,9 +91,10 @@ export class Store {
   /** Live runs and parked ones (src/dormant.ts); `live()` turns a parked one back into a run. */
   /**
    * By namespace, then workflow id: the id string is the run's own, where one joined key per
-   * chain would be a second copy of it (README, "Memory per idle run").
+   * chain would be a second copy of it. A chain of one run (nearly all of them: a charge's) is
+   * the run itself, not an array holding it (README, "Memory per idle run").
    */
-  private chains = new Map<string, Map<string, (Execution | DormantRun)[]>>();
+  private chains = new Map<string, Map<string, Chain>>();
   private runs = new Map<string, Execution | DormantRun>();
   /**
    * Parking (src/dormant.ts): runs become candidates when their first-task delay begins, and
@@ -138,8 +142,10 @@ export class Store {
     return ns;
   }
 
-  private chain(namespace: string, workflowId: string): (Execution | DormantRun)[] | undefined {
-    return this.chains.get(namespace)?.get(workflowId);
+  /** The latest run of a workflow id. */
+  private latest(namespace: string, workflowId: string): Execution | DormantRun | undefined {
+    const c = this.chains.get(namespace)?.get(workflowId);
+    return Array.isArray(c) ? c[c.length - 1] : c;
   }
 
   /** runId '' = the latest run of the chain. */
@@ -148,8 +154,7 @@ export class Store {
       const r = this.runs.get(runId);
       return r && r.namespace === namespace && (!workflowId || r.workflowId === workflowId) ? this.live(r) : undefined;
     }
-    const chain = this.chain(namespace, workflowId);
-    return this.live(chain?.[chain.length - 1]);
+    return this.live(this.latest(namespace, workflowId));
   }
 
   getRun(namespace: string, execution: temporal.api.common.v1.IWorkflowExecution | null | undefined): Execution {
@@ -167,8 +172,7 @@ export class Store {
   /** StartWorkflowExecution / SignalWithStart / child start. */
   startWorkflow(opts: StartOptions): { run: Execution; started: boolean } {
     const { params } = opts;
-    const chain = this.chain(params.namespace, params.workflowId);
-    const current = this.live(chain?.[chain.length - 1]);
+    const current = this.live(this.latest(params.namespace, params.workflowId));
     if (current) {
       if (params.requestId && current.p.requestId === params.requestId) {
         return { run: current, started: true }; // a retried request
@@ -208,9 +212,10 @@ export class Store {
       this.chains.set(run.namespace, byId);
     }
     const chain = byId.get(run.workflowId);
-    // A literal holds exactly one element; an empty array grown by push reserves 17.
-    if (chain) chain.push(run);
-    else byId.set(run.workflowId, [run]);
+    if (chain === undefined) byId.set(run.workflowId, run);
+    else if (Array.isArray(chain)) chain.push(run);
+    // A literal holds exactly its elements; an empty array grown by push reserves 17.
+    else byId.set(run.workflowId, [chain, run]);
     this.runs.set(run.runId, run);
   }
 
@@ -369,11 +374,12 @@ export class Store {
       this.journal?.purged(runId);
       const byId = this.chains.get(run.namespace);
       const chain = byId?.get(run.workflowId);
-      if (chain) {
+      if (Array.isArray(chain)) {
         const rest = chain.filter((r) => r !== run);
-        if (rest.length > 0) byId?.set(run.workflowId, rest);
+        if (rest.length > 1) byId?.set(run.workflowId, rest);
+        else if (rest.length === 1) byId?.set(run.workflowId, rest[0]);
         else byId?.delete(run.workflowId);
-      }
+      } else if (chain === run) byId?.delete(run.workflowId);
       dropped++;
     }
     return dropped;
@@ -464,12 +470,7 @@ export class Store {
       this.parkedHistory(run),
     );
     const wakeAt = run.park();
-    if (Number.isFinite(wakeAt)) {
-      d.timer = this.clock.scheduleAt(wakeAt, () => {
-        d.timer = undefined;
-        this.live(d);
-      });
-    }
+    if (Number.isFinite(wakeAt)) d.timer = this.clock.scheduleWith(wakeAt, this.wakeParked, d);
     this.replace(run, d);
     this.parkedRuns++;
   }
@@ -492,6 +493,12 @@ export class Store {
     return DormantRun.encode(bytes);
   }
 
+  /** A parked run's own deadline: one function for all of them, so a parked run's timer needs no closure. */
+  private readonly wakeParked = (d: DormantRun): void => {
+    d.timer = undefined;
+    this.live(d);
+  };
+
   /** The run itself: a parked run is rebuilt from its started event, as a restart rebuilds it. */
   private live(run: Execution | DormantRun | undefined): Execution | undefined {
     if (run === undefined || !isDormant(run)) return run;
@@ -510,9 +517,12 @@ export class Store {
 
   private replace(from: Execution | DormantRun, to: Execution | DormantRun): void {
     this.runs.set(to.runId, to);
-    const chain = this.chain(to.namespace, to.workflowId);
-    const i = chain ? chain.lastIndexOf(from) : -1;
-    if (chain && i >= 0) chain[i] = to;
+    const byId = this.chains.get(to.namespace);
+    const chain = byId?.get(to.workflowId);
+    if (Array.isArray(chain)) {
+      const i = chain.lastIndexOf(from);
+      if (i >= 0) chain[i] = to;
+    } else if (chain === from) byId?.set(to.workflowId, to);
   }
 
   /**

@@ -126,7 +126,7 @@ describe('temporal-test-server: clock', () => {
 });
 
 describe('temporal-test-server: retention', () => {
-  it('purges closed runs older than the namespace retention, keeps open ones', async () => {
+  it('purges closed runs older than the namespace retention, keeps open ones, also within a chain of runs', async () => {
     const clock = new Clock({ timeSkipping: true, startLocked: true });
     try {
       const store = new Store(clock, silentLogger);
@@ -150,12 +150,28 @@ describe('temporal-test-server: retention', () => {
       const closed = start('a');
       const open = start('b');
       closed.terminate('done', null, '');
+      // A chain of two runs of one workflow id (a chain of one is kept as the run itself).
+      const firstC = start('c');
+      firstC.terminate('done', null, '');
+      const secondC = start('c');
+      assert.equal(store.findRun('default', 'c', ''), secondC);
+      assert.equal(store.findRun('default', 'c', firstC.runId), firstC);
       assert.equal(store.purgeClosed(), 0);
       clock.skipTo(clock.now() + 4 * 24 * 3600 * 1000);
-      assert.equal(store.purgeClosed(), 1);
+      assert.equal(store.purgeClosed(), 2);
       assert.equal(store.findRun('default', 'a', ''), undefined);
       assert.equal(store.findRun('default', 'b', ''), open);
+      assert.equal(store.findRun('default', 'c', ''), secondC);
+      assert.equal(store.findRun('default', 'c', firstC.runId), undefined);
       open.terminate('done', null, '');
+      secondC.terminate('done', null, '');
+      clock.skipTo(clock.now() + 4 * 24 * 3600 * 1000);
+      assert.equal(store.purgeClosed(), 2);
+      assert.equal(store.findRun('default', 'c', ''), undefined);
+      // The id is free again: a new chain starts.
+      const thirdC = start('c');
+      assert.equal(store.findRun('default', 'c', ''), thirdC);
+      thirdC.terminate('done', null, '');
     } finally {
       clock.close();
     }
