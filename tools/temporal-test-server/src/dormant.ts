@@ -1,18 +1,21 @@
 /**
  * Idle runs kept small (README, "Memory per idle run").
  *
- * A run in its start delay (a pixflow charge waits out its expiry this way) or in a retry or
- * continue-as-new backoff has one event, WorkflowExecutionStarted, and nothing in flight: no
- * workflow task, activity, child, update, query or history waiter. Everything about it is in that
- * one event, as a restart already shows (src/persistence/replay.ts rebuilds such runs from it).
- * Such a run is parked: the store keeps a `DormantRun` (its ids, the fields visibility filters on,
- * its next deadline and the event's encoded bytes) in place of the `Execution` with its eight
- * sub-objects and the decoded event's protobuf objects: ≈ 1 KB instead of ≈ 8 KB. Its first touch
- * (any request that reaches the run, or its own deadline) rebuilds the `Execution` exactly as a
- * restart does, so a parked run behaves in every way as one that stayed in memory.
+ * A run with nothing in flight (no workflow task, activity, child, update, query, history waiter
+ * or buffered event) is fully described by its history, as a restart already shows
+ * (src/persistence/replay.ts rebuilds runs from it): one in its start delay (a pixflow charge
+ * waits out its expiry this way) or a retry or continue-as-new backoff, and one that has run its
+ * workflow tasks and now waits on its timers or for a signal (a paid charge waiting out its
+ * settlement delay). Such a run is parked: the store keeps a `DormantRun` (its ids, the fields
+ * visibility filters on, its sticky queue, its next deadline and where its history is) in place of
+ * the `Execution` with its eight sub-objects and the decoded events' protobuf objects: ≈ 1 KB
+ * instead of ≈ 8 KB for a started event alone, ≈ 14 KB for a charge that was paid. Its first
+ * touch (any request that reaches the run, or its own deadline) rebuilds the `Execution` exactly
+ * as a restart does, so a parked run behaves in every way as one that stayed in memory.
  */
 import type { TimerHandle } from './clock';
-import type { FileSpan, Journal } from './persistence/journal';
+import type { HistorySpans, Journal } from './persistence/journal';
+import type { WorkflowTasks } from './run/workflow-tasks';
 import { decodeMessage, temporal, WorkflowExecutionStatus, type HistoryEvent } from './proto';
 
 const History = temporal.api.history.v1.History;
@@ -32,8 +35,10 @@ export interface RunView {
 export class DormantRun implements RunView {
   readonly status = WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
   readonly isOpen = true;
-  /** Fires at the run's next deadline (end of the delay, or the run timeout): the run wakes. */
+  /** Fires at the run's next deadline (end of the delay, a timer, the run timeout): the run wakes. */
   timer: TimerHandle | undefined;
+  /** The worker's sticky queue the run's next workflow task goes to, kept across the parking. */
+  sticky: WorkflowTasks['sticky'] = null;
 
   constructor(
     readonly namespace: string,
@@ -44,15 +49,15 @@ export class DormantRun implements RunView {
     readonly taskQueue: string,
     readonly startTime: number,
     /**
-     * The `History` message holding the started event: in durable mode where the journal file
-     * has it (two numbers), else its bytes as a latin1 string (one byte per byte in a single heap
-     * object, where a Buffer would cost a JS object and an off-heap allocation).
+     * The run's `History` message: in durable mode where the journal file has it (a few numbers),
+     * else its bytes as a latin1 string (one byte per byte in a single heap object, where a Buffer
+     * would cost a JS object and an off-heap allocation).
      */
-    private readonly history: FileSpan | string,
+    private readonly history: HistorySpans | string,
   ) {}
 
   /** Where the journal holds the history, if it is kept there. */
-  get span(): FileSpan | undefined {
+  get spans(): HistorySpans | undefined {
     return typeof this.history === 'string' ? undefined : this.history;
   }
 
@@ -60,7 +65,7 @@ export class DormantRun implements RunView {
     return Buffer.from(historyBytes.buffer, historyBytes.byteOffset, historyBytes.byteLength).toString('latin1');
   }
 
-  /** The run's history (its one event), decoded afresh; `journal` reads it from the file if it is there. */
+  /** The run's history, decoded afresh; `journal` reads it from the file if it is there. */
   events(journal: Journal | undefined): HistoryEvent[] {
     const h = this.history;
     let bytes: Buffer;

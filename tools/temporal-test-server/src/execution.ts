@@ -23,7 +23,7 @@
  * - command events are written in command order, right after WorkflowTaskCompleted.
  */
 import { randomUUID } from 'node:crypto';
-import type { FileSpan } from './persistence/journal';
+import type { HistorySpans } from './persistence/journal';
 import type { RestorePlan, RunDurableState } from './persistence/replay';
 import type { TimerHandle } from './clock';
 import { notFound } from './errors';
@@ -77,8 +77,8 @@ export class Execution implements HistoryWriter {
   backoffTimer?: TimerHandle;
   /** Replaced in the store by a parked copy (src/dormant.ts); this object must not change any more. */
   parked = false;
-  /** Durable mode: where the journal holds this run's first events (a parked run reads them back). */
-  firstEvents: FileSpan | undefined;
+  /** Durable mode: where the journal holds this run's history (a parked run reads it back). */
+  spans: HistorySpans | undefined;
   private runTimer?: TimerHandle;
   /** Parent run (for children): notified when the last run of this chain closes. */
   readonly parent: RunParams['parent'];
@@ -247,17 +247,17 @@ export class Execution implements HistoryWriter {
   // ---------------------------------------------------------------- parking (src/dormant.ts)
 
   /**
-   * True while the run is fully described by its started event: waiting out its first-task delay
-   * with nothing else in it, in flight or waiting on it (src/dormant.ts).
+   * True while the run is fully described by its history: nothing in flight or waiting on it (no
+   * workflow task, activity, child, update, query, history waiter or buffered event), only its own
+   * deadlines ahead (a start delay, timers, the run timeout) and whatever may arrive from outside
+   * (a signal, a cancel request). A restart rebuilds such a run from its history alone, and so
+   * does waking it (src/dormant.ts).
    */
   get parkable(): boolean {
     return (
       this.isOpen &&
       !this.parked &&
-      this.backoffTimer !== undefined &&
-      this.log.length === 1 &&
       this.tasks.wft === null &&
-      this.tasks.sticky === null &&
       this.acts.byId.size === 0 &&
       this.kids.byId.size === 0 &&
       !this.cancelRequested &&
@@ -269,9 +269,9 @@ export class Execution implements HistoryWriter {
     );
   }
 
-  /** The started event, encoded (the `History` message of this one-event run). */
+  /** The whole history, encoded (the `History` message). */
   encodedHistory(): Uint8Array {
-    const fields = this.log.encodedRange(0, 1);
+    const fields = this.log.encodedRange(0, this.log.length);
     return fields.length === 1 ? fields[0] : Buffer.concat(fields);
   }
 
@@ -281,18 +281,22 @@ export class Execution implements HistoryWriter {
    */
   park(): number {
     this.parked = true;
-    const wakeAt = Math.min(this.executionTime, this.runDeadline());
+    const wakeAt = Math.min(this.backoffTimer ? this.executionTime : Infinity, this.runDeadline(), this.commands.nextFireAt());
     this.backoffTimer?.cancel();
     this.backoffTimer = undefined;
     this.runTimer?.cancel();
     this.runTimer = undefined;
+    this.commands.cancelTimers();
     return wakeAt;
   }
 
   // ---------------------------------------------------------------- workflow tasks, updates, activities (src/run/*)
 
   completeWorkflowTask(sid: number, attempt: number, req: temporal.api.workflowservice.v1.IRespondWorkflowTaskCompletedRequest): PollActivityResponse[] {
-    return this.tasks.complete(sid, attempt, req);
+    const out = this.tasks.complete(sid, attempt, req);
+    // The run may now wait on its timers or for a signal: a candidate for parking.
+    if (this.isOpen) this.store.noteIdle(this);
+    return out;
   }
   failWorkflowTask(sid: number, attempt: number, req: temporal.api.workflowservice.v1.IRespondWorkflowTaskFailedRequest): void {
     this.tasks.fail(sid, attempt, req);
@@ -530,6 +534,7 @@ export class Execution implements HistoryWriter {
   /** Closing: stop every timer, release every time-skipping lock, answer waiters, tell the parent. */
   close(status: Status): void {
     this.status = status;
+    this.spans = undefined; // a closed run is never parked
     this.closeTime = this.store.clock.now();
     this.runTimer?.cancel();
     this.backoffTimer?.cancel();

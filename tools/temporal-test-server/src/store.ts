@@ -10,7 +10,7 @@ import { alreadyExists, invalidArgument, notFound } from './errors';
 import { Execution, type PendingQuery, type QueryOutcome } from './execution';
 import type { Logger } from './logger';
 import { Matching } from './matching';
-import type { FileSpan, Journal, LoadedState } from './persistence/journal';
+import type { HistorySpans, Journal, LoadedState } from './persistence/journal';
 import { replay, runParamsFromStarted } from './persistence/replay';
 import {
   durationMs,
@@ -104,6 +104,8 @@ export class Store {
   private idleNew = new Set<Execution>();
   private idleOld = new Set<Execution>();
   private parkedRuns = 0;
+  /** The last parked run's sticky queue (see `sharedSticky`). */
+  private lastSticky: DormantRun['sticky'] = null;
   /** The last parked run's type and queue names: equal ones share that string (most idle runs are of one kind). */
   private lastType = '';
   private lastQueue = '';
@@ -333,8 +335,9 @@ export class Store {
     const key = this.queueKey(namespace, queue);
     this.wfMatching.takeAll(key);
     for (const run of this.runs.values()) {
-      // A parked run never had a workflow task, so no sticky queue either.
-      if (!isDormant(run) && run.namespace === namespace && run.isOpen) run.clearStickyQueue(queue);
+      if (run.namespace !== namespace || !run.isOpen) continue;
+      if (!isDormant(run)) run.clearStickyQueue(queue);
+      else if (run.sticky?.queue === queue) run.sticky = null;
     }
   }
 
@@ -399,7 +402,7 @@ export class Store {
       if (!started) continue; // created but its first commit never finished
       const p = runParamsFromStarted(rec, started);
       const run = new Execution(this, p, timestampMs(started.eventTime));
-      run.firstEvents = rec.firstEvents;
+      run.spans = rec.spans;
       this.addRun(run);
       run.restoreState(rec.events, replay(p, rec.events, rec.state));
       if (run.isOpen) open++;
@@ -431,8 +434,8 @@ export class Store {
       if (run.parkable) {
         this.park(run);
         n++;
-      } else if (run.isOpen && run.backoffTimer) {
-        // Still in its delay but busy for now (a result long poll, a commit not yet written).
+      } else if (run.isOpen && run.tasks.wft === null && run.acts.byId.size === 0) {
+        // Waiting, but busy for now (a result long poll, a commit not yet written): next sweep.
         this.idleOld.add(run);
       }
     }
@@ -448,7 +451,7 @@ export class Store {
   parkedIn(runId: string): 'journal' | 'memory' | undefined {
     const run = this.runs.get(runId);
     if (run === undefined || !isDormant(run)) return undefined;
-    return run.span ? 'journal' : 'memory';
+    return run.spans ? 'journal' : 'memory';
   }
 
   /** How many runs are parked now. */
@@ -469,10 +472,20 @@ export class Store {
       run.startTime,
       this.parkedHistory(run),
     );
+    d.sticky = this.sharedSticky(run.tasks.sticky);
     const wakeAt = run.park();
     if (Number.isFinite(wakeAt)) d.timer = this.clock.scheduleWith(wakeAt, this.wakeParked, d);
     this.replace(run, d);
     this.parkedRuns++;
+  }
+
+  /** A parked run's sticky queue: equal ones share one object (all of a worker's runs have the same). */
+  private sharedSticky(sticky: Execution['tasks']['sticky']): DormantRun['sticky'] {
+    if (!sticky) return null;
+    const last = this.lastSticky;
+    if (last && last.queue === sticky.queue && last.scheduleToStartMs === sticky.scheduleToStartMs) return last;
+    this.lastSticky = { queue: sticky.queue, scheduleToStartMs: sticky.scheduleToStartMs };
+    return this.lastSticky;
   }
 
   /**
@@ -480,12 +493,13 @@ export class Store {
    * run's own (checked once, here: a mismatch would be a bug, and the run then keeps its bytes),
    * else the bytes themselves.
    */
-  private parkedHistory(run: Execution): FileSpan | string {
+  private parkedHistory(run: Execution): HistorySpans | string {
     const bytes = run.encodedHistory();
-    const span = run.firstEvents;
-    if (span && this.journal && span.len === bytes.length) {
+    const spans = run.spans;
+    if (spans && this.journal) {
       try {
-        if (this.journal.read(span).equals(bytes)) return { pos: span.pos, len: span.len };
+        // A copy of exact size: the array grew by pushes, one pair per commit, with spare room.
+        if (this.journal.read(spans).equals(bytes)) return spans.slice();
       } catch (err) {
         this.logger.warn({ runId: run.runId, err: String(err) }, 'journal: reading back a run to park failed');
       }
@@ -499,7 +513,7 @@ export class Store {
     this.live(d);
   };
 
-  /** The run itself: a parked run is rebuilt from its started event, as a restart rebuilds it. */
+  /** The run itself: a parked run is rebuilt from its history, as a restart rebuilds it. */
   private live(run: Execution | DormantRun | undefined): Execution | undefined {
     if (run === undefined || !isDormant(run)) return run;
     run.timer?.cancel();
@@ -508,10 +522,15 @@ export class Store {
     const rec = { namespace: run.namespace, workflowId: run.workflowId, runId: run.runId, requestId: run.requestId };
     const p = runParamsFromStarted(rec, events[0]);
     const woken = new Execution(this, p, run.startTime);
-    woken.firstEvents = run.span;
+    woken.spans = run.spans;
+    // Sticky again before any task is scheduled: the worker that ran it may still cache it (else
+    // it fetches the whole history, as after any cache eviction).
+    woken.tasks.sticky = run.sticky;
     this.replace(run, woken);
     this.parkedRuns--;
     woken.restoreState(events, replay(p, events, undefined));
+    // Woken by a read, it is idle still: parked again unless something starts meanwhile.
+    this.noteIdle(woken);
     return woken;
   }
 

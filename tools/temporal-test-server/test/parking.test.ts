@@ -1,8 +1,9 @@
 /**
- * Parked idle runs (src/dormant.ts): a run waiting out its start delay is kept as its encoded
- * started event and rebuilt on its first touch. Through the real SDK, a parked run must behave in
- * every way as one kept in memory: its history, describe, signal-with-start, terminate, query,
- * its own delay ending and its run timeout, and a durable restart.
+ * Parked idle runs (src/dormant.ts): a run waiting out its start delay, or waiting on its timers
+ * or for a signal after its workflow tasks, is kept as its encoded history (or where the journal
+ * has it) and rebuilt on its first touch. Through the real SDK, a parked run must behave in every
+ * way as one kept in memory: its history, describe, signal-with-start, signal, terminate, query,
+ * its own delay, timers and run timeout, and a durable restart.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,7 +15,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
 import { silentLogger, startServer, type RunningServer } from '../src/index';
 import { waitFor, workflowsPath } from './support';
-import { collectsSignals, durableAddSignal, type DurableActivities } from './workflows';
+import { collectsSignals, durableAddSignal, effectThenWaits, type DurableActivities } from './workflows';
 
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 const EventType = temporal.api.enums.v1.EventType;
@@ -196,6 +197,75 @@ describe('temporal-test-server: idle runs parked as their started event', functi
       const woken = await h.client.workflow.signalWithStart(collectsSignals, { taskQueue, workflowId: ids[0], args: ['d', 1], signal: durableAddSignal, signalArgs: ['after restart'] });
       assert.equal(await h.client.workflow.getHandle(ids[0], woken.signaledRunId).result(), 'done d:after restart');
       assert.equal(h.server.store.parkedCount, 9);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  for (const durable of [false, true]) {
+    it(`${durable ? 'durable' : 'in memory'}: a run waiting on a timer or a signal after its tasks is parked, and wakes for either`, async () => {
+      const h = await harness({ dbFilename: durable ? path.join(dir, `after-tasks-${Date.now()}.db`) : undefined });
+      const { client, taskQueue, server } = h;
+      try {
+        const stamp = Date.now();
+        const waits = await client.workflow.start(effectThenWaits, { taskQueue, workflowId: `waits-${stamp}`, args: ['w', 3_600_000] });
+        const timed = await client.workflow.start(effectThenWaits, { taskQueue, workflowId: `timed-${stamp}`, args: ['t', 1_500] });
+        await waitFor(() => h.effects.includes('w:first') && h.effects.includes('t:first'), 10_000, 'the first activities ran');
+        await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'the waiting run parked');
+        await waitFor(() => server.store.isParked(timed.firstExecutionRunId), 1_400, 'the timed run parked before its timer fires');
+        // Durable: only where the journal holds its history (several commits' records).
+        assert.equal(server.store.parkedIn(waits.firstExecutionRunId), durable ? 'journal' : 'memory');
+
+        // Its history, woken by the read, is the one it had: started, tasks, the activity, the timer.
+        const events = (await waits.fetchHistory()).events ?? [];
+        assert.equal(server.store.isParked(waits.firstExecutionRunId), false, 'a read wakes the run');
+        const types = events.map((e) => e.eventType);
+        assert.ok(types.includes(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) && types.at(-1) === EventType.EVENT_TYPE_TIMER_STARTED, `history: ${types.join(',')}`);
+        await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'parked again');
+        const again = History.encode({ events: (await waits.fetchHistory()).events ?? [] }).finish();
+        assert.deepEqual(Buffer.from(again), Buffer.from(History.encode({ events }).finish()));
+
+        // A query wakes it and the worker answers it.
+        await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'parked again');
+        const stack = await waits.query<string>('__stack_trace');
+        assert.match(stack, /effectThenWaits|condition/);
+
+        // Its own timer wakes it with nobody asking (no result long poll either); the signal wakes the other.
+        await waitFor(() => h.effects.includes('t:timer'), 10_000, 'the timed run woke for its timer and ran its activity');
+        assert.equal(await timed.result(), 'done t:timer');
+        await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'parked again');
+        await waits.signal(durableAddSignal, 'paid');
+        assert.equal(await waits.result(), 'done w:paid');
+        // Each activity ran once: waking replays history, it does not run the workflow again.
+        assert.deepEqual(h.effects.filter((e) => e.startsWith('w:') || e.startsWith('t:')).sort(), ['t:first', 't:timer', 'w:first', 'w:paid']);
+        const timerFired = ((await timed.fetchHistory()).events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED);
+        assert.equal(timerFired.length, 1);
+      } finally {
+        await h.stop();
+      }
+    });
+  }
+
+  it('durable: a run parked after its tasks is parked again at a restart and finishes after it', async () => {
+    const dbFilename = path.join(dir, 'after-tasks-restart.db');
+    const taskQueue = uniqueTaskQueue('parking-after-tasks');
+    let h = await harness({ dbFilename, taskQueue });
+    const workflowId = `restart-waits-${Date.now()}`;
+    let runId: string;
+    try {
+      const handle = await h.client.workflow.start(effectThenWaits, { taskQueue, workflowId, args: ['r', 3_600_000] });
+      runId = handle.firstExecutionRunId;
+      await waitFor(() => h.server.store.isParked(runId), 10_000, 'parked');
+      assert.equal(h.server.store.parkedIn(runId), 'journal');
+    } finally {
+      await h.stop();
+    }
+    h = await harness({ dbFilename, taskQueue });
+    try {
+      assert.equal(h.server.store.isParked(runId), true, 'restored straight into the parked form');
+      await h.client.workflow.getHandle(workflowId).signal(durableAddSignal, 'after restart');
+      assert.equal(await h.client.workflow.getHandle(workflowId).result(), 'done r:after restart');
+      assert.deepEqual(h.effects, ['r:after restart'], 'the first activity is not run again');
     } finally {
       await h.stop();
     }

@@ -57,15 +57,17 @@ interface StateJson {
 export interface LoadedRun extends RunRecord {
   events: HistoryEvent[];
   state?: RunDurableState;
-  /** Where the run's first EVENTS record (events from 1) keeps its `History` bytes in the file. */
-  firstEvents?: FileSpan;
+  /** Where the file keeps the run's whole history (see `HistorySpans`), if it can tell. */
+  spans?: HistorySpans;
 }
 
-/** Bytes of the journal file: where they start and how many. */
-export interface FileSpan {
-  pos: number;
-  len: number;
-}
+/**
+ * Where the journal file keeps a run's history: the `History` bytes of each of its EVENTS records,
+ * in order, as flat [position, length] pairs. Their concatenation is the run's `History` message
+ * (repeated fields concatenate), so a parked run (src/dormant.ts) keeps these few numbers instead
+ * of its events. Unknown (undefined) once the history was truncated or a write failed.
+ */
+export type HistorySpans = number[];
 
 export interface LoadedState {
   namespaces: NamespaceRecord[];
@@ -175,7 +177,10 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
           if (runs.delete(m.r)) purged++;
         } else if (m.t === 'trunc') {
           const run = runs.get(m.r);
-          if (run) run.events.length = Math.min(run.events.length, m.n);
+          if (run) {
+            run.events.length = Math.min(run.events.length, m.n);
+            run.spans = undefined;
+          }
         }
       } else if (kind === KIND_EVENTS) {
         const ridLen = body.readUInt16LE(0);
@@ -183,7 +188,10 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
         const first = body.readUInt32LE(2 + ridLen);
         const run = runs.get(runId);
         if (!run) continue;
-        if (first === 1) run.firstEvents = { pos: off + 8 + (p - blen) + 6 + ridLen, len: blen - 6 - ridLen };
+        const pos = off + 8 + (p - blen) + 6 + ridLen;
+        if (first === 1) run.spans = [pos, blen - 6 - ridLen];
+        else if (run.spans && first - 1 === run.events.length) run.spans.push(pos, blen - 6 - ridLen);
+        else run.spans = undefined;
         const events = History.decode(body.subarray(6 + ridLen)).events;
         run.events.length = Math.min(run.events.length, first - 1);
         run.events.push(...events);
@@ -208,8 +216,11 @@ export class Journal {
    * write at a time); -1 once a failed write left it unknown (no more positions are handed out).
    */
   private size: number;
-  /** Runs whose first events go out in the commit being built or written, and where in its frame. */
-  private locating: { run: Execution; rel: number; len: number }[] = [];
+  /**
+   * EVENTS records in the commit being built or written, and where their `History` bytes are in
+   * its frame (`first`: the run's events from 1); each run's `spans` learn them once it is written.
+   */
+  private locating: { run: Execution; rel: number; len: number; first: boolean }[] = [];
   private dirty = new Set<Execution>();
   private meta: Meta[] = [];
   /** Events already in the file, by run id. */
@@ -233,13 +244,21 @@ export class Journal {
   }
 
   /**
-   * `span` of the file (a run's first events, see `Execution.firstEvents`), read back. Used to
-   * wake a parked run (src/dormant.ts); only spans of completed commits are ever handed out.
+   * A run's history read back from the file (`spans`, see `HistorySpans`), one buffer. Used to
+   * park and wake a run (src/dormant.ts); only spans of completed commits are ever handed out.
    */
-  read(span: FileSpan): Buffer {
-    const buf = Buffer.allocUnsafe(span.len);
-    const n = fs.readSync(this.readFd, buf, 0, span.len, span.pos);
-    if (n !== span.len) throw new Error(`journal: short read at ${span.pos} (${n} of ${span.len} bytes)`);
+  read(spans: HistorySpans): Buffer {
+    let total = 0;
+    for (let i = 1; i < spans.length; i += 2) total += spans[i];
+    const buf = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (let i = 0; i < spans.length; i += 2) {
+      const pos = spans[i];
+      const len = spans[i + 1];
+      const n = fs.readSync(this.readFd, buf, at, len, pos);
+      if (n !== len) throw new Error(`journal: short read at ${pos} (${n} of ${len} bytes)`);
+      at += len;
+    }
     return buf;
   }
 
@@ -271,7 +290,7 @@ export class Journal {
       if (parsed.purged > 100 && parsed.purged >= loaded.runs.length) {
         compact(file, loaded);
         // The runs moved within the file: their parked form keeps its bytes in memory instead.
-        for (const r of loaded.runs) r.firstEvents = undefined;
+        for (const r of loaded.runs) r.spans = undefined;
         logger.info({ file, live: loaded.runs.length, purged: parsed.purged }, 'journal: compacted');
       }
     } else {
@@ -371,12 +390,14 @@ export class Journal {
       if (length < done) {
         push(metaRecord({ t: 'trunc', r: id, n: length }));
         done = length;
+        run.spans = undefined; // the file's records no longer concatenate to the history
       }
       if (length > done) {
         const rec = eventsRecord(id, done + 1, run.log.encodedRange(done, length));
-        // A run's first events: where their `History` bytes will be, once this frame is written.
+        // Where these events' `History` bytes will be, once this frame is written.
         const head = 5 + 6 + Buffer.byteLength(id);
-        if (done === 0 && this.size >= 0) this.locating.push({ run, rel: at + head, len: rec.length - head });
+        if (this.size >= 0) this.locating.push({ run, rel: at + head, len: rec.length - head, first: done === 0 });
+        else run.spans = undefined; // positions are unknown after a failed write
         push(rec);
         this.stats.events += length - done;
         this.persisted.set(id, length);
@@ -427,7 +448,16 @@ export class Journal {
         this.stats.bytes += data.length;
         if (this.size >= 0) {
           this.size += data.length;
-          for (const l of locating) l.run.firstEvents = { pos: framePos + 8 + l.rel, len: l.len };
+          for (const l of locating) {
+            // A closed run is never parked: it keeps no positions.
+            if (!l.run.isOpen) {
+              l.run.spans = undefined;
+              continue;
+            }
+            const pos = framePos + 8 + l.rel;
+            if (l.first) l.run.spans = [pos, l.len];
+            else l.run.spans?.push(pos, l.len);
+          }
         }
         this.inFlight = null;
         for (const w of waiters) w.resolve();
@@ -437,6 +467,7 @@ export class Journal {
         this.inFlight = null;
         // Part of the frame may be in the file: positions after it are unknown from here on.
         this.size = -1;
+        for (const l of locating) l.run.spans = undefined;
         this.logger.error({ err: String(err), file: this.file }, 'journal: write failed; state is not durable');
         for (const w of waiters) w.reject(err);
         if (this.dirty.size > 0 || this.meta.length > 0 || this.waiters.length > 0) this.schedule();

@@ -37,7 +37,7 @@ const supportedCommands = new Set<number>([
 
 export class Commands {
   /** Running timers by timer id. */
-  private timers = new Map<string, { startedEventId: number; handle: TimerHandle }>();
+  private timers = new Map<string, { startedEventId: number; handle: TimerHandle; fireAt: number }>();
 
   constructor(private readonly run: Execution) {}
 
@@ -172,10 +172,17 @@ export class Commands {
         });
       }, timerId);
     });
-    this.timers.set(timerId, { startedEventId, handle });
+    this.timers.set(timerId, { startedEventId, handle, fireAt });
   }
 
-  /** The run closed: no timer fires any more. */
+  /** When the next running timer fires; Infinity = none (a parked run wakes then). */
+  nextFireAt(): number {
+    let at = Infinity;
+    for (const t of this.timers.values()) if (t.fireAt < at) at = t.fireAt;
+    return at;
+  }
+
+  /** The run closed (or was parked): no timer fires any more. */
   cancelTimers(): void {
     for (const t of this.timers.values()) t.handle.cancel();
     this.timers.clear();

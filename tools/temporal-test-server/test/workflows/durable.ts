@@ -50,3 +50,15 @@ export async function sleepsAndContinues(tag: string, runs: number, ms: number):
   if (runs > 0) await continueAsNew<typeof sleepsAndContinues>(tag, runs - 1, ms);
   return await acts.sideEffect(`${tag}:${workflowInfo().continuedFromExecutionRunId ? 'continued' : 'first'}`);
 }
+
+/**
+ * An activity, then waits for a signal or `ms` (a paid charge waiting out its settlement delay),
+ * then another activity with what ended the wait.
+ */
+export async function effectThenWaits(tag: string, ms: number): Promise<string> {
+  const got: string[] = [];
+  setHandler(durableAddSignal, (v) => void got.push(v));
+  await acts.sideEffect(`${tag}:first`);
+  const signalled = await condition(() => got.length > 0, ms);
+  return await acts.sideEffect(`${tag}:${signalled ? got.join(',') : 'timer'}`);
+}
