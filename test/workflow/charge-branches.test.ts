@@ -401,7 +401,9 @@ describe('charge workflow (stubbed activities)', function () {
       const { result } = await runCharge(stub, async (h) => {
         snap.openRefundIds.push('r-1');
         await h.signal(refundRequestedSignal, { refundId: 'r-1' });
-        await waitFor(async () => stub.of('sendRefund').length === 1);
+        // Open once sendRefund has returned and the workflow has taken its answer (waiting for the
+        // call alone raced that answer on a loaded machine: the query saw no open refund yet).
+        await waitFor(async () => stub.of('sendRefund').length === 1 && (await h.query(chargeStateQuery)).openRefunds.length === 1);
         states.push(await h.query(chargeStateQuery));
         await h.signal(refundSettledSignal, { refundId: 'r-1', outcome: 'CONFIRMED' });
       });
