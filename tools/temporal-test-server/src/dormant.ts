@@ -6,7 +6,8 @@
  * (src/persistence/replay.ts rebuilds runs from it): one in its start delay (a pixflow charge
  * waits out its expiry this way) or a retry or continue-as-new backoff, and one that has run its
  * workflow tasks and now waits on its timers or for a signal (a paid charge waiting out its
- * settlement delay). Such a run is parked: the store keeps a `DormantRun` (its ids, the fields
+ * settlement delay); and, in durable mode, a closed run kept for its namespace's retention. Such a
+ * run is parked: the store keeps a `DormantRun` (its ids, the fields
  * visibility filters on, its sticky queue, its next deadline and where its history is) in place of
  * the `Execution` with its eight sub-objects and the decoded events' protobuf objects: ≈ 1 KB
  * instead of ≈ 8 KB for a started event alone, ≈ 14 KB for a charge that was paid. Its first
@@ -33,8 +34,6 @@ export interface RunView {
 }
 
 export class DormantRun implements RunView {
-  readonly status = WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
-  readonly isOpen = true;
   /** Fires at the run's next deadline (end of the delay, a timer, the run timeout): the run wakes. */
   timer: TimerHandle | undefined;
   /** The worker's sticky queue the run's next workflow task goes to, kept across the parking. */
@@ -54,7 +53,14 @@ export class DormantRun implements RunView {
      * would cost a JS object and an off-heap allocation).
      */
     private readonly history: HistorySpans | string,
+    /** A closed run (durable mode) is parked too, until its retention ends: its status and close time. */
+    readonly status: number = WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING,
+    readonly closeTime = 0,
   ) {}
+
+  get isOpen(): boolean {
+    return this.status === WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
+  }
 
   /** Where the journal holds the history, if it is kept there. */
   get spans(): HistorySpans | undefined {

@@ -250,12 +250,15 @@ export class Execution implements HistoryWriter {
    * True while the run is fully described by its history: nothing in flight or waiting on it (no
    * workflow task, activity, child, update, query, history waiter or buffered event), only its own
    * deadlines ahead (a start delay, timers, the run timeout) and whatever may arrive from outside
-   * (a signal, a cancel request). A restart rebuilds such a run from its history alone, and so
-   * does waking it (src/dormant.ts).
+   * (a signal, a cancel request); or closed, with its history in the journal. A restart rebuilds
+   * such a run from its history alone, and so does waking it (src/dormant.ts).
    */
   get parkable(): boolean {
+    if (!this.isOpen) {
+      // Closed: parked only where the journal holds its history, once nothing waits on it.
+      return !this.parked && this.spans !== undefined && this.queries.isEmpty && !this.log.hasWaiters() && !this.store.journal?.isPending(this);
+    }
     return (
-      this.isOpen &&
       !this.parked &&
       this.tasks.wft === null &&
       this.acts.byId.size === 0 &&
@@ -281,6 +284,7 @@ export class Execution implements HistoryWriter {
    */
   park(): number {
     this.parked = true;
+    if (!this.isOpen) return Infinity; // a closed run has no deadline left
     const wakeAt = Math.min(this.backoffTimer ? this.executionTime : Infinity, this.runDeadline(), this.commands.nextFireAt());
     this.backoffTimer?.cancel();
     this.backoffTimer = undefined;
@@ -534,7 +538,6 @@ export class Execution implements HistoryWriter {
   /** Closing: stop every timer, release every time-skipping lock, answer waiters, tell the parent. */
   close(status: Status): void {
     this.status = status;
-    this.spans = undefined; // a closed run is never parked
     this.closeTime = this.store.clock.now();
     this.runTimer?.cancel();
     this.backoffTimer?.cancel();

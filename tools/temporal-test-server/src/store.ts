@@ -104,6 +104,7 @@ export class Store {
   private idleNew = new Set<Execution>();
   private idleOld = new Set<Execution>();
   private parkedRuns = 0;
+  private parkedClosed = 0;
   /** The last parked run's sticky queue (see `sharedSticky`). */
   private lastSticky: DormantRun['sticky'] = null;
   /** The last parked run's type and queue names: equal ones share that string (most idle runs are of one kind). */
@@ -370,7 +371,7 @@ export class Store {
     const now = this.clock.now();
     let dropped = 0;
     for (const [runId, run] of this.runs) {
-      if (isDormant(run) || run.isOpen) continue;
+      if (run.isOpen) continue; // parked or not: a parked closed run keeps its close time
       const retention = this.namespaces.get(run.namespace)?.retentionMs ?? 24 * 3600 * 1000;
       if (now - run.closeTime < retention) continue;
       this.runs.delete(runId);
@@ -434,8 +435,8 @@ export class Store {
       if (run.parkable) {
         this.park(run);
         n++;
-      } else if (run.isOpen && run.tasks.wft === null && run.acts.byId.size === 0) {
-        // Waiting, but busy for now (a result long poll, a commit not yet written): next sweep.
+      } else if (run.isOpen ? run.tasks.wft === null && run.acts.byId.size === 0 : run.spans !== undefined) {
+        // Waiting (or closed), but busy for now (a result long poll, a commit not yet written): next sweep.
         this.idleOld.add(run);
       }
     }
@@ -454,9 +455,14 @@ export class Store {
     return run.spans ? 'journal' : 'memory';
   }
 
-  /** How many runs are parked now. */
+  /** How many open runs are parked now. */
   get parkedCount(): number {
     return this.parkedRuns;
+  }
+
+  /** How many closed runs are parked now (durable mode). */
+  get parkedClosedCount(): number {
+    return this.parkedClosed;
   }
 
   private park(run: Execution): void {
@@ -471,12 +477,15 @@ export class Store {
       this.lastQueue,
       run.startTime,
       this.parkedHistory(run),
+      run.status,
+      run.closeTime,
     );
     d.sticky = this.sharedSticky(run.tasks.sticky);
     const wakeAt = run.park();
     if (Number.isFinite(wakeAt)) d.timer = this.clock.scheduleWith(wakeAt, this.wakeParked, d);
     this.replace(run, d);
-    this.parkedRuns++;
+    if (d.isOpen) this.parkedRuns++;
+    else this.parkedClosed++;
   }
 
   /** A parked run's sticky queue: equal ones share one object (all of a worker's runs have the same). */
@@ -527,8 +536,10 @@ export class Store {
     // it fetches the whole history, as after any cache eviction).
     woken.tasks.sticky = run.sticky;
     this.replace(run, woken);
-    this.parkedRuns--;
+    if (run.isOpen) this.parkedRuns--;
+    else this.parkedClosed--;
     woken.restoreState(events, replay(p, events, undefined));
+    if (!woken.isOpen) this.packLater(woken);
     // Woken by a read, it is idle still: parked again unless something starts meanwhile.
     this.noteIdle(woken);
     return woken;

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Clock } from '../src/clock';
 import { silentLogger } from '../src/logger';
+import { Journal } from '../src/persistence/journal';
 import { Store } from '../src/store';
 import { waitFor } from './support';
 
@@ -174,6 +178,52 @@ describe('temporal-test-server: retention', () => {
       thirdC.terminate('done', null, '');
     } finally {
       clock.close();
+    }
+  });
+
+  it('durable: a closed run parked for its retention is purged at its end like a live one', async () => {
+    const clock = new Clock({ timeSkipping: true, startLocked: true });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsrv-retention-'));
+    const { journal } = Journal.open(path.join(dir, 'j.db'), silentLogger);
+    try {
+      const store = new Store(clock, silentLogger);
+      store.journal = journal;
+      store.parkIdleAfterMs = 1;
+      const params = (workflowId: string) => ({
+        namespace: 'default',
+        workflowId,
+        workflowType: 't',
+        taskQueue: 'q',
+        executionTimeoutMs: 0,
+        runTimeoutMs: 0,
+        taskTimeoutMs: 10_000,
+        identity: '',
+        requestId: '',
+        backoffMs: 0,
+      });
+      const closed = store.startWorkflow({ params: params('a'), reusePolicy: 0, conflictPolicy: 0 }).run;
+      const open = store.startWorkflow({ params: params('b'), reusePolicy: 0, conflictPolicy: 0 }).run;
+      closed.terminate('done', null, '');
+      await journal.barrier();
+      await new Promise((r) => setImmediate(r)); // the commit's positions are recorded after it
+      store.parkIdle();
+      store.parkIdle();
+      assert.equal(store.isParked(closed.runId), true);
+      assert.equal(store.parkedIn(closed.runId), 'journal');
+      assert.equal(store.parkedClosedCount, 1);
+      // Visibility sees it closed without waking it.
+      assert.deepEqual(store.list('default', "ExecutionStatus = 'Terminated'").map((r) => r.runId), [closed.runId]);
+      assert.equal(store.isParked(closed.runId), true);
+      assert.equal(store.purgeClosed(), 0);
+      clock.skipTo(clock.now() + 4 * 24 * 3600 * 1000);
+      assert.equal(store.purgeClosed(), 1);
+      assert.equal(store.findRun('default', 'a', ''), undefined);
+      assert.equal(store.findRun('default', 'b', ''), open);
+      open.terminate('done', null, '');
+    } finally {
+      await journal.close();
+      clock.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

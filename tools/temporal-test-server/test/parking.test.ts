@@ -240,6 +240,19 @@ describe('temporal-test-server: idle runs parked as their started event', functi
         assert.deepEqual(h.effects.filter((e) => e.startsWith('w:') || e.startsWith('t:')).sort(), ['t:first', 't:timer', 'w:first', 'w:paid']);
         const timerFired = ((await timed.fetchHistory()).events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED);
         assert.equal(timerFired.length, 1);
+        if (durable) {
+          // Closed, the runs are parked for their retention: read back as they were, and closed.
+          const closedHistory = History.encode({ events: (await waits.fetchHistory()).events ?? [] }).finish();
+          await waitFor(() => server.store.isParked(waits.firstExecutionRunId) && server.store.isParked(timed.firstExecutionRunId), 10_000, 'the closed runs parked');
+          assert.equal(server.store.parkedIn(waits.firstExecutionRunId), 'journal');
+          const counted = await client.workflow.count(`WorkflowId = '${waits.workflowId}' AND ExecutionStatus = 'Completed'`);
+          assert.equal(counted.count, 1);
+          assert.equal(server.store.isParked(waits.firstExecutionRunId), true, 'a count does not wake it');
+          assert.deepEqual(Buffer.from(History.encode({ events: (await waits.fetchHistory()).events ?? [] }).finish()), Buffer.from(closedHistory));
+          assert.equal((await timed.describe()).status.name, 'COMPLETED');
+          assert.equal(await timed.result(), 'done t:timer');
+          await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'parked again after the read');
+        }
       } finally {
         await h.stop();
       }
@@ -266,6 +279,16 @@ describe('temporal-test-server: idle runs parked as their started event', functi
       await h.client.workflow.getHandle(workflowId).signal(durableAddSignal, 'after restart');
       assert.equal(await h.client.workflow.getHandle(workflowId).result(), 'done r:after restart');
       assert.deepEqual(h.effects, ['r:after restart'], 'the first activity is not run again');
+      await waitFor(() => h.server.store.isParked(runId), 10_000, 'the closed run parked');
+    } finally {
+      await h.stop();
+    }
+    // A closed run is restored parked too, and reads back closed.
+    h = await harness({ dbFilename, taskQueue });
+    try {
+      assert.equal(h.server.store.isParked(runId), true);
+      assert.equal(h.server.store.parkedClosedCount, 1);
+      assert.equal(await h.client.workflow.getHandle(workflowId).result(), 'done r:after restart');
     } finally {
       await h.stop();
     }

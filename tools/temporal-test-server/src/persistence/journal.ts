@@ -449,14 +449,11 @@ export class Journal {
         if (this.size >= 0) {
           this.size += data.length;
           for (const l of locating) {
-            // A closed run is never parked: it keeps no positions.
-            if (!l.run.isOpen) {
-              l.run.spans = undefined;
-              continue;
-            }
             const pos = framePos + 8 + l.rel;
             if (l.first) l.run.spans = [pos, l.len];
             else l.run.spans?.push(pos, l.len);
+            // A closed run's last events are on disk: it may be parked for its retention (src/dormant.ts).
+            if (!l.run.isOpen && l.run.spans) l.run.store.noteIdle(l.run);
           }
         }
         this.inFlight = null;
