@@ -130,27 +130,30 @@ describe('temporal-test-server: clock', () => {
 });
 
 describe('temporal-test-server: retention', () => {
+  /** Starts a run of workflow id `workflowId` straight on the store (no worker: it stays open until terminated). */
+  const starter = (store: Store) => (workflowId: string) =>
+    store.startWorkflow({
+      params: {
+        namespace: 'default',
+        workflowId,
+        workflowType: 't',
+        taskQueue: 'q',
+        executionTimeoutMs: 0,
+        runTimeoutMs: 0,
+        taskTimeoutMs: 10_000,
+        identity: '',
+        requestId: '',
+        backoffMs: 0,
+      },
+      reusePolicy: 0,
+      conflictPolicy: 0,
+    }).run;
+
   it('purges closed runs older than the namespace retention, keeps open ones, also within a chain of runs', async () => {
     const clock = new Clock({ timeSkipping: true, startLocked: true });
     try {
       const store = new Store(clock, silentLogger);
-      const start = (workflowId: string) =>
-        store.startWorkflow({
-          params: {
-            namespace: 'default',
-            workflowId,
-            workflowType: 't',
-            taskQueue: 'q',
-            executionTimeoutMs: 0,
-            runTimeoutMs: 0,
-            taskTimeoutMs: 10_000,
-            identity: '',
-            requestId: '',
-            backoffMs: 0,
-          },
-          reusePolicy: 0,
-          conflictPolicy: 0,
-        }).run;
+      const start = starter(store);
       const closed = start('a');
       const open = start('b');
       closed.terminate('done', null, '');
@@ -189,20 +192,9 @@ describe('temporal-test-server: retention', () => {
       const store = new Store(clock, silentLogger);
       store.journal = journal;
       store.parkIdleAfterMs = 1;
-      const params = (workflowId: string) => ({
-        namespace: 'default',
-        workflowId,
-        workflowType: 't',
-        taskQueue: 'q',
-        executionTimeoutMs: 0,
-        runTimeoutMs: 0,
-        taskTimeoutMs: 10_000,
-        identity: '',
-        requestId: '',
-        backoffMs: 0,
-      });
-      const closed = store.startWorkflow({ params: params('a'), reusePolicy: 0, conflictPolicy: 0 }).run;
-      const open = store.startWorkflow({ params: params('b'), reusePolicy: 0, conflictPolicy: 0 }).run;
+      const start = starter(store);
+      const closed = start('a');
+      const open = start('b');
       closed.terminate('done', null, '');
       await journal.barrier();
       await new Promise((r) => setImmediate(r)); // the commit's positions are recorded after it
