@@ -222,6 +222,8 @@ export class Journal {
    */
   private locating: { run: Execution; rel: number; len: number; first: boolean }[] = [];
   private dirty = new Set<Execution>();
+  /** Runs whose events are in the commit being written. */
+  private writing = new Set<Execution>();
   private meta: Meta[] = [];
   /** Events already in the file, by run id. */
   private persisted = new Map<string, number>();
@@ -306,9 +308,12 @@ export class Journal {
     return { journal, loaded };
   }
 
-  /** Changes of this run not yet written (the run object is still needed for them). */
+  /**
+   * Changes of this run not yet written, or being written (the run object is still needed for
+   * them: a commit in flight records the positions of its events on it when it completes).
+   */
   isPending(run: Execution): boolean {
-    return this.dirty.has(run);
+    return this.dirty.has(run) || this.writing.has(run);
   }
 
   touch(run: Execution): void {
@@ -434,6 +439,7 @@ export class Journal {
     const framePos = this.size;
     const locating = this.locating;
     this.locating = [];
+    for (const l of locating) this.writing.add(l.run);
     const flight = new Promise<void>((resolve, reject) => {
       fs.write(this.fd, data, 0, data.length, null, (err) => {
         if (err) return reject(err);
@@ -446,6 +452,7 @@ export class Journal {
         this.stats.commits++;
         this.stats.fsyncs++;
         this.stats.bytes += data.length;
+        this.writing.clear();
         if (this.size >= 0) {
           this.size += data.length;
           for (const l of locating) {
@@ -462,6 +469,7 @@ export class Journal {
       },
       (err: unknown) => {
         this.inFlight = null;
+        this.writing.clear();
         // Part of the frame may be in the file: positions after it are unknown from here on.
         this.size = -1;
         for (const l of locating) l.run.spans = undefined;
