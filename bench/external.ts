@@ -32,6 +32,7 @@
  * Bounded: each measurement lasts `seconds`; nothing listens beyond loopback.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -39,6 +40,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
+import { isValidCpf } from '../src/pix/document';
 
 const ROOT = path.resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -100,6 +102,11 @@ interface Target {
   method: 'GET' | 'POST';
   path: string;
   body?: unknown;
+  /**
+   * Load spread over this many merchants, connection i presenting merchant i's API key
+   * (`bench/load-keys.ts`), instead of one merchant for every connection.
+   */
+  merchants?: number;
 }
 
 function freePort(): Promise<number> {
@@ -135,16 +142,24 @@ async function call<T>(base: string, method: string, p: string, body?: unknown, 
   return JSON.parse(text) as T;
 }
 
+/** A valid CPF no other merchant has (with a random one in a hundred valid, a few tries). */
+function randomDocument(): string {
+  for (;;) {
+    const candidate = String(crypto.randomInt(10 ** 9, 10 ** 11)).padStart(11, '0');
+    if (isValidCpf(candidate)) return candidate;
+  }
+}
+
 /** A merchant ready to charge (KYC approved, acquirer account, ACTIVE PIX key), its id and API key. */
 async function provision(base: string, admin: { email: string; password: string }): Promise<{ merchantId: string; apiKey: string }> {
   const { token: adminToken } = await call<{ token: string }>(base, 'POST', '/v1/auth/login', admin);
-  const email = `bench-${Date.now()}@bench.test`;
+  const email = `bench-${crypto.randomUUID()}@bench.test`;
   const password = 'bench-password-1';
   const { merchant } = await call<{ merchant: { id: string } }>(
     base,
     'POST',
     '/v1/admin/merchants',
-    { name: 'Bench merchant', document: '11222333000181', email, password },
+    { name: 'Bench merchant', document: randomDocument(), email, password },
     adminToken,
   );
   await call(base, 'PATCH', `/v1/admin/merchants/${merchant.id}`, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-bench' }, adminToken);
@@ -152,7 +167,7 @@ async function provision(base: string, admin: { email: string; password: string 
     base,
     'POST',
     `/v1/admin/merchants/${merchant.id}/pix-keys`,
-    { type: 'EMAIL', key: 'pix@bench.example.com' },
+    { type: 'EMAIL', key: `pix-${crypto.randomUUID()}@bench.example.com` },
     adminToken,
   );
   await call(base, 'PATCH', `/v1/admin/merchants/${merchant.id}/pix-keys/${pixKey.id}`, { status: 'ACTIVE' }, adminToken);
@@ -205,7 +220,7 @@ interface AutocannonJson {
  * time goes", Warm-up), the bare baseline a small one; measuring both from cold measured mostly
  * the service's compilation. Both sides get the same warm-up.
  */
-async function warmUp(url: string, t: Target, o: { warmup?: number; connections: number; token?: string }): Promise<void> {
+async function warmUp(url: string, t: Target, o: { warmup?: number; connections: number; token?: string; tokens?: string[] }): Promise<void> {
   if (!o.warmup) return;
   await load(url, t, { ...o, seconds: o.warmup });
 }
@@ -214,12 +229,18 @@ async function warmUp(url: string, t: Target, o: { warmup?: number; connections:
 export const DEFAULT_WARMUP_SECONDS = 5;
 
 /** One autocannon run in its own process. */
-async function load(url: string, t: Target, o: { seconds: number; connections: number; token?: string }): Promise<ExternalMeasure> {
-  const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(o.connections), '-d', String(o.seconds), '-m', t.method];
-  args.push('-H', 'content-type=application/json');
-  if (o.token) args.push('-H', `authorization=Bearer ${o.token}`);
-  if (t.body !== undefined) args.push('-b', JSON.stringify(t.body));
-  args.push(url);
+async function load(url: string, t: Target, o: { seconds: number; connections: number; token?: string; tokens?: string[] }): Promise<ExternalMeasure> {
+  let args: string[];
+  if (t.merchants && o.tokens) {
+    const tokens = o.tokens.slice(0, t.merchants);
+    args = ['--import', 'tsx', path.join(ROOT, 'bench/load-keys.ts'), JSON.stringify({ url, connections: o.connections, seconds: o.seconds, method: t.method, tokens })];
+  } else {
+    args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(o.connections), '-d', String(o.seconds), '-m', t.method];
+    args.push('-H', 'content-type=application/json');
+    if (o.token) args.push('-H', `authorization=Bearer ${o.token}`);
+    if (t.body !== undefined) args.push('-b', JSON.stringify(t.body));
+    args.push(url);
+  }
   const machineBefore = machineCpuSeconds();
   const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 });
   const machineCpu = machineCpuSeconds() - machineBefore;
@@ -307,7 +328,7 @@ async function loadService(
   pid: number | undefined,
   url: string,
   t: Target,
-  o: { seconds: number; warmup?: number; connections: number; token?: string; threadMap?: string; pgDataDir: string },
+  o: { seconds: number; warmup?: number; connections: number; token?: string; tokens?: string[]; threadMap?: string; pgDataDir: string },
 ): Promise<ExternalMeasure> {
   await warmUp(url, t, o);
   const before = pid
@@ -553,15 +574,27 @@ export async function runExternalBench(o: {
       { endpoint: 'POST /v1/charges', method: 'POST', path: '/v1/charges', body: { amount: 1990, description: 'Bench charge', expiresIn: 3600 } },
       { endpoint: 'GET /v1/merchants/me', method: 'GET', path: '/v1/merchants/me' },
       { endpoint: 'GET /v1/merchants/me/balance', method: 'GET', path: '/v1/merchants/me/balance' },
+      // The same read with each connection a different merchant: no two reads in flight are of one
+      // merchant, so a turn's batch of reads (README "Where a read's time goes", Balance reads) is
+      // one statement for many merchants, never one merchant's read shared.
+      { endpoint: `GET /v1/merchants/me/balance, ${o.connections} merchants`, method: 'GET', path: '/v1/merchants/me/balance', merchants: o.connections },
       { endpoint: 'GET /v1/charges?limit=20', method: 'GET', path: '/v1/charges?limit=20' },
     ];
     const baselineTarget: Target = { endpoint: 'baseline POST /insert', method: 'POST', path: '/insert', body: { amount: 1990, description: 'Bench charge' } };
     const rows: ExternalRow[] = [];
-    for (const t of targets.filter((x) => !o.only || x.endpoint.includes(o.only))) {
+    const selected = targets.filter((x) => !o.only || x.endpoint.includes(o.only));
+    const many = Math.max(0, ...selected.map((x) => x.merchants ?? 0));
+    // One merchant is provisioned already; the others of a many-merchant target, four at a time.
+    const tokens = [apiKey];
+    while (tokens.length < many) {
+      const batch = await Promise.all(Array.from({ length: Math.min(4, many - tokens.length) }, () => provision(base, admin)));
+      tokens.push(...batch.map((b) => b.apiKey));
+    }
+    for (const t of selected) {
       const baselineUrl = `http://127.0.0.1:${baselinePort}${baselineTarget.path}`;
       await warmUp(baselineUrl, baselineTarget, o);
       const b = await load(baselineUrl, baselineTarget, o);
-      const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey, threadMap, pgDataDir: path.join(dir, 'pg') });
+      const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey, tokens, threadMap, pgDataDir: path.join(dir, 'pg') });
       rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
     }
     const servicePeakRssMb = peakRssMb(service.pid);

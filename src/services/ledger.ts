@@ -184,20 +184,30 @@ export async function getBalance(db: Db, merchantId: string): Promise<Balance> {
 }
 
 // One fixed, prepared statement for GET /v1/merchants/me/balance (README "Where a read's time
-// goes"): the merchant's existence and its three balances together. No row: no such merchant; a
-// row with a null kind: a merchant without ledger accounts yet (all zero).
-const MERCHANT_BALANCE = preparedStatement(
-  'merchant_balance',
-  `select a.kind, a.balance
+// goes"): the merchants' existence and their three balances together, for every merchant whose
+// balance was asked for in one turn of the event loop (`merchantBalances`). No row: no such
+// merchant; a row with a null kind: a merchant without ledger accounts yet (all zero).
+const MERCHANT_BALANCES = preparedStatement(
+  'merchant_balances',
+  `select m.id as "merchantId", a.kind, a.balance
   from merchants m
   left join ledger_accounts a on a.merchant_id = m.id and a.kind in ('available', 'pending', 'blocked')
-  where m.id = ?`,
+  where m.id = any(?::text[])`,
 );
 
-/** The merchant's balance in one round trip, or undefined when the merchant does not exist. */
-export async function getMerchantBalance(db: Db, merchantId: string): Promise<Balance | undefined> {
-  const rows = await queryPrepared<BalanceRow>(db, MERCHANT_BALANCE, [merchantId]);
-  return rows.length === 0 ? undefined : balanceOf(rows);
+/**
+ * The balances of `merchantIds` in one round trip, by merchant; a merchant that does not exist has
+ * no entry. Read from the ledger accounts at the statement's snapshot, never from a cache.
+ */
+export async function merchantBalances(db: Db, merchantIds: readonly string[]): Promise<Map<string, Balance>> {
+  const rows = await queryPrepared<BalanceRow & { merchantId: string }>(db, MERCHANT_BALANCES, [merchantIds]);
+  const byMerchant = new Map<string, BalanceRow[]>();
+  for (const r of rows) {
+    const list = byMerchant.get(r.merchantId);
+    if (list) list.push(r);
+    else byMerchant.set(r.merchantId, [r]);
+  }
+  return new Map([...byMerchant].map(([id, rs]) => [id, balanceOf(rs)]));
 }
 
 /** Every account of a merchant, platform-side ones included (operators, reconciliation, tests). */

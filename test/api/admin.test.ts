@@ -276,6 +276,36 @@ describe('API: operator (admin) endpoints', () => {
     }
   });
 
+  it('answers concurrent balance reads of many merchants, each with its own balance (one statement per turn)', async () => {
+    const merchants = await Promise.all([1, 2, 3, 4, 5].map(() => api.createMerchant()));
+    await Promise.all(
+      merchants.map((m, i) =>
+        api.request('POST', `/v1/admin/merchants/${m.merchantId}/adjustments`, { token: admin, body: { amount: 1000 * (i + 1), reason: 'seed' } }),
+      ),
+    );
+    // Interleaved, so that reads of different merchants share turns (and statements).
+    const reads = await Promise.all(
+      Array.from({ length: 60 }, (_, n) => {
+        const i = n % merchants.length;
+        return api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: merchants[i]!.token }).then((r) => ({ i, r }));
+      }),
+    );
+    for (const { i, r } of reads) {
+      assert.equal(r.status, 200);
+      const cents = 1000 * (i + 1);
+      assert.deepEqual(r.body.balance, { available: cents, pending: 0, blocked: 0, total: cents }, `merchant ${i}`);
+    }
+    // A read asked for after a write has committed sees it, also while other reads are in flight.
+    const [, , credited] = await Promise.all([
+      api.request('GET', '/v1/merchants/me/balance', { token: merchants[1]!.token }),
+      api.request('POST', `/v1/admin/merchants/${merchants[0]!.merchantId}/adjustments`, { token: admin, body: { amount: 7, reason: 'late' } }),
+      api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: merchants[2]!.token }),
+    ]);
+    assert.equal(credited.body.balance.available, 3000);
+    const after = await api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: merchants[0]!.token });
+    assert.equal(after.body.balance.available, 1007);
+  });
+
   it('lists merchants and writes an audit row for every operator action', async () => {
     const m = await api.createMerchant();
     await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: admin, body: { status: 'SUSPENDED' } });
