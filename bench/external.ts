@@ -107,6 +107,8 @@ interface Target {
    * (`bench/load-keys.ts`), instead of one merchant for every connection.
    */
   merchants?: number;
+  /** Connection i asks `paths[i mod n]` (`bench/load-keys.ts`) instead of `path` on every connection. */
+  paths?: string[];
 }
 
 function freePort(): Promise<number> {
@@ -231,9 +233,10 @@ export const DEFAULT_WARMUP_SECONDS = 5;
 /** One autocannon run in its own process. */
 async function load(url: string, t: Target, o: { seconds: number; connections: number; token?: string; tokens?: string[] }): Promise<ExternalMeasure> {
   let args: string[];
-  if (t.merchants && o.tokens) {
-    const tokens = o.tokens.slice(0, t.merchants);
-    args = ['--import', 'tsx', path.join(ROOT, 'bench/load-keys.ts'), JSON.stringify({ url, connections: o.connections, seconds: o.seconds, method: t.method, tokens })];
+  if ((t.merchants && o.tokens) || t.paths) {
+    const tokens = t.merchants && o.tokens ? o.tokens.slice(0, t.merchants) : [o.token ?? ''];
+    const spec = { url, connections: o.connections, seconds: o.seconds, method: t.method, tokens, paths: t.paths };
+    args = ['--import', 'tsx', path.join(ROOT, 'bench/load-keys.ts'), JSON.stringify(spec)];
   } else {
     args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(o.connections), '-d', String(o.seconds), '-m', t.method];
     args.push('-H', 'content-type=application/json');
@@ -545,8 +548,21 @@ export async function runExternalBench(o: {
       await seedCharges(db.url, merchantId, n);
       const connections = 16;
       const deep: ExternalMeasure[] = [];
-      for (const p of ['/v1/charges?limit=20', '/v1/charges?limit=20&page=500', '/v1/charges?limit=20&status=PAID', '/v1/charges?limit=20&status=PAID&page=500']) {
-        const target: Target = { endpoint: `GET ${p}`, method: 'GET', path: p };
+      // Pages 485 to 500: 500 is the deepest page of 20 the API answers (page × limit ≤ 10,000).
+      const pages = (query: string): string[] => Array.from({ length: connections }, (_, i) => `/v1/charges?limit=20${query}&page=${500 - i}`);
+      const deepTargets: Target[] = [
+        ...['/v1/charges?limit=20', '/v1/charges?limit=20&page=500', '/v1/charges?limit=20&status=PAID', '/v1/charges?limit=20&status=PAID&page=500'].map(
+          (p): Target => ({ endpoint: `GET ${p}`, method: 'GET', path: p }),
+        ),
+        // Every connection its own page (485 to 500): no two requests in flight ask for the same
+        // page, so what a turn's reads share is the statement, never a page (README "Where a
+        // read's time goes", Balance reads).
+        ...['', '&status=PAID'].map(
+          (q): Target => ({ endpoint: `GET /v1/charges?limit=20${q}&page=${501 - connections}…500, one page per connection`, method: 'GET', path: `/v1/charges?limit=20${q}&page=500`, paths: pages(q) }),
+        ),
+      ];
+      for (const target of deepTargets) {
+        const p = target.path;
         await warmUp(`${base}${p}`, target, { warmup: o.warmup, connections, token: apiKey });
         const before = cpuSnapshot(service.pid, path.join(dir, 'pg'));
         const m = await load(`${base}${p}`, target, { seconds: o.seconds, connections, token: apiKey });

@@ -110,9 +110,12 @@ export function intQuery(def: number, min: number, max: number) {
     .transform((v) => v ?? def);
 }
 
+/** The largest page any list answers (`limit`). */
+export const MAX_PAGE_LIMIT = 100;
+
 export const paginationQuery = z.object({
   page: intQuery(1, 1, 1_000_000),
-  limit: intQuery(20, 1, 100),
+  limit: intQuery(20, 1, MAX_PAGE_LIMIT),
 });
 
 /**

@@ -13,7 +13,27 @@
  */
 import type { Knex } from 'knex';
 import type { ChargeListItem, ChargeRow } from './charge-views';
-import { chargesStore } from '../stores/charges';
+import { chargesStore, type PageQuery } from '../stores/charges';
+import { turnBatcher } from '../lib/batcher';
+
+/**
+ * The list reads of one event-loop turn, as one statement per kind of page (README "Where a read's
+ * time goes", Balance reads: one round trip and one wake-up of a PostgreSQL backend for many
+ * requests). Sent after every read of the turn was asked for, so each page is read after its
+ * request arrived, as a statement of its own would be; identical pages asked for in one turn are
+ * read once. Nothing is kept between turns (the list's cache, when on, is the service's).
+ */
+export function listPageReader(knex: Knex): (q: PageQuery) => Promise<{ rows: ChargeRow[]; total: number }> {
+  return turnBatcher<PageQuery, { rows: ChargeRow[]; total: number }>(async (queries) => {
+    const keyOf = (q: PageQuery): string => `${q.merchantId}|${q.status ?? ''}|${q.page}|${q.limit}`;
+    const distinct = new Map<string, PageQuery>();
+    for (const q of queries) if (!distinct.has(keyOf(q))) distinct.set(keyOf(q), q);
+    const unique = [...distinct.values()];
+    const pages = await chargesStore(knex).pagesWithTotals(unique);
+    const byKey = new Map(unique.map((q, i) => [keyOf(q), pages[i] as { rows: ChargeRow[]; total: number }]));
+    return queries.map((q) => byKey.get(keyOf(q)) as { rows: ChargeRow[]; total: number });
+  });
+}
 
 /** A page of the merchant's charges and its total, in one statement. */
 export async function listPage(
@@ -21,7 +41,8 @@ export async function listPage(
   merchantId: string,
   q: { page: number; limit: number; status?: ChargeListItem['status'] },
 ): Promise<{ rows: ChargeRow[]; total: number }> {
-  return chargesStore(knex).pageWithTotal(merchantId, q);
+  const [page] = await chargesStore(knex).pagesWithTotals([{ merchantId, ...q }]);
+  return page ?? { rows: [], total: 0 };
 }
 
 export async function chargeTotal(knex: Knex, merchantId: string, status?: ChargeListItem['status']): Promise<number> {

@@ -20,7 +20,7 @@ import * as ledger from './ledger';
 import { withIdempotencyKey } from './idempotency';
 import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
-import { listPage } from './charge-list';
+import { listPageReader } from './charge-list';
 import { asError, turnBatcher } from '../lib/batcher';
 
 export interface ChargesDeps {
@@ -65,6 +65,8 @@ export function createChargesService(deps: ChargesDeps) {
   const dropListCache = (merchantId: string): void => void generations.set(merchantId, ++nextGeneration);
   const listKey = (merchantId: string, q: ListChargesQuery): string =>
     `${merchantId}|${generations.get(merchantId) ?? 0}|${q.status ?? ''}|${q.page}|${q.limit}`;
+
+  const readPage = listPageReader(knex);
 
   // The creation's two writes, batched per event-loop turn (README "Where a charge's time goes").
   // A statement that fails for one row fails for all: the rows are then tried alone, so only the
@@ -288,7 +290,7 @@ export function createChargesService(deps: ChargesDeps) {
     const key = listKey(merchantId, q);
     const cached = listCache.get(key);
     if (cached) return cached;
-    const { rows, total } = await listPage(knex, merchantId, q);
+    const { rows, total } = await readPage({ merchantId, page: q.page, limit: q.limit, status: q.status });
     const result = { page: q.page, limit: q.limit, total, charges: rows.map(listItem) };
     listCache.set(key, result);
     return result;

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { newId } from '../../src/lib/ids';
-import { chargeTotal, pageOfCharges } from '../../src/services/charge-list';
-import { DEEP_PAGE_OFFSET } from '../../src/stores/charges';
+import { chargeTotal, listPageReader, pageOfCharges } from '../../src/services/charge-list';
+import { DEEP_PAGE_OFFSET, type PageQuery } from '../../src/stores/charges';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { createMerchantFixture, getTestDb } from '../support/db';
 
@@ -192,6 +192,47 @@ describe('charge list: deep pages start at the hour of their first charge', () =
   it('agree under concurrent inserts and status changes', async () => {
     await createConcurrently(knex, merchantId, 9_000);
     await assertDeepAgrees();
+  });
+
+  it('agree when pages of two merchants, every kind and some twice, are read in one turn (shared statements)', async () => {
+    const other = (await createMerchantFixture(knex, { booksOutsideTheDomain: true })).id;
+    await knex.raw(
+      `insert into charges (id, merchant_id, amount, description, status, expires_in, expires_at, txid, created_at)
+       select 'ch_two_' || lpad(g::text, 5, '0') || '_' || ?, ?, 100 + g, 'c',
+              case when g % 4 = 0 then 'PAID' else 'CANCELED' end, 3600, now() + interval '1 hour',
+              null, now() - make_interval(secs => g * 7)
+       from generate_series(1, 1300) g`,
+      [crypto.randomBytes(3).toString('hex'), other],
+    );
+    const read = listPageReader(knex);
+    const asked: PageQuery[] = [];
+    for (const m of [merchantId, other]) {
+      for (const status of [undefined, 'PAID', 'CANCELED', 'REFUNDED'] as const) {
+        for (const [page, limit] of [
+          [1, 20],
+          [3, 7],
+          [DEEP_PAGE_OFFSET / 20 + 1, 20],
+          [62, 20],
+          [200, 20],
+        ] as const) {
+          asked.push({ merchantId: m, status, page, limit });
+        }
+      }
+    }
+    asked.push(...asked.slice(0, 6), ...asked.slice(-6));
+    // Asked in one turn: each kind of page shares a statement across merchants and statuses.
+    const answers = await Promise.all(asked.map((q) => read(q)));
+    for (const [i, q] of asked.entries()) {
+      const label = `${q.merchantId === other ? 'other' : 'first'} page ${q.page}×${q.limit} ${q.status ?? 'all'}`;
+      const got = answers[i];
+      assert.ok(got, label);
+      assert.deepEqual(
+        got.rows.map((r) => r.id),
+        await naivePage(knex, q.merchantId, q.page, q.limit, q.status),
+        label,
+      );
+      assert.equal(got.total, await naiveTotal(knex, q.merchantId, q.status), `total of ${label}`);
+    }
   });
 });
 
