@@ -353,7 +353,8 @@ export class Store {
     for (const run of this.runs.values()) {
       if (run.namespace === namespace && match(run)) out.push(run);
     }
-    return out.sort((a, b) => b.startTime - a.startTime);
+    // Newest start first, then by run id: a total order, so that list pages can resume after a run.
+    return out.sort((a, b) => b.startTime - a.startTime || (a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0));
   }
 
   /** The run behind a visibility entry of `list`, woken if it is parked. */

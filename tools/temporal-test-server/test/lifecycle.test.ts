@@ -158,6 +158,23 @@ describe('temporal-test-server: workflow lifecycle', () => {
     });
   });
 
+  it('lists in keyset pages: terminating each listed run while walking the pages still reaches every run', async () => {
+    await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
+      const ids = await Promise.all(
+        Array.from({ length: 11 }, async (_, i) => (await client.workflow.start(sleeper, { taskQueue, workflowId: `page-${Date.now()}-${i}`, args: [WEEK] })).workflowId),
+      );
+      const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`;
+      const seen: string[] = [];
+      // Pages of 3 of a filter the terminated runs leave: an offset would skip runs here.
+      for await (const wf of client.workflow.list({ query, pageSize: 3 })) {
+        seen.push(wf.workflowId);
+        await client.workflow.getHandle(wf.workflowId, wf.runId).terminate('walked');
+      }
+      assert.deepEqual([...seen].sort(), [...ids].sort());
+      assert.equal((await client.workflow.count(query)).count, 0);
+    });
+  });
+
   it('the test helper terminates workflows a test left running on its generated task queue', async () => {
     let leftover = '';
     const env = await withWorker({ workflowsPath, activities: makeActivities() }, async ({ env, client, taskQueue }) => {

@@ -4,6 +4,7 @@
  * Store/Execution. Methods not listed here answer UNIMPLEMENTED (see grpc.ts).
  */
 import { invalidArgument, notFound, RpcError, status } from '../errors';
+import type { RunView } from '../dormant';
 import type { Execution } from '../execution';
 import { durationMs, long, msDuration, temporal, WorkflowExecutionStatus, type HistoryMsg } from '../proto';
 import { normalizeRetryPolicy } from '../retry';
@@ -338,10 +339,16 @@ export function workflowService(store: Store, serverVersion: string): Record<str
     ListWorkflowExecutions: handler<ws.IListWorkflowExecutionsRequest>((req) => {
       store.requireNamespace(req.namespace);
       const runs = store.list(req.namespace ?? '', req.query ?? '');
-      const offset = parseOffset(req.nextPageToken);
+      const after = parseListToken(req.nextPageToken);
+      // Keyset pages, as the real server's visibility: the next page starts after the last run
+      // returned, wherever it now is. With an offset, runs leaving the filter while a client walks
+      // the pages (terminating every `ExecutionStatus = 'Running'` run it lists) shifted the rest
+      // back, and a page of them was never seen.
+      const from = after ? runs.findIndex((r) => listsBefore(after, r)) : 0;
       const size = req.pageSize && req.pageSize > 0 ? req.pageSize : 1000;
-      const page = runs.slice(offset, offset + size);
-      const next = offset + size < runs.length ? Buffer.from(`offset:${offset + size}`) : Buffer.alloc(0);
+      const page = from < 0 ? [] : runs.slice(from, from + size);
+      const last = page[page.length - 1];
+      const next = last && from + size < runs.length ? Buffer.from(`after:${last.startTime}:${last.runId}`) : Buffer.alloc(0);
       return { executions: page.map((r) => store.runOf(r).info()), nextPageToken: next };
     }),
 
@@ -388,11 +395,17 @@ function parseFromToken(token: Uint8Array | null | undefined): number {
   return Math.max(1, Number(m[1]));
 }
 
-function parseOffset(token: Uint8Array | null | undefined): number {
-  if (!token || token.length === 0) return 0;
-  const m = /^offset:(\d+)$/.exec(Buffer.from(token).toString('utf8'));
+/** The last run of the previous page of a list (`after:<startTime>:<runId>`), or undefined for the first page. */
+function parseListToken(token: Uint8Array | null | undefined): { startTime: number; runId: string } | undefined {
+  if (!token || token.length === 0) return undefined;
+  const m = /^after:(\d+):(.+)$/.exec(Buffer.from(token).toString('utf8'));
   if (!m) throw invalidArgument('Malformed next page token');
-  return Number(m[1]);
+  return { startTime: Number(m[1]), runId: m[2] ?? '' };
+}
+
+/** Whether `r` comes after `last` in the list's order (`Store.list`: newest start first, then run id). */
+function listsBefore(last: { startTime: number; runId: string }, r: RunView): boolean {
+  return r.startTime < last.startTime || (r.startTime === last.startTime && r.runId < last.runId);
 }
 
 /** A closed run's close event (its last), as the one-event history the result long poll expects. */
