@@ -73,6 +73,8 @@ export interface ExternalMeasure {
   settled?: { seconds: number; cpuSeconds: number; cpuMsPerRequest: { process: number } };
   /** The service's CPU per request by thread (see `threadCpu`), ms. */
   cpuMsPerRequestByThread?: Record<string, number>;
+  /** Peak resident memory of the service during this endpoint's warm-up and load (see `resetPeakRss`), MB. */
+  peakRssMb?: number;
 }
 
 export interface ExternalRow {
@@ -91,8 +93,13 @@ export interface ExternalBenchResult {
   warmupSeconds: number;
   connections: number;
   rows: ExternalRow[];
-  /** Peak resident memory of the service process over the whole run (VmHWM), MB. */
+  /**
+   * Peak resident memory of the service process while the endpoints were loaded, MB: the largest
+   * of the rows' `peakRssMb` (VmHWM, reset before each endpoint's warm-up).
+   */
   servicePeakRssMb: number;
+  /** Peak resident memory from the service's start to the first load (start-up, provisioning, seeding), MB. */
+  serviceSetupPeakRssMb?: number;
   /** `--deep-list`: GET /v1/charges for a merchant with `charges` charges, list cache off. */
   deepList?: { charges: number; connections: number; rows: ExternalMeasure[] };
 }
@@ -333,6 +340,7 @@ async function loadService(
   t: Target,
   o: { seconds: number; warmup?: number; connections: number; token?: string; tokens?: string[]; threadMap?: string; pgDataDir: string },
 ): Promise<ExternalMeasure> {
+  resetPeakRss(pid);
   await warmUp(url, t, o);
   const before = pid
     ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid), pg: cpuSnapshot(undefined, o.pgDataDir).postgres, threads: o.threadMap ? threadCpu(pid, o.threadMap) : undefined }
@@ -348,6 +356,7 @@ async function loadService(
   };
   const after = await settle(pid, o.pgDataDir);
   measured.settled = { ...after, cpuMsPerRequest: { process: per(cpuSeconds(pid) - before.all) } };
+  measured.peakRssMb = peakRssMb(pid);
   if (before.threads) {
     const byThread: Record<string, number> = {};
     for (const [name, s] of [...threadCpu(pid, o.threadMap)].sort((a, b) => b[1] - a[1])) {
@@ -420,6 +429,20 @@ function cpuSnapshot(servicePid: number | undefined, pgDataDir: string): { servi
     postgres = 0;
   }
   return { service: servicePid ? processCpuSeconds(servicePid) : 0, postgres };
+}
+
+/**
+ * Starts a new peak-RSS window for `pid` (writing 5 to clear_refs resets VmHWM to the current
+ * RSS, Linux ≥ 4.0), so that each endpoint's peak is its own and not the start-up's or another
+ * endpoint's set-up (e.g. the password hashing of provisioning 32 merchants).
+ */
+function resetPeakRss(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // Not allowed here: the peak stays the whole run's, which only overstates it.
+  }
 }
 
 function peakRssMb(pid: number | undefined): number {
@@ -543,9 +566,11 @@ export async function runExternalBench(o: {
     const { merchantId, apiKey } = await provision(base, admin);
     const cpus = os.cpus();
     const machine = { cpus: cpus.length, model: cpus[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+    let setupPeak = 0;
     if (o.deepList) {
       const n = 1_000_000;
       await seedCharges(db.url, merchantId, n);
+      setupPeak = peakRssMb(service.pid);
       const connections = 16;
       const deep: ExternalMeasure[] = [];
       // Pages 485 to 500: 500 is the deepest page of 20 the API answers (page × limit ≤ 10,000).
@@ -563,6 +588,7 @@ export async function runExternalBench(o: {
       ];
       for (const target of deepTargets) {
         const p = target.path;
+        resetPeakRss(service.pid);
         await warmUp(`${base}${p}`, target, { warmup: o.warmup, connections, token: apiKey });
         const before = cpuSnapshot(service.pid, path.join(dir, 'pg'));
         const m = await load(`${base}${p}`, target, { seconds: o.seconds, connections, token: apiKey });
@@ -572,6 +598,7 @@ export async function runExternalBench(o: {
           ...m,
           serviceCpuUsPerReq: Math.round(((after.service - before.service) * 1e6) / n),
           postgresCpuUsPerReq: Math.round(((after.postgres - before.postgres) * 1e6) / n),
+          peakRssMb: peakRssMb(service.pid),
         });
       }
       return {
@@ -581,7 +608,8 @@ export async function runExternalBench(o: {
         warmupSeconds: o.warmup ?? 0,
         connections: o.connections,
         rows: [],
-        servicePeakRssMb: peakRssMb(service.pid),
+        servicePeakRssMb: Math.max(0, ...deep.map((x) => x.peakRssMb ?? 0)),
+        serviceSetupPeakRssMb: setupPeak,
         deepList: { charges: n, connections, rows: deep },
       };
     }
@@ -598,22 +626,22 @@ export async function runExternalBench(o: {
     ];
     const baselineTarget: Target = { endpoint: 'baseline POST /insert', method: 'POST', path: '/insert', body: { amount: 1990, description: 'Bench charge' } };
     const rows: ExternalRow[] = [];
-    const selected = targets.filter((x) => !o.only || x.endpoint.includes(o.only));
-    const many = Math.max(0, ...selected.map((x) => x.merchants ?? 0));
-    // One merchant is provisioned already; the others of a many-merchant target, four at a time.
+    setupPeak = peakRssMb(service.pid);
     const tokens = [apiKey];
-    while (tokens.length < many) {
-      const batch = await Promise.all(Array.from({ length: Math.min(4, many - tokens.length) }, () => provision(base, admin)));
-      tokens.push(...batch.map((b) => b.apiKey));
-    }
-    for (const t of selected) {
+    for (const t of targets.filter((x) => !o.only || x.endpoint.includes(o.only))) {
+      // The other merchants of a many-merchant target, four at a time, right before it: their
+      // set-up (password hashing, PIX key workflows) is not part of any other endpoint's load.
+      while (tokens.length < (t.merchants ?? 0)) {
+        const batch = await Promise.all(Array.from({ length: Math.min(4, (t.merchants ?? 0) - tokens.length) }, () => provision(base, admin)));
+        tokens.push(...batch.map((b) => b.apiKey));
+      }
       const baselineUrl = `http://127.0.0.1:${baselinePort}${baselineTarget.path}`;
       await warmUp(baselineUrl, baselineTarget, o);
       const b = await load(baselineUrl, baselineTarget, o);
       const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey, tokens, threadMap, pgDataDir: path.join(dir, 'pg') });
       rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
     }
-    const servicePeakRssMb = peakRssMb(service.pid);
+    const servicePeakRssMb = Math.max(0, ...rows.map((x) => x.service.peakRssMb ?? 0));
     return {
       date: new Date().toISOString(),
       machine,
@@ -622,6 +650,7 @@ export async function runExternalBench(o: {
       connections: o.connections,
       rows,
       servicePeakRssMb,
+      serviceSetupPeakRssMb: setupPeak,
     };
   } finally {
     for (const c of children.reverse()) await stopChild(c);
@@ -659,7 +688,9 @@ export function formatExternalBench(r: ExternalBenchResult): string {
           .join(', ')}`,
     ),
     '',
-    `Service peak RSS: ${r.servicePeakRssMb} MB`,
+    `Service peak RSS during the loads: ${r.servicePeakRssMb} MB (by endpoint: ${[...r.rows.map((x) => [x.endpoint, x.service.peakRssMb] as const), ...(r.deepList?.rows ?? []).map((x) => [x.endpoint, x.peakRssMb] as const)]
+      .map(([e, mb]) => `\`${e}\` ${mb ?? '—'}`)
+      .join(', ')}); from start-up to the first load: ${r.serviceSetupPeakRssMb ?? '—'} MB`,
   ];
   if (r.deepList) {
     lines.push(
