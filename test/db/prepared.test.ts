@@ -19,6 +19,12 @@ describe('prepared statements', () => {
     runs.forEach((rows, i) => assert.deepEqual(rows, [{ name: SELF.name, echo: `x${i}` }]));
   });
 
+  it('run with JIT compilation off in every pooled session (short statements never pay for it)', async () => {
+    const { knex } = await getTestDb();
+    const settings = await Promise.all(Array.from({ length: 12 }, () => knex.raw(`select current_setting('jit') as jit`)));
+    for (const r of settings) assert.deepEqual((r as { rows: unknown[] }).rows, [{ jit: 'off' }]);
+  });
+
   it('reject with the database error and give the connection back', async () => {
     const { knex } = await getTestDb();
     // More failures than the pool has connections: a connection kept after an error would stall this.
