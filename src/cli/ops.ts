@@ -22,6 +22,9 @@
  *   npm run ops -- callbacks list [--status PARKED|RECEIVED|APPLIED] [--kind pix] [--limit 100]
  *   npm run ops -- callbacks redrive <callbackId...> | --all-parked
  *   npm run ops -- callbacks reconcile
+ *   npm run ops -- cases list [--status OPEN|RESOLVED] [--kind KIND] [--subject ID] [--limit 100]
+ *   npm run ops -- cases get <caseId>
+ *   npm run ops -- cases resolve <caseId> --action acknowledge|retry|release [--note TEXT]
  *
  * `callbacks redrive` puts parked callbacks back to RECEIVED; `reconcile` (and `redrive`, when it
  * can) then hands every due callback on at once, which needs TEMPORAL_ADDRESS and ACQUIRER_URL —
@@ -48,7 +51,15 @@ import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
 import type { MerchantsService } from '../services/merchants';
 import type { UserAccessService } from '../services/user-access';
-import { createAccountServices, createCallbacks, createWorkflowClients } from '../runtime/composition';
+import {
+  createAccountServices,
+  createCallbacks,
+  createOperatorCaseServices,
+  createWorkflowClients,
+  type WorkflowClients,
+} from '../runtime/composition';
+import { operatorCaseListQuery, resolveOperatorCaseBody } from '../contracts/operator-cases';
+import { OPERATOR_CASE_ACTIONS, OPERATOR_CASE_KINDS } from '../contracts/statuses';
 import { updateUserBody } from '../contracts/admin-access';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
@@ -276,6 +287,37 @@ export function buildProgram(): Command {
       }),
     );
 
+  // README "Operator cases": what a workflow left for an operator, and the operator's decision.
+  const cases = program.command('cases').description('operator cases: list, inspect, resolve');
+  cases
+    .command('list')
+    .option('--status <status>', 'OPEN | RESOLVED (default OPEN)')
+    .option('--kind <kind>', OPERATOR_CASE_KINDS.join(' | '))
+    .option('--subject <id>', 'the cases of one infraction, withdrawal or charge (any status)')
+    .option('--limit <n>', 'at most this many, oldest first (default 100)', integer)
+    .action((o: { status?: string; kind?: string; subject?: string; limit?: number }) =>
+      run(async ({ knex, logger }) => {
+        const q = input(operatorCaseListQuery, { status: o.subject ? o.status : (o.status ?? 'OPEN'), kind: o.kind, subjectId: o.subject, limit: o.limit });
+        return { cases: await createOperatorCaseServices({ knex, logger }).list(q) };
+      }),
+    );
+  cases
+    .command('get <caseId>')
+    .action((id: string) => run(async ({ knex, logger }) => ({ case: await createOperatorCaseServices({ knex, logger }).get(id) })));
+  cases
+    .command('resolve <caseId>')
+    .requiredOption('--action <action>', OPERATOR_CASE_ACTIONS.join(' | '))
+    .option('--note <text>', 'why (kept in the case and the audit log)')
+    .description("apply an operator's decision; the subject's workflow picks it up (at once with TEMPORAL_ADDRESS set)")
+    .action((id: string, o: { action: string; note?: string }) =>
+      run(async ({ knex, logger, config }) => {
+        const body = input(resolveOperatorCaseBody, o);
+        return withWorkflowClients(config, async (workflows) => ({
+          case: await createOperatorCaseServices({ knex, logger, workflows }).resolve(CLI_ACTOR, id, body.action, body.note),
+        }));
+      }),
+    );
+
   const ledger = program.command('ledger').description('inspect the ledger');
   ledger
     .command('check')
@@ -321,6 +363,20 @@ async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; hande
     return { reconciledNow: true, handedOn, note: 'due callbacks handed on' };
   } finally {
     await acquirer.close();
+    await temporal.close();
+  }
+}
+
+/**
+ * Runs `fn` with workflow clients of the deployment's Temporal when TEMPORAL_ADDRESS is set, else
+ * without (the workflows then read the decision from the database on their next periodic check).
+ */
+async function withWorkflowClients<T>(config: Config, fn: (workflows: WorkflowClients | undefined) => Promise<T>): Promise<T> {
+  if (!config.TEMPORAL_ADDRESS) return fn(undefined);
+  const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  try {
+    return await fn(createWorkflowClients(temporal.client, config));
+  } finally {
     await temporal.close();
   }
 }

@@ -19,6 +19,10 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export const INFRACTION_STATUSES = ['OPEN', 'ACCEPTED', 'REJECTED', 'REFUNDED'] as const;
 export type InfractionStatus = (typeof INFRACTION_STATUSES)[number];
 
+/** An infraction's operator step: a case waiting (`pending`), or the decision not yet applied. */
+export const INFRACTION_OPERATOR_ACTIONS = ['pending', 'retry', 'release'] as const;
+export type InfractionOperatorAction = (typeof INFRACTION_OPERATOR_ACTIONS)[number];
+
 export const PIX_KEY_STATUSES = ['PENDING', 'ACTIVE', 'INACTIVE'] as const;
 export type PixKeyStatus = (typeof PIX_KEY_STATUSES)[number];
 
@@ -34,3 +38,31 @@ export type UserStatus = (typeof USER_STATUSES)[number];
 /** A webhook delivery: PENDING while attempts remain, then one of the three final states. */
 export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/**
+ * An operator case (README "Operator cases"): money or a decision an operator must look at,
+ * opened by a workflow instead of only a log line. OPEN until an operator resolves it.
+ */
+export const OPERATOR_CASE_STATUSES = ['OPEN', 'RESOLVED'] as const;
+export type OperatorCaseStatus = (typeof OPERATOR_CASE_STATUSES)[number];
+
+/**
+ * What the case is about:
+ * - MED_NOTHING_TO_RETURN: an accepted infraction found none of the merchant's money to return;
+ * - MED_SHORTFALL: its devolução returns less than the payer is owed (the remainder is the case);
+ * - MED_REFUND_REFUSED: the acquirer refused or could not complete the devolução (money re-blocked);
+ * - TRANSFER_CONTRADICTION: a transfer outcome that contradicts the one already applied;
+ * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about.
+ */
+export const OPERATOR_CASE_KINDS = [
+  'MED_NOTHING_TO_RETURN',
+  'MED_SHORTFALL',
+  'MED_REFUND_REFUSED',
+  'TRANSFER_CONTRADICTION',
+  'EXPIRY_ACQUIRER_UNREACHABLE',
+] as const;
+export type OperatorCaseKind = (typeof OPERATOR_CASE_KINDS)[number];
+
+/** What an operator may decide on a case; which ones a kind accepts is the service's rule. */
+export const OPERATOR_CASE_ACTIONS = ['acknowledge', 'retry', 'release'] as const;
+export type OperatorCaseAction = (typeof OPERATOR_CASE_ACTIONS)[number];

@@ -1,4 +1,4 @@
-import type { InfractionStatus } from '../contracts/statuses';
+import type { InfractionOperatorAction, InfractionStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
 
 export class Infraction extends BaseModel {
@@ -20,6 +20,13 @@ export class Infraction extends BaseModel {
   /** The furthest status the acquirer has announced. */
   acquirerStatus!: InfractionStatus;
   closedAt!: Date | null;
+  /**
+   * An operator's part (README "Operator cases"): `pending` while a case waits for a decision,
+   * `retry` or `release` once decided, until the workflow has applied it; null otherwise.
+   */
+  operatorAction!: InfractionOperatorAction | null;
+  /** The part of the devolução in transit paid from the platform's fee on the payment. */
+  feeReturned!: number;
   createdAt!: Date;
   updatedAt!: Date;
 }

@@ -105,6 +105,18 @@ export function recordWorkflowStartFailure(workflow: string): void {
   workflowStartFailures.inc({ workflow });
 }
 
+const operatorCasesOpened = new Counter({
+  name: 'pixflow_operator_cases_opened_total',
+  help: 'Operator cases opened, by kind (README "Operator cases"): alert on any increase',
+  labelNames: ['kind'] as const,
+  registers: [metricsRegistry],
+});
+
+/** `kind` is one of OPERATOR_CASE_KINDS; counted once per case, after the transaction that opened it. */
+export function recordOperatorCaseOpened(kind: string): void {
+  operatorCasesOpened.inc({ kind });
+}
+
 /** The Prometheus text exposition of every metric above. */
 export async function renderMetrics(): Promise<{ contentType: string; body: string }> {
   return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() };

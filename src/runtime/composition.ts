@@ -30,6 +30,8 @@ import { createInfractionSandbox } from '../services/infraction-sandbox';
 import { createChargeLifecycle } from '../services/charge-lifecycle';
 import { createWithdrawalLifecycle } from '../services/withdrawal-lifecycle';
 import { createInfractionLifecycle } from '../services/infraction-lifecycle';
+import { infractionCaseResolvers } from '../services/infraction-cases';
+import { createOperatorCases } from '../services/operator-cases';
 import { createWebhookDelivery, type WebhookDeliverySettings } from '../services/webhook-delivery';
 import type { AppConfig } from '../http/app';
 import type { WorkflowClients } from '../temporal/workflow-clients';
@@ -107,6 +109,20 @@ export function createPaymentServices(deps: {
 }
 
 export type PaymentServices = ReturnType<typeof createPaymentServices>;
+
+/**
+ * Operator cases (README "Operator cases") with each domain's resolver. `workflows`, when given,
+ * wakes the subject's workflow after a decision; without it the workflow finds the decision on its
+ * next periodic check.
+ */
+export function createOperatorCaseServices(deps: { knex: Knex; logger: Logger; workflows?: WorkflowClients }) {
+  const { knex, logger, workflows } = deps;
+  return createOperatorCases({
+    knex,
+    logger,
+    resolvers: { ...infractionCaseResolvers({ workflows: workflows?.infractions }) },
+  });
+}
 
 /** What the worker's activities wrap: the workflow side of each feature. */
 export function createWorkerServices(deps: { knex: Knex; logger: Logger; acquirer: Acquirer; webhooks?: WebhookDeliverySettings }) {

@@ -18,6 +18,8 @@ export interface InfractionRef {
 export interface InfractionWorkflows {
   start(infraction: InfractionRef): Promise<void>;
   acquirerUpdate(infraction: InfractionRef, update: AcquirerInfractionUpdate): Promise<void>;
+  /** Wakes the workflow to apply an operator's decision (README "Operator cases"). */
+  operatorDecided(infraction: InfractionRef): Promise<void>;
 }
 
 export function infractionWorkflowClient(
@@ -51,6 +53,9 @@ export function infractionWorkflowClient(
     },
     async acquirerUpdate(inf, update) {
       await client.workflow.signalWithStart('infractionWorkflow', { ...base(inf), signal: 'acquirerUpdate', signalArgs: [update] });
+    },
+    async operatorDecided(inf) {
+      await client.workflow.signalWithStart('infractionWorkflow', { ...base(inf), signal: 'operatorDecided', signalArgs: [] });
     },
   };
 }
