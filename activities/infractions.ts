@@ -12,14 +12,16 @@ export interface InfractionActivities {
   rejectInfraction(infractionId: string): Promise<InfractionProgress>;
   /** OPEN → ACCEPTED; `infraction.updated` (ACCEPTED). */
   acceptInfraction(infractionId: string): Promise<InfractionProgress>;
-  /** Chooses the devolução once and moves its amount blocked → in transit. */
+  /** Chooses the devolução once (blocked, then the fee) and moves it to transit; cases for what falls short. */
   prepareInfractionRefund(infractionId: string): Promise<InfractionProgress>;
   /** Asks the acquirer for the devolução (idempotent on its id). */
   sendMedRefund(infractionId: string): Promise<MedRefundState>;
   /** Asks the acquirer how the devolução stands. */
   checkMedRefund(infractionId: string): Promise<MedRefundState>;
-  /** Logs a devolução that did not go through (the money waits in transit for an operator or the acquirer). */
-  noteMedRefundStuck(infractionId: string, reason: string): Promise<void>;
+  /** The devolução was refused or not completed: money re-blocked, an operator case opened. */
+  failMedRefund(infractionId: string, reason: string): Promise<InfractionProgress>;
+  /** Applies an operator's decision (retry or release), if one was made. */
+  applyOperatorAction(infractionId: string): Promise<InfractionProgress>;
   /** Confirmed: ledger, charge refund, REFUNDED, `infraction.refund_completed`, `charge.refunded`. */
   completeMedRefund(infractionId: string, rtrId: string | null): Promise<InfractionProgress>;
 }
@@ -32,7 +34,8 @@ export function createInfractionActivities(lifecycle: InfractionLifecycle): Infr
     prepareInfractionRefund: (id) => lifecycle.prepareRefund(id),
     sendMedRefund: (id) => lifecycle.sendRefund(id),
     checkMedRefund: (id) => lifecycle.checkRefund(id),
-    noteMedRefundStuck: (id, reason) => lifecycle.noteRefundStuck(id, reason),
+    failMedRefund: (id, reason) => lifecycle.failRefund(id, reason),
+    applyOperatorAction: (id) => lifecycle.applyOperatorAction(id),
     completeMedRefund: (id, rtrId) => lifecycle.completeRefund(id, rtrId),
   };
 }

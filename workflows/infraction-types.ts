@@ -3,7 +3,9 @@
  * Pure types only: this file enters the workflow bundle.
  */
 
-export type InfractionStatus = 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+import type { InfractionOperatorAction, InfractionStatus } from '../src/contracts/statuses';
+
+export type { InfractionStatus };
 
 export interface InfractionWorkflowInput {
   infractionId: string;
@@ -25,6 +27,8 @@ export interface InfractionProgress {
   refundId: string | null;
   /** The workflow has nothing left to do. */
   closed: boolean;
+  /** An operator case waits for a decision (`pending`), or its decision waits to be applied. */
+  operatorAction: InfractionOperatorAction | null;
   /**
    * Time until the merchant's next pending money settles (≤ 0: due), or null when nothing is
    * pending. A duration, not an instant, so database time and workflow time are never compared.
@@ -32,7 +36,10 @@ export interface InfractionProgress {
   nextSettlementInMs: number | null;
 }
 
-/** How the devolução of an accepted infraction stands at the acquirer. */
+/**
+ * How the infraction's own devolução stands at the acquirer: settled (`DEVOLVIDO`), still travelling,
+ * not completed (`NAO_REALIZADO`) or refused outright (`REFUSED`).
+ */
 export interface MedRefundState {
   status: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | 'REFUSED';
   rtrId?: string;

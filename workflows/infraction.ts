@@ -2,7 +2,8 @@
  * One MED infraction, `infraction-<id>` (README "MED infractions"): block the disputed amount and
  * record `infraction.received`; while the acquirer decides, block what was missing as the
  * merchant's pending money settles; rejected → unblock; accepted → return the blocked funds to the
- * payer by a devolução and, once the acquirer confirms it, mark the charge refunded.
+ * payer by a devolução and, once the acquirer confirms that devolução, mark the charge refunded. A
+ * devolução refused waits for an operator's decision (README "Operator cases"), re-checked hourly.
  *
  * The acquirer's updates arrive by signal-with-start, and the callback handler also keeps the
  * furthest status on the infraction row, so a run restarted by the reconciler (or a fresh run after
@@ -21,6 +22,8 @@ import type {
 } from './infraction-types';
 
 export const acquirerUpdateSignal = defineSignal<[AcquirerInfractionUpdate]>('acquirerUpdate');
+/** An operator decided a case of this infraction: the decision is in the database. */
+export const operatorDecidedSignal = defineSignal<[]>('operatorDecided');
 export const infractionStateQuery = defineQuery<InfractionProgress | null>('state');
 
 /*
@@ -49,18 +52,25 @@ const SETTLEMENT_GRACE_MS = 5_000;
 /** When a settlement is overdue (its workflow has not run it yet), check again after this, doubling. */
 const OVERDUE_RETRY_MS = 60_000;
 const OVERDUE_RETRY_MAX_MS = 3_600_000;
-/** How long to wait for the devolução's confirmation before asking the acquirer ourselves. */
-const REFUND_POLL_INTERVAL_MS = 60_000;
+/** How long to wait for the devolução's outcome before asking the acquirer, doubling up to an hour. */
+const REFUND_POLL_FIRST_MS = 60_000;
+const REFUND_POLL_MAX_MS = 3_600_000;
+/** While a case waits for an operator, look at the database this often even without a signal. */
+const OPERATOR_RECHECK_MS = 3_600_000;
 
 const RANK: Record<InfractionStatus, number> = { OPEN: 0, ACCEPTED: 1, REJECTED: 1, REFUNDED: 2 };
 
 export async function infractionWorkflow(input: InfractionWorkflowInput): Promise<InfractionWorkflowResult> {
   const id = input.infractionId;
   let signalled: InfractionStatus = 'OPEN';
+  /** Bumped by every signal: a wait that watches it wakes on any news. */
+  let news = 0;
   let p: InfractionProgress | null = null;
   setHandler(acquirerUpdateSignal, ({ status }) => {
     if (RANK[status] > RANK[signalled]) signalled = status;
+    news++;
   });
+  setHandler(operatorDecidedSignal, () => void news++);
   setHandler(infractionStateQuery, () => p);
 
   /** The acquirer's decision so far, from the signals and the database, whichever knows more. */
@@ -69,7 +79,11 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
     return RANK[signalled] > RANK[stored] ? signalled : stored;
   };
   const decided = (): boolean => decision() !== 'OPEN';
-  const refundedByAcquirer = (): boolean => decision() === 'REFUNDED';
+  /** Waits until a signal arrives or `ms` pass. */
+  const newsOrTimeout = async (ms: number): Promise<void> => {
+    const seen = news;
+    await condition(() => news !== seen, ms);
+  };
 
   let overdueWait = OVERDUE_RETRY_MS;
   /** How long to sleep before the next top-up of the block; null when no money is coming. */
@@ -84,6 +98,7 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
     return wait;
   };
 
+  // A closed infraction never blocks again, whatever callback started this run (block() is a no-op).
   p = await db.blockInfractionFunds(id);
   if (p.closed || p.status === 'REJECTED' || p.status === 'REFUNDED') return { status: p.status };
 
@@ -101,28 +116,45 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
     p = await db.acceptInfraction(id);
   }
 
-  // 2. Accepted: what is still missing may yet settle; the acquirer refunding on its own ends that.
-  while (p.status === 'ACCEPTED' && !p.refundId && !p.closed && !refundedByAcquirer()) {
-    const wait = nextTopUpIn(p);
-    if (wait === null) break;
-    await condition(refundedByAcquirer, wait);
-    p = await db.blockInfractionFunds(id);
-  }
-  if (p.status === 'ACCEPTED' && !p.refundId) p = await db.prepareInfractionRefund(id);
-  if (p.status !== 'ACCEPTED' || !p.refundId) return { status: p.status };
-
-  // 3. The devolução: asked once (idempotent), then confirmed by the acquirer's REFUNDED callback or,
-  //    failing that, by asking. A refused or failed devolução waits for the acquirer's own REFUNDED.
-  let state: MedRefundState = await acq.sendMedRefund(id);
-  while (state.status !== 'DEVOLVIDO' && !refundedByAcquirer()) {
-    if (state.status === 'REFUSED' || state.status === 'NAO_REALIZADO') {
-      await db.noteMedRefundStuck(id, state.reason ?? state.status);
-      await condition(refundedByAcquirer);
-      break;
+  // 2. Accepted: until the payer has its money back through our own devolução, or the infraction
+  //    is closed (nothing to return, or released by an operator).
+  while (p.status === 'ACCEPTED' && !p.closed) {
+    if (p.operatorAction === 'pending') {
+      await newsOrTimeout(OPERATOR_RECHECK_MS);
+      p = await db.applyOperatorAction(id);
+      continue;
     }
-    if (await condition(refundedByAcquirer, REFUND_POLL_INTERVAL_MS)) break;
-    state = await acq.checkMedRefund(id);
+    if (p.operatorAction) {
+      p = await db.applyOperatorAction(id);
+      continue;
+    }
+    if (!p.refundId) {
+      // What is still missing may yet settle; then the devolução is chosen once.
+      for (let wait = nextTopUpIn(p); wait !== null; wait = nextTopUpIn(p)) {
+        await sleepFor(wait);
+        p = await db.blockInfractionFunds(id);
+      }
+      p = await db.prepareInfractionRefund(id);
+      if (!p.refundId) continue;
+    }
+    // 3. The devolução: asked once (idempotent on its id), then its own outcome, from the answer or
+    //    by asking — a callback only wakes the wait. Refused or not completed: an operator's case.
+    let seen = news; // a callback that arrives while the send runs must not be missed
+    let state: MedRefundState = await acq.sendMedRefund(id);
+    let pollWait = REFUND_POLL_FIRST_MS;
+    while (state.status === 'EM_PROCESSAMENTO') {
+      if (news === seen) await condition(() => news !== seen, pollWait);
+      seen = news;
+      pollWait = Math.min(pollWait * 2, REFUND_POLL_MAX_MS);
+      state = await acq.checkMedRefund(id);
+    }
+    if (state.status === 'DEVOLVIDO') p = await db.completeMedRefund(id, state.rtrId ?? null);
+    else p = await db.failMedRefund(id, state.reason ?? state.status);
   }
-  p = await db.completeMedRefund(id, state.rtrId ?? null);
   return { status: p.status };
+}
+
+/** A durable sleep that no signal cuts short. */
+async function sleepFor(ms: number): Promise<void> {
+  await condition(() => false, ms);
 }

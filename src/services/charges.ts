@@ -324,7 +324,7 @@ export function createChargesService(deps: ChargesDeps) {
       const charge = await charges.findOwnModel(merchantId, id, { lock: true });
       if (!charge) throw notFound('Charge not found');
       if (charge.status !== 'PAID') throw invalid('Only a PAID charge can be refunded');
-      const open = await charges.openMerchantRefunds(id);
+      const open = await charges.openClaims(id);
       const refundable = charge.amount - charge.refundedAmount - open;
       const amount = input.amount ?? refundable;
       if (refundable <= 0) throw invalid('Nothing left to refund on this charge');

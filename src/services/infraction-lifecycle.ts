@@ -3,11 +3,17 @@
  * workflow takes, idempotent (locked infraction row, guarded updates, ledger and event references)
  * so its activities can be retried freely.
  *
- * Money: the disputed amount is blocked from `available` as far as it goes; what is missing is
- * blocked as the merchant's pending money settles into available (the charge workflow's settlement
- * moves pending → available; a block taken straight from pending would leave that settlement moving
- * another charge's money). Accepted: the blocked funds go to the payer by a devolução (blocked → in
- * transit → acquirer once confirmed), the charge records the refund; rejected: blocked → available.
+ * Money (README "MED infractions", "The money of an infraction"): one bound per payment — what all
+ * its infractions hold blocked, plus its refunds in transit or confirmed (merchant and MED alike),
+ * never exceeds what was paid; the charge row is locked while that bound is read and used. The
+ * disputed amount is blocked from `available` as far as it goes and the bound allows; what is
+ * missing is blocked as the merchant's pending money settles into available (the charge workflow's
+ * settlement moves pending → available; a block taken straight from pending would leave that
+ * settlement moving another charge's money). A closed infraction never blocks. Accepted: the
+ * blocked funds, topped up from the platform's fee on the payment where they fall short, go to the
+ * payer by a devolução (→ in transit → acquirer once the acquirer confirms that devolução); a
+ * remainder, nothing to return, or a refused devolução opens an operator case. Rejected: blocked →
+ * available.
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
@@ -21,6 +27,7 @@ import type { InfractionProgress, MedRefundState } from '../../workflows/infract
 import * as ledger from './ledger';
 import { recordEvent } from './events';
 import { acquirerRefundId } from './charge-refund-ids';
+import { openOperatorCase } from './operator-cases';
 
 export class InfractionNotFoundError extends Error {
   constructor(message: string) {
@@ -44,8 +51,8 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return inf;
   }
 
-  async function chargeOf(db: Knex | Trx, inf: Infraction): Promise<Charge> {
-    const charge = inf.chargeId ? await chargesStore(db).find(inf.chargeId) : undefined;
+  async function chargeOf(db: Knex | Trx, inf: Infraction, opts: { lock?: boolean } = {}): Promise<Charge> {
+    const charge = inf.chargeId ? await chargesStore(db).find(inf.chargeId, opts) : undefined;
     if (!charge) throw new InfractionNotFoundError(`charge of infraction ${inf.id} not found`);
     return charge;
   }
@@ -60,20 +67,19 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   /**
-   * Blocks what is still missing of the disputed amount from what is available now. The ledger
-   * reference carries how much was blocked before, so a retry of a committed step posts nothing
-   * and the next top-up (after more money settled) gets a reference of its own.
+   * Blocks what is still missing of the disputed amount from what is available now, within the
+   * payment's bound (the charge row is locked by the caller). The ledger reference carries how much
+   * was blocked before, so a retry of a committed step posts nothing and the next top-up (after more
+   * money settled) gets a reference of its own.
    */
-  async function topUp(trx: Trx, inf: Infraction): Promise<number> {
-    const missing = inf.amount - inf.blockedAmount;
+  async function topUp(trx: Trx, inf: Infraction, charge: Charge): Promise<number> {
+    const room = charge.amount - charge.refundedAmount - (await chargesStore(trx).openClaims(charge.id, inf.id)) - inf.blockedAmount;
+    const missing = Math.min(inf.amount - inf.blockedAmount, room);
     if (missing <= 0) return inf.blockedAmount;
     // Lock the available row so the amount we read is the amount we move (a withdrawal in between
     // would otherwise make the move fail); `available` sorts before `blocked`, the ledger's lock order.
-    const row = (await trx('ledger_accounts')
-      .where({ merchant_id: inf.merchantId, kind: 'available' })
-      .forUpdate()
-      .first('balance')) as { balance: number } | undefined;
-    const take = Math.min(missing, row?.balance ?? 0);
+    const available = await ledger.lockedBalance(trx, inf.merchantId, 'available');
+    const take = Math.min(missing, available);
     if (take <= 0) return inf.blockedAmount;
     await ledger.moveBlocked(trx, {
       reference: `infraction:${inf.id}:block:${inf.blockedAmount}`,
@@ -85,6 +91,10 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     await patch(trx, inf.id, { blockedAmount: blocked });
     return blocked;
   }
+
+  /** The infraction may still take money: decided or not, no devolução chosen, not closed, no case waiting. */
+  const mayBlock = (inf: Infraction): boolean =>
+    (inf.status === 'OPEN' || inf.status === 'ACCEPTED') && !inf.refundId && !inf.closedAt && !inf.operatorAction;
 
   /** Time until the merchant's next unsettled charge settles; null when none is waiting. */
   async function nextSettlementInMs(db: Knex | Trx, merchantId: string): Promise<number | null> {
@@ -101,7 +111,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function progress(id: string): Promise<InfractionProgress> {
     const inf = await infractionsStore(knex).find(id);
     if (!inf) throw new InfractionNotFoundError(`infraction ${id} not found`);
-    const stillBlocking = (inf.status === 'OPEN' || inf.status === 'ACCEPTED') && !inf.refundId && inf.blockedAmount < inf.amount;
+    const stillBlocking = mayBlock(inf) && inf.blockedAmount < inf.amount;
     return {
       status: inf.status,
       acquirerStatus: inf.acquirerStatus,
@@ -109,6 +119,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       blocked: inf.blockedAmount,
       refundId: inf.refundId,
       closed: inf.closedAt !== null,
+      operatorAction: inf.operatorAction,
       nextSettlementInMs: stillBlocking ? await nextSettlementInMs(knex, inf.merchantId) : null,
     };
   }
@@ -120,7 +131,9 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function block(id: string): Promise<InfractionProgress> {
     await knex.transaction(async (trx) => {
       const inf = await lock(trx, id);
-      if ((inf.status === 'OPEN' || inf.status === 'ACCEPTED') && !inf.refundId) await topUp(trx, inf);
+      // The charge after the infraction, before the ledger rows: the order every MED step and a
+      // merchant's refund request (charge, then ledger) lock in.
+      if (mayBlock(inf)) await topUp(trx, inf, await chargeOf(trx, inf, { lock: true }));
       await recordEvent(trx, {
         merchantId: inf.merchantId,
         type: 'infraction.received',
@@ -172,32 +185,44 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   /**
-   * Chooses the devolução of an accepted infraction, once: a last top-up from available, then what
-   * is blocked — bounded by what the payment still has to return (merchant refunds may have
-   * returned part) — moves blocked → in transit under a fixed refund id; any excess is unblocked.
-   * With nothing blocked there is nothing of the merchant's to return: the infraction stays
-   * ACCEPTED and closed, for an operator.
+   * Chooses the devolução of an accepted infraction, once (README "The money of an infraction"):
+   * a last top-up, then what the payer is owed under this infraction — the disputed amount, at most
+   * what the payment's bound leaves — is funded by the blocked money first and then by the
+   * platform's fee on the payment (less what other devoluções of it took); the total moves to
+   * transit under a refund id fixed in the same transaction. Any blocked excess is unblocked. A
+   * remainder opens a MED_SHORTFALL case; nothing at all to return closes the infraction with a
+   * MED_NOTHING_TO_RETURN case.
    */
   async function prepareRefund(id: string): Promise<InfractionProgress> {
     await knex.transaction(async (trx) => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'ACCEPTED' || inf.refundId || inf.closedAt) return;
-      // The charge before the ledger rows: the order a merchant's refund request locks them in.
+      if (inf.status !== 'ACCEPTED' || !mayBlock(inf)) return;
+      const charge = await chargeOf(trx, inf, { lock: true });
       const charges = chargesStore(trx);
-      const charge = inf.chargeId ? await charges.find(inf.chargeId, { lock: true }) : undefined;
-      if (!charge) throw new InfractionNotFoundError(`charge of infraction ${inf.id} not found`);
-      const blocked = await topUp(trx, inf);
-      const open = await charges.openMerchantRefunds(charge.id);
-      const refundable = Math.max(0, charge.amount - charge.refundedAmount - open);
-      const amount = Math.min(blocked, refundable);
-      const excess = blocked - amount;
+      const blocked = await topUp(trx, inf, charge);
+      const owed = Math.max(0, Math.min(inf.amount, charge.amount - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))));
+      const fromBlocked = Math.min(blocked, owed);
+      const excess = blocked - fromBlocked;
       if (excess > 0) {
-        await ledger.moveBlocked(trx, { reference: `infraction:${inf.id}:release`, merchantId: inf.merchantId, amount: excess, direction: 'unblock' });
+        await ledger.moveBlocked(trx, { reference: `infraction:${inf.id}:release:${blocked}`, merchantId: inf.merchantId, amount: excess, direction: 'unblock' });
       }
+      const feeLeft = Math.max(0, (charge.feeAmount ?? 0) - (await infractionsStore(trx).feeReturnedOnCharge(charge.id, inf.id)));
+      const fromFee = Math.min(owed - fromBlocked, feeLeft, await ledger.lockedBalance(trx, inf.merchantId, 'fee_revenue'));
+      const amount = fromBlocked + fromFee;
+      const caseOf = (kind: 'MED_NOTHING_TO_RETURN' | 'MED_SHORTFALL', reason: string) =>
+        openOperatorCase(trx, logger, {
+          reference: `infraction:${inf.id}:${kind}`,
+          kind,
+          merchantId: inf.merchantId,
+          subjectType: 'infraction',
+          subjectId: inf.id,
+          reason,
+          details: { chargeId: charge.id, owed, returned: amount, fromBlocked, fromFee, shortfall: owed - amount },
+        });
       if (amount <= 0) {
-        if (refundable <= 0) logger.warn({ infractionId: inf.id, chargeId: charge.id }, 'accepted infraction on a payment already returned in full');
-        else logger.error({ infractionId: inf.id, chargeId: charge.id }, 'accepted infraction with nothing blocked to return: needs an operator');
         await patch(trx, inf.id, { blockedAmount: 0, closedAt: new Date() });
+        if (owed > 0) await caseOf('MED_NOTHING_TO_RETURN', `accepted infraction: none of the merchant's money to return ${owed} cents to the payer`);
+        else logger.warn({ infractionId: inf.id, chargeId: charge.id }, 'accepted infraction on a payment already returned in full');
         return;
       }
       // A refund of the charge like any other (kind INFRACTION), REQUESTED while its money is in
@@ -211,8 +236,9 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         reason: medReason(inf),
         e2eId: charge.e2eId,
       });
-      await ledger.debitBlockedRefund(trx, { refundId, merchantId: inf.merchantId, amount });
-      await patch(trx, inf.id, { refundId, refundAmount: amount, blockedAmount: 0 });
+      await ledger.debitMedRefund(trx, { refundId, merchantId: inf.merchantId, fromBlocked, fromFee });
+      await patch(trx, inf.id, { refundId, refundAmount: amount, feeReturned: fromFee, blockedAmount: 0 });
+      if (amount < owed) await caseOf('MED_SHORTFALL', `the devolução returns ${amount} of the ${owed} cents owed to the payer`);
     });
     return progress(id);
   }
@@ -253,10 +279,57 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     }
   }
 
-  /** A devolução that did not go through: its money waits in transit for the acquirer or an operator. */
-  function noteRefundStuck(id: string, reason: string): Promise<void> {
-    logger.error({ infractionId: id, reason }, 'MED devolução not completed: waiting for the acquirer or an operator');
-    return Promise.resolve();
+  /**
+   * The infraction's own devolução was refused or not completed: in one transaction its refund is
+   * FAILED, its money leaves transit — the merchant's part re-blocked (still held for the payer),
+   * the fee's part back to the platform — and a MED_REFUND_REFUSED case waits for an operator to
+   * retry the devolução or release the money (README "Operator cases"). Once per devolução.
+   */
+  async function failRefund(id: string, reason: string): Promise<InfractionProgress> {
+    await knex.transaction(async (trx) => {
+      const inf = await lock(trx, id);
+      if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return;
+      const refundId = inf.refundId;
+      const refund = await chargesStore(trx).findRefund(refundId, { lock: true });
+      // Confirmed meanwhile (the charge's own refund path applied a DEVOLVIDO): not a failure; the
+      // workflow asks again and completes.
+      if (!refund || refund.status === 'CONFIRMED') return;
+      const fromFee = inf.feeReturned;
+      const fromBlocked = inf.refundAmount - fromFee;
+      await ledger.returnMedRefund(trx, { refundId, merchantId: inf.merchantId, toBlocked: fromBlocked, toFee: fromFee });
+      await chargesStore(trx).failRefund(refundId, reason);
+      await patch(trx, inf.id, { refundId: null, refundAmount: null, feeReturned: 0, blockedAmount: inf.blockedAmount + fromBlocked, operatorAction: 'pending' });
+      await openOperatorCase(trx, logger, {
+        reference: `infraction:${inf.id}:MED_REFUND_REFUSED:${refundId}`,
+        kind: 'MED_REFUND_REFUSED',
+        merchantId: inf.merchantId,
+        subjectType: 'infraction',
+        subjectId: inf.id,
+        reason: `the devolução of ${inf.refundAmount} cents was not completed: ${reason}`,
+        details: { chargeId: inf.chargeId, refundId, amount: inf.refundAmount, reblocked: fromBlocked, feeBack: fromFee },
+      });
+    });
+    return progress(id);
+  }
+
+  /**
+   * Applies an operator's decision on a refused devolução: `release` — the re-blocked money goes
+   * back to the merchant and the infraction closes (the payer is not refunded by us); `retry` — the
+   * infraction may choose a new devolução. Nothing while the case still waits.
+   */
+  async function applyOperatorAction(id: string): Promise<InfractionProgress> {
+    await knex.transaction(async (trx) => {
+      const inf = await lock(trx, id);
+      if (inf.operatorAction === 'release') {
+        if (inf.blockedAmount > 0) {
+          await ledger.moveBlocked(trx, { reference: `infraction:${inf.id}:released-by-operator`, merchantId: inf.merchantId, amount: inf.blockedAmount, direction: 'unblock' });
+        }
+        await patch(trx, inf.id, { operatorAction: null, blockedAmount: 0, closedAt: new Date() });
+      } else if (inf.operatorAction === 'retry') {
+        await patch(trx, inf.id, { operatorAction: null });
+      }
+    });
+    return progress(id);
   }
 
   /**
@@ -267,7 +340,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function completeRefund(id: string, rtrId: string | null): Promise<InfractionProgress> {
     await knex.transaction(async (trx) => {
       const inf = await lock(trx, id);
-      if (inf.status === 'REFUNDED' || !inf.refundId || !inf.refundAmount) return;
+      if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return;
       const refundId = inf.refundId;
       const amount = inf.refundAmount;
       const charges = chargesStore(trx);
@@ -285,9 +358,11 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       // The charge workflow may have confirmed it already (a devolução callback that restarted it);
       // a FAILED one the acquirer then completed on its own is confirmed now.
       await charges.confirmRefundFromOpenOrFailed(refundId, refundedAt, rtrId);
+      // REFUNDED once fully refunded, as for a merchant's refund; the payment's bound keeps the sum
+      // within the amount, so this only fails on a charge no longer PAID.
       const updated = await charges.addRefundedToPaid(charge.id, amount);
       if (!updated) logger.warn({ infractionId: inf.id, chargeId: charge.id, status: charge.status }, 'MED refund on a charge that is no longer PAID');
-      await patch(trx, inf.id, { status: 'REFUNDED', refundedAt, closedAt: refundedAt });
+      await patch(trx, inf.id, { status: 'REFUNDED', refundedAt, closedAt: refundedAt, blockedAmount: 0 });
       await recordEvent(trx, {
         merchantId: inf.merchantId,
         type: 'infraction.refund_completed',
@@ -312,7 +387,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return progress(id);
   }
 
-  return { progress, block, reject, accept, prepareRefund, sendRefund, checkRefund, noteRefundStuck, completeRefund };
+  return { progress, block, reject, accept, prepareRefund, sendRefund, checkRefund, failRefund, applyOperatorAction, completeRefund };
 }
 
 export type InfractionLifecycle = ReturnType<typeof createInfractionLifecycle>;

@@ -399,22 +399,54 @@ export function moveBlocked(
 }
 
 /**
- * MED refund: the blocked funds go to the payer. Like a merchant refund they wait in transit
- * until the acquirer confirms (then `resolveInTransit` with the refund's reference scheme).
+ * MED refund (README "The money of an infraction"): the blocked funds and, where they fall short,
+ * part of the platform's fee on the payment go to the payer. Like a merchant refund they wait in
+ * transit until the acquirer confirms the devolução (then `resolveInTransit` with the refund's
+ * reference scheme) or refuses it (`returnMedRefund`).
  */
-export function debitBlockedRefund(
+export function debitMedRefund(
   db: Db,
-  a: { refundId: string; merchantId: string; amount: number },
+  a: { refundId: string; merchantId: string; fromBlocked: number; fromFee: number },
 ): Promise<PostResult> {
+  const postings: Posting[] = [{ kind: 'in_transit', amount: a.fromBlocked + a.fromFee }];
+  if (a.fromBlocked > 0) postings.push({ kind: 'blocked', amount: -a.fromBlocked });
+  if (a.fromFee > 0) postings.push({ kind: 'fee_revenue', amount: -a.fromFee });
   return post(db, {
     reference: `refund:${a.refundId}:debit`,
     kind: 'infraction_refund_debit',
     merchantId: a.merchantId,
-    postings: [
-      { kind: 'blocked', amount: -a.amount },
-      { kind: 'in_transit', amount: a.amount },
-    ],
+    metadata: { fromBlocked: a.fromBlocked, fromFee: a.fromFee },
+    postings,
   });
+}
+
+/**
+ * A MED devolução the acquirer refused or did not complete: its money leaves transit the way it
+ * came — the merchant's part back to `blocked` (still held for the payer), the fee's part back to
+ * the platform. Shares the refund's resolution reference, so it and a confirmation never both post.
+ */
+export function returnMedRefund(
+  db: Db,
+  a: { refundId: string; merchantId: string; toBlocked: number; toFee: number },
+): Promise<PostResult> {
+  const postings: Posting[] = [{ kind: 'in_transit', amount: -(a.toBlocked + a.toFee) }];
+  if (a.toBlocked > 0) postings.push({ kind: 'blocked', amount: a.toBlocked });
+  if (a.toFee > 0) postings.push({ kind: 'fee_revenue', amount: a.toFee });
+  return post(db, {
+    reference: `refund:${a.refundId}:resolved`,
+    kind: 'infraction_refund_failed',
+    merchantId: a.merchantId,
+    metadata: { toBlocked: a.toBlocked, toFee: a.toFee },
+    postings,
+  });
+}
+
+/** One of the merchant's balances, its row locked FOR UPDATE (inside a transaction); 0 without one. */
+export async function lockedBalance(trx: Knex.Transaction, merchantId: string, kind: LedgerAccountKind): Promise<number> {
+  const row = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).forUpdate().first('balance')) as
+    | { balance: number }
+    | undefined;
+  return row?.balance ?? 0;
 }
 
 /**

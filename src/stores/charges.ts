@@ -390,13 +390,25 @@ export function chargesStore(db: Db) {
       return q.findOne({ id, merchant_id: merchantId });
     },
 
-    /** The sum of the charge's merchant refunds still REQUESTED. */
-    async openMerchantRefunds(chargeId: string): Promise<number> {
-      const open = (await db('charge_refunds')
-        .where({ charge_id: chargeId, kind: 'MERCHANT', status: 'REQUESTED' })
-        .sum({ s: 'amount' })
+    /**
+     * What is already spoken for of the payment besides its confirmed refunds (README "MED
+     * infractions", one bound per payment): refunds in transit (the merchant's and MED devoluções)
+     * plus what infractions other than `exceptInfractionId` hold blocked. A merchant refund and a
+     * MED block both take at most `amount − refundedAmount − openClaims`.
+     */
+    async openClaims(chargeId: string, exceptInfractionId: string | null = null): Promise<number> {
+      const row = (await db
+        .select(
+          db.raw(
+            `(select coalesce(sum(amount), 0) from charge_refunds
+                where charge_id = ? and kind in ('MERCHANT', 'INFRACTION') and status = 'REQUESTED')
+             + (select coalesce(sum(blocked_amount), 0) from infractions
+                where charge_id = ? and id is distinct from ?) as s`,
+            [chargeId, chargeId, exceptInfractionId],
+          ),
+        )
         .first()) as { s: number | string | null };
-      return Number(open.s ?? 0);
+      return Number(row.s ?? 0);
     },
 
     async insertRefund(r: Pick<ChargeRefund, 'id' | 'chargeId' | 'merchantId' | 'amount' | 'reason' | 'kind' | 'status' | 'e2eId'>): Promise<void> {

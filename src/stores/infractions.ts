@@ -111,6 +111,16 @@ export function infractionsStore(db: Db) {
         .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
     },
 
+    /** What the platform's fee already paid toward other devoluções of this charge's infractions. */
+    async feeReturnedOnCharge(chargeId: string, exceptInfractionId: string): Promise<number> {
+      const row = (await db('infractions')
+        .where({ charge_id: chargeId })
+        .whereNot({ id: exceptInfractionId })
+        .sum({ s: 'fee_returned' })
+        .first()) as { s: number | string | null };
+      return Number(row.s ?? 0);
+    },
+
     async patch(id: string, p: Partial<Infraction>): Promise<void> {
       await Infraction.query(db)
         .patch({ ...p, updatedAt: new Date() })

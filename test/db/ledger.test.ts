@@ -319,7 +319,7 @@ describe('ledger', () => {
       assert.deepEqual(await ledger.getBalance(knex, m), { available: 500, pending: 0, blocked: 500, total: 1_000 });
 
       const refundId = newId('rf');
-      await ledger.debitBlockedRefund(knex, { refundId, merchantId: m, amount: 500 });
+      await ledger.debitMedRefund(knex, { refundId, merchantId: m, fromBlocked: 500, fromFee: 0 });
       await ledger.resolveInTransit(knex, { reference: `refund:${refundId}:confirmed`, kind: 'refund_confirmed', merchantId: m, amount: 500, outcome: 'left' });
       assert.deepEqual(await ledger.getBalance(knex, m), { available: 500, pending: 0, blocked: 0, total: 500 });
       await assertBooksBalance(knex, m);

@@ -1,15 +1,15 @@
 /**
  * `infraction-<id>` with stubbed activities (README "Testing"): the MED workflow's branches on
  * virtual time — the decision by signal or from the database, rejected → unblocked, accepted → the
- * devolução sent, confirmed by the acquirer's REFUNDED or by asking, refused or failed → waiting for
- * the acquirer; the block topped up as pending money settles (and when a settlement is overdue);
+ * devolução sent and its own outcome asked (a REFUNDED callback only wakes the wait), refused or
+ * failed → an operator case, then the operator's retry or release; the block topped up as pending money settles (and when a settlement is overdue);
  * signals in odd orders; retry policies. The end-to-end suite is test/workflow/med.test.ts.
  */
 import assert from 'node:assert/strict';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { infractionWorkflow } from '../../workflows';
-import { acquirerUpdateSignal, infractionStateQuery } from '../../workflows/infraction';
+import { acquirerUpdateSignal, infractionStateQuery, operatorDecidedSignal } from '../../workflows/infraction';
 import type { InfractionActivities } from '../../activities/infractions';
 import type { InfractionProgress, InfractionStatus, InfractionWorkflowResult, MedRefundState } from '../../workflows/infraction-types';
 import { testEnv, type WorkerContext } from '../support/temporal';
@@ -44,10 +44,12 @@ function infractionStubs(
     blocked: 0,
     refundId: null,
     closed: false,
+    operatorAction: null,
     nextSettlementInMs: null,
     ...initial,
   };
   let blocks = 0;
+  let refunds = 0;
   const now = (): InfractionProgress => ({ ...p });
   const defaults: InfractionActivities = {
     blockInfractionFunds: async () => {
@@ -64,12 +66,20 @@ function infractionStubs(
       return now();
     },
     prepareInfractionRefund: async () => {
-      p.refundId = 'med-r-1';
+      p.refundId = `med-r-${++refunds}`;
       return now();
     },
     sendMedRefund: async () => ({ status: 'EM_PROCESSAMENTO' }),
     checkMedRefund: async () => ({ status: 'DEVOLVIDO', rtrId: 'rtr-1' }),
-    noteMedRefundStuck: async () => undefined,
+    failMedRefund: async () => {
+      Object.assign(p, { refundId: null, operatorAction: 'pending' });
+      return now();
+    },
+    applyOperatorAction: async () => {
+      if (p.operatorAction === 'release') Object.assign(p, { operatorAction: null, blocked: 0, closed: true });
+      else if (p.operatorAction === 'retry') p.operatorAction = null;
+      return now();
+    },
     completeMedRefund: async () => {
       Object.assign(p, { status: 'REFUNDED', closed: true, blocked: 0 });
       return now();
@@ -154,16 +164,31 @@ describe('infraction workflow (stubbed activities)', function () {
       assert.deepEqual(timersStarted(history), [MINUTE]);
     });
 
-    it('accepted, then the acquirer announces REFUNDED while the devolução is processing: completed without asking', async () => {
+    it('accepted, then the acquirer announces REFUNDED while the devolução is processing: the wait ends and its own outcome is asked', async () => {
       const { stub } = infractionStubs();
-      const { result } = await runInfraction(stub, async (h) => {
+      const { result, history } = await runInfraction(stub, async (h) => {
         await update(h, 'ACCEPTED');
         await called(stub, 'sendMedRefund');
         await update(h, 'REFUNDED');
       });
       assert.deepEqual(result, refunded);
-      assert.deepEqual(stub.of('checkMedRefund'), []);
-      assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', null]);
+      assert.equal(stub.of('checkMedRefund').length, 1, 'completed only on its own devolução, asked once');
+      assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-1']);
+      assert.deepEqual(timersStarted(history), [MINUTE]);
+    });
+
+    it("the acquirer's REFUNDED while its own devolução was refused: not completed, an operator's case", async () => {
+      const { stub, progress } = infractionStubs({ checkMedRefund: async () => ({ status: 'REFUSED', reason: 'already returned' }) });
+      const { result } = await runInfraction(stub, async (h) => {
+        await update(h, 'ACCEPTED');
+        await called(stub, 'sendMedRefund');
+        await update(h, 'REFUNDED');
+        await called(stub, 'failMedRefund');
+        progress.operatorAction = 'release';
+        await h.signal(operatorDecidedSignal);
+      });
+      assert.deepEqual(result, { ok: true, value: { status: 'ACCEPTED' } });
+      assert.deepEqual(stub.of('completeMedRefund'), []);
     });
 
     it('a devolução confirmed by the send itself needs no wait', async () => {
@@ -174,44 +199,85 @@ describe('infraction workflow (stubbed activities)', function () {
       assert.deepEqual(timersStarted(history), []);
     });
 
-    it('still processing: asked every minute until DEVOLVIDO', async () => {
+    it('still processing: asked after 1, 2, 4 minutes (doubling up to an hour) until DEVOLVIDO', async () => {
       let asked = 0;
       const { stub } = infractionStubs({
         checkMedRefund: async (): Promise<MedRefundState> => (++asked < 3 ? { status: 'EM_PROCESSAMENTO' } : { status: 'DEVOLVIDO', rtrId: 'rtr-3' }),
       });
       const { result, history } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
       assert.deepEqual(result, refunded);
-      assert.deepEqual(timersStarted(history), [MINUTE, MINUTE, MINUTE]);
+      assert.deepEqual(timersStarted(history), [MINUTE, 2 * MINUTE, 4 * MINUTE]);
       assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-3']);
     });
 
     for (const stuck of ['REFUSED', 'NAO_REALIZADO'] as const) {
-      it(`a devolução ${stuck}: noted for an operator, and the workflow waits for the acquirer's REFUNDED`, async () => {
-        const { stub } = infractionStubs({ checkMedRefund: async () => ({ status: stuck, reason: 'saldo insuficiente' }) });
+      it(`a devolução ${stuck}: failed into an operator case; the workflow waits (checking hourly) and retries on the decision`, async () => {
+        let asked = 0;
+        const { stub, progress } = infractionStubs({
+          checkMedRefund: async (): Promise<MedRefundState> =>
+            ++asked === 1 ? { status: stuck, reason: 'saldo insuficiente' } : { status: 'DEVOLVIDO', rtrId: 'rtr-2' },
+        });
         const env = await testEnv();
-        const { result } = await runInfraction(stub, async (h) => {
+        const { result, history, workflowId } = await runInfraction(stub, async (h) => {
           await update(h, 'ACCEPTED');
           await called(stub, 'sendMedRefund');
-          await env.sleep(2 * MINUTE);
-          await called(stub, 'noteMedRefundStuck');
-          await env.sleep(7 * 24 * HOUR); // no timer: it waits as long as it takes
-          assert.deepEqual(stub.of('completeMedRefund'), []);
-          await update(h, 'REFUNDED');
+          await env.sleep(2 * MINUTE); // the first ask, a minute after the send
+          await called(stub, 'failMedRefund');
+          await env.sleep(3 * HOUR); // the hourly checks find no decision
+          assert.deepEqual(stub.of('prepareInfractionRefund').length, 1);
+          progress.operatorAction = 'retry';
+          await h.signal(operatorDecidedSignal);
         });
         assert.deepEqual(result, refunded);
-        assert.deepEqual(stub.of('noteMedRefundStuck').map((c) => c.args), [['inf-1', 'saldo insuficiente']]);
-        assert.deepEqual(stub.of('checkMedRefund').length, 1);
+        assert.deepEqual(stub.of('failMedRefund').map((c) => c.args), [['inf-1', 'saldo insuficiente']]);
+        assert.equal(stub.of('prepareInfractionRefund').length, 2, 'a new devolução after the retry');
+        assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-2']);
+        assert.ok(timersStarted(history).filter((t) => t === HOUR).length >= 3, 'the wait for the operator has a timeout');
+        await replay(history, workflowId);
       });
     }
 
-    it('a refused devolução without a reason is noted with its status', async () => {
-      const { stub } = infractionStubs({ sendMedRefund: async () => ({ status: 'REFUSED' }) });
-      await runInfraction(stub, async (h) => {
+    it('a refused devolução without a reason is failed with its status; release closes it without refund', async () => {
+      const { stub, progress } = infractionStubs({ sendMedRefund: async () => ({ status: 'REFUSED' }) });
+      const { result } = await runInfraction(stub, async (h) => {
         await update(h, 'ACCEPTED');
-        await called(stub, 'noteMedRefundStuck');
-        await update(h, 'REFUNDED');
+        await called(stub, 'failMedRefund');
+        progress.operatorAction = 'release';
+        await h.signal(operatorDecidedSignal);
       });
-      assert.deepEqual(stub.of('noteMedRefundStuck')[0].args, ['inf-1', 'REFUSED']);
+      assert.deepEqual(stub.of('failMedRefund')[0].args, ['inf-1', 'REFUSED']);
+      assert.deepEqual(result, { ok: true, value: { status: 'ACCEPTED' } });
+      assert.deepEqual(stub.of('completeMedRefund'), []);
+    });
+
+    it('a decision made with no Temporal client to wake the run is found on the hourly check', async () => {
+      const { stub, progress } = infractionStubs({ sendMedRefund: async () => ({ status: 'REFUSED' }) }, { acquirerStatus: 'ACCEPTED' });
+      const env = await testEnv();
+      const { result, history } = await runInfraction(stub, async () => {
+        await called(stub, 'failMedRefund');
+        progress.operatorAction = 'release';
+        await env.sleep(HOUR + MINUTE);
+      });
+      assert.deepEqual(result, { ok: true, value: { status: 'ACCEPTED' } });
+      assert.ok(timersStarted(history).includes(HOUR));
+    });
+
+    it('a fresh run on an infraction whose case waits for an operator waits too, then applies the decision', async () => {
+      const { stub, progress } = infractionStubs({}, { status: 'ACCEPTED', acquirerStatus: 'ACCEPTED', operatorAction: 'pending', blocked: 5_000 });
+      const { result } = await runInfraction(stub, async (h) => {
+        await called(stub, 'blockInfractionFunds');
+        progress.operatorAction = 'retry';
+        await h.signal(operatorDecidedSignal);
+      });
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.names(), [
+        'blockInfractionFunds',
+        'applyOperatorAction',
+        'prepareInfractionRefund',
+        'sendMedRefund',
+        'checkMedRefund',
+        'completeMedRefund',
+      ]);
     });
   });
 
@@ -256,7 +322,14 @@ describe('infraction workflow (stubbed activities)', function () {
         await update(h, 'ACCEPTED');
       });
       assert.deepEqual(result, refunded);
-      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'acceptInfraction', 'prepareInfractionRefund', 'sendMedRefund', 'completeMedRefund']);
+      assert.deepEqual(stub.names(), [
+        'blockInfractionFunds',
+        'acceptInfraction',
+        'prepareInfractionRefund',
+        'sendMedRefund',
+        'checkMedRefund',
+        'completeMedRefund',
+      ]);
     });
 
     it('REJECTED then ACCEPTED (same rank): the first decision stands', async () => {
@@ -340,15 +413,19 @@ describe('infraction workflow (stubbed activities)', function () {
       await replay(history, workflowId);
     });
 
-    it('accepted with money missing, and the acquirer refunds on its own: the wait ends at once', async () => {
-      const { stub } = infractionStubs({}, {}, [{ blocked: 2_000, nextSettlementInMs: 24 * HOUR }]);
-      const { result } = await runInfraction(stub, async (h) => {
+    it("accepted with money missing: the acquirer's REFUNDED does not cut the top-up wait short; the devolução is its own", async () => {
+      const { stub } = infractionStubs({}, {}, [
+        { blocked: 2_000, nextSettlementInMs: 24 * HOUR },
+        { blocked: 5_000, nextSettlementInMs: null },
+      ]);
+      const { result, history } = await runInfraction(stub, async (h) => {
         await update(h, 'ACCEPTED');
         await called(stub, 'acceptInfraction');
         await update(h, 'REFUNDED');
       });
       assert.deepEqual(result, refunded);
-      assert.deepEqual(stub.of('checkMedRefund'), []);
+      assert.deepEqual(seconds(timersStarted(history)).slice(0, 1), [24 * 3600 + 5]);
+      assert.deepEqual(stub.of('checkMedRefund').length, 1);
     });
   });
 
