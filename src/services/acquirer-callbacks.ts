@@ -149,6 +149,9 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
       return { kind: 'park', reason: `outcome of an unknown devolução ${d.id}` };
     }
     if (refund.status !== 'REQUESTED') return { kind: 'applied', resolution: `refund already ${refund.status}` };
+    // A MED devolução is its infraction workflow's alone: it asks the acquirer for the outcome
+    // itself, woken by the infraction's own callback (README "MED infractions").
+    if (refund.kind === 'INFRACTION') return { kind: 'applied', resolution: 'MED devolução: its infraction workflow takes the outcome' };
     await workflows.refundSettled(
       { id: refund.chargeId, merchantId: refund.merchantId },
       { refundId: refund.id, outcome: d.status === 'DEVOLVIDO' ? 'CONFIRMED' : 'FAILED', reason: d.motivo },

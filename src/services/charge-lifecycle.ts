@@ -278,7 +278,8 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     await knex.transaction(async (trx) => {
       const charges = chargesStore(trx);
       const refund = await charges.findRefund(result.refundId, { lock: true });
-      if (!refund || refund.status !== 'REQUESTED') return;
+      // A MED devolução's outcome is its infraction workflow's (README "MED infractions").
+      if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return;
       // The outcome's inbox row (if it came by callback) is applied with it.
       await callbackInboxStore(trx).markAppliedIfKept(
         'refund',

@@ -11,7 +11,8 @@
  * - no balance that must stay non-negative is negative;
  * - each merchant's books reconcile with its business records:
  *   - a charge has a payment transaction exactly when it was paid, for exactly its amount;
- *   - `fee_revenue` holds exactly the fees of the merchant's paid charges;
+ *   - `fee_revenue` holds exactly the fees of the merchant's paid charges, less what MED devoluções
+ *     took from the fee (README "The money of an infraction");
  *   - every withdrawal was debited once for its amount, and its resolution matches its status;
  *   - every cent in `in_transit` belongs to a withdrawal or a refund whose status says it is still
  *     travelling, and nothing else is in transit.
@@ -146,6 +147,12 @@ export async function checkLedgerInvariant(
       }
       if (paid) fees.set(c.merchant_id, (fees.get(c.merchant_id) ?? 0) + num(c.fee_amount));
     }
+    // A devolução in transit or confirmed keeps `fee_returned` on its infraction; a failed one gave it back.
+    const feeBack = (await scope(
+      trx('infractions').where('fee_returned', '>', 0).groupBy('merchant_id').select('merchant_id', trx.raw('sum(fee_returned) as s')),
+      'merchant_id',
+    )) as Array<{ merchant_id: string; s: string }>;
+    for (const f of feeBack) fees.set(f.merchant_id, (fees.get(f.merchant_id) ?? 0) - num(f.s));
     const merchantsWithFees = new Set([...fees.keys(), ...accounts.filter((a) => a.kind === 'fee_revenue').map((a) => a.merchant_id)]);
     for (const merchantId of merchantsWithFees) {
       const expected = fees.get(merchantId) ?? 0;
@@ -212,8 +219,9 @@ export async function checkLedgerInvariant(
       expectTransit(w.merchant_id, `withdrawal:${w.id}`, w.status === 'PROCESSING' ? amount : 0, { status: w.status });
     }
 
-    // Refunds: in transit while REQUESTED; a failed refund of a payer's money (not the merchant's)
-    // stays there for an operator (README "Charges: how they work").
+    // Refunds: in transit while REQUESTED; a failed return of an unpayable payment (the payer's
+    // money) stays there for an operator (README "Charges: how they work"); a failed MED devolução
+    // went back to blocked and the fee (README "The money of an infraction").
     const refunds = (await scope(trx('charge_refunds').select('id', 'merchant_id', 'amount', 'status', 'kind'), 'merchant_id')) as Array<{
       id: string;
       merchant_id: string;
@@ -222,7 +230,7 @@ export async function checkLedgerInvariant(
       kind: string;
     }>;
     for (const r of refunds) {
-      const travelling = r.status === 'REQUESTED' || (r.status === 'FAILED' && r.kind !== 'MERCHANT');
+      const travelling = r.status === 'REQUESTED' || (r.status === 'FAILED' && r.kind === 'UNPAYABLE_PAYMENT');
       expectTransit(r.merchant_id, `refund:${r.id}`, travelling ? num(r.amount) : 0, { status: r.status, kind: r.kind });
     }
 

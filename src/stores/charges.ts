@@ -194,10 +194,11 @@ export function chargesStore(db: Db) {
       return n > 0;
     },
 
-    /** The charge's REQUESTED refunds not parked for an operator. */
+    /** The charge's REQUESTED refunds not parked for an operator (a MED devolução is its infraction's). */
     async openRefundIds(chargeId: string): Promise<string[]> {
       return (await db('charge_refunds')
         .where({ charge_id: chargeId, status: 'REQUESTED' })
+        .whereNot({ kind: 'INFRACTION' })
         .whereNotExists(parkedRefundRows(db))
         .pluck('id')) as string[];
     },

@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
+import { runOps, type CliResult } from '../support/ops-cli';
 import { randomCpf, startApi, uniqueEmail, type LoginBody, type TestApi } from '../support/api';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('ops CLI (npm run ops)', function () {
   // Each command is a fresh tsx process: allow for its start-up on a busy machine.
@@ -28,27 +18,8 @@ describe('ops CLI (npm run ops)', function () {
   });
   after(() => api?.close());
 
-  async function ops(...args: string[]): Promise<CliResult> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args], {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: databaseUrl,
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'warn',
-          ADMIN_EMAIL: '',
-          ADMIN_PASSWORD: '',
-          // Generated development secrets go to a scratch directory, not the checkout's .data/.
-          DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
-        },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  }
+  const ops = (...args: string[]): Promise<CliResult> => runOps(databaseUrl, ...args);
+
 
   it('creates a merchant whose user can log in, configures it, adds and activates a PIX key, adjusts, and audits as "cli"', async () => {
     const email = uniqueEmail('cli');

@@ -27,6 +27,16 @@ import { createInfractionSandbox } from '../../src/services/infraction-sandbox';
 import { createMedCallbackHandlers } from '../../src/services/med-callback-handlers';
 import { createPixKeyCallbacks } from '../../src/services/pix-key-callbacks';
 import { createPixKeyRegistration } from '../../src/services/pix-keys';
+import { createWithdrawalsService } from '../../src/services/withdrawals';
+import { withdrawalWorkflowClient } from '../../src/temporal/withdrawal-workflow-client';
+import { withdrawalRoutes } from '../../src/http/routes/withdrawals';
+import { createOperatorCases, type OperatorCases } from '../../src/services/operator-cases';
+import { infractionCaseResolvers } from '../../src/services/infraction-cases';
+import type { ChargesService } from '../../src/services/charges';
+import assert from 'node:assert/strict';
+import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
+import { eventually, readyMerchant } from './charges';
+import type { MerchantFixture } from './api';
 import { getTestDb } from './db';
 import { startApi, type TestApi } from './api';
 import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
@@ -45,6 +55,9 @@ export interface MedStack {
   taskQueue: string;
   infractions: InfractionWorkflows;
   pixKeys: PixKeyWorkflows;
+  charges: ChargesService;
+  /** Operator cases with the stack's workflow clients (a decision wakes its workflow). */
+  cases: OperatorCases;
 }
 
 let stack: Promise<MedStack> | undefined;
@@ -72,6 +85,7 @@ async function build(): Promise<MedStack> {
   const infractions = infractionWorkflowClient(env.client, taskQueue);
   const pixKeys = pixKeyWorkflowClient(env.client, taskQueue);
   const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 0 }, logger, acquirer, workflows });
+  const withdrawals = createWithdrawalsService({ knex, logger, workflows: withdrawalWorkflowClient(env.client, taskQueue) });
   const callbacks = createAcquirerCallbacks({
     knex,
     workflows,
@@ -86,6 +100,7 @@ async function build(): Promise<MedStack> {
     deps: {
       routes: [
         chargeRoutes(charges),
+        withdrawalRoutes(withdrawals),
         acquirerCallbackRoutes({ secret: MED_CALLBACK_SECRET, callbacks }),
         sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
         infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: sandboxControlOf(simulator.control) })),
@@ -106,5 +121,79 @@ async function build(): Promise<MedStack> {
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
   });
-  return { api, simulator, env, client: env.client, taskQueue, infractions, pixKeys };
+  const cases = createOperatorCases({ knex, logger, resolvers: infractionCaseResolvers({ workflows: infractions }) });
+  return { api, simulator, env, client: env.client, taskQueue, infractions, pixKeys, charges, cases };
+}
+
+export interface InfractionBody {
+  id: string;
+  chargeId: string;
+  endToEndId: string;
+  amount: number;
+  reason: string;
+  status: string;
+}
+
+export interface Balance {
+  available: number;
+  pending: number;
+  blocked: number;
+  total: number;
+}
+
+/**
+ * The steps MED suites take through the stack's API: pay a charge, raise an infraction, read
+ * balances. `stack` is read at each call (suites assign it in their `before`).
+ */
+export function medFlows(stack: () => MedStack) {
+  const knex = () => stack().api.knex;
+
+  async function paidCharge(m: MerchantFixture, opts: { settle: boolean; amount?: number }) {
+    const s = stack();
+    const created = await s.api.request<{ charge: { id: string; txid: string } }>('POST', '/v1/charges', {
+      token: m.token,
+      body: { amount: opts.amount ?? 10_000, description: 'Pedido' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const charge = created.body.charge;
+    const pay = await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+    assert.equal(pay.status, 202);
+    const row = await eventually(async () => {
+      const r = await knex()('charges').where({ id: charge.id }).first();
+      return r?.status === 'PAID' ? (r as { e2e_id: string; txid: string }) : undefined;
+    }, 'the charge to be PAID');
+    // The charge workflow ends once it has settled (1 day later): result() skips the time.
+    if (opts.settle) await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
+    return { id: charge.id, txid: row.txid, e2eId: row.e2e_id };
+  }
+
+  async function balance(m: MerchantFixture): Promise<Balance> {
+    const res = await stack().api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: m.token });
+    assert.equal(res.status, 200);
+    return res.body.balance;
+  }
+
+  const untilBalance = (m: MerchantFixture, want: Balance, what: string) =>
+    eventually(async () => {
+      const b = await balance(m);
+      return JSON.stringify(b) === JSON.stringify(want) ? b : undefined;
+    }, `${what}: ${JSON.stringify(want)}`);
+
+  const infractionRow = (id: string) => knex()('infractions').where({ id }).first();
+  const untilInfraction = (id: string, status: string) =>
+    eventually(async () => {
+      const r = await infractionRow(id);
+      return r?.status === status ? r : undefined;
+    }, `infraction ${id} to be ${status}`);
+
+  async function raise(m: MerchantFixture, chargeId: string, reason = 'Golpe do falso vendedor'): Promise<InfractionBody> {
+    const res = await stack().api.request<{ infraction: InfractionBody }>('POST', '/v1/sandbox/infractions', {
+      token: m.token,
+      body: { chargeId, reason },
+    });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    return res.body.infraction;
+  }
+
+  return { knex, paidCharge, balance, untilBalance, infractionRow, untilInfraction, raise, readyMerchant: (o?: { feeBps?: number }) => readyMerchant(stack().api, o) };
 }

@@ -9,25 +9,8 @@ import * as ledger from '../../src/services/ledger';
 import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
 import { chargeWorkflowId, infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually, readyMerchant } from '../support/charges';
-import { MED_CALLBACK_SECRET, medStack, type MedStack } from '../support/med';
+import { MED_CALLBACK_SECRET, medFlows, medStack, type MedStack } from '../support/med';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
-import type { MerchantFixture } from '../support/api';
-
-interface Infraction {
-  id: string;
-  chargeId: string;
-  endToEndId: string;
-  amount: number;
-  reason: string;
-  status: string;
-}
-
-interface Balance {
-  available: number;
-  pending: number;
-  blocked: number;
-  total: number;
-}
 
 describe('MED infractions', function () {
   this.timeout(120_000);
@@ -48,51 +31,7 @@ describe('MED infractions', function () {
 
   const knex = () => s.api.knex;
 
-  async function paidCharge(m: MerchantFixture, opts: { settle: boolean; amount?: number }) {
-    const created = await s.api.request<{ charge: { id: string; txid: string } }>('POST', '/v1/charges', {
-      token: m.token,
-      body: { amount: opts.amount ?? 10_000, description: 'Pedido' },
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const charge = created.body.charge;
-    const pay = await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
-    assert.equal(pay.status, 202);
-    const row = await eventually(async () => {
-      const r = await knex()('charges').where({ id: charge.id }).first();
-      return r?.status === 'PAID' ? (r as { e2e_id: string; txid: string }) : undefined;
-    }, 'the charge to be PAID');
-    // The charge workflow ends once it has settled (1 day later): result() skips the time.
-    if (opts.settle) await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
-    return { id: charge.id, txid: row.txid, e2eId: row.e2e_id };
-  }
-
-  async function balance(m: MerchantFixture): Promise<Balance> {
-    const res = await s.api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: m.token });
-    assert.equal(res.status, 200);
-    return res.body.balance;
-  }
-
-  const untilBalance = (m: MerchantFixture, want: Balance, what: string) =>
-    eventually(async () => {
-      const b = await balance(m);
-      return JSON.stringify(b) === JSON.stringify(want) ? b : undefined;
-    }, `${what}: ${JSON.stringify(want)}`);
-
-  const infractionRow = (id: string) => knex()('infractions').where({ id }).first();
-  const untilInfraction = (id: string, status: string) =>
-    eventually(async () => {
-      const r = await infractionRow(id);
-      return r?.status === status ? r : undefined;
-    }, `infraction ${id} to be ${status}`);
-
-  async function raise(m: MerchantFixture, chargeId: string, reason = 'Golpe do falso vendedor'): Promise<Infraction> {
-    const res = await s.api.request<{ infraction: Infraction }>('POST', '/v1/sandbox/infractions', {
-      token: m.token,
-      body: { chargeId, reason },
-    });
-    assert.equal(res.status, 202, JSON.stringify(res.body));
-    return res.body.infraction;
-  }
+  const { paidCharge, balance, untilBalance, infractionRow, untilInfraction, raise } = medFlows(() => s);
 
   async function eventsOf(merchantId: string): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
     return knex()('events')
