@@ -15,7 +15,7 @@ import { validatePixKey, type PixKeyType } from '../pix/pix-key';
 import { recordAudit, type Actor } from './audit';
 import { hashPassword } from './auth';
 import * as ledger from './ledger';
-import { withIdempotencyKey } from './idempotency';
+import { requestFingerprint, withIdempotencyKey } from './idempotency';
 import { recordPixKeyUpdated } from './pix-keys';
 import { LRUCache } from 'lru-cache';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
@@ -368,7 +368,10 @@ export function createMerchantsService(deps: MerchantsDeps) {
     const outcome = await knex.transaction(async (trx) => {
       await findMerchant(trx, merchantId);
       if (!idempotencyKey) return { replay: false as const, result: await post(trx) };
-      return withIdempotencyKey(trx, { scope: 'adjustment', ownerId: merchantId, key: idempotencyKey, targetId: merchantId }, () => post(trx));
+      const fingerprint = requestFingerprint({ amount: input.amount, reason: input.reason });
+      return withIdempotencyKey(trx, { scope: 'adjustment', ownerId: merchantId, key: idempotencyKey, targetId: merchantId, fingerprint }, () =>
+        post(trx),
+      );
     });
     const balance = await getBalance(merchantId);
     return outcome.replay ? { adjustment: outcome.result, balance, idempotent: true } : { adjustment: outcome.result, balance };

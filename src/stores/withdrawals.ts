@@ -33,6 +33,8 @@ export interface NewWithdrawal {
   pixKeyType: string;
   pixKey: string;
   idempotencyKey: string | null;
+  /** The request's fingerprint when it has an idempotency key (README "Idempotent refunds and adjustments"). */
+  requestHash: Buffer | null;
 }
 
 export function withdrawalsStore(db: Db) {
@@ -44,8 +46,11 @@ export function withdrawalsStore(db: Db) {
       return q.findById(id);
     },
 
-    async findByIdempotencyKey(merchantId: string, key: string): Promise<WithdrawalRow | undefined> {
-      return (await db('withdrawals').where({ merchant_id: merchantId, idempotency_key: key }).first(COLUMNS)) as WithdrawalRow | undefined;
+    /** The withdrawal the key made, with the fingerprint of the request that made it (null before fingerprints). */
+    async findByIdempotencyKey(merchantId: string, key: string): Promise<(WithdrawalRow & { request_hash: Buffer | null }) | undefined> {
+      return (await db('withdrawals')
+        .where({ merchant_id: merchantId, idempotency_key: key })
+        .first([...COLUMNS, 'request_hash'])) as (WithdrawalRow & { request_hash: Buffer | null }) | undefined;
     },
 
     /** Another merchant's withdrawal is undefined, like an unknown id. */
@@ -68,6 +73,7 @@ export function withdrawalsStore(db: Db) {
           pix_key: w.pixKey,
           status: 'PROCESSING',
           idempotency_key: w.idempotencyKey,
+          request_hash: w.requestHash,
         })
         .onConflict(['merchant_id', 'idempotency_key'])
         .ignore()
