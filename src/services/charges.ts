@@ -16,6 +16,7 @@ import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import type { CreateChargeBody, ListChargesQuery } from '../contracts/charges';
+import { assertPageWithinDepth } from '../contracts/validation';
 import * as ledger from './ledger';
 import { assertSameRequest, requestFingerprint, withIdempotencyKey } from './idempotency';
 import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
@@ -296,6 +297,7 @@ export function createChargesService(deps: ChargesDeps) {
     const cached = listCache.get(key);
     if (cached) return cached;
     const { rows, total } = await readPage({ merchantId, page: q.page, limit: q.limit, status: q.status });
+    assertPageWithinDepth(q.page, q.limit, total);
     const result = { page: q.page, limit: q.limit, total, charges: rows.map(listItem) };
     listCache.set(key, result);
     return result;

@@ -4,6 +4,7 @@
  * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
  */
 import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';
+import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
@@ -244,6 +245,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
   async function listMerchants(opts: { page: number; limit: number }): Promise<{ total: number; merchants: MerchantAdminView[] }> {
     const store = merchantsStore(knex);
     const { total, rows } = await store.page({ limit: opts.limit, offset: (opts.page - 1) * opts.limit });
+    assertPageWithinDepth(opts.page, opts.limit, total);
     const keys = await store.pixKeysOf(rows.map((r) => r.id));
     return { total, merchants: rows.map((m) => adminView(m, keys.filter((k) => k.merchantId === m.id))) };
   }

@@ -14,6 +14,7 @@ import { merchantsStore } from '../stores/merchants';
 import { withdrawalsStore, type WithdrawalRow } from '../stores/withdrawals';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
 import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../contracts/withdrawals';
+import { assertPageWithinDepth } from '../contracts/validation';
 import * as ledger from './ledger';
 import { assertSameRequest, requestFingerprint } from './idempotency';
 
@@ -143,6 +144,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   async function list(merchantId: string, q: ListWithdrawalsQuery) {
     if (!(await merchants.findById(merchantId))) throw notFound('Merchant not found');
     const { rows, total } = await store.page(merchantId, { limit: q.limit, offset: (q.page - 1) * q.limit });
+    assertPageWithinDepth(q.page, q.limit, total);
     return { page: q.page, limit: q.limit, total, withdrawals: rows.map(listItem) };
   }
 

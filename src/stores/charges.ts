@@ -10,7 +10,7 @@ import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
 import type { CreateChargeBody } from '../contracts/charges';
-import { MAX_PAGE_LIMIT } from '../contracts/validation';
+import { MAX_LIST_DEPTH, MAX_PAGE_LIMIT } from '../contracts/validation';
 import type { ChargeListItem, ChargeRow } from '../services/charge-views';
 import { chargeRows } from '../services/charge-views';
 
@@ -121,6 +121,9 @@ const pageStatement = (byStatus: boolean, deep: boolean): string => {
         from ${ids}
         cross join lateral (select * from charges where id = page.id limit 1) c
         left join lateral (select name, document from customers where id = c.customer_id limit 1) cu on true
+        -- Only a page that holds rows, none past the depth bound, is walked (pageIsRead): a
+        -- one-time filter on the total, so a page past the end or too deep costs the sum alone.
+        where q.skip < t.total and least(q.skip + q.take, t.total) <= ${MAX_LIST_DEPTH}
     ) r on true
     order by q.query, r."createdAt" desc, r.id desc`;
 };
