@@ -123,7 +123,10 @@ const pageStatement = (byStatus: boolean, deep: boolean): string => {
         left join lateral (select name, document from customers where id = c.customer_id limit 1) cu on true
         -- Only a page that holds rows, none past the depth bound, is walked (pageIsRead): a
         -- one-time filter on the total, so a page past the end or too deep costs the sum alone.
+        -- offset 0 keeps the subquery whole: pulled up, the filter became a join filter applied
+        -- after the walk.
         where q.skip < t.total and least(q.skip + q.take, t.total) <= ${MAX_LIST_DEPTH}
+        offset 0
     ) r on true
     order by q.query, r."createdAt" desc, r.id desc`;
 };

@@ -176,6 +176,7 @@ export function webhooksStore(db: Db) {
            cross join lateral (select * from webhook_deliveries where id = p.id and merchant_id = :merchant limit 1) x
            join events e on e.id = x.event_id
            where :skip::bigint < t.total and least(:skip::bigint + :take, t.total) <= ${MAX_LIST_DEPTH}
+           offset 0
          ) d on true
          order by d.created_at desc, d.id desc`,
         { webhook: webhookId, merchant: merchantId, take: opts.limit, skip: opts.offset },

@@ -99,6 +99,7 @@ export function withdrawalsStore(db: Db) {
                               order by created_at desc, id desc limit :take offset :skip) p
            cross join lateral (select * from withdrawals where id = p.id limit 1) x
            where :skip::bigint < t.total and least(:skip::bigint + :take, t.total) <= ${MAX_LIST_DEPTH}
+           offset 0
          ) w on true
          order by w.created_at desc, w.id desc`,
         { merchant: merchantId, take: opts.limit, skip: opts.offset },
