@@ -159,10 +159,10 @@ export function createChargesService(deps: ChargesDeps) {
   }
 
   async function create(merchantId: string, input: CreateChargeBody, idempotencyKey?: string): Promise<CreateChargeResult> {
-    // A replay answers whatever the new body says, so an idempotency key is looked up before any
-    // check could refuse the request — but only then: on the usual path the insert below finds a
-    // used key by itself (no extra round trip).
-    // Hashed only with a key, and stored with the row: the first request pays no extra round trip.
+    // A replay (same body: README "Idempotent refunds and adjustments") answers whatever a check
+    // would say now, so an idempotency key is looked up before any check could refuse the request
+    // — but only then: on the usual path the insert below finds a used key by itself (no extra
+    // round trip). The fingerprint is computed only with a key, and stored by that same insert.
     const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
     let pixKey: string;
     try {
