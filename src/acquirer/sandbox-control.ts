@@ -4,7 +4,7 @@
  * simulator can run on a thread of its own (`startSimulatorThread`, the default of `npm start`) or
  * in-process (`sandboxControlOf`, the test stacks); both answer the same and refuse the same way.
  */
-import type { Party } from './types';
+import type { Party, PixKeyStatusAtAcquirer } from './types';
 import type { SimulatorControl } from './simulator/server';
 
 export type SandboxTransferOutcome = 'complete' | 'fail' | 'return';
@@ -15,6 +15,8 @@ export interface SandboxControl {
   /** Opens an infraction on a payment; answers with what the acquirer recorded. */
   raiseInfraction(endToEndId: string, reason?: string): Promise<{ infractionId: string; amount?: number; reason?: string }>;
   decideInfraction(infractionId: string, decision: 'accept' | 'reject'): Promise<void>;
+  /** Sets a registered key's status at the acquirer, which announces it by its signed callback. */
+  setKeyStatus(acquirerKeyId: string, status: PixKeyStatusAtAcquirer): Promise<void>;
   setCallbackBaseUrl(url: string): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export function sandboxControlOf(control: SimulatorControl): SandboxControl {
       if (decision === 'accept') control.acceptInfraction(infractionId);
       else control.rejectInfraction(infractionId);
     },
+    setKeyStatus: async (acquirerKeyId, status) => control.setKeyStatus(acquirerKeyId, status),
     setCallbackBaseUrl: async (url) => control.setCallbackBaseUrl(url),
   };
 }

@@ -3,7 +3,7 @@ import { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from './statuses';
 import { z } from 'zod';
 import { isValidDocument } from '../pix/document';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
-import { cents, paginationQuery, text, withinListDepth } from './validation';
+import { cents, paginationQuery, text } from './validation';
 
 export { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES };
 
@@ -49,12 +49,11 @@ export const adjustmentBody = z.object({
 });
 export type AdjustmentBody = z.infer<typeof adjustmentBody>;
 
-export const listMerchantsQuery = withinListDepth(paginationQuery);
+/** Both lists keep the depth rule of README "Pagination limits" (`assertPageWithinDepth`). */
+export const listMerchantsQuery = paginationQuery;
 
-export const auditLogQuery = withinListDepth(
-  paginationQuery.extend({
-    /** Defaults to "merchant" when targetId is given. */
-    targetType: text({ min: 1, max: 32 }).optional(),
-    targetId: text({ min: 1, max: 64 }).optional(),
-  }),
-);
+export const auditLogQuery = paginationQuery.extend({
+  /** Defaults to "merchant" when targetId is given. */
+  targetType: text({ min: 1, max: 32 }).optional(),
+  targetId: text({ min: 1, max: 64 }).optional(),
+});

@@ -99,11 +99,11 @@ export const idempotencyKeyHeader = text({ min: 1, max: 64 }).optional();
 /** Opaque public id in a path parameter. */
 export const idParam = text({ min: 1, max: 64 });
 
-/** Integer query parameters arrive as strings; accept only plain decimal digits. */
+/** Integer query parameters arrive as strings; accept only plain decimal digits (no more than `max` has). */
 export function intQuery(def: number, min: number, max: number) {
   return z
     .string()
-    .regex(/^\d{1,9}$/, { message: 'must be an integer' })
+    .regex(new RegExp(`^\\d{1,${String(max).length}}$`), { message: 'must be an integer' })
     .transform(Number)
     .pipe(z.int().min(min).max(max))
     .optional()
@@ -113,21 +113,34 @@ export function intQuery(def: number, min: number, max: number) {
 /** The largest page any list answers (`limit`). */
 export const MAX_PAGE_LIMIT = 100;
 
+/**
+ * The largest `page`: pages start at 1 with no upper bound in the contract; this one only keeps
+ * `(page - 1) × limit` an exact integer (below 2^53).
+ */
+export const MAX_PAGE = 9_999_999_999_999;
+
 export const paginationQuery = z.object({
-  page: intQuery(1, 1, 1_000_000),
+  page: intQuery(1, 1, MAX_PAGE),
   limit: intQuery(20, 1, MAX_PAGE_LIMIT),
 });
 
 /**
- * How deep an OFFSET page may reach (README "Pagination limits"): PostgreSQL reads and discards
- * every skipped row, so page 1,000,000 would be a cheap request that costs the database a scan.
+ * How deep an OFFSET page may reach (README "Pagination limits"): a page's rows are found by
+ * skipping the ones before it, so page 1,000,000 of a long list would be a cheap request that
+ * costs the database a walk of its whole history. A page past the end holds no rows and is never
+ * refused: it is answered empty, with its total, without any walk.
  */
 export const MAX_LIST_DEPTH = 10_000;
 
-/** The depth rule for a paginated query schema (apply after any `.extend`). */
-export function withinListDepth<S extends z.ZodType<{ page: number; limit: number }>>(schema: S) {
-  return schema.refine((q) => q.page * q.limit <= MAX_LIST_DEPTH, {
-    path: ['page'],
-    message: `is too deep: page × limit may be at most ${MAX_LIST_DEPTH}; narrow the list with a filter`,
-  });
+/** Whether a page holds rows, all within `MAX_LIST_DEPTH`: only then is it read. */
+export function pageIsRead(offset: number, limit: number, total: number): boolean {
+  return offset < total && Math.min(offset + limit, total) <= MAX_LIST_DEPTH;
+}
+
+/** 400 for a page that holds rows past `MAX_LIST_DEPTH` (never for a page past the end). */
+export function assertPageWithinDepth(page: number, limit: number, total: number): void {
+  const offset = (page - 1) * limit;
+  if (offset < total && Math.min(offset + limit, total) > MAX_LIST_DEPTH) {
+    throw invalid(`page is too deep: only the first ${MAX_LIST_DEPTH} items of a list are served by page; narrow the list with a filter`);
+  }
 }

@@ -14,6 +14,7 @@ import * as cacheInvalidationAndChargeCounts from '../../migrations/202611231500
 import * as merchantProfileCache from '../../migrations/20261123160000_merchant_profile_cache';
 import * as chargeHourCounts from '../../migrations/20261125230000_charge_hour_counts';
 import * as operatorCases from '../../migrations/20261126090000_operator_cases';
+import * as requestFingerprintsAndListCounts from '../../migrations/20261126110000_request_fingerprints_and_list_counts';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -31,6 +32,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123160000_merchant_profile_cache', merchantProfileCache],
   ['20261125230000_charge_hour_counts', chargeHourCounts],
   ['20261126090000_operator_cases', operatorCases],
+  ['20261126110000_request_fingerprints_and_list_counts', requestFingerprintsAndListCounts],
 ];
 
 /** Names of every migration, in the order they apply. */

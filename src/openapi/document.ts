@@ -86,6 +86,9 @@ export const ENDPOINTS: Endpoint[] = [
   ...(['complete', 'fail', 'return'] as const).map(
     (action): Endpoint => ({ method: 'post', path: `/v1/sandbox/withdrawals/:id/${action}`, tag: 'Sandbox', summary: `The simulator’s transfer outcome: ${action} (sandbox only)`, auth: 'any', body: withdrawals.sandboxTransferOutcomeBody, responses: { 202: { description: 'Outcome sent', schema: withdrawals.sandboxTransferResponse } } }),
   ),
+  ...(['activate', 'deactivate'] as const).map(
+    (action): Endpoint => ({ method: 'post', path: `/v1/sandbox/pix-keys/:id/${action}`, tag: 'Sandbox', summary: `The simulator announces the merchant’s PIX key ${action === 'activate' ? 'ATIVA' : 'INATIVA'} by its callback (sandbox only)`, auth: 'any', responses: { 202: { description: 'Sent; the status follows by callback', schema: r.sandboxPixKey } } }),
+  ),
   { method: 'post', path: '/v1/sandbox/infractions', tag: 'Sandbox', summary: 'The simulator raises a MED infraction on a paid charge (sandbox only)', auth: 'any', body: infractions.sandboxRaiseInfractionBody, responses: { 202: { description: 'Raised', schema: infractions.sandboxInfractionResponse } } },
   ...(['accept', 'reject'] as const).map(
     (decision): Endpoint => ({ method: 'post', path: `/v1/sandbox/infractions/:id/${decision}`, tag: 'Sandbox', summary: `The simulator decides the infraction: ${decision} (sandbox only)`, auth: 'any', responses: { 202: { description: 'Decided', schema: infractions.sandboxInfractionResponse } } }),

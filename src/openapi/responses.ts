@@ -98,6 +98,9 @@ export const merchantOne = z.object({ merchant: merchantAdmin });
 export const merchantCreated = z.object({ merchant: merchantAdmin, user: z.object({ id: z.string(), email: z.string(), role: z.literal('USER') }) });
 export const merchantList = z.object({ page: z.int(), limit: z.int(), total: z.int(), merchants: z.array(merchantAdmin) });
 export const pixKeyOne = z.object({ pixKey });
+
+/** A sandbox key action: the key as it is now; its new status follows by the acquirer's callback. */
+export const sandboxPixKey = z.object({ message: z.string(), pixKey });
 export const balanceBody = z.object({
   balance: z.object({ available: z.int(), pending: z.int(), blocked: z.int(), total: z.int() }),
 });

@@ -27,6 +27,7 @@ import { createPixKeyCallbacks } from '../services/pix-key-callbacks';
 import { createMedCallbackHandlers } from '../services/med-callback-handlers';
 import { createPixKeyRegistration } from '../services/pix-keys';
 import { createInfractionSandbox } from '../services/infraction-sandbox';
+import { createPixKeySandbox } from '../services/pix-key-sandbox';
 import { createChargeLifecycle } from '../services/charge-lifecycle';
 import { createWithdrawalLifecycle } from '../services/withdrawal-lifecycle';
 import { createInfractionLifecycle } from '../services/infraction-lifecycle';
@@ -103,6 +104,7 @@ export function createPaymentServices(deps: {
           charges: createChargeSandbox({ charges, simulator }),
           withdrawals: createWithdrawalSandbox({ knex, withdrawals, simulator }),
           infractions: createInfractionSandbox({ knex, simulator }),
+          pixKeys: createPixKeySandbox({ knex, simulator }),
         }
       : undefined,
   };

@@ -27,6 +27,7 @@ import { reconcileWithdrawalWorkflows } from '../services/withdrawal-reconciler'
 import { withdrawalRoutes } from '../http/routes/withdrawals';
 import { withdrawalSandboxRoutes } from '../http/routes/withdrawal-sandbox';
 import { infractionSandboxRoutes } from '../http/routes/infraction-sandbox';
+import { pixKeySandboxRoutes } from '../http/routes/pix-key-sandbox';
 import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
 import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
 import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
@@ -111,7 +112,12 @@ export async function startApi(opts: {
       }),
       webhookRoutes(services.webhooks),
       ...(sandbox
-        ? [sandboxRoutes(sandbox.charges), withdrawalSandboxRoutes(sandbox.withdrawals), infractionSandboxRoutes(sandbox.infractions)]
+        ? [
+            sandboxRoutes(sandbox.charges),
+            withdrawalSandboxRoutes(sandbox.withdrawals),
+            infractionSandboxRoutes(sandbox.infractions),
+            pixKeySandboxRoutes(sandbox.pixKeys),
+          ]
         : []),
     ],
     metricsToken: config.METRICS_TOKEN,

@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import { auditLogStore } from '../stores/audit-log';
+import { assertPageWithinDepth } from '../contracts/validation';
 
 /** Who acted: an ADMIN user (API) or the ops CLI (no user; email "cli"). */
 export interface Actor {
@@ -57,6 +58,7 @@ export async function listAudit(
     offset: (opts.page - 1) * opts.limit,
     target: opts.targetId ? { type: opts.targetType ?? 'merchant', id: opts.targetId } : undefined,
   });
+  assertPageWithinDepth(opts.page, opts.limit, total);
   return {
     total,
     entries: rows.map((r) => ({

@@ -10,6 +10,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import { chargesStore } from '../stores/charges';
+import { forEachKeysetPage } from '../lib/keyset';
 
 export async function reconcileChargeWorkflows(deps: {
   knex: Knex;
@@ -26,18 +27,11 @@ export async function reconcileChargeWorkflows(deps: {
   const charges = chargesStore(knex);
   const interrupted = await charges.failInterruptedCreations();
   if (interrupted > 0) logger.warn({ charges: interrupted }, 'charges whose creation was interrupted marked FAILED');
-  let after = '';
-  let started = 0;
-  for (;;) {
-    // Keyset pagination on id; the partial indexes of the second migration keep this cheap.
-    const rows = await charges.owingWorkflows(after, batch);
-    for (const r of rows) {
-      await workflows.start({ id: r.id, merchantId: r.merchant_id });
-      started++;
-    }
-    if (rows.length < batch) break;
-    after = (rows[rows.length - 1] as { id: string }).id;
-  }
+  // Keyset pagination on id; the partial indexes of the second migration keep this cheap.
+  const started = await forEachKeysetPage(
+    { batch, fetch: (after: string | null, limit) => charges.owingWorkflows(after ?? '', limit), keyOf: (r) => r.id },
+    (r) => workflows.start({ id: r.id, merchantId: r.merchant_id }),
+  );
   if (started > 0) logger.info({ charges: started }, 'charge workflows reconciled');
   return started;
 }

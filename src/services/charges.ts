@@ -16,8 +16,9 @@ import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
 import type { ChargeWorkflows } from '../temporal/charge-workflow-client';
 import type { CreateChargeBody, ListChargesQuery } from '../contracts/charges';
+import { assertPageWithinDepth } from '../contracts/validation';
 import * as ledger from './ledger';
-import { withIdempotencyKey } from './idempotency';
+import { assertSameRequest, requestFingerprint, withIdempotencyKey } from './idempotency';
 import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './charge-views';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
 import { listPageReader } from './charge-list';
@@ -131,11 +132,13 @@ export function createChargesService(deps: ChargesDeps) {
     }
   }
 
-  async function replayOf(merchantId: string, key: string): Promise<CreateChargeResult | null> {
+  /** The charge a key made, once its creation finished; 422 when it was made from another body. */
+  async function replayOf(merchantId: string, key: string, fingerprint: Buffer): Promise<CreateChargeResult | null> {
     const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
     for (;;) {
       const row = await chargesStore(knex).findByIdempotencyKey(merchantId, key);
       if (!row) return null;
+      assertSameRequest(key, row.requestHash, fingerprint);
       // The first request is finished once the acquirer answered (the BR Code is stored) or it failed.
       if (row.qrCode || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
       if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
@@ -156,9 +159,11 @@ export function createChargesService(deps: ChargesDeps) {
   }
 
   async function create(merchantId: string, input: CreateChargeBody, idempotencyKey?: string): Promise<CreateChargeResult> {
-    // A replay answers whatever the new body says, so an idempotency key is looked up before any
-    // check could refuse the request — but only then: on the usual path the insert below finds a
-    // used key by itself (no extra round trip).
+    // A replay (same body: README "Idempotent refunds and adjustments") answers whatever a check
+    // would say now, so an idempotency key is looked up before any check could refuse the request
+    // — but only then: on the usual path the insert below finds a used key by itself (no extra
+    // round trip). The fingerprint is computed only with a key, and stored by that same insert.
+    const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
     let pixKey: string;
     try {
       if (input.customer && !isValidDocument(input.customer.document)) {
@@ -166,7 +171,7 @@ export function createChargesService(deps: ChargesDeps) {
       }
       ({ pixKey } = await prerequisites(merchantId));
     } catch (err) {
-      const replay = idempotencyKey ? await replayOf(merchantId, idempotencyKey) : null;
+      const replay = idempotencyKey && fingerprint ? await replayOf(merchantId, idempotencyKey, fingerprint) : null;
       if (replay) return replay;
       throw err;
     }
@@ -184,6 +189,7 @@ export function createChargesService(deps: ChargesDeps) {
       expiresIn: input.expiresIn,
       txid,
       idempotencyKey: idempotencyKey ?? null,
+      requestHash: fingerprint,
       tracking: input.tracking,
     };
     const { customer: customerInput } = input;
@@ -210,7 +216,7 @@ export function createChargesService(deps: ChargesDeps) {
     }
     if (!inserted) {
       // Lost the race for this idempotency key: answer with the winner's charge.
-      const replay = await replayOf(merchantId, idempotencyKey as string);
+      const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
       if (replay) return replay;
       throw conflict('A request with this idempotency key is still being processed');
     }
@@ -291,6 +297,7 @@ export function createChargesService(deps: ChargesDeps) {
     const cached = listCache.get(key);
     if (cached) return cached;
     const { rows, total } = await readPage({ merchantId, page: q.page, limit: q.limit, status: q.status });
+    assertPageWithinDepth(q.page, q.limit, total);
     const result = { page: q.page, limit: q.limit, total, charges: rows.map(listItem) };
     listCache.set(key, result);
     return result;
@@ -352,7 +359,8 @@ export function createChargesService(deps: ChargesDeps) {
       // The charge must be the caller's before its key space tells anything.
       const own = await chargesStore(trx).findOwnModel(merchantId, id);
       if (!own) throw notFound('Charge not found');
-      return withIdempotencyKey(trx, { scope: 'charge_refund', ownerId: merchantId, key: idempotencyKey, targetId: id }, () =>
+      const fingerprint = requestFingerprint({ amount: input.amount ?? null, reason: input.reason ?? null });
+      return withIdempotencyKey(trx, { scope: 'charge_refund', ownerId: merchantId, key: idempotencyKey, targetId: id, fingerprint }, () =>
         requestRefund(trx),
       );
     });

@@ -8,9 +8,40 @@
  * goes ahead as if it were first. So twenty concurrent requests with one key move money once and
  * all get the same answer, and a refused request never poisons its key.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { conflict } from '../lib/errors';
+import { conflict, unprocessable } from '../lib/errors';
 import { idempotencyKeysStore } from '../stores/idempotency-keys';
+
+/** JSON with object keys sorted at every level and `undefined` members left out. */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}
+
+/**
+ * What makes two requests under one idempotency key "the same" (README "Idempotent refunds and
+ * adjustments"): the SHA-256 of the canonical JSON of the validated input — after defaults, with
+ * unknown fields already dropped — so key order, whitespace and ignored fields do not count.
+ */
+export function requestFingerprint(input: unknown): Buffer {
+  return createHash('sha256').update(canonicalJson(input)).digest();
+}
+
+/**
+ * The one rule for every idempotent endpoint: a key first used with another request body is a 422
+ * (a client bug must not look like a success). A key stored before fingerprints existed (null)
+ * matches any body.
+ */
+export function assertSameRequest(key: string, stored: Buffer | null | undefined, fingerprint: Buffer): void {
+  if (stored && !stored.equals(fingerprint)) {
+    throw unprocessable(`Idempotency key "${key}" was already used with a different request body`);
+  }
+}
 
 export interface IdempotencyScope {
   /** What the key protects, e.g. `charge_refund`, `adjustment`. */
@@ -20,6 +51,8 @@ export interface IdempotencyScope {
   key: string;
   /** The resource acted on; the same key on another resource is a 409. */
   targetId: string;
+  /** `requestFingerprint` of the validated input; the same key with another one is a 422. */
+  fingerprint: Buffer;
 }
 
 export type Idempotent<T> = { replay: false; result: T } | { replay: true; result: T };
@@ -34,6 +67,7 @@ export async function withIdempotencyKey<T>(
     const row = await store.find<T>(k);
     if (!row || row.result === null) throw conflict('A request with this idempotency key is still being processed');
     if (row.target_id !== k.targetId) throw conflict('This idempotency key was already used for another resource');
+    assertSameRequest(k.key, row.request_hash, k.fingerprint);
     return { replay: true, result: row.result };
   }
   const result = await run();

@@ -5,12 +5,26 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
+import { forEachKeysetPage } from '../lib/keyset';
 import { infractionsStore } from '../stores/infractions';
 import type { InfractionWorkflows } from '../temporal/infraction-workflow-client';
 
-export async function reconcileInfractionWorkflows(deps: { knex: Knex; workflows: InfractionWorkflows; logger: Logger }): Promise<number> {
-  const rows = await infractionsStore(deps.knex).open();
-  for (const r of rows) await deps.workflows.start({ id: r.id, merchantId: r.merchant_id });
-  if (rows.length > 0) deps.logger.info({ infractions: rows.length }, 'infraction workflows reconciled');
-  return rows.length;
+export async function reconcileInfractionWorkflows(deps: {
+  knex: Knex;
+  workflows: InfractionWorkflows;
+  logger: Logger;
+  batchSize?: number;
+}): Promise<number> {
+  const store = infractionsStore(deps.knex);
+  // Every open infraction, in keyset pages: not only the oldest page.
+  const started = await forEachKeysetPage(
+    {
+      batch: deps.batchSize ?? 500,
+      fetch: (after: { at: string; id: string } | null, limit) => store.open(after, limit),
+      keyOf: (r) => ({ at: r.at, id: r.id }),
+    },
+    (r) => deps.workflows.start({ id: r.id, merchantId: r.merchant_id }),
+  );
+  if (started > 0) deps.logger.info({ infractions: started }, 'infraction workflows reconciled');
+  return started;
 }

@@ -4,6 +4,7 @@
  * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
  */
 import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';
+import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
@@ -15,7 +16,7 @@ import { validatePixKey, type PixKeyType } from '../pix/pix-key';
 import { recordAudit, type Actor } from './audit';
 import { hashPassword } from './auth';
 import * as ledger from './ledger';
-import { withIdempotencyKey } from './idempotency';
+import { requestFingerprint, withIdempotencyKey } from './idempotency';
 import { recordPixKeyUpdated } from './pix-keys';
 import { LRUCache } from 'lru-cache';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
@@ -244,6 +245,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
   async function listMerchants(opts: { page: number; limit: number }): Promise<{ total: number; merchants: MerchantAdminView[] }> {
     const store = merchantsStore(knex);
     const { total, rows } = await store.page({ limit: opts.limit, offset: (opts.page - 1) * opts.limit });
+    assertPageWithinDepth(opts.page, opts.limit, total);
     const keys = await store.pixKeysOf(rows.map((r) => r.id));
     return { total, merchants: rows.map((m) => adminView(m, keys.filter((k) => k.merchantId === m.id))) };
   }
@@ -368,7 +370,10 @@ export function createMerchantsService(deps: MerchantsDeps) {
     const outcome = await knex.transaction(async (trx) => {
       await findMerchant(trx, merchantId);
       if (!idempotencyKey) return { replay: false as const, result: await post(trx) };
-      return withIdempotencyKey(trx, { scope: 'adjustment', ownerId: merchantId, key: idempotencyKey, targetId: merchantId }, () => post(trx));
+      const fingerprint = requestFingerprint({ amount: input.amount, reason: input.reason });
+      return withIdempotencyKey(trx, { scope: 'adjustment', ownerId: merchantId, key: idempotencyKey, targetId: merchantId, fingerprint }, () =>
+        post(trx),
+      );
     });
     const balance = await getBalance(merchantId);
     return outcome.replay ? { adjustment: outcome.result, balance, idempotent: true } : { adjustment: outcome.result, balance };

@@ -7,6 +7,7 @@
  * in full only when created or rotated, and masked everywhere else.
  */
 import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
+import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { conflict, invalid, notFound } from '../lib/errors';
@@ -203,6 +204,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
   ): Promise<{ page: number; limit: number; total: number; deliveries: DeliveryView[] }> {
     await own(merchantId, id);
     const { total, rows } = await webhooksStore(knex).deliveriesPage(merchantId, id, { limit: page.limit, offset: (page.page - 1) * page.limit });
+    assertPageWithinDepth(page.page, page.limit, total);
     return { page: page.page, limit: page.limit, total, deliveries: rows.map(toDeliveryView) };
   }
 

@@ -7,6 +7,7 @@
  * of the transfer starts one by signal-with-start.
  */
 import type { Knex } from 'knex';
+import { forEachKeysetPage } from '../lib/keyset';
 import { withdrawalsStore } from '../stores/withdrawals';
 import type { Logger } from '../lib/logger';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
@@ -18,18 +19,11 @@ export async function reconcileWithdrawalWorkflows(deps: {
   batchSize?: number;
 }): Promise<number> {
   const { knex, workflows, logger } = deps;
-  const batch = deps.batchSize ?? 500;
-  let after = '';
-  let started = 0;
-  for (;;) {
-    const rows = await withdrawalsStore(knex).processingAfter(after, batch);
-    for (const r of rows) {
-      await workflows.start({ id: r.id, merchantId: r.merchant_id });
-      started++;
-    }
-    if (rows.length < batch) break;
-    after = (rows[rows.length - 1] as { id: string }).id;
-  }
+  const store = withdrawalsStore(knex);
+  const started = await forEachKeysetPage(
+    { batch: deps.batchSize ?? 500, fetch: (after: string | null, limit) => store.processingAfter(after ?? '', limit), keyOf: (r) => r.id },
+    (r) => workflows.start({ id: r.id, merchantId: r.merchant_id }),
+  );
   if (started > 0) logger.info({ withdrawals: started }, 'withdrawal workflows reconciled');
   return started;
 }

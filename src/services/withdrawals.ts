@@ -14,7 +14,9 @@ import { merchantsStore } from '../stores/merchants';
 import { withdrawalsStore, type WithdrawalRow } from '../stores/withdrawals';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
 import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../contracts/withdrawals';
+import { assertPageWithinDepth } from '../contracts/validation';
 import * as ledger from './ledger';
+import { assertSameRequest, requestFingerprint } from './idempotency';
 
 /** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */
 export interface WithdrawalView {
@@ -70,9 +72,11 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     if (missing.length > 0) throw invalid(`Cannot withdraw: ${missing.join('; ')}`);
   }
 
-  async function replayOf(merchantId: string, key: string): Promise<CreateWithdrawalResult | null> {
+  /** The withdrawal a key made; 422 when it was made from another body. */
+  async function replayOf(merchantId: string, key: string, fingerprint: Buffer): Promise<CreateWithdrawalResult | null> {
     const row = await store.findByIdempotencyKey(merchantId, key);
     if (!row) return null;
+    assertSameRequest(key, row.request_hash, fingerprint);
     return {
       replay: true,
       message: 'Withdrawal already requested with this idempotency key',
@@ -82,8 +86,9 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   }
 
   async function create(merchantId: string, input: CreateWithdrawalBody, idempotencyKey?: string): Promise<CreateWithdrawalResult> {
-    if (idempotencyKey) {
-      const replay = await replayOf(merchantId, idempotencyKey);
+    const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
+    if (idempotencyKey && fingerprint) {
+      const replay = await replayOf(merchantId, idempotencyKey, fingerprint);
       if (replay) return replay;
     }
     await prerequisites(merchantId);
@@ -100,6 +105,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
         pixKeyType: input.pixKeyType,
         pixKey: input.pixKey,
         idempotencyKey: idempotencyKey ?? null,
+        requestHash: fingerprint,
       });
       if (!row) return null;
       // The guarded debit: available never goes below zero whatever the concurrency (a conditional
@@ -117,7 +123,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
       // Lost the race for this key to a request that committed: answer with its withdrawal.
       const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
       for (;;) {
-        const replay = await replayOf(merchantId, idempotencyKey as string);
+        const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
         if (replay) return replay;
         if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
         await new Promise((r) => setTimeout(r, 50));
@@ -138,6 +144,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   async function list(merchantId: string, q: ListWithdrawalsQuery) {
     if (!(await merchants.findById(merchantId))) throw notFound('Merchant not found');
     const { rows, total } = await store.page(merchantId, { limit: q.limit, offset: (q.page - 1) * q.limit });
+    assertPageWithinDepth(q.page, q.limit, total);
     return { page: q.page, limit: q.limit, total, withdrawals: rows.map(listItem) };
   }
 

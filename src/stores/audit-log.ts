@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { AuditLog } from '../models/audit-log';
 import { User } from '../models/user';
+import { pageIsRead } from '../contracts/validation';
 
 type Db = Knex | Knex.Transaction;
 
@@ -35,17 +36,17 @@ export function auditLogStore(db: Db) {
       const base = AuditLog.query(db).modify((q) => {
         if (opts.target) q.where({ target_type: opts.target.type, target_id: opts.target.id });
       });
-      const [total, rows] = await Promise.all([
-        base.clone().resultSize(),
-        base
-          .clone()
-          .orderBy([
-            { column: 'created_at', order: 'desc' },
-            { column: 'id', order: 'desc' },
-          ])
-          .limit(opts.limit)
-          .offset(opts.offset),
-      ]);
+      const total = await base.clone().resultSize();
+      // No rows are read for a page past the end or too deep (`pageIsRead`).
+      if (!pageIsRead(opts.offset, opts.limit, total)) return { total, rows: [] };
+      const rows = await base
+        .clone()
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(opts.limit)
+        .offset(opts.offset);
       return { total, rows };
     },
   };

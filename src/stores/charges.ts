@@ -10,7 +10,7 @@ import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
 import type { CreateChargeBody } from '../contracts/charges';
-import { MAX_PAGE_LIMIT } from '../contracts/validation';
+import { MAX_LIST_DEPTH, MAX_PAGE_LIMIT } from '../contracts/validation';
 import type { ChargeListItem, ChargeRow } from '../services/charge-views';
 import { chargeRows } from '../services/charge-views';
 
@@ -29,6 +29,8 @@ export interface NewCharge {
   expiresIn: number;
   txid: string;
   idempotencyKey: string | null;
+  /** The request's fingerprint when it has an idempotency key (README "Idempotent refunds and adjustments"). */
+  requestHash: Buffer | null;
   tracking: CreateChargeBody['tracking'];
 }
 
@@ -59,12 +61,13 @@ const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | n
   expires_at: db.raw(`now() + make_interval(secs => ?)`, [c.expiresIn]),
   txid: c.txid,
   idempotency_key: c.idempotencyKey,
+  request_hash: c.requestHash,
   tracking: c.tracking ? JSON.stringify(c.tracking) : null,
 });
 
 /** `insertManyUnlessKeyTaken`: the `chargeInsertRow` columns, as SQL around the VALUES list. */
 const INSERT_CHARGES_SQL = `insert into charges
-  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, tracking)`;
+  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, request_hash, tracking)`;
 const INSERT_CHARGES_TAIL = 'on conflict (merchant_id, idempotency_key) do nothing returning id, created_at';
 
 /** A row of the list statement: which query of the batch, its total, and a charge (its columns all null past the last page). */
@@ -118,6 +121,12 @@ const pageStatement = (byStatus: boolean, deep: boolean): string => {
         from ${ids}
         cross join lateral (select * from charges where id = page.id limit 1) c
         left join lateral (select name, document from customers where id = c.customer_id limit 1) cu on true
+        -- Only a page that holds rows, none past the depth bound, is walked (pageIsRead): a
+        -- one-time filter on the total, so a page past the end or too deep costs the sum alone.
+        -- offset 0 keeps the subquery whole: pulled up, the filter became a join filter applied
+        -- after the walk.
+        where q.skip < t.total and least(q.skip + q.take, t.total) <= ${MAX_LIST_DEPTH}
+        offset 0
     ) r on true
     order by q.query, r."createdAt" desc, r.id desc`;
 };
@@ -273,10 +282,12 @@ export function chargesStore(db: Db) {
       return (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as ChargeRow | undefined;
     },
 
-    async findByIdempotencyKey(merchantId: string, key: string): Promise<ChargeRow | undefined> {
-      return (await chargeRows(db).where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key }).first()) as
-        | ChargeRow
-        | undefined;
+    /** The charge the key made, with the fingerprint of the request that made it (null before fingerprints). */
+    async findByIdempotencyKey(merchantId: string, key: string): Promise<(ChargeRow & { requestHash: Buffer | null }) | undefined> {
+      return (await chargeRows(db)
+        .select('charges.request_hash as requestHash')
+        .where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key })
+        .first()) as (ChargeRow & { requestHash: Buffer | null }) | undefined;
     },
 
     /** The merchant's status, KYC, acquirer account and oldest ACTIVE PIX key, in one statement. */
@@ -342,7 +353,7 @@ export function chargesStore(db: Db) {
      * API's hottest statement cost more than the statement.
      */
     async insertManyUnlessKeyTaken(cs: NewCharge[]): Promise<Map<string, Date>> {
-      const values = cs.map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?)`).join(', ');
+      const values = cs.map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?::bytea, ?)`).join(', ');
       const bindings = cs.flatMap((c) => [
         c.id,
         c.merchantId,
@@ -352,6 +363,7 @@ export function chargesStore(db: Db) {
         c.expiresIn,
         c.txid,
         c.idempotencyKey,
+        c.requestHash,
         c.tracking ? JSON.stringify(c.tracking) : null,
       ]);
       const { rows } = (await db.raw(`${INSERT_CHARGES_SQL} values ${values} ${INSERT_CHARGES_TAIL}`, bindings)) as {

@@ -14,17 +14,20 @@ export function idempotencyKeysStore(trx: Knex.Transaction) {
   const where = (k: IdempotencyKeyId) => ({ scope: k.scope, owner_id: k.ownerId, key: k.key });
   return {
     /** Takes the key (true), or finds it taken (false). A concurrent taker waits for this transaction. */
-    async take(k: IdempotencyKeyId & { targetId: string }): Promise<boolean> {
+    async take(k: IdempotencyKeyId & { targetId: string; fingerprint: Buffer }): Promise<boolean> {
       const inserted = (await trx('idempotency_keys')
-        .insert({ ...where(k), target_id: k.targetId })
+        .insert({ ...where(k), target_id: k.targetId, request_hash: k.fingerprint })
         .onConflict(['scope', 'owner_id', 'key'])
         .ignore()
         .returning('key')) as Array<{ key: string }>;
       return inserted.length > 0;
     },
 
-    async find<T>(k: IdempotencyKeyId): Promise<{ target_id: string; result: T | null } | undefined> {
-      return (await trx('idempotency_keys').where(where(k)).first('target_id', 'result')) as { target_id: string; result: T | null } | undefined;
+    /** The key's row; `request_hash` is null on keys stored before fingerprints existed. */
+    async find<T>(k: IdempotencyKeyId): Promise<{ target_id: string; result: T | null; request_hash: Buffer | null } | undefined> {
+      return (await trx('idempotency_keys').where(where(k)).first('target_id', 'result', 'request_hash')) as
+        | { target_id: string; result: T | null; request_hash: Buffer | null }
+        | undefined;
     },
 
     async storeResult(k: IdempotencyKeyId, result: unknown): Promise<void> {

@@ -102,13 +102,22 @@ export function infractionsStore(db: Db) {
       return q.findById(id);
     },
 
-    /** Infractions not closed yet, oldest first (at most 1000): each must have its workflow. */
-    async open(): Promise<Array<{ id: string; merchant_id: string }>> {
-      return (await db('infractions')
-        .whereNull('closed_at')
-        .orderBy('created_at')
-        .limit(1000)
-        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+    /**
+     * Infractions not closed yet, oldest first, `limit` after `after` by (created_at, id) (keyset
+     * pages for the reconciler; the partial index infractions_unclosed_idx serves them): each must
+     * have its workflow. The cursor's time is PostgreSQL's own text, exact to the microsecond (a JS
+     * Date would round it to the millisecond and repeat rows of that millisecond forever).
+     */
+    async open(after: { at: string; id: string } | null, limit: number): Promise<Array<{ id: string; merchant_id: string; at: string }>> {
+      const q = db('infractions').whereNull('closed_at');
+      if (after) q.whereRaw('(created_at, id) > (?::timestamptz, ?)', [after.at, after.id]);
+      return (await q
+        .orderBy([
+          { column: 'created_at', order: 'asc' },
+          { column: 'id', order: 'asc' },
+        ])
+        .limit(limit)
+        .select('id', 'merchant_id', db.raw('created_at::text as at'))) as Array<{ id: string; merchant_id: string; at: string }>;
     },
 
     /** What the platform's fee already paid toward other devoluções of this charge's infractions. */

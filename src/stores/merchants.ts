@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { preparedStatement, queryPrepared } from '../db/prepared';
 import { Merchant } from '../models/merchant';
 import { PixKey } from '../models/pix-key';
+import { pageIsRead } from '../contracts/validation';
 import { User } from '../models/user';
 
 export { Merchant, PixKey, User };
@@ -85,18 +86,17 @@ export function merchantsStore(db: Db) {
       return m.$query(db).patchAndFetch(patch);
     },
 
-    /** A page, newest first, and the total. */
+    /** A page, newest first, and the total; no rows are read for a page past the end or too deep (`pageIsRead`). */
     async page(opts: { limit: number; offset: number }): Promise<{ total: number; rows: Merchant[] }> {
-      const [total, rows] = await Promise.all([
-        Merchant.query(db).resultSize(),
-        Merchant.query(db)
-          .orderBy([
-            { column: 'created_at', order: 'desc' },
-            { column: 'id', order: 'desc' },
-          ])
-          .limit(opts.limit)
-          .offset(opts.offset),
-      ]);
+      const total = await Merchant.query(db).resultSize();
+      if (!pageIsRead(opts.offset, opts.limit, total)) return { total, rows: [] };
+      const rows = await Merchant.query(db)
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(opts.limit)
+        .offset(opts.offset);
       return { total, rows };
     },
 

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import { newId } from '../lib/ids';
+import { MAX_LIST_DEPTH } from '../contracts/validation';
 
 type Db = Knex | Knex.Transaction;
 
@@ -159,32 +160,29 @@ export function webhooksStore(db: Db) {
       return true;
     },
 
-    /** One page of a webhook's deliveries with their event type, newest first, and the total. */
+    /**
+     * One page of a webhook's deliveries with their event type, newest first, and the total, in
+     * one statement, as the withdrawal list (README "Pagination limits"): the total from
+     * `list_counts`, the ids from walking (webhook_id, created_at desc, id desc) alone, nothing
+     * walked for a page past the end or too deep (`pageIsRead`).
+     */
     async deliveriesPage(merchantId: string, webhookId: string, opts: { limit: number; offset: number }): Promise<{ total: number; rows: DeliveryRow[] }> {
-      const base = db('webhook_deliveries as d').where({ 'd.webhook_id': webhookId, 'd.merchant_id': merchantId });
-      const [{ total }] = (await base.clone().count({ total: '*' })) as [{ total: string | number }];
-      const rows = (await base
-        .clone()
-        .join('events as e', 'e.id', 'd.event_id')
-        .orderBy([
-          { column: 'd.created_at', order: 'desc' },
-          { column: 'd.id', order: 'desc' },
-        ])
-        .offset(opts.offset)
-        .limit(opts.limit)
-        .select(
-          'd.id',
-          'd.event_id',
-          'e.type',
-          'd.status',
-          'd.attempts',
-          'd.last_status_code',
-          'd.last_error',
-          'd.created_at',
-          'd.updated_at',
-          'd.completed_at',
-        )) as DeliveryRow[];
-      return { total: Number(total), rows };
+      const { rows } = (await db.raw(
+        `select t.total, d.id, d.event_id, d.type, d.status, d.attempts, d.last_status_code, d.last_error, d.created_at, d.updated_at, d.completed_at
+         from (select coalesce(sum(n), 0)::bigint as total from list_counts where list = 'webhook_deliveries' and owner_id = :webhook) t
+         left join lateral (
+           select x.*, e.type from (select id from webhook_deliveries where webhook_id = :webhook
+                                      order by created_at desc, id desc limit :take offset :skip) p
+           cross join lateral (select * from webhook_deliveries where id = p.id and merchant_id = :merchant limit 1) x
+           join events e on e.id = x.event_id
+           where :skip::bigint < t.total and least(:skip::bigint + :take, t.total) <= ${MAX_LIST_DEPTH}
+           offset 0
+         ) d on true
+         order by d.created_at desc, d.id desc`,
+        { webhook: webhookId, merchant: merchantId, take: opts.limit, skip: opts.offset },
+      )) as { rows: Array<DeliveryRow & { total: string | number }> };
+      const total = Number(rows[0]?.total ?? 0);
+      return { total, rows: rows.filter((r) => (r.id as string | null) !== null).map(({ total: _total, ...r }) => r as DeliveryRow) };
     },
 
     async lockDelivery(merchantId: string, webhookId: string, deliveryId: string): Promise<{ id: string; status: string; attempts: number } | undefined> {

@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { Withdrawal } from '../models/withdrawal';
+import { MAX_LIST_DEPTH } from '../contracts/validation';
 
 export { Withdrawal };
 
@@ -33,6 +34,8 @@ export interface NewWithdrawal {
   pixKeyType: string;
   pixKey: string;
   idempotencyKey: string | null;
+  /** The request's fingerprint when it has an idempotency key (README "Idempotent refunds and adjustments"). */
+  requestHash: Buffer | null;
 }
 
 export function withdrawalsStore(db: Db) {
@@ -44,8 +47,11 @@ export function withdrawalsStore(db: Db) {
       return q.findById(id);
     },
 
-    async findByIdempotencyKey(merchantId: string, key: string): Promise<WithdrawalRow | undefined> {
-      return (await db('withdrawals').where({ merchant_id: merchantId, idempotency_key: key }).first(COLUMNS)) as WithdrawalRow | undefined;
+    /** The withdrawal the key made, with the fingerprint of the request that made it (null before fingerprints). */
+    async findByIdempotencyKey(merchantId: string, key: string): Promise<(WithdrawalRow & { request_hash: Buffer | null }) | undefined> {
+      return (await db('withdrawals')
+        .where({ merchant_id: merchantId, idempotency_key: key })
+        .first([...COLUMNS, 'request_hash'])) as (WithdrawalRow & { request_hash: Buffer | null }) | undefined;
     },
 
     /** Another merchant's withdrawal is undefined, like an unknown id. */
@@ -68,6 +74,7 @@ export function withdrawalsStore(db: Db) {
           pix_key: w.pixKey,
           status: 'PROCESSING',
           idempotency_key: w.idempotencyKey,
+          request_hash: w.requestHash,
         })
         .onConflict(['merchant_id', 'idempotency_key'])
         .ignore()
@@ -75,21 +82,30 @@ export function withdrawalsStore(db: Db) {
       return rows[0] ?? null;
     },
 
-    /** One page, newest first, and the merchant's total. */
+    /**
+     * One page, newest first, and the merchant's total, in one statement (README "Pagination
+     * limits"): the total is a sum over `list_counts` (eight rows at most, kept by triggers in the
+     * transaction of every insert and delete), not a count of the merchant's history; the page's
+     * ids come from walking (merchant_id, created_at desc, id desc) alone, then only its rows are
+     * read. A page past the end, or one holding rows past the depth bound, walks nothing
+     * (`pageIsRead`: a one-time filter on the total).
+     */
     async page(merchantId: string, opts: { limit: number; offset: number }): Promise<{ rows: WithdrawalRow[]; total: number }> {
-      const [rows, total] = await Promise.all([
-        db('withdrawals')
-          .where({ merchant_id: merchantId })
-          .orderBy([
-            { column: 'created_at', order: 'desc' },
-            { column: 'id', order: 'desc' },
-          ])
-          .limit(opts.limit)
-          .offset(opts.offset)
-          .select(COLUMNS) as Promise<WithdrawalRow[]>,
-        db('withdrawals').where({ merchant_id: merchantId }).count({ n: '*' }).first() as Promise<{ n: string | number }>,
-      ]);
-      return { rows, total: Number(total.n) };
+      const { rows } = (await db.raw(
+        `select t.total, w.id, w.merchant_id, w.amount, w.description, w.pix_key, w.pix_key_type, w.status, w.batch_id, w.created_at
+         from (select coalesce(sum(n), 0)::bigint as total from list_counts where list = 'withdrawals' and owner_id = :merchant) t
+         left join lateral (
+           select x.* from (select id from withdrawals where merchant_id = :merchant
+                              order by created_at desc, id desc limit :take offset :skip) p
+           cross join lateral (select * from withdrawals where id = p.id limit 1) x
+           where :skip::bigint < t.total and least(:skip::bigint + :take, t.total) <= ${MAX_LIST_DEPTH}
+           offset 0
+         ) w on true
+         order by w.created_at desc, w.id desc`,
+        { merchant: merchantId, take: opts.limit, skip: opts.offset },
+      )) as { rows: Array<WithdrawalRow & { total: string | number }> };
+      const total = Number(rows[0]?.total ?? 0);
+      return { rows: rows.filter((r) => (r.id as string | null) !== null).map(({ total: _total, ...r }) => r as WithdrawalRow), total };
     },
 
     /** Keeps the acquirer's transfer id and batch, once (the first answer wins). */

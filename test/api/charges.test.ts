@@ -138,17 +138,46 @@ describe('charges API', function () {
     await expectStatus(base, 400, { 'x-idempotency-key': 'k'.repeat(65) });
   });
 
-  it('replays an idempotent request (200, idempotent: true, no image) whatever the new body says', async () => {
+  it('replays an idempotent request with the same body (200, idempotent: true, no image); another body is 422', async () => {
+    const m = await readyMerchant(s.api);
     const key = `idem-${Date.now()}`;
-    const first = await create(base, { 'x-idempotency-key': key });
+    const first = await create(base, { 'x-idempotency-key': key }, m.token);
     assert.equal(first.status, 201);
-    const again = await create({ amount: 5, description: 'other' }, { 'x-idempotency-key': key });
+    // The same request: fields in another order, the default expiresIn spelled out, an unknown field.
+    const again = await create({ description: 'Pedido 42', expiresIn: 86400, amount: 1000, ignored: true }, { 'x-idempotency-key': key }, m.token);
     assert.equal(again.status, 200);
     assert.equal(again.body.idempotent, true);
     assert.equal(again.body.charge.id, first.body.charge.id);
     assert.equal(again.body.charge.amount, 1000);
     assert.equal(again.body.charge.imageBase64, undefined);
     assert.ok(again.body.charge.createdAt);
+    // Another amount, description, expiry or customer under the same key: 422 naming the key, no new charge.
+    for (const body of [{ ...base, amount: 5 }, { ...base, description: 'other' }, { ...base, expiresIn: 60 }, { ...base, customer: customer() }]) {
+      const other = await create(body, { 'x-idempotency-key': key }, m.token);
+      assert.equal(other.status, 422, JSON.stringify(other.body));
+      assert.equal((other.body as unknown as { message: string }).message, `Idempotency key "${key}" was already used with a different request body`);
+    }
+    assert.equal((await s.api.knex('charges').where({ merchant_id: m.merchantId })).length, 1);
+    // A charge made before fingerprints existed (null) replays whatever the body says.
+    await s.api.knex('charges').where({ id: first.body.charge.id }).update({ request_hash: null });
+    const legacy = await create({ amount: 5, description: 'other' }, { 'x-idempotency-key': key }, m.token);
+    assert.deepEqual([legacy.status, legacy.body.charge.id], [200, first.body.charge.id]);
+  });
+
+  it('concurrent requests with one key and different bodies: one charge; same bodies replay, the others 422', async () => {
+    const m = await readyMerchant(s.api);
+    const key = `race-${Date.now()}`;
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => create({ ...base, amount: 1000 + (i % 2) }, { 'x-idempotency-key': key }, m.token)));
+    const winner = results.find((r) => r.status === 201);
+    assert.ok(winner, results.map((r) => r.status).join(','));
+    for (const [i, r] of results.entries()) {
+      if (r === winner) continue;
+      // Requests with the winner's body replay its charge; the others are told the key is taken.
+      const sameBody: boolean = 1000 + (i % 2) === winner.body.charge.amount;
+      assert.equal(r.status, sameBody ? 200 : 422, `request ${i}: ${JSON.stringify(r.body)}`);
+      if (sameBody) assert.equal(r.body.charge.id, winner.body.charge.id);
+    }
+    assert.equal((await s.api.knex('charges').where({ merchant_id: m.merchantId })).length, 1);
   });
 
   it('creates exactly one charge for 50 concurrent requests with one idempotency key', async () => {
@@ -196,7 +225,7 @@ describe('charges API', function () {
     }
   });
 
-  it("lets only the winner of an idempotency key write the customer, and replays carry the winner's", async () => {
+  it("lets only the winner of an idempotency key write the customer; the others (other bodies) are 422", async () => {
     const m = await readyMerchant(s.api);
     const key = `customer-race-${Date.now()}`;
     const document = '52998224725';
@@ -207,7 +236,9 @@ describe('charges API', function () {
     assert.ok(winner, 'one request created the charge');
     const row = await s.api.knex('customers').where({ merchant_id: m.merchantId, document }).first();
     assert.equal(row.name, winner.body.charge.customer?.name);
-    for (const r of results) assert.equal(r.body.charge.customer?.name, row.name);
+    for (const r of results) {
+      if (r !== winner) assert.equal(r.status, 422);
+    }
     // Without a key the customer is upserted with the charge (one statement): the latest data wins.
     const later = await create({ ...base, customer: customer({ name: 'Cliente Novo', document }) }, {}, m.token);
     assert.equal(later.status, 201);

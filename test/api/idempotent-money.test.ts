@@ -54,11 +54,24 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal(ids.size, 1);
     for (const r of all) assert.equal(r.body.idempotent, r.status === 200 ? true : undefined);
 
-    // A later retry (even with another body) replays the first answer.
-    const later = await refund('refund-key-1', 2_000);
+    // A later retry with the same body replays the first answer; another amount or reason is a
+    // 422 naming the key, and moves nothing.
+    const later = await refund('refund-key-1');
     assert.equal(later.status, 200);
     assert.equal(later.body.refund.id, [...ids][0]);
     assert.equal(later.body.refund.amount, 1_000);
+    for (const body of [{ amount: 2_000, reason: 'retry' }, { amount: 1_000, reason: 'other' }, {}]) {
+      const other = await s.api.request<{ message: string }>('POST', `/v1/charges/${chargeId}/refund`, {
+        token: m.token,
+        headers: { 'x-idempotency-key': 'refund-key-1' },
+        body,
+      });
+      assert.equal(other.status, 422, JSON.stringify(body));
+      assert.equal(other.body.message, 'Idempotency key "refund-key-1" was already used with a different request body');
+    }
+    // A key stored before fingerprints existed (null) replays whatever the body says.
+    await s.api.knex('idempotency_keys').where({ scope: 'charge_refund', owner_id: m.merchantId, key: 'refund-key-1' }).update({ request_hash: null });
+    assert.equal((await refund('refund-key-1', 2_000)).status, 200);
 
     const rows = await s.api.knex('charge_refunds').where({ charge_id: chargeId, kind: 'MERCHANT' });
     assert.equal(rows.length, 1);
@@ -102,10 +115,14 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal(all.filter((r) => r.status === 201).length, 1, JSON.stringify(all.map((r) => [r.status, r.body])));
     assert.equal(all.filter((r) => r.status === 200 && r.body.idempotent === true).length, 19);
     assert.equal(new Set(all.map((r) => r.body.adjustment.id)).size, 1);
-    const later = await adjust('adj-key-1', 9_999);
+    const later = await adjust('adj-key-1');
     assert.equal(later.status, 200);
     assert.equal(later.body.adjustment.amount, 2_500);
     assert.equal(later.body.balance.available, 2_500);
+    // Another amount under the same key: 422, nothing posted.
+    const other = await adjust('adj-key-1', 9_999);
+    assert.equal(other.status, 422);
+    assert.match((other.body as unknown as { message: string }).message, /^Idempotency key "adj-key-1" was already used with a different request body$/);
 
     const postings = await s.api.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'adjustment' });
     assert.equal(postings.length, 1);
@@ -120,22 +137,42 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal(balance.body.balance.available, 2_500 - 500 + 2_500);
   });
 
-  it('refuses deep OFFSET pages of the charge, merchant and audit lists (400); page × limit up to 10,000 is served', async () => {
+  it('pages past the end of the charge, merchant and audit lists are empty (200, with the total); rows past the 10,000th are 400', async () => {
     const m = await readyMerchant(s.api);
-    const list = (q: string) => s.api.request<{ message: string; charges: unknown[] }>('GET', `/v1/charges?${q}`, { token: m.token });
-    const deep = await list('page=1000000&limit=20');
-    assert.equal(deep.status, 400);
-    assert.match(deep.body.message, /^page is too deep/);
-    assert.equal((await list('page=101&limit=100')).status, 400);
-    assert.equal((await list('page=500&limit=20')).status, 200);
-    assert.equal((await list('page=100&limit=100')).status, 200);
+    const list = (q: string) => s.api.request<{ message: string; total: number; charges: unknown[] }>('GET', `/v1/charges?${q}`, { token: m.token });
+    await s.api.request('POST', '/v1/charges', { token: m.token, body: { amount: 100, description: 'one' } });
+    for (const q of ['page=1000000&limit=20', 'page=101&limit=100', 'page=2&limit=1', 'page=9999999999999&limit=100', 'page=3&status=PAID']) {
+      const past = await list(q);
+      assert.equal(past.status, 200, q);
+      assert.deepEqual(past.body.charges, [], q);
+      assert.equal(past.body.total, q.includes('PAID') ? 0 : 1, q);
+    }
     // The operator's lists follow the same rule.
     const admin = await s.api.adminToken();
-    for (const path of ['/v1/admin/merchants?page=1000000', '/v1/admin/audit-log?page=501&limit=20']) {
-      const res = await s.api.request<{ message: string }>('GET', path, { token: admin });
-      assert.equal(res.status, 400, path);
-      assert.match(res.body.message, /^page is too deep/);
+    for (const path of ['/v1/admin/merchants?page=1000000', '/v1/admin/audit-log?page=1000000&limit=20']) {
+      const res = await s.api.request<{ total: number; merchants?: unknown[]; entries?: unknown[] }>('GET', path, { token: admin });
+      assert.equal(res.status, 200, path);
+      assert.deepEqual(res.body.merchants ?? res.body.entries, [], path);
+      assert.ok(res.body.total > 0, path);
     }
-    assert.equal((await s.api.request('GET', '/v1/admin/audit-log?page=500&limit=20', { token: admin })).status, 200);
+    // A page holding rows past the 10,000th is refused: 10,001 charges written in one statement.
+    const big = await readyMerchant(s.api);
+    await s.api.knex.raw(
+      `insert into charges (id, merchant_id, amount, description, status, expires_in, expires_at, created_at)
+       select 'ch_deep_' || ? || '_' || i, ?, 100, 'deep', 'FAILED', 60, now(), now() - make_interval(secs => i)
+         from generate_series(1, 10001) i`,
+      [big.merchantId, big.merchantId],
+    );
+    try {
+      const bigList = (q: string) => s.api.request<{ message: string; total: number; charges: unknown[] }>('GET', `/v1/charges?${q}`, { token: big.token });
+      assert.equal((await bigList('page=100&limit=100')).body.charges.length, 100);
+      const deep = await bigList('page=101&limit=100');
+      assert.equal(deep.status, 400);
+      assert.match(deep.body.message, /^page is too deep/);
+      const past = await bigList('page=102&limit=100');
+      assert.deepEqual([past.status, past.body.total, past.body.charges.length], [200, 10_001, 0]);
+    } finally {
+      await s.api.knex('charges').where({ merchant_id: big.merchantId }).delete();
+    }
   });
 });

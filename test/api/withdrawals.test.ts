@@ -140,17 +140,35 @@ describe('withdrawals API', function () {
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
   });
 
-  it('replays an idempotency key: the same withdrawal, 200 idempotent, one debit', async () => {
+  it('replays an idempotency key: the same withdrawal, 200 idempotent, one debit; another body is 422', async () => {
     const m = await fundedMerchant(s.api, 5_000);
     const key = { 'x-idempotency-key': 'saque-0001' };
     const first = await withdraw(m.token, { amount: 1_000, ...DEST }, key);
     assert.equal(first.status, 201);
-    const again = await withdraw(m.token, { amount: 3_000, ...DEST }, key);
+    // The same body (fields in another order, an unknown field ignored) replays.
+    const again = await withdraw(m.token, { pixKey: DEST.pixKey, unknown: 1, pixKeyType: DEST.pixKeyType, amount: 1_000 }, key);
     assert.equal(again.status, 200);
     assert.equal(again.body.idempotent, true);
     assert.equal(again.body.withdraw.id, first.body.withdraw.id);
     assert.equal(again.body.withdraw.amount, 1_000);
+    // Another amount, PIX key or description under the same key: 422 naming the key, nothing moves.
+    for (const body of [
+      { amount: 3_000, ...DEST },
+      { amount: 1_000, pixKeyType: 'EMAIL', pixKey: 'outra@example.com' },
+      { amount: 1_000, ...DEST, description: 'outro' },
+    ]) {
+      const other = await withdraw(m.token, body, key);
+      assert.equal(other.status, 422, JSON.stringify(other.body));
+      assert.equal(
+        (other.body as unknown as { message: string }).message,
+        'Idempotency key "saque-0001" was already used with a different request body',
+      );
+    }
+    assert.equal((await s.knex('withdrawals').where({ merchant_id: m.merchantId })).length, 1);
     assert.equal((await ledger.getBalance(s.knex, m.merchantId)).available, 4_000);
+    // A withdrawal made before fingerprints existed (null) replays whatever the body says.
+    await s.knex('withdrawals').where({ id: first.body.withdraw.id }).update({ request_hash: null });
+    assert.equal((await withdraw(m.token, { amount: 3_000, ...DEST }, key)).status, 200);
     // The key is the merchant's own: another merchant may use the same one.
     const other = await fundedMerchant(s.api, 1_000);
     assert.equal((await withdraw(other.token, { amount: 1_000, ...DEST }, key)).status, 201);
@@ -227,7 +245,54 @@ describe('withdrawals API', function () {
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?limit=0', { token: m.token })).status, 400);
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?limit=101', { token: m.token })).status, 400);
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?page=x', { token: m.token })).status, 400);
+    // A page past the end is empty with its total, however far (README "Pagination limits").
+    for (const q of ['page=3&limit=2', 'page=2&limit=100', 'page=1000000', 'page=9999999999999&limit=100']) {
+      const past = await s.api.request<ListBody>('GET', `/v1/merchants/me/withdrawals?${q}`, { token: m.token });
+      assert.equal(past.status, 200, q);
+      assert.equal(past.body.total, 3, q);
+      assert.deepEqual(past.body.withdrawals, [], q);
+    }
     await completeAll(ids);
+  });
+
+  it('list total from maintained counts; pages up to the 10,000th row served, deeper ones 400, past the end empty', async () => {
+    const m = await fundedMerchant(s.api, 0);
+    const list = (q: string) => s.api.request<ListBody & { message: string }>('GET', `/v1/merchants/me/withdrawals?${q}`, { token: m.token });
+    // 10,050 withdrawals in one statement (FAILED, so they owe nothing to the books), removed at the end.
+    await s.knex.raw(
+      `insert into withdrawals (id, merchant_id, amount, pix_key_type, pix_key, status, created_at)
+       select 'wd_bulk_' || ? || '_' || lpad(i::text, 5, '0'), ?, 100, 'EMAIL', 'a@b.co', 'FAILED', now() - make_interval(secs => i / 3)
+         from generate_series(1, 10050) i`,
+      [m.merchantId, m.merchantId],
+    );
+    try {
+      assert.equal((await list('page=1')).body.total, 10_050);
+      const plain = (offset: number, limit: number) =>
+        s.knex('withdrawals').where({ merchant_id: m.merchantId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit).pluck('id');
+      for (const [page, limit] of [[1, 20], [100, 100], [500, 20], [333, 30]] as const) {
+        const res = await list(`page=${page}&limit=${limit}`);
+        assert.equal(res.status, 200, `page ${page}`);
+        assert.deepEqual(res.body.withdrawals.map((w) => w.id), await plain((page - 1) * limit, limit), `page ${page} × ${limit}`);
+      }
+      // Rows past the 10,000th: refused, also for a page that only begins before the bound.
+      for (const q of ['page=101&limit=100', 'page=501&limit=20', 'page=334&limit=30']) {
+        const deep = await list(q);
+        assert.equal(deep.status, 400, q);
+        assert.match(deep.body.message, /^page is too deep/);
+      }
+      // Past the end: empty, with the total.
+      for (const q of ['page=102&limit=100', 'page=1000000']) {
+        const past = await list(q);
+        assert.equal(past.status, 200, q);
+        assert.deepEqual([past.body.total, past.body.withdrawals.length], [10_050, 0], q);
+      }
+    } finally {
+      await s.knex('withdrawals').where({ merchant_id: m.merchantId }).delete();
+    }
+    // The delete trigger keeps the count.
+    assert.equal((await list('page=1')).body.total, 0);
+    const counted = await s.knex('list_counts').where({ list: 'withdrawals', owner_id: m.merchantId }).sum({ n: 'n' }).first();
+    assert.equal(Number(counted?.n ?? 0), 0);
   });
 
   it("another merchant's withdrawal: 404 by id and in the sandbox, absent from its list", async () => {

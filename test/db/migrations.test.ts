@@ -17,6 +17,8 @@ const DOMAIN_TABLES = [
   'charge_counts',
   // Charges per merchant, status and hour of creation: where a deep page begins (README "Where a read's time goes").
   'charge_hour_counts',
+  // Withdrawals per merchant and deliveries per webhook, kept by triggers (README "Pagination limits").
+  'list_counts',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {
@@ -89,6 +91,7 @@ describe('migrations', () => {
       ['audit_log', 'target_type, target_id, created_at DESC'],
       ['merchants', 'created_at, id'],
       ['charge_hour_counts', 'merchant_id, hour DESC'],
+      ['webhook_deliveries', 'webhook_id, created_at DESC, id DESC'],
     ]) {
       assert.ok(has(table, columns), `index on ${table} (${columns})`);
     }

@@ -94,6 +94,8 @@ describe('security: object-level authorization on every :id route', function () 
       ['POST /v1/sandbox/withdrawals/:id/return', t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/return`, { body: {} })],
       ['POST /v1/sandbox/infractions/:id/accept', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/accept`)],
       ['POST /v1/sandbox/infractions/:id/reject', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/reject`)],
+      ['POST /v1/sandbox/pix-keys/:id/activate', t(med.api, `/v1/sandbox/pix-keys/${ids.pixKey}/activate`)],
+      ['POST /v1/sandbox/pix-keys/:id/deactivate', t(med.api, `/v1/sandbox/pix-keys/${ids.pixKey}/deactivate`)],
       ['PATCH /v1/webhooks/merchant/:id', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}`, { body: { status: 'INACTIVE', name: 'owned' } })],
       ['DELETE /v1/webhooks/merchant/:id', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}`)],
       ['GET /v1/webhooks/merchant/:id/deliveries', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}/deliveries`)],

@@ -19,11 +19,13 @@ import { chargeRoutes } from '../../src/http/routes/charges';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../../src/http/routes/sandbox';
 import { infractionSandboxRoutes } from '../../src/http/routes/infraction-sandbox';
+import { pixKeySandboxRoutes } from '../../src/http/routes/pix-key-sandbox';
 import { createLogger } from '../../src/lib/logger';
 import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
 import { createChargeSandbox } from '../../src/services/charge-sandbox';
 import { createInfractionCallbacks } from '../../src/services/infraction-callbacks';
 import { createInfractionSandbox } from '../../src/services/infraction-sandbox';
+import { createPixKeySandbox } from '../../src/services/pix-key-sandbox';
 import { createMedCallbackHandlers } from '../../src/services/med-callback-handlers';
 import { createPixKeyCallbacks } from '../../src/services/pix-key-callbacks';
 import { createPixKeyRegistration } from '../../src/services/pix-keys';
@@ -61,13 +63,20 @@ export interface MedStack {
 }
 
 let stack: Promise<MedStack> | undefined;
+let manualStack: Promise<MedStack> | undefined;
 
 export function medStack(): Promise<MedStack> {
-  stack ??= build();
+  stack ??= build({ autoComplete: true });
   return stack;
 }
 
-async function build(): Promise<MedStack> {
+/** The same stack whose simulator completes nothing on its own (SIMULATOR_AUTO_COMPLETE=false): keys stay PENDENTE until told. */
+export function manualMedStack(): Promise<MedStack> {
+  manualStack ??= build({ autoComplete: false });
+  return manualStack;
+}
+
+async function build(opts: { autoComplete: boolean }): Promise<MedStack> {
   const { knex } = await getTestDb();
   const env = await testEnv();
   const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
@@ -75,6 +84,7 @@ async function build(): Promise<MedStack> {
     callbackSecret: MED_CALLBACK_SECRET,
     ...CLIENT,
     keyActivationDelayMs: KEY_ACTIVATION_DELAY_MS,
+    autoComplete: opts.autoComplete,
     // Transfers are not this stack's subject: they stay PROCESSING unless told.
     transferDelayMs: 3_600_000,
   });
@@ -104,6 +114,7 @@ async function build(): Promise<MedStack> {
         acquirerCallbackRoutes({ secret: MED_CALLBACK_SECRET, callbacks }),
         sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
         infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: sandboxControlOf(simulator.control) })),
+        pixKeySandboxRoutes(createPixKeySandbox({ knex, simulator: sandboxControlOf(simulator.control) })),
       ],
       onPixKeyCreated: (key) => pixKeys.register({ id: key.id, merchantId: key.merchantId }),
     },

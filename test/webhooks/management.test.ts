@@ -258,6 +258,14 @@ describe('webhook management API', function () {
       token: m.token,
     });
     assert.deepEqual(second.body.deliveries.map((d) => d.eventId), [events[0]]);
+    // A page past the end is empty with its total (README "Pagination limits"); the total is the
+    // trigger-kept count, equal to a count of the rows.
+    for (const q of ['limit=2&page=3', 'page=1000000']) {
+      const past = await s.api.request<{ total: number; deliveries: unknown[] }>('GET', `/v1/webhooks/merchant/${hook.id}/deliveries?${q}`, { token: m.token });
+      assert.deepEqual([past.status, past.body.total, past.body.deliveries], [200, 3, []], q);
+    }
+    const counted = await s.api.knex('list_counts').where({ list: 'webhook_deliveries', owner_id: hook.id }).sum({ n: 'n' }).first();
+    assert.equal(Number(counted?.n), 3);
 
     s.receiver.script(p, [], { status: 500 });
     const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);

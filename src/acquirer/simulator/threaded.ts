@@ -27,6 +27,7 @@ export async function startSimulatorThread(opts: Omit<SimulatorOptions, 'logger'
       finishTransfer: (id, outcome, reason) => call('finishTransfer', [id, outcome, reason]),
       raiseInfraction: (e2eId, reason) => call('raiseInfraction', [e2eId, reason]),
       decideInfraction: (id, decision) => call('decideInfraction', [id, decision]),
+      setKeyStatus: (id, status) => call('setKeyStatus', [id, status]),
       setCallbackBaseUrl: (u) => call('setCallbackBaseUrl', [u]),
     },
     close: () => rpc.close(),
