@@ -13,6 +13,7 @@ import * as infractionRefunds from '../../migrations/20261123140000_infraction_r
 import * as cacheInvalidationAndChargeCounts from '../../migrations/20261123150000_cache_invalidation_and_charge_counts';
 import * as merchantProfileCache from '../../migrations/20261123160000_merchant_profile_cache';
 import * as chargeHourCounts from '../../migrations/20261125230000_charge_hour_counts';
+import * as ledgerConstraints from '../../migrations/20261126100000_ledger_constraints';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -29,6 +30,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123150000_cache_invalidation_and_charge_counts', cacheInvalidationAndChargeCounts],
   ['20261123160000_merchant_profile_cache', merchantProfileCache],
   ['20261125230000_charge_hour_counts', chargeHourCounts],
+  ['20261126100000_ledger_constraints', ledgerConstraints],
 ];
 
 /** Names of every migration, in the order they apply. */
@@ -63,4 +65,10 @@ export async function migrateLatest(knex: Knex): Promise<string[]> {
 export async function migrateRollbackAll(knex: Knex): Promise<string[]> {
   const [, rolled] = (await knex.migrate.rollback(migrationConfig(), true)) as [number, string[]];
   return rolled;
+}
+
+/** Undoes one applied migration, by name (tests of a migration's `down`). */
+export async function migrateDown(knex: Knex, name: string): Promise<string[]> {
+  const [, undone] = (await knex.migrate.down({ ...migrationConfig(), name })) as [number, string[]];
+  return undone;
 }
