@@ -18,7 +18,9 @@
  *   it cannot have yet. Only a role that can disable triggers (the tables' owner) gets around
  *   that, and such a role could drop the rules anyway; `checkLedgerInvariant` still recomputes the
  *   sums for that case. Truncating `ledger_postings` (no row triggers) is refused like UPDATE and
- *   DELETE already are.
+ *   DELETE already are. The price: each account a transaction touches gets a second row version
+ *   (balance, then posted) and one deferred check, about +0.3–0.4 ms of PostgreSQL CPU per posting
+ *   transaction (README "Money and the ledger").
  * - a posting to an account of another merchant than its transaction's: checked by the same
  *   statement trigger, one join over the inserted rows; an account's and a transaction's merchant
  *   cannot change afterwards.
