@@ -14,6 +14,7 @@ import * as cacheInvalidationAndChargeCounts from '../../migrations/202611231500
 import * as merchantProfileCache from '../../migrations/20261123160000_merchant_profile_cache';
 import * as chargeHourCounts from '../../migrations/20261125230000_charge_hour_counts';
 import * as operatorCases from '../../migrations/20261126090000_operator_cases';
+import * as ledgerConstraints from '../../migrations/20261126100000_ledger_constraints';
 import * as requestFingerprintsAndListCounts from '../../migrations/20261126110000_request_fingerprints_and_list_counts';
 
 interface MigrationModule {
@@ -32,6 +33,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123160000_merchant_profile_cache', merchantProfileCache],
   ['20261125230000_charge_hour_counts', chargeHourCounts],
   ['20261126090000_operator_cases', operatorCases],
+  ['20261126100000_ledger_constraints', ledgerConstraints],
   ['20261126110000_request_fingerprints_and_list_counts', requestFingerprintsAndListCounts],
 ];
 
@@ -67,4 +69,10 @@ export async function migrateLatest(knex: Knex): Promise<string[]> {
 export async function migrateRollbackAll(knex: Knex): Promise<string[]> {
   const [, rolled] = (await knex.migrate.rollback(migrationConfig(), true)) as [number, string[]];
   return rolled;
+}
+
+/** Undoes one applied migration, by name (tests of a migration's `down`). */
+export async function migrateDown(knex: Knex, name: string): Promise<string[]> {
+  const [, undone] = (await knex.migrate.down({ ...migrationConfig(), name })) as [number, string[]];
+  return undone;
 }

@@ -17,5 +17,7 @@ export class LedgerAccount extends BaseModel {
   merchantId!: string;
   kind!: LedgerAccountKind;
   balance!: number;
+  /** Running sum of the account's postings, kept by the database; equals `balance` at every commit. */
+  posted!: number;
   updatedAt!: Date;
 }

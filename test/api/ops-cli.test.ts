@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import { newId } from '../../src/lib/ids';
+import { moveBlocked } from '../../src/services/ledger';
 import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
 import { runOps, type CliResult } from '../support/ops-cli';
 import { randomCpf, startApi, uniqueEmail, type LoginBody, type TestApi } from '../support/api';
@@ -80,16 +82,19 @@ describe('ops CLI (npm run ops)', function () {
     const report = JSON.parse(whole.stdout) as { ok: boolean; merchantIds: string[]; violations: unknown[] };
     assert.deepEqual([report.ok, report.merchantIds, report.violations], [true, [m.id], []]);
 
-    await knex('ledger_accounts').where({ merchant_id: m.id, kind: 'available' }).update({ balance: 2_400 });
+    // Broken books the database accepts (it refuses a balance that disagrees with its postings):
+    // money blocked that no infraction explains.
+    const stray = `test:${newId('blk')}`;
+    await moveBlocked(knex, { reference: `${stray}:block`, merchantId: m.id, amount: 100, direction: 'block' });
     try {
       const broken = await ops('ledger', 'check', '--merchant-id', m.id);
       assert.equal(broken.code, 1);
       const bad = JSON.parse(broken.stdout) as { ok: boolean; violations: Array<{ check: string }> };
       assert.equal(bad.ok, false);
-      assert.deepEqual(bad.violations.map((v) => v.check), ['balance_mismatch']);
+      assert.deepEqual(bad.violations.map((v) => v.check), ['blocked_mismatch']);
     } finally {
       // Repaired: the run-wide check after the last suite must find these books whole.
-      await knex('ledger_accounts').where({ merchant_id: m.id, kind: 'available' }).update({ balance: 2_500 });
+      await moveBlocked(knex, { reference: `${stray}:unblock`, merchantId: m.id, amount: 100, direction: 'unblock' });
     }
   });
 });

@@ -154,7 +154,7 @@ describe('ledger', () => {
     it('a second transaction with the same reference is refused by the unique constraint', async () => {
       const m = await newMerchantId(knex);
       const reference = newId('ref');
-      await knex('ledger_transactions').insert({ id: newId('ltx'), reference, kind: 'raw', merchant_id: m });
+      await ledger.move(knex, { reference, kind: 'raw', merchantId: m, amount: 5, from: 'adjustments', to: 'available' });
       await assert.rejects(
         knex('ledger_transactions').insert({ id: newId('ltx'), reference, kind: 'raw', merchant_id: m }),
         /ledger_transactions_reference_unique/,
@@ -170,8 +170,21 @@ describe('ledger', () => {
           kind,
         );
       }
-      // The external mirrors may: the acquirer side is negative by construction.
-      await knex('ledger_accounts').insert({ id: newId('acc'), merchant_id: m, kind: 'acquirer', balance: -1 });
+      // The external mirrors may: the acquirer side is negative by construction. (A hand-written
+      // balance still needs the postings that explain it: README "Money and the ledger".)
+      await knex.transaction(async (trx) => {
+        const [acquirer, adjustments, txId] = [newId('acc'), newId('acc'), newId('ltx')];
+        await trx('ledger_accounts').insert([
+          { id: acquirer, merchant_id: m, kind: 'acquirer', balance: -1 },
+          { id: adjustments, merchant_id: m, kind: 'adjustments', balance: 1 },
+        ]);
+        await trx('ledger_transactions').insert({ id: txId, reference: txId, kind: 'raw', merchant_id: m });
+        await trx('ledger_postings').insert([
+          { transaction_id: txId, account_id: acquirer, amount: -1 },
+          { transaction_id: txId, account_id: adjustments, amount: 1 },
+        ]);
+      });
+      assert.deepEqual(await ledger.getAccounts(knex, m), { acquirer: -1, adjustments: 1 });
     });
   });
 
