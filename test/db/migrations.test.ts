@@ -21,6 +21,8 @@ const DOMAIN_TABLES = [
   'charge_hour_counts',
   // Withdrawals per merchant and deliveries per webhook, kept by triggers (README "Pagination limits").
   'list_counts',
+  // What a workflow leaves for an operator (README "Operator cases").
+  'operator_cases',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {
