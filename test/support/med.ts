@@ -58,6 +58,8 @@ export interface MedStack {
   infractions: InfractionWorkflows;
   pixKeys: PixKeyWorkflows;
   charges: ChargesService;
+  /** The stack's client of its simulator (for suites that call services directly). */
+  acquirer: HttpAcquirer;
   /** Operator cases with the stack's workflow clients (a decision wakes its workflow). */
   cases: OperatorCases;
 }
@@ -133,7 +135,7 @@ async function build(opts: { autoComplete: boolean }): Promise<MedStack> {
     await running;
   });
   const cases = createOperatorCases({ knex, logger, resolvers: infractionCaseResolvers({ workflows: infractions }) });
-  return { api, simulator, env, client: env.client, taskQueue, infractions, pixKeys, charges, cases };
+  return { api, simulator, env, client: env.client, taskQueue, infractions, pixKeys, charges, acquirer, cases };
 }
 
 export interface InfractionBody {
