@@ -31,6 +31,7 @@ import { createChargeLifecycle } from '../services/charge-lifecycle';
 import { createWithdrawalLifecycle } from '../services/withdrawal-lifecycle';
 import { createInfractionLifecycle } from '../services/infraction-lifecycle';
 import { infractionCaseResolvers } from '../services/infraction-cases';
+import { chargeCaseResolvers } from '../services/charge-cases';
 import { createOperatorCases } from '../services/operator-cases';
 import { createWebhookDelivery, type WebhookDeliverySettings } from '../services/webhook-delivery';
 import type { AppConfig } from '../http/app';
@@ -120,7 +121,10 @@ export function createOperatorCaseServices(deps: { knex: Knex; logger: Logger; w
   return createOperatorCases({
     knex,
     logger,
-    resolvers: { ...infractionCaseResolvers({ workflows: workflows?.infractions }) },
+    resolvers: {
+      ...infractionCaseResolvers({ workflows: workflows?.infractions }),
+      ...chargeCaseResolvers({ workflows: workflows?.charges }),
+    },
   });
 }
 
