@@ -13,6 +13,7 @@ import * as infractionRefunds from '../../migrations/20261123140000_infraction_r
 import * as cacheInvalidationAndChargeCounts from '../../migrations/20261123150000_cache_invalidation_and_charge_counts';
 import * as merchantProfileCache from '../../migrations/20261123160000_merchant_profile_cache';
 import * as chargeHourCounts from '../../migrations/20261125230000_charge_hour_counts';
+import * as operatorCases from '../../migrations/20261126090000_operator_cases';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -29,6 +30,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261123150000_cache_invalidation_and_charge_counts', cacheInvalidationAndChargeCounts],
   ['20261123160000_merchant_profile_cache', merchantProfileCache],
   ['20261125230000_charge_hour_counts', chargeHourCounts],
+  ['20261126090000_operator_cases', operatorCases],
 ];
 
 /** Names of every migration, in the order they apply. */
