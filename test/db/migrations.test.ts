@@ -9,7 +9,7 @@ import { getTestDb } from '../support/db';
 const DOMAIN_TABLES = [
   'users', 'merchants', 'pix_keys', 'api_keys', 'customers', 'charges', 'charge_refunds',
   'ledger_accounts', 'ledger_transactions', 'ledger_postings', 'withdrawals', 'webhooks', 'events',
-  'webhook_deliveries', 'webhook_delivery_logs', 'infractions', 'notifications', 'acquirer_callbacks', 'audit_log',
+  'webhook_deliveries', 'webhook_delivery_logs', 'infractions', 'notifications', 'acquirer_callbacks', 'audit_log', 'operator_cases',
   // Counters of the rate limits shared by API processes (README "Rate limits").
   'rate_limits',
   'idempotency_keys',
