@@ -70,7 +70,7 @@ export function createCallbacks(deps: { knex: Knex; logger: Logger; acquirer: Ac
     logger,
     acquirer,
     handlers: {
-      transfers: createWithdrawalCallbackHandler({ knex, workflows: workflows.withdrawals }),
+      transfers: createWithdrawalCallbackHandler({ knex, logger, workflows: workflows.withdrawals }),
       ...createMedCallbackHandlers({
         infractions: createInfractionCallbacks({ knex, workflows: workflows.infractions, logger }),
         pixKeys: createPixKeyCallbacks({ registration: createPixKeyRegistration({ knex, acquirer, logger }) }),
