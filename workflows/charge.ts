@@ -313,14 +313,15 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     let expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
     // (`patched`: histories recorded before this step existed replay without it.)
     if (expired && !cancelRequested && snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
-      // An operator's retry ends the wait it resolved: should this question fail too, a new
-      // outage (a new case, a new maximum wait) begins.
+      // An operator's retry ends the wait it resolved: should this question (a short probe, like
+      // every question asked again) fail too, a new outage (a new case, a new maximum wait) begins.
+      const probe = askNow || expiryWait !== undefined;
       if (askNow) expiryWait = undefined;
       if (expiryWait && (expiryWait.nextAskAt === null || Date.now() < expiryWait.nextAskAt)) {
         expired = false;
       } else {
-        const answer = await askAcquirer(input.chargeId, expiryWait !== undefined);
-        if (expiryWait) asksThisRun++;
+        const answer = await askAcquirer(input.chargeId, probe);
+        if (probe) asksThisRun++;
         if (answer.ok) {
           await endExpiryWait(`the acquirer answered: ${answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires'}`);
           const found = answer.payments.filter((p) => !applied.has(p.endToEndId));

@@ -348,6 +348,8 @@ describe('charge workflow (stubbed activities)', function () {
       const input = second ? (JSON.parse(Buffer.from(second).toString()) as { expiryWait?: { asks: number } }) : undefined;
       assert.equal(input?.expiryWait?.asks, 1 + EXPIRY_ASKS_PER_RUN);
       assert.deepEqual(seconds(timersStarted(runs[0])).slice(0, 7), [EXPIRES_IN / 1000, 300, 600, 1200, 2400, 3600, 3600]);
+      // The operator's retry is a short probe too (a still-down acquirer opens a new case in minutes, not 6 hours).
+      assert.deepEqual(activityTimeouts(runs[runs.length - 1] ?? {}).get('paymentsAtAcquirer'), { startToClose: 30_000, scheduleToClose: 2 * 60_000 });
     });
 
     it('a payment callback while waiting for the acquirer: credited as usual, and the case closed', async () => {
