@@ -6,6 +6,7 @@ import { recordChargePaid } from '../src/observability/metrics';
 import type {
   ChargeSnapshot,
   ExpireOutcome,
+  ExpiryCaseNotice,
   PaymentNotice,
   RecordPaymentOutcome,
   RefundSettledNotice,
@@ -34,6 +35,10 @@ export interface ChargeActivities {
   settleRefund(result: RefundSettledNotice): Promise<void>;
   /** A refund the workflow cannot carry: stays REQUESTED, parked with an operator alert. */
   parkRefund(refundId: string, reason: string): Promise<void>;
+  /** The acquirer cannot be asked about a due charge's cob: an EXPIRY_ACQUIRER_UNREACHABLE case, opened once per reference. */
+  openExpiryCase(chargeId: string, notice: ExpiryCaseNotice): Promise<void>;
+  /** The wait is over (the acquirer answered, or the charge left PENDING): the case, if still open, is resolved by the system. */
+  closeExpiryCase(chargeId: string, reference: string, resolution: string): Promise<void>;
 }
 
 /** The activities over the charge lifecycle service: one line each, by design. */
@@ -55,5 +60,7 @@ export function createChargeActivities(lifecycle: ChargeLifecycle): ChargeActivi
     checkRefund: (refundId) => lifecycle.checkRefund(refundId),
     settleRefund: (result) => lifecycle.settleRefund(result),
     parkRefund: (refundId, reason) => lifecycle.parkRefund(refundId, reason),
+    openExpiryCase: (chargeId, notice) => lifecycle.openExpiryCase(chargeId, notice),
+    closeExpiryCase: (chargeId, reference, resolution) => lifecycle.closeExpiryCase(chargeId, reference, resolution),
   };
 }

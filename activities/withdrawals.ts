@@ -34,6 +34,8 @@ export interface WithdrawalActivities {
   refundWithdrawal(withdrawalId: string, notice: TransferNotice): Promise<ApplyOutcome>;
   /** Operator alert (audit log + merchant notification) when the transfer stays unresolved. */
   raiseWithdrawalAlert(withdrawalId: string, lastKnown: TransferNotice): Promise<{ raised: boolean }>;
+  /** An outcome contradicting the applied one: a TRANSFER_CONTRADICTION case, once per withdrawal and outcome; nothing else changes. */
+  reportTransferContradiction(withdrawalId: string, notice: TransferNotice): Promise<{ opened: boolean }>;
 }
 
 /** The activities over the withdrawal lifecycle service: one line each, by design (outcomes counted for /metrics). */
@@ -47,5 +49,6 @@ export function createWithdrawalActivities(lifecycle: WithdrawalLifecycle): With
     failWithdrawal: (id, reason) => counted('failed', lifecycle.fail(id, reason)),
     refundWithdrawal: (id, notice) => counted('refunded', lifecycle.refund(id, notice)),
     raiseWithdrawalAlert: (id, lastKnown) => lifecycle.raiseAlert(id, lastKnown),
+    reportTransferContradiction: (id, notice) => lifecycle.reportContradiction(id, notice),
   };
 }

@@ -26,6 +26,32 @@ export interface ChargeWorkflowInput {
   chargeId: string;
   /** Refund polls made so far, per refund id (carried across continue-as-new). */
   refundPolls?: Record<string, number>;
+  /** A due charge waiting for the acquirer to answer about its cob (carried across continue-as-new). */
+  expiryWait?: ExpiryWait;
+}
+
+/**
+ * A due charge whose cob the acquirer could not be asked about (README "Charges: how they work",
+ * Expiry): it stays PENDING, an EXPIRY_ACQUIRER_UNREACHABLE operator case is open, and the workflow
+ * asks again on a backoff until `since` + the maximum wait. Instants are on the workflow's clock.
+ */
+export interface ExpiryWait {
+  /** When the first question failed: names the outage (and its case's reference). */
+  since: number;
+  /** Questions that failed since then. */
+  asks: number;
+  /** When to ask next; null once the maximum wait is over (the case waits for an operator). */
+  nextAskAt: number | null;
+}
+
+/** What the workflow tells the case when it opens it. */
+export interface ExpiryCaseNotice {
+  reference: string;
+  /** Why the acquirer could not be asked (the activity's failure). */
+  error: string;
+  /** ISO instants on the workflow's clock: the outage's start and the last question. */
+  since: string;
+  askUntil: string;
 }
 
 /** The charge as the workflow needs it; read from PostgreSQL, the system of record. */
@@ -64,4 +90,6 @@ export interface ChargeWorkflowState {
   phase: 'awaiting_payment' | 'awaiting_settlement' | 'refunding' | 'done';
   chargeStatus: ChargeSnapshot['status'];
   openRefunds: string[];
+  /** Present while a due charge waits for the acquirer to answer (ISO instants; nextAskAt null: stopped asking). */
+  acquirerUnreachable?: { since: string; asks: number; nextAskAt: string | null };
 }

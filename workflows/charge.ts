@@ -15,6 +15,7 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  log,
   patched,
   proxyActivities,
   setHandler,
@@ -24,6 +25,7 @@ import type {
   ChargeSnapshot,
   ChargeWorkflowInput,
   ChargeWorkflowState,
+  ExpiryWait,
   PaymentNotice,
   RefundSettledNotice,
 } from './charge-types';
@@ -32,6 +34,8 @@ export const paymentReceivedSignal = defineSignal<[PaymentNotice]>('paid');
 export const cancelRequestedSignal = defineSignal<[]>('cancel');
 export const refundRequestedSignal = defineSignal<[{ refundId: string }]>('refund');
 export const refundSettledSignal = defineSignal<[RefundSettledNotice]>('refundSettled');
+/** An operator's `retry` of an EXPIRY_ACQUIRER_UNREACHABLE case: ask the acquirer about the cob now. */
+export const askAcquirerSignal = defineSignal<[]>('askAcquirer');
 export const chargeStateQuery = defineQuery<ChargeWorkflowState>('state');
 
 /*
@@ -59,8 +63,8 @@ const { recordPayment, settleCharge, settleRefund } = proxyActivities<ChargeActi
   scheduleToCloseTimeout: '24 hours',
   retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation', 'DataIntegrityError'] },
 });
-/** Parking is how nothing is dropped: it must succeed, so it retries like any database step. */
-const { expireCharge, parkPayment, parkRefund } = proxyActivities<ChargeActivities>({
+/** Parking (and opening or closing an operator case) is how nothing is dropped: it must succeed, so it retries like any database step. */
+const { expireCharge, parkPayment, parkRefund, openExpiryCase, closeExpiryCase } = proxyActivities<ChargeActivities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '24 hours',
   retry: { ...DB_RETRY, nonRetryableErrorTypes: [] },
@@ -69,6 +73,15 @@ const { expireCharge, parkPayment, parkRefund } = proxyActivities<ChargeActiviti
 const { removeCob, paymentsAtAcquirer } = proxyActivities<ChargeActivities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '6 hours',
+  retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError'] },
+});
+/**
+ * The questions asked again while the acquirer could not be asked at expiry: one short probe each
+ * (a few attempts within 2 minutes), since the workflow's own backoff spaces them.
+ */
+const { paymentsAtAcquirer: probeAcquirer } = proxyActivities<ChargeActivities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '2 minutes',
   retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError'] },
 });
 /** sendRefund turns a refused devolução into a FAILED outcome itself; what still throws final is credentials or protocol. */
@@ -89,6 +102,23 @@ const REFUND_POLL_MAX_MS = 3_600_000;
 const REFUND_MAX_POLLS = 60;
 const REFUND_POLLS_PER_RUN = 20;
 
+/**
+ * A due charge whose cob the acquirer cannot be asked about is never canceled by guess (README
+ * "Charges: how they work", Expiry): it stays PENDING with an operator case open, and the question
+ * is asked again after 5 minutes, doubling up to every hour, for at most EXPIRY_MAX_WAIT_MS (7 days)
+ * from the first failure; then the workflow stops asking and the charge waits, PENDING, for the
+ * operator (`cases resolve … --action retry` asks again at once). Every EXPIRY_ASKS_PER_RUN
+ * questions the run continues as new, carrying the wait.
+ */
+export const EXPIRY_ASK_FIRST_MS = 5 * 60_000;
+export const EXPIRY_ASK_MAX_MS = 3_600_000;
+export const EXPIRY_MAX_WAIT_MS = 7 * 24 * 3_600_000;
+export const EXPIRY_ASKS_PER_RUN = 24;
+
+/** The operator case of one charge's outage: opened once per charge and outage. */
+const expiryCaseReference = (chargeId: string, wait: ExpiryWait): string =>
+  `charge:${chargeId}:expiry-unreachable:${new Date(wait.since).toISOString()}`;
+
 const failureMessage = (err: unknown): string => {
   if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
   return err instanceof Error ? err.message : String(err);
@@ -99,11 +129,18 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   const refundRequests: string[] = [];
   const refundResults = new Map<string, RefundSettledNotice>();
   let cancelRequested = false;
+  /** An operator asked (`retry`) to ask the acquirer about the cob now. */
+  let askNow = false;
   const hasWork = (): boolean =>
-    payments.length > 0 || refundRequests.length > 0 || refundResults.size > 0 || cancelRequested;
+    payments.length > 0 || refundRequests.length > 0 || refundResults.size > 0 || cancelRequested || askNow;
 
-  // Deadlines on the workflow's clock, fixed the first time the workflow learns them.
-  let expiryDeadline: number | undefined;
+  /** Set while a due charge waits for the acquirer to answer; carried across continue-as-new. */
+  let expiryWait: ExpiryWait | undefined = input.expiryWait ? { ...input.expiryWait } : undefined;
+  let asksThisRun = 0;
+
+  // Deadlines on the workflow's clock, fixed the first time the workflow learns them. A run that
+  // continues a wait for the acquirer is already past its expiry.
+  let expiryDeadline: number | undefined = expiryWait ? Date.now() : undefined;
   let settleDeadline: number | undefined;
   const load = async (): Promise<ChargeSnapshot> => {
     const s = await loadChargeSnapshot(input.chargeId);
@@ -133,13 +170,57 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   setHandler(cancelRequestedSignal, () => void (cancelRequested = true));
   setHandler(refundRequestedSignal, ({ refundId }) => void refundRequests.push(refundId));
   setHandler(refundSettledSignal, (r) => void refundResults.set(r.refundId, r));
+  setHandler(askAcquirerSignal, () => void (askNow = true));
   // The phase from the latest snapshot: the loop's own `phase` is only refreshed at the top of an
   // iteration, so a charge paid in this iteration would still read as awaiting payment while it sleeps.
   setHandler(chargeStateQuery, () => ({
     phase: phase === 'done' ? phase : currentPhase(snapshot, openRefunds.size + refundRequests.length),
     chargeStatus: snapshot.status,
     openRefunds: [...openRefunds.keys()],
+    ...(expiryWait
+      ? {
+          acquirerUnreachable: {
+            since: new Date(expiryWait.since).toISOString(),
+            asks: expiryWait.asks,
+            nextAskAt: expiryWait.nextAskAt === null ? null : new Date(expiryWait.nextAskAt).toISOString(),
+          },
+        }
+      : {}),
   }));
+
+  /** The acquirer answered, or the charge left PENDING: the wait is over and its case closed. */
+  const endExpiryWait = async (resolution: string): Promise<void> => {
+    if (!expiryWait) return;
+    const reference = expiryCaseReference(input.chargeId, expiryWait);
+    expiryWait = undefined;
+    await closeExpiryCase(input.chargeId, reference, resolution);
+  };
+
+  /** The question failed: opens the outage's case on the first failure, then schedules the next one. */
+  const awaitAcquirer = async (error: string): Promise<void> => {
+    const now = Date.now();
+    if (!expiryWait) {
+      expiryWait = { since: now, asks: 1, nextAskAt: now + EXPIRY_ASK_FIRST_MS };
+      await openExpiryCase(input.chargeId, {
+        reference: expiryCaseReference(input.chargeId, expiryWait),
+        error,
+        since: new Date(now).toISOString(),
+        askUntil: new Date(now + EXPIRY_MAX_WAIT_MS).toISOString(),
+      });
+      return;
+    }
+    expiryWait.asks++;
+    const until = expiryWait.since + EXPIRY_MAX_WAIT_MS;
+    const delay = Math.min(EXPIRY_ASK_FIRST_MS * 2 ** (expiryWait.asks - 1), EXPIRY_ASK_MAX_MS);
+    expiryWait.nextAskAt = now >= until ? null : Math.min(now + delay, until);
+    if (expiryWait.nextAskAt === null) {
+      log.error('the acquirer still cannot be asked about the cob: stopped asking, the charge waits for an operator', {
+        chargeId: input.chargeId,
+        asks: expiryWait.asks,
+        error,
+      });
+    }
+  };
 
   for (const refundId of snapshot.openRefundIds) refundRequests.push(refundId);
 
@@ -226,15 +307,37 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     //    no longer honour; a payment that beat the removal comes back from removeCob and is applied
     //    (returned to the payer).
     //    A charge whose payment is parked waits, unexpired, for that payment to be re-driven.
-    const expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
+    //    If the acquirer cannot be asked, the charge is not expired by guess: it waits, PENDING, with
+    //    an operator case open, and the question is asked again on a backoff (see EXPIRY_MAX_WAIT_MS).
+    if (expiryWait && snapshot.status !== 'PENDING') await endExpiryWait(`the charge became ${snapshot.status} meanwhile`);
+    let expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
     // (`patched`: histories recorded before this step existed replay without it.)
     if (expired && !cancelRequested && snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
-      const found = (await askAcquirer(input.chargeId)).filter((p) => !applied.has(p.endToEndId));
-      if (found.length > 0) {
-        payments.push(...found);
-        continue;
+      // An operator's retry ends the wait it resolved: should this question (a short probe, like
+      // every question asked again) fail too, a new outage (a new case, a new maximum wait) begins.
+      const probe = askNow || expiryWait !== undefined;
+      if (askNow) expiryWait = undefined;
+      if (expiryWait && (expiryWait.nextAskAt === null || Date.now() < expiryWait.nextAskAt)) {
+        expired = false;
+      } else {
+        const answer = await askAcquirer(input.chargeId, probe);
+        if (probe) asksThisRun++;
+        if (answer.ok) {
+          await endExpiryWait(`the acquirer answered: ${answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires'}`);
+          const found = answer.payments.filter((p) => !applied.has(p.endToEndId));
+          if (found.length > 0) {
+            askNow = false;
+            payments.push(...found);
+            continue;
+          }
+        } else if (expiryWait || patched('charge-waits-while-the-acquirer-cannot-be-asked')) {
+          // (Histories recorded before this step expired the charge here.)
+          await awaitAcquirer(answer.error);
+          expired = false;
+        }
       }
     }
+    askNow = false;
     if (expired || (cancelRequested && (snapshot.status === 'PENDING' || snapshot.status === 'CANCELED'))) {
       cancelRequested = false;
       if (snapshot.status === 'PENDING') await expireCharge(input.chargeId);
@@ -265,25 +368,39 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
 
     // 6. Sleep until the next deadline or until a signal brings work.
     const deadlines: number[] = [...openRefunds.values()];
-    if (waitingForPayment && parked.size === 0) deadlines.push(expiryDeadline ?? 0);
+    if (waitingForPayment && parked.size === 0) {
+      // While waiting for the acquirer the next question is the deadline (none once it stopped asking).
+      if (!expiryWait) deadlines.push(expiryDeadline ?? 0);
+      else if (expiryWait.nextAskAt !== null) deadlines.push(expiryWait.nextAskAt);
+    }
     if (waitingForSettlement && settleDeadline !== undefined) deadlines.push(settleDeadline);
     if (hasWork()) continue;
     // A long refund wait continues as new (the next run reads the charge again from the database
     // and re-sends open refunds, idempotent at the acquirer), carrying the poll counts.
-    if (pollsThisRun >= REFUND_POLLS_PER_RUN) {
-      return continueAsNew<typeof chargeWorkflow>({ chargeId: input.chargeId, refundPolls: Object.fromEntries(refundPolls) });
+    // So does a long wait for the acquirer at expiry, carrying the wait.
+    if (pollsThisRun >= REFUND_POLLS_PER_RUN || asksThisRun >= EXPIRY_ASKS_PER_RUN) {
+      return continueAsNew<typeof chargeWorkflow>({
+        chargeId: input.chargeId,
+        refundPolls: Object.fromEntries(refundPolls),
+        ...(expiryWait ? { expiryWait } : {}),
+      });
     }
     if (deadlines.length === 0) await condition(hasWork);
     else await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
   }
 }
 
-/** The payments the acquirer reports on the cob; if it cannot be asked, none (the expiry goes on and removeCob catches a paid cob). */
-async function askAcquirer(chargeId: string): Promise<PaymentNotice[]> {
+type AcquirerAnswer = { ok: true; payments: PaymentNotice[] } | { ok: false; error: string };
+
+/**
+ * The payments the acquirer reports on the cob, or why it could not be asked (refused, or no answer
+ * within the activity's schedule-to-close). `probe`: a question asked again while waiting.
+ */
+async function askAcquirer(chargeId: string, probe: boolean): Promise<AcquirerAnswer> {
   try {
-    return await paymentsAtAcquirer(chargeId);
+    return { ok: true, payments: await (probe ? probeAcquirer : paymentsAtAcquirer)(chargeId) };
   } catch (err) {
-    if (err instanceof ActivityFailure) return [];
+    if (err instanceof ActivityFailure) return { ok: false, error: failureMessage(err) };
     throw err;
   }
 }

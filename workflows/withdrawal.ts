@@ -14,8 +14,9 @@
  * PostgreSQL says, so a return that arrives days after completion starts a fresh run that applies
  * it. Only orchestration lives here: every rule is in src/services/withdrawal-lifecycle.ts.
  */
-import { ActivityFailure, condition, defineQuery, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineQuery, defineSignal, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { WithdrawalActivities } from '../activities/withdrawals';
+import { contradictsApplied } from '../src/domain/transfer-outcomes';
 import type { TransferNotice, WithdrawalStatus, WithdrawalWorkflowInput, WithdrawalWorkflowState } from './withdrawal-types';
 
 export const transferSignal = defineSignal<[TransferNotice]>('transfer');
@@ -43,7 +44,7 @@ const { sendWithdrawalTransfer, checkWithdrawalTransfer } = proxyActivities<With
   scheduleToCloseTimeout: '6 hours',
   retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError', 'NotFoundError'] },
 });
-const { completeWithdrawal, failWithdrawal, refundWithdrawal, raiseWithdrawalAlert } = proxyActivities<WithdrawalActivities>({
+const { completeWithdrawal, failWithdrawal, refundWithdrawal, raiseWithdrawalAlert, reportTransferContradiction } = proxyActivities<WithdrawalActivities>({
   startToCloseTimeout: '15 seconds',
   retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation'] },
 });
@@ -141,9 +142,17 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
 
   // 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
   //    reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
+  //    One that contradicts the applied outcome (COMPLETED after FAILED, REJECTED after COMPLETED)
+  //    changes nothing either — the first applied outcome stays — but opens an operator case.
   while (notices.length > 0) {
     const n = notices.shift() as TransferNotice;
-    if (alreadyApplied(n, status)) continue;
+    if (alreadyApplied(n, status)) {
+      // (`patched`: histories recorded before contradictions were reported replay without it.)
+      if (contradictsApplied(n.status, status) && patched('withdrawal-reports-contradicting-outcome')) {
+        await reportTransferContradiction(id, n);
+      }
+      continue;
+    }
     if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
     else if (n.status === 'REJECTED') status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
     else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;

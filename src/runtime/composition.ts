@@ -32,6 +32,7 @@ import { createChargeLifecycle } from '../services/charge-lifecycle';
 import { createWithdrawalLifecycle } from '../services/withdrawal-lifecycle';
 import { createInfractionLifecycle } from '../services/infraction-lifecycle';
 import { infractionCaseResolvers } from '../services/infraction-cases';
+import { chargeCaseResolvers } from '../services/charge-cases';
 import { createOperatorCases } from '../services/operator-cases';
 import { createWebhookDelivery, type WebhookDeliverySettings } from '../services/webhook-delivery';
 import type { AppConfig } from '../http/app';
@@ -70,7 +71,7 @@ export function createCallbacks(deps: { knex: Knex; logger: Logger; acquirer: Ac
     logger,
     acquirer,
     handlers: {
-      transfers: createWithdrawalCallbackHandler({ knex, workflows: workflows.withdrawals }),
+      transfers: createWithdrawalCallbackHandler({ knex, logger, workflows: workflows.withdrawals }),
       ...createMedCallbackHandlers({
         infractions: createInfractionCallbacks({ knex, workflows: workflows.infractions, logger }),
         pixKeys: createPixKeyCallbacks({ registration: createPixKeyRegistration({ knex, acquirer, logger }) }),
@@ -122,7 +123,10 @@ export function createOperatorCaseServices(deps: { knex: Knex; logger: Logger; w
   return createOperatorCases({
     knex,
     logger,
-    resolvers: { ...infractionCaseResolvers({ workflows: workflows?.infractions }) },
+    resolvers: {
+      ...infractionCaseResolvers({ workflows: workflows?.infractions }),
+      ...chargeCaseResolvers({ workflows: workflows?.charges }),
+    },
   });
 }
 

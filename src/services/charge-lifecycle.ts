@@ -15,6 +15,7 @@ import { centsToDecimalString, computeFee } from '../domain/money';
 import type {
   ChargeSnapshot,
   ExpireOutcome,
+  ExpiryCaseNotice,
   PaymentNotice,
   RecordPaymentOutcome,
   RefundSettledNotice,
@@ -24,6 +25,7 @@ import { recordEvent } from './events';
 import { acquirerRefundId } from './charge-refund-ids';
 import { markCallbackApplied, parkCallback } from './callback-inbox';
 import { noticeOfReceived, pixWireOf } from './payment-notices';
+import { closeOperatorCase, openOperatorCase } from './operator-cases';
 
 export class NotFoundError extends Error {
   constructor(message: string) {
@@ -345,7 +347,35 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     );
   }
 
+  /**
+   * A due charge whose cob the acquirer cannot be asked about (README "Charges: how they work",
+   * Expiry): the charge stays PENDING and an operator is told, once per charge and outage.
+   */
+  async function openExpiryCase(chargeId: string, notice: ExpiryCaseNotice): Promise<void> {
+    const charge = await chargesStore(knex).find(chargeId);
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    await knex.transaction((trx) =>
+      openOperatorCase(trx, logger, {
+        reference: notice.reference,
+        kind: 'EXPIRY_ACQUIRER_UNREACHABLE',
+        merchantId: charge.merchantId,
+        subjectType: 'charge',
+        subjectId: chargeId,
+        reason: `charge due to expire, but the acquirer cannot be asked whether its cob was paid (${notice.error}): kept PENDING, asked again until ${notice.askUntil}`,
+        details: { txid: charge.txid, amount: charge.amount, error: notice.error, since: notice.since, askUntil: notice.askUntil },
+      }),
+    );
+  }
+
+  /** The wait ended on its own: the case (if an operator has not resolved it) is resolved by the system. */
+  async function closeExpiryCase(chargeId: string, reference: string, resolution: string): Promise<void> {
+    await knex.transaction((trx) => closeOperatorCase(trx, logger, reference, resolution));
+    logger.info({ chargeId, reference, resolution }, 'expiry wait for the acquirer ended');
+  }
+
   return {
+    openExpiryCase,
+    closeExpiryCase,
     loadSnapshot,
     recordPayment,
     parkPayment,

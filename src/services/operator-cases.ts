@@ -38,6 +38,26 @@ export async function openOperatorCase(db: Db, logger: Logger, c: NewOperatorCas
   return true;
 }
 
+/**
+ * Resolves the OPEN case of `reference` as the system (actor `system`, audit `case.resolved`): the
+ * situation ended without an operator (e.g. the acquirer answered again). A case already resolved,
+ * or never opened, is left alone; true when this call resolved it.
+ */
+export async function closeOperatorCase(db: Db, logger: Logger, reference: string, resolution: string): Promise<boolean> {
+  const store = operatorCasesStore(db);
+  const c = await store.findByReference(reference, { lock: true });
+  if (!c || c.status !== 'OPEN') return false;
+  if (!(await store.resolve(c.id, { resolution, resolvedBy: SYSTEM.email }))) return false;
+  await recordAudit(db, SYSTEM, {
+    action: 'case.resolved',
+    targetType: c.subjectType,
+    targetId: c.subjectId,
+    details: { caseId: c.id, kind: c.kind, action: 'closed', note: resolution },
+  });
+  logger.info({ caseId: c.id, kind: c.kind, subjectId: c.subjectId, resolution }, 'operator case closed: resolved without an operator');
+  return true;
+}
+
 /** What a domain does when an operator resolves one of its cases, inside the resolving transaction. */
 export interface CaseResolver {
   actions: readonly OperatorCaseAction[];

@@ -11,24 +11,18 @@
  * done as far as the inbox goes.
  */
 import type { Knex } from 'knex';
+import type { Logger } from '../lib/logger';
 import { withdrawalsStore } from '../stores/withdrawals';
 import { transferCallback } from '../acquirer/wire';
 import { wireToCents } from '../acquirer/money-wire';
 import type { AcquirerCallback } from '../models/acquirer-callback';
 import type { WithdrawalWorkflows } from '../temporal/withdrawal-workflow-client';
-import type { TransferOutcomeStatus, WithdrawalStatus } from '../../workflows/withdrawal-types';
 import { PermanentCallbackError, type HandlerOutcome } from './callback-inbox';
+import { contradictsApplied, WITHDRAWAL_STATUS_AFTER } from '../domain/transfer-outcomes';
+import { openTransferContradiction } from './withdrawal-lifecycle';
 
-/** The withdrawal status each transfer outcome leads to: once there, a signal has nothing to add. */
-const APPLIED: Record<TransferOutcomeStatus, WithdrawalStatus | null> = {
-  PROCESSING: null,
-  COMPLETED: 'COMPLETED',
-  REJECTED: 'FAILED',
-  RETURNED: 'REFUNDED',
-};
-
-export function createWithdrawalCallbackHandler(deps: { knex: Knex; workflows: WithdrawalWorkflows }) {
-  const { knex, workflows } = deps;
+export function createWithdrawalCallbackHandler(deps: { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows }) {
+  const { knex, logger, workflows } = deps;
 
   return async function handleTransfer(entry: AcquirerCallback): Promise<HandlerOutcome> {
     const parsed = transferCallback.safeParse(entry.payload);
@@ -40,7 +34,23 @@ export function createWithdrawalCallbackHandler(deps: { knex: Knex; workflows: W
     if (w.transfer_id !== null && w.transfer_id !== t.id) return { kind: 'park', reason: `transfer ${t.id} is not withdrawal ${w.id}'s (${w.transfer_id})` };
     if (wireToCents(t.valor) !== w.amount) return { kind: 'park', reason: `transfer ${t.id} amount ${t.valor} differs from withdrawal ${w.id}'s ${w.amount} cents` };
     if (t.status === 'PROCESSING') return { kind: 'applied', resolution: 'in progress: nothing to apply' };
-    if (w.status === APPLIED[t.status]) return { kind: 'applied', resolution: `withdrawal already ${w.status}` };
+    if (w.status === WITHDRAWAL_STATUS_AFTER[t.status]) return { kind: 'applied', resolution: `withdrawal already ${w.status}` };
+    // An outcome contradicting the applied one (README "Withdrawals: the saga", Contradicting
+    // outcomes) changes nothing and goes to an operator: a case, and the callback is done.
+    if (contradictsApplied(t.status, w.status)) {
+      const opened = await knex.transaction((trx) =>
+        openTransferContradiction(
+          trx,
+          logger,
+          { id: w.id, merchantId: w.merchant_id, status: w.status, amount: w.amount, transferId: w.transfer_id },
+          { status: t.status, transferId: t.id, ...(t.motivo ? { reason: t.motivo } : {}) },
+        ),
+      );
+      return {
+        kind: 'applied',
+        resolution: `contradicts the applied ${w.status}: nothing changed, operator case TRANSFER_CONTRADICTION ${opened ? 'opened' : 'already open'}`,
+      };
+    }
     await workflows.transferUpdated(
       { id: w.id, merchantId: w.merchant_id },
       { status: t.status, transferId: t.id, ...(t.motivo ? { reason: t.motivo } : {}) },

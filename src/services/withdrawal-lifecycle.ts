@@ -21,6 +21,9 @@ import type {
 import * as ledger from './ledger';
 import { recordEvent } from './events';
 import { recordAudit, type Actor } from './audit';
+import { openOperatorCase } from './operator-cases';
+import { contradictsApplied } from '../domain/transfer-outcomes';
+import type { TransferStatus, WithdrawalStatus } from '../contracts/statuses';
 
 /** Final for the activity's retry policy: the withdrawal does not exist. */
 export class WithdrawalNotFoundError extends Error {
@@ -32,6 +35,46 @@ export class WithdrawalNotFoundError extends Error {
 
 /** Who writes the saga's operator alerts in the audit log. */
 export const SAGA_ACTOR: Actor = { userId: null, email: 'system:withdrawal-saga' };
+
+/** The withdrawal a contradicting outcome is about, as the saga and the callback handler read it. */
+export interface ContradictedWithdrawal {
+  id: string;
+  merchantId: string;
+  status: WithdrawalStatus;
+  amount: number;
+  transferId: string | null;
+}
+
+/**
+ * A transfer outcome that contradicts the one the withdrawal applied (README "Withdrawals: the
+ * saga", Contradicting outcomes): a TRANSFER_CONTRADICTION operator case, once per withdrawal and
+ * contradicting outcome. Nothing else moves: the first applied outcome stays (the ledger holds one
+ * resolution per withdrawal). False when it does not contradict, or the case was already open.
+ */
+export async function openTransferContradiction(
+  db: Knex | Knex.Transaction,
+  logger: Logger,
+  w: ContradictedWithdrawal,
+  outcome: { status: TransferStatus; transferId: string | null; reason?: string },
+): Promise<boolean> {
+  if (!contradictsApplied(outcome.status, w.status)) return false;
+  const transferId = outcome.transferId ?? w.transferId;
+  return openOperatorCase(db, logger, {
+    reference: `withdrawal:${w.id}:contradiction:${outcome.status}`,
+    kind: 'TRANSFER_CONTRADICTION',
+    merchantId: w.merchantId,
+    subjectType: 'withdrawal',
+    subjectId: w.id,
+    reason: `transfer ${transferId ?? '(unknown)'} reported ${outcome.status} after the withdrawal was ${w.status}: the books keep ${w.status}; settle it with the acquirer`,
+    details: {
+      applied: w.status,
+      contradicting: outcome.status,
+      transferId,
+      amount: w.amount,
+      ...(outcome.reason ? { acquirerReason: outcome.reason } : {}),
+    },
+  });
+}
 
 /** The acquirer's description, ≤ 140 chars, of a transfer. */
 const transferDescription = (w: Withdrawal): string => (w.description ?? `Saque ${w.id}`).slice(0, 140);
@@ -245,7 +288,14 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     });
   }
 
-  return { loadSnapshot, confirmDebit, sendTransfer, checkTransfer, complete, fail, refund, raiseAlert };
+  /** The saga met an outcome contradicting the applied one: the case (the withdrawal is read again). */
+  async function reportContradiction(id: string, notice: TransferNotice): Promise<{ opened: boolean }> {
+    const w = await find(knex, id);
+    const opened = await knex.transaction((trx) => openTransferContradiction(trx, logger, w, notice));
+    return { opened };
+  }
+
+  return { loadSnapshot, confirmDebit, sendTransfer, checkTransfer, complete, fail, refund, raiseAlert, reportContradiction };
 }
 
 export type WithdrawalLifecycle = ReturnType<typeof createWithdrawalLifecycle>;

@@ -47,6 +47,12 @@ export function operatorCasesStore(db: Db) {
       return q.findById(id);
     },
 
+    async findByReference(reference: string, opts: { lock?: boolean } = {}): Promise<OperatorCase | undefined> {
+      const q = OperatorCase.query(db).findOne({ reference });
+      if (opts.lock) q.forUpdate();
+      return q;
+    },
+
     /** Cases of one subject (an infraction, a withdrawal, a charge), newest first. */
     async ofSubject(subjectId: string): Promise<OperatorCase[]> {
       return OperatorCase.query(db).where({ subject_id: subjectId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);

@@ -34,6 +34,8 @@ export interface ChargeWorkflows {
   cancelRequested(charge: ChargeRef): Promise<void>;
   refundRequested(charge: ChargeRef, refundId: string): Promise<void>;
   refundSettled(charge: ChargeRef, notice: RefundSettledNotice): Promise<void>;
+  /** An operator's retry of an EXPIRY_ACQUIRER_UNREACHABLE case: ask the acquirer about the cob now (README "Operator cases"). */
+  askAcquirer(charge: ChargeRef): Promise<void>;
 }
 
 export function chargeWorkflowClient(
@@ -79,5 +81,6 @@ export function chargeWorkflowClient(
     cancelRequested: (charge) => signal(charge, 'cancel', []),
     refundRequested: (charge, refundId) => signal(charge, 'refund', [{ refundId }]),
     refundSettled: (charge, notice) => signal(charge, 'refundSettled', [notice]),
+    askAcquirer: (charge) => signal(charge, 'askAcquirer', []),
   };
 }

@@ -49,6 +49,7 @@ export async function offThreadChargeWorkflows(data: ChargeWorkflowsThreadData):
       cancelRequested: (charge) => call('cancelRequested', [charge]),
       refundRequested: (charge, refundId) => call('refundRequested', [charge, refundId]),
       refundSettled: (charge, notice) => call('refundSettled', [charge, notice]),
+      askAcquirer: (charge) => call('askAcquirer', [charge]),
     },
     close: async () => {
       closed = true;

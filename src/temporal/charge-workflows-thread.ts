@@ -25,6 +25,7 @@ serveThreadRpc(async () => {
       cancelRequested: workflows.cancelRequested,
       refundRequested: workflows.refundRequested,
       refundSettled: workflows.refundSettled,
+      askAcquirer: workflows.askAcquirer,
     },
     close: () => temporal.close(),
   };

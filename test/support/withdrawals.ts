@@ -82,7 +82,7 @@ async function build(): Promise<WithdrawalsStack> {
             workflows: chargeWorkflows,
             logger,
             acquirer,
-            handlers: { transfers: createWithdrawalCallbackHandler({ knex, workflows }) },
+            handlers: { transfers: createWithdrawalCallbackHandler({ knex, logger, workflows }) },
           }),
         }),
         sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),

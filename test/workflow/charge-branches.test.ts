@@ -12,8 +12,11 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { chargeWorkflow } from '../../workflows';
 import {
+  askAcquirerSignal,
   cancelRequestedSignal,
   chargeStateQuery,
+  EXPIRY_ASKS_PER_RUN,
+  EXPIRY_MAX_WAIT_MS,
   paymentReceivedSignal,
   refundRequestedSignal,
   refundSettledSignal,
@@ -99,6 +102,8 @@ function chargeStubs(
     parkRefund: async (refundId) => {
       snap.openRefundIds = snap.openRefundIds.filter((id) => id !== refundId);
     },
+    openExpiryCase: async () => undefined,
+    closeExpiryCase: async () => undefined,
   };
   const stub = recordCalls<ChargeActivities>({ ...defaults, ...(typeof overrides === 'function' ? overrides(defaults) : overrides) });
   return { stub, snap };
@@ -268,15 +273,102 @@ describe('charge workflow (stubbed activities)', function () {
       assert.deepEqual(steps(stub), ['paymentsAtAcquirer', 'recordPayment', 'settleCharge']);
     });
 
-    it('at expiry the acquirer cannot be asked (AcquirerRejectedError, not retried): the expiry goes on', async () => {
+    it('at expiry the acquirer cannot be asked (refused, not retried): PENDING with a case, asked again after 5, 10, 20, 40 min; the paid cob is then credited', async () => {
+      let refusals = 4;
+      const { stub } = chargeStubs({
+        paymentsAtAcquirer: async () => {
+          if (refusals-- > 0) throw failure('AcquirerRejectedError', 'acquirer answered 403');
+          return [notice('E9')];
+        },
+      });
+      const { result, history, handle } = await runCharge(stub);
+      assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
+      assert.deepEqual(steps(stub), [
+        'paymentsAtAcquirer', 'openExpiryCase',
+        'paymentsAtAcquirer', 'paymentsAtAcquirer', 'paymentsAtAcquirer', 'paymentsAtAcquirer',
+        'closeExpiryCase', 'recordPayment', 'settleCharge',
+      ]);
+      // One case for the outage, named by its start; closed by the answer.
+      const [chargeId, opened] = stub.of('openExpiryCase')[0].args as [string, { reference: string; error: string; since: string; askUntil: string }];
+      assert.equal(chargeId, 'ch-1');
+      assert.equal(opened.reference, `charge:ch-1:expiry-unreachable:${opened.since}`);
+      assert.equal(opened.error, 'acquirer answered 403');
+      assert.equal(Date.parse(opened.askUntil) - Date.parse(opened.since), EXPIRY_MAX_WAIT_MS);
+      assert.deepEqual(stub.of('closeExpiryCase')[0].args, ['ch-1', opened.reference, 'the acquirer answered: the cob was paid']);
+      // The expiry, the backoff between questions, then the settlement delay.
+      assert.deepEqual(seconds(timersStarted(history)), [EXPIRES_IN / 1000, 300, 600, 1200, 2400, SETTLES_IN / 1000]);
+      // A question asked again is one short probe: the workflow's backoff spaces them, not the activity's.
+      assert.deepEqual(activityTimeouts(history).get('paymentsAtAcquirer'), { startToClose: 30_000, scheduleToClose: 2 * 60_000 });
+      await replay(history, handle.workflowId);
+    });
+
+    it('the acquirer never answers: hourly questions continue as new every 24, stop after 7 days with the charge PENDING; an operator retry asks again', async () => {
+      const env = await testEnv();
+      let down = true;
+      const { stub } = chargeStubs({
+        paymentsAtAcquirer: async () => {
+          if (down) throw failure('AcquirerRejectedError', 'acquirer answered 401');
+          return [];
+        },
+      });
+      let stopped: ChargeWorkflowState | undefined;
+      const { result, handle, client } = await runCharge(stub, async (h) => {
+        await ready(h);
+        await env.sleep(EXPIRES_IN + EXPIRY_MAX_WAIT_MS + HOUR);
+        stopped = await h.query(chargeStateQuery);
+        assert.deepEqual(stub.of('expireCharge'), [], 'never expired by guess');
+        down = false;
+        await h.signal(askAcquirerSignal); // what `cases resolve --action retry` sends
+      });
+      // Asked at expiry, after 5, 15, 35 and 75 minutes, then every hour until exactly 7 days: 172 questions.
+      assert.ok(stopped);
+      assert.equal(stopped.chargeStatus, 'PENDING');
+      assert.equal(stopped.phase, 'awaiting_payment');
+      assert.equal(stopped.acquirerUnreachable?.nextAskAt, null);
+      assert.equal(stopped.acquirerUnreachable?.asks, 172);
+      assert.equal(Date.parse(stopped.acquirerUnreachable?.since ?? ''), Date.parse((stub.of('openExpiryCase')[0].args[1] as { since: string }).since));
+      assert.equal(stub.of('openExpiryCase').length, 1, 'one case for the whole outage');
+      // The retry found nothing paid: the charge expires as usual. The operator resolved the case, so nothing closes it.
+      assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] } });
+      assert.equal(stub.of('paymentsAtAcquirer').length, 173);
+      assert.deepEqual(steps(stub).slice(-3), ['paymentsAtAcquirer', 'expireCharge', 'removeCob']);
+      assert.deepEqual(stub.of('closeExpiryCase'), []);
+
+      // 171 questions asked again, 24 per run: 8 runs, each replayable; the wait travels in the input.
+      const runs: Array<Awaited<ReturnType<typeof handle.fetchHistory>>> = [];
+      let runId: string | undefined = handle.firstExecutionRunId;
+      while (runId) {
+        const history = await client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+        runs.push(history);
+        runId = history.events?.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+      }
+      assert.equal(runs.length, Math.ceil(171 / EXPIRY_ASKS_PER_RUN));
+      for (const r of runs) await replay(r, handle.workflowId);
+      const second = runs[1]?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+      const input = second ? (JSON.parse(Buffer.from(second).toString()) as { expiryWait?: { asks: number } }) : undefined;
+      assert.equal(input?.expiryWait?.asks, 1 + EXPIRY_ASKS_PER_RUN);
+      assert.deepEqual(seconds(timersStarted(runs[0])).slice(0, 7), [EXPIRES_IN / 1000, 300, 600, 1200, 2400, 3600, 3600]);
+      // The operator's retry is a short probe too (a still-down acquirer opens a new case in minutes, not 6 hours).
+      assert.deepEqual(activityTimeouts(runs[runs.length - 1] ?? {}).get('paymentsAtAcquirer'), { startToClose: 30_000, scheduleToClose: 2 * 60_000 });
+    });
+
+    it('a payment callback while waiting for the acquirer: credited as usual, and the case closed', async () => {
       const { stub } = chargeStubs({
         paymentsAtAcquirer: async () => {
           throw failure('AcquirerRejectedError', 'acquirer answered 403');
         },
       });
-      const { result } = await runCharge(stub);
-      assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] } });
-      assert.deepEqual(steps(stub), ['paymentsAtAcquirer', 'expireCharge', 'removeCob']);
+      const env = await testEnv();
+      const { result } = await runCharge(stub, async (h) => {
+        await ready(h);
+        await env.sleep(EXPIRES_IN + MINUTE); // past the expiry, before the next question (5 minutes on)
+        await waitFor(async () => stub.of('openExpiryCase').length === 1, 'the case');
+        assert.equal((await h.query(chargeStateQuery)).chargeStatus, 'PENDING');
+        await h.signal(paymentReceivedSignal, notice('E1'));
+      });
+      assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
+      assert.deepEqual(steps(stub), ['paymentsAtAcquirer', 'openExpiryCase', 'recordPayment', 'closeExpiryCase', 'settleCharge']);
+      assert.equal(stub.of('closeExpiryCase')[0].args[2], 'the charge became PAID meanwhile');
     });
 
     it('a payment that beat the cob removal comes back from removeCob and goes back to the payer', async () => {

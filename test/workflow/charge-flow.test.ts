@@ -13,6 +13,9 @@ import { chargeWorkflowClient, ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from
 import { createLogger } from '../../src/lib/logger';
 import { newTxid } from '../../src/pix';
 import { createChargesService } from '../../src/services/charges';
+import { createOperatorCaseServices, createWorkflowClients } from '../../src/runtime/composition';
+import { CLI_ACTOR } from '../../src/services/audit';
+import type { OperatorCaseView } from '../../src/services/operator-cases';
 
 interface Charge {
   id: string;
@@ -94,6 +97,85 @@ describe('charge workflow', function () {
     await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
     assert.equal((await chargeRow(charge.id)).status, 'CANCELED');
     assert.equal(s.simulator.control.getCob(charge.txid)?.status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR');
+  });
+
+  describe('expiry while the acquirer cannot be asked (README "Charges: how they work", Expiry)', () => {
+    const logger = createLogger({ level: 'silent' });
+    /** Refuses every `GET /cob` (403: final at once, as bad credentials are); `hold` keeps callbacks from going out. */
+    const refuseGetCob = (hold: boolean) =>
+      s.simulator.control.setFaults({ failNext: { route: 'getCob', times: 100_000, status: 403 }, ...(hold ? { outOfOrderCallbacks: true } : {}) });
+    /** The charge's cases, as `npm run ops -- cases list --subject <id>` shows them. */
+    const casesOf = (chargeId: string, workflows?: ReturnType<typeof createWorkflowClients>) =>
+      createOperatorCaseServices({ knex: s.api.knex, logger, workflows }).list({ subjectId: chargeId });
+    const untilCase = (chargeId: string) =>
+      eventually(async () => {
+        const [c] = await casesOf(chargeId);
+        return c;
+      }, `the case of ${chargeId}`);
+
+    it('a paid cob whose callback was lost is not canceled: PENDING with a case, then credited when the acquirer answers', async () => {
+      const m = await readyMerchant(s.api);
+      const charge = await newCharge(m.token, { expiresIn: 60 });
+      refuseGetCob(true);
+      try {
+        await s.simulator.control.payCob(charge.txid); // its callback is held: as good as lost for now
+        // Past the expiry (the first task at +1 min reads 1 min left, so it lands at +2 min).
+        await s.env.sleep('3 minutes');
+        const opened: OperatorCaseView = await untilCase(charge.id);
+        assert.equal(opened.kind, 'EXPIRY_ACQUIRER_UNREACHABLE');
+        assert.equal(opened.status, 'OPEN');
+        assert.deepEqual([opened.subjectType, opened.merchantId], ['charge', m.merchantId]);
+        assert.deepEqual(opened.actions, ['acknowledge', 'retry']);
+        assert.match(opened.reason, /cannot be asked/);
+        assert.equal((await chargeRow(charge.id)).status, 'PENDING', 'not canceled by guess');
+        assert.equal(s.simulator.control.getCob(charge.txid)?.status, 'CONCLUIDA', 'the cob was not removed');
+        const audit = await s.api.knex('audit_log').where({ action: 'case.opened', target_id: charge.id });
+        assert.equal(audit.length, 1);
+
+        // The acquirer answers again (callbacks still held): the next question, 5 minutes on, finds the payment.
+        s.simulator.control.setFaults({ outOfOrderCallbacks: true });
+        await s.env.sleep('6 minutes');
+        await untilStatus(charge.id, 'PAID');
+      } finally {
+        s.simulator.control.setFaults({}); // releases the held callback: a duplicate by now
+      }
+      await s.simulator.control.callbacks.idle();
+      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 9_901, blocked: 0, total: 9_901 });
+      assert.equal((await s.api.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'charge_paid' })).length, 1);
+      assert.ok(await s.api.knex('events').where({ reference: `charge.paid:${charge.id}` }).first());
+      assert.equal(await postingsSum(m.merchantId), 0);
+      const [closed] = await casesOf(charge.id);
+      assert.deepEqual([closed?.status, closed?.resolvedBy, closed?.resolution], ['RESOLVED', 'system', 'the acquirer answered: the cob was paid']);
+      await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result(); // settles, then ends
+    });
+
+    it("an operator's retry asks again at once: an unpaid cob then expires as usual", async () => {
+      const m = await readyMerchant(s.api);
+      const charge = await newCharge(m.token, { expiresIn: 60 });
+      refuseGetCob(false);
+      let opened: OperatorCaseView;
+      try {
+        await s.env.sleep('3 minutes');
+        opened = await untilCase(charge.id);
+      } finally {
+        s.simulator.control.setFaults({});
+      }
+      const workflows = createWorkflowClients(s.client, { TEMPORAL_TASK_QUEUE: s.taskQueue, TEMPORAL_SEARCH_ATTRIBUTES: true });
+      const cases = createOperatorCaseServices({ knex: s.api.knex, logger, workflows });
+      await assert.rejects(cases.resolve(CLI_ACTOR, opened.id, 'release'), /accepts acknowledge, retry, not release/);
+      // Without a Temporal client nothing could wake a workflow that stopped asking: refused, the case stays open.
+      await assert.rejects(createOperatorCaseServices({ knex: s.api.knex, logger }).resolve(CLI_ACTOR, opened.id, 'retry'), /TEMPORAL_ADDRESS/);
+      assert.equal((await cases.get(opened.id)).status, 'OPEN');
+      const resolved = await cases.resolve(CLI_ACTOR, opened.id, 'retry', 'acquirer credentials rotated');
+      assert.deepEqual([resolved.status, resolved.resolution, resolved.resolvedBy], ['RESOLVED', 'retry: acquirer credentials rotated', 'cli']);
+      await untilStatus(charge.id, 'CANCELED');
+      await eventually(
+        async () => (s.simulator.control.getCob(charge.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined),
+        'cob removal',
+      );
+      assert.equal((await casesOf(charge.id)).length, 1, 'the answer opened nothing new');
+      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
+    });
   });
 
   it('applies duplicate payment callbacks exactly once', async () => {

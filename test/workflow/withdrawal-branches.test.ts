@@ -59,6 +59,7 @@ function withdrawalStubs(
     failWithdrawal: async () => apply('FAILED'),
     refundWithdrawal: async () => apply('REFUNDED'),
     raiseWithdrawalAlert: async () => ({ raised: true }),
+    reportTransferContradiction: async () => ({ opened: true }),
   };
   const stub = recordCalls<WithdrawalActivities>({ ...defaults, ...(typeof overrides === 'function' ? overrides(defaults) : overrides) });
   return { stub, snap };
@@ -207,7 +208,23 @@ describe('withdrawal workflow (stubbed activities)', function () {
       assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'refundWithdrawal']);
     });
 
-    it('a fresh run on a finished withdrawal with a stale callback (COMPLETED again) does nothing', async () => {
+    it('a fresh run on a COMPLETED withdrawal with a duplicate COMPLETED callback does nothing', async () => {
+      const { stub } = withdrawalStubs({}, { status: 'COMPLETED', transferId: 'tr-1' });
+      const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
+        const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
+          taskQueue,
+          workflowId,
+          args: [{ withdrawalId: 'w-1' }],
+          signal: transferSignal,
+          signalArgs: [completed],
+        });
+        return h.result();
+      });
+      assert.deepEqual(result, { phase: 'done', status: 'COMPLETED', transferId: 'tr-1', polls: 0 });
+      assert.deepEqual(stub.names(), ['confirmWithdrawalDebit']);
+    });
+
+    it('COMPLETED on a FAILED withdrawal (paid twice) changes nothing and is reported for an operator', async () => {
       const { stub } = withdrawalStubs({}, { status: 'FAILED', transferId: 'tr-1' });
       const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
         const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
@@ -220,7 +237,34 @@ describe('withdrawal workflow (stubbed activities)', function () {
         return h.result();
       });
       assert.deepEqual(result, { phase: 'done', status: 'FAILED', transferId: 'tr-1', polls: 0 });
-      assert.deepEqual(stub.names(), ['confirmWithdrawalDebit']);
+      assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'reportTransferContradiction']);
+      assert.deepEqual(stub.of('reportTransferContradiction')[0].args, ['w-1', completed]);
+    });
+
+    it('REJECTED arriving with the COMPLETED one in a run: the completion stays, the rejection is reported; RETURNED on FAILED is not', async () => {
+      let pending = 0;
+      const { stub } = withdrawalStubs((d) => ({
+        sendWithdrawalTransfer: async (id) => {
+          await until(async () => pending >= 2, 'both callbacks');
+          return d.sendWithdrawalTransfer(id);
+        },
+      }));
+      const { result, history, workflowId } = await runWithdrawal(stub, async (h) => {
+        await until(async () => stub.of('sendWithdrawalTransfer').length === 1, 'the send');
+        await h.signal(transferSignal, completed);
+        await h.signal(transferSignal, rejected);
+        pending = 2;
+      });
+      assert.equal(result.ok && result.value.status, 'COMPLETED');
+      assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', 'completeWithdrawal', 'reportTransferContradiction']);
+      assert.deepEqual(stub.of('reportTransferContradiction')[0].args, ['w-1', rejected]);
+      await replay(history, workflowId);
+
+      const failed = withdrawalStubs({}, { status: 'FAILED', transferId: 'tr-1' }).stub;
+      await withStubWorker(failed.activities, async ({ client, taskQueue, workflowId }) =>
+        (await client.workflow.signalWithStart(withdrawalWorkflow, { taskQueue, workflowId, args: [{ withdrawalId: 'w-1' }], signal: transferSignal, signalArgs: [returned] })).result(),
+      );
+      assert.deepEqual(failed.names(), ['confirmWithdrawalDebit']);
     });
   });
 

@@ -16,6 +16,7 @@ import { withdrawalWorkflowClient } from '../../src/temporal/withdrawal-workflow
 import { withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
 import type { WithdrawalWorkflowState } from '../../workflows/withdrawal-types';
 import { eventually } from '../support/charges';
+import { createOperatorCaseServices } from '../../src/runtime/composition';
 import { uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import {
   assertBooksReconcile,
@@ -230,6 +231,65 @@ describe('withdrawal saga', function () {
     assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 5_000, pending: 0, blocked: 0, total: 5_000 });
     assert.ok(await eventOf('withdraw.completed', w.id));
     assert.ok(await eventOf('withdraw.refunded', w.id));
+    await assertBooksReconcile(s.knex, [m.merchantId]);
+  });
+
+  it('a contradicting outcome changes nothing and opens an operator case: REJECTED after COMPLETED, COMPLETED after FAILED', async () => {
+    const m = await fundedMerchant(s.api, 10_000);
+    const paid = await newWithdrawal(m.token, 2_000);
+    await sandbox(m.token, paid.id, 'complete');
+    await s.simulator.control.callbacks.idle();
+    assert.equal((await handle(paid.id).result()).status, 'COMPLETED');
+    const failed = await newWithdrawal(m.token, 3_000);
+    await sandbox(m.token, failed.id, 'fail', { reason: 'Conta encerrada' });
+    await s.simulator.control.callbacks.idle();
+    assert.equal((await handle(failed.id).result()).status, 'FAILED');
+    const balance = await ledger.getBalance(s.knex, m.merchantId);
+    assert.deepEqual(balance, { available: 8_000, pending: 0, blocked: 0, total: 8_000 });
+    const movements = (await s.knex('ledger_transactions').where({ merchant_id: m.merchantId })).length;
+
+    /** The acquirer calls back (signed, as it would) with another outcome for the same transfer. */
+    const callBack = async (withdrawalId: string, transfer: Record<string, unknown>) => {
+      const t = s.simulator.control.getTransfer(await transferIdOf(withdrawalId));
+      assert.ok(t);
+      const body = JSON.stringify({ transfer: { ...transferView(t), ...transfer } });
+      const res = await fetch(`${s.api.baseUrl}/v1/acquirer/transfers`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body) },
+        body,
+      });
+      assert.equal(res.status, 202);
+      return t.id;
+    };
+    const rejectedTransfer = await callBack(paid.id, { status: 'REJECTED', motivo: 'Conta inexistente' });
+    const completedTransfer = await callBack(failed.id, { status: 'COMPLETED', motivo: undefined });
+    await callBack(paid.id, { status: 'REJECTED', motivo: 'Conta inexistente' }); // delivered again: still one case
+
+    const cases = createOperatorCaseServices({ knex: s.knex, logger: s.logger });
+    const caseOf = (id: string) =>
+      eventually(async () => {
+        const found = await cases.list({ subjectId: id });
+        return found.length > 0 ? found : undefined;
+      }, `the case of ${id}`);
+    const [onPaid, ...more] = await caseOf(paid.id);
+    assert.deepEqual(more, []);
+    assert.deepEqual([onPaid?.kind, onPaid?.status, onPaid?.subjectType, onPaid?.merchantId], ['TRANSFER_CONTRADICTION', 'OPEN', 'withdrawal', m.merchantId]);
+    assert.deepEqual(onPaid?.details, { applied: 'COMPLETED', contradicting: 'REJECTED', transferId: rejectedTransfer, amount: 2_000, acquirerReason: 'Conta inexistente' });
+    assert.deepEqual(onPaid?.actions, ['acknowledge']);
+    const [onFailed] = await caseOf(failed.id);
+    assert.deepEqual(onFailed?.details, { applied: 'FAILED', contradicting: 'COMPLETED', transferId: completedTransfer, amount: 3_000 });
+
+    // The callbacks are done (applied, saying they contradicted); nothing moved.
+    for (const [transferId, status, applied] of [[rejectedTransfer, 'REJECTED', 'COMPLETED'], [completedTransfer, 'COMPLETED', 'FAILED']]) {
+      const cb = await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:${status}` }).first();
+      assert.equal(cb.status, 'APPLIED');
+      assert.match(cb.resolution, new RegExp(`contradicts the applied ${applied}`));
+    }
+    assert.equal((await row(paid.id)).status, 'COMPLETED');
+    assert.equal((await row(failed.id)).status, 'FAILED');
+    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), balance);
+    assert.equal((await s.knex('ledger_transactions').where({ merchant_id: m.merchantId })).length, movements);
+    assert.equal((await s.knex('audit_log').where({ action: 'case.opened', target_id: paid.id })).length, 1);
     await assertBooksReconcile(s.knex, [m.merchantId]);
   });
 
