@@ -183,7 +183,7 @@ describe('MED money under random interleavings (fast-check)', function () {
         const report = await checkLedgerInvariant(knex(), { merchantIds: [m.merchantId] });
         assert.deepEqual(report.violations, []);
       }),
-      { numRuns: Number(process.env.MED_PROPERTY_RUNS ?? 12) },
+      { numRuns: Number(process.env.MED_PROPERTY_RUNS ?? 25) },
     );
   });
 });
