@@ -3,15 +3,9 @@
  * and disabling a user take effect on the API's next request, and are audited as "cli".
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { getTestDb } from '../support/db';
+import { runOps, type CliResult } from '../support/ops-cli';
 import { startApi, type ErrorBody, type LoginBody, type TestApi } from '../support/api';
-
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
 
 describe('ops CLI: users and token revocation', function () {
   // Each command is a fresh tsx process: allow for its start-up on a busy machine.
@@ -25,26 +19,8 @@ describe('ops CLI: users and token revocation', function () {
   });
   after(() => api?.close());
 
-  async function ops(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args], {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: databaseUrl,
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'warn',
-          ADMIN_EMAIL: '',
-          ADMIN_PASSWORD: '',
-          DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
-        },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-    }
-  }
+  const ops = (...args: string[]): Promise<CliResult> => runOps(databaseUrl, ...args);
+
 
   it('lists a merchant\'s users, revokes their tokens (old JWT → 401), disables and re-enables a user; audited as "cli"', async () => {
     const m = await api.createMerchant();

@@ -125,6 +125,8 @@ const opened = (h: WorkflowHandle<typeof infractionWorkflow>) =>
 const update = (h: WorkflowHandle<typeof infractionWorkflow>, status: InfractionStatus) => h.signal(acquirerUpdateSignal, { status });
 const seconds = (ms: number[]): number[] => ms.map((t) => Math.round(t / 1000));
 const refunded = { ok: true, value: { status: 'REFUNDED' } };
+/** The steps of an infraction accepted, its devolução sent and then confirmed by asking. */
+const ACCEPTED_AND_REFUNDED = ['blockInfractionFunds', 'acceptInfraction', 'prepareInfractionRefund', 'sendMedRefund', 'checkMedRefund', 'completeMedRefund'];
 
 describe('infraction workflow (stubbed activities)', function () {
   this.timeout(60_000);
@@ -152,14 +154,7 @@ describe('infraction workflow (stubbed activities)', function () {
         await update(h, 'ACCEPTED');
       });
       assert.deepEqual(result, refunded);
-      assert.deepEqual(stub.names(), [
-        'blockInfractionFunds',
-        'acceptInfraction',
-        'prepareInfractionRefund',
-        'sendMedRefund',
-        'checkMedRefund',
-        'completeMedRefund',
-      ]);
+      assert.deepEqual(stub.names(), ACCEPTED_AND_REFUNDED);
       assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-1']);
       assert.deepEqual(timersStarted(history), [MINUTE]);
     });
@@ -322,14 +317,7 @@ describe('infraction workflow (stubbed activities)', function () {
         await update(h, 'ACCEPTED');
       });
       assert.deepEqual(result, refunded);
-      assert.deepEqual(stub.names(), [
-        'blockInfractionFunds',
-        'acceptInfraction',
-        'prepareInfractionRefund',
-        'sendMedRefund',
-        'checkMedRefund',
-        'completeMedRefund',
-      ]);
+      assert.deepEqual(stub.names(), ACCEPTED_AND_REFUNDED);
     });
 
     it('REJECTED then ACCEPTED (same rank): the first decision stands', async () => {

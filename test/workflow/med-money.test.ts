@@ -47,6 +47,13 @@ describe('MED money edges', function () {
   const casesOf = (subjectId: string): Promise<OperatorCaseView[]> => s.cases.list({ subjectId });
   const chargeRow = (id: string) => knex()('charges').where({ id }).first() as Promise<{ status: string; refunded_amount: string | number }>;
 
+  /** The charge's MED devolução, once the acquirer has been asked for it. */
+  const devolucaoAsked = (chargeId: string) =>
+    eventually(async () => {
+      const r = await knex()('charge_refunds').where({ charge_id: chargeId, kind: 'INFRACTION' }).first();
+      return r?.rtr_id ? (r as { id: string }) : undefined;
+    }, 'the devolução asked at the acquirer');
+
   async function withdraw(m: MerchantFixture, amount: number): Promise<void> {
     const res = await s.api.request('POST', '/v1/merchants/me/withdrawals', { token: m.token, body: { amount, ...DEST } });
     assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -131,10 +138,7 @@ describe('MED money edges', function () {
 
     s.simulator.control.setAutoSettleRefunds(false);
     await accept(m, inf.id);
-    const devolucao = await eventually(async () => {
-      const r = await knex()('charge_refunds').where({ charge_id: a.id, kind: 'INFRACTION' }).first();
-      return r?.rtr_id ? (r as { id: string }) : undefined;
-    }, 'the devolução asked at the acquirer');
+    const devolucao = await devolucaoAsked(a.id);
     const whileTravelling = await refund(m, a.id);
     assert.equal(whileTravelling.status, 400);
     assert.equal(whileTravelling.body.message, 'Nothing left to refund on this charge');
@@ -153,10 +157,7 @@ describe('MED money edges', function () {
     await untilBalance(m, { available: 0, pending: 0, blocked: 7_000, total: 7_000 }, 'blocked');
     s.simulator.control.setAutoSettleRefunds(false);
     await accept(m, inf.id);
-    const first = await eventually(async () => {
-      const r = await knex()('charge_refunds').where({ charge_id: a.id, kind: 'INFRACTION' }).first();
-      return r?.rtr_id ? (r as { id: string }) : undefined;
-    }, 'the devolução asked at the acquirer');
+    const first = await devolucaoAsked(a.id);
     s.simulator.control.settleRefund(acquirerRefundId(first.id), 'NAO_REALIZADO', 'conta do pagador encerrada');
     await s.env.sleep(2 * MINUTE); // the workflow asks for its devolução's outcome
     const opened = await eventually(async () => (await casesOf(inf.id)).find((c) => c.kind === 'MED_REFUND_REFUSED'), 'the case');
