@@ -10,7 +10,7 @@
  * a closed one) knows the decision from the database even without the signal. Only orchestration
  * lives here: every rule is in src/services/infraction-lifecycle.ts behind an activity.
  */
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { InfractionActivities } from '../activities/infractions';
 import type {
   AcquirerInfractionUpdate,
@@ -140,18 +140,32 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
     // 3. The devolução: asked once (idempotent on its id), then its own outcome, from the answer or
     //    by asking — a callback only wakes the wait. Refused or not completed: an operator's case.
     let seen = news; // a callback that arrives while the send runs must not be missed
-    let state: MedRefundState = await acq.sendMedRefund(id);
+    let state: MedRefundState = await carried(() => acq.sendMedRefund(id), 'could not be asked');
     let pollWait = REFUND_POLL_FIRST_MS;
     while (state.status === 'EM_PROCESSAMENTO') {
       if (news === seen) await condition(() => news !== seen, pollWait);
       seen = news;
       pollWait = Math.min(pollWait * 2, REFUND_POLL_MAX_MS);
-      state = await acq.checkMedRefund(id);
+      state = await carried(() => acq.checkMedRefund(id), 'its outcome could not be asked');
     }
     if (state.status === 'DEVOLVIDO') p = await db.completeMedRefund(id, state.rtrId ?? null);
     else p = await db.failMedRefund(id, state.reason ?? state.status);
   }
   return { status: p.status };
+}
+
+/**
+ * An acquirer call that failed for good (refused credentials, an off-protocol answer, six hours of
+ * outage) is an operator's case like a refused devolução, never a failed run that leaves the money
+ * in transit unseen: the operator checks the devolução at the acquirer, then retries or releases.
+ */
+async function carried(call: () => Promise<MedRefundState>, what: string): Promise<MedRefundState> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    return { status: 'REFUSED', reason: `${what}: ${err.cause?.message ?? err.message}` };
+  }
 }
 
 /** A durable sleep that no signal cuts short. */

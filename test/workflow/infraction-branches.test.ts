@@ -462,18 +462,21 @@ describe('infraction workflow (stubbed activities)', function () {
       assert.equal(stub.calls.length, 1);
     });
 
-    it('the acquirer refusing the devolução request for good (AcquirerRejectedError) fails the run at once, not retried', async () => {
-      const { stub } = infractionStubs({
+    it('the acquirer refusing the devolução request for good (AcquirerRejectedError): not retried, an operator case instead of a failed run', async () => {
+      const { stub, progress } = infractionStubs({
         sendMedRefund: async () => {
           throw failure('AcquirerRejectedError', 'acquirer answered 401');
         },
       });
-      const { result } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
-      const err = !result.ok ? result.error : undefined;
-      assert.ok(err instanceof WorkflowFailedError, String(err));
-      assert.ok(err.cause instanceof ActivityFailure);
-      assert.equal(err.cause.retryState, RetryState.NON_RETRYABLE_FAILURE);
+      const { result } = await runInfraction(stub, async (h) => {
+        await update(h, 'ACCEPTED');
+        await called(stub, 'failMedRefund');
+        progress.operatorAction = 'release';
+        await h.signal(operatorDecidedSignal);
+      });
+      assert.deepEqual(result, { ok: true, value: { status: 'ACCEPTED' } });
       assert.equal(stub.of('sendMedRefund').length, 1);
+      assert.match(String(stub.of('failMedRefund')[0].args[1]), /^could not be asked: .*401/);
     });
 
     it('an acquirer outage while asking is retried on the acquirer backoff', async () => {
