@@ -10,7 +10,7 @@ import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { AcquirerError, type AcquirerErrorCode } from '../../src/acquirer/errors';
 import { startAcquirerSimulator, type RunningSimulator, type SimRoute } from '../../src/acquirer/simulator/server';
 import { newTxid } from '../../src/pix/brcode';
-import { bcbViolations } from '../support/bcb-schema';
+import { bcbViolations, itConformsToTheBcbDocument } from '../support/bcb-schema';
 import { startReceiver, type Receiver } from './receiver';
 
 const CLIENT = { clientId: 'c1', clientSecret: 's1' };
@@ -290,4 +290,6 @@ describe('acquirer client against the simulator', () => {
       }
     });
   });
+
+  itConformsToTheBcbDocument();
 });

@@ -11,7 +11,7 @@ import { CALLBACK_ATTEMPT_HEADER, CALLBACK_ID_HEADER } from '../../src/acquirer/
 import { startAcquirerSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/acquirer/simulator/server';
 import { infractionCallback, pixCallback, pixKeyCallback, transferCallback } from '../../src/acquirer/wire';
 import { newTxid } from '../../src/pix/brcode';
-import { bcbViolations } from '../support/bcb-schema';
+import { bcbViolations, itConformsToTheBcbDocument } from '../support/bcb-schema';
 import { startReceiver, type Received, type Receiver } from './receiver';
 
 const SECRET = 'simulator-test-callback-secret';
@@ -289,4 +289,6 @@ describe('acquirer simulator', () => {
       assert.ok(calls.some((c) => c.route === 'getCob' && c.status === 503));
     });
   });
+
+  itConformsToTheBcbDocument();
 });

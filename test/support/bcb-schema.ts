@@ -1,14 +1,18 @@
 /**
  * Validates what our acquirer client and simulator exchange against the Banco Central's API Pix
- * OpenAPI document (shared/bcb-pix-api-openapi.yaml, beside the repository as CI has it).
+ * OpenAPI document, found by configuration (test/support/external-artefacts.ts). Without it no body
+ * is validated: `bcbChecksRun` stays 0 and each suite's conformance test is reported pending.
  */
 import fs from 'node:fs';
-import path from 'node:path';
+import assert from 'node:assert/strict';
+import { bcbPixOpenApi, needing } from './external-artefacts';
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 
-const SPEC = path.resolve(__dirname, '../../../shared/bcb-pix-api-openapi.yaml');
+export const BCB_DOCUMENT = bcbPixOpenApi();
+/** How many bodies were validated (a suite's conformance test proves its checks ran). */
+let bcbChecksRun = 0;
 
 let ajv: Ajv | undefined;
 
@@ -32,8 +36,8 @@ const cache = new Map<string, ValidateFunction>();
 
 function load(): Ajv {
   if (ajv) return ajv;
-  if (!fs.existsSync(SPEC)) throw new Error(`BCB API Pix spec not found at ${SPEC} (shared/ must sit beside the repo)`);
-  const doc = normalisePatterns(parse(fs.readFileSync(SPEC, 'utf8')));
+  if (!BCB_DOCUMENT.path) throw new Error(BCB_DOCUMENT.reason);
+  const doc = normalisePatterns(parse(fs.readFileSync(BCB_DOCUMENT.path, 'utf8')));
   // OpenAPI 3.0 schema objects carry keywords JSON Schema does not know (nullable, example, …).
   ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
@@ -41,12 +45,35 @@ function load(): Ajv {
   return ajv;
 }
 
-/** Returns the list of violations of `components/schemas/<name>` (empty when valid). */
+/**
+ * The violations of `components/schemas/<name>` (empty when valid). Without the document there is
+ * nothing to validate against: empty, and not counted in `bcbChecksRun`.
+ */
 export function bcbViolations(schemaName: string, value: unknown): string[] {
+  if (!BCB_DOCUMENT.path) return [];
+  bcbChecksRun++;
   let v = cache.get(schemaName);
   if (!v) {
     v = load().compile({ $ref: `bcb#/components/schemas/${schemaName}` });
     cache.set(schemaName, v);
   }
   return v(value) ? [] : (v.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
+}
+
+/**
+ * Declares, inside a suite that calls `bcbViolations`, its last test: that the suite's bodies were
+ * validated against the document — or, without the document, a pending test saying why.
+ */
+export function itConformsToTheBcbDocument(): void {
+  const title = needing(BCB_DOCUMENT, 'validated the bodies exchanged above against the BCB API Pix document');
+  // A nested suite declared last runs after the calling suite's tests and its other nested suites.
+  if (!BCB_DOCUMENT.path) {
+    describe('BCB API Pix conformance', () => it(title));
+    return;
+  }
+  let atStart = 0;
+  before(() => {
+    atStart = bcbChecksRun;
+  });
+  describe('BCB API Pix conformance', () => it(title, () => assert.ok(bcbChecksRun > atStart, 'no body was validated')));
 }
