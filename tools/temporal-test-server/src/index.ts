@@ -7,6 +7,8 @@ import { Clock } from './clock';
 import { consoleLogger, type Logger } from './logger';
 import { unaryMethods } from './rpc/grpc';
 import { H2Server } from './rpc/h2server';
+import { operatorService } from './rpc/operator-service';
+import { startHttpGateway, type RunningHttpGateway } from './http-gateway';
 import { testService } from './rpc/test-service';
 import { workflowService } from './rpc/workflow-service';
 import { afterCommit, Journal } from './persistence/journal';
@@ -43,11 +45,18 @@ export interface ServerOptions {
    * README "Memory per idle run"); 0 = never. Default 1000 in real-time mode, 0 with time skipping.
    */
   parkIdleAfterMs?: number;
+  /**
+   * Also serve the HTTP API (JSON, the grpc-gateway surface the Temporal UI reads; README "HTTP
+   * API") on this port of the same host; 0 = any free port. Unset: no HTTP API.
+   */
+  httpPort?: number;
 }
 
 export interface RunningServer {
   port: number;
   address: string;
+  /** The HTTP API's port, when `httpPort` was given. */
+  httpPort?: number;
   /** Stops accepting calls, ends open long polls and frees every timer. */
   close(): Promise<void>;
   /** For diagnostics and tests of the server itself. */
@@ -90,9 +99,32 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const durable = <T extends Record<string, Handler>>(impl: T): T => (journal ? afterCommit(impl, journal) : impl);
   // Histories of long workflows can be large; the SDK allows 128 MiB too.
   const server = new H2Server({ maxReceiveBytes: 128 * 1024 * 1024, logger });
-  server.addMethods(unaryMethods('temporal.api.workflowservice.v1.WorkflowService', durable(workflowService(store, SERVER_VERSION))));
-  server.addMethods(unaryMethods('temporal.api.testservice.v1.TestService', durable(testService(clock))));
+  const services = [
+    { name: 'temporal.api.workflowservice.v1.WorkflowService', impl: durable(workflowService(store, SERVER_VERSION)) },
+    { name: 'temporal.api.operatorservice.v1.OperatorService', impl: durable(operatorService(store)) },
+    { name: 'temporal.api.testservice.v1.TestService', impl: durable(testService(clock)) },
+  ].map((s) => ({ name: s.name, methods: unaryMethods(s.name, s.impl) }));
+  for (const s of services) server.addMethods(s.methods);
   const port = await server.listen(host, opts.port);
+  // The HTTP API runs the same method tables (same handlers, same durable wrapper) in process.
+  let gateway: RunningHttpGateway | undefined;
+  if (opts.httpPort !== undefined) {
+    try {
+      gateway = await startHttpGateway({
+        host,
+        port: opts.httpPort,
+        services: services.filter((s) => !s.name.includes('testservice')),
+        logger,
+        defaultNamespace: 'default',
+        version: SERVER_VERSION,
+      });
+    } catch (err) {
+      await server.close(0);
+      clock.close();
+      await journal?.close();
+      throw err;
+    }
+  }
   // Retention sweep, real-time mode only: with time skipping a test may jump weeks ahead and still
   // want to read the runs it just finished (the Java test server never purges either).
   const sweeper = setInterval(() => {
@@ -116,6 +148,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   return {
     port,
     address: `${host}:${port}`,
+    httpPort: gateway?.port,
     store,
     clock,
     close: async () => {
@@ -125,6 +158,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       clearInterval(parker);
       store.wfMatching.close();
       store.actMatching.close();
+      await gateway?.close();
       await server.close(1000);
       clock.close();
       await journal?.close();

@@ -3,12 +3,13 @@
  *   temporal-test-server <port> [--enable-time-skipping]
  *       Drop-in for the official Java test server as spawned by @temporalio/testing: time skipping,
  *       starting locked unless --enable-time-skipping; only warnings are logged.
- *   temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE]
+ *   temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE] [--http-port H]
  *       Standalone: real time unless --time-skipping; logs each workflow start/close at info.
- *   temporal-test-server server start-dev --port P [--namespace N] [--ip I] [--db-filename F] ...
+ *   temporal-test-server server start-dev --port P [--namespace N] [--ip I] [--db-filename F] [--http-port H] ...
  *       Drop-in for the Temporal CLI dev server as spawned by `TestWorkflowEnvironment.createLocal`:
  *       real time; with --db-filename, durable. UI, logging and dynamic-config flags are accepted
  *       and ignored (there is no UI); other unknown flags are ignored with one warning.
+ *   --http-port H serves the HTTP API on H (README "HTTP API"), as the dev server does.
  * Exits cleanly on SIGTERM/SIGINT.
  *
  * TEMPORAL_TEST_SERVER_PARK_IDLE_MS=<ms> sets how soon idle runs are parked (README, "Memory per
@@ -20,8 +21,8 @@ import { consoleLogger, startServer, type ServerOptions } from './index';
 function usage(msg: string): never {
   process.stderr.write(
     `${msg}\nusage: temporal-test-server <port> [--enable-time-skipping]\n` +
-      `       temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE]\n` +
-      `       temporal-test-server server start-dev --port <n> [--namespace N] [--ip I] [--db-filename FILE]\n`,
+      `       temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE] [--http-port H]\n` +
+      `       temporal-test-server server start-dev --port <n> [--namespace N] [--ip I] [--db-filename FILE] [--http-port H]\n`,
   );
   process.exit(2);
 }
@@ -29,7 +30,7 @@ function usage(msg: string): never {
 export type CliOptions = ServerOptions & { quiet: boolean; warnings: string[] };
 
 /** Dev-server flags that take a value and are accepted without effect (no UI, our own logging). */
-const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--search-attribute', '--http-port', '--metrics-port', '--sqlite-pragma', '--config']);
+const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--search-attribute', '--metrics-port', '--sqlite-pragma', '--config']);
 const devIgnoredFlags = new Set(['--headless', '--log-config']);
 
 /** `server start-dev ...` as the Temporal CLI takes it (and as sdk-core spawns it). */
@@ -37,6 +38,7 @@ function parseStartDev(argv: string[]): CliOptions {
   let port = 7233;
   let host = '127.0.0.1';
   let dbFilename: string | undefined;
+  let httpPort: number | undefined;
   const namespaces: string[] = [];
   const unknown: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -49,6 +51,7 @@ function parseStartDev(argv: string[]): CliOptions {
     else if (flag === '--ip') host = value();
     else if (flag === '--namespace' || flag === '-n') namespaces.push(value());
     else if (flag === '--db-filename' || flag === '-f') dbFilename = value();
+    else if (flag === '--http-port') httpPort = Number(value());
     else if (devIgnoredWithValue.has(flag)) value();
     else if (devIgnoredFlags.has(flag)) continue;
     else {
@@ -58,8 +61,13 @@ function parseStartDev(argv: string[]): CliOptions {
     }
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage('--port must be a port number');
+  if (httpPort !== undefined && !isPort(httpPort)) usage('--http-port must be a port number');
   const warnings = unknown.length > 0 ? [`temporal-test-server: ignoring unsupported start-dev arguments: ${unknown.join(' ')}`] : [];
-  return { port, host, dbFilename, namespaces, timeSkipping: false, startLocked: false, quiet: true, warnings };
+  return { port, host, dbFilename, namespaces, httpPort, timeSkipping: false, startLocked: false, quiet: true, warnings };
+}
+
+function isPort(n: number): boolean {
+  return Number.isInteger(n) && n >= 0 && n <= 65535;
 }
 
 export function parseArgs(argv: string[]): CliOptions {
@@ -70,6 +78,7 @@ export function parseArgs(argv: string[]): CliOptions {
   let enableTimeSkipping = false;
   let quiet = false;
   let dbFilename: string | undefined;
+  let httpPort: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--port') {
@@ -88,6 +97,10 @@ export function parseArgs(argv: string[]): CliOptions {
       dbFilename = argv[++i];
     } else if (a.startsWith('--db-filename=')) {
       dbFilename = a.slice('--db-filename='.length);
+    } else if (a === '--http-port') {
+      httpPort = Number(argv[++i]);
+    } else if (a.startsWith('--http-port=')) {
+      httpPort = Number(a.slice('--http-port='.length));
     } else if (/^\d+$/.test(a) && port === undefined) {
       port = Number(a);
     } else {
@@ -96,10 +109,11 @@ export function parseArgs(argv: string[]): CliOptions {
     }
   }
   if (port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) usage('a port is required');
+  if (httpPort !== undefined && !isPort(httpPort)) usage('--http-port must be a port number');
   if (standalone) {
-    return { port, timeSkipping: timeSkippingFlag, startLocked: !timeSkippingFlag, quiet, dbFilename, warnings: [] };
+    return { port, timeSkipping: timeSkippingFlag, startLocked: !timeSkippingFlag, quiet, dbFilename, httpPort, warnings: [] };
   }
-  return { port, timeSkipping: true, startLocked: !enableTimeSkipping, quiet: true, dbFilename, warnings: [] };
+  return { port, timeSkipping: true, startLocked: !enableTimeSkipping, quiet: true, dbFilename, httpPort, warnings: [] };
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -111,7 +125,7 @@ export async function main(argv: string[]): Promise<void> {
   const parkEnv = process.env.TEMPORAL_TEST_SERVER_PARK_IDLE_MS;
   const parkIdleAfterMs = parkEnv !== undefined && parkEnv !== '' && Number.isFinite(Number(parkEnv)) ? Number(parkEnv) : undefined;
   const server = await startServer({ ...opts, logger, parkIdleAfterMs });
-  logger.info({ address: server.address, timeSkipping: opts.timeSkipping }, 'temporal-test-server listening');
+  logger.info({ address: server.address, httpPort: server.httpPort, timeSkipping: opts.timeSkipping }, 'temporal-test-server listening');
   const stop = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
     server.close().then(

@@ -26,8 +26,14 @@ class Queue<R> {
   drainQueued = false;
 }
 
+/** How long a poller stays listed by `pollers` after its last poll (the real matching service's poller history TTL). */
+const POLLER_TTL_MS = 5 * 60_000;
+
 export class Matching<R> {
   private queues = new Map<string, Queue<R>>();
+  /** Per queue: poller identity → wall time of its last poll (DescribeTaskQueue). */
+  private seen = new Map<string, Map<string, number>>();
+  private lastSweep = 0;
 
   constructor(private readonly onError: (err: unknown) => void) {}
 
@@ -61,6 +67,7 @@ export class Matching<R> {
    * so that no task is handed to a dead caller.
    */
   poll(key: string, identity: string, timeoutMs: number, onCancel: (cb: () => void) => void): Promise<R | null> {
+    this.recordPoller(key, identity);
     const q = this.queue(key);
     const immediate = this.takeFirst(q, identity);
     if (immediate !== null) return Promise.resolve(immediate);
@@ -84,6 +91,31 @@ export class Matching<R> {
         resolve(null);
       });
     });
+  }
+
+  /** Pollers seen on the queue in the last five minutes, most recent first. */
+  pollers(key: string): { identity: string; lastAccessMs: number }[] {
+    const now = Date.now();
+    const out: { identity: string; lastAccessMs: number }[] = [];
+    for (const [identity, at] of this.seen.get(key) ?? []) if (now - at <= POLLER_TTL_MS) out.push({ identity, lastAccessMs: at });
+    return out.sort((a, b) => b.lastAccessMs - a.lastAccessMs);
+  }
+
+  private recordPoller(key: string, identity: string): void {
+    const now = Date.now();
+    let ids = this.seen.get(key);
+    if (!ids) {
+      ids = new Map();
+      this.seen.set(key, ids);
+    }
+    ids.set(identity, now);
+    // Sticky queues come and go with workers: forget queues not polled for a while.
+    if (now - this.lastSweep < POLLER_TTL_MS) return;
+    this.lastSweep = now;
+    for (const [k, m] of this.seen) {
+      for (const [id, at] of m) if (now - at > POLLER_TTL_MS) m.delete(id);
+      if (m.size === 0) this.seen.delete(k);
+    }
   }
 
   /** Wake every waiter with an empty response (shutdown). */

@@ -3,10 +3,11 @@
  * worker and @temporalio/testing call. Handlers validate and translate; state changes live in
  * Store/Execution. Methods not listed here answer UNIMPLEMENTED (see grpc.ts).
  */
+import { randomUUID } from 'node:crypto';
 import { invalidArgument, notFound, RpcError, status } from '../errors';
 import type { RunView } from '../dormant';
 import type { Execution } from '../execution';
-import { durationMs, long, msDuration, temporal, WorkflowExecutionStatus, type HistoryMsg } from '../proto';
+import { durationMs, encodeMessage, long, msDuration, msTimestamp, temporal, WorkflowExecutionStatus, type HistoryMsg } from '../proto';
 import { normalizeRetryPolicy } from '../retry';
 import type { Matching } from '../matching';
 import { timeouts, type StartOptions, type Store } from '../store';
@@ -47,6 +48,7 @@ function required(value: string | null | undefined, what: string): string {
 }
 
 export function workflowService(store: Store, serverVersion: string): Record<string, Handler> {
+  const clusterId = randomUUID();
   const runFromToken = (runId: string): Execution => {
     const run = store.runById(runId);
     if (!run) throw notFound('Workflow execution not found');
@@ -117,6 +119,51 @@ export function workflowService(store: Store, serverVersion: string): Record<str
         nexus: false,
       },
     })),
+
+    GetClusterInfo: handler<ws.IGetClusterInfoRequest>(() => ({
+      // What a single-node dev server reports; clients and the UI read the version and names.
+      supportedClients: {
+        'temporal-cli': '<2.0.0',
+        'temporal-go': '<2.0.0',
+        'temporal-java': '<2.0.0',
+        'temporal-php': '<2.0.0',
+        'temporal-server': '<2.0.0',
+        'temporal-typescript': '<2.0.0',
+        'temporal-ui': '<3.0.0',
+      },
+      serverVersion,
+      clusterId,
+      clusterName: 'active',
+      historyShardCount: 1,
+      persistenceStore: store.journal ? 'journal' : 'memory',
+      visibilityStore: 'memory',
+      initialFailoverVersion: long(1),
+      failoverVersionIncrement: long(10),
+    })),
+
+    DescribeTaskQueue: handler<ws.IDescribeTaskQueueRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      const queue = required(req.taskQueue?.name, 'TaskQueue');
+      const matching = req.taskQueueType === temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY ? store.actMatching : store.wfMatching;
+      return {
+        pollers: matching.pollers(store.queueKey(req.namespace ?? '', queue)).map((p) => ({
+          identity: p.identity,
+          lastAccessTime: msTimestamp(p.lastAccessMs),
+          ratePerSecond: 100_000,
+        })),
+      };
+    }),
+
+    // No schedules exist here (capabilities say so): every list is empty.
+    ListSchedules: handler<ws.IListSchedulesRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      return { schedules: [] };
+    }),
+
+    CountSchedules: handler<ws.ICountSchedulesRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      return { count: long(0) };
+    }),
 
     DescribeNamespace: handler<ws.IDescribeNamespaceRequest>((req) => {
       const ns = req.id ? [...store.namespaces.values()].find((n) => n.id === req.id) : store.namespaces.get(req.namespace ?? '');
@@ -317,6 +364,18 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       return { history: run.log.message(from - 1, end), nextPageToken: next };
     }),
 
+    GetWorkflowExecutionHistoryReverse: handler<ws.IGetWorkflowExecutionHistoryReverseRequest>((req) => {
+      store.requireNamespace(req.namespace);
+      const run = store.getRun(req.namespace ?? '', req.execution);
+      // Pages run from the newest event back; the token names the first event id not yet sent.
+      const end = parseBeforeToken(req.nextPageToken) ?? run.log.length;
+      const pageSize = req.maximumPageSize && req.maximumPageSize > 0 ? req.maximumPageSize : Infinity;
+      const start = Math.max(0, end - pageSize); // 0-based: events [start, end)
+      const page = temporal.api.history.v1.History.decode(encodeMessage(temporal.api.history.v1.History, run.log.message(start, end)));
+      const next = start > 0 ? Buffer.from(`before:${start + 1}`) : Buffer.alloc(0);
+      return { history: { events: page.events.reverse() }, nextPageToken: next };
+    }),
+
     DescribeWorkflowExecution: handler<ws.IDescribeWorkflowExecutionRequest>((req) => {
       store.requireNamespace(req.namespace);
       return store.getRun(req.namespace ?? '', req.execution).describe();
@@ -393,6 +452,14 @@ function parseFromToken(token: Uint8Array | null | undefined): number {
   const m = /^from:(\d+)$/.exec(Buffer.from(token).toString('utf8'));
   if (!m) throw invalidArgument('Malformed next page token');
   return Math.max(1, Number(m[1]));
+}
+
+/** Reverse history pages: `before:<event id>`, the 0-based end of the next page; undefined for the first. */
+function parseBeforeToken(token: Uint8Array | null | undefined): number | undefined {
+  if (!token || token.length === 0) return undefined;
+  const m = /^before:(\d+)$/.exec(Buffer.from(token).toString('utf8'));
+  if (!m) throw invalidArgument('Malformed next page token');
+  return Math.max(0, Number(m[1]) - 1);
 }
 
 /** The last run of the previous page of a list (`after:<startTime>:<runId>`), or undefined for the first page. */
