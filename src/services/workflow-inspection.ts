@@ -203,7 +203,6 @@ export function formatHistoryTable(rows: HistoryRow[]): string {
 function describeEvent(a: HistoryEvent, activities: Map<number, { name: string; attempt: number | null }>): Omit<HistoryRow, 'time' | 'eventId' | 'eventType'> {
   const none = { detail: '', attempt: null, failure: null };
   const activity = (scheduledEventId: unknown) => activities.get(toNumber(scheduledEventId)) ?? { name: '', attempt: null };
-
   if (a.workflowExecutionStartedEventAttributes) {
     const s = a.workflowExecutionStartedEventAttributes;
     return { detail: s.workflowType?.name ?? '', attempt: s.attempt ?? null, failure: s.continuedFailure ? failureMessage(s.continuedFailure) : null };
@@ -274,7 +273,8 @@ function describeEvent(a: HistoryEvent, activities: Map<number, { name: string; 
 function failureMessage(f: Failure | null | undefined): string | null {
   const parts: string[] = [];
   for (let cur = f; cur && parts.length < 5; cur = cur.cause) if (cur.message) parts.push(cur.message);
-  return parts.length > 0 ? parts.join(': ') : null;
+  // One line per event: a multi-line message would break the table.
+  return parts.length > 0 ? parts.join(': ').replace(/\s*\n\s*/g, ' ') : null;
 }
 
 /** `EVENT_TYPE_ACTIVITY_TASK_SCHEDULED` → `ActivityTaskScheduled`. */

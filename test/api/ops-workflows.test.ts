@@ -84,7 +84,7 @@ describe('ops CLI: workflows list and show', function () {
     const starts = completed.workflows.map((w) => Date.parse(w.startTime));
     assert.deepEqual(starts, [...starts].sort((a, b) => b - a));
 
-    const running = json<ListOutput>(await ops('workflows', 'list', '--type', 'charge', '--status', 'Running'));
+    const running = json<ListOutput>(await ops('workflows', 'list', '--type', 'charge', '--status', 'Running', '--limit', '1000'));
     assert.ok(running.workflows.every((w) => w.type === 'chargeWorkflow' && w.status === 'Running' && w.closeTime === null));
     const openRun = running.workflows.find((w) => w.workflowId === open.workflowId);
     assert.ok(openRun, `${open.workflowId} not in the Running list`);
