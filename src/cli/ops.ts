@@ -25,17 +25,26 @@
  *   npm run ops -- cases list [--status OPEN|RESOLVED] [--kind KIND] [--subject ID] [--limit 100]
  *   npm run ops -- cases get <caseId>
  *   npm run ops -- cases resolve <caseId> --action acknowledge|retry|release [--note TEXT]
+ *   npm run ops -- workflows list [--merchant ID] [--status Running|Completed|Failed|Canceled|Terminated|
+ *                                 ContinuedAsNew|TimedOut] [--type charge|withdrawal|infraction|
+ *                                 webhook-delivery|pix-key] [--limit 50]
+ *   npm run ops -- workflows show <workflowId> [--run <runId>] [--json]
  *
  * `callbacks redrive` puts parked callbacks back to RECEIVED; `reconcile` (and `redrive`, when it
  * can) then hands every due callback on at once, which needs TEMPORAL_ADDRESS and ACQUIRER_URL —
  * otherwise the API's own reconciler does it within INBOX_REDRIVE_INTERVAL_MS (README "The
  * callback inbox and reconciliation").
+ *
+ * `workflows list|show` read the deployment's Temporal (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE): the
+ * runs matching a visibility query, and one run's history as a table (`--json`: the raw history).
+ * `npm start`'s embedded server listens on a new port each start and keeps it to itself: give its
+ * address, from the "Temporal" line of the startup table, as TEMPORAL_ADDRESS (README "Commands").
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../config';
 import { openDatabase } from '../db';
-import { isAppError } from '../lib/errors';
+import { invalid, isAppError } from '../lib/errors';
 import { createLogger, type Logger } from '../lib/logger';
 import {
   addPixKeyBody,
@@ -66,6 +75,10 @@ import { openAcquirer } from '../acquirer';
 import { createCallbackInbox } from '../services/callback-inbox';
 import { connectTemporalClient } from '../temporal/connection';
 import { startPixKeyRegistration } from './pix-key-registration';
+import type { Client } from '@temporalio/client';
+import { WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from '../contracts/statuses';
+import { workflowListQuery, workflowShowQuery } from '../contracts/workflow-inspection';
+import { fetchWorkflowHistory, formatHistoryTable, historyAsJson, historyRows, listWorkflows } from '../services/workflow-inspection';
 
 interface Ops {
   knex: Knex;
@@ -318,6 +331,31 @@ export function buildProgram(): Command {
       }),
     );
 
+  // README "Commands", Inspecting workflows: every money movement is a workflow; its history says what happened.
+  const workflowsCmd = program.command('workflows').description("list the deployment's workflows, show one's history (needs TEMPORAL_ADDRESS)");
+  workflowsCmd
+    .command('list')
+    .option('--merchant <merchantId>', "one merchant's workflows (MerchantId search attribute)")
+    .option('--status <status>', WORKFLOW_EXECUTION_STATUSES.join(' | '))
+    .option('--type <type>', WORKFLOW_KINDS.join(' | '))
+    .option('--limit <n>', 'at most this many, newest start first (default 50)', integer)
+    .action((o: { merchant?: string; status?: string; type?: string; limit?: number }) => {
+      const q = input(workflowListQuery, { merchantId: o.merchant, status: o.status, type: o.type, limit: o.limit });
+      return runTemporal((client) => listWorkflows(client, q));
+    });
+  workflowsCmd
+    .command('show <workflowId>')
+    .option('--run <runId>', 'this run (default: the latest run of the workflow id)')
+    .option('--json', 'the raw history as proto3 JSON (as the Temporal UI downloads it)')
+    .description('the history of a run: time, event id, event type, activity/timer/signal, attempt, failure')
+    .action(async (workflowId: string, o: { run?: string; json?: boolean }) => {
+      const q = input(workflowShowQuery, { workflowId, runId: o.run });
+      return runTemporal(async (client) => {
+        const history = await fetchWorkflowHistory(client, q.workflowId, q.runId);
+        return o.json ? historyAsJson(history) : formatHistoryTable(historyRows(history));
+      });
+    });
+
   const ledger = program.command('ledger').description('inspect the ledger');
   ledger
     .command('check')
@@ -376,6 +414,31 @@ async function withWorkflowClients<T>(config: Config, fn: (workflows: WorkflowCl
   const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
   try {
     return await fn(createWorkflowClients(temporal.client, config));
+  } finally {
+    await temporal.close();
+  }
+}
+
+/**
+ * Runs `fn` against the deployment's Temporal and prints its result (a string as-is, anything else
+ * as JSON). Without TEMPORAL_ADDRESS there is nothing to ask: `npm start` keeps its embedded server's
+ * address to itself, so the operator must pass the one its startup table shows.
+ */
+async function runTemporal(fn: (client: Client) => Promise<unknown>): Promise<void> {
+  const config = loadConfig();
+  if (!config.TEMPORAL_ADDRESS) {
+    throw invalid(
+      "TEMPORAL_ADDRESS is not set: give the address of the service's Temporal server. For `npm start`'s embedded " +
+        'server that is the address on the "Temporal" line of its startup table (a new port each start), e.g. ' +
+        'TEMPORAL_ADDRESS=127.0.0.1:PORT npm run ops -- workflows list',
+    );
+  }
+  const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE).catch((err: unknown) => {
+    throw invalid(`Cannot reach Temporal at ${config.TEMPORAL_ADDRESS}: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  try {
+    const result = await fn(temporal.client);
+    process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await temporal.close();
   }

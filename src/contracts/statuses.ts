@@ -66,3 +66,14 @@ export type OperatorCaseKind = (typeof OPERATOR_CASE_KINDS)[number];
 /** What an operator may decide on a case; which ones a kind accepts is the service's rule. */
 export const OPERATOR_CASE_ACTIONS = ['acknowledge', 'retry', 'release'] as const;
 export type OperatorCaseAction = (typeof OPERATOR_CASE_ACTIONS)[number];
+
+/**
+ * A Temporal workflow execution's status, spelled as visibility queries spell it (README "Commands",
+ * `workflows list --status`): what `ExecutionStatus = '…'` accepts and what the list prints.
+ */
+export const WORKFLOW_EXECUTION_STATUSES = ['Running', 'Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut'] as const;
+export type WorkflowExecutionStatus = (typeof WORKFLOW_EXECUTION_STATUSES)[number];
+
+/** The kinds of workflow the worker runs, as operators name them (`workflows list --type`). */
+export const WORKFLOW_KINDS = ['charge', 'withdrawal', 'infraction', 'webhook-delivery', 'pix-key'] as const;
+export type WorkflowKind = (typeof WORKFLOW_KINDS)[number];

@@ -13,7 +13,12 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function runOps(databaseUrl: string, ...args: string[]): Promise<CliResult> {
+export function runOps(databaseUrl: string, ...args: string[]): Promise<CliResult> {
+  return runOpsWithEnv(databaseUrl, {}, ...args);
+}
+
+/** `runOps` with more environment, e.g. the TEMPORAL_ADDRESS of the run's test server. */
+export async function runOpsWithEnv(databaseUrl: string, extraEnv: Record<string, string>, ...args: string[]): Promise<CliResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args], {
       cwd: ROOT,
@@ -26,6 +31,7 @@ export async function runOps(databaseUrl: string, ...args: string[]): Promise<Cl
         ADMIN_PASSWORD: '',
         // Generated development secrets go to a scratch directory, not the checkout's .data/.
         DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
+        ...extraEnv,
       },
     });
     return { code: 0, stdout, stderr };
