@@ -74,6 +74,7 @@ import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
 import { createCallbackInbox } from '../services/callback-inbox';
 import { connectTemporalClient } from '../temporal/connection';
+import { readLocalAddress } from '../temporal/local-server';
 import { startPixKeyRegistration } from './pix-key-registration';
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from '../contracts/statuses';
@@ -410,8 +411,9 @@ async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; hande
  * without (the workflows then read the decision from the database on their next periodic check).
  */
 async function withWorkflowClients<T>(config: Config, fn: (workflows: WorkflowClients | undefined) => Promise<T>): Promise<T> {
-  if (!config.TEMPORAL_ADDRESS) return fn(undefined);
-  const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const address = temporalAddressOf(config);
+  if (!address) return fn(undefined);
+  const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE);
   try {
     return await fn(createWorkflowClients(temporal.client, config));
   } finally {
@@ -424,17 +426,25 @@ async function withWorkflowClients<T>(config: Config, fn: (workflows: WorkflowCl
  * as JSON). Without TEMPORAL_ADDRESS there is nothing to ask: `npm start` keeps its embedded server's
  * address to itself, so the operator must pass the one its startup table shows.
  */
+/**
+ * The Temporal the service uses: TEMPORAL_ADDRESS, else the embedded server of an `npm start`
+ * running on the same DATA_DIR (it writes its address there while it runs).
+ */
+function temporalAddressOf(config: Config): string | undefined {
+  return config.TEMPORAL_ADDRESS ?? readLocalAddress(config.DATA_DIR);
+}
+
 async function runTemporal(fn: (client: Client) => Promise<unknown>): Promise<void> {
   const config = loadConfig();
-  if (!config.TEMPORAL_ADDRESS) {
+  const address = temporalAddressOf(config);
+  if (!address) {
     throw invalid(
-      "TEMPORAL_ADDRESS is not set: give the address of the service's Temporal server. For `npm start`'s embedded " +
-        'server that is the address on the "Temporal" line of its startup table (a new port each start), e.g. ' +
-        'TEMPORAL_ADDRESS=127.0.0.1:PORT npm run ops -- workflows list',
+      "No Temporal to ask: TEMPORAL_ADDRESS is not set and no `npm start` is running on this DATA_DIR. Give the address of the service's " +
+        'Temporal server, e.g. TEMPORAL_ADDRESS=127.0.0.1:7233 npm run ops -- workflows list',
     );
   }
-  const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE).catch((err: unknown) => {
-    throw invalid(`Cannot reach Temporal at ${config.TEMPORAL_ADDRESS}: ${err instanceof Error ? err.message : String(err)}`);
+  const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE).catch((err: unknown) => {
+    throw invalid(`Cannot reach Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}`);
   });
   try {
     const result = await fn(temporal.client);

@@ -7,10 +7,12 @@
  * SIGTERM/SIGINT: stop accepting requests and drain them, shut the worker down (in-flight activities
  * finish), then stop whatever this process started; exit 0.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { loadConfig } from '../config';
 import { migrateLatest } from '../db';
 import { ensureAdmin } from '../services/admin-bootstrap';
-import { startLocalTemporal } from '../temporal/local-server';
+import { localAddressFile, startLocalTemporal } from '../temporal/local-server';
 import { startApi, startWorker } from '../runtime/processes';
 import { printStartupTable } from '../runtime/lifecycle';
 import { bootProcess, runEntryPoint } from '../runtime/entry-point';
@@ -32,11 +34,17 @@ runEntryPoint(async () => {
 
   let temporalAddress = config.TEMPORAL_ADDRESS;
   let temporalKind = 'configured';
+  let temporalHttp: string | undefined;
   if (!temporalAddress) {
     const local = await startLocalTemporal({ dataDir: config.DATA_DIR, logger, server: config.TEMPORAL_LOCAL_SERVER });
     own('temporal', () => local.stop());
     temporalAddress = local.address;
     temporalKind = local.kind;
+    temporalHttp = local.httpUrl;
+    const addressFile = localAddressFile(config.DATA_DIR);
+    fs.mkdirSync(path.dirname(addressFile), { recursive: true });
+    fs.writeFileSync(addressFile, `${local.address}\n`);
+    own('temporal address file', async () => fs.rmSync(addressFile, { force: true }));
   }
 
   const acquirer = await openAcquirer();
@@ -51,6 +59,7 @@ runEntryPoint(async () => {
     ['API', api.url],
     ['PostgreSQL', db.kind === 'embedded' ? `embedded (${db.location ?? `${config.DATA_DIR}/postgres`})` : 'DATABASE_URL'],
     ['Temporal', `${temporalAddress} (${temporalKind})`],
+    ...(temporalHttp ? [['Temporal HTTP API', `${temporalHttp}/api/v1/namespaces (npm run ops -- workflows list)`] as [string, string]] : []),
     ['Acquirer', acquirer.sandbox ? `${acquirer.url} (embedded simulator; sandbox on)` : acquirer.url],
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
     ['Metrics', `${api.url}/metrics${config.TEMPORAL_METRICS_ADDRESS ? `; Temporal SDK: http://${config.TEMPORAL_METRICS_ADDRESS}/metrics` : ''}`],

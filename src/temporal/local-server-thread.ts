@@ -1,7 +1,8 @@
 /**
  * Worker-thread side of the embedded Temporal server (local-server.ts): runs the project's server
  * on this thread's own event loop, so its gRPC and history work never delays an API request.
- * Posts `{port}` once listening (or `{error}`), and closes the server when told `stop`.
+ * Posts `{port, httpPort}` once listening (gRPC and its HTTP API; or `{error}`), and closes the
+ * server when told `stop`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../lib/logger';
@@ -12,13 +13,13 @@ export interface LocalServerThreadData {
   logLevel: string;
 }
 
-export type LocalServerThreadMessage = { port: number } | { error: string } | { stopped: true };
+export type LocalServerThreadMessage = { port: number; httpPort?: number } | { error: string } | { stopped: true };
 
 const port = parentPort;
 if (port) {
   const data = workerData as LocalServerThreadData;
   const logger = createLogger({ level: data.logLevel as 'info' }).child({ component: 'temporal-server' });
-  startServer({ port: 0, host: '127.0.0.1', timeSkipping: false, logger, dbFilename: data.dbFilename }).then(
+  startServer({ port: 0, httpPort: 0, host: '127.0.0.1', timeSkipping: false, logger, dbFilename: data.dbFilename }).then(
     (server) => {
       port.on('message', (msg: unknown) => {
         if (msg !== 'stop') return;
@@ -27,7 +28,7 @@ if (port) {
           port.postMessage(stopped);
         });
       });
-      const ready: LocalServerThreadMessage = { port: server.port };
+      const ready: LocalServerThreadMessage = { port: server.port, httpPort: server.httpPort };
       port.postMessage(ready);
     },
     (err: unknown) => {

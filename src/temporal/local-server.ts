@@ -9,6 +9,7 @@
  * server through @temporalio/testing instead (downloaded on first use; needs internet), persisted
  * to `<DATA_DIR>/temporal.db`.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -18,8 +19,27 @@ import { workerBootstrap } from '../lib/threads';
 
 export interface LocalTemporal {
   address: string;
+  /** The embedded server's HTTP API (grpc-gateway surface), `http://host:port`; none for the CLI's. */
+  httpUrl?: string;
   kind: 'temporal-cli-dev-server' | 'pixflow-durable-server';
   stop(): Promise<void>;
+}
+
+/**
+ * Where `npm start` writes its embedded Temporal's address while it runs (a new port each start),
+ * so `npm run ops -- workflows …` beside it needs no TEMPORAL_ADDRESS.
+ */
+export function localAddressFile(dataDir: string): string {
+  return path.join(dataDir, 'temporal', 'address');
+}
+
+/** The address `npm start` wrote, if one is running under `dataDir`. */
+export function readLocalAddress(dataDir: string): string | undefined {
+  try {
+    return fs.readFileSync(localAddressFile(dataDir), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where the embedded server keeps its journal. */
@@ -62,6 +82,7 @@ export async function startLocalTemporal(opts: { dataDir: string; logger: Logger
   }
   return {
     address: `127.0.0.1:${first.port}`,
+    httpUrl: first.httpPort ? `http://127.0.0.1:${first.httpPort}` : undefined,
     kind: 'pixflow-durable-server',
     stop: async () => {
       const stopped = next().catch(() => undefined);

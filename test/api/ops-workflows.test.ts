@@ -9,6 +9,10 @@ import { Worker } from '@temporalio/worker';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { getTestDb } from '../support/db';
 import { runOpsWithEnv, type CliResult } from '../support/ops-cli';
+import { localAddressFile } from '../../src/temporal/local-server';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { workflowBundle } from '../support/temporal';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
@@ -168,7 +172,21 @@ describe('ops CLI: workflows list and show', function () {
     assert.match(errorOf(await ops('workflows', 'list', '--merchant', "x' OR WorkflowId != '")), /^merchantId must be/);
     assert.match(errorOf(await ops('workflows', 'list', '--limit', '0')), /^limit must be >= 1/);
     assert.equal(errorOf(await ops('workflows', 'show', 'charge-chg_nope')), 'Workflow charge-chg_nope not found');
-    const noAddress = await runOpsWithEnv(databaseUrl, { TEMPORAL_ADDRESS: '' }, 'workflows', 'list');
-    assert.match(errorOf(noAddress), /TEMPORAL_ADDRESS is not set.*`npm start`.*"Temporal" line of its startup table/);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-ops-workflows-'));
+    const noAddress = await runOpsWithEnv(databaseUrl, { TEMPORAL_ADDRESS: '', DATA_DIR: dataDir }, 'workflows', 'list');
+    assert.match(errorOf(noAddress), /^No Temporal to ask: TEMPORAL_ADDRESS is not set and no `npm start` is running on this DATA_DIR/);
+  });
+
+  it('beside `npm start`, finds its embedded Temporal by the address it writes under DATA_DIR', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-ops-workflows-'));
+    fs.mkdirSync(path.dirname(localAddressFile(dataDir)), { recursive: true });
+    fs.writeFileSync(localAddressFile(dataDir), `${s.env.address}\n`);
+    try {
+      const listed = await runOpsWithEnv(databaseUrl, { TEMPORAL_ADDRESS: '', DATA_DIR: dataDir, TEMPORAL_NAMESPACE: s.env.namespace ?? 'default' }, 'workflows', 'list', '--limit', '1');
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.ok(Array.isArray((JSON.parse(listed.stdout) as { workflows: unknown[] }).workflows));
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -75,6 +75,15 @@ describe('npm start (embedded defaults)', function () {
     assert.match(output, /pixflow is running/);
   });
 
+  it("prints its embedded Temporal's HTTP API, which answers, and writes its address for the ops CLI", async () => {
+    const http = /Temporal HTTP API\s+\|?\s*(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    assert.ok(http, `the startup table names the HTTP API:\n${output}`);
+    const namespaces = await json(await fetch(`${http}/api/v1/namespaces`));
+    assert.ok(JSON.stringify(namespaces).includes('"default"'), JSON.stringify(namespaces));
+    const address = fs.readFileSync(path.join(dataDir, 'temporal', 'address'), 'utf8').trim();
+    assert.match(output, new RegExp(address.replace(/\./g, '\\.')));
+  });
+
   it('lets the bootstrapped admin create a merchant whose user creates a working API key', async () => {
     const post = (p: string, body: unknown, token?: string) =>
       fetch(`${base}${p}`, {
@@ -173,5 +182,6 @@ describe('npm start (embedded defaults)', function () {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
+    assert.equal(fs.existsSync(path.join(dataDir, 'temporal', 'address')), false, 'no stale address for the ops CLI');
   });
 });
