@@ -8,14 +8,16 @@
  *   temporal-test-server server start-dev --port P [--namespace N] [--ip I] [--db-filename F] ...
  *       Drop-in for the Temporal CLI dev server as spawned by `TestWorkflowEnvironment.createLocal`:
  *       real time; with --db-filename, durable. UI, logging and dynamic-config flags are accepted
- *       and ignored (there is no UI); other unknown flags are ignored with one warning.
+ *       and ignored (there is no UI); --search-attribute Name=Type registers a search attribute; other unknown flags are ignored with one warning.
  * Exits cleanly on SIGTERM/SIGINT.
  *
  * TEMPORAL_TEST_SERVER_PARK_IDLE_MS=<ms> sets how soon idle runs are parked (README, "Memory per
  * idle run"; 0 = never) in every mode, time skipping included: the way to run any test suite with
  * parking forced on everywhere.
  */
-import { consoleLogger, startServer, type ServerOptions } from './index';
+import { consoleLogger, startServer, type ServerOptions, type ValueType } from './index';
+
+const valueTypes: ValueType[] = ['Keyword', 'KeywordList', 'Text', 'Int', 'Double', 'Bool', 'Datetime'];
 
 function usage(msg: string): never {
   process.stderr.write(
@@ -29,7 +31,7 @@ function usage(msg: string): never {
 export type CliOptions = ServerOptions & { quiet: boolean; warnings: string[] };
 
 /** Dev-server flags that take a value and are accepted without effect (no UI, our own logging). */
-const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--search-attribute', '--http-port', '--metrics-port', '--sqlite-pragma', '--config']);
+const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--http-port', '--metrics-port', '--sqlite-pragma', '--config']);
 const devIgnoredFlags = new Set(['--headless', '--log-config']);
 
 /** `server start-dev ...` as the Temporal CLI takes it (and as sdk-core spawns it). */
@@ -38,6 +40,7 @@ function parseStartDev(argv: string[]): CliOptions {
   let host = '127.0.0.1';
   let dbFilename: string | undefined;
   const namespaces: string[] = [];
+  const searchAttributes: Record<string, ValueType> = {};
   const unknown: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i];
@@ -49,6 +52,13 @@ function parseStartDev(argv: string[]): CliOptions {
     else if (flag === '--ip') host = value();
     else if (flag === '--namespace' || flag === '-n') namespaces.push(value());
     else if (flag === '--db-filename' || flag === '-f') dbFilename = value();
+    else if (flag === '--search-attribute') {
+      // `Name=Type`, as the CLI takes it (Keyword, Text, Int, Double, Bool, Datetime, KeywordList).
+      const [name, type] = value().split('=');
+      const t = valueTypes.find((v) => v.toLowerCase() === (type ?? '').toLowerCase());
+      if (!name || !t) usage(`--search-attribute takes Name=Type, Type one of ${valueTypes.join(', ')}`);
+      searchAttributes[name] = t;
+    }
     else if (devIgnoredWithValue.has(flag)) value();
     else if (devIgnoredFlags.has(flag)) continue;
     else {
@@ -59,7 +69,7 @@ function parseStartDev(argv: string[]): CliOptions {
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage('--port must be a port number');
   const warnings = unknown.length > 0 ? [`temporal-test-server: ignoring unsupported start-dev arguments: ${unknown.join(' ')}`] : [];
-  return { port, host, dbFilename, namespaces, timeSkipping: false, startLocked: false, quiet: true, warnings };
+  return { port, host, dbFilename, namespaces, searchAttributes, timeSkipping: false, startLocked: false, quiet: true, warnings };
 }
 
 export function parseArgs(argv: string[]): CliOptions {
