@@ -12,9 +12,10 @@ import { defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/
 import type { PaymentNotice, RefundSettledNotice } from '../../workflows/charge-types';
 import { chargeWorkflowId } from './workflow-ids';
 import { recordWorkflowStartFailure } from '../observability/metrics';
+import { ENTITY_ID_ATTRIBUTE_NAME, MERCHANT_ID_ATTRIBUTE_NAME } from './search-attribute-names';
 
-export const MERCHANT_ID_ATTRIBUTE = defineSearchAttributeKey('MerchantId', 'KEYWORD');
-export const ENTITY_ID_ATTRIBUTE = defineSearchAttributeKey('EntityId', 'KEYWORD');
+export const MERCHANT_ID_ATTRIBUTE = defineSearchAttributeKey(MERCHANT_ID_ATTRIBUTE_NAME, 'KEYWORD');
+export const ENTITY_ID_ATTRIBUTE = defineSearchAttributeKey(ENTITY_ID_ATTRIBUTE_NAME, 'KEYWORD');
 
 /** The charge a message is about: both ids name the workflow and tag it. */
 export interface ChargeRef {

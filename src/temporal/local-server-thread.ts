@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../lib/logger';
 import { startServer } from '@pixflow/temporal-test-server';
+import { ENTITY_ID_ATTRIBUTE_NAME, MERCHANT_ID_ATTRIBUTE_NAME } from './search-attribute-names';
 
 export interface LocalServerThreadData {
   dbFilename: string;
@@ -19,7 +20,17 @@ const port = parentPort;
 if (port) {
   const data = workerData as LocalServerThreadData;
   const logger = createLogger({ level: data.logLevel as 'info' }).child({ component: 'temporal-server' });
-  startServer({ port: 0, httpPort: 0, host: '127.0.0.1', timeSkipping: false, logger, dbFilename: data.dbFilename }).then(
+  startServer({
+    port: 0,
+    httpPort: 0,
+    host: '127.0.0.1',
+    timeSkipping: false,
+    logger,
+    dbFilename: data.dbFilename,
+    // The search attributes our workflows carry, known before the first run sets them (docker-compose
+    // registers the same), so `MerchantId = '…'` is a valid filter on a fresh server.
+    searchAttributes: { [MERCHANT_ID_ATTRIBUTE_NAME]: 'Keyword', [ENTITY_ID_ATTRIBUTE_NAME]: 'Keyword' },
+  }).then(
     (server) => {
       port.on('message', (msg: unknown) => {
         if (msg !== 'stop') return;

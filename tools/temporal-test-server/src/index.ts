@@ -14,8 +14,10 @@ import { workflowService } from './rpc/workflow-service';
 import { afterCommit, Journal } from './persistence/journal';
 import type { Handler } from './rpc/grpc';
 import { Store } from './store';
+import type { ValueType } from './visibility/query';
 
 export type { Logger } from './logger';
+export type { ValueType } from './visibility/query';
 export { consoleLogger, silentLogger } from './logger';
 
 export interface ServerOptions {
@@ -40,6 +42,11 @@ export interface ServerOptions {
   dbFilename?: string;
   /** Namespaces to create at start if missing (the dev server's `--namespace`). */
   namespaces?: string[];
+  /**
+   * Custom search attributes known before any run sets one (the dev server's `--search-attribute
+   * Name=Type`), so a filter on them is valid on an empty server (README, "Visibility").
+   */
+  searchAttributes?: Record<string, ValueType>;
   /**
    * Park runs idle in a first-task delay after this many ms of wall time (src/dormant.ts,
    * README "Memory per idle run"); 0 = never. Default 1000 in real-time mode, 0 with time skipping.
@@ -76,6 +83,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onError: (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'timer callback failed'),
   });
   const store = new Store(clock, logger);
+  for (const [name, type] of Object.entries(opts.searchAttributes ?? {})) store.visibility.register(name, type);
   store.parkIdleAfterMs = Math.max(0, opts.parkIdleAfterMs ?? (timeSkipping ? 0 : 1000));
   let journal: Journal | undefined;
   if (opts.dbFilename) {

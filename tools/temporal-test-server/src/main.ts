@@ -8,7 +8,8 @@
  *   temporal-test-server server start-dev --port P [--namespace N] [--ip I] [--db-filename F] [--http-port H] ...
  *       Drop-in for the Temporal CLI dev server as spawned by `TestWorkflowEnvironment.createLocal`:
  *       real time; with --db-filename, durable. UI, logging and dynamic-config flags are accepted
- *       and ignored (there is no UI); other unknown flags are ignored with one warning.
+ *       and ignored (there is no UI); --search-attribute Name=Type registers a search attribute;
+ *       other unknown flags are ignored with one warning.
  *   --http-port H serves the HTTP API on H (README "HTTP API"), as the dev server does.
  * Exits cleanly on SIGTERM/SIGINT.
  *
@@ -16,7 +17,9 @@
  * idle run"; 0 = never) in every mode, time skipping included: the way to run any test suite with
  * parking forced on everywhere.
  */
-import { consoleLogger, startServer, type ServerOptions } from './index';
+import { consoleLogger, startServer, type ServerOptions, type ValueType } from './index';
+
+const valueTypes: ValueType[] = ['Keyword', 'KeywordList', 'Text', 'Int', 'Double', 'Bool', 'Datetime'];
 
 function usage(msg: string): never {
   process.stderr.write(
@@ -30,7 +33,7 @@ function usage(msg: string): never {
 export type CliOptions = ServerOptions & { quiet: boolean; warnings: string[] };
 
 /** Dev-server flags that take a value and are accepted without effect (no UI, our own logging). */
-const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--search-attribute', '--metrics-port', '--sqlite-pragma', '--config']);
+const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--metrics-port', '--sqlite-pragma', '--config']);
 const devIgnoredFlags = new Set(['--headless', '--log-config']);
 
 /** `server start-dev ...` as the Temporal CLI takes it (and as sdk-core spawns it). */
@@ -40,6 +43,7 @@ function parseStartDev(argv: string[]): CliOptions {
   let dbFilename: string | undefined;
   let httpPort: number | undefined;
   const namespaces: string[] = [];
+  const searchAttributes: Record<string, ValueType> = {};
   const unknown: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i];
@@ -52,6 +56,13 @@ function parseStartDev(argv: string[]): CliOptions {
     else if (flag === '--namespace' || flag === '-n') namespaces.push(value());
     else if (flag === '--db-filename' || flag === '-f') dbFilename = value();
     else if (flag === '--http-port') httpPort = Number(value());
+    else if (flag === '--search-attribute') {
+      // `Name=Type`, as the CLI takes it (Keyword, Text, Int, Double, Bool, Datetime, KeywordList).
+      const [name, type] = value().split('=');
+      const t = valueTypes.find((v) => v.toLowerCase() === (type ?? '').toLowerCase());
+      if (!name || !t) usage(`--search-attribute takes Name=Type, Type one of ${valueTypes.join(', ')}`);
+      searchAttributes[name] = t;
+    }
     else if (devIgnoredWithValue.has(flag)) value();
     else if (devIgnoredFlags.has(flag)) continue;
     else {
@@ -63,7 +74,7 @@ function parseStartDev(argv: string[]): CliOptions {
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage('--port must be a port number');
   if (httpPort !== undefined && !isPort(httpPort)) usage('--http-port must be a port number');
   const warnings = unknown.length > 0 ? [`temporal-test-server: ignoring unsupported start-dev arguments: ${unknown.join(' ')}`] : [];
-  return { port, host, dbFilename, namespaces, httpPort, timeSkipping: false, startLocked: false, quiet: true, warnings };
+  return { port, host, dbFilename, namespaces, httpPort, searchAttributes, timeSkipping: false, startLocked: false, quiet: true, warnings };
 }
 
 function isPort(n: number): boolean {

@@ -22,6 +22,8 @@ import {
   type Payloads,
 } from './proto';
 import { normalizeRetryPolicy, type RetryPolicy } from './retry';
+import type { VisRow } from './visibility/query';
+import { Visibility } from './visibility/visibility';
 
 type PollWftResponse = temporal.api.workflowservice.v1.PollWorkflowTaskQueueResponse.$Properties;
 type PollActivityResponse = temporal.api.workflowservice.v1.PollActivityTaskQueueResponse.$Properties;
@@ -96,6 +98,11 @@ export class Store {
    */
   private chains = new Map<string, Map<string, Chain>>();
   private runs = new Map<string, Execution | DormantRun>();
+  /** Visibility rows and indexes (src/visibility/visibility.ts); a workflow id's runs are its chain. */
+  readonly visibility = new Visibility((namespace, workflowId) => {
+    const c = this.chains.get(namespace)?.get(workflowId);
+    return c === undefined ? [] : Array.isArray(c) ? c.map((r) => r.runId) : [c.runId];
+  });
   /**
    * Parking (src/dormant.ts): runs become candidates when their first-task delay begins, and
    * `parkIdle` parks those still parkable one call later. Off (0) unless the server sets it.
@@ -225,6 +232,7 @@ export class Store {
   private createRun(p: RunParams, signal?: StartOptions['signal']): Execution {
     const run = new Execution(this, p);
     this.addRun(run);
+    this.visibility.put(run);
     this.journal?.runCreated({ namespace: p.namespace, workflowId: p.workflowId, runId: p.runId, requestId: p.requestId });
     run.start(signal);
     this.logger.info(
@@ -294,6 +302,7 @@ export class Store {
       },
       'workflow closed',
     );
+    this.visibility.put(run);
     this.packLater(run);
     if (run.parent && !run.nextRunId) {
       const parentRun = this.live(this.runs.get(run.parent.runId));
@@ -343,22 +352,16 @@ export class Store {
   }
 
   /**
-   * Visibility: every run of a namespace, newest first, matching a simple filter. Parked runs stay
-   * parked (a count or a listing of many idle runs must not wake them all): `runOf` wakes the
-   * ones a page actually shows.
+   * Visibility: every run of a namespace matching a list filter, in list order (newest start
+   * first unless the query orders otherwise). Rows are not runs: parked runs stay parked (a count
+   * or a listing of many idle runs must not wake them all); `runOf` wakes the ones a page shows.
    */
-  list(namespace: string, query: string): RunView[] {
-    const match = parseListQuery(query);
-    const out: RunView[] = [];
-    for (const run of this.runs.values()) {
-      if (run.namespace === namespace && match(run)) out.push(run);
-    }
-    // Newest start first, then by run id: a total order, so that list pages can resume after a run.
-    return out.sort((a, b) => b.startTime - a.startTime || (a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0));
+  list(namespace: string, query: string): VisRow[] {
+    return this.visibility.all(namespace, query);
   }
 
-  /** The run behind a visibility entry of `list`, woken if it is parked. */
-  runOf(view: RunView): Execution {
+  /** The run behind a visibility row, woken if it is parked. */
+  runOf(view: { runId: string }): Execution {
     const run = this.live(this.runs.get(view.runId));
     if (!run) throw notFound(`workflow execution not found for run ID "${view.runId}"`);
     return run;
@@ -376,6 +379,7 @@ export class Store {
       const retention = this.namespaces.get(run.namespace)?.retentionMs ?? 24 * 3600 * 1000;
       if (now - run.closeTime < retention) continue;
       this.runs.delete(runId);
+      this.visibility.remove(run.namespace, runId);
       this.journal?.purged(runId);
       const byId = this.chains.get(run.namespace);
       const chain = byId?.get(run.workflowId);
@@ -407,6 +411,8 @@ export class Store {
       run.spans = rec.spans;
       this.addRun(run);
       run.restoreState(rec.events, replay(p, rec.events, rec.state));
+      // Visibility is rebuilt from the runs: status, close time and upserted attributes come from history.
+      this.visibility.put(run);
       if (run.isOpen) open++;
       else this.packLater(run);
       // Parked at once: a restart with many runs waiting out a delay never holds them all live.
@@ -592,49 +598,4 @@ export function timeouts(
   if (taskTimeoutMs > MAX_TASK_TIMEOUT) taskTimeoutMs = MAX_TASK_TIMEOUT;
   if (runTimeoutMs && taskTimeoutMs > runTimeoutMs) taskTimeoutMs = runTimeoutMs;
   return { executionTimeoutMs, runTimeoutMs, taskTimeoutMs };
-}
-
-const statusNames: Record<string, number> = {
-  running: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING,
-  completed: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED,
-  failed: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED,
-  canceled: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CANCELED,
-  cancelled: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CANCELED,
-  terminated: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED,
-  continuedasnew: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
-  timedout: WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
-};
-
-/**
- * The list-filter subset we support: `Field = 'value'` terms joined by AND, for WorkflowId,
- * WorkflowType, ExecutionStatus, TaskQueue and RunId. Anything else is INVALID_ARGUMENT.
- */
-export function parseListQuery(query: string): (run: RunView) => boolean {
-  const q = query.trim();
-  if (!q) return () => true;
-  const terms = q.split(/\s+and\s+/i);
-  const preds = terms.map((term) => {
-    const m = /^\(?\s*`?(\w+)`?\s*=\s*(?:'([^']*)'|"([^"]*)")\s*\)?$/.exec(term.trim());
-    if (!m) throw invalidArgument(`Unsupported list filter: ${term}`);
-    const field = m[1];
-    const value = m[2] ?? m[3] ?? '';
-    switch (field) {
-      case 'WorkflowId':
-        return (r: RunView) => r.workflowId === value;
-      case 'WorkflowType':
-        return (r: RunView) => r.workflowType === value;
-      case 'RunId':
-        return (r: RunView) => r.runId === value;
-      case 'TaskQueue':
-        return (r: RunView) => r.taskQueue === value;
-      case 'ExecutionStatus': {
-        const s = statusNames[value.toLowerCase().replace(/[_\s]/g, '')];
-        if (s === undefined) throw invalidArgument(`Unknown ExecutionStatus: ${value}`);
-        return (r: RunView) => r.status === s;
-      }
-      default:
-        throw invalidArgument(`Unsupported list filter field: ${field}`);
-    }
-  });
-  return (run) => preds.every((p) => p(run));
 }

@@ -22,12 +22,13 @@ describe('temporal-test-server: dev-server shape (createLocal)', function () {
       server: {
         namespace: 'dev-local',
         executable: { type: 'existing-path', path: TEST_SERVER_LAUNCHER },
-        // Accepted and ignored as the CLI takes them (any search attribute is accepted anyway).
+        // Registered as the CLI does: a filter on it is valid before any run sets it.
         extraArgs: ['--search-attribute', 'MerchantId=Keyword'],
       },
     });
     try {
       assert.equal(env.supportsTimeSkipping, false);
+      assert.equal((await env.client.workflow.count(`MerchantId = 'none-yet'`)).count, 0);
       const taskQueue = uniqueTaskQueue('dev');
       const worker = await Worker.create({
         connection: env.nativeConnection,
@@ -79,7 +80,9 @@ describe('temporal-test-server: dev-server shape (createLocal)', function () {
       'server', 'start-dev', '--port', '7299', '--namespace', 'ns1', '--ip', '0.0.0.0', '--db-filename', '/tmp/x.db',
       '--headless', '--ui-port', '8233', '--log-format', 'json', '--log-level', 'warn',
       '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true', '--bogus', 'v', '--other',
+      '--search-attribute', 'MerchantId=Keyword', '--search-attribute=Amount=int',
     ]);
+    assert.deepEqual(opts.searchAttributes, { MerchantId: 'Keyword', Amount: 'Int' });
     assert.equal(opts.port, 7299);
     assert.equal(opts.host, '0.0.0.0');
     assert.deepEqual(opts.namespaces, ['ns1']);

@@ -228,8 +228,22 @@ function errorHeaders(code: number, details: string): [string, string][] {
     ['grpc-accept-encoding', 'identity'],
     ['grpc-status', String(code)],
     // Bounded so that the answer fits one frame of the smallest size a peer may ask for.
-    ['grpc-message', encodeURIComponent(details.length > 2000 ? `${details.slice(0, 2000)}…` : details)],
+    ['grpc-message', percentEncode(details.length > 2000 ? `${details.slice(0, 2000)}…` : details)],
   ];
+}
+
+/**
+ * grpc-message as the gRPC spec encodes it: only '%' and bytes outside printable ASCII. grpc-js
+ * (the TS client) decodes it with `decodeURI`, which leaves an encoded ':' or '=' as it is, so
+ * encodeURIComponent showed a message like `invalid query%3A …` to every TS caller.
+ */
+function percentEncode(s: string): string {
+  if (/^[\x20-\x24\x26-\x7e]*$/.test(s)) return s;
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }
 
 /** One unary call in progress; it is also the handler's `CallContext`. */

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { invalidArgument, notFound, RpcError, status } from '../errors';
-import type { RunView } from '../dormant';
 import type { Execution } from '../execution';
 import { durationMs, encodeMessage, long, msDuration, msTimestamp, temporal, WorkflowExecutionStatus, type HistoryMsg } from '../proto';
 import { normalizeRetryPolicy } from '../retry';
@@ -14,6 +13,7 @@ import { timeouts, type StartOptions, type Store } from '../store';
 import { decodeToken } from '../tokens';
 import { handler, type CallContext, type Handler } from './grpc';
 import { updateService } from './update-service';
+import { countAnswer, listPage, searchAttributeKeys } from './visibility-service';
 
 import ws = temporal.api.workflowservice.v1;
 
@@ -115,7 +115,7 @@ export function workflowService(store: Store, serverVersion: string): Record<str
         upsertMemo: true,
         eagerWorkflowStart: true,
         sdkMetadata: true,
-        countGroupByExecutionStatus: false,
+        countGroupByExecutionStatus: true,
         nexus: false,
       },
     })),
@@ -395,28 +395,16 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       return {};
     }),
 
-    ListWorkflowExecutions: handler<ws.IListWorkflowExecutionsRequest>((req) => {
-      store.requireNamespace(req.namespace);
-      const runs = store.list(req.namespace ?? '', req.query ?? '');
-      const after = parseListToken(req.nextPageToken);
-      // Keyset pages, as the real server's visibility: the next page starts after the last run
-      // returned, wherever it now is. With an offset, runs leaving the filter while a client walks
-      // the pages (terminating every `ExecutionStatus = 'Running'` run it lists) shifted the rest
-      // back, and a page of them was never seen.
-      const from = after ? runs.findIndex((r) => listsBefore(after, r)) : 0;
-      const size = req.pageSize && req.pageSize > 0 ? req.pageSize : 1000;
-      const page = from < 0 ? [] : runs.slice(from, from + size);
-      const last = page[page.length - 1];
-      const next = last && from + size < runs.length ? Buffer.from(`after:${last.startTime}:${last.runId}`) : Buffer.alloc(0);
-      return { executions: page.map((r) => store.runOf(r).info()), nextPageToken: next };
-    }),
+    ListWorkflowExecutions: handler<ws.IListWorkflowExecutionsRequest>((req) => listPage(store, req)),
+    // Deprecated twin of List (unordered in the real server); same filter, same pages.
+    ScanWorkflowExecutions: handler<ws.IScanWorkflowExecutionsRequest>((req) => listPage(store, req)),
 
     CountWorkflowExecutions: handler<ws.ICountWorkflowExecutionsRequest>((req) => {
       store.requireNamespace(req.namespace);
-      return { count: long(store.list(req.namespace ?? '', req.query ?? '').length) };
+      return countAnswer(store.visibility.count(req.namespace ?? '', req.query ?? ''));
     }),
 
-    GetSearchAttributes: handler<ws.IGetSearchAttributesRequest>(() => ({ keys: {} })),
+    GetSearchAttributes: handler<ws.IGetSearchAttributesRequest>(() => ({ keys: searchAttributeKeys(store) })),
 
     ShutdownWorker: handler<ws.IShutdownWorkerRequest>((req) => {
       store.requireNamespace(req.namespace);
@@ -460,19 +448,6 @@ function parseBeforeToken(token: Uint8Array | null | undefined): number | undefi
   const m = /^before:(\d+)$/.exec(Buffer.from(token).toString('utf8'));
   if (!m) throw invalidArgument('Malformed next page token');
   return Math.max(0, Number(m[1]) - 1);
-}
-
-/** The last run of the previous page of a list (`after:<startTime>:<runId>`), or undefined for the first page. */
-function parseListToken(token: Uint8Array | null | undefined): { startTime: number; runId: string } | undefined {
-  if (!token || token.length === 0) return undefined;
-  const m = /^after:(\d+):(.+)$/.exec(Buffer.from(token).toString('utf8'));
-  if (!m) throw invalidArgument('Malformed next page token');
-  return { startTime: Number(m[1]), runId: m[2] ?? '' };
-}
-
-/** Whether `r` comes after `last` in the list's order (`Store.list`: newest start first, then run id). */
-function listsBefore(last: { startTime: number; runId: string }, r: RunView): boolean {
-  return r.startTime < last.startTime || (r.startTime === last.startTime && r.runId < last.runId);
 }
 
 /** A closed run's close event (its last), as the one-event history the result long poll expects. */

@@ -133,6 +133,7 @@ export class Commands {
         run.searchAttributes = {
           indexedFields: { ...(run.searchAttributes.indexedFields ?? {}), ...(sa.indexedFields ?? {}) },
         };
+        run.store.visibility.put(run);
         run.append({
           eventType: EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
           upsertWorkflowSearchAttributesEventAttributes: { searchAttributes: sa, workflowTaskCompletedEventId: wfc },
