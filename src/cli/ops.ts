@@ -28,8 +28,8 @@
  *
  * `callbacks redrive` puts parked callbacks back to RECEIVED; `reconcile` (and `redrive`, when it
  * can) then hands every due callback on at once, which needs TEMPORAL_ADDRESS and ACQUIRER_URL —
- * otherwise the API's own reconciler does it within INBOX_REDRIVE_INTERVAL_MS (README "The
- * callback inbox and reconciliation").
+ * otherwise the API's own reconciler does it within INBOX_REDRIVE_INTERVAL_MS
+ * (docs/operations.md "The callback inbox and reconciliation").
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
@@ -180,7 +180,7 @@ export function buildProgram(): Command {
     .description("every login token (JWT) of the merchant's users stops working at once")
     .action((merchantId: string) => run(({ access }) => access.revokeMerchantTokens(CLI_ACTOR, merchantId)));
 
-  // README "Auth hardening": disable users and revoke their login tokens.
+  // docs/api.md "Auth hardening": disable users and revoke their login tokens.
   const users = program.command('users').description('list users, disable them, revoke their login tokens');
   users.command('list <merchantId>').action((merchantId: string) => run(async ({ access }) => ({ users: await access.listMerchantUsers(merchantId) })));
   users
@@ -287,7 +287,7 @@ export function buildProgram(): Command {
       }),
     );
 
-  // README "Operator cases": what a workflow left for an operator, and the operator's decision.
+  // docs/operations.md "Operator cases": what a workflow left for an operator, and the operator's decision.
   const cases = program.command('cases').description('operator cases: list, inspect, resolve');
   cases
     .command('list')
@@ -321,7 +321,7 @@ export function buildProgram(): Command {
   const ledger = program.command('ledger').description('inspect the ledger');
   ledger
     .command('check')
-    .description('verify the ledger invariant (README "Checking the books"); exits 1 on any violation')
+    .description('verify the ledger invariant (docs/operations.md "Checking the books"); exits 1 on any violation')
     .option('--merchant-id <id...>', 'limit the check to these merchants')
     .action((o: { merchantId?: string[] }) =>
       run(async ({ knex }) => {
