@@ -1,5 +1,5 @@
 // Memory census of the `npm start` service under bench/external.ts
-// (docs/performance.md "Where a charge's time goes", Memory). A preload, plain JavaScript so that it runs in every thread without tsx:
+// (docs/performance.md "Memory"). A preload, plain JavaScript so that it runs in every thread without tsx:
 //
 //   CENSUS_DIR=/tmp/census NODE_OPTIONS="--require $PWD/bench/memory-census.cjs" npx tsx bench/external.ts --seconds 8
 //

@@ -79,7 +79,7 @@ const envSchema = z.object({
    * The API's charge workflow calls go through a Temporal client on a thread of its own
    * (docs/performance.md "Where a charge's time goes"). Off by default: that thread's isolate, with its own copy of the
    * Temporal client, protobuf definitions and gRPC, cost about 50 MB resident for about 0.3 ms of
-   * main-thread CPU per charge (docs/performance.md "Where a charge's time goes", Memory).
+   * main-thread CPU per charge (docs/performance.md "Memory").
    */
   TEMPORAL_CLIENT_THREAD: boolFrom(false),
   /**
@@ -91,7 +91,7 @@ const envSchema = z.object({
   /**
    * Worker threads that render the charges' QR images (0: on the API's main thread). 0 by default:
    * one thread's isolate costs more resident memory (about 10 MB) than its 0.3 ms of main-thread CPU
-   * per charge is worth on a small machine (docs/performance.md "Where a charge's time goes", Memory).
+   * per charge is worth on a small machine (docs/performance.md "Memory").
    */
   QR_THREADS: intFrom(0, 0, 16),
   /** Unset → the acquirer simulator, in-process on a local port. */

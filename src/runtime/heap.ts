@@ -1,5 +1,5 @@
 /**
- * V8 heap settings of the service's processes (docs/performance.md "Where a charge's time goes", Memory).
+ * V8 heap settings of the service's processes (docs/performance.md "Memory").
  *
  * Every isolate of `npm start` (the API's main thread, the embedded Temporal server's thread, the
  * SDK's workflow thread, the charge workflow client, the simulator, the QR renderer) has a heap
@@ -40,7 +40,7 @@ export const MAIN_SEMI_SPACE_MB = 4;
  * default of 4 on this 2-core machine oversubscribes the cores: in alternated POST runs
  * (2026-11-25, quiet) that background CPU was 0.53–0.76 ms per charge with 1 thread against
  * 1.01–1.03 ms with 4, and the whole process 1.6–2.1 against 2.2 ms
- * (docs/performance.md "Where a charge's time goes", Today). Node's option, so it can only be set on the command line.
+ * (docs/performance.md "Memory"). Node's option, so it can only be set on the command line.
  */
 export const V8_POOL_SIZE = 1;
 /**

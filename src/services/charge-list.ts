@@ -18,7 +18,7 @@ import { turnBatcher } from '../lib/batcher';
 
 /**
  * The list reads of one event-loop turn, as one statement per kind of page
- * (docs/performance.md "Where a read's time goes", Balance reads: one round trip and one wake-up of a PostgreSQL backend for many
+ * (docs/performance.md "Where a read's time goes", one statement per turn: one round trip and one wake-up of a PostgreSQL backend for many
  * requests). Sent after every read of the turn was asked for, so each page is read after its
  * request arrived, as a statement of its own would be; identical pages asked for in one turn are
  * read once. Nothing is kept between turns (the list's cache, when on, is the service's).

@@ -327,7 +327,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
 
   /**
    * Balance reads asked for in one turn of the event loop share one statement
-   * (docs/performance.md "Where a read's time goes", Balance reads): under load that is one round trip, and one wake-up of a
+   * (docs/performance.md "Where a read's time goes", one statement per turn): under load that is one round trip, and one wake-up of a
    * PostgreSQL backend, for many requests instead of one each. The statement is sent after every
    * read of the turn was asked for, so each answer is read from the ledger after its request
    * arrived, as a statement of its own would be; nothing is cached between turns.

@@ -83,7 +83,7 @@ export interface PageQuery {
 
 /**
  * Offsets from which a page starts at the hour its first charge was created
- * (docs/performance.md "Where a read's time goes", Deep pages) instead of walking `offset` index entries: below it the walk is
+ * (docs/performance.md "Deep pages") instead of walking `offset` index entries: below it the walk is
  * cheaper than looking the hour up.
  */
 export const DEEP_PAGE_OFFSET = 1000;
