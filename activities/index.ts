@@ -18,7 +18,7 @@ export interface ActivityDeps {
   knex: Knex;
   logger: Logger;
   acquirer: Acquirer;
-  /** Webhook delivery settings (timeouts, retry delays, address rule); README defaults if absent. */
+  /** Webhook delivery settings (timeouts, retry delays, address rule); defaults of docs/production.md "Configuration" if absent. */
   webhooks?: WebhookDeliverySettings;
 }
 

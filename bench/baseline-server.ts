@@ -1,5 +1,5 @@
 /**
- * The external baseline of `npm run bench` (README "Benchmarks"): the ceiling of our stack for one
+ * The external baseline of `npm run bench` (docs/performance.md "Method"): the ceiling of our stack for one
  * write — a bare Koa + koa-body server whose one route validates nothing and does one
  * `INSERT … RETURNING` through a plain pg pool. It runs in its own process so that it shares
  * nothing with the service but the machine and the database server.

@@ -1,5 +1,5 @@
 /**
- * The service against an external baseline (README "Benchmarks"), each in its own process, driven
+ * The service against an external baseline (docs/performance.md "Method"), each in its own process, driven
  * by autocannon in a third process, all on 127.0.0.1, in one run:
  *
  *   - baseline: bench/baseline-server.ts, bare Koa + koa-body + one pg `INSERT … RETURNING`;
@@ -225,8 +225,8 @@ interface AutocannonJson {
 /**
  * An unmeasured load of `warmup` seconds before a measured one, on the same server and endpoint:
  * the service is a large program that V8 compiles while it runs (its optimizing compiler was ≈ 70 %
- * of the V8 helper thread's CPU during the first 8 s of charge creation: README "Where a charge's
- * time goes", Warm-up), the bare baseline a small one; measuring both from cold measured mostly
+ * of the V8 helper thread's CPU during the first 8 s of charge creation:
+ * docs/performance.md "Method": warm-up), the bare baseline a small one; measuring both from cold measured mostly
  * the service's compilation. Both sides get the same warm-up.
  */
 async function warmUp(url: string, t: Target, o: { warmup?: number; connections: number; token?: string; tokens?: string[] }): Promise<void> {
@@ -234,7 +234,7 @@ async function warmUp(url: string, t: Target, o: { warmup?: number; connections:
   await load(url, t, { ...o, seconds: o.warmup });
 }
 
-/** Warm-up before each measured load unless `--warmup` says otherwise (README "Where a charge's time goes"). */
+/** Warm-up before each measured load unless `--warmup` says otherwise (docs/performance.md "Where a charge's time goes"). */
 export const DEFAULT_WARMUP_SECONDS = 5;
 
 /** One autocannon run in its own process. */
@@ -458,7 +458,7 @@ function peakRssMb(pid: number | undefined): number {
 /**
  * How `npm start` runs node (package.json: `[VAR=value …] node <options> src/cli/start.ts`): its
  * environment assignments and node's options, so the service measured here runs exactly as
- * `npm start` runs it (V8 flags, malloc arenas, loader; README "Where a charge's time goes", Memory).
+ * `npm start` runs it (V8 flags, malloc arenas, loader; docs/performance.md "Memory").
  */
 export function npmStartLaunch(): { env: Record<string, string>; nodeOptions: string[] } {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
@@ -580,8 +580,8 @@ export async function runExternalBench(o: {
           (p): Target => ({ endpoint: `GET ${p}`, method: 'GET', path: p }),
         ),
         // Every connection its own page (485 to 500): no two requests in flight ask for the same
-        // page, so what a turn's reads share is the statement, never a page (README "Where a
-        // read's time goes", Balance reads).
+        // page, so what a turn's reads share is the statement, never a page
+        // (docs/performance.md "Where a read's time goes", one statement per turn).
         ...['', '&status=PAID'].map(
           (q): Target => ({ endpoint: `GET /v1/charges?limit=20${q}&page=${501 - connections}…500, one page per connection`, method: 'GET', path: `/v1/charges?limit=20${q}&page=500`, paths: pages(q) }),
         ),
@@ -619,7 +619,7 @@ export async function runExternalBench(o: {
       { endpoint: 'GET /v1/merchants/me', method: 'GET', path: '/v1/merchants/me' },
       { endpoint: 'GET /v1/merchants/me/balance', method: 'GET', path: '/v1/merchants/me/balance' },
       // The same read with each connection a different merchant: no two reads in flight are of one
-      // merchant, so a turn's batch of reads (README "Where a read's time goes", Balance reads) is
+      // merchant, so a turn's batch of reads (docs/performance.md "Where a read's time goes", one statement per turn) is
       // one statement for many merchants, never one merchant's read shared.
       { endpoint: `GET /v1/merchants/me/balance, ${o.connections} merchants`, method: 'GET', path: '/v1/merchants/me/balance', merchants: o.connections },
       { endpoint: 'GET /v1/charges?limit=20', method: 'GET', path: '/v1/charges?limit=20' },

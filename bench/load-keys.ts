@@ -1,6 +1,6 @@
 /**
  * The load generator for a target spread over several merchants or pages (`bench/external.ts`,
- * README "Where a read's time goes", Balance reads): autocannon, in this process of its own, with
+ * docs/performance.md "Where a read's time goes", one statement per turn): autocannon, in this process of its own, with
  * connection i presenting API key i mod n and asking path i mod m, so that the requests in flight
  * at any moment are of different merchants, or different pages (with as many keys or paths as
  * connections, one per connection). The command-line autocannon sends one request on every

@@ -1,5 +1,5 @@
-// Memory census of the `npm start` service under bench/external.ts (README "Where a charge's time
-// goes", Memory). A preload, plain JavaScript so that it runs in every thread without tsx:
+// Memory census of the `npm start` service under bench/external.ts
+// (docs/performance.md "Memory"). A preload, plain JavaScript so that it runs in every thread without tsx:
 //
 //   CENSUS_DIR=/tmp/census NODE_OPTIONS="--require $PWD/bench/memory-census.cjs" npx tsx bench/external.ts --seconds 8
 //
@@ -11,7 +11,7 @@
 // v8.setFlagsFromString in the main thread before anything else (experiments only).
 // CENSUS_GC_EVERY=<s> makes every thread run a full collection every s seconds and record the heap
 // used after it (`liveSeries`: [time, MB]): live memory over time, the slope of which is memory
-// per open charge (README "Memory per open charge"). It costs CPU: ignore that run's speed.
+// per open charge (docs/performance.md "Memory per open charge"). It costs CPU: ignore that run's speed.
 const dir = process.env.CENSUS_DIR;
 const isService = dir && process.env.DATA_DIR && (!require('worker_threads').isMainThread || process.argv.some((a) => /start\.ts$/.test(a)));
 if (isService) {

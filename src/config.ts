@@ -1,7 +1,7 @@
 /**
  * Configuration from the environment, validated once at start-up.
  *
- * Every variable has one line in the schema below and one row in README's configuration table.
+ * Every variable has one line in the schema below and one row in docs/production.md "Configuration".
  * Outside production, missing secrets are generated once and kept under `.data/secrets.json`
  * (with a warning) so that `npm start` works on a fresh machine and keeps working across restarts;
  * in production they are required.
@@ -73,25 +73,25 @@ const envSchema = z.object({
   RECONCILER: z.enum(['on', 'off']).optional().default('on'),
   /** Tag workflows with the MerchantId/EntityId search attributes (the cluster must have them registered). */
   TEMPORAL_SEARCH_ATTRIBUTES: boolFrom(true),
-  /** Workflow runs the worker keeps in memory between tasks (README "Where a charge's time goes"): bounds its RSS. */
+  /** Workflow runs the worker keeps in memory between tasks (docs/performance.md "Where a charge's time goes"): bounds its RSS. */
   TEMPORAL_MAX_CACHED_WORKFLOWS: intFrom(200, 2, 100000),
   /**
-   * The API's charge workflow calls go through a Temporal client on a thread of its own (README
-   * "Where a charge's time goes"). Off by default: that thread's isolate, with its own copy of the
+   * The API's charge workflow calls go through a Temporal client on a thread of its own
+   * (docs/performance.md "Where a charge's time goes"). Off by default: that thread's isolate, with its own copy of the
    * Temporal client, protobuf definitions and gRPC, cost about 50 MB resident for about 0.3 ms of
-   * main-thread CPU per charge (README "Where a charge's time goes", Memory).
+   * main-thread CPU per charge (docs/performance.md "Memory").
    */
   TEMPORAL_CLIENT_THREAD: boolFrom(false),
   /**
    * The API's Temporal client talks through the SDK's Rust core (the worker's kind of connection)
    * instead of grpc-js: its HTTP/2 runs on the core's own threads, off the event loop that serves
-   * requests (README "Where a charge's time goes", Native client). `false`: grpc-js, as before.
+   * requests (docs/performance.md "Where a charge's time goes", Native client). `false`: grpc-js, as before.
    */
   TEMPORAL_CLIENT_NATIVE: boolFrom(true),
   /**
    * Worker threads that render the charges' QR images (0: on the API's main thread). 0 by default:
    * one thread's isolate costs more resident memory (about 10 MB) than its 0.3 ms of main-thread CPU
-   * per charge is worth on a small machine (README "Where a charge's time goes", Memory).
+   * per charge is worth on a small machine (docs/performance.md "Memory").
    */
   QR_THREADS: intFrom(0, 0, 16),
   /** Unset → the acquirer simulator, in-process on a local port. */
@@ -109,7 +109,7 @@ const envSchema = z.object({
   ADMIN_PASSWORD: optionalString,
   RATE_LIMIT_RPS: intFrom(100, 1, 1_000_000),
   RATE_LIMIT_BURST: intFrom(200, 1, 1_000_000),
-  /** Every request, per client address, before anything else (README "Rate limits"). */
+  /** Every request, per client address, before anything else (docs/api.md "Rate limits"). */
   RATE_LIMIT_ADDRESS_RPS: intFrom(1000, 1, 1_000_000),
   RATE_LIMIT_ADDRESS_BURST: intFrom(2000, 1, 1_000_000),
   /** Failed authentications (bad API key or JWT) per address per window before the address gets 429. */
@@ -143,7 +143,7 @@ const envSchema = z.object({
   SIMULATOR_AUTO_COMPLETE: boolFrom(true),
   SIMULATOR_KEY_ACTIVATION_DELAY_MS: intFrom(1000, 0, 3600000),
   DATA_DIR: optionalString.transform((v) => path.resolve(v ?? '.data')),
-  /** Level of the Temporal SDK's own logs; WARN hides its start-up chatter (README "Metrics and logs"). */
+  /** Level of the Temporal SDK's own logs; WARN hides its start-up chatter (docs/operations.md "Metrics and logs"). */
   TEMPORAL_LOG_LEVEL: optionalString
     .transform((v) => (v ?? 'WARN').toUpperCase())
     .pipe(z.enum(['ERROR', 'WARN', 'INFO', 'DEBUG', 'TRACE'])),
@@ -158,7 +158,7 @@ const envSchema = z.object({
   /** ACQUIRER_URL is pixflow's acquirer simulator (`npm run simulator`): the sandbox, said explicitly. */
   ACQUIRER_SANDBOX: boolFrom(false),
   /** `npm run simulator`: where it listens. */
-  /** The embedded acquirer simulator runs on a worker thread (README "Where a charge's time goes"); false: on the main thread. */
+  /** The embedded acquirer simulator runs on a worker thread (docs/performance.md "Where a charge's time goes"); false: on the main thread. */
   SIMULATOR_THREAD: boolFrom(true),
   SIMULATOR_PORT: intFrom(8090, 0, 65535),
   SIMULATOR_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),

@@ -31,7 +31,7 @@ export interface ChargeWorkflowInput {
 }
 
 /**
- * A due charge whose cob the acquirer could not be asked about (README "Charges: how they work",
+ * A due charge whose cob the acquirer could not be asked about (docs/architecture.md "Charges: how they work",
  * Expiry): it stays PENDING, an EXPIRY_ACQUIRER_UNREACHABLE operator case is open, and the workflow
  * asks again on a backoff until `since` + the maximum wait. Instants are on the workflow's clock.
  */

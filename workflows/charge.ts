@@ -94,7 +94,7 @@ const { sendRefund, checkRefund } = proxyActivities<ChargeActivities>({
 /**
  * Refund outcome polling, when no callback comes: first after 1 minute, doubling up to every hour,
  * at most REFUND_MAX_POLLS times (about two and a half days); then the refund is parked for an
- * operator (README "The callback inbox and reconciliation"). Every REFUND_POLLS_PER_RUN polls the
+ * operator (docs/operations.md "The callback inbox and reconciliation"). Every REFUND_POLLS_PER_RUN polls the
  * run continues as new, so a long wait never grows one history without bound.
  */
 const REFUND_POLL_FIRST_MS = 60_000;
@@ -103,8 +103,8 @@ const REFUND_MAX_POLLS = 60;
 const REFUND_POLLS_PER_RUN = 20;
 
 /**
- * A due charge whose cob the acquirer cannot be asked about is never canceled by guess (README
- * "Charges: how they work", Expiry): it stays PENDING with an operator case open, and the question
+ * A due charge whose cob the acquirer cannot be asked about is never canceled by guess
+ * (docs/architecture.md "Charges: how they work", Expiry): it stays PENDING with an operator case open, and the question
  * is asked again after 5 minutes, doubling up to every hour, for at most EXPIRY_MAX_WAIT_MS (7 days)
  * from the first failure; then the workflow stops asking and the charge waits, PENDING, for the
  * operator (`cases resolve … --action retry` asks again at once). Every EXPIRY_ASKS_PER_RUN

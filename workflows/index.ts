@@ -1,4 +1,4 @@
-/** Every workflow the pixflow worker runs. Deterministic code only: see docs/ARCHITECTURE.md. */
+/** Every workflow the pixflow worker runs. Deterministic code only: see docs/architecture.md "Layers". */
 export { chargeWorkflow } from './charge';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { withdrawalWorkflow } from './withdrawal';

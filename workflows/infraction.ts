@@ -1,9 +1,9 @@
 /**
- * One MED infraction, `infraction-<id>` (README "MED infractions"): block the disputed amount and
+ * One MED infraction, `infraction-<id>` (docs/operations.md "MED infractions"): block the disputed amount and
  * record `infraction.received`; while the acquirer decides, block what was missing as the
  * merchant's pending money settles; rejected → unblock; accepted → return the blocked funds to the
  * payer by a devolução and, once the acquirer confirms that devolução, mark the charge refunded. A
- * devolução refused waits for an operator's decision (README "Operator cases"), re-checked hourly.
+ * devolução refused waits for an operator's decision (docs/operations.md "Operator cases"), re-checked hourly.
  *
  * The acquirer's updates arrive by signal-with-start, and the callback handler also keeps the
  * furthest status on the infraction row, so a run restarted by the reconciler (or a fresh run after

@@ -1,6 +1,6 @@
 /**
- * `pixkey-<id>`: registers one PIX key at the acquirer (README "PIX keys: registration and
- * activation"). The acquirer then activates it by callback. The registration is an activity retried
+ * `pixkey-<id>`: registers one PIX key at the acquirer
+ * (docs/architecture.md "PIX keys: registration and activation"). The acquirer then activates it by callback. The registration is an activity retried
  * for hours, so an acquirer outage only delays it; the reconciler starts this workflow again for any
  * key still unregistered (e.g. one added by the ops CLI, or after the retries ran out).
  */

@@ -1,6 +1,6 @@
 /**
  * `webhook-delivery-<deliveryId>`: POSTs one event to one webhook, attempt after attempt, with a
- * durable timer between attempts (README "Webhooks": at once, then after the configured delays).
+ * durable timer between attempts (docs/api.md "Webhooks": at once, then after the configured delays).
  * The activity decides everything — whether the webhook may still receive, whether the answer
  * was a success, how long to wait — so the schedule follows configuration and the workflow stays
  * a loop. A timer survives worker restarts; nothing is lost while it waits.

@@ -1,5 +1,5 @@
 /**
- * The withdrawal saga, `withdrawal-<withdrawalId>` (README "Withdrawals: the saga"):
+ * The withdrawal saga, `withdrawal-<withdrawalId>` (docs/architecture.md "Withdrawals: the saga"):
  *
  *   1. debit       available → in transit; posted by the endpoint with the withdrawal row and
  *                  confirmed here as the first activity, so the history shows it

@@ -13,8 +13,8 @@
  *
  * undici's `request` on one keep-alive pool per acquirer origin, rather than the global fetch: the
  * same HTTP client underneath without the WHATWG layer (Request/Response objects, web streams),
- * which cost the API's event loop about a fifth of a charge creation (README "Where a charge's
- * time goes"). Redirects are not followed (a redirect answer is an unexpected status).
+ * which cost the API's event loop about a fifth of a charge creation
+ * (docs/performance.md "Where a charge's time goes"). Redirects are not followed (a redirect answer is an unexpected status).
  */
 import type { z } from 'zod';
 import { Pool, type Dispatcher } from 'undici';

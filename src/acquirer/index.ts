@@ -41,7 +41,7 @@ export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
     keyActivationDelayMs: config.SIMULATOR_KEY_ACTIVATION_DELAY_MS,
     ...SIMULATOR_CLIENT,
   };
-  // On a thread of its own by default (README "Where a charge's time goes"): its side of every
+  // On a thread of its own by default (docs/performance.md "Where a charge's time goes"): its side of every
   // protocol call stays off the API's event loop, as a real acquirer's would.
   const simulator = config.SIMULATOR_THREAD
     ? await startSimulatorThread(options)

@@ -1,5 +1,5 @@
 /**
- * What the sandbox endpoints ask of the acquirer simulator (README "Sandbox"): pay a cob, finish a
+ * What the sandbox endpoints ask of the acquirer simulator (docs/api.md "Sandbox"): pay a cob, finish a
  * transfer, raise and decide an infraction, and where to send callbacks. Asynchronous, so the
  * simulator can run on a thread of its own (`startSimulatorThread`, the default of `npm start`) or
  * in-process (`sandboxControlOf`, the test stacks); both answer the same and refuse the same way.

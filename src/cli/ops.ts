@@ -32,13 +32,12 @@
  *
  * `callbacks redrive` puts parked callbacks back to RECEIVED; `reconcile` (and `redrive`, when it
  * can) then hands every due callback on at once, which needs TEMPORAL_ADDRESS and ACQUIRER_URL —
- * otherwise the API's own reconciler does it within INBOX_REDRIVE_INTERVAL_MS (README "The
- * callback inbox and reconciliation").
+ * otherwise the API's own reconciler does it within INBOX_REDRIVE_INTERVAL_MS
+ * (docs/operations.md "The callback inbox and reconciliation").
  *
- * `workflows list|show` read the deployment's Temporal (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE): the
- * runs matching a visibility query, and one run's history as a table (`--json`: the raw history).
- * `npm start`'s embedded server listens on a new port each start and keeps it to itself: give its
- * address, from the "Temporal" line of the startup table, as TEMPORAL_ADDRESS (README "Commands").
+ * `workflows list|show` read the deployment's Temporal (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, or the
+ * address `npm start` writes under DATA_DIR while it runs): the runs matching a visibility query,
+ * and one run's history as a table (`--json`: the raw history) (docs/operations.md "Watching workflows").
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
@@ -194,7 +193,7 @@ export function buildProgram(): Command {
     .description("every login token (JWT) of the merchant's users stops working at once")
     .action((merchantId: string) => run(({ access }) => access.revokeMerchantTokens(CLI_ACTOR, merchantId)));
 
-  // README "Auth hardening": disable users and revoke their login tokens.
+  // docs/api.md "Auth hardening": disable users and revoke their login tokens.
   const users = program.command('users').description('list users, disable them, revoke their login tokens');
   users.command('list <merchantId>').action((merchantId: string) => run(async ({ access }) => ({ users: await access.listMerchantUsers(merchantId) })));
   users
@@ -301,7 +300,7 @@ export function buildProgram(): Command {
       }),
     );
 
-  // README "Operator cases": what a workflow left for an operator, and the operator's decision.
+  // docs/operations.md "Operator cases": what a workflow left for an operator, and the operator's decision.
   const cases = program.command('cases').description('operator cases: list, inspect, resolve');
   cases
     .command('list')
@@ -332,7 +331,7 @@ export function buildProgram(): Command {
       }),
     );
 
-  // README "Commands", Inspecting workflows: every money movement is a workflow; its history says what happened.
+  // docs/operations.md "Watching workflows": every money movement is a workflow; its history says what happened.
   const workflowsCmd = program.command('workflows').description("list the deployment's workflows, show one's history (needs TEMPORAL_ADDRESS)");
   workflowsCmd
     .command('list')
@@ -360,7 +359,7 @@ export function buildProgram(): Command {
   const ledger = program.command('ledger').description('inspect the ledger');
   ledger
     .command('check')
-    .description('verify the ledger invariant (README "Checking the books"); exits 1 on any violation')
+    .description('verify the ledger invariant (docs/operations.md "Checking the books"); exits 1 on any violation')
     .option('--merchant-id <id...>', 'limit the check to these merchants')
     .action((o: { merchantId?: string[] }) =>
       run(async ({ knex }) => {

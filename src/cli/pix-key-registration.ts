@@ -1,5 +1,5 @@
 /**
- * The ops CLI's side of PIX key registration (README "PIX keys: registration and activation"):
+ * The ops CLI's side of PIX key registration (docs/architecture.md "PIX keys: registration and activation"):
  * with a Temporal cluster configured (TEMPORAL_ADDRESS) the CLI starts `pixkey-<id>` itself, like
  * the admin API; without one (embedded defaults: the local server belongs to `npm start`), or if the
  * cluster cannot be reached, the running service's reconciler starts it within minutes.

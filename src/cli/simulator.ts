@@ -1,5 +1,5 @@
 /**
- * `npm run simulator`: the acquirer simulator alone (README "Run in production shape"), for a
+ * `npm run simulator`: the acquirer simulator alone (docs/production.md "Run in production shape"), for a
  * stack whose acquirer is the sandbox (docker compose --profile sandbox). The API and worker
  * reach it at ACQUIRER_URL with ACQUIRER_SANDBOX=true; it signs its callbacks with
  * ACQUIRER_CALLBACK_SECRET and sends them to PUBLIC_BASE_URL. Its control surface (pay a cob,

@@ -1,4 +1,4 @@
-/** The operator's control over logins (README "Auth hardening"): request body and response shapes. */
+/** The operator's control over logins (docs/api.md "Auth hardening"): request body and response shapes. */
 import { z } from 'zod';
 import { USER_STATUSES } from './statuses';
 

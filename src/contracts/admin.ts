@@ -1,4 +1,4 @@
-/** Request schemas for the operator API (README "Behaviour the spec leaves open", Operator). */
+/** Request schemas for the operator API (docs/operations.md "The admin API"). */
 import { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from './statuses';
 import { z } from 'zod';
 import { isValidDocument } from '../pix/document';
@@ -49,7 +49,7 @@ export const adjustmentBody = z.object({
 });
 export type AdjustmentBody = z.infer<typeof adjustmentBody>;
 
-/** Both lists keep the depth rule of README "Pagination limits" (`assertPageWithinDepth`). */
+/** Both lists keep the depth rule of docs/api.md "Pagination limits" (`assertPageWithinDepth`). */
 export const listMerchantsQuery = paginationQuery;
 
 export const auditLogQuery = paginationQuery.extend({

@@ -1,4 +1,4 @@
-/** Request schemas for login and API keys (README "Behaviour the spec leaves open", Auth). */
+/** Request schemas for login and API keys (docs/api.md "Authentication"). */
 import { z } from 'zod';
 import { text } from './validation';
 

@@ -1,4 +1,4 @@
-/** Request schemas for charges (README "Behaviour the spec leaves open", Charges). */
+/** Request schemas for charges (docs/api.md "Charges"). */
 import { CHARGE_STATUSES } from './statuses';
 import net from 'node:net';
 import { z } from 'zod';
@@ -44,7 +44,7 @@ export type CreateChargeBody = z.infer<typeof createChargeBody>;
 
 export { idempotencyKeyHeader };
 
-/** Pages past the end are empty; pages holding rows past the 10,000th are 400 (README "Pagination limits"). */
+/** Pages past the end are empty; pages holding rows past the 10,000th are 400 (docs/api.md "Pagination limits"). */
 export const listChargesQuery = paginationQuery.extend({
   status: z.enum(CHARGE_STATUSES).optional(),
 });

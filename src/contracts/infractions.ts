@@ -1,5 +1,5 @@
 /**
- * MED infraction contracts (README "MED infractions"): the sandbox's request body and the
+ * MED infraction contracts (docs/operations.md "MED infractions"): the sandbox's request body and the
  * infraction as the sandbox answers it.
  */
 import { z } from 'zod';

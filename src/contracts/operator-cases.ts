@@ -1,4 +1,4 @@
-/** Inputs of the operator-case commands (README "Operator cases"), shared by the ops CLI and tests. */
+/** Inputs of the operator-case commands (docs/operations.md "Operator cases"), shared by the ops CLI and tests. */
 import { z } from 'zod';
 import { OPERATOR_CASE_ACTIONS, OPERATOR_CASE_KINDS, OPERATOR_CASE_STATUSES } from './statuses';
 

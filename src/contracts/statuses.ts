@@ -40,7 +40,7 @@ export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED', 'CAN
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
 /**
- * An operator case (README "Operator cases"): money or a decision an operator must look at,
+ * An operator case (docs/operations.md "Operator cases"): money or a decision an operator must look at,
  * opened by a workflow instead of only a log line. OPEN until an operator resolves it.
  */
 export const OPERATOR_CASE_STATUSES = ['OPEN', 'RESOLVED'] as const;

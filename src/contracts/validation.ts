@@ -5,7 +5,7 @@
  * `amount must be an integer` or `customer.name is required`.
  *
  * Unknown fields are dropped (z.object strips them), wrong types are never coerced: an amount of
- * "100" or 100.5 is a 400 (README "Behaviour the spec leaves open").
+ * "100" or 100.5 is a 400 (docs/api.md "Errors").
  */
 import { z } from 'zod';
 import { invalid } from '../lib/errors';
@@ -125,7 +125,7 @@ export const paginationQuery = z.object({
 });
 
 /**
- * How deep an OFFSET page may reach (README "Pagination limits"): a page's rows are found by
+ * How deep an OFFSET page may reach (docs/api.md "Pagination limits"): a page's rows are found by
  * skipping the ones before it, so page 1,000,000 of a long list would be a cheap request that
  * costs the database a walk of its whole history. A page past the end holds no rows and is never
  * refused: it is answered empty, with its total, without any walk.

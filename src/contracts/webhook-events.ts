@@ -1,5 +1,5 @@
 /**
- * The catalogue of webhook events (README "Webhooks"): what a merchant can subscribe to, with the
+ * The catalogue of webhook events (docs/api.md "Webhooks"): what a merchant can subscribe to, with the
  * category and Portuguese description that GET /v1/webhooks/merchant/events shows.
  */
 export const WEBHOOK_EVENT_TYPES = [

@@ -1,5 +1,5 @@
 /**
- * Webhook contracts (README "Webhooks"): the request schemas the routes validate with and the
+ * Webhook contracts (docs/api.md "Webhooks"): the request schemas the routes validate with and the
  * response shapes the OpenAPI document shows.
  */
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_STATUSES } from './statuses';

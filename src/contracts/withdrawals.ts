@@ -1,5 +1,5 @@
 /**
- * Withdrawal contracts (README "Withdrawals: the saga"): the request body, the list query and the
+ * Withdrawal contracts (docs/architecture.md "Withdrawals: the saga"): the request body, the list query and the
  * sandbox's transfer outcome body the routes validate with, and the response shapes the OpenAPI
  * document shows.
  */
@@ -8,7 +8,7 @@ import { PIX_KEY_TYPES, validatePixKey } from '../pix/pix-key';
 import { WITHDRAWAL_STATUSES } from './statuses';
 import { paginationQuery, text } from './validation';
 
-/** Smallest withdrawal, in cents (README "Withdrawals: the saga": at least R$ 1,00, the whole amount available). */
+/** Smallest withdrawal, in cents (docs/architecture.md "Withdrawals: the saga": at least R$ 1,00, the whole amount available). */
 export const MIN_WITHDRAWAL_CENTS = 100;
 
 export const createWithdrawalBody = z

@@ -1,4 +1,4 @@
-/** Inputs of the ops CLI's `workflows` commands (README "Commands", Inspecting workflows). */
+/** Inputs of the ops CLI's `workflows` commands (docs/operations.md "Watching workflows"). */
 import { z } from 'zod';
 import { WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from './statuses';
 

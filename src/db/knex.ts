@@ -17,12 +17,12 @@ export function createKnex(connectionString: string, poolMax = 10): Knex {
     // `jit = off` for every session (a startup option, no round trip): the service runs short,
     // indexed statements, and a plan whose estimate crosses jit_above_cost is compiled on every
     // call, tens to hundreds of ms for a statement that runs in a fraction of one (seen with the
-    // batched list statement before its plan was bounded: README "Where a read's time goes",
+    // batched list statement before its plan was bounded: docs/performance.md "Where a read's time goes",
     // Balance reads). A DATABASE_URL that sets `options` itself keeps its own.
     connection: { connectionString, connectionTimeoutMillis: 5_000, options: '-c jit=off' },
     pool: { min: 0, max: poolMax },
-    // A connection attempt to an unreachable server gives up after 5 s (README "Database
-    // outages"), so the API answers 503 instead of hanging.
+    // A connection attempt to an unreachable server gives up after 5 s
+    // (docs/production.md "Database outages"), so the API answers 503 instead of hanging.
     asyncStackTraces: false,
   });
 }

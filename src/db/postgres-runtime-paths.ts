@@ -1,6 +1,6 @@
 /**
  * Where the embedded PostgreSQL's binaries and data can live so that the OS user running the
- * server can reach them (README "Configuration", embedded defaults).
+ * server can reach them (docs/production.md "The embedded PostgreSQL", embedded defaults).
  *
  * PostgreSQL refuses to run as root, so as root the server runs as the `postgres` OS user. That
  * user cannot enter a checkout under a 0700 folder (root's home, a private temporary folder), where

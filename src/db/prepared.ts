@@ -1,5 +1,5 @@
 /**
- * Named prepared statements for the hottest reads (README "Where a read's time goes").
+ * Named prepared statements for the hottest reads (docs/performance.md "Where a read's time goes").
  *
  * A statement sent through knex is compiled by knex and then parsed and planned by PostgreSQL on
  * every call; on 2 cores, under load, that planning competes with everything else for the CPU. A
@@ -57,7 +57,7 @@ export async function queryPrepared<R extends QueryResultRow>(db: Db, statement:
 /**
  * `conn.query({ name, text, values })` without its per-call cost: node-postgres copies a config
  * object property by property through their descriptors (`cloneQueryConfig`, ≈ 4 % of a balance
- * read's main thread in a CPU profile, README "Where a read's time goes"); a `Query` made from the
+ * read's main thread in a CPU profile, docs/performance.md "Where a read's time goes"); a `Query` made from the
  * text is not copied, and the name is then set on it as the config would have set it.
  */
 function runNamed<R extends QueryResultRow>(conn: PgClient, statement: PreparedStatement, values: unknown[]): Promise<R[]> {

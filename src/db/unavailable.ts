@@ -3,7 +3,7 @@
  * wrong" or "our code is wrong": a refused or reset connection, a connection the server closed
  * (restart, failover, admin shutdown), a server still starting or shutting down, or no pooled
  * connection within knex's acquire timeout. The HTTP layer answers these with 503 and
- * `Retry-After` (README "Database outages") instead of a 500: the request may well succeed once
+ * `Retry-After` (docs/production.md "Database outages") instead of a 500: the request may well succeed once
  * PostgreSQL is back, and nothing of it was half-written because every write is one transaction.
  */
 

@@ -2,7 +2,7 @@
  * Money rules as pure integer arithmetic on cents. No floats anywhere money is computed.
  */
 
-/** round-half-up(amount × bps / 10000) + fixed, never above the amount (README "Money and the ledger"). */
+/** round-half-up(amount × bps / 10000) + fixed, never above the amount (docs/architecture.md "Money and the ledger"). */
 export function computeFee(amountCents: number, feeBps: number, feeFixedCents: number): number {
   assertCents(amountCents, 'amount');
   assertCents(feeFixedCents, 'fixed fee');
@@ -13,7 +13,7 @@ export function computeFee(amountCents: number, feeBps: number, feeFixedCents: n
   return Math.min(amountCents, percentPart + feeFixedCents);
 }
 
-/** Splits a debit between available and pending, available first (refunds; README "Behaviour the spec leaves open", Charges). */
+/** Splits a debit between available and pending, available first (refunds; docs/api.md "Charges"). */
 export function splitAvailableFirst(
   amount: number,
   available: number,

@@ -1,5 +1,5 @@
 /**
- * What a transfer outcome means for its withdrawal (README "Withdrawals: the saga"). Pure, so the
+ * What a transfer outcome means for its withdrawal (docs/architecture.md "Withdrawals: the saga"). Pure, so the
  * withdrawal workflow, its activities and the transfer callback handler share one rule.
  */
 import type { TransferStatus, WithdrawalStatus } from '../contracts/statuses';

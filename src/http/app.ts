@@ -92,7 +92,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const { auth, apiKeys, merchants, userAccess } =
     deps.services ?? createAccountServices({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
 
-  // Rate limits run before any authentication work (README "Rate limits"): per address for every
+  // Rate limits run before any authentication work (docs/api.md "Rate limits"): per address for every
   // request in front of the router, per credential inside `authenticate` before the lookup.
   const limiters = createRequestLimiters(knex, config);
   const authed = [

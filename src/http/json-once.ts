@@ -1,6 +1,6 @@
 /**
- * JSON bodies that are served many times as the same object (the charge list's cached pages, README
- * "Where a read's time goes") are serialized once: the string is kept beside the object, so a
+ * JSON bodies that are served many times as the same object (the charge list's cached pages,
+ * docs/performance.md "Where a read's time goes") are serialized once: the string is kept beside the object, so a
  * cache hit costs no `JSON.stringify` of twenty charges. Objects not seen before are serialized as
  * Koa would (`JSON.stringify` without indentation); a fresh object per request gains nothing here,
  * so only bodies that a cache hands out again should go through this.

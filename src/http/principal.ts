@@ -11,7 +11,7 @@ export function principalOf(ctx: AppContext): Principal {
 
 /**
  * The merchant every query of a merchant route is scoped to. An operator's JWT has no merchant;
- * on merchant routes that reads as "merchant not found" (the 404 of README "Behaviour the spec leaves open", Errors), not as a leak of data.
+ * on merchant routes that reads as "merchant not found" (the 404 of docs/api.md "Errors"), not as a leak of data.
  */
 export function merchantIdOf(ctx: AppContext): string {
   const { merchantId } = principalOf(ctx);

@@ -1,6 +1,6 @@
 /**
- * Calls made during one turn of the event loop, run as one batch (README "Where a charge's time
- * goes"): under load many requests reach the same statement in the same turn, and one statement for
+ * Calls made during one turn of the event loop, run as one batch
+ * (docs/performance.md "Where a charge's time goes"): under load many requests reach the same statement in the same turn, and one statement for
  * all of them costs one round trip and one commit instead of one each. Built on DataLoader, with its
  * cache off (these are writes) and the batch sent from setImmediate, i.e. after every I/O callback of
  * the turn has had its say. A turn with one call sends a batch of one, with no delay.

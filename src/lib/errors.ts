@@ -1,6 +1,6 @@
 /**
  * Errors a service raises to say *why* a request cannot be served. Services speak in kinds, not
- * HTTP; the HTTP error middleware maps each kind to the status code fixed in README "Behaviour the spec leaves open" (Errors)
+ * HTTP; the HTTP error middleware maps each kind to the status code fixed in docs/api.md "Errors"
  * ("Status codes and errors"). Any other thrown value is a bug and becomes a logged 500 whose
  * body never carries internals.
  *

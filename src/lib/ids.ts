@@ -4,7 +4,7 @@
  *
  * The random part comes from the OS's CSPRNG as ulid's default does, but read 4 KiB at a time:
  * the default asks the OS once per character (16 calls per id), which showed in the profile of
- * charge creation (README "Where a charge's time goes").
+ * charge creation (docs/performance.md "Where a charge's time goes").
  */
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';

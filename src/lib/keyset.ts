@@ -1,5 +1,5 @@
 /**
- * The reconcilers' sweep (README "Pagination limits": internal sweeps page by keyset, never by
+ * The reconcilers' sweep (docs/api.md "Pagination limits": internal sweeps page by keyset, never by
  * OFFSET): rows in pages of `batch` after the last row's key, until a page comes back short, so a
  * sweep reaches every row however many there are, and each page is an index seek.
  */

@@ -1,6 +1,6 @@
 /**
  * Fields every log line written while serving one request or running one activity carries
- * (README "Metrics and logs"): the request id, or the workflow id and activity type. Code deep in
+ * (docs/operations.md "Metrics and logs"): the request id, or the workflow id and activity type. Code deep in
  * the services logs through the process logger it was built with; the logger's mixin adds the
  * fields of the unit of work the current async call chain belongs to, so no logger is threaded
  * through every call.

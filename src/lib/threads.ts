@@ -1,5 +1,5 @@
 /**
- * Worker threads that serve calls from the main thread (README "Where a charge's time goes": the
+ * Worker threads that serve calls from the main thread (docs/performance.md "Where a charge's time goes": the
  * API's event loop is the bottleneck under load, so work that needs no request state — the
  * Temporal client's gRPC, the acquirer simulator — runs beside it and costs the main thread one
  * postMessage each way).
@@ -28,8 +28,8 @@ export function workerBootstrap(fileWithoutExtension: string, callerFilename: st
 /**
  * With PIXFLOW_THREAD_MAP=<file> (set by `bench/external.ts --threads`), each thread appends
  * "<name> <os thread id>" to that file as it starts, so the benchmark can tell the CPU of the
- * process's threads apart in /proc (they are all called "node" there). README "Where a charge's
- * time goes".
+ * process's threads apart in /proc (they are all called "node" there).
+ * docs/performance.md "Where a charge's time goes".
  */
 function threadMapLine(name: string): string {
   const file = process.env.PIXFLOW_THREAD_MAP;
@@ -81,7 +81,7 @@ export class ThreadRpc {
       name: opts.name,
       workerData: opts.workerData,
       // A small young generation: these threads allocate steadily under load, and each isolate's
-      // young generation otherwise grows to tens of MB (README "Where a charge's time goes": memory).
+      // young generation otherwise grows to tens of MB (docs/performance.md "Where a charge's time goes": memory).
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     return new Promise((resolve, reject) => {

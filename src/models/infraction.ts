@@ -21,7 +21,7 @@ export class Infraction extends BaseModel {
   acquirerStatus!: InfractionStatus;
   closedAt!: Date | null;
   /**
-   * An operator's part (README "Operator cases"): `pending` while a case waits for a decision,
+   * An operator's part (docs/operations.md "Operator cases"): `pending` while a case waits for a decision,
    * `retry` or `release` once decided, until the workflow has applied it; null otherwise.
    */
   operatorAction!: InfractionOperatorAction | null;

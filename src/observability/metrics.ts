@@ -1,5 +1,5 @@
 /**
- * Every Prometheus metric pixflow exposes, in one registry (README "Metrics and logs"). Code that
+ * Every Prometheus metric pixflow exposes, in one registry (docs/operations.md "Metrics and logs"). Code that
  * does something worth counting calls one of the `record…` functions below; nothing else touches
  * prom-client. The API serves the registry at GET /metrics; a worker started alone serves it on
  * METRICS_PORT. The Temporal worker's own metrics come from the SDK's exporter
@@ -107,7 +107,7 @@ export function recordWorkflowStartFailure(workflow: string): void {
 
 const operatorCasesOpened = new Counter({
   name: 'pixflow_operator_cases_opened_total',
-  help: 'Operator cases opened, by kind (README "Operator cases"): alert on any increase',
+  help: 'Operator cases opened, by kind (docs/operations.md "Operator cases"): alert on any increase',
   labelNames: ['kind'] as const,
   registers: [metricsRegistry],
 });

@@ -3,8 +3,8 @@
  * generated from the same zod schemas the routes validate with (`z.toJSONSchema`, JSON Schema
  * 2020-12, which OpenAPI 3.1 uses), plus the response shapes of src/contracts and ./responses.ts.
  *
- * One table below lists every endpoint; error responses follow from how it is guarded (README
- * "Behaviour the spec leaves open", Errors): 400 when it takes input, 401/429 when authenticated,
+ * One table below lists every endpoint; error responses follow from how it is guarded
+ * (docs/api.md "Errors"): 400 when it takes input, 401/429 when authenticated,
  * 403 when only a JWT or an ADMIN may call it, 404 when it names a resource.
  */
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 /**
  * Response shapes of the endpoints, as zod schemas, for the OpenAPI document only (responses are
  * built by the services' view functions, not validated). Field lists follow the API contract
- * (README "Behaviour the spec leaves open").
+ * (docs/api.md "Reference: /docs and /openapi.json").
  */
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';

@@ -1,5 +1,5 @@
 /**
- * PIX key formats (README "Behaviour the spec leaves open", Withdrawals) and the charge customer's phone.
+ * PIX key formats (docs/api.md "Withdrawals") and the charge customer's phone.
  *
  * Formats only: whether a key exists in the DICT is the acquirer's business. Keys are checked as
  * given, with no trimming or case folding, so what is stored is exactly what was validated.

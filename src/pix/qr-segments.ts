@@ -54,7 +54,7 @@ const NONE = 0x3fffffff;
 
 /**
  * Best mode of every character for one version class, and the total bit count. Runs once or twice
- * per charge (README "Where a charge's time goes"), so it works in typed arrays: no arrays per
+ * per charge (docs/performance.md "Where a charge's time goes"), so it works in typed arrays: no arrays per
  * character.
  */
 function plan(chars: readonly string[], versionClass: 0 | 1 | 2): { modes: Mode[]; bits: number } {

@@ -195,8 +195,8 @@ export function renderQrDataUrl(payload: string): Promise<string> {
 /**
  * Optional: start the shared pool at boot so that the first charge does not pay for it. `workers`
  * (the API passes QR_THREADS) replaces the shared renderer with one of that many threads; 0 renders
- * on the calling thread, which spares the process a thread and its isolate (README "Where a
- * charge's time goes", Memory).
+ * on the calling thread, which spares the process a thread and its isolate
+ * (docs/performance.md "Memory").
  */
 export async function warmQrRenderer(workers?: number): Promise<void> {
   if (workers !== undefined && shared?.workers !== workers) {

@@ -3,7 +3,7 @@
  * (knex, config, logger, the acquirer, the Temporal workflow clients). The API process
  * (src/runtime/processes.ts `startApi`), the worker (`startWorker`, through activities/index.ts) and
  * the ops CLI (src/cli/ops.ts) all take their services from these functions, so a service is wired
- * the same way wherever it runs. See docs/ARCHITECTURE.md.
+ * the same way wherever it runs. See docs/architecture.md "Layers".
  */
 import type { Knex } from 'knex';
 import type { Config } from '../config';
@@ -114,7 +114,7 @@ export function createPaymentServices(deps: {
 export type PaymentServices = ReturnType<typeof createPaymentServices>;
 
 /**
- * Operator cases (README "Operator cases") with each domain's resolver. `workflows`, when given,
+ * Operator cases (docs/operations.md "Operator cases") with each domain's resolver. `workflows`, when given,
  * wakes the subject's workflow after a decision; without it the workflow finds the decision on its
  * next periodic check.
  */

@@ -46,7 +46,7 @@ export interface ProcessScope {
 /** The boot sequence the three entry points share: logger, shutdown handler, database. */
 export async function bootProcess(config: Config): Promise<ProcessScope> {
   // Before any worker thread starts: the isolates created from here on get the small young
-  // generation (README "Where a charge's time goes", Memory).
+  // generation (docs/performance.md "Memory").
   limitHeapGrowth();
   const logger = createLogger({ level: config.LOG_LEVEL });
   const stops: Array<[string, () => Promise<void>]> = [];

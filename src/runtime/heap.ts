@@ -1,5 +1,5 @@
 /**
- * V8 heap settings of the service's processes (README "Where a charge's time goes", Memory).
+ * V8 heap settings of the service's processes (docs/performance.md "Memory").
  *
  * Every isolate of `npm start` (the API's main thread, the embedded Temporal server's thread, the
  * SDK's workflow thread, the charge workflow client, the simulator, the QR renderer) has a heap
@@ -39,8 +39,8 @@ export const MAIN_SEMI_SPACE_MB = 4;
  * background GC work (parallel scavenges, concurrent marking and sweeping) runs there. Node's
  * default of 4 on this 2-core machine oversubscribes the cores: in alternated POST runs
  * (2026-11-25, quiet) that background CPU was 0.53–0.76 ms per charge with 1 thread against
- * 1.01–1.03 ms with 4, and the whole process 1.6–2.1 against 2.2 ms (README "Where a charge's
- * time goes", Today). Node's option, so it can only be set on the command line.
+ * 1.01–1.03 ms with 4, and the whole process 1.6–2.1 against 2.2 ms
+ * (docs/performance.md "Memory"). Node's option, so it can only be set on the command line.
  */
 export const V8_POOL_SIZE = 1;
 /**
@@ -51,7 +51,7 @@ export const V8_POOL_SIZE = 1;
  * several scavenges, so the sites every request goes through (Koa's context, the HTTP objects,
  * promises, pg's results) were pretenured, and every later GET, which lives a few ms, allocated
  * its garbage in the old generation: four full collections a second instead of one, scavenges
- * twice as long, and V8's helper thread five times busier (README "Where a charge's time goes",
+ * twice as long, and V8's helper thread five times busier (docs/performance.md "Where a charge's time goes",
  * Pretenuring).
  */
 export const PRETENURING_FLAG = '--no-allocation-site-pretenuring';

@@ -53,8 +53,8 @@ export async function startApi(opts: {
   // its own installs it here, without metrics, for its native client.
   if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
   const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE, { native: config.TEMPORAL_CLIENT_NATIVE });
-  // Charge creation starts a workflow per request: its client runs on a thread of its own (README
-  // "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
+  // Charge creation starts a workflow per request: its client runs on a thread of its own
+  // (docs/performance.md "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
   const chargeThread = config.TEMPORAL_CLIENT_THREAD
     ? await offThreadChargeWorkflows({
         address: opts.temporalAddress,

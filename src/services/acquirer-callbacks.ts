@@ -3,8 +3,8 @@
  * verified the HMAC over the raw bytes and parsed the body with the strict callback schemas
  * (src/acquirer/wire.ts).
  *
- * Every callback goes through the inbox (src/services/callback-inbox.ts; README "The callback
- * inbox and reconciliation"): kept once per (kind, body id), then handed on by the handler of its
+ * Every callback goes through the inbox (src/services/callback-inbox.ts;
+ * docs/operations.md "The callback inbox and reconciliation"): kept once per (kind, body id), then handed on by the handler of its
  * kind; whatever cannot be handed on now is re-driven by the reconciler until it is applied or
  * parked with an operator alert. Payments and refund outcomes are the charges' handlers here;
  * transfers, infractions and PIX key changes take the handler of their feature (`handlers`,
@@ -150,7 +150,7 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
     }
     if (refund.status !== 'REQUESTED') return { kind: 'applied', resolution: `refund already ${refund.status}` };
     // A MED devolução is its infraction workflow's alone: it asks the acquirer for the outcome
-    // itself, woken by the infraction's own callback (README "MED infractions").
+    // itself, woken by the infraction's own callback (docs/operations.md "MED infractions").
     if (refund.kind === 'INFRACTION') return { kind: 'applied', resolution: 'MED devolução: its infraction workflow takes the outcome' };
     await workflows.refundSettled(
       { id: refund.chargeId, merchantId: refund.merchantId },

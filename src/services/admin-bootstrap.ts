@@ -1,6 +1,6 @@
 /**
  * Start-up creates the operator account from ADMIN_EMAIL/ADMIN_PASSWORD when no user has that
- * e-mail (README "Behaviour the spec leaves open", Operator). An existing user is left untouched: changing ADMIN_PASSWORD later
+ * e-mail (docs/operations.md "The admin API"). An existing user is left untouched: changing ADMIN_PASSWORD later
  * does not silently reset a password someone may have changed.
  */
 import type { Knex } from 'knex';

@@ -1,5 +1,5 @@
 /**
- * API keys (README "Behaviour the spec leaves open", Auth).
+ * API keys (docs/api.md "Authentication").
  *
  * A key's value is `pixflow_` + 40 random base62 characters (~238 bits). Only
  * HMAC-SHA256(value, API_KEY_PEPPER) and the last four characters are stored: a database leak
@@ -158,7 +158,7 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
 
   /**
    * The caller behind an API key value, or null (→ 401) when no such key exists; throws 403 when
-   * the key's merchant is suspended (README "Auth hardening"). One indexed read joins the key to its
+   * the key's merchant is suspended (docs/api.md "Auth hardening"). One indexed read joins the key to its
    * merchant, cached until a key or merchant changes (the notification drops the entry when the
    * suspension commits), so suspension takes effect on the very next request.
    */

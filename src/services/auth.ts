@@ -1,5 +1,5 @@
 /**
- * Login, login tokens and who may still use them (README "Behaviour the spec leaves open", Auth, and "Auth hardening").
+ * Login, login tokens and who may still use them (docs/api.md "Authentication", and "Auth hardening").
  *
  * Passwords are argon2id hashes. An unknown e-mail and a wrong password get the same error, and an
  * unknown e-mail is still checked against a dummy hash so the answer takes as long either way.
@@ -172,7 +172,7 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig; invali
     return undefined;
   }
 
-  /** `address` is the client address the per-address limit counts (see README "Rate limits"). */
+  /** `address` is the client address the per-address limit counts (see docs/api.md "Rate limits"). */
   async function login(email: string, password: string, address: string): Promise<LoginResult> {
     const normalised = email.trim().toLowerCase();
     const account = accountKey(normalised);

@@ -1,5 +1,5 @@
 /**
- * Cross-process invalidation of the read-through caches (README "Where a charge's time goes").
+ * Cross-process invalidation of the read-through caches (docs/performance.md "Where a charge's time goes").
  *
  * Triggers send NOTIFY on `pixflow_cache` in the transaction of every change that a cache depends
  * on (see the migration `cache_invalidation_and_charge_counts`), so the notification is delivered

@@ -1,6 +1,6 @@
 /**
- * The acquirer callback inbox: the durable source of truth for acquirer events (README "The
- * callback inbox and reconciliation").
+ * The acquirer callback inbox: the durable source of truth for acquirer events
+ * (docs/operations.md "The callback inbox and reconciliation").
  *
  * A callback is kept first (unique per kind + the body's own id, so duplicates collapse), then
  * handed on by the handler registered for its kind. Its row says where it stands:

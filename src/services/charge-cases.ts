@@ -1,5 +1,5 @@
 /**
- * How an operator resolves the case a charge opens (README "Operator cases"):
+ * How an operator resolves the case a charge opens (docs/operations.md "Operator cases"):
  * - EXPIRY_ACQUIRER_UNREACHABLE (a due charge kept PENDING because the acquirer could not be asked
  *   whether its cob was paid): `acknowledge` — seen; the charge's workflow keeps its own schedule
  *   (it asks again until its maximum wait, then leaves the charge PENDING); `retry` — the workflow

@@ -37,7 +37,7 @@ export class NotFoundError extends Error {
 /**
  * The database refused the data itself (a constraint or a data exception, SQLSTATE classes 22 and
  * 23): retrying the same statement cannot succeed, so the workflow parks what it was applying
- * instead of retrying for a day (README "The callback inbox and reconciliation").
+ * instead of retrying for a day (docs/operations.md "The callback inbox and reconciliation").
  */
 export class DataIntegrityError extends Error {
   constructor(message: string) {
@@ -143,7 +143,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       }
 
       // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
-      // is held in transit and goes back to the payer (README "Behaviour the spec leaves open", Charges).
+      // is held in transit and goes back to the payer (docs/api.md "Charges").
       const refundId = newId('rf');
       await chargesStore(trx).insertRefund({
         id: refundId,
@@ -280,7 +280,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     await knex.transaction(async (trx) => {
       const charges = chargesStore(trx);
       const refund = await charges.findRefund(result.refundId, { lock: true });
-      // A MED devolução's outcome is its infraction workflow's (README "MED infractions").
+      // A MED devolução's outcome is its infraction workflow's (docs/operations.md "MED infractions").
       if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return;
       // The outcome's inbox row (if it came by callback) is applied with it.
       await callbackInboxStore(trx).markAppliedIfKept(
@@ -348,7 +348,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   }
 
   /**
-   * A due charge whose cob the acquirer cannot be asked about (README "Charges: how they work",
+   * A due charge whose cob the acquirer cannot be asked about (docs/architecture.md "Charges: how they work",
    * Expiry): the charge stays PENDING and an operator is told, once per charge and outage.
    */
   async function openExpiryCase(chargeId: string, notice: ExpiryCaseNotice): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The merchant's charge list without scanning its history (README "Where a charge's time goes"):
+ * The merchant's charge list without scanning its history (docs/performance.md "Where a charge's time goes"):
  *
  * - `total` is a sum over `charge_counts` (at most eight rows per status), which a trigger keeps in
  *   the same transaction as every insert, status change and delete of a charge, so it is exactly
@@ -17,8 +17,8 @@ import { chargesStore, type PageQuery } from '../stores/charges';
 import { turnBatcher } from '../lib/batcher';
 
 /**
- * The list reads of one event-loop turn, as one statement per kind of page (README "Where a read's
- * time goes", Balance reads: one round trip and one wake-up of a PostgreSQL backend for many
+ * The list reads of one event-loop turn, as one statement per kind of page
+ * (docs/performance.md "Where a read's time goes", one statement per turn: one round trip and one wake-up of a PostgreSQL backend for many
  * requests). Sent after every read of the turn was asked for, so each page is read after its
  * request arrived, as a statement of its own would be; identical pages asked for in one turn are
  * read once. Nothing is kept between turns (the list's cache, when on, is the service's).

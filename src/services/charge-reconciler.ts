@@ -1,7 +1,7 @@
 /**
  * Every charge that still owes something (awaiting payment, awaiting settlement, an open refund
- * not parked for an operator) must have a running `charge-<id>` workflow (README "Charges: how
- * they work", Reconciliation). Starting one is idempotent, so the reconciler simply starts the
+ * not parked for an operator) must have a running `charge-<id>` workflow
+ * (docs/architecture.md "Charges: how they work", Reconciliation). Starting one is idempotent, so the reconciler simply starts the
  * workflow of each such charge; for a charge whose workflow runs this is a no-op. It matters when workflows were lost — e.g. `npm start` on the in-memory Temporal
  * server after a restart — and after an outage between the charge's commit and its workflow start.
  * `RECONCILER=off` disables it.

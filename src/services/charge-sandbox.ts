@@ -1,5 +1,5 @@
 /**
- * Sandbox (README "Behaviour the spec leaves open", Sandbox; only while the acquirer is the embedded simulator): the merchant
+ * Sandbox (docs/api.md "Sandbox"; only while the acquirer is the embedded simulator): the merchant
  * asks the simulator to pay one of its own charges, and the payment then comes back through the
  * real path — signed callback, inbox, signal-with-start, the workflow's activities.
  *

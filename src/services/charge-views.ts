@@ -1,4 +1,4 @@
-/** The charge as the API shows it (README "Charges: how they work"): one mapping, used by create, replay, list and get. */
+/** The charge as the API shows it (docs/architecture.md "Charges: how they work"): one mapping, used by create, replay, list and get. */
 import type { Knex } from 'knex';
 import type { Charge } from '../models/charge';
 
@@ -29,8 +29,8 @@ export type ChargeRow = Pick<
 
 /**
  * `select` list of a ChargeRow straight from SQL, already in the views' property names: the list,
- * get and replay read plain rows instead of hydrating objection models (README "Where a charge's
- * time goes").
+ * get and replay read plain rows instead of hydrating objection models
+ * (docs/performance.md "Where a charge's time goes").
  */
 export const CHARGE_ROW_COLUMNS = [
   'charges.id',
@@ -73,7 +73,7 @@ export function listItem(row: ChargeRow): ChargeListItem {
   };
 }
 
-/** The replayed creation response (README "Charges: how they work"): no imageBase64, plus createdAt. */
+/** The replayed creation response (docs/architecture.md "Charges: how they work"): no imageBase64, plus createdAt. */
 export function replayView(row: ChargeRow) {
   return {
     id: row.id,

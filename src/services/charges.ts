@@ -1,5 +1,5 @@
 /**
- * Charges, API side (README "Charges: how they work"): create with prerequisites, idempotency and the
+ * Charges, API side (docs/architecture.md "Charges: how they work"): create with prerequisites, idempotency and the
  * cob at the acquirer; list, get, cancel, refund. What happens after creation (payment, expiry,
  * settlement, refunds at the acquirer) is the charge workflow's, in charge-lifecycle.ts.
  */
@@ -34,7 +34,7 @@ export interface ChargesDeps {
   invalidation?: CacheInvalidation;
 }
 
-/** What charge creation needs of its merchant, cached per process (README "Where a charge's time goes"). */
+/** What charge creation needs of its merchant, cached per process (docs/performance.md "Where a charge's time goes"). */
 interface Prerequisites {
   generation: number;
   /** Why charges are refused (403), or null when they are allowed. */
@@ -53,7 +53,7 @@ const COB_ATTEMPTS = 3;
 
 export function createChargesService(deps: ChargesDeps) {
   const { knex, acquirer, workflows, logger } = deps;
-  // The list cache (README "Behaviour the spec leaves open": 3 s per (merchant, query), dropped on that merchant's own writes in
+  // The list cache (docs/api.md "Charges": 3 s per (merchant, query), dropped on that merchant's own writes in
   // this process). Dropping bumps the merchant's generation, which is part of every key, so it costs
   // O(1) however many entries the cache holds; entries of older generations are never read again and
   // age out by TTL or LRU.
@@ -69,7 +69,7 @@ export function createChargesService(deps: ChargesDeps) {
 
   const readPage = listPageReader(knex);
 
-  // The creation's two writes, batched per event-loop turn (README "Where a charge's time goes").
+  // The creation's two writes, batched per event-loop turn (docs/performance.md "Where a charge's time goes").
   // A statement that fails for one row fails for all: the rows are then tried alone, so only the
   // request whose row is at fault gets the error.
   const insertCharge = turnBatcher<NewCharge, Date | null>(async (cs) => {
@@ -159,7 +159,7 @@ export function createChargesService(deps: ChargesDeps) {
   }
 
   async function create(merchantId: string, input: CreateChargeBody, idempotencyKey?: string): Promise<CreateChargeResult> {
-    // A replay (same body: README "Idempotent refunds and adjustments") answers whatever a check
+    // A replay (same body: docs/api.md "Idempotency") answers whatever a check
     // would say now, so an idempotency key is looked up before any check could refuse the request
     // — but only then: on the usual path the insert below finds a used key by itself (no extra
     // round trip). The fingerprint is computed only with a key, and stored by that same insert.
@@ -246,7 +246,7 @@ export function createChargesService(deps: ChargesDeps) {
       });
     } catch (err) {
       logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob creation failed');
-      // Kept FAILED with null txid and qrCode (README "Behaviour the spec leaves open"). Nobody was
+      // Kept FAILED with null txid and qrCode (docs/api.md "Charges"). Nobody was
       // given a BR Code for it. Guarded: only from PENDING (the reconciler may have failed it already).
       await chargesStore(knex).failCreation(id, 'acquirer unavailable at creation');
       await workflowStarted;
@@ -320,8 +320,8 @@ export function createChargesService(deps: ChargesDeps) {
   }
 
   /**
-   * Refund of a PAID charge. With an idempotency key (README "Idempotent refunds and
-   * adjustments"), the same key replays the first answer and moves no money again, also when the
+   * Refund of a PAID charge. With an idempotency key
+   * (docs/api.md "Idempotency"), the same key replays the first answer and moves no money again, also when the
    * requests are concurrent.
    */
   async function refund(merchantId: string, id: string, input: { amount?: number; reason?: string }, idempotencyKey?: string) {

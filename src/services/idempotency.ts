@@ -1,6 +1,6 @@
 /**
  * `x-idempotency-key` for operations that move money without creating a keyed row of their own
- * (refunds, operator adjustments; README "Idempotent refunds and adjustments").
+ * (refunds, operator adjustments; docs/api.md "Idempotency").
  *
  * The key row is inserted first, inside the operation's own transaction. PostgreSQL makes a second
  * insert of the same key wait until the first transaction ends: if it committed, the second finds
@@ -24,8 +24,8 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * What makes two requests under one idempotency key "the same" (README "Idempotent refunds and
- * adjustments"): the SHA-256 of the canonical JSON of the validated input — after defaults, with
+ * What makes two requests under one idempotency key "the same"
+ * (docs/api.md "Idempotency"): the SHA-256 of the canonical JSON of the validated input — after defaults, with
  * unknown fields already dropped — so key order, whitespace and ignored fields do not count.
  */
 export function requestFingerprint(input: unknown): Buffer {

@@ -1,6 +1,6 @@
 /**
- * Runs the callback inbox's reconciliation in the API process (README "The callback inbox and
- * reconciliation"): one pass at start, then one every INBOX_REDRIVE_INTERVAL_MS, never two at once
+ * Runs the callback inbox's reconciliation in the API process
+ * (docs/operations.md "The callback inbox and reconciliation"): one pass at start, then one every INBOX_REDRIVE_INTERVAL_MS, never two at once
  * in this process (several processes share the work through SKIP LOCKED claims).
  */
 import type { Logger } from '../lib/logger';

@@ -1,5 +1,5 @@
 /**
- * How an operator resolves the cases an infraction opens (README "Operator cases"):
+ * How an operator resolves the cases an infraction opens (docs/operations.md "Operator cases"):
  * - MED_REFUND_REFUSED: `retry` — choose and send a new devolução of the re-blocked money;
  *   `release` — give the re-blocked money back to the merchant and close the infraction;
  * - MED_NOTHING_TO_RETURN and MED_SHORTFALL: `acknowledge` (the remainder is the platform's or the

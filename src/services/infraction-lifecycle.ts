@@ -1,9 +1,9 @@
 /**
- * MED infractions, workflow side (README "MED infractions"): each step the `infraction-<id>`
+ * MED infractions, workflow side (docs/operations.md "MED infractions"): each step the `infraction-<id>`
  * workflow takes, idempotent (locked infraction row, guarded updates, ledger and event references)
  * so its activities can be retried freely.
  *
- * Money (README "MED infractions", "The money of an infraction"): one bound per payment — what all
+ * Money (docs/operations.md "MED infractions", "The money of an infraction"): one bound per payment — what all
  * its infractions hold blocked, plus its refunds in transit or confirmed (merchant and MED alike),
  * never exceeds what was paid; the charge row is locked while that bound is read and used. The
  * disputed amount is blocked from `available` as far as it goes and the bound allows; what is
@@ -57,7 +57,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return charge;
   }
 
-  /** The event data every infraction event shares (README "Behaviour the spec leaves open"). */
+  /** The event data every infraction event shares (docs/api.md "Events"). */
   function eventData(inf: Infraction, status: Infraction['status'], amount = inf.amount) {
     return { infractionId: inf.id, chargeId: inf.chargeId, endToEndId: inf.e2eId, amount, reason: inf.reason ?? '', status };
   }
@@ -185,7 +185,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   /**
-   * Chooses the devolução of an accepted infraction, once (README "The money of an infraction"):
+   * Chooses the devolução of an accepted infraction, once (docs/operations.md "The money of an infraction"):
    * a last top-up, then what the payer is owed under this infraction — the disputed amount, at most
    * what the payment's bound leaves — is funded by the blocked money first and then by the
    * platform's fee on the payment (less what other devoluções of it took); the total moves to
@@ -226,7 +226,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         return;
       }
       // A refund of the charge like any other (kind INFRACTION), REQUESTED while its money is in
-      // transit: the books explain that money by it (README "Checking the books").
+      // transit: the books explain that money by it (docs/operations.md "Checking the books").
       const refundId = newId('rf');
       await charges.insertInfractionRefund({
         id: refundId,
@@ -283,7 +283,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * The infraction's own devolução was refused or not completed: in one transaction its refund is
    * FAILED, its money leaves transit — the merchant's part re-blocked (still held for the payer),
    * the fee's part back to the platform — and a MED_REFUND_REFUSED case waits for an operator to
-   * retry the devolução or release the money (README "Operator cases"). Once per devolução.
+   * retry the devolução or release the money (docs/operations.md "Operator cases"). Once per devolução.
    */
   async function failRefund(id: string, reason: string): Promise<InfractionProgress> {
     await knex.transaction(async (trx) => {

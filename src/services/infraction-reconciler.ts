@@ -1,6 +1,6 @@
 /**
  * Every infraction whose workflow still has something to do (not closed: open, or accepted and not
- * yet refunded) must have a running `infraction-<id>` workflow (README "MED infractions"). Starting
+ * yet refunded) must have a running `infraction-<id>` workflow (docs/operations.md "MED infractions"). Starting
  * one is idempotent, and a fresh run resumes from the database, decision included.
  */
 import type { Knex } from 'knex';

@@ -1,5 +1,5 @@
 /**
- * Sandbox MED (README "MED infractions"; only while the acquirer is the embedded simulator): the
+ * Sandbox MED (docs/operations.md "MED infractions"; only while the acquirer is the embedded simulator): the
  * merchant has the simulator raise, accept or reject an infraction on one of its own paid charges,
  * and everything else happens through the real path — signed callback, inbox, signal-with-start,
  * the infraction workflow's activities.

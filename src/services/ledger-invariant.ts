@@ -1,5 +1,5 @@
 /**
- * The ledger invariant as code (README "Money and the ledger", "Checking the books"): one
+ * The ledger invariant as code (docs/architecture.md "Money and the ledger", "Checking the books"): one
  * function that an operator (`npm run ops -- ledger check`) and every test suite that moves money
  * call to prove that no money was lost, made up or moved twice.
  *
@@ -12,7 +12,7 @@
  * - each merchant's books reconcile with its business records:
  *   - a charge has a payment transaction exactly when it was paid, for exactly its amount;
  *   - `fee_revenue` holds exactly the fees of the merchant's paid charges, less what MED devoluções
- *     took from the fee (README "The money of an infraction");
+ *     took from the fee (docs/operations.md "The money of an infraction");
  *   - every withdrawal was debited once for its amount, and its resolution matches its status;
  *   - every cent in `in_transit` belongs to a withdrawal or a refund whose status says it is still
  *     travelling, and nothing else is in transit;
@@ -227,8 +227,8 @@ export async function checkLedgerInvariant(
     }
 
     // Refunds: in transit while REQUESTED; a failed return of an unpayable payment (the payer's
-    // money) stays there for an operator (README "Charges: how they work"); a failed MED devolução
-    // went back to blocked and the fee (README "The money of an infraction").
+    // money) stays there for an operator (docs/architecture.md "Charges: how they work"); a failed MED devolução
+    // went back to blocked and the fee (docs/operations.md "The money of an infraction").
     const refunds = (await scope(trx('charge_refunds').select('id', 'merchant_id', 'amount', 'status', 'kind'), 'merchant_id')) as Array<{
       id: string;
       merchant_id: string;
@@ -241,7 +241,7 @@ export async function checkLedgerInvariant(
       expectTransit(r.merchant_id, `refund:${r.id}`, travelling ? num(r.amount) : 0, { status: r.status, kind: r.kind });
     }
 
-    // Blocked funds: per merchant, what its infractions hold blocked (README "MED infractions").
+    // Blocked funds: per merchant, what its infractions hold blocked (docs/operations.md "MED infractions").
     const infractionBlocks = (await scope(
       trx('infractions').groupBy('merchant_id').select('merchant_id', trx.raw('sum(blocked_amount) as blocked')),
       'merchant_id',

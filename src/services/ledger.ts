@@ -1,5 +1,5 @@
 /**
- * The ledger: the one implementation of money movement (README "Money and the ledger").
+ * The ledger: the one implementation of money movement (docs/architecture.md "Money and the ledger").
  *
  * Every movement is one transaction of postings that sum to zero, identified by a unique
  * reference so that posting it again (a retried activity, a duplicate callback) is a no-op.
@@ -183,8 +183,8 @@ export async function getBalance(db: Db, merchantId: string): Promise<Balance> {
   return balanceOf(rows);
 }
 
-// One fixed, prepared statement for GET /v1/merchants/me/balance (README "Where a read's time
-// goes"): the merchants' existence and their three balances together, for every merchant whose
+// One fixed, prepared statement for GET /v1/merchants/me/balance
+// (docs/performance.md "Where a read's time goes"): the merchants' existence and their three balances together, for every merchant whose
 // balance was asked for in one turn of the event loop (`merchantBalances`). No row: no such
 // merchant; a row with a null kind: a merchant without ledger accounts yet (all zero).
 const MERCHANT_BALANCES = preparedStatement(
@@ -334,7 +334,7 @@ export function resolveInTransit(
   });
 }
 
-/** Withdrawal requested: available → in transit, at once (README "Withdrawals: the saga"). */
+/** Withdrawal requested: available → in transit, at once (docs/architecture.md "Withdrawals: the saga"). */
 export function debitWithdrawal(
   db: Db,
   a: { withdrawalId: string; merchantId: string; amount: number },
@@ -399,7 +399,7 @@ export function moveBlocked(
 }
 
 /**
- * MED refund (README "The money of an infraction"): the blocked funds and, where they fall short,
+ * MED refund (docs/operations.md "The money of an infraction"): the blocked funds and, where they fall short,
  * part of the platform's fee on the payment go to the payer. Like a merchant refund they wait in
  * transit until the acquirer confirms the devolução (then `resolveInTransit` with the refund's
  * reference scheme) or refuses it (`returnMedRefund`).

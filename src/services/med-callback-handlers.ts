@@ -1,6 +1,6 @@
 /**
- * The callback inbox's handlers for MED infractions and PIX key status (README "The callback inbox
- * and reconciliation", "MED infractions", "PIX keys: registration and activation"): the inbox keeps
+ * The callback inbox's handlers for MED infractions and PIX key status
+ * (docs/operations.md "The callback inbox and reconciliation", "MED infractions", "PIX keys: registration and activation"): the inbox keeps
  * each callback, calls these, and re-drives them until applied or parked.
  *
  * - An infraction handed to its `infraction-<id>` workflow by signal-with-start is applied as far

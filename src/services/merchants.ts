@@ -1,5 +1,5 @@
 /**
- * Merchants, their login user and their PIX keys: the operator's use cases (README "Behaviour the spec leaves open", Operator)
+ * Merchants, their login user and their PIX keys: the operator's use cases (docs/operations.md "The admin API")
  * and the merchant's own profile. Every operator action writes an audit row in the same
  * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
  */
@@ -30,7 +30,7 @@ export interface PixKeyView {
   status: string;
 }
 
-/** What a merchant sees of itself (README "Behaviour the spec leaves open", Balance: GET /v1/merchants/me). */
+/** What a merchant sees of itself (docs/api.md "Balance, fee, settlement": GET /v1/merchants/me). */
 export interface MerchantProfile {
   id: string;
   name: string;
@@ -203,7 +203,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
 
   // The profile every integration polls, cached per merchant until the `pixflow_cache`
   // notification of a change to merchants or PIX keys (a trigger sends it as the change commits)
-  // bumps the generation; a missing merchant is not cached (README "Where a read's time goes").
+  // bumps the generation; a missing merchant is not cached (docs/performance.md "Where a read's time goes").
   const invalidation = deps.invalidation ?? cacheInvalidation(knex);
   const profileCache = new LRUCache<string, { generation: number; profile: MerchantProfile }>({ max: 10_000 });
 
@@ -326,8 +326,8 @@ export function createMerchantsService(deps: MerchantsDeps) {
   }
 
   /**
-   * Balance reads asked for in one turn of the event loop share one statement (README "Where a
-   * read's time goes", Balance reads): under load that is one round trip, and one wake-up of a
+   * Balance reads asked for in one turn of the event loop share one statement
+   * (docs/performance.md "Where a read's time goes", one statement per turn): under load that is one round trip, and one wake-up of a
    * PostgreSQL backend, for many requests instead of one each. The statement is sent after every
    * read of the turn was asked for, so each answer is read from the ledger after its request
    * arrived, as a statement of its own would be; nothing is cached between turns.
@@ -347,8 +347,8 @@ export function createMerchantsService(deps: MerchantsDeps) {
   /**
    * A signed adjustment of `available` (credit > 0, debit < 0; never below zero, which the ledger
    * enforces), posted and audited in one transaction. With an idempotency key the same key replays
-   * the first answer and posts nothing again, also concurrently (README "Idempotent refunds and
-   * adjustments"); the key space is the merchant's, shared by the admin API and the ops CLI.
+   * the first answer and posts nothing again, also concurrently
+   * (docs/api.md "Idempotency"); the key space is the merchant's, shared by the admin API and the ops CLI.
    */
   async function adjustBalance(
     actor: Actor,

@@ -1,5 +1,5 @@
 /**
- * Operator cases (README "Operator cases"): every situation a workflow must not decide alone is
+ * Operator cases (docs/operations.md "Operator cases"): every situation a workflow must not decide alone is
  * opened here — never only a log line. Opening is idempotent on a reference (activities retry), and
  * the first opening writes an audit entry (`case.opened`, actor `system`), an error log and the
  * `pixflow_operator_cases_opened_total` metric, in the caller's transaction where it has one.

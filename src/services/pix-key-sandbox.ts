@@ -1,5 +1,5 @@
 /**
- * Sandbox PIX keys (README "PIX keys: registration and activation"; only while the acquirer is the
+ * Sandbox PIX keys (docs/architecture.md "PIX keys: registration and activation"; only while the acquirer is the
  * embedded simulator): the merchant has the simulator activate or deactivate one of its own keys,
  * and the change comes back through the real path — the simulator's signed callback, the inbox,
  * the PIX key callback handler (ACTIVE / INACTIVE with `pixkey.updated`). So a new key can be
@@ -39,8 +39,8 @@ export function createPixKeySandbox(deps: { knex: Knex; simulator: SandboxContro
   /** Tells the simulator; answers the key as it is now (the callback's change follows). */
   async function act(merchantId: string, keyId: string, action: SandboxPixKeyAction): Promise<PixKeyView> {
     const key = await ownKey(merchantId, keyId);
-    // The acquirer never re-activates an INACTIVE key (README "PIX keys: registration and
-    // activation"): saying so beats a 202 that changes nothing.
+    // The acquirer never re-activates an INACTIVE key
+    // (docs/architecture.md "PIX keys: registration and activation"): saying so beats a 202 that changes nothing.
     if (action === 'activate' && key.status === 'INACTIVE') {
       throw invalid('An INACTIVE PIX key is not re-activated by the acquirer; an operator sets it ACTIVE');
     }

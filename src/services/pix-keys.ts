@@ -1,5 +1,5 @@
 /**
- * PIX keys at the acquirer (README "PIX keys: registration and activation"): a key the operator adds
+ * PIX keys at the acquirer (docs/architecture.md "PIX keys: registration and activation"): a key the operator adds
  * is registered at the acquirer by the `pixkey-<id>` workflow (idempotent on our key id), and the
  * acquirer announces its status by callback (`/v1/acquirer/pix-keys`). Every status change — from
  * the acquirer or from an operator — records `pixkey.updated` in the same transaction.
@@ -19,7 +19,7 @@ import { recordEvent } from './events';
 
 export type PixKeyStatus = PixKey['status'];
 
-/** `pixkey.updated` speaks the acquirer's (BCB's) words for statuses (README "Behaviour the spec leaves open"). */
+/** `pixkey.updated` speaks the acquirer's (BCB's) words for statuses (docs/api.md "Events"). */
 export const PIX_KEY_EVENT_STATUS: Record<PixKeyStatus, PixKeyStatusAtAcquirer> = {
   PENDING: 'PENDENTE',
   ACTIVE: 'ATIVA',

@@ -1,5 +1,5 @@
 /**
- * Fixed-window counters shared by every API process (README "Rate limits"), built on
+ * Fixed-window counters shared by every API process (docs/api.md "Rate limits"), built on
  * rate-limiter-flexible's PostgreSQL store: one atomic upsert per counted event in the
  * `rate_limits` table, so N processes behind a load balancer enforce one limit, not N.
  *
@@ -9,7 +9,7 @@
  * - if PostgreSQL cannot be reached, an in-memory limiter with the same numbers takes over (the
  *   library's insurance limiter): limits then hold per process instead of failing every request;
  * - with `lease`, a process takes points from the shared counter in chunks and hands them out from
- *   memory until the chunk or the window runs out (README "Where a charge's time goes"): one
+ *   memory until the chunk or the window runs out (docs/performance.md "Where a charge's time goes"): one
  *   upsert per chunk instead of one per request. Every point handed out was counted in the shared
  *   table first, so N processes still admit at most `points` per window between them; what a
  *   process holds unused when the window ends is lost, so a client near its limit may be refused
@@ -28,7 +28,7 @@ export interface Limiter {
   /**
    * Counts one point against `key` from a lease this process holds, synchronously; null when only
    * `consume` can decide (no lease, or a limiter without leases). Same counting as `consume`: the
-   * hot path avoids its promises (README "Where a read's time goes").
+   * hot path avoids its promises (docs/performance.md "Where a read's time goes").
    */
   consumeHeld(key: string): LimitOutcome | null;
   /** Gives points back (e.g. a login that turned out to be right). */
@@ -106,7 +106,7 @@ export function createLimiter(knex: Knex, opts: LimiterOptions): Limiter {
 
   /**
    * When a lease is down to this many points, the next chunk is taken in the background
-   * (README "Where a read's time goes"), so that requests do not all wait on the upsert's
+   * (docs/performance.md "Where a read's time goes"), so that requests do not all wait on the upsert's
    * round trip each time a chunk runs out. It is kept beside the current lease, never merged
    * into it: a chunk of a later window must not be spent in an earlier one, nor the reverse.
    */

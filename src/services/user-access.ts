@@ -1,5 +1,5 @@
 /**
- * The operator's hold on logins (README "Auth hardening"): disable or re-enable a user, and revoke
+ * The operator's hold on logins (docs/api.md "Auth hardening"): disable or re-enable a user, and revoke
  * every JWT issued so far by bumping a user's (or all of a merchant's users') token version. Each
  * action is audited in the same transaction. Suspending a merchant is `merchants.updateMerchant`;
  * both take effect on the caller's very next request because every authenticated request re-reads

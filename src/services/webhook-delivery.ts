@@ -1,5 +1,5 @@
 /**
- * One delivery attempt (README "Webhooks"): the activity behind the `webhook-delivery-<id>`
+ * One delivery attempt (docs/api.md "Webhooks"): the activity behind the `webhook-delivery-<id>`
  * workflow. Before each attempt the delivery and its webhook are read again: a delivery no longer
  * PENDING, or a webhook deleted or made INACTIVE, gets no further attempt (the delivery becomes
  * CANCELED). Then the stored envelope bytes are POSTed with the current URL and secret, the

@@ -1,5 +1,5 @@
 /**
- * Starts the workflows of committed webhook deliveries (README "Webhooks"). Deliveries are written
+ * Starts the workflows of committed webhook deliveries (docs/api.md "Webhooks"). Deliveries are written
  * as an outbox in the transaction of the event; this turns each into a running
  * `webhook-delivery-<id>` workflow:
  *

@@ -1,5 +1,5 @@
 /**
- * One webhook POST (README "Receiving webhooks"), built so that a slow or hostile receiver costs
+ * One webhook POST (docs/api.md "Receiving webhooks"), built so that a slow or hostile receiver costs
  * at most `timeoutMs` and `maxResponseBytes`: one deadline covers DNS, connect, TLS, headers and
  * body; at most `maxResponseBytes` of the answer are read, then the socket is dropped; redirects
  * are never followed (Node's http client does not follow them, and a 3xx is not a 2xx); no

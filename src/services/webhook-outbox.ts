@@ -1,5 +1,5 @@
 /**
- * Publishing an event to webhooks (README "Webhooks"): inside the transaction that records the
+ * Publishing an event to webhooks (docs/api.md "Webhooks"): inside the transaction that records the
  * event, one delivery per ACTIVE webhook of the merchant subscribed to the event's type (or to
  * all events), each holding the envelope's exact bytes, serialised once here. The rows are an
  * outbox: `webhook-dispatcher.ts` starts their workflows after the commit. `pg_notify` is
@@ -20,7 +20,7 @@ export interface PublishedEvent {
   timestamp: string;
 }
 
-/** The body every delivery of the event POSTs (the envelope of README "Receiving webhooks": event, timestamp, data). */
+/** The body every delivery of the event POSTs (the envelope of docs/api.md "Receiving webhooks": event, timestamp, data). */
 export function serialiseEnvelope(e: Pick<PublishedEvent, 'type' | 'timestamp' | 'data'>): string {
   return JSON.stringify({ event: e.type, timestamp: e.timestamp, data: e.data });
 }

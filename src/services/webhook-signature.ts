@@ -1,5 +1,5 @@
 /**
- * Webhook signing (README "Receiving webhooks"): `x-webhook-signature` is the lowercase hex
+ * Webhook signing (docs/api.md "Receiving webhooks"): `x-webhook-signature` is the lowercase hex
  * HMAC-SHA256 of the exact body bytes, keyed with the webhook's secret. Secrets are `whsec_` +
  * 32 random bytes in base64url; lists show only the first 6 and last 4 characters.
  */

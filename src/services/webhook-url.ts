@@ -1,5 +1,5 @@
 /**
- * Where webhooks may point (README "Webhooks", "Receiving webhooks").
+ * Where webhooks may point (docs/api.md "Webhooks", "Receiving webhooks").
  *
  * With the public-address rule on (always in production), a webhook URL must be https and its host
  * must be, or resolve only to, public unicast addresses: never private, loopback, link-local,

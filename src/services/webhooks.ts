@@ -1,5 +1,5 @@
 /**
- * Webhook management (README "Webhooks"): register, list (with the 20 newest delivery logs of
+ * Webhook management (docs/api.md "Webhooks"): register, list (with the 20 newest delivery logs of
  * each), change, delete, and (ext) the delivery history, redelivery and secret rotation. Every
  * query is scoped to the caller's merchant: another merchant's webhook is "not found".
  *

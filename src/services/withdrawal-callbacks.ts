@@ -1,13 +1,13 @@
 /**
  * Transfer callbacks (`/v1/acquirer/transfers`, protocol: src/acquirer/README.md "Callbacks"): the
- * `transfers` handler of the callback inbox (README "The callback inbox and reconciliation"). The
+ * `transfers` handler of the callback inbox (docs/operations.md "The callback inbox and reconciliation"). The
  * route keeps each callback once per (transfer id, status); this handler hands it to the
  * withdrawal's saga by signal-with-start, and the inbox's reconciler calls it again until it is
  * applied or parked, so a callback that arrived while Temporal was down still reaches the saga.
  *
  * The transfer names our withdrawal by its idempotency key (the withdrawal id). Once the signal is
  * accepted the saga's history holds it, and a saga lost with its signal still resolves the
- * withdrawal by asking the acquirer (README "Withdrawals: the saga"), so a signalled callback is
+ * withdrawal by asking the acquirer (docs/architecture.md "Withdrawals: the saga"), so a signalled callback is
  * done as far as the inbox goes.
  */
 import type { Knex } from 'knex';
@@ -35,7 +35,7 @@ export function createWithdrawalCallbackHandler(deps: { knex: Knex; logger: Logg
     if (wireToCents(t.valor) !== w.amount) return { kind: 'park', reason: `transfer ${t.id} amount ${t.valor} differs from withdrawal ${w.id}'s ${w.amount} cents` };
     if (t.status === 'PROCESSING') return { kind: 'applied', resolution: 'in progress: nothing to apply' };
     if (w.status === WITHDRAWAL_STATUS_AFTER[t.status]) return { kind: 'applied', resolution: `withdrawal already ${w.status}` };
-    // An outcome contradicting the applied one (README "Withdrawals: the saga", Contradicting
+    // An outcome contradicting the applied one (docs/architecture.md "Withdrawals: the saga", Contradicting
     // outcomes) changes nothing and goes to an operator: a case, and the callback is done.
     if (contradictsApplied(t.status, w.status)) {
       const opened = await knex.transaction((trx) =>

@@ -1,5 +1,5 @@
 /**
- * Withdrawals, workflow side (README "Withdrawals: the saga"): every step of the saga after the
+ * Withdrawals, workflow side (docs/architecture.md "Withdrawals: the saga"): every step of the saga after the
  * endpoint committed the withdrawal and its debit. Each step is idempotent — the transfer on the
  * withdrawal id at the acquirer, ledger postings on fixed references, guarded status updates,
  * events and notifications on unique references — so the workflow's activities can be retried
@@ -46,8 +46,8 @@ export interface ContradictedWithdrawal {
 }
 
 /**
- * A transfer outcome that contradicts the one the withdrawal applied (README "Withdrawals: the
- * saga", Contradicting outcomes): a TRANSFER_CONTRADICTION operator case, once per withdrawal and
+ * A transfer outcome that contradicts the one the withdrawal applied
+ * (docs/architecture.md "Withdrawals: the saga", Contradicting outcomes): a TRANSFER_CONTRADICTION operator case, once per withdrawal and
  * contradicting outcome. Nothing else moves: the first applied outcome stays (the ledger holds one
  * resolution per withdrawal). False when it does not contradict, or the case was already open.
  */

@@ -1,5 +1,5 @@
 /**
- * Withdrawals, API side (README "Withdrawals: the saga"): request one — prerequisites, idempotency,
+ * Withdrawals, API side (docs/architecture.md "Withdrawals: the saga"): request one — prerequisites, idempotency,
  * and the guarded debit in the same transaction as the row — then start its saga; list and get.
  * What happens after the request (transfer, outcome, compensation) is the withdrawal workflow's,
  * in withdrawal-lifecycle.ts.

@@ -1,5 +1,5 @@
 /**
- * Workflow inspection for operators (README "Commands", Inspecting workflows): every money
+ * Workflow inspection for operators (docs/operations.md "Watching workflows"): every money
  * movement is a Temporal workflow, so its history is the record of what happened to it and when.
  * This module builds the visibility query of `npm run ops -- workflows list` and turns a history
  * into the table `workflows show` prints; the CLI only parses options and prints.

@@ -1,6 +1,6 @@
 /**
  * Every query on `api_keys`: creation under the per-merchant limit, the masked list, deletion and
- * the authentication lookup (README "Behaviour the spec leaves open", Auth). `db` is the knex
+ * the authentication lookup (docs/api.md "Authentication"). `db` is the knex
  * instance or the transaction the caller runs in.
  */
 import type { Knex } from 'knex';

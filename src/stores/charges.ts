@@ -1,5 +1,5 @@
 /**
- * Queries on `charges` and `charge_refunds`: the list (README "Where a charge's time goes"), the
+ * Queries on `charges` and `charge_refunds`: the list (docs/performance.md "Where a charge's time goes"), the
  * reconciler's sweeps, and the API side (creation, replay, get, cancel, refund request).
  * `db` is the knex instance or the transaction the caller runs in. Rows are plain where the path
  * is hot (no model hydration), as the callers chose.
@@ -29,7 +29,7 @@ export interface NewCharge {
   expiresIn: number;
   txid: string;
   idempotencyKey: string | null;
-  /** The request's fingerprint when it has an idempotency key (README "Idempotent refunds and adjustments"). */
+  /** The request's fingerprint when it has an idempotency key (docs/api.md "Idempotency"). */
   requestHash: Buffer | null;
   tracking: CreateChargeBody['tracking'];
 }
@@ -82,8 +82,8 @@ export interface PageQuery {
 }
 
 /**
- * Offsets from which a page starts at the hour its first charge was created (README "Where a
- * read's time goes", Deep pages) instead of walking `offset` index entries: below it the walk is
+ * Offsets from which a page starts at the hour its first charge was created
+ * (docs/performance.md "Deep pages") instead of walking `offset` index entries: below it the walk is
  * cheaper than looking the hour up.
  */
 export const DEEP_PAGE_OFFSET = 1000;
@@ -346,7 +346,7 @@ export function chargesStore(db: Db) {
     },
 
     /**
-     * New charges without a customer, in one statement (README "Where a charge's time goes": the
+     * New charges without a customer, in one statement (docs/performance.md "Where a charge's time goes": the
      * creations of one event-loop turn are written together). A charge whose idempotency key is
      * taken — by an earlier charge or by another in the same list — is not inserted. Answers the
      * inserted ids with their creation time. Written out: the query builder's compile of the
@@ -404,8 +404,8 @@ export function chargesStore(db: Db) {
     },
 
     /**
-     * What is already spoken for of the payment besides its confirmed refunds (README "MED
-     * infractions", one bound per payment): refunds in transit (the merchant's and MED devoluções)
+     * What is already spoken for of the payment besides its confirmed refunds
+     * (docs/operations.md "MED infractions", one bound per payment): refunds in transit (the merchant's and MED devoluções)
      * plus what infractions other than `exceptInfractionId` hold blocked. A merchant refund and a
      * MED block both take at most `amount − refundedAmount − openClaims`.
      */
@@ -430,8 +430,8 @@ export function chargesStore(db: Db) {
 
     /**
      * Pages, newest first, each with its merchant's total (of one status); every page of one kind
-     * (filtered or not, shallow or deep) in one prepared statement (README "Where a read's time
-     * goes"; Balance reads for why several in one): the total is a sum over `charge_counts` (at
+     * (filtered or not, shallow or deep) in one prepared statement
+     * (docs/performance.md "Where a read's time goes"; Balance reads for why several in one): the total is a sum over `charge_counts` (at
      * most eight rows per status), which a trigger keeps in the transaction of every change to a
      * charge; the page's ids come from the (merchant[, status], created_at desc, id desc) index
      * first, skipping `offset` index entries (from `DEEP_PAGE_OFFSET` on, only those created in the

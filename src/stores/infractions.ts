@@ -1,5 +1,5 @@
 /**
- * MED infractions as the acquirer announces them (README "MED infractions"): one row per acquirer
+ * MED infractions as the acquirer announces them (docs/operations.md "MED infractions"): one row per acquirer
  * infraction id, created by whichever comes first — its callback or the sandbox that raised it —
  * and the furthest status the acquirer has announced. What the infraction does to money is the
  * workflow's (src/services/infraction-lifecycle.ts).

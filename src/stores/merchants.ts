@@ -43,7 +43,7 @@ export interface MerchantProfileRow {
   pix_key_status: string | null;
 }
 
-// A fixed, prepared statement (README "Where a read's time goes"): no query builder to
+// A fixed, prepared statement (docs/performance.md "Where a read's time goes"): no query builder to
 // compile, no plan per call and no model to hydrate on a path every integration polls. The lateral
 // subquery reads the merchant's few keys through the (merchant_id, created_at) index.
 const PROFILE = preparedStatement(

@@ -1,4 +1,4 @@
-/** Every query on `operator_cases` (README "Operator cases"). */
+/** Every query on `operator_cases` (docs/operations.md "Operator cases"). */
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import type { OperatorCaseKind, OperatorCaseStatus } from '../contracts/statuses';

@@ -162,7 +162,7 @@ export function webhooksStore(db: Db) {
 
     /**
      * One page of a webhook's deliveries with their event type, newest first, and the total, in
-     * one statement, as the withdrawal list (README "Pagination limits"): the total from
+     * one statement, as the withdrawal list (docs/api.md "Pagination limits"): the total from
      * `list_counts`, the ids from walking (webhook_id, created_at desc, id desc) alone, nothing
      * walked for a page past the end or too deep (`pageIsRead`).
      */

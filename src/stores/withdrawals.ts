@@ -34,7 +34,7 @@ export interface NewWithdrawal {
   pixKeyType: string;
   pixKey: string;
   idempotencyKey: string | null;
-  /** The request's fingerprint when it has an idempotency key (README "Idempotent refunds and adjustments"). */
+  /** The request's fingerprint when it has an idempotency key (docs/api.md "Idempotency"). */
   requestHash: Buffer | null;
 }
 
@@ -83,8 +83,8 @@ export function withdrawalsStore(db: Db) {
     },
 
     /**
-     * One page, newest first, and the merchant's total, in one statement (README "Pagination
-     * limits"): the total is a sum over `list_counts` (eight rows at most, kept by triggers in the
+     * One page, newest first, and the merchant's total, in one statement
+     * (docs/api.md "Pagination limits"): the total is a sum over `list_counts` (eight rows at most, kept by triggers in the
      * transaction of every insert and delete), not a count of the merchant's history; the page's
      * ids come from walking (merchant_id, created_at desc, id desc) alone, then only its rows are
      * read. A page past the end, or one holding rows past the depth bound, walks nothing

@@ -27,15 +27,15 @@ export interface ChargeWorkflows {
   /**
    * Starts the charge's workflow. `startDelayMs` (creation passes the charge's expiry) defers its
    * first workflow task: until something happens to the charge it costs the worker nothing, and
-   * every message below is signal-with-start, which ends the delay at once (README "Where a
-   * charge's time goes").
+   * every message below is signal-with-start, which ends the delay at once
+   * (docs/performance.md "Where a charge's time goes").
    */
   start(charge: ChargeRef, opts?: { startDelayMs?: number }): Promise<void>;
   paymentReceived(charge: ChargeRef, notice: PaymentNotice): Promise<void>;
   cancelRequested(charge: ChargeRef): Promise<void>;
   refundRequested(charge: ChargeRef, refundId: string): Promise<void>;
   refundSettled(charge: ChargeRef, notice: RefundSettledNotice): Promise<void>;
-  /** An operator's retry of an EXPIRY_ACQUIRER_UNREACHABLE case: ask the acquirer about the cob now (README "Operator cases"). */
+  /** An operator's retry of an EXPIRY_ACQUIRER_UNREACHABLE case: ask the acquirer about the cob now (docs/operations.md "Operator cases"). */
   askAcquirer(charge: ChargeRef): Promise<void>;
 }
 
@@ -71,7 +71,7 @@ export function chargeWorkflowClient(
       try {
         await client.workflow.start('chargeWorkflow', { ...base(charge), ...(delay > 0 ? { startDelay: delay } : {}) });
       } catch (err) {
-        // Starting an id that already runs is success (README "Architecture": workflow ids).
+        // Starting an id that already runs is success (docs/architecture.md "Architecture": workflow ids).
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
           recordWorkflowStartFailure('chargeWorkflow');
           throw err;

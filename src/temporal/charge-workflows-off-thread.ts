@@ -1,5 +1,5 @@
 /**
- * ChargeWorkflows served by a thread of their own (README "Where a charge's time goes"): every charge
+ * ChargeWorkflows served by a thread of their own (docs/performance.md "Where a charge's time goes"): every charge
  * creation starts a workflow, and the Temporal client's gRPC call (request building, protobuf,
  * HTTP/2) cost the API's event loop about as much as the rest of the request. Here the main thread
  * pays one postMessage each way; the thread holds its own connection to the same Temporal, so this

@@ -1,6 +1,6 @@
 /**
  * Thread entry of `offThreadChargeWorkflows`: a Temporal client of its own, serving the
- * ChargeWorkflows calls of the API's main thread (README "Where a charge's time goes").
+ * ChargeWorkflows calls of the API's main thread (docs/performance.md "Where a charge's time goes").
  */
 import { workerData } from 'node:worker_threads';
 import { serveThreadRpc } from '../lib/threads';

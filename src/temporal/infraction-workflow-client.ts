@@ -1,5 +1,5 @@
 /**
- * How the API side talks to `infraction-<id>` workflows (README "MED infractions"): every acquirer
+ * How the API side talks to `infraction-<id>` workflows (docs/operations.md "MED infractions"): every acquirer
  * update is signal-with-start, so the first callback starts the workflow and a later one reaches
  * it — or starts a fresh run that resumes from the database if the previous one has closed.
  */
@@ -18,7 +18,7 @@ export interface InfractionRef {
 export interface InfractionWorkflows {
   start(infraction: InfractionRef): Promise<void>;
   acquirerUpdate(infraction: InfractionRef, update: AcquirerInfractionUpdate): Promise<void>;
-  /** Wakes the workflow to apply an operator's decision (README "Operator cases"). */
+  /** Wakes the workflow to apply an operator's decision (docs/operations.md "Operator cases"). */
   operatorDecided(infraction: InfractionRef): Promise<void>;
 }
 

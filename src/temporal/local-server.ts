@@ -2,8 +2,8 @@
  * The Temporal server `npm start` uses when TEMPORAL_ADDRESS is unset.
  *
  * Default: the project's own server (tools/temporal-test-server) on a worker thread of this
- * process (its own event loop, so its gRPC and history work never delays an API request; README
- * "Where a charge's time goes"), in real time, durable: its state is journaled to
+ * process (its own event loop, so its gRPC and history work never delays an API request;
+ * docs/performance.md "Where a charge's time goes"), in real time, durable: its state is journaled to
  * `<DATA_DIR>/temporal/pixflow-temporal.journal` and replayed at start, so workflows in flight
  * survive a crash or restart (see that server's README, "Durable state"). Nothing is downloaded. `TEMPORAL_LOCAL_SERVER=cli` uses the official Temporal CLI dev
  * server through @temporalio/testing instead (downloaded on first use; needs internet), persisted

@@ -1,6 +1,6 @@
 /**
- * Starts `pixkey-<id>`, the registration of one PIX key at the acquirer (README "PIX keys:
- * registration and activation"). Starting an id that already runs is success; one that has closed
+ * Starts `pixkey-<id>`, the registration of one PIX key at the acquirer
+ * (docs/architecture.md "PIX keys: registration and activation"). Starting an id that already runs is success; one that has closed
  * starts again (the workflow first checks whether the key still needs registering).
  */
 import { recordWorkflowStartFailure } from '../observability/metrics';

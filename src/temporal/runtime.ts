@@ -1,6 +1,6 @@
 /**
- * The Temporal SDK's process-wide Runtime, installed once before the worker connects (README
- * "Metrics and logs"): the SDK's logs go through our JSON logger at TEMPORAL_LOG_LEVEL (WARN by
+ * The Temporal SDK's process-wide Runtime, installed once before the worker connects
+ * (docs/operations.md "Metrics and logs"): the SDK's logs go through our JSON logger at TEMPORAL_LOG_LEVEL (WARN by
  * default, so the start-up screen is ours, not the webpack report of the workflow bundle), and
  * the worker's own metrics (task latencies, poll counts, slots, sticky cache) are served by the
  * SDK's Prometheus exporter at TEMPORAL_METRICS_ADDRESS when set.

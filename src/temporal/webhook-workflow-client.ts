@@ -1,6 +1,6 @@
 /**
  * Starting `webhook-delivery-<deliveryId>` workflows. A start of an id that is already running is
- * success (README "Architecture": workflow ids make every start idempotent), so the dispatcher and the
+ * success (docs/architecture.md "Architecture": workflow ids make every start idempotent), so the dispatcher and the
  * reconciler may both start the same delivery. Runs carry the merchant and the delivery as memo
  * and, where registered, as the MerchantId/EntityId search attributes.
  */

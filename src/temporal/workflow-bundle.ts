@@ -1,5 +1,5 @@
 /**
- * The worker's workflow bundle, built in a child process (README "Where a charge's time goes"):
+ * The worker's workflow bundle, built in a child process (docs/performance.md "Where a charge's time goes"):
  * webpack keeps about 110 MB resident in whatever process has bundled, which would count against
  * the service's memory for its whole life. The child writes the bundle to a temporary file that
  * the worker loads. Should the child fail (an unusual runtime), the caller bundles in-process.

@@ -1,7 +1,7 @@
 /**
  * The Temporal clients the API side starts and signals workflows with (one per workflow kind, one
  * task queue), built on the caller's thread or, by `offThreadWorkflowClients`, on a thread of their
- * own (README "Where a charge's time goes").
+ * own (docs/performance.md "Where a charge's time goes").
  */
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';

@@ -1,6 +1,6 @@
 /**
  * Workflow ids derive from business ids so every start is idempotent and operators can find a
- * money movement in the Temporal UI by the id the merchant sees (README "Architecture").
+ * money movement in the Temporal UI by the id the merchant sees (docs/architecture.md "Architecture").
  */
 export const chargeWorkflowId = (chargeId: string): string => `charge-${chargeId}`;
 export const withdrawalWorkflowId = (withdrawalId: string): string => `withdrawal-${withdrawalId}`;

@@ -208,7 +208,7 @@ describe('API: operator (admin) endpoints', () => {
     assert.deepEqual(me.body.merchant.pixKey, { id: created.body.pixKey.id, type: 'CHAVE_ALEATORIA', key: uuid, status: 'ACTIVE' });
 
     // A newer key still PENDING: the profile keeps showing the active one. The profile is one
-    // statement (README "Where a read's time goes"); its body is, byte for byte, the operator's view
+    // statement (docs/performance.md "Where a read's time goes"); its body is, byte for byte, the operator's view
     // of the same merchant without the operator-only fields.
     const newer = await api.request('POST', `/v1/admin/merchants/${m.merchantId}/pix-keys`, {
       token: admin,

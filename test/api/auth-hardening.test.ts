@@ -1,5 +1,5 @@
 /**
- * Auth hardening (README "Auth hardening", "Rate limits"): login limits per account and per
+ * Auth hardening (docs/api.md "Auth hardening", "Rate limits"): login limits per account and per
  * address, suspension and disabled users refused at once, revocable JWTs, rate limits shared by
  * API processes through PostgreSQL, and failed authentications throttled before any lookup.
  *

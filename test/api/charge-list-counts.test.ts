@@ -1,6 +1,6 @@
 /**
  * The list's `total` comes from `charge_counts` (kept by a trigger in the transaction of every
- * change) and its pages from the index (README "Where a charge's time goes"): both must say
+ * change) and its pages from the index (docs/performance.md "Where a charge's time goes"): both must say
  * exactly what a count and an OFFSET query over the charges say. Charge creation's prerequisites
  * are cached per process and dropped when they change, also by a write straight to the database.
  */

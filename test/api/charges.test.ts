@@ -200,7 +200,7 @@ describe('charges API', function () {
 
   it('writes concurrent creations in shared statements without mixing them up: every charge its own, one per key', async () => {
     // 40 without a key and 3 keys × 10 requests, all at once: creations of one event-loop turn
-    // are inserted (and their BR Codes stored) together (README "Where a charge's time goes").
+    // are inserted (and their BR Codes stored) together (docs/performance.md "Where a charge's time goes").
     const m = await readyMerchant(s.api);
     const stamp = Date.now();
     const results = await Promise.all([

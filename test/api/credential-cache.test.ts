@@ -1,5 +1,5 @@
 /**
- * Credentials are read through a per-process cache (README "Where a charge's time goes"): a warm
+ * Credentials are read through a per-process cache (docs/performance.md "Where a charge's time goes"): a warm
  * cache answers without a query, and still a deleted key, a suspended merchant or a revoked token
  * is refused on the very next request — by this process and by another one on the same database.
  */

@@ -1,6 +1,6 @@
 /**
- * `x-idempotency-key` on refunds and operator adjustments (README "Idempotent refunds and
- * adjustments"): retried with one key, sequentially and 20 at once, money moves once and every
+ * `x-idempotency-key` on refunds and operator adjustments
+ * (docs/api.md "Idempotency"): retried with one key, sequentially and 20 at once, money moves once and every
  * request gets the first answer. Plus the depth limit of the charge list.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The ops CLI's login controls (README "Auth hardening"): revoking a user's or a merchant's tokens
+ * The ops CLI's login controls (docs/api.md "Auth hardening"): revoking a user's or a merchant's tokens
  * and disabling a user take effect on the API's next request, and are audited as "cli".
  */
 import assert from 'node:assert/strict';

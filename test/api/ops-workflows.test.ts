@@ -1,5 +1,5 @@
 /**
- * `npm run ops -- workflows list|show` (README "Commands", Inspecting workflows): the CLI as an
+ * `npm run ops -- workflows list|show` (docs/operations.md "Watching workflows"): the CLI as an
  * operator runs it, a fresh process, pointed by TEMPORAL_ADDRESS at the run's Temporal test server,
  * where the charges stack runs real charge workflows: one paid and settled (a signal, activities, a
  * timer), one left running, then canceled with the acquirer failing once (a retried activity).

@@ -1,6 +1,6 @@
 /**
- * POST /v1/sandbox/pix-keys/:id/activate|deactivate (README "PIX keys: registration and
- * activation") with the simulator's automatic completion off: a new key stays PENDING until the
+ * POST /v1/sandbox/pix-keys/:id/activate|deactivate
+ * (docs/architecture.md "PIX keys: registration and activation") with the simulator's automatic completion off: a new key stays PENDING until the
  * merchant has the simulator announce it, and the status then arrives through the real path —
  * signed callback, inbox, PIX key callback handler — with `pixkey.updated`.
  */

@@ -62,7 +62,7 @@ describe('withdrawals API', function () {
       assert.equal(await message(fresh.token, { amount: 100, ...DEST }), 'Cannot withdraw: acquirer account not configured');
       const suspended = await fundedMerchant(s.api, 1_000);
       await s.api.request('PATCH', `/v1/admin/merchants/${suspended.merchantId}`, { token: admin, body: { status: 'SUSPENDED' } });
-      // A SUSPENDED merchant is refused at authentication on every route (README "Auth hardening"),
+      // A SUSPENDED merchant is refused at authentication on every route (docs/api.md "Auth hardening"),
       // before the withdrawal's own rule (which stays as a second guard) is reached.
       const refused = await withdraw(suspended.token, { amount: 100, ...DEST });
       assert.equal(refused.status, 403);
@@ -245,7 +245,7 @@ describe('withdrawals API', function () {
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?limit=0', { token: m.token })).status, 400);
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?limit=101', { token: m.token })).status, 400);
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?page=x', { token: m.token })).status, 400);
-    // A page past the end is empty with its total, however far (README "Pagination limits").
+    // A page past the end is empty with its total, however far (docs/api.md "Pagination limits").
     for (const q of ['page=3&limit=2', 'page=2&limit=100', 'page=1000000', 'page=9999999999999&limit=100']) {
       const past = await s.api.request<ListBody>('GET', `/v1/merchants/me/withdrawals?${q}`, { token: m.token });
       assert.equal(past.status, 200, q);

@@ -5,8 +5,8 @@ import * as ledger from '../../src/services/ledger';
 import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
 
 /**
- * The ledger's rules that PostgreSQL holds by itself since migration 20261126100000 (README "Money
- * and the ledger"): whatever writes the tables — the ledger service, psql, a buggy script — a
+ * The ledger's rules that PostgreSQL holds by itself since migration 20261126100000
+ * (docs/architecture.md "Money and the ledger"): whatever writes the tables — the ledger service, psql, a buggy script — a
  * balance agrees with its postings, a posting belongs to its transaction's merchant, and a
  * transaction has postings, at commit at the latest.
  */

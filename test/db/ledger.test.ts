@@ -171,7 +171,7 @@ describe('ledger', () => {
         );
       }
       // The external mirrors may: the acquirer side is negative by construction. (A hand-written
-      // balance still needs the postings that explain it: README "Money and the ledger".)
+      // balance still needs the postings that explain it: docs/architecture.md "Money and the ledger".)
       await knex.transaction(async (trx) => {
         const [acquirer, adjustments, txId] = [newId('acc'), newId('acc'), newId('ltx')];
         await trx('ledger_accounts').insert([

@@ -12,16 +12,16 @@ const DOMAIN_TABLES = [
   'users', 'merchants', 'pix_keys', 'api_keys', 'customers', 'charges', 'charge_refunds',
   'ledger_accounts', 'ledger_transactions', 'ledger_postings', 'withdrawals', 'webhooks', 'events',
   'webhook_deliveries', 'webhook_delivery_logs', 'infractions', 'notifications', 'acquirer_callbacks', 'audit_log',
-  // Counters of the rate limits shared by API processes (README "Rate limits").
+  // Counters of the rate limits shared by API processes (docs/api.md "Rate limits").
   'rate_limits',
   'idempotency_keys',
-  // Charges per merchant and status, kept by a trigger (README "Where a charge's time goes").
+  // Charges per merchant and status, kept by a trigger (docs/performance.md "Where a charge's time goes").
   'charge_counts',
-  // Charges per merchant, status and hour of creation: where a deep page begins (README "Where a read's time goes").
+  // Charges per merchant, status and hour of creation: where a deep page begins (docs/performance.md "Where a read's time goes").
   'charge_hour_counts',
-  // Withdrawals per merchant and deliveries per webhook, kept by triggers (README "Pagination limits").
+  // Withdrawals per merchant and deliveries per webhook, kept by triggers (docs/api.md "Pagination limits").
   'list_counts',
-  // What a workflow leaves for an operator (README "Operator cases").
+  // What a workflow leaves for an operator (docs/operations.md "Operator cases").
   'operator_cases',
 ];
 

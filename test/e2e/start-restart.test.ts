@@ -72,8 +72,8 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
   after(async () => {
     for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
     // The first run was killed, so its embedded PostgreSQL outlived it (the second run shared it).
-    // From a private (0700) checkout its cluster lives relocated under /var/tmp (README "The
-    // embedded PostgreSQL"): stop it there too, and remove that copy with the test's data.
+    // From a private (0700) checkout its cluster lives relocated under /var/tmp
+    // (docs/production.md "The embedded PostgreSQL"): stop it there too, and remove that copy with the test's data.
     const home = relocatedHome(path.join(dataDir, 'postgres'), runtimeRoot());
     for (const pidFile of [path.join(dataDir, 'postgres', 'postmaster.pid'), path.join(home, 'postgres', 'postmaster.pid')]) {
       if (!fs.existsSync(pidFile)) continue;

@@ -4,7 +4,7 @@
  * bounded load — every charge and withdrawal request sent to both APIs at once with one
  * idempotency key, payments whose callbacks reach both APIs (and arrive twice) — every charge,
  * payment, withdrawal, transfer and webhook delivery happens exactly once, and a per-credential
- * rate limit holds across the two processes (README "Rate limits"): adding processes needs no code.
+ * rate limit holds across the two processes (docs/api.md "Rate limits"): adding processes needs no code.
  */
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';

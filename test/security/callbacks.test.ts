@@ -1,6 +1,6 @@
 /**
- * Acquirer callbacks as an attacker would send them (README "The callback inbox and
- * reconciliation"): the same signed payment delivered again and again — in parallel and after it
+ * Acquirer callbacks as an attacker would send them
+ * (docs/operations.md "The callback inbox and reconciliation"): the same signed payment delivered again and again — in parallel and after it
  * was applied — is applied once (one inbox row, one ledger posting set, one balance); a body whose
  * bytes differ from what the signature covers is 401 and changes nothing.
  */

@@ -1,6 +1,6 @@
 /**
  * OWASP API2 (broken authentication): forged, expired, tampered, `alg: none`, wrongly signed,
- * revoked and deleted credentials get 401, a suspended merchant's 403 (README "Auth hardening"),
+ * revoked and deleted credentials get 401, a suspended merchant's 403 (docs/api.md "Auth hardening"),
  * and none of them gets a byte of data: the body is `{message}` alone.
  */
 import assert from 'node:assert/strict';

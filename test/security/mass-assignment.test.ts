@@ -1,7 +1,7 @@
 /**
  * OWASP API3 (broken object property level authorization / mass assignment): fields a client must
  * not set — status, merchantId, fees, ids, secrets, key values, roles, balances — sent in bodies
- * are ignored (README "Behaviour the spec leaves open": unknown body fields are ignored), never
+ * are ignored (docs/api.md "Errors": unknown body fields are ignored), never
  * applied: the stored rows show the server's values.
  */
 import assert from 'node:assert/strict';

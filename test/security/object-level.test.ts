@@ -2,7 +2,7 @@
  * OWASP API1 (broken object-level authorization) and API5 (function-level): every route with an id
  * in its path, enumerated from the routers of the running apps, is tried by another merchant (its
  * JWT and its API key) on the first merchant's real objects. The answer is 404 `{message}` for
- * merchant routes and 403 `{message}` for admin routes (README "Behaviour the spec leaves open":
+ * merchant routes and 403 `{message}` for admin routes (docs/api.md "Errors":
  * another merchant's id is 404; a USER on admin routes is 403), and the first merchant's rows are
  * byte-for-byte what they were.
  */

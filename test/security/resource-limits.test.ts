@@ -1,6 +1,6 @@
 /**
  * OWASP API4 (unrestricted resource consumption): bodies over BODY_LIMIT_BYTES are 413, pages over
- * 100 are 400, a credential over its burst is 429 with Retry-After (README "Rate limits"), and a
+ * 100 are 400, a credential over its burst is 429 with Retry-After (docs/api.md "Rate limits"), and a
  * merchant cannot hold more API keys or webhooks than the limit, even with requests in parallel.
  */
 import assert from 'node:assert/strict';

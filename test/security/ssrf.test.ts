@@ -1,6 +1,6 @@
 /**
- * OWASP API7 (server-side request forgery) on webhook URLs under the production rule (README
- * "Webhooks", Addresses): https only, and the host must be, or resolve only to, public unicast
+ * OWASP API7 (server-side request forgery) on webhook URLs under the production rule
+ * (docs/api.md "Webhooks", Addresses): https only, and the host must be, or resolve only to, public unicast
  * addresses — including every spelling of a private address a URL parser accepts (decimal,
  * octal, hex, shortened IPv4, IPv4-mapped IPv6) — at registration (400, nothing stored) and again on
  * the address a delivery connects to (DNS rebinding gets nothing).

@@ -1,5 +1,5 @@
 /**
- * Asserts the ledger invariant (README "Checking the books") over every merchant the run made,
+ * Asserts the ledger invariant (docs/operations.md "Checking the books") over every merchant the run made,
  * except those whose books a test wrote by hand on purpose. Called at the end of each test of the
  * money suites, so a broken rule is pinned on the test that broke it.
  */

@@ -8,7 +8,7 @@ export const mochaHooks = {
     this.timeout(60_000);
     try {
       // Whatever the suites did, the books of every merchant they made must still reconcile
-      // (README "Checking the books"): a failure here names each broken rule. Only merchants whose
+      // (docs/operations.md "Checking the books"): a failure here names each broken rule. Only merchants whose
       // books a test wrote by hand on purpose are left out.
       const db = openedTestDb();
       if (db) {

@@ -1,5 +1,5 @@
 /**
- * Fast workflow tests with stubbed activities (README "Testing"): the real workflow bundle on a real
+ * Fast workflow tests with stubbed activities (docs/testing.md "Workflow branches with stubbed activities"): the real workflow bundle on a real
  * worker in the run's time-skipping environment, with plain-object activities that record every call
  * (attempts included) and return or throw what the branch under test needs. This is the unit-test
  * style Temporal recommends (its money-transfer template's `src/mocha/workflows.test.ts`); the

@@ -175,7 +175,7 @@ async function build(): Promise<WebhookStack> {
 }
 
 /**
- * The data contract of every event (README "Behaviour the spec leaves open" and the events table): field → JSON type. Suites
+ * The data contract of every event (docs/api.md "Events" and the events table): field → JSON type. Suites
  * that make these events happen for real check what arrives with `assertEventData`.
  */
 export const EVENT_DATA_CONTRACT: Record<string, Record<string, 'string' | 'number' | 'object'>> = {

@@ -141,7 +141,7 @@ export interface WithdrawBody {
 export const DEST = { pixKeyType: 'EMAIL', pixKey: 'destino@example.com' } as const;
 
 /**
- * The ledger invariant (README "Checking the books") over these merchants, or over every merchant
+ * The ledger invariant (docs/operations.md "Checking the books") over these merchants, or over every merchant
  * `fundedMerchant` made so far: asserts it reports no violation.
  */
 export async function assertBooksReconcile(knex: Knex, merchantIds: string[] = [...touched]): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * turnBatcher (README "Where a charge's time goes"): the calls of one event-loop turn make one
+ * turnBatcher (docs/performance.md "Where a charge's time goes"): the calls of one event-loop turn make one
  * batch, each caller gets its own answer (or its own error), and a later turn makes a new batch.
  */
 import assert from 'node:assert/strict';

@@ -35,7 +35,7 @@ describe('configuration', () => {
   });
 
   it('keeps the service to fewer threads by default: QR on the main thread, charge workflow client on the main thread', () => {
-    // README "Where a charge's time goes", Memory: each thread's isolate costs resident memory.
+    // docs/performance.md "Memory": each thread's isolate costs resident memory.
     const c = loadConfig({ DATA_DIR: dataDir });
     assert.equal(c.QR_THREADS, 0);
     assert.equal(c.TEMPORAL_CLIENT_THREAD, false);

@@ -1,6 +1,6 @@
 /**
  * With PostgreSQL unreachable the API answers 503 `{message}` with Retry-After, within a bound —
- * never a 500, never a hang (README "Database outages"). The app is the real Koa app over a real
+ * never a 500, never a hang (docs/production.md "Database outages"). The app is the real Koa app over a real
  * knex whose server refuses connections (a free port nobody listens on).
  */
 import assert from 'node:assert/strict';

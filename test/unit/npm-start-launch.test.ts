@@ -1,6 +1,6 @@
 /**
- * `npm start`'s launch line (package.json) carries the service's memory settings (README "Where a
- * charge's time goes", Memory), and bench/external.ts starts the service from that same line.
+ * `npm start`'s launch line (package.json) carries the service's memory settings
+ * (docs/performance.md "Memory"), and bench/external.ts starts the service from that same line.
  */
 import assert from 'node:assert/strict';
 import { npmStartLaunch } from '../../bench/external';

@@ -258,7 +258,7 @@ describe('webhook management API', function () {
       token: m.token,
     });
     assert.deepEqual(second.body.deliveries.map((d) => d.eventId), [events[0]]);
-    // A page past the end is empty with its total (README "Pagination limits"); the total is the
+    // A page past the end is empty with its total (docs/api.md "Pagination limits"); the total is the
     // trigger-kept count, equal to a count of the rows.
     for (const q of ['limit=2&page=3', 'page=1000000']) {
       const past = await s.api.request<{ total: number; deliveries: unknown[] }>('GET', `/v1/webhooks/merchant/${hook.id}/deliveries?${q}`, { token: m.token });

@@ -1,5 +1,5 @@
 /**
- * `startApi` with its work beside the event loop (README "Where a charge's time goes"): the charge
+ * `startApi` with its work beside the event loop (docs/performance.md "Where a charge's time goes"): the charge
  * workflow client on a thread of its own (TEMPORAL_CLIENT_THREAD) and the embedded simulator on
  * another (SIMULATOR_THREAD). A charge made through it has its durable workflow at once, and the
  * sandbox payment — a message to the simulator's thread, its signed callback, signal-with-start

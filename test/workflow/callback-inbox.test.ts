@@ -1,6 +1,6 @@
 /**
- * The callback inbox as the durable source of truth (README "The callback inbox and
- * reconciliation"), end to end on the real worker: a payment that arrives while Temporal is
+ * The callback inbox as the durable source of truth
+ * (docs/operations.md "The callback inbox and reconciliation"), end to end on the real worker: a payment that arrives while Temporal is
  * unreachable is credited once by the reconciler; a cob paid without its callback is found paid at
  * expiry; a payment the workflow cannot apply is parked, alerted and re-driven by the ops CLI after
  * the fix; refund polling is bounded and continues as new; a creation the reconciler failed stays

@@ -1,5 +1,5 @@
 /**
- * `charge-<id>` with stubbed activities (README "Testing"): every branch of the charge workflow on
+ * `charge-<id>` with stubbed activities (docs/testing.md "Workflow branches with stubbed activities"): every branch of the charge workflow on
  * virtual time — payment and settlement, expiry (asking the acquirer first), cancellation, a payment
  * that beat the cob's removal, late and duplicate payments, parking, refunds sent, confirmed by
  * callback or by polling, parked, and continued as new — with the retry policies each activity is

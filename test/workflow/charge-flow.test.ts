@@ -99,7 +99,7 @@ describe('charge workflow', function () {
     assert.equal(s.simulator.control.getCob(charge.txid)?.status, 'REMOVIDA_PELO_USUARIO_RECEBEDOR');
   });
 
-  describe('expiry while the acquirer cannot be asked (README "Charges: how they work", Expiry)', () => {
+  describe('expiry while the acquirer cannot be asked (docs/architecture.md "Charges: how they work", Expiry)', () => {
     const logger = createLogger({ level: 'silent' });
     /** Refuses every `GET /cob` (403: final at once, as bad credentials are); `hold` keeps callbacks from going out. */
     const refuseGetCob = (hold: boolean) =>

@@ -1,6 +1,6 @@
 /**
- * A new charge's workflow costs no workflow task until something happens to the charge (README
- * "Where a charge's time goes"): it is started with a start delay equal to the expiry, so it exists
+ * A new charge's workflow costs no workflow task until something happens to the charge
+ * (docs/performance.md "Where a charge's time goes"): it is started with a start delay equal to the expiry, so it exists
  * at once (one durable workflow per charge, visible to operators) but its first task is either the
  * expiry or the first signal-with-start (a payment, a cancel), which ends the delay.
  */

@@ -1,5 +1,5 @@
 /**
- * `infraction-<id>` with stubbed activities (README "Testing"): the MED workflow's branches on
+ * `infraction-<id>` with stubbed activities (docs/testing.md "Workflow branches with stubbed activities"): the MED workflow's branches on
  * virtual time — the decision by signal or from the database, rejected → unblocked, accepted → the
  * devolução sent and its own outcome asked (a REFUNDED callback only wakes the wait), refused or
  * failed → an operator case, then the operator's retry or release; the block topped up as pending money settles (and when a settlement is overdue);

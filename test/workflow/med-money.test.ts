@@ -1,5 +1,5 @@
 /**
- * The money edges of MED (README "The money of an infraction", "Operator cases"), through the HTTP
+ * The money edges of MED (docs/operations.md "The money of an infraction", "Operator cases"), through the HTTP
  * API, the simulator's signed callbacks and the real workflows: an infraction never takes more than
  * its payment, a closed one never blocks again, a refused devolução becomes an operator's case
  * that the ops CLI shows and resolves, and the payer gets what was paid (the fee covering a

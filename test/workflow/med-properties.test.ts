@@ -1,5 +1,5 @@
 /**
- * MED's money rules under random interleavings (fast-check; README "The money of an infraction"):
+ * MED's money rules under random interleavings (fast-check; docs/operations.md "The money of an infraction"):
  * for one merchant with two paid charges, a random sequence of infractions raised on them, their
  * steps taken in any order and any number of times (a retried activity, a duplicated or reordered
  * callback is the same step again), devoluções confirmed or refused, operator decisions, merchant

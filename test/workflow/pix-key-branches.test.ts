@@ -1,5 +1,5 @@
 /**
- * `pixkey-<id>` with stubbed activities (README "Testing"): each outcome of the registration, the
+ * `pixkey-<id>` with stubbed activities (docs/testing.md "Workflow branches with stubbed activities"): each outcome of the registration, the
  * retry policy (a transient failure is retried, AcquirerRejectedError is final at once), the
  * per-attempt timeout and the overall 6-hour limit, all on virtual time. The end-to-end suite is
  * test/workflow/pix-key-activation.test.ts.

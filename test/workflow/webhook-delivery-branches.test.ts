@@ -1,5 +1,5 @@
 /**
- * `webhook-delivery-<id>` with stubbed activities (README "Testing"): the attempt loop's branches —
+ * `webhook-delivery-<id>` with stubbed activities (docs/testing.md "Workflow branches with stubbed activities"): the attempt loop's branches —
  * delivered, given up, canceled, durable timers of the delays the activity asks for, a redelivery's
  * numbering, a failure of ours retried on the same attempt number, NotFoundError final — on virtual
  * time. The end-to-end suite is test/webhooks/delivery.test.ts.

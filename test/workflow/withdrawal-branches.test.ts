@@ -1,5 +1,5 @@
 /**
- * `withdrawal-<id>` with stubbed activities (README "Testing"): the saga's branches on virtual time —
+ * `withdrawal-<id>` with stubbed activities (docs/testing.md "Workflow branches with stubbed activities"): the saga's branches on virtual time —
  * the transfer's outcome by callback, by the send itself or by polling on a backoff; the deadline,
  * the operator alert and the escalated wait; the compensations (REJECTED → failed, RETURNED →
  * refunded) and their retries; callbacks that repeat, come in odd orders or start a fresh run after

@@ -467,7 +467,7 @@ describe('withdrawal saga', function () {
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
   });
 
-  it('pay a charge → settled → withdraw → completed (the README walkthrough)', async () => {
+  it('pay a charge → settled → withdraw → completed (the docs/api.md walkthrough)', async () => {
     const m = await s.api.createMerchant({ feeBps: 0 });
     await s.api.makeReady(m.merchantId);
     await s.knex('merchants').where({ id: m.merchantId }).update({ settlement_delay_seconds: 60 });

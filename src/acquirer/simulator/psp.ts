@@ -38,7 +38,7 @@ export const NO_PAYMENTS: readonly SimPayment[] = Object.freeze([]);
 /**
  * A cob's copia-e-cola code, built from the cob whenever it is shown rather than kept: it is
  * a pure function of the key, amount and txid, and kept it was a fifth of every open cob's
- * memory in `npm start` (README, "Memory").
+ * memory in `npm start` (docs/performance.md "Memory per open charge").
  */
 export function pixCopiaECola(c: SimCob): string {
   return buildBrCode({ key: c.key, merchantName: 'PIXFLOW SANDBOX', merchantCity: 'SAO PAULO', amountCents: c.amount, txid: c.txid, initiationMethod: '12' });

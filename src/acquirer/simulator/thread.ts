@@ -1,7 +1,7 @@
 /**
  * Thread entry of `startSimulatorThread`: the acquirer simulator's HTTP server and state on a
- * thread of their own, its sandbox control served to the main thread (README "Where a charge's
- * time goes").
+ * thread of their own, its sandbox control served to the main thread
+ * (docs/performance.md "Where a charge's time goes").
  */
 import { workerData } from 'node:worker_threads';
 import { serveThreadRpc } from '../../lib/threads';

@@ -1,5 +1,5 @@
 /**
- * The acquirer simulator on a worker thread (README "Where a charge's time goes"): a real acquirer
+ * The acquirer simulator on a worker thread (docs/performance.md "Where a charge's time goes"): a real acquirer
  * is another machine, and in-process its side of every protocol call (routing, validation, the BR
  * Code, the answer) ran on the API's event loop. Here the API talks HTTP to it as to any acquirer,
  * and the sandbox drives it through `SandboxControl` messages.

@@ -1,10 +1,10 @@
 /**
- * `Authorization: Bearer <token>` where the token is a login JWT or an API key (README "Behaviour the spec leaves open", Auth). API keys
+ * `Authorization: Bearer <token>` where the token is a login JWT or an API key (docs/api.md "Authentication"). API keys
  * are recognised by their `pixflow_` prefix; everything else is tried as a JWT. Any failure is the
  * same 401 so a caller learns nothing about why its credential was refused; a disabled user or a
- * suspended merchant is 403 (README "Auth hardening").
+ * suspended merchant is 403 (docs/api.md "Auth hardening").
  *
- * Order matters (README "Rate limits"): an address that has failed too often is refused from memory
+ * Order matters (docs/api.md "Rate limits"): an address that has failed too often is refused from memory
  * first; then the credential's own rate limit is counted (an API key by its fingerprint, a JWT
  * by its user once the signature checks out, which needs no database); only then is the credential
  * looked up. A failure counts against the address.
@@ -29,7 +29,7 @@ export interface CredentialVerifier {
   authenticateApiKey(value: string, fingerprint: string): Promise<Principal | null>;
   /**
    * Waits until changes this request committed have reached every process's credential cache
-   * (README "Where a charge's time goes"); run after a successful write made with a login token.
+   * (docs/performance.md "Where a charge's time goes"); run after a successful write made with a login token.
    */
   settleWrites?(): Promise<unknown>;
 }
@@ -56,7 +56,7 @@ export function authenticate(verifier: CredentialVerifier, limiters: Pick<Reques
     if (blockedFor > 0) throw tooManyRequests('Too many failed authentication attempts from this address', blockedFor);
 
     // An API key is known by its fingerprint, a JWT by its user once the signature checks out;
-    // one hash per request serves the rate limit and the cache (README "Where a read's time goes").
+    // one hash per request serves the rate limit and the cache (docs/performance.md "Where a read's time goes").
     let fingerprint: string | undefined;
     let claims: JwtClaims | null = null;
     if (token.startsWith(API_KEY_PREFIX)) {

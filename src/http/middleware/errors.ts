@@ -1,6 +1,6 @@
 /**
  * The single place where failures become responses: `{message}` with the status codes from
- * README "Behaviour the spec leaves open" (Errors). Known failures (AppError from services, HTTP errors raised by the body parser or
+ * docs/api.md "Errors". Known failures (AppError from services, HTTP errors raised by the body parser or
  * the router) keep their status and a fixed, safe message; anything else is a bug, logged in full
  * and answered with a bare 500 so internals never reach the client.
  */
@@ -93,7 +93,7 @@ export function errorHandler(): AppMiddleware {
         return;
       }
       if (isDatabaseUnavailable(err)) {
-        // PostgreSQL is down or restarting: a retryable 503, not a bug (README "Database outages").
+        // PostgreSQL is down or restarting: a retryable 503, not a bug (docs/production.md "Database outages").
         ctx.state.log.warn({ err }, 'database unavailable');
         ctx.set('Retry-After', '5');
         send(ctx, 503, 'Service temporarily unavailable; retry shortly');

@@ -1,5 +1,5 @@
 /**
- * Request latency histogram (README "Metrics and logs"), labelled by the route pattern the router
+ * Request latency histogram (docs/operations.md "Metrics and logs"), labelled by the route pattern the router
  * matched (`/v1/charges/:id`), so ids in URLs never become label values; requests no route
  * matched share the label `unmatched`.
  */

@@ -1,5 +1,5 @@
 /**
- * Request rate limits (README "Rate limits"), all counted in PostgreSQL through
+ * Request rate limits (docs/api.md "Rate limits"), all counted in PostgreSQL through
  * rate-limiter-flexible so that they hold across API processes, and all checked before any
  * authentication work:
  *

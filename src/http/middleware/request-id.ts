@@ -11,7 +11,7 @@ const ACCEPTABLE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * A request's `ctx.state`. The child logger is made on first use: most requests log nothing below
- * the configured level (README "Where a read's time goes"), and a pino child costs its bindings'
+ * the configured level (docs/performance.md "Where a read's time goes"), and a pino child costs its bindings'
  * serialisation. A class, so that the lazy getter lives on its prototype: no closures and no
  * property definition per request.
  */

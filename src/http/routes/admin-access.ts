@@ -1,5 +1,5 @@
 /**
- * (ext) Operator control over logins (README "Auth hardening"), ADMIN JWT only, audited:
+ * (ext) Operator control over logins (docs/api.md "Auth hardening"), ADMIN JWT only, audited:
  *
  *   GET   /v1/admin/merchants/:id/users          → 200 {users}
  *   POST  /v1/admin/merchants/:id/revoke-tokens  → 200 {merchantId, users}  every JWT of its users → 401

@@ -1,5 +1,5 @@
 /**
- * (ext) The operator API (README "Behaviour the spec leaves open", Operator): ADMIN JWT only, every action audited by the
+ * (ext) The operator API (docs/operations.md "The admin API"): ADMIN JWT only, every action audited by the
  * services it calls. The ops CLI (src/cli/ops.ts) exposes the same services.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * API keys (README "Behaviour the spec leaves open", Auth): create and delete need a JWT (an API key gets 403);
+ * API keys (docs/api.md "Authentication"): create and delete need a JWT (an API key gets 403);
  * (ext) the list accepts either credential and shows masked values, newest first.
  */
 import type { ApiKeysService } from '../../services/api-keys';

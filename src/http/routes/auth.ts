@@ -1,4 +1,4 @@
-/** POST /v1/auth/login (README "Behaviour the spec leaves open", Auth; limits: README "Auth hardening"). */
+/** POST /v1/auth/login (docs/api.md "Authentication"; limits: docs/api.md "Auth hardening"). */
 import type { AuthService } from '../../services/auth';
 import { loginBody } from '../../contracts/auth';
 import type { RouteModule } from '../types';

@@ -1,4 +1,4 @@
-/** Charges (README "Charges: how they work"): create, list, and (ext) get, cancel, refund. */
+/** Charges (docs/architecture.md "Charges: how they work"): create, list, and (ext) get, cancel, refund. */
 import type { ChargesService } from '../../services/charges';
 import { merchantIdOf } from '../principal';
 import { createChargeBody, idempotencyKeyHeader, listChargesQuery, refundChargeBody } from '../../contracts/charges';

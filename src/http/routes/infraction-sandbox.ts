@@ -1,5 +1,5 @@
 /**
- * Sandbox MED endpoints (README "MED infractions"; only mounted while the acquirer is the
+ * Sandbox MED endpoints (docs/operations.md "MED infractions"; only mounted while the acquirer is the
  * simulator), with the merchant's own credentials and scoped to its own charges and infractions.
  */
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-/** (ext) The calling merchant's own profile and balance (README "Behaviour the spec leaves open", Balance). */
+/** (ext) The calling merchant's own profile and balance (docs/api.md "Balance, fee, settlement"). */
 import type { MerchantsService } from '../../services/merchants';
 import { merchantIdOf } from '../principal';
 import type { RouteModule } from '../types';

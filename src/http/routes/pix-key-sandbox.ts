@@ -1,5 +1,5 @@
 /**
- * Sandbox PIX keys (README "PIX keys: registration and activation"; only mounted while the acquirer
+ * Sandbox PIX keys (docs/architecture.md "PIX keys: registration and activation"; only mounted while the acquirer
  * is the simulator): POST /v1/sandbox/pix-keys/:id/activate|deactivate → 202, the status then
  * arriving through the acquirer's signed callback.
  */

@@ -1,5 +1,5 @@
 /**
- * Sandbox (README "Behaviour the spec leaves open", Sandbox; only mounted while the acquirer is the simulator): the merchant
+ * Sandbox (docs/api.md "Sandbox"; only mounted while the acquirer is the simulator): the merchant
  * drives the simulator, which then calls us back through the real callback path.
  */
 import { z } from 'zod';

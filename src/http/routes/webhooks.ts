@@ -1,5 +1,5 @@
 /**
- * Webhook management (README "Webhooks"): JWT or API key, every query scoped to the caller's
+ * Webhook management (docs/api.md "Webhooks"): JWT or API key, every query scoped to the caller's
  * merchant. (ext) delivery history, redelivery and secret rotation under the same prefix.
  */
 import type { WebhooksService } from '../../services/webhooks';

@@ -1,4 +1,4 @@
-/** Withdrawals: request, list and (ext) get (README "Withdrawals: the saga"). */
+/** Withdrawals: request, list and (ext) get (docs/architecture.md "Withdrawals: the saga"). */
 import { z } from 'zod';
 import type { WithdrawalsService } from '../../services/withdrawals';
 import { merchantIdOf } from '../principal';

@@ -155,7 +155,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     API_KEY_PEPPER: 'reliability-pepper-0123456789abcdef',
     ADMIN_EMAIL: STACK_ADMIN.email,
     ADMIN_PASSWORD: STACK_ADMIN.password,
-    // Every process talks from 127.0.0.1 into the shared rate_limits table (README "Rate limits").
+    // Every process talks from 127.0.0.1 into the shared rate_limits table (docs/api.md "Rate limits").
     RATE_LIMIT_ADDRESS_RPS: '1000000',
     RATE_LIMIT_ADDRESS_BURST: '1000000',
     AUTH_FAILURES_PER_ADDRESS: '1000000',
