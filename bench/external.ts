@@ -412,7 +412,7 @@ function processCpuSeconds(pid: number, reaped = false): number {
  * with other jobs, CPU per request is what compares across runs.
  */
 function cpuSnapshot(servicePid: number | undefined, pgDataDir: string): { service: number; postgres: number } {
-  let postgres = 0;
+  let postgres: number;
   try {
     const postmaster = Number(fs.readFileSync(path.join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     postgres = processCpuSeconds(postmaster, true);

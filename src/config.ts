@@ -190,7 +190,7 @@ type SecretName = (typeof SECRET_NAMES)[number];
 /** Reads (or creates) the generated development secrets file. */
 function loadGeneratedSecrets(dataDir: string, missing: SecretName[]): Record<SecretName, string> {
   const file = path.join(dataDir, 'secrets.json');
-  let stored: Partial<Record<SecretName, string>> = {};
+  let stored: Partial<Record<SecretName, string>>;
   try {
     stored = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Record<SecretName, string>>;
   } catch {

@@ -33,7 +33,7 @@ export interface WebhookPostResult {
 }
 
 /** Text columns refuse NUL; a receiver's bytes are stored as lossy UTF-8 without it. */
-const asStoredText = (buf: Buffer): string => buf.toString('utf8').replace(/\u0000/g, '');
+const asStoredText = (buf: Buffer): string => buf.toString('utf8').replaceAll('\u0000', '');
 
 export function postWebhook(input: WebhookPostInput): Promise<WebhookPostResult> {
   const started = Date.now();

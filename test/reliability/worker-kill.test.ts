@@ -90,7 +90,7 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
         250,
       );
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n${worker3?.output.join('') ?? ''}`);
+      throw new Error(`${(err as Error).message}\n${worker3?.output.join('') ?? ''}`, { cause: err });
     }
 
     // Exactly one transfer per withdrawal at the acquirer.

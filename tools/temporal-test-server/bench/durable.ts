@@ -18,7 +18,7 @@ const LAUNCHER = path.resolve(__dirname, '../bin/temporal-test-server');
 /** CPU seconds of the server process (the launcher whose command line has the port). */
 function serverCpuSeconds(port: number): number | null {
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    let cmd = '';
+    let cmd: string;
     try {
       cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     } catch {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Clock } from './clock';
-import { DormantRun, isDormant, type RunView } from './dormant';
+import { DormantRun, isDormant } from './dormant';
 import { alreadyExists, invalidArgument, notFound } from './errors';
 import { Execution, type PendingQuery, type QueryOutcome } from './execution';
 import type { Logger } from './logger';

@@ -174,7 +174,7 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       // 8 workflows, the child, and the chain's 4 runs in place of 1.
       assert.equal(listed.length, 12);
     } catch (err) {
-      throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`);
+      throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`, { cause: err });
     } finally {
       worker.shutdown();
       await running;
@@ -241,7 +241,7 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       const desc = await svc.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
       assert.equal(desc.workflowExecutionInfo?.status, temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED);
     } catch (err) {
-      throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`);
+      throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`, { cause: err });
     } finally {
       await conn.close();
     }

@@ -17,7 +17,6 @@ import { silentLogger, startServer, type RunningServer } from '../src/index';
 import { waitFor, workflowsPath } from './support';
 import { collectsSignals, durableAddSignal, effectThenWaits, type DurableActivities } from './workflows';
 
-const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 const EventType = temporal.api.enums.v1.EventType;
 const History = temporal.api.history.v1.History;
 

@@ -76,7 +76,7 @@ export class Commands {
       }
       case CommandType.COMMAND_TYPE_CANCEL_TIMER: {
         const timerId = cmd.cancelTimerCommandAttributes?.timerId ?? '';
-        let startedEventId = 0;
+        let startedEventId: number;
         const t = this.timers.get(timerId);
         if (t) {
           t.handle.cancel();

@@ -1,0 +1,29 @@
+// ESLint for the whole repository (CONTRIBUTING.md "Lint and format"): typescript-eslint's
+// recommended rules on every TypeScript file; `npm run lint` runs it after the type check.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '**/.build/**', 'dist/**', '.data/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      // Unused parameters named `_…` mark a signature kept on purpose (handlers, activities).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // `import root = require(…)` is how the compiled proto root (a CommonJS module) is typed;
+      // autocannon ships no ES module types.
+      '@typescript-eslint/no-require-imports': ['error', { allowAsImport: true, allow: ['^autocannon$'] }],
+      // A `let` a closure reads before the workflow assigns it cannot be a const.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+    },
+  },
+  {
+    // Scripts run by node directly (CommonJS preloads such as bench/memory-census.cjs).
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    languageOptions: { globals: { ...globals.node } },
+    rules: { '@typescript-eslint/no-require-imports': 'off', 'no-empty': ['error', { allowEmptyCatch: true }] },
+  },
+);
