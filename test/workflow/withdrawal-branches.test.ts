@@ -99,6 +99,21 @@ const phaseIs = (h: WorkflowHandle<typeof withdrawalWorkflow>, phase: Withdrawal
 
 const seconds = (ms: number[]): number[] => ms.map((t) => Math.round(t / 1000));
 
+
+/** A fresh run started by signal-with-start with a transfer outcome (a callback after the run closed); its result. */
+function freshRunWith(stub: { activities: object }, outcome: TransferNotice) {
+  return withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
+    const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
+      taskQueue,
+      workflowId,
+      args: [{ withdrawalId: 'w-1' }],
+      signal: transferSignal,
+      signalArgs: [outcome],
+    });
+    return h.result();
+  });
+}
+
 describe('withdrawal workflow (stubbed activities)', function () {
   this.timeout(60_000);
 
@@ -194,48 +209,21 @@ describe('withdrawal workflow (stubbed activities)', function () {
 
     it('a return days after completion starts a fresh run (signal-with-start) that skips the send and compensates', async () => {
       const { stub } = withdrawalStubs({}, { status: 'COMPLETED', transferId: 'tr-1' });
-      const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
-        const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
-          taskQueue,
-          workflowId,
-          args: [{ withdrawalId: 'w-1' }],
-          signal: transferSignal,
-          signalArgs: [returned],
-        });
-        return h.result();
-      });
+      const result = await freshRunWith(stub, returned);
       assert.deepEqual(result, { phase: 'done', status: 'REFUNDED', transferId: 'tr-1', polls: 0 });
       assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'refundWithdrawal']);
     });
 
     it('a fresh run on a COMPLETED withdrawal with a duplicate COMPLETED callback does nothing', async () => {
       const { stub } = withdrawalStubs({}, { status: 'COMPLETED', transferId: 'tr-1' });
-      const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
-        const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
-          taskQueue,
-          workflowId,
-          args: [{ withdrawalId: 'w-1' }],
-          signal: transferSignal,
-          signalArgs: [completed],
-        });
-        return h.result();
-      });
+      const result = await freshRunWith(stub, completed);
       assert.deepEqual(result, { phase: 'done', status: 'COMPLETED', transferId: 'tr-1', polls: 0 });
       assert.deepEqual(stub.names(), ['confirmWithdrawalDebit']);
     });
 
     it('COMPLETED on a FAILED withdrawal (paid twice) changes nothing and is reported for an operator', async () => {
       const { stub } = withdrawalStubs({}, { status: 'FAILED', transferId: 'tr-1' });
-      const result = await withStubWorker(stub.activities, async ({ client, taskQueue, workflowId }) => {
-        const h = await client.workflow.signalWithStart(withdrawalWorkflow, {
-          taskQueue,
-          workflowId,
-          args: [{ withdrawalId: 'w-1' }],
-          signal: transferSignal,
-          signalArgs: [completed],
-        });
-        return h.result();
-      });
+      const result = await freshRunWith(stub, completed);
       assert.deepEqual(result, { phase: 'done', status: 'FAILED', transferId: 'tr-1', polls: 0 });
       assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'reportTransferContradiction']);
       assert.deepEqual(stub.of('reportTransferContradiction')[0].args, ['w-1', completed]);

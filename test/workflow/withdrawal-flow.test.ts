@@ -76,6 +76,21 @@ describe('withdrawal saga', function () {
     return Number(r?.s ?? 0);
   }
 
+
+  /** The acquirer calls back (signed, as it would) about a withdrawal's transfer: its id. */
+  async function callBack(withdrawalId: string, transfer: Record<string, unknown>): Promise<string> {
+    const t = s.simulator.control.getTransfer(await transferIdOf(withdrawalId));
+    assert.ok(t);
+    const body = JSON.stringify({ transfer: { ...transferView(t), ...transfer } });
+    const res = await fetch(`${s.api.baseUrl}/v1/acquirer/transfers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body) },
+      body,
+    });
+    assert.equal(res.status, 202);
+    return t.id;
+  }
+
   it('completes through the sandbox: COMPLETED, in transit leaves the books, withdraw.completed; the history shows the debit', async () => {
     const m = await fundedMerchant(s.api, 10_000);
     const w = await newWithdrawal(m.token);
@@ -159,17 +174,7 @@ describe('withdrawal saga', function () {
     const m = await fundedMerchant(s.api, 2_000);
     const w = await newWithdrawal(m.token, 2_000);
     const transferId = await transferIdOf(w.id);
-    const t = s.simulator.control.getTransfer(transferId);
-    assert.ok(t);
-    const send = async (transfer: Record<string, unknown>) => {
-      const body = JSON.stringify({ transfer: { ...transferView(t), ...transfer } });
-      const res = await fetch(`${s.api.baseUrl}/v1/acquirer/transfers`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body) },
-        body,
-      });
-      assert.equal(res.status, 202);
-    };
+    const send = (transfer: Record<string, unknown>) => callBack(w.id, transfer);
     await send({ status: 'COMPLETED', valor: '1.00' });
     await send({ status: 'REJECTED', idempotencyKey: 'wd_not_ours', id: 'tr_not_ours' });
     assert.equal((await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:COMPLETED` })).length, 1);
@@ -248,19 +253,6 @@ describe('withdrawal saga', function () {
     assert.deepEqual(balance, { available: 8_000, pending: 0, blocked: 0, total: 8_000 });
     const movements = (await s.knex('ledger_transactions').where({ merchant_id: m.merchantId })).length;
 
-    /** The acquirer calls back (signed, as it would) with another outcome for the same transfer. */
-    const callBack = async (withdrawalId: string, transfer: Record<string, unknown>) => {
-      const t = s.simulator.control.getTransfer(await transferIdOf(withdrawalId));
-      assert.ok(t);
-      const body = JSON.stringify({ transfer: { ...transferView(t), ...transfer } });
-      const res = await fetch(`${s.api.baseUrl}/v1/acquirer/transfers`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body) },
-        body,
-      });
-      assert.equal(res.status, 202);
-      return t.id;
-    };
     const rejectedTransfer = await callBack(paid.id, { status: 'REJECTED', motivo: 'Conta inexistente' });
     const completedTransfer = await callBack(failed.id, { status: 'COMPLETED', motivo: undefined });
     await callBack(paid.id, { status: 'REJECTED', motivo: 'Conta inexistente' }); // delivered again: still one case
