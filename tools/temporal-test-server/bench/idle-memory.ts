@@ -1,5 +1,5 @@
 /**
- * Heap per idle run, parked and not (README, "Memory per idle run").
+ * Heap per idle run, parked and not (docs/performance.md "Memory per idle run").
  *
  *   npx tsx tools/temporal-test-server/bench/idle-memory.ts [runs=5000] [durable]
  *

@@ -1,5 +1,5 @@
 /**
- * Visibility at scale (README, "Visibility"): list and count latency over many runs.
+ * Visibility at scale (README "Visibility"): list and count latency over many runs.
  *
  *   npx tsx tools/temporal-test-server/bench/visibility.ts [runs=100000] [merchants=1000] [iterations=200]
  *

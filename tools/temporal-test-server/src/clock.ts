@@ -31,7 +31,7 @@ export interface TimerHandle {
 /**
  * A pending timer, and its own handle: one object per timer rather than an entry plus a handle
  * closing over it (three more objects), since a parked run keeps its timer for as long as it
- * waits (README, "Memory per idle run").
+ * waits (docs/performance.md "Memory per idle run").
  */
 class TimerEntry implements TimerHandle {
   cancelled = false;
@@ -140,7 +140,7 @@ export class Clock {
 
   /**
    * Run `fn(arg)` once virtual time reaches `atMs`. With one `fn` for many timers (a parked run's
-   * wake-up), a timer costs no closure and context of its own (README, "Memory per idle run").
+   * wake-up), a timer costs no closure and context of its own (docs/performance.md "Memory per idle run").
    */
   scheduleWith<T>(atMs: number, fn: (arg: T) => void, arg: T): TimerHandle {
     this.sync();
@@ -160,7 +160,7 @@ export class Clock {
     // task's 10 s timeout, an activity's start-to-close...), and left in place each would keep
     // its entry and callback (and the run they close over) alive for that long, to be
     // promoted by the garbage collector, and keep the heap thousands of entries deep
-    // (README, "Server CPU per workflow: encode once").
+    // (docs/performance.md "Server CPU per workflow: encode once").
     this.remove(entry);
     this.live--;
     this.kick();

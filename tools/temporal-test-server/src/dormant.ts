@@ -1,5 +1,5 @@
 /**
- * Idle runs kept small (README, "Memory per idle run").
+ * Idle runs kept small (docs/performance.md "Memory per idle run").
  *
  * A run with nothing in flight (no workflow task, activity, child, update, query, history waiter
  * or buffered event) is fully described by its history, as a restart already shows

@@ -3,7 +3,7 @@
 /**
  * gRPC status codes (numbers fixed by the gRPC protocol). Defined here rather than imported from
  * @grpc/grpc-js: loading grpc-js (its channel and subchannel modules) was about a sixth of the
- * server's start-up CPU, for these constants alone (README, "Server CPU per workflow: encode once").
+ * server's start-up CPU, for these constants alone (docs/performance.md "Server CPU per workflow: encode once").
  */
 export const status = {
   OK: 0,

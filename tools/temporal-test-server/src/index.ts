@@ -44,12 +44,12 @@ export interface ServerOptions {
   namespaces?: string[];
   /**
    * Custom search attributes known before any run sets one (the dev server's `--search-attribute
-   * Name=Type`), so a filter on them is valid on an empty server (README, "Visibility").
+   * Name=Type`), so a filter on them is valid on an empty server (README "Visibility").
    */
   searchAttributes?: Record<string, ValueType>;
   /**
    * Park runs idle in a first-task delay after this many ms of wall time (src/dormant.ts,
-   * README "Memory per idle run"); 0 = never. Default 1000 in real-time mode, 0 with time skipping.
+   * docs/performance.md "Memory per idle run"); 0 = never. Default 1000 in real-time mode, 0 with time skipping.
    */
   parkIdleAfterMs?: number;
   /**

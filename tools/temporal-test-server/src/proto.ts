@@ -86,7 +86,7 @@ interface BufferReaderShape {
  * A reader whose strings are flat. protobufjs 8 reads a proto3 string shorter than 64 bytes by
  * appending 8 characters at a time, so a workflow id arrives as a rope of ten string objects;
  * the server keeps ids, task queues and types for a run's whole life, and every Map lookup
- * flattens a rope again (README, "Memory per idle run"). Here an ASCII string is one latin1 slice
+ * flattens a rope again (docs/performance.md "Memory per idle run"). Here an ASCII string is one latin1 slice
  * (ASCII is its own UTF-8) and anything else goes through a fatal UTF-8 decoder, so invalid
  * UTF-8 is still refused as protobufjs refuses it. Made from the reader class of the protobufjs
  * that @temporalio/proto's code was generated with; should that change shape, messages are
@@ -134,7 +134,7 @@ interface ReusableWriter {
  * One writer for every encoding on the hot paths (responses, packed histories): protobufjs grows a
  * fresh writer from 128 bytes by doubling (a copy per step) and copies again in `finish()`, about
  * half the time of encoding a ten-event history. This one keeps its buffer; the result is the one
- * copy out (README, "Server CPU per workflow"). Encoding is synchronous, so sharing it is safe.
+ * copy out (docs/performance.md "Server CPU per workflow: fixed and marginal cost"). Encoding is synchronous, so sharing it is safe.
  * It is an instance of the writer class of the protobufjs that @temporalio/proto's code was
  * generated with (protobufjs 8: one growable `buf`, a `pos` and a fork stack); should that change
  * shape, messages are encoded the ordinary way.

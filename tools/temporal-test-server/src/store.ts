@@ -94,7 +94,7 @@ export class Store {
   /**
    * By namespace, then workflow id: the id string is the run's own, where one joined key per
    * chain would be a second copy of it. A chain of one run (nearly all of them: a charge's) is
-   * the run itself, not an array holding it (README, "Memory per idle run").
+   * the run itself, not an array holding it (docs/performance.md "Memory per idle run").
    */
   private chains = new Map<string, Map<string, Chain>>();
   private runs = new Map<string, Execution | DormantRun>();
@@ -568,7 +568,7 @@ export class Store {
    * (the result long poll from the encoded close event, the journal and history reads from
    * slices), so nothing waits for the object form; packed in the turn of the close, a run's
    * ~20 objects per event die young instead of being copied by two scavenges and promoted
-   * (README, "Server CPU per workflow: encode once").
+   * (docs/performance.md "Server CPU per workflow: encode once").
    */
   private packLater(run: Execution): void {
     this.toPack.push(run);

@@ -1,5 +1,5 @@
 /**
- * Visibility (README, "Visibility"): the list filter language, its errors, counts grouped by
+ * Visibility (README "Visibility"): the list filter language, its errors, counts grouped by
  * status, and the indexes kept right through close, continue-as-new, upserts, parking, a durable
  * restart and the retention purge. Everything goes through the real @temporalio/client (and the
  * Rust-core worker) against an in-process durable server of its own, so the fixture runs are the

@@ -261,7 +261,7 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<Runnin
       return;
     }
     // The answer exactly as gRPC sends it (the frame's message bytes), read back as a message:
-    // histories arrive pre-encoded (README "Server CPU per workflow: encode once").
+    // histories arrive pre-encoded (docs/performance.md "Server CPU per workflow: encode once").
     const message = b.responseType.decode(result.frame.subarray(5));
     send(res, 200, toJson(b.responseType, message, jsonOpts), pretty);
   };

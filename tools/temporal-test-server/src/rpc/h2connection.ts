@@ -4,7 +4,7 @@
  * DATA; an answer is HEADERS, DATA and trailing HEADERS, or one trailers-only HEADERS. Frames are
  * parsed straight from the socket's chunks and the answers of one event-loop turn leave in one
  * write; there is no stream object, event emitter or header object per call beyond the decoded
- * header list (README, "gRPC on our own HTTP/2 framing").
+ * header list (docs/performance.md "gRPC on our own HTTP/2 framing").
  *
  * Flow control: we advertise the largest windows HTTP/2 allows, so peers never wait on us (the
  * connection window is topped up as data arrives); our own DATA obeys the peer's windows and

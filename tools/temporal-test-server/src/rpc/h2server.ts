@@ -62,7 +62,7 @@ function inflate(encoding: string, data: Buffer, max: number): Buffer | Promise<
  * TypeScript SDK from 1.24 (`crates/client/src/lib.rs`, which ignores the server's
  * `grpc-accept-encoding` otherwise and gzips every request). The SDK worker's and the test
  * environment's native connections are such clients; inflating their requests cost 5-10 % of
- * this server's CPU and deflating them the worker's too (README, "Server CPU per workflow").
+ * this server's CPU and deflating them the worker's too (docs/performance.md "Server CPU per workflow: fixed and marginal cost").
  * Every other client, and every other method, keeps getting its compressed requests served.
  */
 export function retriesUncompressed(headers: HeaderList): boolean {

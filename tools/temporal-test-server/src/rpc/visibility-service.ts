@@ -1,5 +1,5 @@
 /**
- * The visibility RPCs' translation (README, "Visibility"): list pages, counts with their
+ * The visibility RPCs' translation (README "Visibility"): list pages, counts with their
  * `GROUP BY ExecutionStatus` groups, and the search attributes GetSearchAttributes names. The
  * filter itself and the indexes are src/visibility/.
  */

@@ -49,7 +49,7 @@ export class RunHistory {
    * need. Events never change once appended and positions only grow (append, restore), so an
    * event is encoded once however often it is sent: the first poll answer, the sticky poll's
    * partial history, the result long poll, the journal and the packing all reuse these bytes
-   * (README, "Server CPU per workflow: encode once").
+   * (docs/performance.md "Server CPU per workflow: encode once").
    */
   private fields: (Uint8Array | undefined)[] = [];
   private buffered: Buffered[] = [];
@@ -60,7 +60,7 @@ export class RunHistory {
   /**
    * Restored buffered events: placeholder id → real id once written. This and `listeners` are
    * made on first use: every run is kept for the whole process, and a closed run holding fewer
-   * objects costs the garbage collector less (README, "Server CPU per workflow: encode once").
+   * objects costs the garbage collector less (docs/performance.md "Server CPU per workflow: encode once").
    */
   private recordedIds: Map<number, number> | undefined;
   private listeners: Set<() => void> | undefined;

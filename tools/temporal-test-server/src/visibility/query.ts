@@ -117,7 +117,7 @@ const systemColumns = new Map<string, Column>(
   ).map((c) => [c.name, c]),
 );
 
-/** System attributes of the real server that this one does not keep per run (README, "Visibility"). */
+/** System attributes of the real server that this one does not keep per run (README "Visibility"). */
 const unsupportedSystem = new Set([
   'ExecutionDuration',
   'HistoryLength',

@@ -1,5 +1,5 @@
 /**
- * Visibility (README, "Visibility"): one small row per run, per namespace, with indexes by run
+ * Visibility (README "Visibility"): one small row per run, per namespace, with indexes by run
  * id, workflow type, task queue, status and the value of every Keyword / KeywordList search
  * attribute, plus all rows in start order. A list or count parses its filter
  * (src/visibility/query.ts), takes the smallest candidate set an equality in the filter gives
