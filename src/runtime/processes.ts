@@ -4,10 +4,12 @@
  */
 import type { Server } from 'node:http';
 import type { Knex } from 'knex';
+import type Koa from 'koa';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { createApp } from '../http/app';
+import type { AppState } from '../http/types';
 import { stopCacheInvalidation } from '../services/cache-invalidation';
 import { connectTemporalClient, connectWorkerConnection, type TemporalClientHandle } from '../temporal/connection';
 import { createPixflowWorker } from '../temporal/worker';
@@ -37,6 +39,8 @@ const RECONCILE_INTERVAL_MS = 5 * 60_000;
 
 export interface RunningApi {
   url: string;
+  /** The Koa app it serves (tests enumerate its mounted routes from it). */
+  app: Koa<AppState>;
   temporal: TemporalClientHandle;
   stop(): Promise<void>;
 }
@@ -138,6 +142,7 @@ export async function startApi(opts: {
   await opts.acquirer.sandbox?.setCallbackBaseUrl(config.PUBLIC_BASE_URL ?? url);
   return {
     url,
+    app,
     temporal,
     stop: async () => {
       clearInterval(reconcileTimer);

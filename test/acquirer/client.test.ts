@@ -13,6 +13,15 @@ import { newTxid } from '../../src/pix/brcode';
 import { bcbViolations, itConformsToTheBcbDocument } from '../support/bcb-schema';
 import { startReceiver, type Receiver } from './receiver';
 
+/** Polls `check` until it holds (bounded), for conditions the simulator does not announce. */
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const CLIENT = { clientId: 'c1', clientSecret: 's1' };
 const SECRET = 'client-test-callback-secret';
 
@@ -66,16 +75,23 @@ describe('acquirer client against the simulator', () => {
     });
 
     it('fetches a new token shortly before the old one expires', async () => {
-      const shortLived = await startAcquirerSimulator({ callbackSecret: SECRET, ...CLIENT, tokenTtlSeconds: 1 });
+      const shortLived = await startAcquirerSimulator({ callbackSecret: SECRET, ...CLIENT, tokenTtlSeconds: 2 });
       try {
         const c = new HttpAcquirer({ baseUrl: shortLived.url, ...CLIENT, timeoutMs: 2_000 });
         await c.createCob(cobReq());
         await c.createCob(cobReq());
-        assert.equal(shortLived.control.calls.filter((x) => x.route === 'token').length, 1);
-        // A 1 s token is refreshed at half its life; never sent expired (no 401 on the way).
-        await new Promise((r) => setTimeout(r, 600));
-        await c.createCob(cobReq());
-        assert.equal(shortLived.control.calls.filter((x) => x.route === 'token').length, 2);
+        const tokens = (): string[] => shortLived.control.calls.filter((x) => x.route === 'token').map((x) => x.at ?? '');
+        assert.equal(tokens().length, 1);
+        // A 2 s token is refreshed at half its life, never sent expired. Calls go on until the second
+        // token is fetched (a condition, not a sleep); it must have been fetched while the first was
+        // still valid on the simulator's own clock (an order of two recorded events), and no call
+        // may have met a 401 on the way.
+        await until(async () => {
+          await c.createCob(cobReq());
+          return tokens().length === 2;
+        }, 'a second token');
+        const [first, second] = tokens().map((at) => Date.parse(at)) as [number, number];
+        assert.ok(second < first + 2_000, `refreshed ${second - first} ms after the first token, not before it expired`);
         assert.equal(shortLived.control.calls.filter((x) => x.status === 401).length, 0);
       } finally {
         await shortLived.close();
@@ -244,9 +260,13 @@ describe('acquirer client against the simulator', () => {
       const quick = new HttpAcquirer({ baseUrl: sim.url, ...CLIENT, timeoutMs: 200 });
       await quick.getCob((await quick.createCob(cobReq())).txid);
       sim.control.setFaults({ latencyMs: 600 });
-      const started = Date.now();
-      await assert.rejects(quick.getCob('x'.repeat(30)), fails('TIMEOUT', true));
-      assert.ok(Date.now() - started < 550, 'gave up at the timeout, not when the answer came');
+      // The simulator records a call once it has answered it: the client gave up at its own
+      // timeout if, when it rejects, that answer has not been produced yet (an order, not a clock).
+      const txid = 't'.repeat(30);
+      const answered = (): number => sim.control.calls.filter((c) => c.route === 'getCob' && (c.path ?? '').endsWith(txid)).length;
+      await assert.rejects(quick.getCob(txid), fails('TIMEOUT', true));
+      assert.equal(answered(), 0, 'gave up at the timeout, not when the answer came');
+      await until(async () => answered() === 1, 'the late answer to be produced');
     });
 
     it('a refused connection is NETWORK and retryable', async () => {

@@ -195,7 +195,9 @@ describe('acquirer simulator', () => {
       sim.control.completeTransfer(t.transferId);
       sim.control.returnTransfer(t.transferId, 'Conta encerrada');
       assert.equal(sim.control.callbacks.held, 2);
-      await new Promise((r) => setTimeout(r, 50));
+      // A barrier, not a sleep: idle() waits for every callback dispatched and not held, so one
+      // that was sent anyway would have arrived by now.
+      await sim.control.callbacks.idle();
       assert.equal(receiver.received.filter((r) => r.raw.includes(t.transferId)).length, 0, 'held');
       sim.control.setFaults({});
       const got = await receiver.waitFor((r) => r.raw.includes(t.transferId), 2);
@@ -218,13 +220,24 @@ describe('acquirer simulator', () => {
       } finally {
         await auto.close();
       }
-      const t = await client.sendTransfer('wd_manual', { amount: 100, pixKeyType: 'EMAIL', pixKey: 'dest@example.com' });
-      await new Promise((r) => setTimeout(r, 100));
-      assert.equal((await client.getTransfer(t.transferId)).status, 'PROCESSING');
-      sim.control.failTransfer(t.transferId, 'Chave inexistente');
-      const [cb] = await receiver.waitFor((r) => r.raw.includes(t.transferId));
-      assert.deepEqual(transferCallback.parse(JSON.parse(cb?.raw ?? '')).transfer.motivo, 'Chave inexistente');
-      assert.throws(() => sim.control.completeTransfer(t.transferId), /REJECTED/);
+      // autoComplete false with a zero delay: a completion scheduled anyway would be a timer due at
+      // once, run before the marker timer set after the transfer exists (equal delays run in the
+      // order they were set) — so waiting for the marker proves it did not happen, without a sleep.
+      const manual = await start({ transferDelayMs: 0 });
+      try {
+        const c = new HttpAcquirer({ baseUrl: manual.url, ...CLIENT, timeoutMs: 2_000 });
+        const t = await c.sendTransfer('wd_manual', { amount: 100, pixKeyType: 'EMAIL', pixKey: 'dest@example.com' });
+        await new Promise((r) => setTimeout(r, 0));
+        await manual.control.callbacks.idle();
+        assert.equal(receiver.received.filter((r) => r.raw.includes(t.transferId)).length, 0, 'no completion callback');
+        assert.equal((await c.getTransfer(t.transferId)).status, 'PROCESSING');
+        manual.control.failTransfer(t.transferId, 'Chave inexistente');
+        const [cb] = await receiver.waitFor((r) => r.raw.includes(t.transferId));
+        assert.deepEqual(transferCallback.parse(JSON.parse(cb?.raw ?? '')).transfer.motivo, 'Chave inexistente');
+        assert.throws(() => manual.control.completeTransfer(t.transferId), /REJECTED/);
+      } finally {
+        await manual.close();
+      }
     });
 
     it('announces key status changes', async () => {

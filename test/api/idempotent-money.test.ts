@@ -3,6 +3,7 @@
  * (docs/api.md "Idempotency"): retried with one key, sequentially and 20 at once, money moves once and every
  * request gets the first answer. Plus the depth limit of the charge list.
  */
+import { postingsTo } from '../support/ledger-postings';
 import assert from 'node:assert/strict';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
@@ -77,6 +78,8 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal(rows.length, 1);
     const debits = await s.api.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'refund_debit' });
     assert.equal(debits.length, 1);
+    // By what moved, whatever the reference or kind: the refund's 1,000 entered in_transit once.
+    assert.deepEqual(await postingsTo(s.api.knex, m.merchantId, 'in_transit', 'in'), [1_000]);
 
     // Another key is another refund; a key used on another charge is a 409.
     assert.equal((await refund('refund-key-2')).status, 202);
@@ -126,6 +129,8 @@ describe('idempotent refunds and adjustments', function () {
 
     const postings = await s.api.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'adjustment' });
     assert.equal(postings.length, 1);
+    // By what moved, whatever the reference or kind: 2,500 entered available once.
+    assert.deepEqual(await postingsTo(s.api.knex, m.merchantId, 'available', 'in'), [2_500]);
     const audits = await s.api.knex('audit_log').where({ action: 'balance.adjust', target_id: m.merchantId });
     assert.equal(audits.length, 1);
 

@@ -14,6 +14,7 @@ import { DEST, fundedMerchant, withdrawalsStack } from '../support/withdrawals';
 import { medStack } from '../support/med';
 import { SAMPLE_EVENT_DATA, webhookStack } from '../support/webhooks';
 import { routesOf, type RouteEntry } from './routes';
+import { ENDPOINTS } from '../../src/openapi/document';
 
 interface Target {
   api: TestApi;
@@ -189,14 +190,121 @@ describe('security: object-level authorization on every :id route', function () 
     assert.equal(await snapshot(), before);
   });
 
-  it('the victim itself reaches its objects through the same paths (the 404s are about ownership)', async () => {
+  it("the owner succeeds on every one of these routes (its documented 2xx) where the other merchant's request is refused", async function () {
+    this.timeout(300_000);
     const w = await withdrawalsStack();
     const wh = await webhookStack();
-    assert.equal((await w.api.request('GET', `/v1/charges/${ids.charge}`, { token: victim.token })).status, 200);
-    assert.equal((await w.api.request('GET', `/v1/merchants/me/withdrawals/${ids.withdrawal}`, { token: victim.token })).status, 200);
-    assert.equal((await wh.api.request('GET', `/v1/webhooks/merchant/${ids.webhook}/deliveries`, { token: victim.token })).status, 200);
+    const med = await medStack();
+    const admin = await w.api.adminToken();
+    const until = async <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const v = await read();
+        if (v !== undefined) return v;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const statusOf = (table: string, id: string, status: string) =>
+      until(`${table} ${id} ${status}`, async () => ((await knex(table).where({ id }).first('status'))?.status === status ? true : undefined));
+    const newCharge = async (api: TestApi): Promise<string> => {
+      const res = await api.request<{ charge: { id: string } }>('POST', '/v1/charges', { token: victim.token, body: { amount: 2_000, description: 'owner' } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return res.body.charge.id;
+    };
+    const paidCharge = async (api: TestApi): Promise<string> => {
+      const id = await newCharge(api);
+      assert.equal((await api.request('POST', `/v1/sandbox/charges/${id}/pay`, { token: victim.token, body: {} })).status, 202);
+      await statusOf('charges', id, 'PAID');
+      return id;
+    };
+    const newWithdrawal = async (): Promise<string> => {
+      const res = await w.api.request<{ withdraw: { id: string } }>('POST', '/v1/merchants/me/withdrawals', { token: victim.token, body: { amount: 100, ...DEST } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return res.body.withdraw.id;
+    };
+    const openInfraction = async (): Promise<string> => {
+      const chargeId = await paidCharge(med.api);
+      const res = await med.api.request<{ infraction: { id: string } }>('POST', '/v1/sandbox/infractions', { token: victim.token, body: { chargeId } });
+      assert.ok(res.status >= 200 && res.status < 300, JSON.stringify(res.body));
+      return res.body.infraction.id;
+    };
+    const registeredKey = async (): Promise<string> => {
+      const res = await med.api.request<{ pixKey: { id: string } }>('POST', `/v1/admin/merchants/${victim.merchantId}/pix-keys`, {
+        token: admin,
+        body: { type: 'EMAIL', key: `owner-${newId('k')}@example.com`.toLowerCase() },
+      });
+      assert.ok(res.status >= 200 && res.status < 300, JSON.stringify(res.body));
+      await until('the key registered at the acquirer', async () => ((await knex('pix_keys').where({ id: res.body.pixKey.id }).first('acquirer_key_id'))?.acquirer_key_id ? true : undefined));
+      return res.body.pixKey.id;
+    };
+
+    type Case = { api: TestApi; path: string; body?: unknown };
+    // Each case makes what the route needs in the state the route acts on (a PENDING charge to
+    // cancel, a COMPLETED withdrawal to return, …); admin routes are the operator's, last because
+    // they revoke the victim's tokens.
+    const cases: Array<[string, () => Promise<Case>]> = [
+      ['GET /v1/charges/:id', async () => ({ api: w.api, path: `/v1/charges/${ids.charge}` })],
+      ['POST /v1/charges/:id/cancel', async () => ({ api: w.api, path: `/v1/charges/${await newCharge(w.api)}/cancel` })],
+      ['POST /v1/charges/:id/refund', async () => ({ api: w.api, path: `/v1/charges/${await paidCharge(w.api)}/refund`, body: { amount: 100 } })],
+      ['POST /v1/sandbox/charges/:id/pay', async () => ({ api: w.api, path: `/v1/sandbox/charges/${await newCharge(w.api)}/pay`, body: {} })],
+      ['GET /v1/merchants/me/withdrawals/:id', async () => ({ api: w.api, path: `/v1/merchants/me/withdrawals/${ids.withdrawal}` })],
+      ['POST /v1/sandbox/withdrawals/:id/complete', async () => ({ api: w.api, path: `/v1/sandbox/withdrawals/${await newWithdrawal()}/complete`, body: {} })],
+      ['POST /v1/sandbox/withdrawals/:id/fail', async () => ({ api: w.api, path: `/v1/sandbox/withdrawals/${await newWithdrawal()}/fail`, body: {} })],
+      [
+        'POST /v1/sandbox/withdrawals/:id/return',
+        async () => {
+          const id = await newWithdrawal();
+          assert.equal((await w.api.request('POST', `/v1/sandbox/withdrawals/${id}/complete`, { token: victim.token, body: {} })).status, 202);
+          await statusOf('withdrawals', id, 'COMPLETED');
+          return { api: w.api, path: `/v1/sandbox/withdrawals/${id}/return`, body: {} };
+        },
+      ],
+      ['POST /v1/sandbox/infractions/:id/accept', async () => ({ api: med.api, path: `/v1/sandbox/infractions/${await openInfraction()}/accept` })],
+      ['POST /v1/sandbox/infractions/:id/reject', async () => ({ api: med.api, path: `/v1/sandbox/infractions/${await openInfraction()}/reject` })],
+      ['POST /v1/sandbox/pix-keys/:id/activate', async () => ({ api: med.api, path: `/v1/sandbox/pix-keys/${await registeredKey()}/activate` })],
+      ['POST /v1/sandbox/pix-keys/:id/deactivate', async () => ({ api: med.api, path: `/v1/sandbox/pix-keys/${await registeredKey()}/deactivate` })],
+      ['PATCH /v1/webhooks/merchant/:id', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}`, body: { name: 'owned' } })],
+      ['GET /v1/webhooks/merchant/:id/deliveries', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/deliveries` })],
+      ['POST /v1/webhooks/merchant/:id/deliveries/:deliveryId/redeliver', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/deliveries/${ids.delivery}/redeliver` })],
+      ['POST /v1/webhooks/merchant/:id/rotate-secret', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/rotate-secret` })],
+      ['DELETE /v1/webhooks/merchant/:id', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${(await wh.createWebhook(victim.token, { path: `/owner-${newId('p')}` })).id}` })],
+      ['DELETE /v1/api-keys/:id', async () => ({ api: w.api, path: `/v1/api-keys/${(await w.api.createApiKey(victim.token, 'owner key')).id}` })],
+      ['GET /v1/admin/merchants/:id', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}` })],
+      ['PATCH /v1/admin/merchants/:id', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}`, body: { kycStatus: 'APPROVED' } })],
+      ['POST /v1/admin/merchants/:id/adjustments', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/adjustments`, body: { amount: 100, reason: 'owner' } })],
+      [
+        'POST /v1/admin/merchants/:id/pix-keys',
+        async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/pix-keys`, body: { type: 'EMAIL', key: `owner-${newId('k')}@example.com`.toLowerCase() } }),
+      ],
+      ['PATCH /v1/admin/merchants/:id/pix-keys/:keyId', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/pix-keys/${ids.pixKey}`, body: { status: 'ACTIVE' } })],
+      ['GET /v1/admin/merchants/:id/users', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/users` })],
+      ['PATCH /v1/admin/users/:id', async () => ({ api: w.api, path: `/v1/admin/users/${ids.user}`, body: { status: 'ACTIVE' } })],
+      ['POST /v1/admin/users/:id/revoke-tokens', async () => ({ api: w.api, path: `/v1/admin/users/${ids.user}/revoke-tokens` })],
+      ['POST /v1/admin/merchants/:id/revoke-tokens', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/revoke-tokens` })],
+    ];
+    assert.deepEqual(cases.map(([route]) => route).sort(), [...targets.keys()].sort(), 'a success case for every route checked above');
+    for (const [route, prepare] of cases) {
+      const c = await prepare();
+      const method = route.split(' ')[0] as string;
+      const opts = c.body === undefined ? {} : { body: c.body };
+      const refusedWith = targets.get(route)?.admin ? 403 : 404;
+      const other = await c.api.request(method, c.path, { token: attacker.token, ...opts });
+      assert.equal(other.status, refusedWith, `${route} by the other merchant: ${other.status} ${JSON.stringify(other.body)}`);
+      const res = await c.api.request(method, c.path, { token: targets.get(route)?.admin ? admin : victim.token, ...opts });
+      assert.equal(res.status, documentedSuccess(route), `${route} by its owner: ${res.status} ${JSON.stringify(res.body)}`);
+    }
   });
 });
+
+/** The success status the API reference documents for a route (its lowest 2xx). */
+function documentedSuccess(route: string): number {
+  const [method, path] = route.split(' ') as [string, string];
+  const endpoint = ENDPOINTS.find((e) => e.method === method.toLowerCase() && e.path === path);
+  const codes = Object.keys(endpoint?.responses ?? {}).map(Number).filter((n) => n >= 200 && n < 300);
+  if (codes.length === 0) throw new Error(`no documented success for ${route}`);
+  return Math.min(...codes);
+}
 
 function dedupe(routes: RouteEntry[]): RouteEntry[] {
   const seen = new Map<string, RouteEntry>();

@@ -12,7 +12,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhookSignature } from '../../src/services/webhook-signature';
+import { receiverVerifiesSignature } from './webhook-signature';
 import { eventually } from './charges';
 import { onRunEnd } from './lifecycle';
 
@@ -58,7 +58,7 @@ export async function startReceiver(): Promise<Receiver> {
       const raw = Buffer.concat(chunks);
       const secret = secrets.get(path);
       const signature = req.headers['x-webhook-signature'];
-      const signatureValid = secret !== undefined && typeof signature === 'string' && verifyWebhookSignature(secret, raw, signature);
+      const signatureValid = secret !== undefined && typeof signature === 'string' && receiverVerifiesSignature(secret, raw, signature);
       const script = scripts.get(path);
       const behaviour: Behaviour = script?.queue.shift() ?? script?.then ?? { status: 200 };
       const status = signatureValid ? behaviour.status : 401;

@@ -4,6 +4,7 @@ import type { LookupAddress } from 'node:dns';
 import { loadConfig } from '../../src/config';
 import { webhookDeliverySettings } from '../../src/services/webhook-delivery';
 import { generateWebhookSecret, maskWebhookSecret, signWebhookBody, verifyWebhookSignature } from '../../src/services/webhook-signature';
+import { receiverVerifiesSignature } from '../support/webhook-signature';
 import { guardedLookup, isPublicAddress, webhookUrlProblem, type HostResolver } from '../../src/services/webhook-url';
 
 describe('webhook address rule', () => {
@@ -92,6 +93,10 @@ describe('webhook secrets and signatures', () => {
     const body = Buffer.from('{"event":"charge.paid", "data":{"amount":1}}');
     const sig = signWebhookBody('whsec_k', body);
     assert.match(sig, /^[0-9a-f]{64}$/);
+    // A known answer computed outside the app (openssl dgst -sha256 -hmac 'whsec_k'), so the signer
+    // cannot agree only with its own verifier: the key is the whole secret, prefix included.
+    assert.equal(sig, '567c75a5d56a7080cc24457facf0234c347c0cba0a57f2e74501d564a5991d86');
+    assert.equal(receiverVerifiesSignature('whsec_k', body, sig), true);
     assert.equal(verifyWebhookSignature('whsec_k', body, sig), true);
     assert.equal(verifyWebhookSignature('whsec_k', JSON.stringify(JSON.parse(body.toString())), sig), false);
     assert.equal(verifyWebhookSignature('whsec_other', body, sig), false);

@@ -24,6 +24,7 @@ import * as ledger from '../../src/services/ledger';
 import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { startApi } from '../support/api';
+import { paymentCredits } from '../support/ledger-postings';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { getTestDb } from '../support/db';
 import { newTxid } from '../../src/pix';
@@ -63,7 +64,9 @@ describe('callback inbox and reconciliation', function () {
   }
   const chargeRow = (id: string) => s.api.knex('charges').where({ id }).first();
   const inboxRow = (kind: string, externalId: string) => s.api.knex('acquirer_callbacks').where({ kind, external_id: externalId }).first();
-  const credits = (chargeId: string) => s.api.knex('ledger_transactions').where({ reference: `charge:${chargeId}:paid` });
+  // By what reached the merchant's pending account, not by reference (unique in the database, so a
+  // second credit under another reference would not show): one merchant, one charge per test.
+  const credits = (merchantId: string) => paymentCredits(s.api.knex, merchantId);
 
   it('Temporal unreachable while a payment callback arrives, then back: credited exactly once, by the reconciler', async () => {
     const m = await readyMerchant(s.api);
@@ -94,7 +97,7 @@ describe('callback inbox and reconciliation', function () {
       assert.equal(waiting.status, 'RECEIVED');
       assert.match(waiting.last_error, /signalWithStart|UNAVAILABLE|connect/i);
       assert.equal((await chargeRow(charge.id)).status, 'PENDING');
-      assert.equal((await credits(charge.id)).length, 0);
+      assert.equal((await credits(m.merchantId)).length, 0);
 
       // Temporal is back: the API's reconciler (the stack's live client) re-drives the callback once it is due.
       const applied = await eventually(async () => {
@@ -114,7 +117,7 @@ describe('callback inbox and reconciliation', function () {
         body,
       });
       assert.equal(again.status, 200);
-      assert.equal((await credits(charge.id)).length, 1);
+      assert.equal((await credits(m.merchantId)).length, 1);
       assert.equal((await ledger.getBalance(s.api.knex, m.merchantId)).pending, 9_901);
     } finally {
       await api.close();
@@ -142,7 +145,7 @@ describe('callback inbox and reconciliation', function () {
     const row = await chargeRow(charge.id);
     assert.equal(row.status, 'PAID');
     assert.equal(row.e2e_id, endToEndId);
-    assert.equal((await credits(charge.id)).length, 1);
+    assert.equal((await credits(m.merchantId)).length, 1);
     assert.equal((await inboxRow('pix', endToEndId)).status, 'APPLIED');
     assert.equal(s.simulator.control.getCob(charge.txid)?.status, 'CONCLUIDA');
     assert.equal((await ledger.getBalance(s.api.knex, m.merchantId)).total, 9_901);
@@ -174,7 +177,7 @@ describe('callback inbox and reconciliation', function () {
       assert.ok(alert, 'an operator alert was recorded');
       assert.equal(alert.details.merchantId, m.merchantId);
       assert.equal((await chargeRow(charge.id)).status, 'PENDING');
-      assert.equal((await credits(charge.id)).length, 0);
+      assert.equal((await credits(m.merchantId)).length, 0);
       // Paid at the acquirer, so never canceled: the charge outlives its expiry while its payment is parked.
       await s.env.sleep('2 days');
       await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).query('state');
@@ -219,7 +222,7 @@ describe('callback inbox and reconciliation', function () {
     }, 'the re-driven payment to be applied');
     assert.equal(row.e2e_id, e2e);
     assert.equal((await inboxRow('pix', e2e)).status, 'APPLIED');
-    assert.equal((await credits(charge.id)).length, 1);
+    assert.equal((await credits(m.merchantId)).length, 1);
     assert.ok(await s.api.knex('audit_log').where({ action: 'callback.redrive', target_id: mine.id, actor_email: 'cli' }).first());
   });
 
@@ -357,7 +360,7 @@ describe('callback inbox and reconciliation', function () {
       return c.status === 'PAID' ? c : undefined;
     }, 'the payment to be matched');
     assert.equal(row.e2e_id, e2e);
-    assert.equal((await credits(id)).length, 1);
+    assert.equal((await credits(m.merchantId)).length, 1);
     await eventually(async () => ((await inboxRow('pix', e2e)).status === 'APPLIED' ? true : undefined), 'APPLIED');
   });
 });

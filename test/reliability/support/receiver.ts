@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhookSignature } from '../../../src/services/webhook-signature';
+import { receiverVerifiesSignature } from '../../support/webhook-signature';
 import { onRunEnd } from '../../support/lifecycle';
 
 export interface Delivered {
@@ -40,7 +40,7 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
       const raw = Buffer.concat(chunks);
       const route = routes.get(path);
       const signature = req.headers['x-webhook-signature'];
-      const signatureValid = route !== undefined && typeof signature === 'string' && verifyWebhookSignature(route.secret, raw, signature);
+      const signatureValid = route !== undefined && typeof signature === 'string' && receiverVerifiesSignature(route.secret, raw, signature);
       const deliveryId = String(req.headers['x-webhook-id'] ?? '');
       let parsed: { event?: string; data?: Record<string, unknown> } = {};
       try {
