@@ -1,5 +1,5 @@
 /**
- * The README's "First steps" run as written, so the README cannot drift from the service: its
+ * The README's first steps run as written, so the README cannot drift from the service: its
  * three shell blocks are read from README.md and run with bash — terminal 1 (`npm start` with an
  * operator login), terminal 2 (the node receiver), terminal 3 (operator, merchant, charge, payment).
  * Only the ports change (a free one instead of 3000 and 8081, so runs never collide), and terminal
@@ -35,7 +35,7 @@ async function until<T>(check: () => Promise<T | undefined> | T | undefined, wha
   }
 }
 
-describe('README "First steps", run as written', function () {
+describe('README "First steps: a charge paid, a webhook received", run as written', function () {
   this.timeout(180_000);
   const children: ChildProcess[] = [];
   let dataDir: string;

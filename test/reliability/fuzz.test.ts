@@ -56,7 +56,7 @@ const FIELDS: Record<string, string[]> = {
   'PATCH /v1/admin/merchants/:id/pix-keys/:keyId': ['status'],
   'PATCH /v1/admin/users/:id': ['status'],
 };
-/** Routes that take a user's JWT and refuse an API key (README "Auth hardening"). */
+/** Routes that take a user's JWT and refuse an API key (docs/api.md "Auth hardening"). */
 const JWT_ONLY = new Set(['POST /v1/api-keys', 'DELETE /v1/api-keys/:id']);
 
 function authOf(method: string, path: string): Auth {

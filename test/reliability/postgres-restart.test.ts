@@ -102,7 +102,7 @@ describe('reliability: PostgreSQL restarted under load', function () {
     await Promise.all(clients);
 
     // Never a 500 or 502, never a transport failure, never past the bound: while the database is
-    // down the only 5xx is exactly what README "Database outages" promises, 503 {message} with
+    // down the only 5xx is exactly what docs/production.md "Database outages" promises, 503 {message} with
     // Retry-After: 5.
     if (process.env.RELIABILITY_DUMP) fs.writeFileSync(process.env.RELIABILITY_DUMP, api.output.join(''));
     const bad = outcomes.filter((o) => o.status === 0 || (o.status >= 500 && o.status !== 503));

@@ -59,7 +59,7 @@ describe('security: object-level authorization on every :id route', function () 
     const delivery = await wh.startedDelivery(eventId, webhook.id);
     await wh.deliveryResult(delivery.id);
     // The attacker's own webhook, to pair with the victim's delivery id.
-    const ownWebhook = await wh.createWebhook(attacker.token, { path: `/attacker-${attacker.merchantId}` });
+    await wh.createWebhook(attacker.token, { path: `/attacker-${attacker.merchantId}` });
     const apiKey = await w.api.createApiKey(victim.token, 'victim key');
     const infractionId = newId('inf');
     await knex('infractions').insert({

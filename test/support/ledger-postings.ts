@@ -1,7 +1,7 @@
 /**
  * What the ledger moved, read from the postings by account kind — never by transaction reference.
  * The database makes references unique, so counting by reference cannot see money posted twice
- * under two references; counting what reached an account can (README "Money and the ledger").
+ * under two references; counting what reached an account can (docs/architecture.md "Money and the ledger").
  */
 import type { Knex } from 'knex';
 

@@ -1,6 +1,6 @@
 /**
  * An independent receiver-side check of `x-webhook-signature`, written from the documented scheme
- * (README "Receiving webhooks": lowercase hex HMAC-SHA256 of the raw body bytes, keyed with the
+ * (docs/api.md "Receiving webhooks": lowercase hex HMAC-SHA256 of the raw body bytes, keyed with the
  * webhook's secret, the whole `whsec_…` string) with node:crypto only. The test receivers use this
  * rather than the app's own verifier so that a wrong key derivation or encoding in the app makes
  * the webhook tests fail instead of agreeing with itself.
