@@ -12,7 +12,10 @@ export default tseslint.config(
     files: ['**/*.ts'],
     rules: {
       // Unused parameters named `_…` mark a signature kept on purpose (handlers, activities).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // `import root = require(…)` is how the compiled proto root (a CommonJS module) is typed;
       // autocannon ships no ES module types.
       '@typescript-eslint/no-require-imports': ['error', { allowAsImport: true, allow: ['^autocannon$'] }],

@@ -22,7 +22,11 @@ export interface ActivityDeps {
   webhooks?: WebhookDeliverySettings;
 }
 
-export type Activities = ChargeActivities & WebhookActivities & WithdrawalActivities & InfractionActivities & PixKeyActivities;
+export type Activities = ChargeActivities &
+  WebhookActivities &
+  WithdrawalActivities &
+  InfractionActivities &
+  PixKeyActivities;
 
 /** The activities over the worker's services (src/runtime/composition.ts). */
 export function activitiesOver(services: WorkerServices): Activities {

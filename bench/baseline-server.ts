@@ -14,7 +14,9 @@ async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is required');
   const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DATABASE_POOL_MAX ?? 10) });
-  await pool.query('create table if not exists bench_baseline (id bigserial primary key, body jsonb not null, created_at timestamptz not null default now())');
+  await pool.query(
+    'create table if not exists bench_baseline (id bigserial primary key, body jsonb not null, created_at timestamptz not null default now())',
+  );
   const app = new Koa();
   app.use(koaBody());
   app.use(async (ctx) => {
@@ -22,7 +24,9 @@ async function main(): Promise<void> {
       ctx.status = 404;
       return;
     }
-    const { rows } = await pool.query<{ id: string }>('insert into bench_baseline (body) values ($1) returning id', [JSON.stringify(ctx.request.body ?? {})]);
+    const { rows } = await pool.query<{ id: string }>('insert into bench_baseline (body) values ($1) returning id', [
+      JSON.stringify(ctx.request.body ?? {}),
+    ]);
     ctx.status = 201;
     ctx.body = { id: rows[0]?.id };
   });

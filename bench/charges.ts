@@ -69,9 +69,15 @@ export interface ChargesBenchResult {
   breakdown: PieceResult[];
 }
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 
-async function closedLoop(name: string, count: number, concurrency: number, fire: (i: number) => Promise<boolean>): Promise<LoadResult> {
+async function closedLoop(
+  name: string,
+  count: number,
+  concurrency: number,
+  fire: (i: number) => Promise<boolean>,
+): Promise<LoadResult> {
   const latencies: number[] = [];
   let next = 0;
   let errors = 0;
@@ -89,7 +95,14 @@ async function closedLoop(name: string, count: number, concurrency: number, fire
   );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { endpoint: name, requests: count, errors, perSecond: count / seconds, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99) };
+  return {
+    endpoint: name,
+    requests: count,
+    errors,
+    perSecond: count / seconds,
+    p50Ms: pct(latencies, 50),
+    p99Ms: pct(latencies, 99),
+  };
 }
 
 async function timed(piece: string, n: number, fn: (i: number) => Promise<unknown>): Promise<PieceResult> {
@@ -103,7 +116,9 @@ async function timed(piece: string, n: number, fn: (i: number) => Promise<unknow
   return { piece, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99) };
 }
 
-export async function runChargesBench(opts: { count?: number; concurrency?: number } = {}): Promise<ChargesBenchResult> {
+export async function runChargesBench(
+  opts: { count?: number; concurrency?: number } = {},
+): Promise<ChargesBenchResult> {
   const count = opts.count ?? 1000;
   const concurrency = opts.concurrency ?? 16;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
@@ -126,17 +141,44 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
     // A ready merchant and an API key, through the real services.
     const merchantId = newId('mch');
     await knex('merchants').insert({
-      id: merchantId, name: 'Bench', document: '11222333000181', email: 'bench@x.test',
-      kyc_status: 'APPROVED', acquirer_account_id: 'acc', fee_bps: 99, fee_fixed: 0, settlement_delay_seconds: 86400,
+      id: merchantId,
+      name: 'Bench',
+      document: '11222333000181',
+      email: 'bench@x.test',
+      kyc_status: 'APPROVED',
+      acquirer_account_id: 'acc',
+      fee_bps: 99,
+      fee_fixed: 0,
+      settlement_delay_seconds: 86400,
     });
-    await knex('pix_keys').insert({ id: newId('pxk'), merchant_id: merchantId, type: 'EMAIL', key: 'bench@x.test', status: 'ACTIVE' });
+    await knex('pix_keys').insert({
+      id: newId('pxk'),
+      merchant_id: merchantId,
+      type: 'EMAIL',
+      key: 'bench@x.test',
+      status: 'ACTIVE',
+    });
     const config = {
-      JWT_SECRET: 'bench-secret-0123456789abcdef0123456789', JWT_TTL: 3600, API_KEY_PEPPER: 'bench-pepper',
-      RATE_LIMIT_RPS: 1_000_000, RATE_LIMIT_BURST: 1_000_000, BODY_LIMIT_BYTES: 65536, MAX_API_KEYS_PER_MERCHANT: 50,
-      RATE_LIMIT_ADDRESS_RPS: 1_000_000, RATE_LIMIT_ADDRESS_BURST: 1_000_000, AUTH_FAILURES_PER_ADDRESS: 1000,
-      AUTH_FAILURE_WINDOW_SECONDS: 60, LOGIN_MAX_FAILURES_PER_ACCOUNT: 10, LOGIN_MAX_FAILURES_PER_ADDRESS: 1000,
-      LOGIN_WINDOW_SECONDS: 900, PASSWORD_HASH_CONCURRENCY: 2, PASSWORD_HASH_QUEUE: 32, TRUST_PROXY: false,
-      DEFAULT_FEE_BPS: 99, DEFAULT_FEE_FIXED: 0, DEFAULT_SETTLEMENT_DELAY_SECONDS: 86400,
+      JWT_SECRET: 'bench-secret-0123456789abcdef0123456789',
+      JWT_TTL: 3600,
+      API_KEY_PEPPER: 'bench-pepper',
+      RATE_LIMIT_RPS: 1_000_000,
+      RATE_LIMIT_BURST: 1_000_000,
+      BODY_LIMIT_BYTES: 65536,
+      MAX_API_KEYS_PER_MERCHANT: 50,
+      RATE_LIMIT_ADDRESS_RPS: 1_000_000,
+      RATE_LIMIT_ADDRESS_BURST: 1_000_000,
+      AUTH_FAILURES_PER_ADDRESS: 1000,
+      AUTH_FAILURE_WINDOW_SECONDS: 60,
+      LOGIN_MAX_FAILURES_PER_ACCOUNT: 10,
+      LOGIN_MAX_FAILURES_PER_ADDRESS: 1000,
+      LOGIN_WINDOW_SECONDS: 900,
+      PASSWORD_HASH_CONCURRENCY: 2,
+      PASSWORD_HASH_QUEUE: 32,
+      TRUST_PROXY: false,
+      DEFAULT_FEE_BPS: 99,
+      DEFAULT_FEE_FIXED: 0,
+      DEFAULT_SETTLEMENT_DELAY_SECONDS: 86400,
     };
     const apiKey = await createApiKeysService({ knex, config }).create(merchantId, null, { name: 'bench' });
 
@@ -145,8 +187,12 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
         const input = parseBody(ctx, createChargeBody);
         const id = newId('ch');
         await knex('charges').insert({
-          id, merchant_id: merchantIdOf(ctx), amount: input.amount, description: input.description,
-          expires_in: input.expiresIn, expires_at: knex.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
+          id,
+          merchant_id: merchantIdOf(ctx),
+          amount: input.amount,
+          description: input.description,
+          expires_in: input.expiresIn,
+          expires_at: knex.raw(`now() + make_interval(secs => ?)`, [input.expiresIn]),
         });
         ctx.status = 201;
         ctx.body = { charge: { id } };
@@ -158,18 +204,40 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
     });
     const addr = server.address();
     const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-    const body = JSON.stringify({ amount: 1990, description: 'Bench order', customer: {
-      name: 'Maria', email: 'm@x.test', phone: '11987654321', document: '12345678909' } });
+    const body = JSON.stringify({
+      amount: 1990,
+      description: 'Bench order',
+      customer: {
+        name: 'Maria',
+        email: 'm@x.test',
+        phone: '11987654321',
+        document: '12345678909',
+      },
+    });
     const post = (p: string) => async (): Promise<boolean> => {
-      const res = await fetch(base + p, { method: 'POST', headers: { authorization: `Bearer ${apiKey.value}`, 'content-type': 'application/json' }, body });
+      const res = await fetch(base + p, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey.value}`, 'content-type': 'application/json' },
+        body,
+      });
       await res.arrayBuffer();
       return res.status === 201;
     };
     // Warm both paths (JIT, pools, token) before measuring.
     await closedLoop('warm', 50, 4, post('/v1/charges'));
     await closedLoop('warm', 50, 4, post('/bench/bare'));
-    const bareResult = await closedLoop(`POST /bench/bare (validate + 1 INSERT) c=${concurrency}`, count, concurrency, post('/bench/bare'));
-    const chargeResult = await closedLoop(`POST /v1/charges (full) c=${concurrency}`, count, concurrency, post('/v1/charges'));
+    const bareResult = await closedLoop(
+      `POST /bench/bare (validate + 1 INSERT) c=${concurrency}`,
+      count,
+      concurrency,
+      post('/bench/bare'),
+    );
+    const chargeResult = await closedLoop(
+      `POST /v1/charges (full) c=${concurrency}`,
+      count,
+      concurrency,
+      post('/v1/charges'),
+    );
     // One at a time: latency without queueing, the cost of one request end to end.
     const serial = Math.min(200, count);
     const bareSerial = await closedLoop('POST /bench/bare c=1', serial, 1, post('/bench/bare'));
@@ -178,25 +246,55 @@ export async function runChargesBench(opts: { count?: number; concurrency?: numb
     const n = Math.min(200, count);
     const pieces = [
       await timed('QR image (renderQrDataUrl)', n, () => renderQrDataUrl('00020101021226'.padEnd(180, '7'))),
-      await timed('acquirer PUT /cob over HTTP', n, () => acquirer.createCob({ txid: newTxid(), amount: 1990, expiresIn: 3600, key: 'bench@x.test' })),
-      await timed('workflow start (gRPC)', n, (i) => workflows.start({ id: `bench_piece_${Date.now()}_${i}`, merchantId })),
-      await timed('charge INSERT', n, () => knex('charges').insert({
-        id: newId('ch'), merchant_id: merchantId, amount: 1, description: 'x', expires_in: 60,
-        expires_at: knex.raw(`now() + interval '60 seconds'`) })),
+      await timed('acquirer PUT /cob over HTTP', n, () =>
+        acquirer.createCob({ txid: newTxid(), amount: 1990, expiresIn: 3600, key: 'bench@x.test' }),
+      ),
+      await timed('workflow start (gRPC)', n, (i) =>
+        workflows.start({ id: `bench_piece_${Date.now()}_${i}`, merchantId }),
+      ),
+      await timed('charge INSERT', n, () =>
+        knex('charges').insert({
+          id: newId('ch'),
+          merchant_id: merchantId,
+          amount: 1,
+          description: 'x',
+          expires_in: 60,
+          expires_at: knex.raw(`now() + interval '60 seconds'`),
+        }),
+      ),
       // The database work of one charge with a customer, as the service does it, without the rest.
-      await timed('prerequisite reads (merchant ‖ PIX key)', n, () => Promise.all([
-        knex('merchants').where({ id: merchantId }).first(),
-        knex('pix_keys').where({ merchant_id: merchantId, status: 'ACTIVE' }).orderBy('created_at').first(),
-      ])),
-      await timed('charge + customer transaction (4 stmts)', n, () => knex.transaction(async (trx) => {
-        const id = newId('ch');
-        await trx('charges').insert({ id, merchant_id: merchantId, amount: 1, description: 'x', expires_in: 60,
-          expires_at: trx.raw(`now() + interval '60 seconds'`) });
-        const [c] = (await trx('customers')
-          .insert({ id: newId('cus'), merchant_id: merchantId, name: 'Maria', email: 'm@x.test', phone: '11987654321', document: '12345678909' })
-          .onConflict(['merchant_id', 'document']).merge({ name: 'Maria' }).returning('id')) as Array<{ id: string }>;
-        await trx('charges').where({ id }).update({ customer_id: c?.id });
-      })),
+      await timed('prerequisite reads (merchant ‖ PIX key)', n, () =>
+        Promise.all([
+          knex('merchants').where({ id: merchantId }).first(),
+          knex('pix_keys').where({ merchant_id: merchantId, status: 'ACTIVE' }).orderBy('created_at').first(),
+        ]),
+      ),
+      await timed('charge + customer transaction (4 stmts)', n, () =>
+        knex.transaction(async (trx) => {
+          const id = newId('ch');
+          await trx('charges').insert({
+            id,
+            merchant_id: merchantId,
+            amount: 1,
+            description: 'x',
+            expires_in: 60,
+            expires_at: trx.raw(`now() + interval '60 seconds'`),
+          });
+          const [c] = (await trx('customers')
+            .insert({
+              id: newId('cus'),
+              merchant_id: merchantId,
+              name: 'Maria',
+              email: 'm@x.test',
+              phone: '11987654321',
+              document: '12345678909',
+            })
+            .onConflict(['merchant_id', 'document'])
+            .merge({ name: 'Maria' })
+            .returning('id')) as Array<{ id: string }>;
+          await trx('charges').where({ id }).update({ customer_id: c?.id });
+        }),
+      ),
       await timed('BR Code UPDATE', n, () => knex('charges').where({ id: 'none' }).update({ qr_code: 'x' })),
     ];
     const breakdown = await chargeBreakdown({ knex, acquirer, workflows, logger, merchantId, n });
@@ -270,7 +368,11 @@ async function chargeBreakdown(d: {
     },
   };
   const service = createChargesService({
-    knex: d.knex, config: { CHARGE_LIST_CACHE_MS: 3000 }, logger: d.logger, acquirer: timedAcquirer, workflows: timedWorkflows,
+    knex: d.knex,
+    config: { CHARGE_LIST_CACHE_MS: 3000 },
+    logger: d.logger,
+    acquirer: timedAcquirer,
+    workflows: timedWorkflows,
   });
   const rows: Record<string, number[]> = { total: [], db: [], statements: [], acquirer: [], workflow: [], rest: [] };
   d.knex.on('query', onQuery).on('query-response', onResponse);
@@ -279,7 +381,9 @@ async function chargeBreakdown(d: {
       acquirerMs = workflowMs = dbMs = statements = 0;
       const t = performance.now();
       await service.create(d.merchantId, {
-        amount: 1990, description: 'Bench order', expiresIn: 86_400,
+        amount: 1990,
+        description: 'Bench order',
+        expiresIn: 86_400,
         customer: { name: 'Maria', email: 'm@x.test', phone: '11987654321', document: '12345678909' },
       });
       const total = performance.now() - t;
@@ -310,16 +414,20 @@ async function chargeBreakdown(d: {
 export function formatChargesBench(r: ChargesBenchResult): string {
   const lines = [`${'endpoint'.padEnd(46)}  req/s    p50 ms   p99 ms  errors`];
   for (const l of r.load) {
-    lines.push(`${l.endpoint.padEnd(46)} ${l.perSecond.toFixed(0).padStart(6)} ${l.p50Ms.toFixed(2).padStart(9)} ${l.p99Ms.toFixed(2).padStart(8)} ${String(l.errors).padStart(7)}`);
+    lines.push(
+      `${l.endpoint.padEnd(46)} ${l.perSecond.toFixed(0).padStart(6)} ${l.p50Ms.toFixed(2).padStart(9)} ${l.p99Ms.toFixed(2).padStart(8)} ${String(l.errors).padStart(7)}`,
+    );
   }
   lines.push(
     `charge / bare throughput ratio: ${r.ratio.toFixed(2)} under load, ${r.serialRatio.toFixed(2)} one at a time`,
     '',
     `${'piece (sequential, alone)'.padEnd(46)} p50 ms   p99 ms`,
   );
-  for (const p of r.pieces) lines.push(`${p.piece.padEnd(46)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
+  for (const p of r.pieces)
+    lines.push(`${p.piece.padEnd(46)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
   lines.push('', `${'inside create(), one at a time (no HTTP)'.padEnd(46)} p50 ms   p99 ms`);
-  for (const p of r.breakdown) lines.push(`${p.piece.padEnd(46)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
+  for (const p of r.breakdown)
+    lines.push(`${p.piece.padEnd(46)} ${p.p50Ms.toFixed(2).padStart(8)} ${p.p99Ms.toFixed(2).padStart(8)}`);
   return lines.join('\n');
 }
 

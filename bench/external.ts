@@ -160,7 +160,10 @@ function randomDocument(): string {
 }
 
 /** A merchant ready to charge (KYC approved, acquirer account, ACTIVE PIX key), its id and API key. */
-async function provision(base: string, admin: { email: string; password: string }): Promise<{ merchantId: string; apiKey: string }> {
+async function provision(
+  base: string,
+  admin: { email: string; password: string },
+): Promise<{ merchantId: string; apiKey: string }> {
   const { token: adminToken } = await call<{ token: string }>(base, 'POST', '/v1/auth/login', admin);
   const email = `bench-${crypto.randomUUID()}@bench.test`;
   const password = 'bench-password-1';
@@ -171,7 +174,13 @@ async function provision(base: string, admin: { email: string; password: string 
     { name: 'Bench merchant', document: randomDocument(), email, password },
     adminToken,
   );
-  await call(base, 'PATCH', `/v1/admin/merchants/${merchant.id}`, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-bench' }, adminToken);
+  await call(
+    base,
+    'PATCH',
+    `/v1/admin/merchants/${merchant.id}`,
+    { kycStatus: 'APPROVED', acquirerAccountId: 'acc-bench' },
+    adminToken,
+  );
   const { pixKey } = await call<{ pixKey: { id: string; status: string } }>(
     base,
     'POST',
@@ -179,7 +188,13 @@ async function provision(base: string, admin: { email: string; password: string 
     { type: 'EMAIL', key: `pix-${crypto.randomUUID()}@bench.example.com` },
     adminToken,
   );
-  await call(base, 'PATCH', `/v1/admin/merchants/${merchant.id}/pix-keys/${pixKey.id}`, { status: 'ACTIVE' }, adminToken);
+  await call(
+    base,
+    'PATCH',
+    `/v1/admin/merchants/${merchant.id}/pix-keys/${pixKey.id}`,
+    { status: 'ACTIVE' },
+    adminToken,
+  );
   const { token } = await call<{ token: string }>(base, 'POST', '/v1/auth/login', { email, password });
   const { apiKey } = await call<{ apiKey: { value: string } }>(base, 'POST', '/v1/api-keys', { name: 'bench' }, token);
   return { merchantId: merchant.id, apiKey: apiKey.value };
@@ -229,7 +244,11 @@ interface AutocannonJson {
  * docs/performance.md "Method": warm-up), the bare baseline a small one; measuring both from cold measured mostly
  * the service's compilation. Both sides get the same warm-up.
  */
-async function warmUp(url: string, t: Target, o: { warmup?: number; connections: number; token?: string; tokens?: string[] }): Promise<void> {
+async function warmUp(
+  url: string,
+  t: Target,
+  o: { warmup?: number; connections: number; token?: string; tokens?: string[] },
+): Promise<void> {
   if (!o.warmup) return;
   await load(url, t, { ...o, seconds: o.warmup });
 }
@@ -238,14 +257,27 @@ async function warmUp(url: string, t: Target, o: { warmup?: number; connections:
 export const DEFAULT_WARMUP_SECONDS = 5;
 
 /** One autocannon run in its own process. */
-async function load(url: string, t: Target, o: { seconds: number; connections: number; token?: string; tokens?: string[] }): Promise<ExternalMeasure> {
+async function load(
+  url: string,
+  t: Target,
+  o: { seconds: number; connections: number; token?: string; tokens?: string[] },
+): Promise<ExternalMeasure> {
   let args: string[];
   if ((t.merchants && o.tokens) || t.paths) {
     const tokens = t.merchants && o.tokens ? o.tokens.slice(0, t.merchants) : [o.token ?? ''];
     const spec = { url, connections: o.connections, seconds: o.seconds, method: t.method, tokens, paths: t.paths };
     args = ['--import', 'tsx', path.join(ROOT, 'bench/load-keys.ts'), JSON.stringify(spec)];
   } else {
-    args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(o.connections), '-d', String(o.seconds), '-m', t.method];
+    args = [
+      path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+      '--json',
+      '-c',
+      String(o.connections),
+      '-d',
+      String(o.seconds),
+      '-m',
+      t.method,
+    ];
     args.push('-H', 'content-type=application/json');
     if (o.token) args.push('-H', `authorization=Bearer ${o.token}`);
     if (t.body !== undefined) args.push('-b', JSON.stringify(t.body));
@@ -320,7 +352,10 @@ function threadCpu(pid: number, threadMap?: string): Map<string, number> {
       let key = tid === String(pid) ? 'main' : names.get(tid);
       if (!key) {
         try {
-          key = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/[-_ ]?\d+$/, '');
+          key = fs
+            .readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8')
+            .trim()
+            .replace(/[-_ ]?\d+$/, '');
         } catch {
           continue;
         }
@@ -338,12 +373,25 @@ async function loadService(
   pid: number | undefined,
   url: string,
   t: Target,
-  o: { seconds: number; warmup?: number; connections: number; token?: string; tokens?: string[]; threadMap?: string; pgDataDir: string },
+  o: {
+    seconds: number;
+    warmup?: number;
+    connections: number;
+    token?: string;
+    tokens?: string[];
+    threadMap?: string;
+    pgDataDir: string;
+  },
 ): Promise<ExternalMeasure> {
   resetPeakRss(pid);
   await warmUp(url, t, o);
   const before = pid
-    ? { main: cpuSeconds(pid, pid), all: cpuSeconds(pid), pg: cpuSnapshot(undefined, o.pgDataDir).postgres, threads: o.threadMap ? threadCpu(pid, o.threadMap) : undefined }
+    ? {
+        main: cpuSeconds(pid, pid),
+        all: cpuSeconds(pid),
+        pg: cpuSnapshot(undefined, o.pgDataDir).postgres,
+        threads: o.threadMap ? threadCpu(pid, o.threadMap) : undefined,
+      }
     : undefined;
   const m = await load(url, t, o);
   if (!pid || !before) return m;
@@ -351,7 +399,10 @@ async function loadService(
   const per = (s: number): number => (requests > 0 ? Math.round((s * 1000 * 100) / requests) / 100 : 0);
   const measured: ExternalMeasure = {
     ...m,
-    cpuMsPerRequest: { mainThread: per(cpuSeconds(pid, pid) - before.main), process: per(cpuSeconds(pid) - before.all) },
+    cpuMsPerRequest: {
+      mainThread: per(cpuSeconds(pid, pid) - before.main),
+      process: per(cpuSeconds(pid) - before.all),
+    },
     postgresCpuUsPerReq: Math.round(per(cpuSnapshot(undefined, o.pgDataDir).postgres - before.pg) * 1000),
   };
   const after = await settle(pid, o.pgDataDir);
@@ -375,7 +426,11 @@ async function loadService(
  * request; the next endpoint starts from a quiet service and is not measured against the previous
  * one's aftermath. Returns the seconds waited and the CPU seconds spent.
  */
-async function settle(pid: number, pgDataDir: string, maxMs = 30_000): Promise<{ seconds: number; cpuSeconds: number }> {
+async function settle(
+  pid: number,
+  pgDataDir: string,
+  maxMs = 30_000,
+): Promise<{ seconds: number; cpuSeconds: number }> {
   const start = Date.now();
   const first = cpuSeconds(pid);
   let last = first;
@@ -388,8 +443,15 @@ async function settle(pid: number, pgDataDir: string, maxMs = 30_000): Promise<{
     const quiet = now - last < 0.05 && pgNow - lastPg < 0.05;
     last = now;
     lastPg = pgNow;
-    if ((quiet && Date.now() - start >= Number(process.env.BENCH_SETTLE_MIN_MS ?? 0)) || Date.now() - start > maxMs || Number.isNaN(now)) {
-      return { seconds: Math.round((Date.now() - start) / 100) / 10, cpuSeconds: Math.round((now - first) * 100) / 100 };
+    if (
+      (quiet && Date.now() - start >= Number(process.env.BENCH_SETTLE_MIN_MS ?? 0)) ||
+      Date.now() - start > maxMs ||
+      Number.isNaN(now)
+    ) {
+      return {
+        seconds: Math.round((Date.now() - start) / 100) / 10,
+        cpuSeconds: Math.round((now - first) * 100) / 100,
+      };
     }
   }
 }
@@ -472,13 +534,24 @@ export function npmStartLaunch(): { env: Record<string, string>; nodeOptions: st
     env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
   }
   if (words[0] !== 'node' || words[words.length - 1] !== 'src/cli/start.ts') {
-    throw new Error(`package.json "start" is not "[exec env] [VAR=value …] node <options> src/cli/start.ts": ${pkg.scripts.start}`);
+    throw new Error(
+      `package.json "start" is not "[exec env] [VAR=value …] node <options> src/cli/start.ts": ${pkg.scripts.start}`,
+    );
   }
   return { env, nodeOptions: words.slice(1, -1) };
 }
 
-function startChild(args: string[], env: NodeJS.ProcessEnv, tag: string, nodeOptions: string[] = ['--import', 'tsx']): ChildProcess {
-  const child = spawn(process.execPath, [...nodeOptions, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startChild(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  tag: string,
+  nodeOptions: string[] = ['--import', 'tsx'],
+): ChildProcess {
+  const child = spawn(process.execPath, [...nodeOptions, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // Kept for a failure report only; the run itself prints nothing of the children.
   let tail = '';
   const keep = (d: Buffer): void => {
@@ -520,11 +593,19 @@ export async function runExternalBench(o: {
 }): Promise<ExternalBenchResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
   fs.chmodSync(dir, 0o755);
-  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'pixflow_bench' });
+  const db = await startEmbeddedPostgres({
+    dataDir: path.join(dir, 'pg'),
+    persistent: false,
+    database: 'pixflow_bench',
+  });
   const children: ChildProcess[] = [];
   try {
     const baselinePort = await freePort();
-    const baseline = startChild([path.join(ROOT, 'bench/baseline-server.ts')], { ...process.env, DATABASE_URL: db.url, PORT: String(baselinePort) }, 'baseline');
+    const baseline = startChild(
+      [path.join(ROOT, 'bench/baseline-server.ts')],
+      { ...process.env, DATABASE_URL: db.url, PORT: String(baselinePort) },
+      'baseline',
+    );
     children.push(baseline);
 
     const port = await freePort();
@@ -565,7 +646,12 @@ export async function runExternalBench(o: {
     await until('the baseline', 30_000, async () => (await fetch(`http://127.0.0.1:${baselinePort}/`)).status === 404);
     const { merchantId, apiKey } = await provision(base, admin);
     const cpus = os.cpus();
-    const machine = { cpus: cpus.length, model: cpus[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+    const machine = {
+      cpus: cpus.length,
+      model: cpus[0]?.model ?? 'unknown',
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+    };
     let setupPeak = 0;
     if (o.deepList) {
       const n = 1_000_000;
@@ -574,17 +660,24 @@ export async function runExternalBench(o: {
       const connections = 16;
       const deep: ExternalMeasure[] = [];
       // Pages 485 to 500: 500 is the deepest page of 20 the API answers (page × limit ≤ 10,000).
-      const pages = (query: string): string[] => Array.from({ length: connections }, (_, i) => `/v1/charges?limit=20${query}&page=${500 - i}`);
+      const pages = (query: string): string[] =>
+        Array.from({ length: connections }, (_, i) => `/v1/charges?limit=20${query}&page=${500 - i}`);
       const deepTargets: Target[] = [
-        ...['/v1/charges?limit=20', '/v1/charges?limit=20&page=500', '/v1/charges?limit=20&status=PAID', '/v1/charges?limit=20&status=PAID&page=500'].map(
-          (p): Target => ({ endpoint: `GET ${p}`, method: 'GET', path: p }),
-        ),
+        ...[
+          '/v1/charges?limit=20',
+          '/v1/charges?limit=20&page=500',
+          '/v1/charges?limit=20&status=PAID',
+          '/v1/charges?limit=20&status=PAID&page=500',
+        ].map((p): Target => ({ endpoint: `GET ${p}`, method: 'GET', path: p })),
         // Every connection its own page (485 to 500): no two requests in flight ask for the same
         // page, so what a turn's reads share is the statement, never a page
         // (docs/performance.md "Where a read's time goes", one statement per turn).
-        ...['', '&status=PAID'].map(
-          (q): Target => ({ endpoint: `GET /v1/charges?limit=20${q}&page=${501 - connections}…500, one page per connection`, method: 'GET', path: `/v1/charges?limit=20${q}&page=500`, paths: pages(q) }),
-        ),
+        ...['', '&status=PAID'].map((q): Target => ({
+          endpoint: `GET /v1/charges?limit=20${q}&page=${501 - connections}…500, one page per connection`,
+          method: 'GET',
+          path: `/v1/charges?limit=20${q}&page=500`,
+          paths: pages(q),
+        })),
       ];
       for (const target of deepTargets) {
         const p = target.path;
@@ -615,16 +708,31 @@ export async function runExternalBench(o: {
     }
 
     const targets: Target[] = [
-      { endpoint: 'POST /v1/charges', method: 'POST', path: '/v1/charges', body: { amount: 1990, description: 'Bench charge', expiresIn: 3600 } },
+      {
+        endpoint: 'POST /v1/charges',
+        method: 'POST',
+        path: '/v1/charges',
+        body: { amount: 1990, description: 'Bench charge', expiresIn: 3600 },
+      },
       { endpoint: 'GET /v1/merchants/me', method: 'GET', path: '/v1/merchants/me' },
       { endpoint: 'GET /v1/merchants/me/balance', method: 'GET', path: '/v1/merchants/me/balance' },
       // The same read with each connection a different merchant: no two reads in flight are of one
       // merchant, so a turn's batch of reads (docs/performance.md "Where a read's time goes", one statement per turn) is
       // one statement for many merchants, never one merchant's read shared.
-      { endpoint: `GET /v1/merchants/me/balance, ${o.connections} merchants`, method: 'GET', path: '/v1/merchants/me/balance', merchants: o.connections },
+      {
+        endpoint: `GET /v1/merchants/me/balance, ${o.connections} merchants`,
+        method: 'GET',
+        path: '/v1/merchants/me/balance',
+        merchants: o.connections,
+      },
       { endpoint: 'GET /v1/charges?limit=20', method: 'GET', path: '/v1/charges?limit=20' },
     ];
-    const baselineTarget: Target = { endpoint: 'baseline POST /insert', method: 'POST', path: '/insert', body: { amount: 1990, description: 'Bench charge' } };
+    const baselineTarget: Target = {
+      endpoint: 'baseline POST /insert',
+      method: 'POST',
+      path: '/insert',
+      body: { amount: 1990, description: 'Bench charge' },
+    };
     const rows: ExternalRow[] = [];
     setupPeak = peakRssMb(service.pid);
     const tokens = [apiKey];
@@ -632,14 +740,27 @@ export async function runExternalBench(o: {
       // The other merchants of a many-merchant target, four at a time, right before it: their
       // set-up (password hashing, PIX key workflows) is not part of any other endpoint's load.
       while (tokens.length < (t.merchants ?? 0)) {
-        const batch = await Promise.all(Array.from({ length: Math.min(4, (t.merchants ?? 0) - tokens.length) }, () => provision(base, admin)));
+        const batch = await Promise.all(
+          Array.from({ length: Math.min(4, (t.merchants ?? 0) - tokens.length) }, () => provision(base, admin)),
+        );
         tokens.push(...batch.map((b) => b.apiKey));
       }
       const baselineUrl = `http://127.0.0.1:${baselinePort}${baselineTarget.path}`;
       await warmUp(baselineUrl, baselineTarget, o);
       const b = await load(baselineUrl, baselineTarget, o);
-      const s = await loadService(service.pid, `${base}${t.path}`, t, { ...o, token: apiKey, tokens, threadMap, pgDataDir: path.join(dir, 'pg') });
-      rows.push({ endpoint: t.endpoint, service: s, baseline: b, ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0 });
+      const s = await loadService(service.pid, `${base}${t.path}`, t, {
+        ...o,
+        token: apiKey,
+        tokens,
+        threadMap,
+        pgDataDir: path.join(dir, 'pg'),
+      });
+      rows.push({
+        endpoint: t.endpoint,
+        service: s,
+        baseline: b,
+        ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0,
+      });
     }
     const servicePeakRssMb = Math.max(0, ...rows.map((x) => x.service.peakRssMb ?? 0));
     return {
@@ -679,7 +800,7 @@ export function formatExternalBench(r: ExternalBenchResult): string {
     '',
     `PostgreSQL CPU µs per service request: ${r.rows.map((x) => `\`${x.endpoint}\` ${x.service.postgresCpuUsPerReq ?? '—'}`).join(', ')}`,
     '',
-    'Service CPU ms per request by thread (main; our worker threads by name; `node`: other JavaScript threads such as the SDK\'s workflow thread; the rest by their OS name):',
+    "Service CPU ms per request by thread (main; our worker threads by name; `node`: other JavaScript threads such as the SDK's workflow thread; the rest by their OS name):",
     '',
     ...r.rows.map(
       (x) =>
@@ -688,7 +809,10 @@ export function formatExternalBench(r: ExternalBenchResult): string {
           .join(', ')}`,
     ),
     '',
-    `Service peak RSS during the loads: ${r.servicePeakRssMb} MB (by endpoint: ${[...r.rows.map((x) => [x.endpoint, x.service.peakRssMb] as const), ...(r.deepList?.rows ?? []).map((x) => [x.endpoint, x.peakRssMb] as const)]
+    `Service peak RSS during the loads: ${r.servicePeakRssMb} MB (by endpoint: ${[
+      ...r.rows.map((x) => [x.endpoint, x.service.peakRssMb] as const),
+      ...(r.deepList?.rows ?? []).map((x) => [x.endpoint, x.peakRssMb] as const),
+    ]
       .map(([e, mb]) => `\`${e}\` ${mb ?? '—'}`)
       .join(', ')}); from start-up to the first load: ${r.serviceSetupPeakRssMb ?? '—'} MB`,
   ];
@@ -724,7 +848,14 @@ if (require.main === module) {
   const warmupIndex = process.argv.indexOf('--warmup');
   const warmup = warmupIndex >= 0 ? Number(process.argv[warmupIndex + 1]) : DEFAULT_WARMUP_SECONDS;
   if (!Number.isFinite(warmup) || warmup < 0) throw new Error('--warmup takes a number of seconds ≥ 0');
-  runExternalBench({ seconds: arg('seconds', 8), warmup, connections: arg('connections', 32), deepList: process.argv.includes('--deep-list'), cpuProfDir, only })
+  runExternalBench({
+    seconds: arg('seconds', 8),
+    warmup,
+    connections: arg('connections', 32),
+    deepList: process.argv.includes('--deep-list'),
+    cpuProfDir,
+    only,
+  })
     .then((r) => {
       console.log(formatExternalBench(r));
       if (out) fs.writeFileSync(out, `${JSON.stringify(r, null, 2)}\n`);

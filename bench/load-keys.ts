@@ -18,7 +18,9 @@ const autocannon = require('autocannon') as (opts: {
   duration: number;
   method: string;
   headers: Record<string, string>;
-  setupClient: (client: { setRequests(r: Array<{ headers: Record<string, string>; path?: string; method: string }>): void }) => void;
+  setupClient: (client: {
+    setRequests(r: Array<{ headers: Record<string, string>; path?: string; method: string }>): void;
+  }) => void;
 }) => Promise<unknown>;
 
 interface LoadSpec {
@@ -32,9 +34,13 @@ interface LoadSpec {
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
-  if (!spec.url || spec.tokens.length === 0) throw new Error('usage: load-keys.ts <json { url, connections, seconds, method, tokens, paths? }>');
+  if (!spec.url || spec.tokens.length === 0)
+    throw new Error('usage: load-keys.ts <json { url, connections, seconds, method, tokens, paths? }>');
   let next = 0;
-  const headersOf = (token: string): Record<string, string> => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
+  const headersOf = (token: string): Record<string, string> => ({
+    'content-type': 'application/json',
+    authorization: `Bearer ${token}`,
+  });
   const result = await autocannon({
     url: spec.url,
     connections: spec.connections,
@@ -45,7 +51,13 @@ async function main(): Promise<void> {
       const i = next++;
       const path = spec.paths?.[i % spec.paths.length];
       // This connection's own request list (one request), kept for every request it sends.
-      client.setRequests([{ method: spec.method, headers: headersOf(spec.tokens[i % spec.tokens.length] ?? ''), ...(path ? { path } : {}) }]);
+      client.setRequests([
+        {
+          method: spec.method,
+          headers: headersOf(spec.tokens[i % spec.tokens.length] ?? ''),
+          ...(path ? { path } : {}),
+        },
+      ]);
     },
   });
   process.stdout.write(JSON.stringify(result));

@@ -13,7 +13,10 @@
 // used after it (`liveSeries`: [time, MB]): live memory over time, the slope of which is memory
 // per open charge (docs/performance.md "Memory per open charge"). It costs CPU: ignore that run's speed.
 const dir = process.env.CENSUS_DIR;
-const isService = dir && process.env.DATA_DIR && (!require('worker_threads').isMainThread || process.argv.some((a) => /start\.ts$/.test(a)));
+const isService =
+  dir &&
+  process.env.DATA_DIR &&
+  (!require('worker_threads').isMainThread || process.argv.some((a) => /start\.ts$/.test(a)));
 if (isService) {
   const fs = require('fs');
   const v8 = require('v8');
@@ -30,7 +33,19 @@ if (isService) {
     if (has('simulator/thread')) return 'simulator';
     if (has('qr-worker')) return 'qr';
     if (has('workflow-worker-thread')) return 'sdk-workflow';
-    return 'unknown:wd=' + JSON.stringify(Object.keys(wt.workerData || {})) + ' argv=' + JSON.stringify(process.argv.slice(0,3)) + ' ' + keys.filter((k) => !k.includes('node_modules')).slice(0, 3).join(',') + '|' + keys.slice(0, 3).join(',');
+    return (
+      'unknown:wd=' +
+      JSON.stringify(Object.keys(wt.workerData || {})) +
+      ' argv=' +
+      JSON.stringify(process.argv.slice(0, 3)) +
+      ' ' +
+      keys
+        .filter((k) => !k.includes('node_modules'))
+        .slice(0, 3)
+        .join(',') +
+      '|' +
+      keys.slice(0, 3).join(',')
+    );
   };
   let max = { total: 0 };
   let rssMax = { rss: 0 };
@@ -57,7 +72,20 @@ if (isService) {
         if (m) {
           const size = parseInt(m[2], 16) - parseInt(m[1], 16);
           const name = m[3];
-          cur = name === '[heap]' ? 'anonHeap' : name.startsWith('[stack') ? 'stack' : name.endsWith('.node') ? 'fileNode' : name.startsWith('/') ? 'fileOther' : name ? 'anonOther' : size >= 60 * MB && size <= 66 * MB ? 'arenas64' : 'anonOther';
+          cur =
+            name === '[heap]'
+              ? 'anonHeap'
+              : name.startsWith('[stack')
+                ? 'stack'
+                : name.endsWith('.node')
+                  ? 'fileNode'
+                  : name.startsWith('/')
+                    ? 'fileOther'
+                    : name
+                      ? 'anonOther'
+                      : size >= 60 * MB && size <= 66 * MB
+                        ? 'arenas64'
+                        : 'anonOther';
           continue;
         }
         const rss = /^Rss:\s+(\d+) kB/.exec(line);
@@ -72,24 +100,49 @@ if (isService) {
   };
   const sample = () => {
     const h = v8.getHeapStatistics();
-    if (wt.isMainThread && process.env.CENSUS_SNAP && !global.__snapped && h.used_heap_size > Number(process.env.CENSUS_SNAP) * MB) {
+    if (
+      wt.isMainThread &&
+      process.env.CENSUS_SNAP &&
+      !global.__snapped &&
+      h.used_heap_size > Number(process.env.CENSUS_SNAP) * MB
+    ) {
       global.__snapped = true;
       const t0 = Date.now();
       const f = v8.writeHeapSnapshot(`${dir}/main.heapsnapshot`);
       const after = v8.getHeapStatistics();
-      fs.writeFileSync(`${dir}/snap.txt`, `${f} before used ${r(h.used_heap_size)} after ${r(after.used_heap_size)} ms ${Date.now() - t0}\n`);
+      fs.writeFileSync(
+        `${dir}/snap.txt`,
+        `${f} before used ${r(h.used_heap_size)} after ${r(after.used_heap_size)} ms ${Date.now() - t0}\n`,
+      );
     }
     if (h.total_heap_size > max.total) {
       const spaces = {};
       for (const s of v8.getHeapSpaceStatistics()) spaces[s.space_name] = r(s.space_size);
-      max = { total: h.total_heap_size, totalMb: r(h.total_heap_size), usedMb: r(h.used_heap_size), externalMb: r(h.external_memory), mallocedMb: r(h.malloced_memory), peakMallocedMb: r(h.peak_malloced_memory), limitMb: r(h.heap_size_limit), spaces, at: new Date().toISOString() };
+      max = {
+        total: h.total_heap_size,
+        totalMb: r(h.total_heap_size),
+        usedMb: r(h.used_heap_size),
+        externalMb: r(h.external_memory),
+        mallocedMb: r(h.malloced_memory),
+        peakMallocedMb: r(h.peak_malloced_memory),
+        limitMb: r(h.heap_size_limit),
+        spaces,
+        at: new Date().toISOString(),
+      };
     }
     const rec = { role: role(), threadId: wt.threadId, pid: process.pid, maxHeap: max };
     if (liveSeries.length > 0) rec.liveSeries = liveSeries;
     if (wt.isMainThread) {
       const st = fs.readFileSync('/proc/self/status', 'utf8');
       const rss = Number(/VmRSS:\s+(\d+)/.exec(st)[1]) * 1024;
-      if (rss > rssMax.rss) rssMax = { rss, rssMb: r(rss), at: new Date().toISOString(), threads: Number(/Threads:\s+(\d+)/.exec(st)[1]), smaps: smaps() };
+      if (rss > rssMax.rss)
+        rssMax = {
+          rss,
+          rssMb: r(rss),
+          at: new Date().toISOString(),
+          threads: Number(/Threads:\s+(\d+)/.exec(st)[1]),
+          smaps: smaps(),
+        };
       rec.rssMax = rssMax;
       rec.hwmMb = r(Number(/VmHWM:\s+(\d+)/.exec(st)[1]) * 1024);
       if (Date.now() - lastSeries >= 1000) {
@@ -99,7 +152,9 @@ if (isService) {
       }
       rec.series = series;
     }
-    try { fs.writeFileSync(file, JSON.stringify(rec)); } catch {}
+    try {
+      fs.writeFileSync(file, JSON.stringify(rec));
+    } catch {}
   };
   setInterval(sample, wt.isMainThread ? 200 : 250).unref();
 }

@@ -42,7 +42,8 @@ export interface PaymentsWebhooksResult {
   workerPeakRssMb: number;
 }
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 const round = (n: number): number => Math.round(n * 10) / 10;
 
 function peakRssMb(pid: number | undefined): number {
@@ -62,11 +63,19 @@ async function inBatches<T>(count: number, concurrency: number, fn: (i: number) 
   return out;
 }
 
-export async function runPaymentsWebhooksBench(opts: { payments: number; withdrawals: number; concurrency?: number }): Promise<PaymentsWebhooksResult> {
+export async function runPaymentsWebhooksBench(opts: {
+  payments: number;
+  withdrawals: number;
+  concurrency?: number;
+}): Promise<PaymentsWebhooksResult> {
   const concurrency = opts.concurrency ?? 8;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-pw-'));
   fs.chmodSync(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'pixflow_bench' });
+  const pg = await startEmbeddedPostgres({
+    dataDir: path.join(dir, 'pg'),
+    persistent: false,
+    database: 'pixflow_bench',
+  });
   const knex = createKnex(pg.url, 4);
   const receiver = await startCountingReceiver();
   let stack: Awaited<ReturnType<typeof startStack>> | undefined;
@@ -84,7 +93,10 @@ export async function runPaymentsWebhooksBench(opts: { payments: number; withdra
 
     // 1. Payment callback → webhook received.
     const txids = await inBatches(opts.payments, concurrency, async (i) => {
-      const res = await call<{ charge: { id: string } }>(api.url, 'POST', '/v1/charges', { token: m.apiKey, body: { amount: 1_000 + i, description: `bench ${i}` } });
+      const res = await call<{ charge: { id: string } }>(api.url, 'POST', '/v1/charges', {
+        token: m.apiKey,
+        body: { amount: 1_000 + i, description: `bench ${i}` },
+      });
       if (res.status !== 201) throw new Error(`charge: ${res.status} ${res.text}`);
       const row: { txid: string } = await knex('charges').where({ id: res.body.charge.id }).first('txid');
       return { chargeId: res.body.charge.id, txid: row.txid };
@@ -93,7 +105,8 @@ export async function runPaymentsWebhooksBench(opts: { payments: number; withdra
     const seen = (chargeId: string): number | undefined => {
       const hit = arrived.get(chargeId);
       if (hit !== undefined) return hit;
-      for (const d of receiver.received('/bench')) if (d.answered === 200 && !arrived.has(String(d.data.chargeId))) arrived.set(String(d.data.chargeId), d.at);
+      for (const d of receiver.received('/bench'))
+        if (d.answered === 200 && !arrived.has(String(d.data.chargeId))) arrived.set(String(d.data.chargeId), d.at);
       return arrived.get(chargeId);
     };
     const latencies = await inBatches(opts.payments, concurrency, async (i) => {
@@ -110,12 +123,25 @@ export async function runPaymentsWebhooksBench(opts: { payments: number; withdra
     // 2. 500 withdrawals at once.
     const w0 = performance.now();
     const answers = await Promise.all(
-      Array.from({ length: opts.withdrawals }, () => call(api.url, 'POST', '/v1/merchants/me/withdrawals', { token: m.apiKey, body: withdrawalBody(100), timeoutMs: 120_000 }).then((r) => r.status).catch(() => 0)),
+      Array.from({ length: opts.withdrawals }, () =>
+        call(api.url, 'POST', '/v1/merchants/me/withdrawals', {
+          token: m.apiKey,
+          body: withdrawalBody(100),
+          timeoutMs: 120_000,
+        })
+          .then((r) => r.status)
+          .catch(() => 0),
+      ),
     );
     const requestedMs = performance.now() - w0;
     const accepted = answers.filter((s) => s === 201).length;
     await waitUntil(
-      async () => (await knex('withdrawals').where({ merchant_id: m.merchantId, status: 'COMPLETED' }).count<{ n: number }[]>('* as n'))[0]?.n === accepted,
+      async () =>
+        (
+          await knex('withdrawals')
+            .where({ merchant_id: m.merchantId, status: 'COMPLETED' })
+            .count<{ n: number }[]>('* as n')
+        )[0]?.n === accepted,
       300_000,
       'every withdrawal COMPLETED',
       100,
@@ -132,7 +158,10 @@ export async function runPaymentsWebhooksBench(opts: { payments: number; withdra
       withdrawalRequestsPerSecond: round(accepted / (requestedMs / 1000)),
       withdrawalsCompletedPerSecond: round(accepted / (completedMs / 1000)),
       withdrawalErrors: opts.withdrawals - accepted,
-      withdrawalStatuses: answers.reduce<Record<string, number>>((acc, st) => ({ ...acc, [st]: (acc[st] ?? 0) + 1 }), {}),
+      withdrawalStatuses: answers.reduce<Record<string, number>>(
+        (acc, st) => ({ ...acc, [st]: (acc[st] ?? 0) + 1 }),
+        {},
+      ),
       ledgerInvariantOk: report.ok,
       apiPeakRssMb: peakRssMb(api.child.pid),
       workerPeakRssMb: peakRssMb(worker.child.pid),

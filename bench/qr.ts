@@ -41,7 +41,12 @@ export interface QrBenchRow {
 type Render = (text: string) => Promise<string>;
 
 function samplePayloads(n: number): string[] {
-  const keys = ['123e4567-e12b-12d1-a456-426655440000', 'financeiro@lojaexemplo.com.br', '+5511987654321', '11222333000181'];
+  const keys = [
+    '123e4567-e12b-12d1-a456-426655440000',
+    'financeiro@lojaexemplo.com.br',
+    '+5511987654321',
+    '11222333000181',
+  ];
   return Array.from({ length: n }, (_, i) =>
     buildBrCode({
       key: keys[i % keys.length] as string,

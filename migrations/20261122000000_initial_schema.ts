@@ -117,7 +117,9 @@ export async function up(knex: Knex): Promise<void> {
     add constraint charges_refunded_check check (refunded_amount >= 0 and refunded_amount <= amount),
     add constraint charges_expires_in_check check (expires_in between 60 and 604800)`);
   await knex.raw('create index charges_merchant_created_idx on charges (merchant_id, created_at desc, id desc)');
-  await knex.raw('create index charges_merchant_status_created_idx on charges (merchant_id, status, created_at desc, id desc)');
+  await knex.raw(
+    'create index charges_merchant_status_created_idx on charges (merchant_id, status, created_at desc, id desc)',
+  );
   await knex.raw(`create index charges_pending_expiry_idx on charges (expires_at) where status = 'PENDING'`);
 
   await knex.schema.createTable('charge_refunds', (t) => {
@@ -222,7 +224,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`alter table withdrawals
     add constraint withdrawals_amount_check check (amount >= 100),
     add constraint withdrawals_status_check check (status in ('PROCESSING','COMPLETED','FAILED','REFUNDED'))`);
-  await knex.raw('create index withdrawals_merchant_created_idx on withdrawals (merchant_id, created_at desc, id desc)');
+  await knex.raw(
+    'create index withdrawals_merchant_created_idx on withdrawals (merchant_id, created_at desc, id desc)',
+  );
 
   await knex.schema.createTable('webhooks', (t) => {
     t.text('id').primary();
@@ -281,7 +285,9 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('duration_ms');
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });
-  await knex.raw('create index webhook_delivery_logs_webhook_idx on webhook_delivery_logs (webhook_id, created_at desc, id desc)');
+  await knex.raw(
+    'create index webhook_delivery_logs_webhook_idx on webhook_delivery_logs (webhook_id, created_at desc, id desc)',
+  );
 
   await knex.schema.createTable('infractions', (t) => {
     t.text('id').primary();

@@ -23,8 +23,12 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`alter table acquirer_callbacks
     add constraint acquirer_callbacks_status_check check (status in ('RECEIVED','APPLIED','PARKED')),
     add constraint acquirer_callbacks_attempts_check check (attempts >= 0)`);
-  await knex.raw(`create index acquirer_callbacks_due_idx on acquirer_callbacks (next_attempt_at) where status = 'RECEIVED'`);
-  await knex.raw(`create index acquirer_callbacks_parked_idx on acquirer_callbacks (parked_at) where status = 'PARKED'`);
+  await knex.raw(
+    `create index acquirer_callbacks_due_idx on acquirer_callbacks (next_attempt_at) where status = 'RECEIVED'`,
+  );
+  await knex.raw(
+    `create index acquirer_callbacks_parked_idx on acquirer_callbacks (parked_at) where status = 'PARKED'`,
+  );
 
   await knex.schema.createTable('idempotency_keys', (t) => {
     /** What the key protects: `charge_refund`, `adjustment`. */
@@ -49,6 +53,16 @@ export async function down(knex: Knex): Promise<void> {
     drop constraint if exists acquirer_callbacks_status_check,
     drop constraint if exists acquirer_callbacks_attempts_check`);
   await knex.schema.alterTable('acquirer_callbacks', (t) => {
-    for (const c of ['status', 'attempts', 'last_error', 'next_attempt_at', 'resolution', 'applied_at', 'parked_at', 'updated_at']) t.dropColumn(c);
+    for (const c of [
+      'status',
+      'attempts',
+      'last_error',
+      'next_attempt_at',
+      'resolution',
+      'applied_at',
+      'parked_at',
+      'updated_at',
+    ])
+      t.dropColumn(c);
   });
 }

@@ -20,9 +20,13 @@ export async function up(knex: Knex): Promise<void> {
     check (attempt_limit is null or attempt_limit >= 1)`);
   await knex.raw(`create index webhook_deliveries_outbox_idx on webhook_deliveries (created_at)
     where workflow_started_at is null and status = 'PENDING'`);
-  await knex.raw('create index webhook_deliveries_webhook_list_idx on webhook_deliveries (webhook_id, created_at desc, id desc)');
+  await knex.raw(
+    'create index webhook_deliveries_webhook_list_idx on webhook_deliveries (webhook_id, created_at desc, id desc)',
+  );
   await knex.raw('drop index if exists webhook_delivery_logs_delivery_idx');
-  await knex.raw('create unique index webhook_delivery_logs_attempt_uidx on webhook_delivery_logs (delivery_id, attempt)');
+  await knex.raw(
+    'create unique index webhook_delivery_logs_attempt_uidx on webhook_delivery_logs (delivery_id, attempt)',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -32,12 +32,16 @@ export async function up(knex: Knex): Promise<void> {
           or old.acquirer_account_id is distinct from new.acquirer_account_id)
     execute function pixflow_notify_cache()`);
   for (const table of ['api_keys', 'users', 'merchants']) {
-    await knex.raw(`create trigger ${table}_cache_delete after delete on ${table} for each statement execute function pixflow_notify_cache()`);
+    await knex.raw(
+      `create trigger ${table}_cache_delete after delete on ${table} for each statement execute function pixflow_notify_cache()`,
+    );
   }
   await knex.raw(`create trigger pix_keys_cache_change after insert or update or delete on pix_keys
     for each statement execute function pixflow_notify_cache()`);
   for (const table of ['api_keys', 'users', 'merchants', 'pix_keys']) {
-    await knex.raw(`create trigger ${table}_cache_truncate after truncate on ${table} for each statement execute function pixflow_notify_cache()`);
+    await knex.raw(
+      `create trigger ${table}_cache_truncate after truncate on ${table} for each statement execute function pixflow_notify_cache()`,
+    );
   }
 
   await knex.raw(`create table charge_counts (
@@ -105,8 +109,10 @@ export async function down(knex: Knex): Promise<void> {
   for (const t of ['api_keys_cache_update', 'users_cache_update', 'merchants_cache_update']) {
     await knex.raw(`drop trigger if exists ${t} on ${t.replace('_cache_update', '')}`);
   }
-  for (const table of ['api_keys', 'users', 'merchants']) await knex.raw(`drop trigger if exists ${table}_cache_delete on ${table}`);
+  for (const table of ['api_keys', 'users', 'merchants'])
+    await knex.raw(`drop trigger if exists ${table}_cache_delete on ${table}`);
   await knex.raw('drop trigger if exists pix_keys_cache_change on pix_keys');
-  for (const table of ['api_keys', 'users', 'merchants', 'pix_keys']) await knex.raw(`drop trigger if exists ${table}_cache_truncate on ${table}`);
+  for (const table of ['api_keys', 'users', 'merchants', 'pix_keys'])
+    await knex.raw(`drop trigger if exists ${table}_cache_truncate on ${table}`);
   await knex.raw('drop function if exists pixflow_notify_cache()');
 }

@@ -26,7 +26,9 @@ export async function up(knex: Knex): Promise<void> {
   // The key, in the order a status-filtered list reads it (newest hour first); the unfiltered list
   // reads every status of a merchant newest hour first. A loop over either stops at the page's
   // hour, so a deep page reads the counts of the hours before it, not of the merchant's history.
-  await knex.raw('create unique index charge_hour_counts_key on charge_hour_counts (merchant_id, status, hour desc, shard)');
+  await knex.raw(
+    'create unique index charge_hour_counts_key on charge_hour_counts (merchant_id, status, hour desc, shard)',
+  );
   await knex.raw('create index charge_hour_counts_merchant_hour_idx on charge_hour_counts (merchant_id, hour desc)');
 
   await knex.raw(`create function pixflow_count_inserted_charge_hours() returns trigger language plpgsql as $$

@@ -67,7 +67,8 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   for (const { table } of LISTS) {
-    for (const t of ['insert', 'delete', 'truncate']) await knex.raw(`drop trigger if exists ${table}_list_count_${t} on ${table}`);
+    for (const t of ['insert', 'delete', 'truncate'])
+      await knex.raw(`drop trigger if exists ${table}_list_count_${t} on ${table}`);
     await knex.raw(`drop function if exists pixflow_count_inserted_${table}()`);
     await knex.raw(`drop function if exists pixflow_count_deleted_${table}()`);
     await knex.raw(`drop function if exists pixflow_truncate_${table}_counts()`);

@@ -228,13 +228,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // A real acquirer needs its credentials; the simulator is allowed only when chosen explicitly,
     // and the sandbox's published default secrets only with it.
     if (e.ACQUIRER_SANDBOX && (e.ACQUIRER_CLIENT_ID || e.ACQUIRER_CLIENT_SECRET)) {
-      problems.push('ACQUIRER_SANDBOX: true means ACQUIRER_URL is the simulator; set ACQUIRER_SANDBOX=false for a real acquirer');
+      problems.push(
+        'ACQUIRER_SANDBOX: true means ACQUIRER_URL is the simulator; set ACQUIRER_SANDBOX=false for a real acquirer',
+      );
     }
     if (!e.ACQUIRER_SANDBOX) {
-      if (!e.ACQUIRER_CLIENT_ID) problems.push('ACQUIRER_CLIENT_ID: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)');
-      if (!e.ACQUIRER_CLIENT_SECRET) problems.push('ACQUIRER_CLIENT_SECRET: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)');
+      if (!e.ACQUIRER_CLIENT_ID)
+        problems.push(
+          'ACQUIRER_CLIENT_ID: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)',
+        );
+      if (!e.ACQUIRER_CLIENT_SECRET)
+        problems.push(
+          'ACQUIRER_CLIENT_SECRET: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)',
+        );
       for (const n of SECRET_NAMES) {
-        if (e[n]?.startsWith(SANDBOX_SECRET_PREFIX)) problems.push(`${n}: the sandbox default cannot be used with a real acquirer; set a secret of your own`);
+        if (e[n]?.startsWith(SANDBOX_SECRET_PREFIX))
+          problems.push(`${n}: the sandbox default cannot be used with a real acquirer; set a secret of your own`);
       }
     }
   }

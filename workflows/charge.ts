@@ -309,7 +309,8 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     //    A charge whose payment is parked waits, unexpired, for that payment to be re-driven.
     //    If the acquirer cannot be asked, the charge is not expired by guess: it waits, PENDING, with
     //    an operator case open, and the question is asked again on a backoff (see EXPIRY_MAX_WAIT_MS).
-    if (expiryWait && snapshot.status !== 'PENDING') await endExpiryWait(`the charge became ${snapshot.status} meanwhile`);
+    if (expiryWait && snapshot.status !== 'PENDING')
+      await endExpiryWait(`the charge became ${snapshot.status} meanwhile`);
     let expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
     // (`patched`: histories recorded before this step existed replay without it.)
     if (expired && !cancelRequested && snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
@@ -323,7 +324,9 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
         const answer = await askAcquirer(input.chargeId, probe);
         if (probe) asksThisRun++;
         if (answer.ok) {
-          await endExpiryWait(`the acquirer answered: ${answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires'}`);
+          await endExpiryWait(
+            `the acquirer answered: ${answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires'}`,
+          );
           const found = answer.payments.filter((p) => !applied.has(p.endToEndId));
           if (found.length > 0) {
             askNow = false;

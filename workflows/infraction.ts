@@ -10,7 +10,14 @@
  * a closed one) knows the decision from the database even without the signal. Only orchestration
  * lives here: every rule is in src/services/infraction-lifecycle.ts behind an activity.
  */
-import { ActivityFailure, condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { InfractionActivities } from '../activities/infractions';
 import type {
   AcquirerInfractionUpdate,

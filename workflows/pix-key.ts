@@ -12,7 +12,12 @@ const { registerPixKey } = proxyActivities<PixKeyActivities>({
   scheduleToCloseTimeout: '6 hours',
   // A refusal (4xx) is already an outcome of the activity (the key becomes INACTIVE); what still
   // throws final is bad credentials or an off-protocol answer.
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes', nonRetryableErrorTypes: ['AcquirerRejectedError'] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    nonRetryableErrorTypes: ['AcquirerRejectedError'],
+  },
 });
 
 export async function pixKeyRegistrationWorkflow(input: { pixKeyId: string }): Promise<string> {

@@ -6,8 +6,7 @@ export interface WebhookDeliveryInput {
 }
 
 export type WebhookAttemptOutcome =
-  | { status: 'SUCCEEDED' | 'FAILED' | 'CANCELED' }
-  | { status: 'RETRY'; retryInSeconds: number };
+  { status: 'SUCCEEDED' | 'FAILED' | 'CANCELED' } | { status: 'RETRY'; retryInSeconds: number };
 
 export interface WebhookDeliveryResult {
   status: 'SUCCEEDED' | 'FAILED' | 'CANCELED';

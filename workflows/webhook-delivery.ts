@@ -19,7 +19,12 @@ import type { WebhookDeliveryInput, WebhookDeliveryResult } from './webhook-deli
 const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '90 seconds',
   scheduleToCloseTimeout: '1 hour',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['NotFoundError'] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: ['NotFoundError'],
+  },
 });
 
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {

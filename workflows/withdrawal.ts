@@ -14,10 +14,24 @@
  * PostgreSQL says, so a return that arrives days after completion starts a fresh run that applies
  * it. Only orchestration lives here: every rule is in src/services/withdrawal-lifecycle.ts.
  */
-import { ActivityFailure, condition, defineQuery, defineSignal, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  condition,
+  defineQuery,
+  defineSignal,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { WithdrawalActivities } from '../activities/withdrawals';
 import { contradictsApplied } from '../src/domain/transfer-outcomes';
-import type { TransferNotice, WithdrawalStatus, WithdrawalWorkflowInput, WithdrawalWorkflowState } from './withdrawal-types';
+import type {
+  TransferNotice,
+  WithdrawalStatus,
+  WithdrawalWorkflowInput,
+  WithdrawalWorkflowState,
+} from './withdrawal-types';
 
 export const transferSignal = defineSignal<[TransferNotice]>('transfer');
 export const withdrawalStateQuery = defineQuery<WithdrawalWorkflowState>('state');
@@ -44,10 +58,11 @@ const { sendWithdrawalTransfer, checkWithdrawalTransfer } = proxyActivities<With
   scheduleToCloseTimeout: '6 hours',
   retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError', 'NotFoundError'] },
 });
-const { completeWithdrawal, failWithdrawal, refundWithdrawal, raiseWithdrawalAlert, reportTransferContradiction } = proxyActivities<WithdrawalActivities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation'] },
-});
+const { completeWithdrawal, failWithdrawal, refundWithdrawal, raiseWithdrawalAlert, reportTransferContradiction } =
+  proxyActivities<WithdrawalActivities>({
+    startToCloseTimeout: '15 seconds',
+    retry: { ...DB_RETRY, nonRetryableErrorTypes: ['NotFoundError', 'InvariantViolation'] },
+  });
 
 /** First poll of the acquirer when no callback came; doubles up to the maximum. */
 export const FIRST_POLL_MS = 30_000;
@@ -154,7 +169,8 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
       continue;
     }
     if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
-    else if (n.status === 'REJECTED') status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
+    else if (n.status === 'REJECTED')
+      status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
     else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;
   }
   phase = 'done';

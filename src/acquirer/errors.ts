@@ -74,7 +74,12 @@ export function codeForStatus(status: number): AcquirerErrorCode {
 export function errorForResponse(status: number, what: string, bodyText: string): AcquirerError {
   const problem = parseProblem(bodyText);
   const why = problem?.detail ?? problem?.title ?? bodyText;
-  return new AcquirerError(codeForStatus(status), `acquirer answered ${status} to ${what}: ${why}`.slice(0, 500), status, problem);
+  return new AcquirerError(
+    codeForStatus(status),
+    `acquirer answered ${status} to ${what}: ${why}`.slice(0, 500),
+    status,
+    problem,
+  );
 }
 
 function parseProblem(text: string): AcquirerProblem | undefined {

@@ -106,7 +106,9 @@ export class HttpAcquirer implements Acquirer {
       tipoChave: req.pixKeyType,
       ...(req.description ? { descricao: req.description.slice(0, 140) } : {}),
     });
-    return toTransfer(await this.call('POST', 'transfers', wire.transfer, body, { 'x-idempotency-key': idempotencyKey }));
+    return toTransfer(
+      await this.call('POST', 'transfers', wire.transfer, body, { 'x-idempotency-key': idempotencyKey }),
+    );
   }
 
   async getTransfer(transferId: string): Promise<Transfer> {
@@ -170,7 +172,8 @@ export class HttpAcquirer implements Acquirer {
       });
       return { status: res.statusCode, text: await res.body.text() };
     } catch (err) {
-      if (signal.aborted) throw new AcquirerError('TIMEOUT', `acquirer timed out after ${this.opts.timeoutMs} ms on ${what}`);
+      if (signal.aborted)
+        throw new AcquirerError('TIMEOUT', `acquirer timed out after ${this.opts.timeoutMs} ms on ${what}`);
       const cause = err instanceof Error ? `: ${err.message}` : '';
       throw new AcquirerError('NETWORK', `acquirer unreachable on ${what}${cause}`);
     }
@@ -189,13 +192,20 @@ export class HttpAcquirer implements Acquirer {
     const what = 'POST /oauth/token';
     const basic = Buffer.from(`${this.opts.clientId}:${this.opts.clientSecret}`).toString('base64');
     const res = await this.request(what, 'POST', 'oauth/token', {
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      headers: {
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
       body: 'grant_type=client_credentials',
     });
     if (res.status < 200 || res.status > 299) throw errorForResponse(res.status, what, res.text);
     const t = parseBody(wire.tokenResponse, res.text, what, res.status);
     const lifeMs = t.expires_in * 1000;
-    this.token = { value: t.access_token, expiresAt: Date.now() + lifeMs - Math.min(TOKEN_SAFETY_MARGIN_MS, lifeMs / 2) };
+    this.token = {
+      value: t.access_token,
+      expiresAt: Date.now() + lifeMs - Math.min(TOKEN_SAFETY_MARGIN_MS, lifeMs / 2),
+    };
     return t.access_token;
   }
 }
@@ -206,7 +216,8 @@ function invalidRequest(message: string): AcquirerError {
 
 function checkId(name: string, value: string, pattern: RegExp): void {
   // Ids go into the URL path unencoded, so the pattern is also what keeps the path intact.
-  if (typeof value !== 'string' || !pattern.test(value)) throw invalidRequest(`${name} ${JSON.stringify(value)} does not match ${pattern.source}`);
+  if (typeof value !== 'string' || !pattern.test(value))
+    throw invalidRequest(`${name} ${JSON.stringify(value)} does not match ${pattern.source}`);
 }
 
 function wireAmount(cents: number): string {
@@ -270,7 +281,13 @@ function toCob(w: wire.CobWire): Cob {
 }
 
 function toRefund(w: wire.DevolucaoWire): Refund {
-  return { id: w.id, rtrId: w.rtrId, amount: cents(w.valor), status: w.status, ...(w.motivo ? { reason: w.motivo } : {}) };
+  return {
+    id: w.id,
+    rtrId: w.rtrId,
+    amount: cents(w.valor),
+    status: w.status,
+    ...(w.motivo ? { reason: w.motivo } : {}),
+  };
 }
 
 function toTransfer(w: wire.TransferWire): Transfer {

@@ -45,8 +45,16 @@ export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
   // protocol call stays off the API's event loop, as a real acquirer's would.
   const simulator = config.SIMULATOR_THREAD
     ? await startSimulatorThread(options)
-    : await startAcquirerSimulator(options).then((s) => ({ url: s.url, control: sandboxControlOf(s.control), close: () => s.close() }));
-  const acquirer = new HttpAcquirer({ baseUrl: simulator.url, ...SIMULATOR_CLIENT, timeoutMs: config.ACQUIRER_TIMEOUT_MS });
+    : await startAcquirerSimulator(options).then((s) => ({
+        url: s.url,
+        control: sandboxControlOf(s.control),
+        close: () => s.close(),
+      }));
+  const acquirer = new HttpAcquirer({
+    baseUrl: simulator.url,
+    ...SIMULATOR_CLIENT,
+    timeoutMs: config.ACQUIRER_TIMEOUT_MS,
+  });
   return {
     acquirer,
     sandbox: simulator.control,

@@ -13,7 +13,10 @@ export interface SandboxControl {
   payCob(txid: string, opts?: { payer?: Party }): Promise<{ endToEndId: string }>;
   finishTransfer(transferId: string, outcome: SandboxTransferOutcome, reason?: string): Promise<void>;
   /** Opens an infraction on a payment; answers with what the acquirer recorded. */
-  raiseInfraction(endToEndId: string, reason?: string): Promise<{ infractionId: string; amount?: number; reason?: string }>;
+  raiseInfraction(
+    endToEndId: string,
+    reason?: string,
+  ): Promise<{ infractionId: string; amount?: number; reason?: string }>;
   decideInfraction(infractionId: string, decision: 'accept' | 'reject'): Promise<void>;
   /** Sets a registered key's status at the acquirer, which announces it by its signed callback. */
   setKeyStatus(acquirerKeyId: string, status: PixKeyStatusAtAcquirer): Promise<void>;

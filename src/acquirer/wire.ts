@@ -24,8 +24,14 @@ const positiveAmount = amount.refine((v) => /[1-9]/.test(v), 'must be greater th
 /** BCB PessoaFisica | PessoaJuridica: a name and exactly one of cpf / cnpj. */
 export const pessoa = z
   .object({
-    cpf: z.string().regex(/^\d{11}$/).optional(),
-    cnpj: z.string().regex(/^[0-9A-Z]{14}$/).optional(),
+    cpf: z
+      .string()
+      .regex(/^\d{11}$/)
+      .optional(),
+    cnpj: z
+      .string()
+      .regex(/^[0-9A-Z]{14}$/)
+      .optional(),
     nome: z.string().min(1).max(200),
   })
   .refine((p) => (p.cpf === undefined) !== (p.cnpj === undefined), 'exactly one of cpf or cnpj');
@@ -140,12 +146,10 @@ export type ChaveWire = z.infer<typeof chave>;
 // payment that wedges a workflow retrying an impossible date.
 
 /** RFC 3339 date-time with `Z` or an offset, whose calendar date exists (no 30 February). */
-export const instant = z.iso
-  .datetime({ offset: true })
-  .refine((v) => {
-    const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
-    return d <= new Date(Date.UTC(y, m, 0)).getUTCDate() && !Number.isNaN(Date.parse(v));
-  }, 'must be a valid RFC 3339 date-time');
+export const instant = z.iso.datetime({ offset: true }).refine((v) => {
+  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  return d <= new Date(Date.UTC(y, m, 0)).getUTCDate() && !Number.isNaN(Date.parse(v));
+}, 'must be a valid RFC 3339 date-time');
 
 const devolucaoCallback = devolucao.extend({
   valor: positiveAmount,

@@ -78,7 +78,13 @@ import { startPixKeyRegistration } from './pix-key-registration';
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from '../contracts/statuses';
 import { workflowListQuery, workflowShowQuery } from '../contracts/workflow-inspection';
-import { fetchWorkflowHistory, formatHistoryTable, historyAsJson, historyRows, listWorkflows } from '../services/workflow-inspection';
+import {
+  fetchWorkflowHistory,
+  formatHistoryTable,
+  historyAsJson,
+  historyRows,
+  listWorkflows,
+} from '../services/workflow-inspection';
 
 interface Ops {
   knex: Knex;
@@ -91,7 +97,10 @@ interface Ops {
 /** Opens the database, runs `fn`, prints its result as JSON, always closes the pool. */
 async function run(fn: (ops: Ops) => Promise<unknown>): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, destination: process.stderr });
+  const logger = createLogger({
+    level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL,
+    destination: process.stderr,
+  });
   const db = await openDatabase(config, logger);
   try {
     const { merchants, userAccess } = createAccountServices({ knex: db.knex, config, logger });
@@ -123,7 +132,11 @@ function withFeeOptions(command: Command): Command {
 }
 
 /** The fee options as the admin API's body fields. */
-const feeFields = (o: FeeOptions) => ({ feeBps: o.feeBps, feeFixed: o.feeFixed, settlementDelaySeconds: o.settlementDelay });
+const feeFields = (o: FeeOptions) => ({
+  feeBps: o.feeBps,
+  feeFixed: o.feeFixed,
+  settlementDelaySeconds: o.settlementDelay,
+});
 
 /** Same schema, same messages as the admin API. */
 const input = <S extends z.ZodType>(schema: S, raw: unknown): z.output<S> => validate(schema, raw, 'Input');
@@ -167,7 +180,9 @@ export function buildProgram(): Command {
 
   merchants
     .command('get <merchantId>')
-    .action((merchantId: string) => run(async ({ merchants: svc }) => ({ merchant: await svc.getMerchant(merchantId) })));
+    .action((merchantId: string) =>
+      run(async ({ merchants: svc }) => ({ merchant: await svc.getMerchant(merchantId) })),
+    );
 
   withFeeOptions(
     merchants
@@ -175,17 +190,16 @@ export function buildProgram(): Command {
       .option('--kyc-status <status>', 'PENDING | APPROVED | REJECTED')
       .option('--status <status>', 'ACTIVE | SUSPENDED')
       .option('--acquirer-account-id <id>', 'acquirer receiving account; "none" clears it'),
-  ).action(
-    (merchantId: string, o: FeeOptions & { kycStatus?: string; status?: string; acquirerAccountId?: string }) =>
-      run(async ({ merchants: svc }) => {
-        const patch = input(updateMerchantBody, {
-          kycStatus: o.kycStatus,
-          status: o.status,
-          acquirerAccountId: o.acquirerAccountId === 'none' ? null : o.acquirerAccountId,
-          ...feeFields(o),
-        });
-        return { merchant: await svc.updateMerchant(CLI_ACTOR, merchantId, patch) };
-      }),
+  ).action((merchantId: string, o: FeeOptions & { kycStatus?: string; status?: string; acquirerAccountId?: string }) =>
+    run(async ({ merchants: svc }) => {
+      const patch = input(updateMerchantBody, {
+        kycStatus: o.kycStatus,
+        status: o.status,
+        acquirerAccountId: o.acquirerAccountId === 'none' ? null : o.acquirerAccountId,
+        ...feeFields(o),
+      });
+      return { merchant: await svc.updateMerchant(CLI_ACTOR, merchantId, patch) };
+    }),
   );
 
   merchants
@@ -195,17 +209,23 @@ export function buildProgram(): Command {
 
   // docs/api.md "Auth hardening": disable users and revoke their login tokens.
   const users = program.command('users').description('list users, disable them, revoke their login tokens');
-  users.command('list <merchantId>').action((merchantId: string) => run(async ({ access }) => ({ users: await access.listMerchantUsers(merchantId) })));
+  users
+    .command('list <merchantId>')
+    .action((merchantId: string) => run(async ({ access }) => ({ users: await access.listMerchantUsers(merchantId) })));
   users
     .command('set-status <userId> <status>')
     .description('ACTIVE | DISABLED (disabled: 403 on every route and at login; also revokes tokens)')
     .action((userId: string, status: string) =>
-      run(async ({ access }) => ({ user: await access.setUserStatus(CLI_ACTOR, userId, input(updateUserBody, { status }).status) })),
+      run(async ({ access }) => ({
+        user: await access.setUserStatus(CLI_ACTOR, userId, input(updateUserBody, { status }).status),
+      })),
     );
   users
     .command('revoke-tokens <userId>')
-    .description("every login token (JWT) the user holds stops working at once")
-    .action((userId: string) => run(async ({ access }) => ({ user: await access.revokeUserTokens(CLI_ACTOR, userId) })));
+    .description('every login token (JWT) the user holds stops working at once')
+    .action((userId: string) =>
+      run(async ({ access }) => ({ user: await access.revokeUserTokens(CLI_ACTOR, userId) })),
+    );
 
   const pixKey = program.command('pix-key').description("manage a merchant's PIX keys");
   pixKey
@@ -223,7 +243,9 @@ export function buildProgram(): Command {
     .command('activate <merchantId> <keyId>')
     .description('mark a key ACTIVE by hand (the acquirer normally does, once registered)')
     .action((merchantId: string, keyId: string) =>
-      run(async ({ merchants: svc }) => ({ pixKey: await svc.setPixKeyStatus(CLI_ACTOR, merchantId, keyId, 'ACTIVE') })),
+      run(async ({ merchants: svc }) => ({
+        pixKey: await svc.setPixKeyStatus(CLI_ACTOR, merchantId, keyId, 'ACTIVE'),
+      })),
     );
   pixKey
     .command('set-status <merchantId> <keyId> <status>')
@@ -264,7 +286,9 @@ export function buildProgram(): Command {
       }),
     );
 
-  const callbacks = program.command('callbacks').description('the acquirer callback inbox: list, re-drive parked, reconcile');
+  const callbacks = program
+    .command('callbacks')
+    .description('the acquirer callback inbox: list, re-drive parked, reconcile');
   callbacks
     .command('list')
     .option('--status <status>', 'RECEIVED | APPLIED | PARKED (default PARKED)')
@@ -310,13 +334,20 @@ export function buildProgram(): Command {
     .option('--limit <n>', 'at most this many, oldest first (default 100)', integer)
     .action((o: { status?: string; kind?: string; subject?: string; limit?: number }) =>
       run(async ({ knex, logger }) => {
-        const q = input(operatorCaseListQuery, { status: o.subject ? o.status : (o.status ?? 'OPEN'), kind: o.kind, subjectId: o.subject, limit: o.limit });
+        const q = input(operatorCaseListQuery, {
+          status: o.subject ? o.status : (o.status ?? 'OPEN'),
+          kind: o.kind,
+          subjectId: o.subject,
+          limit: o.limit,
+        });
         return { cases: await createOperatorCaseServices({ knex, logger }).list(q) };
       }),
     );
   cases
     .command('get <caseId>')
-    .action((id: string) => run(async ({ knex, logger }) => ({ case: await createOperatorCaseServices({ knex, logger }).get(id) })));
+    .action((id: string) =>
+      run(async ({ knex, logger }) => ({ case: await createOperatorCaseServices({ knex, logger }).get(id) })),
+    );
   cases
     .command('resolve <caseId>')
     .requiredOption('--action <action>', OPERATOR_CASE_ACTIONS.join(' | '))
@@ -326,13 +357,20 @@ export function buildProgram(): Command {
       run(async ({ knex, logger, config }) => {
         const body = input(resolveOperatorCaseBody, o);
         return withWorkflowClients(config, async (workflows) => ({
-          case: await createOperatorCaseServices({ knex, logger, workflows }).resolve(CLI_ACTOR, id, body.action, body.note),
+          case: await createOperatorCaseServices({ knex, logger, workflows }).resolve(
+            CLI_ACTOR,
+            id,
+            body.action,
+            body.note,
+          ),
         }));
       }),
     );
 
   // docs/operations.md "Watching workflows": every money movement is a workflow; its history says what happened.
-  const workflowsCmd = program.command('workflows').description("list the deployment's workflows, show one's history (needs TEMPORAL_ADDRESS)");
+  const workflowsCmd = program
+    .command('workflows')
+    .description("list the deployment's workflows, show one's history (needs TEMPORAL_ADDRESS)");
   workflowsCmd
     .command('list')
     .option('--merchant <merchantId>', "one merchant's workflows (MerchantId search attribute)")
@@ -389,7 +427,10 @@ const quietLogger = () => createLogger({ level: 'warn', destination: process.std
 async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; handedOn?: number; note: string }> {
   const config = loadConfig();
   if (!config.TEMPORAL_ADDRESS || !config.ACQUIRER_URL) {
-    return { reconciledNow: false, note: "TEMPORAL_ADDRESS and ACQUIRER_URL are not both set: the API's reconciler hands the callbacks on" };
+    return {
+      reconciledNow: false,
+      note: "TEMPORAL_ADDRESS and ACQUIRER_URL are not both set: the API's reconciler hands the callbacks on",
+    };
   }
   const logger = quietLogger();
   const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
@@ -409,7 +450,10 @@ async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; hande
  * Runs `fn` with workflow clients of the deployment's Temporal when TEMPORAL_ADDRESS is set, else
  * without (the workflows then read the decision from the database on their next periodic check).
  */
-async function withWorkflowClients<T>(config: Config, fn: (workflows: WorkflowClients | undefined) => Promise<T>): Promise<T> {
+async function withWorkflowClients<T>(
+  config: Config,
+  fn: (workflows: WorkflowClients | undefined) => Promise<T>,
+): Promise<T> {
   const address = temporalAddressOf(config);
   if (!address) return fn(undefined);
   const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE);

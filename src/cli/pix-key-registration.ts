@@ -11,12 +11,18 @@ import { pixKeyWorkflowClient, type PixKeyRef } from '../temporal/pix-key-workfl
 
 export type CliRegistration = 'started' | 'left to the running service';
 
-export async function startPixKeyRegistration(config: Config, logger: Logger, key: PixKeyRef): Promise<CliRegistration> {
+export async function startPixKeyRegistration(
+  config: Config,
+  logger: Logger,
+  key: PixKeyRef,
+): Promise<CliRegistration> {
   if (!config.TEMPORAL_ADDRESS) return 'left to the running service';
   try {
     const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
     try {
-      await pixKeyWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES }).register(key);
+      await pixKeyWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
+        searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
+      }).register(key);
       return 'started';
     } finally {
       await temporal.close();

@@ -48,7 +48,11 @@ runEntryPoint(async () => {
   }
 
   const acquirer = await openAcquirer();
-  if (acquirer.sandbox) logger.warn({ url: acquirer.url }, 'ACQUIRER_URL is not set: using the embedded acquirer simulator (sandbox endpoints on)');
+  if (acquirer.sandbox)
+    logger.warn(
+      { url: acquirer.url },
+      'ACQUIRER_URL is not set: using the embedded acquirer simulator (sandbox endpoints on)',
+    );
 
   const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer });
   own('worker', () => worker.stop());
@@ -57,12 +61,23 @@ runEntryPoint(async () => {
 
   printStartupTable([
     ['API', api.url],
-    ['PostgreSQL', db.kind === 'embedded' ? `embedded (${db.location ?? `${config.DATA_DIR}/postgres`})` : 'DATABASE_URL'],
+    [
+      'PostgreSQL',
+      db.kind === 'embedded' ? `embedded (${db.location ?? `${config.DATA_DIR}/postgres`})` : 'DATABASE_URL',
+    ],
     ['Temporal', `${temporalAddress} (${temporalKind})`],
-    ...(temporalHttp ? [['Temporal HTTP API', `${temporalHttp}/api/v1/namespaces (npm run ops -- workflows list)`] as [string, string]] : []),
+    ...(temporalHttp
+      ? [['Temporal HTTP API', `${temporalHttp}/api/v1/namespaces (npm run ops -- workflows list)`] as [string, string]]
+      : []),
     ['Acquirer', acquirer.sandbox ? `${acquirer.url} (embedded simulator; sandbox on)` : acquirer.url],
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
-    ['Metrics', `${api.url}/metrics${config.TEMPORAL_METRICS_ADDRESS ? `; Temporal SDK: http://${config.TEMPORAL_METRICS_ADDRESS}/metrics` : ''}`],
-    ['Admin', config.ADMIN_EMAIL ? `${config.ADMIN_EMAIL} (${admin})` : 'not configured (set ADMIN_EMAIL/ADMIN_PASSWORD)'],
+    [
+      'Metrics',
+      `${api.url}/metrics${config.TEMPORAL_METRICS_ADDRESS ? `; Temporal SDK: http://${config.TEMPORAL_METRICS_ADDRESS}/metrics` : ''}`,
+    ],
+    [
+      'Admin',
+      config.ADMIN_EMAIL ? `${config.ADMIN_EMAIL} (${admin})` : 'not configured (set ADMIN_EMAIL/ADMIN_PASSWORD)',
+    ],
   ]);
 });

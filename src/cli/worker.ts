@@ -12,12 +12,20 @@ runEntryPoint(async () => {
   const acquirer = await openAcquirer();
   const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer });
   own('worker', () => worker.stop());
-  const metrics = config.METRICS_PORT > 0 ? await startMetricsServer({ port: config.METRICS_PORT, token: config.METRICS_TOKEN }) : undefined;
+  const metrics =
+    config.METRICS_PORT > 0
+      ? await startMetricsServer({ port: config.METRICS_PORT, token: config.METRICS_TOKEN })
+      : undefined;
   if (metrics) own('metrics', () => metrics.close());
   printStartupTable([
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}`],
     ['Temporal', temporalAddress],
     ['Metrics', metrics ? `${metrics.url}/metrics` : 'off (set METRICS_PORT)'],
-    ['SDK metrics', config.TEMPORAL_METRICS_ADDRESS ? `http://${config.TEMPORAL_METRICS_ADDRESS}/metrics` : 'off (set TEMPORAL_METRICS_ADDRESS)'],
+    [
+      'SDK metrics',
+      config.TEMPORAL_METRICS_ADDRESS
+        ? `http://${config.TEMPORAL_METRICS_ADDRESS}/metrics`
+        : 'off (set TEMPORAL_METRICS_ADDRESS)',
+    ],
   ]);
 });

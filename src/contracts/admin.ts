@@ -9,11 +9,16 @@ export { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES };
 
 export const feeBps = z.int().min(0).max(10_000);
 export const feeFixed = z.int().min(0).max(1_000_000_00);
-export const settlementDelaySeconds = z.int().min(0).max(365 * 86_400);
+export const settlementDelaySeconds = z
+  .int()
+  .min(0)
+  .max(365 * 86_400);
 
 export const createMerchantBody = z.object({
   name: text({ min: 1, max: 200 }),
-  document: text({ max: 14 }).refine(isValidDocument, { message: 'must be a valid CPF (11 digits) or CNPJ (14 digits)' }),
+  document: text({ max: 14 }).refine(isValidDocument, {
+    message: 'must be a valid CPF (11 digits) or CNPJ (14 digits)',
+  }),
   email: z.email().max(254),
   password: text({ min: 8, max: 200 }),
   feeBps: feeBps.optional(),

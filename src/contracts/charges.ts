@@ -30,7 +30,9 @@ export const customerBody = z.object({
   email: z.email().max(254),
   phone: z.string().refine(isValidCustomerPhone, { message: 'must be 10 to 15 digits, digits only' }),
   // Shape here (400); check digits in the service (422).
-  document: z.string().regex(/^(\d{11}|\d{14})$/, { message: 'must be a CPF (11 digits) or CNPJ (14 digits), digits only' }),
+  document: z
+    .string()
+    .regex(/^(\d{11}|\d{14})$/, { message: 'must be a CPF (11 digits) or CNPJ (14 digits), digits only' }),
 });
 
 export const createChargeBody = z.object({

@@ -6,7 +6,10 @@ import { z } from 'zod';
 import { INFRACTION_STATUSES } from './statuses';
 import { idParam, text } from './validation';
 
-export const sandboxRaiseInfractionBody = z.object({ chargeId: idParam, reason: text({ min: 1, max: 140 }).optional() });
+export const sandboxRaiseInfractionBody = z.object({
+  chargeId: idParam,
+  reason: text({ min: 1, max: 140 }).optional(),
+});
 
 export const infraction = z.object({
   id: z.string(),

@@ -71,7 +71,15 @@ export type OperatorCaseAction = (typeof OPERATOR_CASE_ACTIONS)[number];
  * A Temporal workflow execution's status, spelled as visibility queries spell it (README "Commands",
  * `workflows list --status`): what `ExecutionStatus = '…'` accepts and what the list prints.
  */
-export const WORKFLOW_EXECUTION_STATUSES = ['Running', 'Completed', 'Failed', 'Canceled', 'Terminated', 'ContinuedAsNew', 'TimedOut'] as const;
+export const WORKFLOW_EXECUTION_STATUSES = [
+  'Running',
+  'Completed',
+  'Failed',
+  'Canceled',
+  'Terminated',
+  'ContinuedAsNew',
+  'TimedOut',
+] as const;
 export type WorkflowExecutionStatus = (typeof WORKFLOW_EXECUTION_STATUSES)[number];
 
 /** The kinds of workflow the worker runs, as operators name them (`workflows list --type`). */

@@ -23,7 +23,10 @@ const ARTICLE: Record<string, string> = {
 };
 
 function fieldName(path: PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 function sizeLimit(issue: Extract<Issue, { code: 'too_big' | 'too_small' }>): string {
@@ -141,6 +144,8 @@ export function pageIsRead(offset: number, limit: number, total: number): boolea
 export function assertPageWithinDepth(page: number, limit: number, total: number): void {
   const offset = (page - 1) * limit;
   if (offset < total && Math.min(offset + limit, total) > MAX_LIST_DEPTH) {
-    throw invalid(`page is too deep: only the first ${MAX_LIST_DEPTH} items of a list are served by page; narrow the list with a filter`);
+    throw invalid(
+      `page is too deep: only the first ${MAX_LIST_DEPTH} items of a list are served by page; narrow the list with a filter`,
+    );
   }
 }

@@ -27,9 +27,21 @@ export const WEBHOOK_EVENT_CATALOGUE: readonly WebhookEventEntry[] = [
   { event: 'charge.refunded', category: 'Cobranças', description: 'Cobrança estornada (devolvida) ao pagador' },
   { event: 'withdraw.completed', category: 'Saques', description: 'Saque concluído: transferência efetivada' },
   { event: 'withdraw.failed', category: 'Saques', description: 'Saque recusado pelo banco; o saldo foi restaurado' },
-  { event: 'withdraw.refunded', category: 'Saques', description: 'Saque devolvido pelo banco de destino; o saldo foi restaurado' },
-  { event: 'pixkey.updated', category: 'Chave PIX', description: 'Status da chave PIX alterado (ativação, inativação)' },
+  {
+    event: 'withdraw.refunded',
+    category: 'Saques',
+    description: 'Saque devolvido pelo banco de destino; o saldo foi restaurado',
+  },
+  {
+    event: 'pixkey.updated',
+    category: 'Chave PIX',
+    description: 'Status da chave PIX alterado (ativação, inativação)',
+  },
   { event: 'infraction.received', category: 'Infrações', description: 'Nova infração PIX (MED) recebida' },
   { event: 'infraction.updated', category: 'Infrações', description: 'Status de uma infração PIX (MED) alterado' },
-  { event: 'infraction.refund_completed', category: 'Infrações', description: 'Devolução de uma infração PIX (MED) concluída' },
+  {
+    event: 'infraction.refund_completed',
+    category: 'Infrações',
+    description: 'Devolução de uma infração PIX (MED) concluída',
+  },
 ];

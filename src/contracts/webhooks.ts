@@ -58,7 +58,9 @@ export const deliveryLog = z.object({
   createdAt: z.iso.datetime(),
 });
 
-export const createWebhookResponse = z.object({ webhook: z.object({ ...webhookBase, secret: z.string().describe('Full secret, shown only here') }) });
+export const createWebhookResponse = z.object({
+  webhook: z.object({ ...webhookBase, secret: z.string().describe('Full secret, shown only here') }),
+});
 export const listWebhooksResponse = z.object({
   webhooks: z.array(
     z.object({
@@ -71,7 +73,11 @@ export const listWebhooksResponse = z.object({
 });
 export const updateWebhookResponse = z.object({ webhook: z.object({ ...webhookBase, updatedAt: z.iso.datetime() }) });
 export const rotateSecretResponse = z.object({
-  webhook: z.object({ ...webhookBase, updatedAt: z.iso.datetime(), secret: z.string().describe('The new secret, shown only here') }),
+  webhook: z.object({
+    ...webhookBase,
+    updatedAt: z.iso.datetime(),
+    secret: z.string().describe('The new secret, shown only here'),
+  }),
 });
 export const webhookEventsResponse = z.object({
   events: z.array(z.object({ event: z.enum(WEBHOOK_EVENT_TYPES), description: z.string(), category: z.string() })),
@@ -89,5 +95,10 @@ export const delivery = z.object({
   updatedAt: z.iso.datetime(),
   completedAt: z.iso.datetime().nullable(),
 });
-export const listDeliveriesResponse = z.object({ page: z.int(), limit: z.int(), total: z.int(), deliveries: z.array(delivery) });
+export const listDeliveriesResponse = z.object({
+  page: z.int(),
+  limit: z.int(),
+  total: z.int(),
+  deliveries: z.array(delivery),
+});
 export const redeliverResponse = z.object({ delivery });

@@ -24,7 +24,11 @@ export const createWithdrawalBody = z
     if (!check.ok) {
       // "PIX key of type CPF must be 11 digits" → "pixKey does not match pixKeyType CPF: must be 11 digits"
       const detail = check.reason.replace(/^PIX key of type \w+ /, '');
-      ctx.addIssue({ code: 'custom', path: ['pixKey'], message: `does not match pixKeyType ${body.pixKeyType}: ${detail}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['pixKey'],
+        message: `does not match pixKeyType ${body.pixKeyType}: ${detail}`,
+      });
     }
   });
 export type CreateWithdrawalBody = z.infer<typeof createWithdrawalBody>;
@@ -32,9 +36,7 @@ export type CreateWithdrawalBody = z.infer<typeof createWithdrawalBody>;
 export const listWithdrawalsQuery = paginationQuery;
 export type ListWithdrawalsQuery = z.infer<typeof listWithdrawalsQuery>;
 
-export const sandboxTransferOutcomeBody = z
-  .object({ reason: text({ min: 1, max: 140 }).optional() })
-  .default({});
+export const sandboxTransferOutcomeBody = z.object({ reason: text({ min: 1, max: 140 }).optional() }).default({});
 
 export const sandboxTransferResponse = z.object({ message: z.string(), transferId: z.string() });
 

@@ -19,5 +19,8 @@ export type WorkflowListQuery = z.output<typeof workflowListQuery>;
 
 export const workflowShowQuery = z.object({
   workflowId: queryId,
-  runId: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, { message: 'must be a run id (letters, digits and -)' }).optional(),
+  runId: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,100}$/, { message: 'must be a run id (letters, digits and -)' })
+    .optional(),
 });

@@ -111,7 +111,9 @@ interface Placement {
 async function place(opts: EmbeddedDatabaseOptions): Promise<Placement> {
   const binaries = opts.binaries ?? (await locateBinaries());
   if (!fs.existsSync(binaryPath(binaries, 'postgres'))) {
-    throw new EmbeddedPostgresError(`embedded PostgreSQL: no server binary at ${binaryPath(binaries, 'postgres')} (run npm install); ${HINT}`);
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: no server binary at ${binaryPath(binaries, 'postgres')} (run npm install); ${HINT}`,
+    );
   }
   const user = serverUser();
   if (!user) return { binaries, dataDir: path.resolve(opts.dataDir) };
@@ -129,14 +131,20 @@ async function place(opts: EmbeddedDatabaseOptions): Promise<Placement> {
     };
   } catch (err) {
     if (err instanceof EmbeddedPostgresError) throw err;
-    throw new EmbeddedPostgresError(`embedded PostgreSQL: cannot place files where the postgres user reaches them (${(err as Error).message}); ${HINT}`);
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: cannot place files where the postgres user reaches them (${(err as Error).message}); ${HINT}`,
+    );
   }
 }
 
 /** Runs a binary to completion; rejects with its last error line. */
 function run(binary: string, args: string[], user: OsUser | undefined, log: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { ...user, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(binary, args, {
+      ...user,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+    });
     let output = '';
     const collect = (d: Buffer): void => {
       output += d.toString();
@@ -144,16 +152,26 @@ function run(binary: string, args: string[], user: OsUser | undefined, log: (lin
     };
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
-    child.once('error', (err) => reject(new EmbeddedPostgresError(`embedded PostgreSQL: cannot run ${binary} (${err.message}); ${HINT}`)));
+    child.once('error', (err) =>
+      reject(new EmbeddedPostgresError(`embedded PostgreSQL: cannot run ${binary} (${err.message}); ${HINT}`)),
+    );
     child.once('close', (code) => {
       if (code === 0) resolve();
-      else reject(new EmbeddedPostgresError(`embedded PostgreSQL: ${path.basename(binary)} failed: ${lastErrorLine(output)}; ${HINT}`));
+      else
+        reject(
+          new EmbeddedPostgresError(
+            `embedded PostgreSQL: ${path.basename(binary)} failed: ${lastErrorLine(output)}; ${HINT}`,
+          ),
+        );
     });
   });
 }
 
 function lastErrorLine(output: string): string {
-  const lines = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const fatal = lines.filter((l) => /FATAL|ERROR|error|could not|cannot/.test(l));
   return (fatal.at(-1) ?? lines.at(-1) ?? 'no output').slice(0, 300);
 }
@@ -173,12 +191,24 @@ async function initialise(placement: Placement, log: (line: string) => void): Pr
       for (const p of [dataDir, pwDir, pwFile]) fs.chownSync(p, user.uid, user.gid);
       // The server user must reach the password file through the OS temporary folder too.
       if (!canTraverse(pwDir, user)) {
-        throw new EmbeddedPostgresError(`embedded PostgreSQL: the postgres user cannot reach ${os.tmpdir()}; set TMPDIR to a world-accessible folder, or ${HINT}`);
+        throw new EmbeddedPostgresError(
+          `embedded PostgreSQL: the postgres user cannot reach ${os.tmpdir()}; set TMPDIR to a world-accessible folder, or ${HINT}`,
+        );
       }
     }
     await run(
       binaryPath(placement.binaries, 'initdb'),
-      ['-D', dataDir, '-U', USER, '--auth=scram-sha-256', `--pwfile=${pwFile}`, '--encoding=UTF8', '--no-locale', '--no-sync'],
+      [
+        '-D',
+        dataDir,
+        '-U',
+        USER,
+        '--auth=scram-sha-256',
+        `--pwfile=${pwFile}`,
+        '--encoding=UTF8',
+        '--no-locale',
+        '--no-sync',
+      ],
       user,
       log,
     );
@@ -188,7 +218,12 @@ async function initialise(placement: Placement, log: (line: string) => void): Pr
 }
 
 /** Starts the postmaster and resolves once it accepts connections (or rejects as soon as it dies). */
-async function startServer(placement: Placement, port: number, timeoutMs: number, log: (line: string) => void): Promise<ChildProcess> {
+async function startServer(
+  placement: Placement,
+  port: number,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<ChildProcess> {
   const child = spawn(
     binaryPath(placement.binaries, 'postgres'),
     ['-D', placement.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
@@ -205,7 +240,9 @@ async function startServer(placement: Placement, port: number, timeoutMs: number
     child.once('error', (err) =>
       reject(new EmbeddedPostgresError(`embedded PostgreSQL: cannot run the server (${err.message}); ${HINT}`)),
     );
-    child.once('exit', () => reject(new EmbeddedPostgresError(`embedded PostgreSQL stopped at start: ${lastErrorLine(output)}; ${HINT}`)));
+    child.once('exit', () =>
+      reject(new EmbeddedPostgresError(`embedded PostgreSQL stopped at start: ${lastErrorLine(output)}; ${HINT}`)),
+    );
   });
   died.catch(() => undefined);
   const ready = (async (): Promise<void> => {
@@ -223,7 +260,9 @@ async function startServer(placement: Placement, port: number, timeoutMs: number
       }
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new EmbeddedPostgresError(`embedded PostgreSQL did not accept connections within ${timeoutMs} ms: ${lastErrorLine(output)}; ${HINT}`);
+        throw new EmbeddedPostgresError(
+          `embedded PostgreSQL did not accept connections within ${timeoutMs} ms: ${lastErrorLine(output)}; ${HINT}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }

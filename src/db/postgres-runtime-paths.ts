@@ -39,9 +39,12 @@ export async function locateBinaries(): Promise<PostgresBinaries> {
   try {
     mod = (await import(name)) as { postgres?: unknown };
   } catch {
-    throw new EmbeddedPostgresError(`embedded PostgreSQL: no binaries for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL`);
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: no binaries for ${os.platform()}-${os.arch()} (${name} is not installed); set DATABASE_URL`,
+    );
   }
-  if (typeof mod.postgres !== 'string') throw new EmbeddedPostgresError(`embedded PostgreSQL: ${name} has no postgres binary; set DATABASE_URL`);
+  if (typeof mod.postgres !== 'string')
+    throw new EmbeddedPostgresError(`embedded PostgreSQL: ${name} has no postgres binary; set DATABASE_URL`);
   const nativeDir = path.dirname(path.dirname(mod.postgres));
   let version = 'unknown';
   try {
@@ -62,8 +65,12 @@ export function serverUser(): OsUser | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const lookup = (): OsUser | undefined => {
     try {
-      const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
-      const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+      const uid = Number(
+        execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+      );
+      const gid = Number(
+        execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+      );
       return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
     } catch {
       return undefined;
@@ -73,15 +80,21 @@ export function serverUser(): OsUser | undefined {
   if (existing) return existing;
   try {
     spawnSync('groupadd', ['--system', 'postgres'], { stdio: 'ignore' });
-    execFileSync('useradd', ['--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'], {
-      stdio: 'ignore',
-    });
+    execFileSync(
+      'useradd',
+      ['--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'],
+      {
+        stdio: 'ignore',
+      },
+    );
   } catch {
     // Reported below with what to do instead.
   }
   const created = lookup();
   if (!created) {
-    throw new EmbeddedPostgresError(`embedded PostgreSQL cannot run as root and no \`postgres\` OS user could be created; ${SETTING_HINT}`);
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL cannot run as root and no \`postgres\` OS user could be created; ${SETTING_HINT}`,
+    );
   }
   return created;
 }
@@ -130,7 +143,9 @@ export function runtimeRoot(): string {
   const st = fs.lstatSync(root);
   const ours = st.isDirectory() && !st.isSymbolicLink() && st.uid === process.getuid?.() && (st.mode & 0o022) === 0;
   if (!ours) {
-    throw new EmbeddedPostgresError(`embedded PostgreSQL: ${root} is not a private folder of this user (remove it), or ${SETTING_HINT}`);
+    throw new EmbeddedPostgresError(
+      `embedded PostgreSQL: ${root} is not a private folder of this user (remove it), or ${SETTING_HINT}`,
+    );
   }
   return root;
 }

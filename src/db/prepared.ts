@@ -41,11 +41,18 @@ export function preparedStatement(name: string, sql: string): PreparedStatement 
 }
 
 /** Runs `statement` with `values` and returns its rows. */
-export async function queryPrepared<R extends QueryResultRow>(db: Db, statement: PreparedStatement, values: unknown[]): Promise<R[]> {
+export async function queryPrepared<R extends QueryResultRow>(
+  db: Db,
+  statement: PreparedStatement,
+  values: unknown[],
+): Promise<R[]> {
   if (db.isTransaction) {
     return ((await db.raw(statement.sql, values as Knex.RawBinding[])) as { rows: R[] }).rows;
   }
-  const client = db.client as { acquireConnection(): Promise<PgClient>; releaseConnection(c: PgClient): Promise<unknown> };
+  const client = db.client as {
+    acquireConnection(): Promise<PgClient>;
+    releaseConnection(c: PgClient): Promise<unknown>;
+  };
   const conn = await client.acquireConnection();
   try {
     return await runNamed<R>(conn, statement, values);
@@ -60,7 +67,11 @@ export async function queryPrepared<R extends QueryResultRow>(db: Db, statement:
  * read's main thread in a CPU profile, docs/performance.md "Where a read's time goes"); a `Query` made from the
  * text is not copied, and the name is then set on it as the config would have set it.
  */
-function runNamed<R extends QueryResultRow>(conn: PgClient, statement: PreparedStatement, values: unknown[]): Promise<R[]> {
+function runNamed<R extends QueryResultRow>(
+  conn: PgClient,
+  statement: PreparedStatement,
+  values: unknown[],
+): Promise<R[]> {
   return new Promise<R[]>((resolve, reject) => {
     const query = new pg.Query<R>(statement.text, values, (err, result) => (err ? reject(err) : resolve(result.rows)));
     (query as pg.Query<R> & { name?: string }).name = statement.name;

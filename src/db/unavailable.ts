@@ -8,7 +8,16 @@
  */
 
 /** Socket-level failures of node-postgres reaching the server. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * SQLSTATEs of an unavailable server: class 08 (connection exception), 57P01 admin_shutdown,
@@ -22,13 +31,29 @@ function unavailableSqlState(code: string): boolean {
  * Messages node-postgres and tarn use when a connection dies or never comes (no code attached);
  * knex prefixes the failed statement (e.g. "ROLLBACK - Client has encountered …"), so unanchored.
  */
-const MESSAGES = [/Connection terminated/, /Client has encountered a connection error/, /Timeout acquiring a connection/, /timeout exceeded when trying to connect/];
+const MESSAGES = [
+  /Connection terminated/,
+  /Client has encountered a connection error/,
+  /Timeout acquiring a connection/,
+  /timeout exceeded when trying to connect/,
+];
 
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (typeof err !== 'object' || err === null || depth > 3) return false;
-  const e = err as { code?: unknown; name?: unknown; message?: unknown; cause?: unknown; errors?: unknown; nativeError?: unknown };
+  const e = err as {
+    code?: unknown;
+    name?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+    nativeError?: unknown;
+  };
   if (e.name === 'KnexTimeoutError') return true;
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && unavailableSqlState(e.code)))) return true;
+  if (
+    typeof e.code === 'string' &&
+    (NETWORK_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && unavailableSqlState(e.code)))
+  )
+    return true;
   if (typeof e.message === 'string' && MESSAGES.some((re) => re.test(e.message as string))) return true;
   // objection wraps the driver's error (DBError.nativeError); AggregateError (connect to several
   // addresses) and errors with a cause wrap theirs too.

@@ -33,5 +33,6 @@ export function centsToDecimalString(cents: number): string {
 }
 
 export function assertCents(value: number, what: string): void {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${what} must be a non-negative integer of cents`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${what} must be a non-negative integer of cents`);
 }

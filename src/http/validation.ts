@@ -14,6 +14,9 @@ export function parseQuery<S extends z.ZodType>(ctx: AppContext, schema: S): z.o
   return validate(schema, ctx.query, 'Query');
 }
 
-export function parseParams<S extends z.ZodType>(ctx: AppContext & { params?: Record<string, string> }, schema: S): z.output<S> {
+export function parseParams<S extends z.ZodType>(
+  ctx: AppContext & { params?: Record<string, string> },
+  schema: S,
+): z.output<S> {
   return validate(schema, ctx.params ?? {}, 'Path');
 }

@@ -7,8 +7,15 @@
  */
 import DataLoader from 'dataloader';
 
-export function turnBatcher<K, V>(run: (keys: readonly K[]) => Promise<ReadonlyArray<V | Error>>, maxBatchSize = 64): (key: K) => Promise<V> {
-  const loader = new DataLoader<K, V>(run, { cache: false, maxBatchSize, batchScheduleFn: (send) => setImmediate(send) });
+export function turnBatcher<K, V>(
+  run: (keys: readonly K[]) => Promise<ReadonlyArray<V | Error>>,
+  maxBatchSize = 64,
+): (key: K) => Promise<V> {
+  const loader = new DataLoader<K, V>(run, {
+    cache: false,
+    maxBatchSize,
+    batchScheduleFn: (send) => setImmediate(send),
+  });
   return (key) => loader.load(key);
 }
 

@@ -40,7 +40,8 @@ function threadMapLine(name: string): string {
 const YOUNG_GENERATION_MB = 4;
 
 type Request = { id: number; method: string; args: unknown[] };
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { name: string; message: string } };
+type Reply =
+  { id: number; ok: true; value: unknown } | { id: number; ok: false; error: { name: string; message: string } };
 type Ready = { ready: true; info: unknown } | { ready: false; error: string };
 
 /** An error thrown in the thread, as the host sees it. */
@@ -75,7 +76,11 @@ export class ThreadRpc {
   }
 
   /** Starts the thread and waits for its `serveThreadRpc` to say it is ready (with its info). */
-  static start(fileWithoutExtension: string, callerFilename: string, opts: { name: string; workerData?: unknown }): Promise<ThreadRpc> {
+  static start(
+    fileWithoutExtension: string,
+    callerFilename: string,
+    opts: { name: string; workerData?: unknown },
+  ): Promise<ThreadRpc> {
     const worker = new Worker(workerBootstrap(fileWithoutExtension, callerFilename), {
       eval: true,
       name: opts.name,
@@ -85,7 +90,8 @@ export class ThreadRpc {
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     return new Promise((resolve, reject) => {
-      const onExit = (code: number): void => reject(new Error(`${opts.name} thread exited with code ${code} before it was ready`));
+      const onExit = (code: number): void =>
+        reject(new Error(`${opts.name} thread exited with code ${code} before it was ready`));
       worker.once('error', reject);
       worker.once('exit', onExit);
       worker.once('message', (m: Ready) => {
@@ -161,12 +167,16 @@ export function serveThreadRpc(
               reply({
                 id: m.id,
                 ok: false,
-                error: err instanceof Error ? { name: err.name, message: err.message } : { name: 'Error', message: String(err) },
+                error:
+                  err instanceof Error
+                    ? { name: err.name, message: err.message }
+                    : { name: 'Error', message: String(err) },
               }),
           );
       });
       port.postMessage({ ready: true, info: info ?? null } satisfies Ready);
     },
-    (err: unknown) => port.postMessage({ ready: false, error: err instanceof Error ? err.message : String(err) } satisfies Ready),
+    (err: unknown) =>
+      port.postMessage({ ready: false, error: err instanceof Error ? err.message : String(err) } satisfies Ready),
   );
 }

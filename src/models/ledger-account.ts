@@ -2,13 +2,7 @@ import { BaseModel } from './base';
 
 /** Merchant-facing kinds first; then the platform-side counterparts kept per merchant. */
 export type LedgerAccountKind =
-  | 'available'
-  | 'pending'
-  | 'blocked'
-  | 'in_transit'
-  | 'fee_revenue'
-  | 'acquirer'
-  | 'adjustments';
+  'available' | 'pending' | 'blocked' | 'in_transit' | 'fee_revenue' | 'acquirer' | 'adjustments';
 
 export class LedgerAccount extends BaseModel {
   static override tableName = 'ledger_accounts';

@@ -11,11 +11,17 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(opts: { port: number; host?: string; token?: string }): Promise<MetricsServer> {
+export async function startMetricsServer(opts: {
+  port: number;
+  host?: string;
+  token?: string;
+}): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') {
-      res.writeHead(405, { 'content-type': 'application/json', allow: 'GET' }).end(JSON.stringify({ message: 'Method not allowed' }));
+      res
+        .writeHead(405, { 'content-type': 'application/json', allow: 'GET' })
+        .end(JSON.stringify({ message: 'Method not allowed' }));
       return;
     }
     if (path === '/healthz') {
@@ -27,12 +33,17 @@ export async function startMetricsServer(opts: { port: number; host?: string; to
       return;
     }
     if (opts.token && !metricsTokenMatches(req.headers.authorization, opts.token)) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'A valid metrics token is required' }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ message: 'A valid metrics token is required' }));
       return;
     }
     renderMetrics().then(
       ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
-      () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Metrics unavailable' })),
+      () =>
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ message: 'Metrics unavailable' })),
     );
   });
   await new Promise<void>((resolve, reject) => {

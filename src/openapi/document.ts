@@ -41,68 +41,440 @@ const idempotencyHeader = {
 };
 
 export const ENDPOINTS: Endpoint[] = [
-  { method: 'post', path: '/v1/auth/login', tag: 'Auth', summary: 'Log in (JWT)', auth: 'none', body: auth.loginBody, responses: { 200: { description: 'Logged in', schema: r.loginResult } } },
-  { method: 'post', path: '/v1/api-keys', tag: 'API keys', summary: 'Create an API key (value shown once)', auth: 'jwt', body: auth.createApiKeyBody, responses: { 201: { description: 'Created', schema: r.apiKeyCreated } } },
-  { method: 'get', path: '/v1/api-keys', tag: 'API keys', summary: 'List API keys (values masked)', auth: 'any', responses: { 200: { description: 'The keys', schema: r.apiKeyList } } },
-  { method: 'delete', path: '/v1/api-keys/:id', tag: 'API keys', summary: 'Delete an API key (401 on its next use)', auth: 'jwt', responses: { 200: { description: 'Deleted', schema: r.messageBody } } },
+  {
+    method: 'post',
+    path: '/v1/auth/login',
+    tag: 'Auth',
+    summary: 'Log in (JWT)',
+    auth: 'none',
+    body: auth.loginBody,
+    responses: { 200: { description: 'Logged in', schema: r.loginResult } },
+  },
+  {
+    method: 'post',
+    path: '/v1/api-keys',
+    tag: 'API keys',
+    summary: 'Create an API key (value shown once)',
+    auth: 'jwt',
+    body: auth.createApiKeyBody,
+    responses: { 201: { description: 'Created', schema: r.apiKeyCreated } },
+  },
+  {
+    method: 'get',
+    path: '/v1/api-keys',
+    tag: 'API keys',
+    summary: 'List API keys (values masked)',
+    auth: 'any',
+    responses: { 200: { description: 'The keys', schema: r.apiKeyList } },
+  },
+  {
+    method: 'delete',
+    path: '/v1/api-keys/:id',
+    tag: 'API keys',
+    summary: 'Delete an API key (401 on its next use)',
+    auth: 'jwt',
+    responses: { 200: { description: 'Deleted', schema: r.messageBody } },
+  },
 
-  { method: 'post', path: '/v1/charges', tag: 'Charges', summary: 'Create a PIX charge with its QR Code', auth: 'any', body: charges.createChargeBody, headers: [idempotencyHeader],
-    responses: { 201: { description: 'Created', schema: r.chargeCreated }, 200: { description: 'Replay of the charge created with this idempotency key', schema: r.chargeReplayed }, 409: { description: 'The first request with this key is still in flight', schema: r.errorBody }, 422: { description: 'Invalid payer document', schema: r.errorBody }, 502: { description: 'The acquirer failed; the charge is kept FAILED', schema: r.errorBody } } },
-  { method: 'get', path: '/v1/charges', tag: 'Charges', summary: 'List charges, newest first', auth: 'any', query: charges.listChargesQuery, responses: { 200: { description: 'A page of charges', schema: r.chargeList } } },
-  { method: 'get', path: '/v1/charges/:id', tag: 'Charges', summary: 'Get a charge', auth: 'any', responses: { 200: { description: 'The charge', schema: r.chargeOne } } },
-  { method: 'post', path: '/v1/charges/:id/cancel', tag: 'Charges', summary: 'Cancel a PENDING charge', auth: 'any', responses: { 200: { description: 'Canceled', schema: r.chargeOne } } },
-  { method: 'post', path: '/v1/charges/:id/refund', tag: 'Charges', summary: 'Refund a PAID charge (full by default)', auth: 'any', body: charges.refundChargeBody, responses: { 202: { description: 'Refund requested', schema: r.refundRequested } } },
+  {
+    method: 'post',
+    path: '/v1/charges',
+    tag: 'Charges',
+    summary: 'Create a PIX charge with its QR Code',
+    auth: 'any',
+    body: charges.createChargeBody,
+    headers: [idempotencyHeader],
+    responses: {
+      201: { description: 'Created', schema: r.chargeCreated },
+      200: { description: 'Replay of the charge created with this idempotency key', schema: r.chargeReplayed },
+      409: { description: 'The first request with this key is still in flight', schema: r.errorBody },
+      422: { description: 'Invalid payer document', schema: r.errorBody },
+      502: { description: 'The acquirer failed; the charge is kept FAILED', schema: r.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/charges',
+    tag: 'Charges',
+    summary: 'List charges, newest first',
+    auth: 'any',
+    query: charges.listChargesQuery,
+    responses: { 200: { description: 'A page of charges', schema: r.chargeList } },
+  },
+  {
+    method: 'get',
+    path: '/v1/charges/:id',
+    tag: 'Charges',
+    summary: 'Get a charge',
+    auth: 'any',
+    responses: { 200: { description: 'The charge', schema: r.chargeOne } },
+  },
+  {
+    method: 'post',
+    path: '/v1/charges/:id/cancel',
+    tag: 'Charges',
+    summary: 'Cancel a PENDING charge',
+    auth: 'any',
+    responses: { 200: { description: 'Canceled', schema: r.chargeOne } },
+  },
+  {
+    method: 'post',
+    path: '/v1/charges/:id/refund',
+    tag: 'Charges',
+    summary: 'Refund a PAID charge (full by default)',
+    auth: 'any',
+    body: charges.refundChargeBody,
+    responses: { 202: { description: 'Refund requested', schema: r.refundRequested } },
+  },
 
-  { method: 'get', path: '/v1/merchants/me', tag: 'Merchant', summary: 'The caller’s merchant profile', auth: 'any', responses: { 200: { description: 'Profile', schema: r.merchantMe } } },
-  { method: 'get', path: '/v1/merchants/me/balance', tag: 'Merchant', summary: 'Balance (cents)', auth: 'any', responses: { 200: { description: 'Balance', schema: r.balanceBody } } },
-  { method: 'post', path: '/v1/merchants/me/withdrawals', tag: 'Withdrawals', summary: 'Withdraw available balance to a PIX key', auth: 'any', body: withdrawals.createWithdrawalBody, headers: [idempotencyHeader],
-    responses: { 201: { description: 'Requested: debited at once, status PROCESSING', schema: withdrawals.createWithdrawalResponse }, 200: { description: 'Replay of the withdrawal requested with this idempotency key', schema: withdrawals.createWithdrawalResponse }, 409: { description: 'The first request with this key is still in flight', schema: r.errorBody } } },
-  { method: 'get', path: '/v1/merchants/me/withdrawals', tag: 'Withdrawals', summary: 'List withdrawals, newest first', auth: 'any', query: withdrawals.listWithdrawalsQuery, responses: { 200: { description: 'A page of withdrawals', schema: withdrawals.listWithdrawalsResponse } } },
-  { method: 'get', path: '/v1/merchants/me/withdrawals/:id', tag: 'Withdrawals', summary: 'Get a withdrawal', auth: 'any', responses: { 200: { description: 'The withdrawal', schema: withdrawals.getWithdrawalResponse } } },
+  {
+    method: 'get',
+    path: '/v1/merchants/me',
+    tag: 'Merchant',
+    summary: 'The caller’s merchant profile',
+    auth: 'any',
+    responses: { 200: { description: 'Profile', schema: r.merchantMe } },
+  },
+  {
+    method: 'get',
+    path: '/v1/merchants/me/balance',
+    tag: 'Merchant',
+    summary: 'Balance (cents)',
+    auth: 'any',
+    responses: { 200: { description: 'Balance', schema: r.balanceBody } },
+  },
+  {
+    method: 'post',
+    path: '/v1/merchants/me/withdrawals',
+    tag: 'Withdrawals',
+    summary: 'Withdraw available balance to a PIX key',
+    auth: 'any',
+    body: withdrawals.createWithdrawalBody,
+    headers: [idempotencyHeader],
+    responses: {
+      201: {
+        description: 'Requested: debited at once, status PROCESSING',
+        schema: withdrawals.createWithdrawalResponse,
+      },
+      200: {
+        description: 'Replay of the withdrawal requested with this idempotency key',
+        schema: withdrawals.createWithdrawalResponse,
+      },
+      409: { description: 'The first request with this key is still in flight', schema: r.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/merchants/me/withdrawals',
+    tag: 'Withdrawals',
+    summary: 'List withdrawals, newest first',
+    auth: 'any',
+    query: withdrawals.listWithdrawalsQuery,
+    responses: { 200: { description: 'A page of withdrawals', schema: withdrawals.listWithdrawalsResponse } },
+  },
+  {
+    method: 'get',
+    path: '/v1/merchants/me/withdrawals/:id',
+    tag: 'Withdrawals',
+    summary: 'Get a withdrawal',
+    auth: 'any',
+    responses: { 200: { description: 'The withdrawal', schema: withdrawals.getWithdrawalResponse } },
+  },
 
-  { method: 'post', path: '/v1/webhooks/merchant', tag: 'Webhooks', summary: 'Register a webhook (secret shown once)', auth: 'any', body: webhooks.createWebhookBody, responses: { 201: { description: 'Registered', schema: webhooks.createWebhookResponse } } },
-  { method: 'get', path: '/v1/webhooks/merchant', tag: 'Webhooks', summary: 'List webhooks with their last 20 delivery logs', auth: 'any', responses: { 200: { description: 'The webhooks', schema: webhooks.listWebhooksResponse } } },
-  { method: 'get', path: '/v1/webhooks/merchant/events', tag: 'Webhooks', summary: 'The event catalogue', auth: 'any', responses: { 200: { description: 'Events', schema: webhooks.webhookEventsResponse } } },
-  { method: 'patch', path: '/v1/webhooks/merchant/:id', tag: 'Webhooks', summary: 'Change a webhook (only the fields sent)', auth: 'any', body: webhooks.updateWebhookBody, responses: { 200: { description: 'Changed', schema: webhooks.updateWebhookResponse } } },
-  { method: 'delete', path: '/v1/webhooks/merchant/:id', tag: 'Webhooks', summary: 'Delete a webhook (deliveries stop at once)', auth: 'any', responses: { 200: { description: 'Deleted', schema: r.messageBody } } },
-  { method: 'get', path: '/v1/webhooks/merchant/:id/deliveries', tag: 'Webhooks', summary: 'A webhook’s deliveries, newest first', auth: 'any', query: webhooks.deliveriesQuery, responses: { 200: { description: 'A page of deliveries', schema: webhooks.listDeliveriesResponse } } },
-  { method: 'post', path: '/v1/webhooks/merchant/:id/deliveries/:deliveryId/redeliver', tag: 'Webhooks', summary: 'Send a finished delivery again (a new series of attempts)', auth: 'any', responses: { 202: { description: 'Redelivering', schema: webhooks.redeliverResponse }, 409: { description: 'The delivery is still in progress', schema: r.errorBody } } },
-  { method: 'post', path: '/v1/webhooks/merchant/:id/rotate-secret', tag: 'Webhooks', summary: 'A new secret, from the next attempt (shown once)', auth: 'any', responses: { 200: { description: 'Rotated', schema: webhooks.rotateSecretResponse } } },
+  {
+    method: 'post',
+    path: '/v1/webhooks/merchant',
+    tag: 'Webhooks',
+    summary: 'Register a webhook (secret shown once)',
+    auth: 'any',
+    body: webhooks.createWebhookBody,
+    responses: { 201: { description: 'Registered', schema: webhooks.createWebhookResponse } },
+  },
+  {
+    method: 'get',
+    path: '/v1/webhooks/merchant',
+    tag: 'Webhooks',
+    summary: 'List webhooks with their last 20 delivery logs',
+    auth: 'any',
+    responses: { 200: { description: 'The webhooks', schema: webhooks.listWebhooksResponse } },
+  },
+  {
+    method: 'get',
+    path: '/v1/webhooks/merchant/events',
+    tag: 'Webhooks',
+    summary: 'The event catalogue',
+    auth: 'any',
+    responses: { 200: { description: 'Events', schema: webhooks.webhookEventsResponse } },
+  },
+  {
+    method: 'patch',
+    path: '/v1/webhooks/merchant/:id',
+    tag: 'Webhooks',
+    summary: 'Change a webhook (only the fields sent)',
+    auth: 'any',
+    body: webhooks.updateWebhookBody,
+    responses: { 200: { description: 'Changed', schema: webhooks.updateWebhookResponse } },
+  },
+  {
+    method: 'delete',
+    path: '/v1/webhooks/merchant/:id',
+    tag: 'Webhooks',
+    summary: 'Delete a webhook (deliveries stop at once)',
+    auth: 'any',
+    responses: { 200: { description: 'Deleted', schema: r.messageBody } },
+  },
+  {
+    method: 'get',
+    path: '/v1/webhooks/merchant/:id/deliveries',
+    tag: 'Webhooks',
+    summary: 'A webhook’s deliveries, newest first',
+    auth: 'any',
+    query: webhooks.deliveriesQuery,
+    responses: { 200: { description: 'A page of deliveries', schema: webhooks.listDeliveriesResponse } },
+  },
+  {
+    method: 'post',
+    path: '/v1/webhooks/merchant/:id/deliveries/:deliveryId/redeliver',
+    tag: 'Webhooks',
+    summary: 'Send a finished delivery again (a new series of attempts)',
+    auth: 'any',
+    responses: {
+      202: { description: 'Redelivering', schema: webhooks.redeliverResponse },
+      409: { description: 'The delivery is still in progress', schema: r.errorBody },
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/webhooks/merchant/:id/rotate-secret',
+    tag: 'Webhooks',
+    summary: 'A new secret, from the next attempt (shown once)',
+    auth: 'any',
+    responses: { 200: { description: 'Rotated', schema: webhooks.rotateSecretResponse } },
+  },
 
-  { method: 'post', path: '/v1/admin/merchants', tag: 'Operator', summary: 'Create a merchant and its user', auth: 'admin', body: admin.createMerchantBody, responses: { 201: { description: 'Created', schema: r.merchantCreated }, 409: { description: 'E-mail or document taken', schema: r.errorBody } } },
-  { method: 'get', path: '/v1/admin/merchants', tag: 'Operator', summary: 'List merchants', auth: 'admin', query: admin.listMerchantsQuery, responses: { 200: { description: 'A page of merchants', schema: r.merchantList } } },
-  { method: 'get', path: '/v1/admin/merchants/:id', tag: 'Operator', summary: 'Get a merchant', auth: 'admin', responses: { 200: { description: 'The merchant', schema: r.merchantOne } } },
-  { method: 'patch', path: '/v1/admin/merchants/:id', tag: 'Operator', summary: 'KYC, status, acquirer account, fees', auth: 'admin', body: admin.updateMerchantBody, responses: { 200: { description: 'Changed', schema: r.merchantOne } } },
-  { method: 'post', path: '/v1/admin/merchants/:id/pix-keys', tag: 'Operator', summary: 'Register a PIX key', auth: 'admin', body: admin.addPixKeyBody, responses: { 201: { description: 'Registered (PENDING)', schema: r.pixKeyOne } } },
-  { method: 'patch', path: '/v1/admin/merchants/:id/pix-keys/:keyId', tag: 'Operator', summary: 'Set a PIX key’s status', auth: 'admin', body: admin.updatePixKeyBody, responses: { 200: { description: 'Changed', schema: r.pixKeyOne } } },
-  { method: 'post', path: '/v1/admin/merchants/:id/adjustments', tag: 'Operator', summary: 'Signed ledger adjustment of available', auth: 'admin', body: admin.adjustmentBody, responses: { 201: { description: 'Posted' } } },
-  { method: 'get', path: '/v1/admin/merchants/:id/users', tag: 'Operator', summary: 'A merchant’s users', auth: 'admin', responses: { 200: { description: 'The users', schema: access.merchantUsersResponse } } },
-  { method: 'post', path: '/v1/admin/merchants/:id/revoke-tokens', tag: 'Operator', summary: 'Revoke every login token of a merchant’s users', auth: 'admin', responses: { 200: { description: 'Revoked', schema: access.merchantTokensRevokedResponse } } },
-  { method: 'post', path: '/v1/admin/users/:id/revoke-tokens', tag: 'Operator', summary: 'Revoke a user’s login tokens', auth: 'admin', responses: { 200: { description: 'Revoked', schema: access.userAccessResponse } } },
-  { method: 'patch', path: '/v1/admin/users/:id', tag: 'Operator', summary: 'Enable or disable a user', auth: 'admin', body: access.updateUserBody, responses: { 200: { description: 'Changed', schema: access.userAccessResponse } } },
-  { method: 'get', path: '/v1/admin/audit-log', tag: 'Operator', summary: 'The audit log', auth: 'admin', query: admin.auditLogQuery, responses: { 200: { description: 'A page of entries', schema: r.auditLog } } },
+  {
+    method: 'post',
+    path: '/v1/admin/merchants',
+    tag: 'Operator',
+    summary: 'Create a merchant and its user',
+    auth: 'admin',
+    body: admin.createMerchantBody,
+    responses: {
+      201: { description: 'Created', schema: r.merchantCreated },
+      409: { description: 'E-mail or document taken', schema: r.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/admin/merchants',
+    tag: 'Operator',
+    summary: 'List merchants',
+    auth: 'admin',
+    query: admin.listMerchantsQuery,
+    responses: { 200: { description: 'A page of merchants', schema: r.merchantList } },
+  },
+  {
+    method: 'get',
+    path: '/v1/admin/merchants/:id',
+    tag: 'Operator',
+    summary: 'Get a merchant',
+    auth: 'admin',
+    responses: { 200: { description: 'The merchant', schema: r.merchantOne } },
+  },
+  {
+    method: 'patch',
+    path: '/v1/admin/merchants/:id',
+    tag: 'Operator',
+    summary: 'KYC, status, acquirer account, fees',
+    auth: 'admin',
+    body: admin.updateMerchantBody,
+    responses: { 200: { description: 'Changed', schema: r.merchantOne } },
+  },
+  {
+    method: 'post',
+    path: '/v1/admin/merchants/:id/pix-keys',
+    tag: 'Operator',
+    summary: 'Register a PIX key',
+    auth: 'admin',
+    body: admin.addPixKeyBody,
+    responses: { 201: { description: 'Registered (PENDING)', schema: r.pixKeyOne } },
+  },
+  {
+    method: 'patch',
+    path: '/v1/admin/merchants/:id/pix-keys/:keyId',
+    tag: 'Operator',
+    summary: 'Set a PIX key’s status',
+    auth: 'admin',
+    body: admin.updatePixKeyBody,
+    responses: { 200: { description: 'Changed', schema: r.pixKeyOne } },
+  },
+  {
+    method: 'post',
+    path: '/v1/admin/merchants/:id/adjustments',
+    tag: 'Operator',
+    summary: 'Signed ledger adjustment of available',
+    auth: 'admin',
+    body: admin.adjustmentBody,
+    responses: { 201: { description: 'Posted' } },
+  },
+  {
+    method: 'get',
+    path: '/v1/admin/merchants/:id/users',
+    tag: 'Operator',
+    summary: 'A merchant’s users',
+    auth: 'admin',
+    responses: { 200: { description: 'The users', schema: access.merchantUsersResponse } },
+  },
+  {
+    method: 'post',
+    path: '/v1/admin/merchants/:id/revoke-tokens',
+    tag: 'Operator',
+    summary: 'Revoke every login token of a merchant’s users',
+    auth: 'admin',
+    responses: { 200: { description: 'Revoked', schema: access.merchantTokensRevokedResponse } },
+  },
+  {
+    method: 'post',
+    path: '/v1/admin/users/:id/revoke-tokens',
+    tag: 'Operator',
+    summary: 'Revoke a user’s login tokens',
+    auth: 'admin',
+    responses: { 200: { description: 'Revoked', schema: access.userAccessResponse } },
+  },
+  {
+    method: 'patch',
+    path: '/v1/admin/users/:id',
+    tag: 'Operator',
+    summary: 'Enable or disable a user',
+    auth: 'admin',
+    body: access.updateUserBody,
+    responses: { 200: { description: 'Changed', schema: access.userAccessResponse } },
+  },
+  {
+    method: 'get',
+    path: '/v1/admin/audit-log',
+    tag: 'Operator',
+    summary: 'The audit log',
+    auth: 'admin',
+    query: admin.auditLogQuery,
+    responses: { 200: { description: 'A page of entries', schema: r.auditLog } },
+  },
 
-  { method: 'post', path: '/v1/sandbox/charges/:id/pay', tag: 'Sandbox', summary: 'Pay a charge through the simulator (sandbox only)', auth: 'any', body: charges.sandboxPayBody, responses: { 202: { description: 'Payment sent', schema: r.sandboxPaid } } },
-  ...(['complete', 'fail', 'return'] as const).map(
-    (action): Endpoint => ({ method: 'post', path: `/v1/sandbox/withdrawals/:id/${action}`, tag: 'Sandbox', summary: `The simulator’s transfer outcome: ${action} (sandbox only)`, auth: 'any', body: withdrawals.sandboxTransferOutcomeBody, responses: { 202: { description: 'Outcome sent', schema: withdrawals.sandboxTransferResponse } } }),
-  ),
-  ...(['activate', 'deactivate'] as const).map(
-    (action): Endpoint => ({ method: 'post', path: `/v1/sandbox/pix-keys/:id/${action}`, tag: 'Sandbox', summary: `The simulator announces the merchant’s PIX key ${action === 'activate' ? 'ATIVA' : 'INATIVA'} by its callback (sandbox only)`, auth: 'any', responses: { 202: { description: 'Sent; the status follows by callback', schema: r.sandboxPixKey } } }),
-  ),
-  { method: 'post', path: '/v1/sandbox/infractions', tag: 'Sandbox', summary: 'The simulator raises a MED infraction on a paid charge (sandbox only)', auth: 'any', body: infractions.sandboxRaiseInfractionBody, responses: { 202: { description: 'Raised', schema: infractions.sandboxInfractionResponse } } },
-  ...(['accept', 'reject'] as const).map(
-    (decision): Endpoint => ({ method: 'post', path: `/v1/sandbox/infractions/:id/${decision}`, tag: 'Sandbox', summary: `The simulator decides the infraction: ${decision} (sandbox only)`, auth: 'any', responses: { 202: { description: 'Decided', schema: infractions.sandboxInfractionResponse } } }),
-  ),
+  {
+    method: 'post',
+    path: '/v1/sandbox/charges/:id/pay',
+    tag: 'Sandbox',
+    summary: 'Pay a charge through the simulator (sandbox only)',
+    auth: 'any',
+    body: charges.sandboxPayBody,
+    responses: { 202: { description: 'Payment sent', schema: r.sandboxPaid } },
+  },
+  ...(['complete', 'fail', 'return'] as const).map((action): Endpoint => ({
+    method: 'post',
+    path: `/v1/sandbox/withdrawals/:id/${action}`,
+    tag: 'Sandbox',
+    summary: `The simulator’s transfer outcome: ${action} (sandbox only)`,
+    auth: 'any',
+    body: withdrawals.sandboxTransferOutcomeBody,
+    responses: { 202: { description: 'Outcome sent', schema: withdrawals.sandboxTransferResponse } },
+  })),
+  ...(['activate', 'deactivate'] as const).map((action): Endpoint => ({
+    method: 'post',
+    path: `/v1/sandbox/pix-keys/:id/${action}`,
+    tag: 'Sandbox',
+    summary: `The simulator announces the merchant’s PIX key ${action === 'activate' ? 'ATIVA' : 'INATIVA'} by its callback (sandbox only)`,
+    auth: 'any',
+    responses: { 202: { description: 'Sent; the status follows by callback', schema: r.sandboxPixKey } },
+  })),
+  {
+    method: 'post',
+    path: '/v1/sandbox/infractions',
+    tag: 'Sandbox',
+    summary: 'The simulator raises a MED infraction on a paid charge (sandbox only)',
+    auth: 'any',
+    body: infractions.sandboxRaiseInfractionBody,
+    responses: { 202: { description: 'Raised', schema: infractions.sandboxInfractionResponse } },
+  },
+  ...(['accept', 'reject'] as const).map((decision): Endpoint => ({
+    method: 'post',
+    path: `/v1/sandbox/infractions/:id/${decision}`,
+    tag: 'Sandbox',
+    summary: `The simulator decides the infraction: ${decision} (sandbox only)`,
+    auth: 'any',
+    responses: { 202: { description: 'Decided', schema: infractions.sandboxInfractionResponse } },
+  })),
 
-  { method: 'post', path: '/v1/acquirer/pix', tag: 'Acquirer callbacks', summary: 'Payment notification from the acquirer (signed)', auth: 'acquirer', responses: { 200: { description: 'Stored', schema: r.messageBody } } },
-  { method: 'post', path: '/v1/acquirer/transfers', tag: 'Acquirer callbacks', summary: 'Transfer result from the acquirer (signed)', auth: 'acquirer', responses: { 202: { description: 'Accepted', schema: r.messageBody } } },
-  { method: 'post', path: '/v1/acquirer/infractions', tag: 'Acquirer callbacks', summary: 'MED infraction from the acquirer (signed)', auth: 'acquirer', responses: { 202: { description: 'Accepted', schema: r.messageBody } } },
-  { method: 'post', path: '/v1/acquirer/pix-keys', tag: 'Acquirer callbacks', summary: 'PIX key status from the acquirer (signed)', auth: 'acquirer', responses: { 202: { description: 'Accepted', schema: r.messageBody } } },
+  {
+    method: 'post',
+    path: '/v1/acquirer/pix',
+    tag: 'Acquirer callbacks',
+    summary: 'Payment notification from the acquirer (signed)',
+    auth: 'acquirer',
+    responses: { 200: { description: 'Stored', schema: r.messageBody } },
+  },
+  {
+    method: 'post',
+    path: '/v1/acquirer/transfers',
+    tag: 'Acquirer callbacks',
+    summary: 'Transfer result from the acquirer (signed)',
+    auth: 'acquirer',
+    responses: { 202: { description: 'Accepted', schema: r.messageBody } },
+  },
+  {
+    method: 'post',
+    path: '/v1/acquirer/infractions',
+    tag: 'Acquirer callbacks',
+    summary: 'MED infraction from the acquirer (signed)',
+    auth: 'acquirer',
+    responses: { 202: { description: 'Accepted', schema: r.messageBody } },
+  },
+  {
+    method: 'post',
+    path: '/v1/acquirer/pix-keys',
+    tag: 'Acquirer callbacks',
+    summary: 'PIX key status from the acquirer (signed)',
+    auth: 'acquirer',
+    responses: { 202: { description: 'Accepted', schema: r.messageBody } },
+  },
 
-  { method: 'get', path: '/healthz', tag: 'Operations', summary: 'Liveness', auth: 'none', responses: { 200: { description: 'Up', schema: r.health } } },
-  { method: 'get', path: '/readyz', tag: 'Operations', summary: 'Readiness (database, Temporal)', auth: 'none', responses: { 200: { description: 'Ready', schema: r.readiness }, 503: { description: 'Not ready', schema: r.errorBody } } },
-  { method: 'get', path: '/metrics', tag: 'Operations', summary: 'Prometheus metrics (bearer METRICS_TOKEN when configured)', auth: 'none', responses: { 200: { description: 'Prometheus text exposition' }, 401: { description: 'METRICS_TOKEN is set and was not sent', schema: r.errorBody } } },
-  { method: 'get', path: '/openapi.json', tag: 'Operations', summary: 'This document', auth: 'none', responses: { 200: { description: 'OpenAPI 3.1' } } },
+  {
+    method: 'get',
+    path: '/healthz',
+    tag: 'Operations',
+    summary: 'Liveness',
+    auth: 'none',
+    responses: { 200: { description: 'Up', schema: r.health } },
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    tag: 'Operations',
+    summary: 'Readiness (database, Temporal)',
+    auth: 'none',
+    responses: {
+      200: { description: 'Ready', schema: r.readiness },
+      503: { description: 'Not ready', schema: r.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics (bearer METRICS_TOKEN when configured)',
+    auth: 'none',
+    responses: {
+      200: { description: 'Prometheus text exposition' },
+      401: { description: 'METRICS_TOKEN is set and was not sent', schema: r.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    tag: 'Operations',
+    summary: 'This document',
+    auth: 'none',
+    responses: { 200: { description: 'OpenAPI 3.1' } },
+  },
 ];
 
 const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
@@ -114,37 +486,84 @@ const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
 };
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 }
 
-const errorRef = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const errorRef = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
 
 function operation(e: Endpoint): Record<string, unknown> {
   const pathParams = [...e.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1] as string);
-  const parameters: unknown[] = pathParams.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 64 } }));
+  const parameters: unknown[] = pathParams.map((name) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string', minLength: 1, maxLength: 64 },
+  }));
   if (e.query) {
     const shape = jsonSchema(e.query) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, schema] of Object.entries(shape.properties ?? {})) {
       parameters.push({ name, in: 'query', required: shape.required?.includes(name) ?? false, schema });
     }
   }
-  for (const h of e.headers ?? []) parameters.push({ name: h.name, in: 'header', required: h.required ?? false, description: h.description, schema: jsonSchema(h.schema) });
-  if (e.auth === 'acquirer') parameters.push({ name: CALLBACK_SIGNATURE_HEADER, in: 'header', required: true, description: 'HMAC-SHA256 of the raw body, keyed with ACQUIRER_CALLBACK_SECRET', schema: { type: 'string' } });
+  for (const h of e.headers ?? [])
+    parameters.push({
+      name: h.name,
+      in: 'header',
+      required: h.required ?? false,
+      description: h.description,
+      schema: jsonSchema(h.schema),
+    });
+  if (e.auth === 'acquirer')
+    parameters.push({
+      name: CALLBACK_SIGNATURE_HEADER,
+      in: 'header',
+      required: true,
+      description: 'HMAC-SHA256 of the raw body, keyed with ACQUIRER_CALLBACK_SECRET',
+      schema: { type: 'string' },
+    });
 
   const responses: Record<string, unknown> = {};
   for (const [status, res] of Object.entries(e.responses)) {
-    responses[status] = res.schema ? { description: res.description, content: { 'application/json': { schema: jsonSchema(res.schema) } } } : { description: res.description };
+    responses[status] = res.schema
+      ? { description: res.description, content: { 'application/json': { schema: jsonSchema(res.schema) } } }
+      : { description: res.description };
   }
-  const takesInput = e.body !== undefined || e.query !== undefined || pathParams.length > 0 || (e.headers?.length ?? 0) > 0 || e.auth === 'acquirer';
+  const takesInput =
+    e.body !== undefined ||
+    e.query !== undefined ||
+    pathParams.length > 0 ||
+    (e.headers?.length ?? 0) > 0 ||
+    e.auth === 'acquirer';
   if (takesInput) responses['400'] ??= errorRef('Invalid input; the message names the field');
-  if (e.auth !== 'none') responses['401'] ??= errorRef(e.auth === 'acquirer' ? 'Missing or wrong signature' : 'Missing, invalid, expired or deleted credential');
-  if (e.auth === 'jwt' || e.auth === 'admin' || e.path.startsWith('/v1/charges') && e.method === 'post' && pathParams.length === 0) {
-    responses['403'] ??= errorRef(e.auth === 'admin' ? 'Not an ADMIN' : e.auth === 'jwt' ? 'An API key cannot do this; log in' : 'A charge prerequisite is unmet (named in the message)');
+  if (e.auth !== 'none')
+    responses['401'] ??= errorRef(
+      e.auth === 'acquirer' ? 'Missing or wrong signature' : 'Missing, invalid, expired or deleted credential',
+    );
+  if (
+    e.auth === 'jwt' ||
+    e.auth === 'admin' ||
+    (e.path.startsWith('/v1/charges') && e.method === 'post' && pathParams.length === 0)
+  ) {
+    responses['403'] ??= errorRef(
+      e.auth === 'admin'
+        ? 'Not an ADMIN'
+        : e.auth === 'jwt'
+          ? 'An API key cannot do this; log in'
+          : 'A charge prerequisite is unmet (named in the message)',
+    );
   }
-  if (pathParams.length > 0 || e.path.startsWith('/v1/merchants/me')) responses['404'] ??= errorRef('Not found (or another merchant’s)');
+  if (pathParams.length > 0 || e.path.startsWith('/v1/merchants/me'))
+    responses['404'] ??= errorRef('Not found (or another merchant’s)');
   if (e.body !== undefined) responses['413'] ??= errorRef('Body too large');
-  if (e.auth === 'any' || e.auth === 'jwt' || e.auth === 'admin' || e.path === '/v1/auth/login') responses['429'] ??= errorRef('Rate limited; see Retry-After');
+  if (e.auth === 'any' || e.auth === 'jwt' || e.auth === 'admin' || e.path === '/v1/auth/login')
+    responses['429'] ??= errorRef('Rate limited; see Retry-After');
 
   const op: Record<string, unknown> = {
     operationId: `${e.method}${e.path.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
@@ -180,9 +599,24 @@ export function buildOpenApiDocument(opts: { serverUrl?: string; version?: strin
     components: {
       schemas: { Error: jsonSchema(r.errorBody) },
       securitySchemes: {
-        bearerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token from POST /v1/auth/login' },
-        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'pixflow_ API key', description: 'An API key value, sent as `Authorization: Bearer pixflow_…`' },
-        acquirerSignature: { type: 'apiKey', in: 'header', name: CALLBACK_SIGNATURE_HEADER, description: 'Lowercase hex HMAC-SHA256 of the raw body (acquirer callbacks only)' },
+        bearerJwt: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A token from POST /v1/auth/login',
+        },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'pixflow_ API key',
+          description: 'An API key value, sent as `Authorization: Bearer pixflow_…`',
+        },
+        acquirerSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: CALLBACK_SIGNATURE_HEADER,
+          description: 'Lowercase hex HMAC-SHA256 of the raw body (acquirer callbacks only)',
+        },
       },
     },
   };

@@ -53,7 +53,13 @@ export const chargeListItem = z.object({
 export const chargeList = z.object({ page: z.int(), limit: z.int(), total: z.int(), charges: z.array(chargeListItem) });
 export const chargeOne = z.object({ charge: chargeListItem });
 export const refundRequested = z.object({
-  refund: z.object({ id: z.string(), chargeId: z.string(), amount: z.int(), reason: z.string().nullable(), status: z.literal('REQUESTED') }),
+  refund: z.object({
+    id: z.string(),
+    chargeId: z.string(),
+    amount: z.int(),
+    reason: z.string().nullable(),
+    status: z.literal('REQUESTED'),
+  }),
 });
 
 export const loginResult = z.object({
@@ -68,12 +74,19 @@ const apiKey = {
   status: z.literal('ACTIVE'),
   createdAt: isoTime,
 };
-export const apiKeyCreated = z.object({ apiKey: z.object({ ...apiKey, value: z.string().describe('pixflow_…, shown only here') }) });
+export const apiKeyCreated = z.object({
+  apiKey: z.object({ ...apiKey, value: z.string().describe('pixflow_…, shown only here') }),
+});
 export const apiKeyList = z.object({
   apiKeys: z.array(z.object({ ...apiKey, value: z.string().describe('Masked'), lastUsedAt: isoTime.nullable() })),
 });
 
-const pixKey = z.object({ id: z.string(), type: z.enum(PIX_KEY_TYPES), key: z.string(), status: z.enum(PIX_KEY_STATUSES) });
+const pixKey = z.object({
+  id: z.string(),
+  type: z.enum(PIX_KEY_TYPES),
+  key: z.string(),
+  status: z.enum(PIX_KEY_STATUSES),
+});
 const merchantProfile = {
   id: z.string(),
   name: z.string(),
@@ -95,8 +108,16 @@ const merchantAdmin = z.looseObject({
   updatedAt: isoTime,
 });
 export const merchantOne = z.object({ merchant: merchantAdmin });
-export const merchantCreated = z.object({ merchant: merchantAdmin, user: z.object({ id: z.string(), email: z.string(), role: z.literal('USER') }) });
-export const merchantList = z.object({ page: z.int(), limit: z.int(), total: z.int(), merchants: z.array(merchantAdmin) });
+export const merchantCreated = z.object({
+  merchant: merchantAdmin,
+  user: z.object({ id: z.string(), email: z.string(), role: z.literal('USER') }),
+});
+export const merchantList = z.object({
+  page: z.int(),
+  limit: z.int(),
+  total: z.int(),
+  merchants: z.array(merchantAdmin),
+});
 export const pixKeyOne = z.object({ pixKey });
 
 /** A sandbox key action: the key as it is now; its new status follows by the acquirer's callback. */
@@ -104,7 +125,12 @@ export const sandboxPixKey = z.object({ message: z.string(), pixKey });
 export const balanceBody = z.object({
   balance: z.object({ available: z.int(), pending: z.int(), blocked: z.int(), total: z.int() }),
 });
-export const auditLog = z.object({ page: z.int(), limit: z.int(), total: z.int(), entries: z.array(z.looseObject({ id: z.string(), action: z.string() })) });
+export const auditLog = z.object({
+  page: z.int(),
+  limit: z.int(),
+  total: z.int(),
+  entries: z.array(z.looseObject({ id: z.string(), action: z.string() })),
+});
 export const health = z.object({ status: z.literal('ok') });
 export const readiness = z.object({ status: z.literal('ok'), checks: z.record(z.string(), z.enum(['ok', 'failed'])) });
 export const sandboxPaid = z.object({ message: z.string(), endToEndId: z.string() });

@@ -178,7 +178,19 @@ export function parseAmount(value: string): number {
 
 // Letters that Unicode does not decompose into base + accent but that have a usual ASCII spelling.
 const EXTRA_FOLDS: Readonly<Record<string, string>> = {
-  ß: 'ss', æ: 'ae', Æ: 'AE', œ: 'oe', Œ: 'OE', ø: 'o', Ø: 'O', đ: 'd', Đ: 'D', ł: 'l', Ł: 'L', þ: 'th', Þ: 'TH',
+  ß: 'ss',
+  æ: 'ae',
+  Æ: 'AE',
+  œ: 'oe',
+  Œ: 'OE',
+  ø: 'o',
+  Ø: 'O',
+  đ: 'd',
+  Đ: 'D',
+  ł: 'l',
+  Ł: 'L',
+  þ: 'th',
+  Þ: 'TH',
 };
 
 /**

@@ -70,9 +70,7 @@ export function validatePixKey(type: PixKeyType, key: string): PixKeyCheck {
         ? OK
         : fail('PIX key of type PHONE must be in E.164 format: + country code and digits, e.g. +5511987654321');
     case 'CHAVE_ALEATORIA':
-      return UUID.test(key)
-        ? OK
-        : fail('PIX key of type CHAVE_ALEATORIA must be a UUID (36 characters with hyphens)');
+      return UUID.test(key) ? OK : fail('PIX key of type CHAVE_ALEATORIA must be a UUID (36 characters with hyphens)');
     default: {
       // Unreachable for typed callers; guards values that came from JSON without a type check.
       const unknown: never = type;

@@ -13,9 +13,7 @@
  */
 
 export type QrSegment =
-  | { mode: 'numeric'; data: string }
-  | { mode: 'alphanumeric'; data: string }
-  | { mode: 'byte'; data: Buffer };
+  { mode: 'numeric'; data: string } | { mode: 'alphanumeric'; data: string } | { mode: 'byte'; data: Buffer };
 
 type Mode = 0 | 1 | 2; // byte, alphanumeric, numeric
 const MODES: readonly Mode[] = [0, 1, 2];

@@ -44,7 +44,6 @@ interface Slot {
   started: Promise<void>;
 }
 
-
 function createInlineRenderer(): QrRenderer {
   let closed = false;
   return {
@@ -169,7 +168,9 @@ function createPoolRenderer(size: number, bootstrap: string): QrRenderer {
 export function createQrRenderer(options: { workers: number; workerBootstrap?: string }): QrRenderer {
   const n = options.workers;
   if (!Number.isInteger(n) || n < 0) throw new RangeError('workers must be an integer ≥ 0');
-  return n === 0 ? createInlineRenderer() : createPoolRenderer(n, options.workerBootstrap ?? workerBootstrap(path.join(__dirname, 'qr-worker'), __filename));
+  return n === 0
+    ? createInlineRenderer()
+    : createPoolRenderer(n, options.workerBootstrap ?? workerBootstrap(path.join(__dirname, 'qr-worker'), __filename));
 }
 
 /**

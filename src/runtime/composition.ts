@@ -131,7 +131,12 @@ export function createOperatorCaseServices(deps: { knex: Knex; logger: Logger; w
 }
 
 /** What the worker's activities wrap: the workflow side of each feature. */
-export function createWorkerServices(deps: { knex: Knex; logger: Logger; acquirer: Acquirer; webhooks?: WebhookDeliverySettings }) {
+export function createWorkerServices(deps: {
+  knex: Knex;
+  logger: Logger;
+  acquirer: Acquirer;
+  webhooks?: WebhookDeliverySettings;
+}) {
   const { knex, logger, acquirer } = deps;
   return {
     chargeLifecycle: createChargeLifecycle({ knex, acquirer, logger }),

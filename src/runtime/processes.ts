@@ -56,7 +56,9 @@ export async function startApi(opts: {
   // The worker of `npm start` installed the runtime already (with its metrics); an API process of
   // its own installs it here, without metrics, for its native client.
   if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
-  const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE, { native: config.TEMPORAL_CLIENT_NATIVE });
+  const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE, {
+    native: config.TEMPORAL_CLIENT_NATIVE,
+  });
   // Charge creation starts a workflow per request: its client runs on a thread of its own
   // (docs/performance.md "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
   const chargeThread = config.TEMPORAL_CLIENT_THREAD
@@ -99,7 +101,8 @@ export async function startApi(opts: {
   await webhookDispatcher.start();
   const callbacks = services.callbacks;
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
-  const onPixKeyCreated = (key: { id: string; merchantId: string }) => clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
+  const onPixKeyCreated = (key: { id: string; merchantId: string }) =>
+    clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
   const sandbox = services.sandbox;
   const app = createApp({
     config,
@@ -180,7 +183,12 @@ export async function startWorker(opts: {
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ knex, logger, acquirer: opts.acquirer.acquirer, webhooks: webhookDeliverySettings(config) }),
+    activities: createActivities({
+      knex,
+      logger,
+      acquirer: opts.acquirer.acquirer,
+      webhooks: webhookDeliverySettings(config),
+    }),
     logger,
     maxCachedWorkflows: config.TEMPORAL_MAX_CACHED_WORKFLOWS,
     bundleInChild: true,

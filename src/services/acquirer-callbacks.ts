@@ -67,7 +67,8 @@ export interface AcquirerCallbacksDeps {
 /** The stored pix item; one that does not parse can never be applied. */
 function storedPix(entry: AcquirerCallback): PixWire {
   const parsed = pixSchema.safeParse(entry.payload);
-  if (!parsed.success) throw new PermanentCallbackError(`stored ${entry.kind} callback is not a pix item: ${parsed.error.message}`);
+  if (!parsed.success)
+    throw new PermanentCallbackError(`stored ${entry.kind} callback is not a pix item: ${parsed.error.message}`);
   return parsed.data;
 }
 
@@ -100,9 +101,15 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
    */
   async function returnUnmatched(e2eId: string, amount: number): Promise<HandlerOutcome> {
     try {
-      const r = await acquirer.requestRefund(e2eId, unmatchedReturnId(e2eId), amount, 'Pagamento sem cobranca correspondente');
+      const r = await acquirer.requestRefund(
+        e2eId,
+        unmatchedReturnId(e2eId),
+        amount,
+        'Pagamento sem cobranca correspondente',
+      );
       if (r.status === 'DEVOLVIDO') return { kind: 'applied', resolution: 'returned_to_payer' };
-      if (r.status === 'NAO_REALIZADO') return { kind: 'park', reason: `return to the payer failed: ${r.reason ?? 'no reason given'}` };
+      if (r.status === 'NAO_REALIZADO')
+        return { kind: 'park', reason: `return to the payer failed: ${r.reason ?? 'no reason given'}` };
       return { kind: 'wait', reason: 'unmatched payment: returning it to the payer' };
     } catch (err) {
       if (err instanceof AcquirerError && !err.retryable) {
@@ -132,7 +139,12 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
       // The outcome of returning an unmatched payment settles that payment's row.
       const { devolucoes: _settled, ...payment } = p;
       if (d.status === 'DEVOLVIDO') {
-        await markCallbackApplied(knex, { kind: 'pix', externalId: p.endToEndId, payload: payment, resolution: 'returned_to_payer' });
+        await markCallbackApplied(knex, {
+          kind: 'pix',
+          externalId: p.endToEndId,
+          payload: payment,
+          resolution: 'returned_to_payer',
+        });
       } else {
         await parkCallback(knex, logger, {
           kind: 'pix',
@@ -145,13 +157,15 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
     }
     const refund = await chargesStore(knex).findRefund(internalRefundId(d.id));
     if (!refund) {
-      if (Date.now() - new Date(entry.receivedAt).getTime() < unmatchedGraceMs) return { kind: 'wait', reason: `unknown devolução ${d.id}` };
+      if (Date.now() - new Date(entry.receivedAt).getTime() < unmatchedGraceMs)
+        return { kind: 'wait', reason: `unknown devolução ${d.id}` };
       return { kind: 'park', reason: `outcome of an unknown devolução ${d.id}` };
     }
     if (refund.status !== 'REQUESTED') return { kind: 'applied', resolution: `refund already ${refund.status}` };
     // A MED devolução is its infraction workflow's alone: it asks the acquirer for the outcome
     // itself, woken by the infraction's own callback (docs/operations.md "MED infractions").
-    if (refund.kind === 'INFRACTION') return { kind: 'applied', resolution: 'MED devolução: its infraction workflow takes the outcome' };
+    if (refund.kind === 'INFRACTION')
+      return { kind: 'applied', resolution: 'MED devolução: its infraction workflow takes the outcome' };
     await workflows.refundSettled(
       { id: refund.chargeId, merchantId: refund.merchantId },
       { refundId: refund.id, outcome: d.status === 'DEVOLVIDO' ? 'CONFIRMED' : 'FAILED', reason: d.motivo },
@@ -183,7 +197,8 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
 
   // Kept once per (id, status) and handed to the handler their feature registers.
   const transfer = (b: TransferCallback) => inbox.receive('transfers', `${b.transfer.id}:${b.transfer.status}`, b);
-  const infraction = (b: InfractionCallback) => inbox.receive('infractions', `${b.infraction.id}:${b.infraction.status}`, b);
+  const infraction = (b: InfractionCallback) =>
+    inbox.receive('infractions', `${b.infraction.id}:${b.infraction.status}`, b);
   const pixKey = (b: PixKeyCallback) => inbox.receive('pix-keys', `${b.pixKey.id}:${b.pixKey.status}`, b);
 
   return { pix, transfer, infraction, pixKey, inbox };

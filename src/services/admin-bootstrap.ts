@@ -11,7 +11,10 @@ import { hashPassword } from './auth';
 
 export type BootstrapResult = 'created' | 'exists' | 'not-configured';
 
-export async function ensureAdmin(knex: Knex, config: Pick<Config, 'ADMIN_EMAIL' | 'ADMIN_PASSWORD'>): Promise<BootstrapResult> {
+export async function ensureAdmin(
+  knex: Knex,
+  config: Pick<Config, 'ADMIN_EMAIL' | 'ADMIN_PASSWORD'>,
+): Promise<BootstrapResult> {
   if (!config.ADMIN_EMAIL || !config.ADMIN_PASSWORD) return 'not-configured';
   const email = config.ADMIN_EMAIL.trim().toLowerCase();
   const store = merchantsStore(knex);

@@ -91,7 +91,12 @@ interface CachedKey {
   lastUsedAt: number;
 }
 
-export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; now?: () => number; invalidation?: CacheInvalidation }) {
+export function createApiKeysService(deps: {
+  knex: Knex;
+  config: ApiKeysConfig;
+  now?: () => number;
+  invalidation?: CacheInvalidation;
+}) {
   const { knex, config } = deps;
   const now = deps.now ?? Date.now;
   const invalidation = deps.invalidation ?? cacheInvalidation(knex);
@@ -120,7 +125,9 @@ export function createApiKeysService(deps: { knex: Knex; config: ApiKeysConfig; 
       await keys.lockMerchantCreations(merchantId);
       const count = await keys.countOf(merchantId);
       if (count >= config.MAX_API_KEYS_PER_MERCHANT) {
-        throw invalid(`API key limit reached (${config.MAX_API_KEYS_PER_MERCHANT} per merchant); delete an unused key first`);
+        throw invalid(
+          `API key limit reached (${config.MAX_API_KEYS_PER_MERCHANT} per merchant); delete an unused key first`,
+        );
       }
       return keys.insert({
         id: newId('ak'),

@@ -120,8 +120,16 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig; invali
     return row;
   }
   const window = config.LOGIN_WINDOW_SECONDS;
-  const perAccount = createLimiter(knex, { name: 'login-account', points: config.LOGIN_MAX_FAILURES_PER_ACCOUNT, windowSeconds: window });
-  const perAddress = createLimiter(knex, { name: 'login-address', points: config.LOGIN_MAX_FAILURES_PER_ADDRESS, windowSeconds: window });
+  const perAccount = createLimiter(knex, {
+    name: 'login-account',
+    points: config.LOGIN_MAX_FAILURES_PER_ACCOUNT,
+    windowSeconds: window,
+  });
+  const perAddress = createLimiter(knex, {
+    name: 'login-address',
+    points: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
+    windowSeconds: window,
+  });
   const hashing = new BoundedConcurrency(config.PASSWORD_HASH_CONCURRENCY, config.PASSWORD_HASH_QUEUE);
 
   function issueToken(user: { id: string; merchantId: string | null; role: Role; tokenVersion: number }): string {
@@ -164,10 +172,16 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig; invali
 
   function refusal(account: LimitOutcome, address: LimitOutcome): AppError | undefined {
     if (!account.allowed) {
-      return tooManyRequests('Too many failed login attempts for this account; try again later', account.retryAfterSeconds);
+      return tooManyRequests(
+        'Too many failed login attempts for this account; try again later',
+        account.retryAfterSeconds,
+      );
     }
     if (!address.allowed) {
-      return tooManyRequests('Too many failed login attempts from this address; try again later', address.retryAfterSeconds);
+      return tooManyRequests(
+        'Too many failed login attempts from this address; try again later',
+        address.retryAfterSeconds,
+      );
     }
     return undefined;
   }
@@ -178,7 +192,10 @@ export function createAuthService(deps: { knex: Knex; config: AuthConfig; invali
     const account = accountKey(normalised);
     // Counted before the password is checked, so parallel guesses cannot slip past the limit;
     // given back below when the login succeeds.
-    const [accountOutcome, addressOutcome] = await Promise.all([perAccount.consume(account), perAddress.consume(address)]);
+    const [accountOutcome, addressOutcome] = await Promise.all([
+      perAccount.consume(account),
+      perAddress.consume(address),
+    ]);
     const refused = refusal(accountOutcome, addressOutcome);
     if (refused) throw refused;
 

@@ -53,7 +53,10 @@ export interface CacheInvalidation {
 }
 
 /** `select pg_notify(...)` for a marker; run it in the transaction of the change. */
-export const markerSql = (marker: string): [string, string[]] => ['select pg_notify(?, ?)', [CACHE_CHANNEL, `marker:${marker}`]];
+export const markerSql = (marker: string): [string, string[]] => [
+  'select pg_notify(?, ?)',
+  [CACHE_CHANNEL, `marker:${marker}`],
+];
 
 const shared = new WeakMap<Knex, CacheInvalidation>();
 

@@ -96,12 +96,21 @@ export async function parkCallback(
 ): Promise<void> {
   const row = await callbackInboxStore(db).park(c.kind, c.externalId, c.payload, c.reason);
   if (!row) return;
-  logger.error({ callbackId: row.id, kind: c.kind, externalId: c.externalId, reason: c.reason }, 'acquirer callback parked: needs an operator');
+  logger.error(
+    { callbackId: row.id, kind: c.kind, externalId: c.externalId, reason: c.reason },
+    'acquirer callback parked: needs an operator',
+  );
   await recordAudit(db, SYSTEM_ACTOR, {
     action: 'callback.parked',
     targetType: 'acquirer_callback',
     targetId: row.id,
-    details: { kind: c.kind, externalId: c.externalId, reason: c.reason, attempts: row.attempts, merchantId: c.merchantId ?? null },
+    details: {
+      kind: c.kind,
+      externalId: c.externalId,
+      reason: c.reason,
+      attempts: row.attempts,
+      merchantId: c.merchantId ?? null,
+    },
   });
 }
 
@@ -135,12 +144,18 @@ const view = (r: AcquirerCallback): CallbackView => ({
   payload: r.payload,
 });
 
-export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers: CallbackHandlers; options?: InboxOptions }) {
+export function createCallbackInbox(deps: {
+  knex: Knex;
+  logger: Logger;
+  handlers: CallbackHandlers;
+  options?: InboxOptions;
+}) {
   const { knex, logger, handlers } = deps;
   const opts = { ...DEFAULTS, ...deps.options };
   const handledKinds = (): CallbackKind[] => Object.keys(handlers) as CallbackKind[];
 
-  const backoff = (attempts: number): number => Math.min(opts.baseDelayMs * 2 ** Math.max(attempts - 1, 0), opts.maxDelayMs);
+  const backoff = (attempts: number): number =>
+    Math.min(opts.baseDelayMs * 2 ** Math.max(attempts - 1, 0), opts.maxDelayMs);
 
   /** Keeps the callback once per (kind, externalId) and returns its row (the first delivery's). */
   async function keep(kind: CallbackKind, externalId: string, payload: unknown): Promise<AcquirerCallback> {
@@ -161,12 +176,22 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
           : `not applied after ${attempts} attempts${outcome.kind === 'wait' ? `: ${outcome.reason}` : ''}`;
       await knex.transaction(async (trx) => {
         await callbackInboxStore(trx).setAttempts(entry.id, attempts);
-        await parkCallback(trx, logger, { kind: entry.kind as CallbackKind, externalId: entry.externalId, payload: entry.payload, reason });
+        await parkCallback(trx, logger, {
+          kind: entry.kind as CallbackKind,
+          externalId: entry.externalId,
+          payload: entry.payload,
+          reason,
+        });
       });
       return;
     }
     const delay = outcome.kind === 'handed' ? opts.recheckMs : backoff(attempts);
-    await callbackInboxStore(knex).retryLater(entry.id, attempts, outcome.kind === 'wait' ? outcome.reason : null, delay);
+    await callbackInboxStore(knex).retryLater(
+      entry.id,
+      attempts,
+      outcome.kind === 'wait' ? outcome.reason : null,
+      delay,
+    );
   }
 
   /** Runs the kind's handler on a RECEIVED callback and records the outcome. Never throws. */
@@ -178,14 +203,18 @@ export function createCallbackInbox(deps: { knex: Knex; logger: Logger; handlers
       outcome = await handler(entry);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      outcome = err instanceof PermanentCallbackError ? { kind: 'park', reason: message } : { kind: 'wait', reason: message };
+      outcome =
+        err instanceof PermanentCallbackError ? { kind: 'park', reason: message } : { kind: 'wait', reason: message };
       logger.warn({ callbackId: entry.id, kind: entry.kind, err: message }, 'acquirer callback not handed on yet');
     }
     try {
       await record(entry, outcome);
     } catch (err) {
       // The row stays RECEIVED and due: the next reconciliation picks it up again.
-      logger.error({ callbackId: entry.id, err: err instanceof Error ? err.message : String(err) }, 'could not record a callback outcome');
+      logger.error(
+        { callbackId: entry.id, err: err instanceof Error ? err.message : String(err) },
+        'could not record a callback outcome',
+      );
     }
   }
 

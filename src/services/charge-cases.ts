@@ -25,7 +25,8 @@ export function chargeCaseResolvers(deps: { workflows?: Pick<ChargeWorkflows, 'a
         if (action !== 'retry') return undefined;
         const charge = await chargesStore(trx).find(c.subjectId);
         if (!charge) throw notFound('Charge not found');
-        if (charge.status !== 'PENDING') throw invalid(`Charge ${charge.id} is ${charge.status}: nothing to ask the acquirer; acknowledge the case`);
+        if (charge.status !== 'PENDING')
+          throw invalid(`Charge ${charge.id} is ${charge.status}: nothing to ask the acquirer; acknowledge the case`);
         const wake = deps.workflows;
         if (!wake) throw invalid('retry wakes the charge workflow: set TEMPORAL_ADDRESS');
         await wake.askAcquirer({ id: charge.id, merchantId: charge.merchantId });

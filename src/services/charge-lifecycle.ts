@@ -53,7 +53,9 @@ function asDataIntegrity(err: unknown): unknown {
   const e = err as { code?: unknown; nativeError?: { code?: unknown } } | null;
   const code = typeof e?.code === 'string' ? e.code : e?.nativeError?.code;
   if (typeof code === 'string' && /^2[23]/.test(code)) {
-    return new DataIntegrityError(`database refused the change (${code}): ${err instanceof Error ? err.message : String(err)}`);
+    return new DataIntegrityError(
+      `database refused the change (${code}): ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   return err;
 }
@@ -157,7 +159,10 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       });
       await ledger.holdUnpayablePayment(trx, { refundId, merchantId: charge.merchantId, amount: notice.amount });
       await paymentApplied(trx, notice, 'returned_to_payer');
-      logger.warn({ chargeId, e2eId: notice.endToEndId, status: charge.status }, 'payment for a charge that cannot take it: refunding');
+      logger.warn(
+        { chargeId, e2eId: notice.endToEndId, status: charge.status },
+        'payment for a charge that cannot take it: refunding',
+      );
       return { kind: 'not_payable', refundId } as const;
     });
   }
@@ -263,7 +268,13 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       // workflow. FAILED gives a merchant's money back to available; a payer's stays for an operator.
       if (err instanceof AcquirerError && (err.code === 'REJECTED' || err.code === 'NOT_FOUND')) {
         logger.warn({ refundId, e2eId, err: err.message }, 'devolução refused by the acquirer');
-        return { settled: { refundId, outcome: 'FAILED', reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}` } };
+        return {
+          settled: {
+            refundId,
+            outcome: 'FAILED',
+            reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}`,
+          },
+        };
       }
       throw err;
     }
@@ -304,14 +315,22 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       if (!confirmed) {
         await charges.failRefund(refund.id, result.reason ?? 'refund not completed');
         if (refund.kind !== 'MERCHANT') {
-          logger.error({ refundId: refund.id, chargeId: charge.id }, 'refund of an unpayable payment failed: needs an operator');
+          logger.error(
+            { refundId: refund.id, chargeId: charge.id },
+            'refund of an unpayable payment failed: needs an operator',
+          );
         }
         return;
       }
       await charges.confirmRefund(refund.id);
       if (refund.kind !== 'MERCHANT') return;
       const refundedAmount = charge.refundedAmount + refund.amount;
-      await charges.setRefunded(charge.id, charge.status, refundedAmount, refundedAmount >= charge.amount ? 'REFUNDED' : charge.status);
+      await charges.setRefunded(
+        charge.id,
+        charge.status,
+        refundedAmount,
+        refundedAmount >= charge.amount ? 'REFUNDED' : charge.status,
+      );
       await recordEvent(trx, {
         merchantId: refund.merchantId,
         type: 'charge.refunded',
@@ -362,7 +381,13 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         subjectType: 'charge',
         subjectId: chargeId,
         reason: `charge due to expire, but the acquirer cannot be asked whether its cob was paid (${notice.error}): kept PENDING, asked again until ${notice.askUntil}`,
-        details: { txid: charge.txid, amount: charge.amount, error: notice.error, since: notice.since, askUntil: notice.askUntil },
+        details: {
+          txid: charge.txid,
+          amount: charge.amount,
+          error: notice.error,
+          since: notice.since,
+          askUntil: notice.askUntil,
+        },
       }),
     );
   }

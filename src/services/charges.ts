@@ -119,7 +119,8 @@ export function createChargesService(deps: ChargesDeps) {
   /** The merchant's active PIX key, or 403 naming every unmet prerequisite. */
   async function prerequisites(merchantId: string): Promise<{ pixKey: string }> {
     const p = await loadPrerequisites(merchantId);
-    if (p.refusal !== null || p.pixKey === null) throw forbidden(p.refusal ?? 'Cannot create charges: no active PIX key');
+    if (p.refusal !== null || p.pixKey === null)
+      throw forbidden(p.refusal ?? 'Cannot create charges: no active PIX key');
     return { pixKey: p.pixKey };
   }
 
@@ -128,7 +129,10 @@ export function createChargesService(deps: ChargesDeps) {
     try {
       await send();
     } catch (err) {
-      logger.error({ ...ids, err: err instanceof Error ? err.message : String(err) }, `charge workflow not told about the ${what}`);
+      logger.error(
+        { ...ids, err: err instanceof Error ? err.message : String(err) },
+        `charge workflow not told about the ${what}`,
+      );
     }
   }
 
@@ -158,7 +162,11 @@ export function createChargesService(deps: ChargesDeps) {
     }
   }
 
-  async function create(merchantId: string, input: CreateChargeBody, idempotencyKey?: string): Promise<CreateChargeResult> {
+  async function create(
+    merchantId: string,
+    input: CreateChargeBody,
+    idempotencyKey?: string,
+  ): Promise<CreateChargeResult> {
     // A replay (same body: docs/api.md "Idempotency") answers whatever a check
     // would say now, so an idempotency key is looked up before any check could refuse the request
     // — but only then: on the usual path the insert below finds a used key by itself (no extra
@@ -263,9 +271,14 @@ export function createChargesService(deps: ChargesDeps) {
     const stored = await storeQrCode({ id, qrCode: cob.pixCopiaECola });
     if (!stored) {
       await workflowStarted;
-      await acquirer.removeCob(txid).catch((err: unknown) =>
-        logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob of a charge failed meanwhile not removed'),
-      );
+      await acquirer
+        .removeCob(txid)
+        .catch((err: unknown) =>
+          logger.warn(
+            { chargeId: id, err: err instanceof Error ? err.message : String(err) },
+            'cob of a charge failed meanwhile not removed',
+          ),
+        );
       dropListCache(merchantId);
       throw upstream('The acquirer answered too late; the charge was recorded as FAILED');
     }
@@ -324,7 +337,12 @@ export function createChargesService(deps: ChargesDeps) {
    * (docs/api.md "Idempotency"), the same key replays the first answer and moves no money again, also when the
    * requests are concurrent.
    */
-  async function refund(merchantId: string, id: string, input: { amount?: number; reason?: string }, idempotencyKey?: string) {
+  async function refund(
+    merchantId: string,
+    id: string,
+    input: { amount?: number; reason?: string },
+    idempotencyKey?: string,
+  ) {
     const refundId = newId('rf');
     const requestRefund = async (trx: Knex.Transaction) => {
       const charges = chargesStore(trx);
@@ -360,8 +378,10 @@ export function createChargesService(deps: ChargesDeps) {
       const own = await chargesStore(trx).findOwnModel(merchantId, id);
       if (!own) throw notFound('Charge not found');
       const fingerprint = requestFingerprint({ amount: input.amount ?? null, reason: input.reason ?? null });
-      return withIdempotencyKey(trx, { scope: 'charge_refund', ownerId: merchantId, key: idempotencyKey, targetId: id, fingerprint }, () =>
-        requestRefund(trx),
+      return withIdempotencyKey(
+        trx,
+        { scope: 'charge_refund', ownerId: merchantId, key: idempotencyKey, targetId: id, fingerprint },
+        () => requestRefund(trx),
       );
     });
     if (outcome.replay) return outcome;

@@ -22,12 +22,22 @@ export interface RecordEventInput {
  * Returns the event id, new or existing. Call it with the transaction of the change; given a plain
  * knex it opens its own, so the event and its deliveries still commit together.
  */
-export async function recordEvent(trx: Knex | Knex.Transaction, e: RecordEventInput): Promise<{ id: string; created: boolean }> {
+export async function recordEvent(
+  trx: Knex | Knex.Transaction,
+  e: RecordEventInput,
+): Promise<{ id: string; created: boolean }> {
   if (!(trx as Knex.Transaction).isTransaction) return trx.transaction((t) => recordEvent(t, e));
   const id = newId('evt');
   const timestamp = new Date();
   const store = eventsStore(trx);
-  const created = await store.insertOnce({ id, merchantId: e.merchantId, type: e.type, data: e.data, reference: e.reference, createdAt: timestamp });
+  const created = await store.insertOnce({
+    id,
+    merchantId: e.merchantId,
+    type: e.type,
+    data: e.data,
+    reference: e.reference,
+    createdAt: timestamp,
+  });
   if (created) {
     await enqueueDeliveries(trx as Knex.Transaction, {
       eventId: id,

@@ -33,7 +33,10 @@ export function createInfractionCallbacks(deps: { knex: Knex; workflows: Infract
       status: i.status,
     });
     if (!row) {
-      logger.warn({ acquirerInfractionId: i.id, e2eId: i.endToEndId }, 'infraction on a payment that is not ours: kept in the inbox');
+      logger.warn(
+        { acquirerInfractionId: i.id, e2eId: i.endToEndId },
+        'infraction on a payment that is not ours: kept in the inbox',
+      );
       return { kind: 'unknown_payment' };
     }
     await workflows.acquirerUpdate({ id: row.id, merchantId: row.merchantId }, { status: i.status });
@@ -41,7 +44,8 @@ export function createInfractionCallbacks(deps: { knex: Knex; workflows: Infract
   }
 
   /** The same, from a body an inbox stored (the whole callback body, as received). */
-  const receivedStored = (payload: unknown): Promise<InfractionCallbackOutcome> => received(infractionCallback.parse(payload));
+  const receivedStored = (payload: unknown): Promise<InfractionCallbackOutcome> =>
+    received(infractionCallback.parse(payload));
 
   return { received, receivedStored };
 }

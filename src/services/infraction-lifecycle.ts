@@ -59,7 +59,14 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
 
   /** The event data every infraction event shares (docs/api.md "Events"). */
   function eventData(inf: Infraction, status: Infraction['status'], amount = inf.amount) {
-    return { infractionId: inf.id, chargeId: inf.chargeId, endToEndId: inf.e2eId, amount, reason: inf.reason ?? '', status };
+    return {
+      infractionId: inf.id,
+      chargeId: inf.chargeId,
+      endToEndId: inf.e2eId,
+      amount,
+      reason: inf.reason ?? '',
+      status,
+    };
   }
 
   async function patch(trx: Trx, id: string, p: Partial<Infraction>): Promise<void> {
@@ -73,7 +80,11 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * money settled) gets a reference of its own.
    */
   async function topUp(trx: Trx, inf: Infraction, charge: Charge): Promise<number> {
-    const room = charge.amount - charge.refundedAmount - (await chargesStore(trx).openClaims(charge.id, inf.id)) - inf.blockedAmount;
+    const room =
+      charge.amount -
+      charge.refundedAmount -
+      (await chargesStore(trx).openClaims(charge.id, inf.id)) -
+      inf.blockedAmount;
     const missing = Math.min(inf.amount - inf.blockedAmount, room);
     if (missing <= 0) return inf.blockedAmount;
     // Lock the available row so the amount we read is the amount we move (a withdrawal in between
@@ -200,14 +211,29 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const charge = await chargeOf(trx, inf, { lock: true });
       const charges = chargesStore(trx);
       const blocked = await topUp(trx, inf, charge);
-      const owed = Math.max(0, Math.min(inf.amount, charge.amount - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))));
+      const owed = Math.max(
+        0,
+        Math.min(inf.amount, charge.amount - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))),
+      );
       const fromBlocked = Math.min(blocked, owed);
       const excess = blocked - fromBlocked;
       if (excess > 0) {
-        await ledger.moveBlocked(trx, { reference: `infraction:${inf.id}:release:${blocked}`, merchantId: inf.merchantId, amount: excess, direction: 'unblock' });
+        await ledger.moveBlocked(trx, {
+          reference: `infraction:${inf.id}:release:${blocked}`,
+          merchantId: inf.merchantId,
+          amount: excess,
+          direction: 'unblock',
+        });
       }
-      const feeLeft = Math.max(0, (charge.feeAmount ?? 0) - (await infractionsStore(trx).feeReturnedOnCharge(charge.id, inf.id)));
-      const fromFee = Math.min(owed - fromBlocked, feeLeft, await ledger.lockedBalance(trx, inf.merchantId, 'fee_revenue'));
+      const feeLeft = Math.max(
+        0,
+        (charge.feeAmount ?? 0) - (await infractionsStore(trx).feeReturnedOnCharge(charge.id, inf.id)),
+      );
+      const fromFee = Math.min(
+        owed - fromBlocked,
+        feeLeft,
+        await ledger.lockedBalance(trx, inf.merchantId, 'fee_revenue'),
+      );
       const amount = fromBlocked + fromFee;
       const caseOf = (kind: 'MED_NOTHING_TO_RETURN' | 'MED_SHORTFALL', reason: string) =>
         openOperatorCase(trx, logger, {
@@ -221,8 +247,16 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         });
       if (amount <= 0) {
         await patch(trx, inf.id, { blockedAmount: 0, closedAt: new Date() });
-        if (owed > 0) await caseOf('MED_NOTHING_TO_RETURN', `accepted infraction: none of the merchant's money to return ${owed} cents to the payer`);
-        else logger.warn({ infractionId: inf.id, chargeId: charge.id }, 'accepted infraction on a payment already returned in full');
+        if (owed > 0)
+          await caseOf(
+            'MED_NOTHING_TO_RETURN',
+            `accepted infraction: none of the merchant's money to return ${owed} cents to the payer`,
+          );
+        else
+          logger.warn(
+            { infractionId: inf.id, chargeId: charge.id },
+            'accepted infraction on a payment already returned in full',
+          );
         return;
       }
       // A refund of the charge like any other (kind INFRACTION), REQUESTED while its money is in
@@ -238,14 +272,18 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       });
       await ledger.debitMedRefund(trx, { refundId, merchantId: inf.merchantId, fromBlocked, fromFee });
       await patch(trx, inf.id, { refundId, refundAmount: amount, feeReturned: fromFee, blockedAmount: 0 });
-      if (amount < owed) await caseOf('MED_SHORTFALL', `the devolução returns ${amount} of the ${owed} cents owed to the payer`);
+      if (amount < owed)
+        await caseOf('MED_SHORTFALL', `the devolução returns ${amount} of the ${owed} cents owed to the payer`);
     });
     return progress(id);
   }
 
-  async function refundTarget(id: string): Promise<{ inf: Infraction; refundId: string; amount: number; e2eId: string }> {
+  async function refundTarget(
+    id: string,
+  ): Promise<{ inf: Infraction; refundId: string; amount: number; e2eId: string }> {
     const inf = await infractionsStore(knex).find(id);
-    if (!inf?.refundId || !inf.refundAmount || !inf.e2eId) throw new InfractionNotFoundError(`infraction ${id} has no devolução to send`);
+    if (!inf?.refundId || !inf.refundAmount || !inf.e2eId)
+      throw new InfractionNotFoundError(`infraction ${id} has no devolução to send`);
     return { inf, refundId: inf.refundId, amount: inf.refundAmount, e2eId: inf.e2eId };
   }
 
@@ -274,7 +312,8 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const r = await acquirer.getRefund(e2eId, acquirerRefundId(refundId));
       return { status: r.status, rtrId: r.rtrId, reason: r.reason };
     } catch (err) {
-      if (err instanceof AcquirerError && err.code === 'NOT_FOUND') return { status: 'REFUSED', reason: 'unknown devolução' };
+      if (err instanceof AcquirerError && err.code === 'NOT_FOUND')
+        return { status: 'REFUSED', reason: 'unknown devolução' };
       throw err;
     }
   }
@@ -296,9 +335,20 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       if (!refund || refund.status === 'CONFIRMED') return;
       const fromFee = inf.feeReturned;
       const fromBlocked = inf.refundAmount - fromFee;
-      await ledger.returnMedRefund(trx, { refundId, merchantId: inf.merchantId, toBlocked: fromBlocked, toFee: fromFee });
+      await ledger.returnMedRefund(trx, {
+        refundId,
+        merchantId: inf.merchantId,
+        toBlocked: fromBlocked,
+        toFee: fromFee,
+      });
       await chargesStore(trx).failRefund(refundId, reason);
-      await patch(trx, inf.id, { refundId: null, refundAmount: null, feeReturned: 0, blockedAmount: inf.blockedAmount + fromBlocked, operatorAction: 'pending' });
+      await patch(trx, inf.id, {
+        refundId: null,
+        refundAmount: null,
+        feeReturned: 0,
+        blockedAmount: inf.blockedAmount + fromBlocked,
+        operatorAction: 'pending',
+      });
       await openOperatorCase(trx, logger, {
         reference: `infraction:${inf.id}:MED_REFUND_REFUSED:${refundId}`,
         kind: 'MED_REFUND_REFUSED',
@@ -306,7 +356,13 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         subjectType: 'infraction',
         subjectId: inf.id,
         reason: `the devolução of ${inf.refundAmount} cents was not completed: ${reason}`,
-        details: { chargeId: inf.chargeId, refundId, amount: inf.refundAmount, reblocked: fromBlocked, feeBack: fromFee },
+        details: {
+          chargeId: inf.chargeId,
+          refundId,
+          amount: inf.refundAmount,
+          reblocked: fromBlocked,
+          feeBack: fromFee,
+        },
       });
     });
     return progress(id);
@@ -322,7 +378,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const inf = await lock(trx, id);
       if (inf.operatorAction === 'release') {
         if (inf.blockedAmount > 0) {
-          await ledger.moveBlocked(trx, { reference: `infraction:${inf.id}:released-by-operator`, merchantId: inf.merchantId, amount: inf.blockedAmount, direction: 'unblock' });
+          await ledger.moveBlocked(trx, {
+            reference: `infraction:${inf.id}:released-by-operator`,
+            merchantId: inf.merchantId,
+            amount: inf.blockedAmount,
+            direction: 'unblock',
+          });
         }
         await patch(trx, inf.id, { operatorAction: null, blockedAmount: 0, closedAt: new Date() });
       } else if (inf.operatorAction === 'retry') {
@@ -361,7 +422,11 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       // REFUNDED once fully refunded, as for a merchant's refund; the payment's bound keeps the sum
       // within the amount, so this only fails on a charge no longer PAID.
       const updated = await charges.addRefundedToPaid(charge.id, amount);
-      if (!updated) logger.warn({ infractionId: inf.id, chargeId: charge.id, status: charge.status }, 'MED refund on a charge that is no longer PAID');
+      if (!updated)
+        logger.warn(
+          { infractionId: inf.id, chargeId: charge.id, status: charge.status },
+          'MED refund on a charge that is no longer PAID',
+        );
       await patch(trx, inf.id, { status: 'REFUNDED', refundedAt, closedAt: refundedAt, blockedAmount: 0 });
       await recordEvent(trx, {
         merchantId: inf.merchantId,
@@ -387,7 +452,18 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return progress(id);
   }
 
-  return { progress, block, reject, accept, prepareRefund, sendRefund, checkRefund, failRefund, applyOperatorAction, completeRefund };
+  return {
+    progress,
+    block,
+    reject,
+    accept,
+    prepareRefund,
+    sendRefund,
+    checkRefund,
+    failRefund,
+    applyOperatorAction,
+    completeRefund,
+  };
 }
 
 export type InfractionLifecycle = ReturnType<typeof createInfractionLifecycle>;

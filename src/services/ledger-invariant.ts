@@ -45,7 +45,14 @@ export interface LedgerCheckReport {
   merchantIds: string[] | null;
   /** Merchants left out of the check. */
   excludedMerchantIds: string[];
-  counts: { transactions: number; postings: number; accounts: number; charges: number; withdrawals: number; refunds: number };
+  counts: {
+    transactions: number;
+    postings: number;
+    accounts: number;
+    charges: number;
+    withdrawals: number;
+    refunds: number;
+  };
   violations: LedgerViolation[];
 }
 
@@ -83,7 +90,12 @@ export async function checkLedgerInvariant(
         .leftJoin('ledger_postings as p', 'p.transaction_id', 't.id')
         .groupBy('t.id', 't.reference')
         .havingRaw('coalesce(sum(p.amount), 0) <> 0 or count(p.id) < 2')
-        .select('t.id', 't.reference', trx.raw('coalesce(sum(p.amount), 0) as sum'), trx.raw('count(p.id) as postings')),
+        .select(
+          't.id',
+          't.reference',
+          trx.raw('coalesce(sum(p.amount), 0) as sum'),
+          trx.raw('count(p.id) as postings'),
+        ),
       't.merchant_id',
     )) as Array<{ id: string; reference: string; sum: string; postings: string }>;
     for (const r of unbalanced) {
@@ -111,7 +123,10 @@ export async function checkLedgerInvariant(
         });
       }
       if (balance < 0 && !SIGNED_KINDS.includes(a.kind)) {
-        violations.push({ check: 'negative_balance', detail: { accountId: a.id, merchantId: a.merchant_id, kind: a.kind, balance } });
+        violations.push({
+          check: 'negative_balance',
+          detail: { accountId: a.id, merchantId: a.merchant_id, kind: a.kind, balance },
+        });
       }
     }
 
@@ -149,22 +164,35 @@ export async function checkLedgerInvariant(
       if (paid !== (c.transaction_id !== null) || (paid && num(c.acquirer_amount) !== -num(c.amount))) {
         violations.push({
           check: 'charge_payment_mismatch',
-          detail: { chargeId: c.id, merchantId: c.merchant_id, amount: num(c.amount), paid, credited: -num(c.acquirer_amount) },
+          detail: {
+            chargeId: c.id,
+            merchantId: c.merchant_id,
+            amount: num(c.amount),
+            paid,
+            credited: -num(c.acquirer_amount),
+          },
         });
       }
       if (paid) fees.set(c.merchant_id, (fees.get(c.merchant_id) ?? 0) + num(c.fee_amount));
     }
     // A devolução in transit or confirmed keeps `fee_returned` on its infraction; a failed one gave it back.
     const feeBack = (await scope(
-      trx('infractions').where('fee_returned', '>', 0).groupBy('merchant_id').select('merchant_id', trx.raw('sum(fee_returned) as s')),
+      trx('infractions')
+        .where('fee_returned', '>', 0)
+        .groupBy('merchant_id')
+        .select('merchant_id', trx.raw('sum(fee_returned) as s')),
       'merchant_id',
     )) as Array<{ merchant_id: string; s: string }>;
     for (const f of feeBack) fees.set(f.merchant_id, (fees.get(f.merchant_id) ?? 0) - num(f.s));
-    const merchantsWithFees = new Set([...fees.keys(), ...accounts.filter((a) => a.kind === 'fee_revenue').map((a) => a.merchant_id)]);
+    const merchantsWithFees = new Set([
+      ...fees.keys(),
+      ...accounts.filter((a) => a.kind === 'fee_revenue').map((a) => a.merchant_id),
+    ]);
     for (const merchantId of merchantsWithFees) {
       const expected = fees.get(merchantId) ?? 0;
       const actual = accountOf.get(`${merchantId}:fee_revenue`) ?? 0;
-      if (expected !== actual) violations.push({ check: 'fee_revenue_mismatch', detail: { merchantId, expected, actual } });
+      if (expected !== actual)
+        violations.push({ check: 'fee_revenue_mismatch', detail: { merchantId, expected, actual } });
     }
 
     // In transit, per business entity: what each withdrawal's and refund's own references left there.
@@ -174,20 +202,33 @@ export async function checkLedgerInvariant(
         .join('ledger_transactions as t', 't.id', 'p.transaction_id')
         .where('a.kind', 'in_transit')
         .groupBy('a.merchant_id', 'entity')
-        .select('a.merchant_id', trx.raw("split_part(t.reference, ':', 1) || ':' || split_part(t.reference, ':', 2) as entity"), trx.raw('sum(p.amount) as amount')),
+        .select(
+          'a.merchant_id',
+          trx.raw("split_part(t.reference, ':', 1) || ':' || split_part(t.reference, ':', 2) as entity"),
+          trx.raw('sum(p.amount) as amount'),
+        ),
       'a.merchant_id',
     )) as Array<{ merchant_id: string; entity: string; amount: string }>;
     const inTransit = new Map<string, number>();
     for (const t of transit) if (num(t.amount) !== 0) inTransit.set(t.entity, num(t.amount));
     const explained = new Set<string>();
-    const expectTransit = (merchantId: string, entity: string, expected: number, detail: Record<string, unknown>): void => {
+    const expectTransit = (
+      merchantId: string,
+      entity: string,
+      expected: number,
+      detail: Record<string, unknown>,
+    ): void => {
       explained.add(entity);
       const actual = inTransit.get(entity) ?? 0;
-      if (actual !== expected) violations.push({ check: 'in_transit_mismatch', detail: { merchantId, entity, expected, actual, ...detail } });
+      if (actual !== expected)
+        violations.push({ check: 'in_transit_mismatch', detail: { merchantId, entity, expected, actual, ...detail } });
     };
 
     // Withdrawals: one debit of the amount; the resolution its status implies; in transit only while PROCESSING.
-    const withdrawals = (await scope(trx('withdrawals').select('id', 'merchant_id', 'amount', 'status'), 'merchant_id')) as Array<{
+    const withdrawals = (await scope(
+      trx('withdrawals').select('id', 'merchant_id', 'amount', 'status'),
+      'merchant_id',
+    )) as Array<{
       id: string;
       merchant_id: string;
       amount: string | number;
@@ -200,14 +241,23 @@ export async function checkLedgerInvariant(
           .where('a.kind', 'in_transit')
           .where('t.reference', 'like', 'withdrawal:%')
           .modify((q) => scope(q, 't.merchant_id'))
-          .select('t.reference', 't.kind', 'p.amount')) as Array<{ reference: string; kind: string; amount: string | number }>)
+          .select('t.reference', 't.kind', 'p.amount')) as Array<{
+          reference: string;
+          kind: string;
+          amount: string | number;
+        }>)
       : [];
     const txByRef = new Map(withdrawalTx.map((t) => [t.reference, t]));
     const returned = new Set(
       withdrawals.length
-        ? ((await scope(trx('ledger_transactions').where('reference', 'like', 'withdrawal:%:returned').select('reference'), 'merchant_id')) as Array<{
-            reference: string;
-          }>).map((r) => r.reference)
+        ? (
+            (await scope(
+              trx('ledger_transactions').where('reference', 'like', 'withdrawal:%:returned').select('reference'),
+              'merchant_id',
+            )) as Array<{
+              reference: string;
+            }>
+          ).map((r) => r.reference)
         : [],
     );
     for (const w of withdrawals) {
@@ -219,17 +269,26 @@ export async function checkLedgerInvariant(
       if (!debit || num(debit.amount) !== amount) problems.push('no debit of its amount');
       if (!rule) problems.push(`unknown status ${w.status}`);
       else {
-        if ((resolved?.kind ?? null) !== rule.resolved) problems.push(`resolution ${resolved?.kind ?? 'none'} for status ${w.status}`);
-        if (returned.has(`withdrawal:${w.id}:returned`) !== rule.returned) problems.push(`return posting does not match status ${w.status}`);
+        if ((resolved?.kind ?? null) !== rule.resolved)
+          problems.push(`resolution ${resolved?.kind ?? 'none'} for status ${w.status}`);
+        if (returned.has(`withdrawal:${w.id}:returned`) !== rule.returned)
+          problems.push(`return posting does not match status ${w.status}`);
       }
-      if (problems.length) violations.push({ check: 'withdrawal_mismatch', detail: { withdrawalId: w.id, merchantId: w.merchant_id, status: w.status, problems } });
+      if (problems.length)
+        violations.push({
+          check: 'withdrawal_mismatch',
+          detail: { withdrawalId: w.id, merchantId: w.merchant_id, status: w.status, problems },
+        });
       expectTransit(w.merchant_id, `withdrawal:${w.id}`, w.status === 'PROCESSING' ? amount : 0, { status: w.status });
     }
 
     // Refunds: in transit while REQUESTED; a failed return of an unpayable payment (the payer's
     // money) stays there for an operator (docs/architecture.md "Charges: how they work"); a failed MED devolução
     // went back to blocked and the fee (docs/operations.md "The money of an infraction").
-    const refunds = (await scope(trx('charge_refunds').select('id', 'merchant_id', 'amount', 'status', 'kind'), 'merchant_id')) as Array<{
+    const refunds = (await scope(
+      trx('charge_refunds').select('id', 'merchant_id', 'amount', 'status', 'kind'),
+      'merchant_id',
+    )) as Array<{
       id: string;
       merchant_id: string;
       amount: string | number;
@@ -238,7 +297,10 @@ export async function checkLedgerInvariant(
     }>;
     for (const r of refunds) {
       const travelling = r.status === 'REQUESTED' || (r.status === 'FAILED' && r.kind === 'UNPAYABLE_PAYMENT');
-      expectTransit(r.merchant_id, `refund:${r.id}`, travelling ? num(r.amount) : 0, { status: r.status, kind: r.kind });
+      expectTransit(r.merchant_id, `refund:${r.id}`, travelling ? num(r.amount) : 0, {
+        status: r.status,
+        kind: r.kind,
+      });
     }
 
     // Blocked funds: per merchant, what its infractions hold blocked (docs/operations.md "MED infractions").
@@ -247,7 +309,10 @@ export async function checkLedgerInvariant(
       'merchant_id',
     )) as Array<{ merchant_id: string; blocked: string }>;
     const blockedByInfractions = new Map(infractionBlocks.map((r) => [r.merchant_id, num(r.blocked)]));
-    const merchantsWithBlocks = new Set([...blockedByInfractions.keys(), ...accounts.filter((a) => a.kind === 'blocked').map((a) => a.merchant_id)]);
+    const merchantsWithBlocks = new Set([
+      ...blockedByInfractions.keys(),
+      ...accounts.filter((a) => a.kind === 'blocked').map((a) => a.merchant_id),
+    ]);
     for (const merchantId of merchantsWithBlocks) {
       const expected = blockedByInfractions.get(merchantId) ?? 0;
       const actual = accountOf.get(`${merchantId}:blocked`) ?? 0;
@@ -257,15 +322,20 @@ export async function checkLedgerInvariant(
     const byMerchant = new Map(transit.map((t) => [t.entity, t.merchant_id]));
     for (const [entity, amount] of inTransit) {
       if (!explained.has(entity)) {
-        violations.push({ check: 'in_transit_mismatch', detail: { merchantId: byMerchant.get(entity), entity, expected: 0, actual: amount, unexplained: true } });
+        violations.push({
+          check: 'in_transit_mismatch',
+          detail: { merchantId: byMerchant.get(entity), entity, expected: 0, actual: amount, unexplained: true },
+        });
       }
     }
 
-    const [counts] = (await trx
-      .select(
-        scope(trx('ledger_transactions').count('*'), 'merchant_id').as('transactions'),
-        scope(trx('ledger_postings as p').join('ledger_accounts as a', 'a.id', 'p.account_id').count('*'), 'a.merchant_id').as('postings'),
-      )) as Array<{ transactions: string; postings: string }>;
+    const [counts] = (await trx.select(
+      scope(trx('ledger_transactions').count('*'), 'merchant_id').as('transactions'),
+      scope(
+        trx('ledger_postings as p').join('ledger_accounts as a', 'a.id', 'p.account_id').count('*'),
+        'a.merchant_id',
+      ).as('postings'),
+    )) as Array<{ transactions: string; postings: string }>;
     await trx.commit();
     return {
       ok: violations.length === 0,

@@ -125,9 +125,10 @@ export async function post(db: Db, input: PostInput): Promise<PostResult> {
       .ignore()
       .returning('id');
     if (inserted.length === 0) {
-      const existing = (await trx('ledger_transactions')
-        .where({ reference: input.reference })
-        .first('id', 'kind')) as { id: string; kind: string };
+      const existing = (await trx('ledger_transactions').where({ reference: input.reference }).first('id', 'kind')) as {
+        id: string;
+        kind: string;
+      };
       return { transactionId: existing.id, kind: existing.kind, created: false };
     }
 
@@ -150,8 +151,7 @@ export async function post(db: Db, input: PostInput): Promise<PostResult> {
 
 async function ensureAccount(trx: Knex.Transaction, merchantId: string, kind: LedgerAccountKind): Promise<string> {
   const found = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).first('id')) as
-    | { id: string }
-    | undefined;
+    { id: string } | undefined;
   if (found) return found.id;
   await trx('ledger_accounts')
     .insert({ id: newId('acc'), merchant_id: merchantId, kind, balance: 0 })
@@ -222,7 +222,15 @@ export async function getAccounts(db: Db, merchantId: string): Promise<Partial<R
 /** The shape of most movements: `amount` from one of the merchant's accounts to another. */
 export function move(
   db: Db,
-  a: { reference: string; kind: string; merchantId: string; amount: number; from: LedgerAccountKind; to: LedgerAccountKind; metadata?: Record<string, unknown> },
+  a: {
+    reference: string;
+    kind: string;
+    merchantId: string;
+    amount: number;
+    from: LedgerAccountKind;
+    to: LedgerAccountKind;
+    metadata?: Record<string, unknown>;
+  },
 ): Promise<PostResult> {
   return post(db, {
     reference: a.reference,
@@ -442,10 +450,13 @@ export function returnMedRefund(
 }
 
 /** One of the merchant's balances, its row locked FOR UPDATE (inside a transaction); 0 without one. */
-export async function lockedBalance(trx: Knex.Transaction, merchantId: string, kind: LedgerAccountKind): Promise<number> {
+export async function lockedBalance(
+  trx: Knex.Transaction,
+  merchantId: string,
+  kind: LedgerAccountKind,
+): Promise<number> {
   const row = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).forUpdate().first('balance')) as
-    | { balance: number }
-    | undefined;
+    { balance: number } | undefined;
   return row?.balance ?? 0;
 }
 

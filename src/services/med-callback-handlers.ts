@@ -14,7 +14,10 @@ import type { CallbackHandlers } from './callback-inbox';
 import type { InfractionCallbacks } from './infraction-callbacks';
 import type { PixKeyCallbacks } from './pix-key-callbacks';
 
-export function createMedCallbackHandlers(deps: { infractions: InfractionCallbacks; pixKeys: PixKeyCallbacks }): CallbackHandlers {
+export function createMedCallbackHandlers(deps: {
+  infractions: InfractionCallbacks;
+  pixKeys: PixKeyCallbacks;
+}): CallbackHandlers {
   return {
     infractions: async (entry) => {
       const outcome = await deps.infractions.receivedStored(entry.payload);
@@ -24,7 +27,9 @@ export function createMedCallbackHandlers(deps: { infractions: InfractionCallbac
     },
     'pix-keys': async (entry) => {
       const outcome = await deps.pixKeys.statusChangedStored(entry.payload);
-      return outcome === 'unknown_key' ? { kind: 'park', reason: 'status change of an unknown PIX key' } : { kind: 'applied', resolution: String(outcome) };
+      return outcome === 'unknown_key'
+        ? { kind: 'park', reason: 'status change of an unknown PIX key' }
+        : { kind: 'applied', resolution: String(outcome) };
     },
   };
 }

@@ -228,7 +228,12 @@ export function createMerchantsService(deps: MerchantsDeps) {
       acquirerConfigured: r.acquirer_account_id !== null,
       pixKey:
         r.pix_key_id !== null
-          ? { id: r.pix_key_id, type: r.pix_key_type as string, key: r.pix_key_key as string, status: r.pix_key_status as string }
+          ? {
+              id: r.pix_key_id,
+              type: r.pix_key_type as string,
+              key: r.pix_key_key as string,
+              status: r.pix_key_status as string,
+            }
           : null,
       feeBps: r.fee_bps,
       feeFixed: Number(r.fee_fixed),
@@ -242,12 +247,23 @@ export function createMerchantsService(deps: MerchantsDeps) {
     return adminView(m, await keysOf(knex, id));
   }
 
-  async function listMerchants(opts: { page: number; limit: number }): Promise<{ total: number; merchants: MerchantAdminView[] }> {
+  async function listMerchants(opts: {
+    page: number;
+    limit: number;
+  }): Promise<{ total: number; merchants: MerchantAdminView[] }> {
     const store = merchantsStore(knex);
     const { total, rows } = await store.page({ limit: opts.limit, offset: (opts.page - 1) * opts.limit });
     assertPageWithinDepth(opts.page, opts.limit, total);
     const keys = await store.pixKeysOf(rows.map((r) => r.id));
-    return { total, merchants: rows.map((m) => adminView(m, keys.filter((k) => k.merchantId === m.id))) };
+    return {
+      total,
+      merchants: rows.map((m) =>
+        adminView(
+          m,
+          keys.filter((k) => k.merchantId === m.id),
+        ),
+      ),
+    };
   }
 
   async function updateMerchant(actor: Actor, id: string, input: UpdateMerchantInput): Promise<MerchantAdminView> {
@@ -262,13 +278,22 @@ export function createMerchantsService(deps: MerchantsDeps) {
       if (input.feeFixed !== undefined) patch.feeFixed = input.feeFixed;
       if (input.settlementDelaySeconds !== undefined) patch.settlementDelaySeconds = input.settlementDelaySeconds;
       const after = Object.keys(patch).length > 0 ? await merchantsStore(trx).patch(before, patch) : before;
-      await recordAudit(trx, actor, { action: 'merchant.update', targetType: 'merchant', targetId: id, details: { ...input } });
+      await recordAudit(trx, actor, {
+        action: 'merchant.update',
+        targetType: 'merchant',
+        targetId: id,
+        details: { ...input },
+      });
       return adminView(after, await keysOf(trx, id));
     });
   }
 
   /** Adds a PIX key as PENDING; the acquirer registration (hook) activates it later. */
-  async function addPixKey(actor: Actor, merchantId: string, input: { type: PixKeyType; key: string }): Promise<PixKeyView> {
+  async function addPixKey(
+    actor: Actor,
+    merchantId: string,
+    input: { type: PixKeyType; key: string },
+  ): Promise<PixKeyView> {
     const check = validatePixKey(input.type, input.key);
     if (!check.ok) throw invalid(check.reason);
     let created: PixKey;
@@ -308,7 +333,12 @@ export function createMerchantsService(deps: MerchantsDeps) {
   }
 
   /** Operator override of a key's status; a change records `pixkey.updated` (src/services/pix-keys.ts). */
-  async function setPixKeyStatus(actor: Actor, merchantId: string, keyId: string, status: PixKeyStatus): Promise<PixKeyView> {
+  async function setPixKeyStatus(
+    actor: Actor,
+    merchantId: string,
+    keyId: string,
+    status: PixKeyStatus,
+  ): Promise<PixKeyView> {
     return knex.transaction(async (trx) => {
       const key = await merchantsStore(trx).lockPixKey(merchantId, keyId);
       if (!key) throw notFound('PIX key not found');
@@ -358,12 +388,22 @@ export function createMerchantsService(deps: MerchantsDeps) {
   ): Promise<{ adjustment: { id: string; amount: number; reason: string }; balance: Balance; idempotent?: true }> {
     const id = newId('adj');
     const post = async (trx: Knex.Transaction) => {
-      await ledger.postAdjustment(trx, { merchantId, amount: input.amount, reason: input.reason, reference: `adjustment:${id}` });
+      await ledger.postAdjustment(trx, {
+        merchantId,
+        amount: input.amount,
+        reason: input.reason,
+        reference: `adjustment:${id}`,
+      });
       await recordAudit(trx, actor, {
         action: 'balance.adjust',
         targetType: 'merchant',
         targetId: merchantId,
-        details: { adjustmentId: id, amount: input.amount, reason: input.reason, ...(idempotencyKey ? { idempotencyKey } : {}) },
+        details: {
+          adjustmentId: id,
+          amount: input.amount,
+          reason: input.reason,
+          ...(idempotencyKey ? { idempotencyKey } : {}),
+        },
       });
       return { id, amount: input.amount, reason: input.reason };
     };
@@ -371,12 +411,16 @@ export function createMerchantsService(deps: MerchantsDeps) {
       await findMerchant(trx, merchantId);
       if (!idempotencyKey) return { replay: false as const, result: await post(trx) };
       const fingerprint = requestFingerprint({ amount: input.amount, reason: input.reason });
-      return withIdempotencyKey(trx, { scope: 'adjustment', ownerId: merchantId, key: idempotencyKey, targetId: merchantId, fingerprint }, () =>
-        post(trx),
+      return withIdempotencyKey(
+        trx,
+        { scope: 'adjustment', ownerId: merchantId, key: idempotencyKey, targetId: merchantId, fingerprint },
+        () => post(trx),
       );
     });
     const balance = await getBalance(merchantId);
-    return outcome.replay ? { adjustment: outcome.result, balance, idempotent: true } : { adjustment: outcome.result, balance };
+    return outcome.replay
+      ? { adjustment: outcome.result, balance, idempotent: true }
+      : { adjustment: outcome.result, balance };
   }
 
   return {

@@ -25,7 +25,10 @@ const SYSTEM: Actor = { userId: null, email: 'system' };
 export async function openOperatorCase(db: Db, logger: Logger, c: NewOperatorCase): Promise<boolean> {
   const row = await operatorCasesStore(db).openOnce(c);
   if (!row) return false;
-  logger.error({ caseId: row.id, kind: c.kind, subjectId: c.subjectId, reason: c.reason }, 'operator case opened: needs an operator');
+  logger.error(
+    { caseId: row.id, kind: c.kind, subjectId: c.subjectId, reason: c.reason },
+    'operator case opened: needs an operator',
+  );
   await recordAudit(db, SYSTEM, {
     action: 'case.opened',
     targetType: c.subjectType,
@@ -43,7 +46,12 @@ export async function openOperatorCase(db: Db, logger: Logger, c: NewOperatorCas
  * situation ended without an operator (e.g. the acquirer answered again). A case already resolved,
  * or never opened, is left alone; true when this call resolved it.
  */
-export async function closeOperatorCase(db: Db, logger: Logger, reference: string, resolution: string): Promise<boolean> {
+export async function closeOperatorCase(
+  db: Db,
+  logger: Logger,
+  reference: string,
+  resolution: string,
+): Promise<boolean> {
   const store = operatorCasesStore(db);
   const c = await store.findByReference(reference, { lock: true });
   if (!c || c.status !== 'OPEN') return false;
@@ -54,7 +62,10 @@ export async function closeOperatorCase(db: Db, logger: Logger, reference: strin
     targetId: c.subjectId,
     details: { caseId: c.id, kind: c.kind, action: 'closed', note: resolution },
   });
-  logger.info({ caseId: c.id, kind: c.kind, subjectId: c.subjectId, resolution }, 'operator case closed: resolved without an operator');
+  logger.info(
+    { caseId: c.id, kind: c.kind, subjectId: c.subjectId, resolution },
+    'operator case closed: resolved without an operator',
+  );
   return true;
 }
 
@@ -108,7 +119,12 @@ export function createOperatorCases(deps: { knex: Knex; logger: Logger; resolver
   });
 
   /** Every case matching the filter, oldest first, walked in keyset pages of `limit`. */
-  async function list(q: { status?: OperatorCaseStatus; kind?: OperatorCaseKind; subjectId?: string; limit?: number }): Promise<OperatorCaseView[]> {
+  async function list(q: {
+    status?: OperatorCaseStatus;
+    kind?: OperatorCaseKind;
+    subjectId?: string;
+    limit?: number;
+  }): Promise<OperatorCaseView[]> {
     const store = operatorCasesStore(knex);
     if (q.subjectId) return (await store.ofSubject(q.subjectId)).map(view);
     return (await store.list({ status: q.status, kind: q.kind, limit: q.limit ?? 100 })).map(view);
@@ -125,7 +141,12 @@ export function createOperatorCases(deps: { knex: Knex; logger: Logger; resolver
    * an audit entry `case.resolved` commit together; the domain's follow-up (waking a workflow) runs
    * after the commit. A case already resolved is refused, so an action never runs twice.
    */
-  async function resolve(actor: Actor, id: string, action: OperatorCaseAction, note?: string): Promise<OperatorCaseView> {
+  async function resolve(
+    actor: Actor,
+    id: string,
+    action: OperatorCaseAction,
+    note?: string,
+  ): Promise<OperatorCaseView> {
     let after: (() => Promise<void>) | undefined;
     await knex.transaction(async (trx) => {
       const store = operatorCasesStore(trx);
@@ -152,7 +173,10 @@ export function createOperatorCases(deps: { knex: Knex; logger: Logger; resolver
         await followUp();
       } catch (err) {
         // The decision is committed; the workflow reads it from the database on its next check.
-        logger.warn({ caseId: id, err: err instanceof Error ? err.message : String(err) }, 'case resolved; its workflow will pick the decision up on its next check');
+        logger.warn(
+          { caseId: id, err: err instanceof Error ? err.message : String(err) },
+          'case resolved; its workflow will pick the decision up on its next check',
+        );
       }
     }
     return get(id);

@@ -26,7 +26,13 @@ export function pixWireOf(n: PaymentNotice): PixWire {
       ? { cpf: n.payer.document, nome: n.payer.name }
       : { cnpj: n.payer.document, nome: n.payer.name }
     : undefined;
-  return { endToEndId: n.endToEndId, txid: n.txid, valor: centsToWire(n.amount), horario: n.paidAt, ...(pagador ? { pagador } : {}) };
+  return {
+    endToEndId: n.endToEndId,
+    txid: n.txid,
+    valor: centsToWire(n.amount),
+    horario: n.paidAt,
+    ...(pagador ? { pagador } : {}),
+  };
 }
 
 /** A payment the acquirer reports on a cob (`GET /cob/{txid}`), as a notice. */

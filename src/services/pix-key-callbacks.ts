@@ -7,9 +7,11 @@ import { pixKeyCallback, type PixKeyCallback } from '../acquirer/wire';
 import type { PixKeyCallbackOutcome, PixKeyRegistration } from './pix-keys';
 
 export function createPixKeyCallbacks(deps: { registration: PixKeyRegistration }) {
-  const statusChanged = (body: PixKeyCallback): Promise<PixKeyCallbackOutcome> => deps.registration.acquirerStatusChanged(body);
+  const statusChanged = (body: PixKeyCallback): Promise<PixKeyCallbackOutcome> =>
+    deps.registration.acquirerStatusChanged(body);
   /** The same, from a body an inbox stored (the whole callback body, as received). */
-  const statusChangedStored = (payload: unknown): Promise<PixKeyCallbackOutcome> => statusChanged(pixKeyCallback.parse(payload));
+  const statusChangedStored = (payload: unknown): Promise<PixKeyCallbackOutcome> =>
+    statusChanged(pixKeyCallback.parse(payload));
   return { statusChanged, statusChangedStored };
 }
 

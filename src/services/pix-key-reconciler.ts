@@ -9,7 +9,11 @@ import type { Logger } from '../lib/logger';
 import { merchantsStore } from '../stores/merchants';
 import type { PixKeyWorkflows } from '../temporal/pix-key-workflow-client';
 
-export async function reconcilePixKeyRegistrations(deps: { knex: Knex; workflows: PixKeyWorkflows; logger: Logger }): Promise<number> {
+export async function reconcilePixKeyRegistrations(deps: {
+  knex: Knex;
+  workflows: PixKeyWorkflows;
+  logger: Logger;
+}): Promise<number> {
   const rows = await merchantsStore(deps.knex).unregisteredPixKeys();
   for (const r of rows) await deps.workflows.register({ id: r.id, merchantId: r.merchant_id });
   if (rows.length > 0) deps.logger.info({ pixKeys: rows.length }, 'PIX key registrations reconciled');

@@ -31,7 +31,8 @@ export function createPixKeySandbox(deps: { knex: Knex; simulator: SandboxContro
     for (;;) {
       const key = await ownKey(merchantId, keyId);
       if (key.acquirerKeyId) return key.acquirerKeyId;
-      if (Date.now() > deadline) throw invalid('This PIX key has not been registered at the acquirer yet; try again shortly');
+      if (Date.now() > deadline)
+        throw invalid('This PIX key has not been registered at the acquirer yet; try again shortly');
       await new Promise((r) => setTimeout(r, 50));
     }
   }

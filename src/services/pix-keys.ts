@@ -133,7 +133,10 @@ export function createPixKeyRegistration(deps: { knex: Knex; acquirer: Acquirer;
         return 'unknown_key';
       }
       if (key.acquirerKeyId && key.acquirerKeyId !== k.id) {
-        logger.warn({ pixKeyId: key.id, acquirerKeyId: k.id }, 'status of another registration of this PIX key: ignored');
+        logger.warn(
+          { pixKeyId: key.id, acquirerKeyId: k.id },
+          'status of another registration of this PIX key: ignored',
+        );
         return 'unchanged';
       }
       if (!key.acquirerKeyId) await store.setAcquirerKeyId(key.id, k.id);

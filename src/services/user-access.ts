@@ -68,7 +68,10 @@ export function createUserAccessService(deps: { knex: Knex }) {
   }
 
   /** Every JWT of every user of the merchant becomes 401 on its next use. */
-  async function revokeMerchantTokens(actor: Actor, merchantId: string): Promise<{ merchantId: string; users: UserAccessView[] }> {
+  async function revokeMerchantTokens(
+    actor: Actor,
+    merchantId: string,
+  ): Promise<{ merchantId: string; users: UserAccessView[] }> {
     return knex.transaction(async (trx) => {
       const store = merchantsStore(trx);
       if (!(await store.findById(merchantId))) throw notFound('Merchant not found');
@@ -89,8 +92,16 @@ export function createUserAccessService(deps: { knex: Knex }) {
     return knex.transaction(async (trx) => {
       const user = await lockedUser(trx, userId);
       const bump = status === 'DISABLED' && user.status !== 'DISABLED';
-      const after = await merchantsStore(trx).patchUser(user, { status, tokenVersion: user.tokenVersion + (bump ? 1 : 0) });
-      await recordAudit(trx, actor, { action: 'user.update', targetType: 'user', targetId: userId, details: { status } });
+      const after = await merchantsStore(trx).patchUser(user, {
+        status,
+        tokenVersion: user.tokenVersion + (bump ? 1 : 0),
+      });
+      await recordAudit(trx, actor, {
+        action: 'user.update',
+        targetType: 'user',
+        targetId: userId,
+        details: { status },
+      });
       return view(after);
     });
   }

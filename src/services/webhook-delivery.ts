@@ -9,7 +9,11 @@
  * crash between POST and commit) log the attempt once. A series has 1 + retry delays attempts;
  * `attempt_limit` is the last number of the current series (a redelivery opens a new one).
  */
-import { recordWebhookAttempt, recordWebhookDeliveryFailed, type WebhookAttemptOutcome as AttemptMetric } from '../observability/metrics';
+import {
+  recordWebhookAttempt,
+  recordWebhookDeliveryFailed,
+  type WebhookAttemptOutcome as AttemptMetric,
+} from '../observability/metrics';
 import type { WebhookDeliveryStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
@@ -46,7 +50,14 @@ export const DEFAULT_WEBHOOK_DELIVERY_SETTINGS: WebhookDeliverySettings = {
 
 /** Production always enforces the public-address rule, whatever the flag says. */
 export function webhookDeliverySettings(
-  config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_RETRY_DELAYS_SECONDS' | 'WEBHOOK_SEND_SECRET_HEADER' | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS' | 'isProduction'>,
+  config: Pick<
+    Config,
+    | 'WEBHOOK_TIMEOUT_MS'
+    | 'WEBHOOK_RETRY_DELAYS_SECONDS'
+    | 'WEBHOOK_SEND_SECRET_HEADER'
+    | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS'
+    | 'isProduction'
+  >,
 ): WebhookDeliverySettings {
   return {
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
@@ -97,7 +108,11 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     if (d.payload !== null) return d.payload;
     const store = webhooksStore(knex);
     const event = await store.eventOf(d.event_id);
-    const payload = serialiseEnvelope({ type: event.type, data: event.data, timestamp: new Date(event.created_at).toISOString() });
+    const payload = serialiseEnvelope({
+      type: event.type,
+      data: event.data,
+      timestamp: new Date(event.created_at).toISOString(),
+    });
     return store.setPayloadOnce(d.id, payload);
   }
 
@@ -147,7 +162,7 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     const success = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const wait = success ? null : retryDelay(d, attemptNumber);
     const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
-    const error = success ? null : result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`;
+    const error = success ? null : (result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`);
 
     const newlyLogged = await knex.transaction(async (trx) => {
       const tx = webhooksStore(trx);
@@ -175,7 +190,14 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
       if (status === 'FAILED') recordWebhookDeliveryFailed();
     }
     logger.info(
-      { deliveryId, webhookId: d.webhook_id, attempt: attemptNumber, statusCode: result.statusCode, success, durationMs: result.durationMs },
+      {
+        deliveryId,
+        webhookId: d.webhook_id,
+        attempt: attemptNumber,
+        statusCode: result.statusCode,
+        success,
+        durationMs: result.durationMs,
+      },
       'webhook delivery attempt',
     );
     if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };

@@ -57,7 +57,8 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
           // Marked only when this start created the run. An id already running is either being
           // marked by whoever started it, or is the previous run of a redelivered delivery still
           // closing: the row stays unmarked and the next poll starts the new run once it can.
-          if (await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 })) await markStarted(r.id);
+          if (await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 }))
+            await markStarted(r.id);
         }),
       );
     }
@@ -143,10 +144,15 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
         logger.warn({ err }, 'webhook dispatcher could not LISTEN; relying on its poll');
       }
       const runReconcile = (): void => {
-        reconciling = reconcile().catch((err: unknown) => logger.error({ err }, 'webhook delivery reconciliation failed'));
+        reconciling = reconcile().catch((err: unknown) =>
+          logger.error({ err }, 'webhook delivery reconciliation failed'),
+        );
       };
       runReconcile();
-      timers.push(setInterval(kick, deps.pollIntervalMs ?? 5_000), setInterval(runReconcile, deps.reconcileIntervalMs ?? 5 * 60_000));
+      timers.push(
+        setInterval(kick, deps.pollIntervalMs ?? 5_000),
+        setInterval(runReconcile, deps.reconcileIntervalMs ?? 5 * 60_000),
+      );
       for (const t of timers) t.unref();
     },
     async stop(): Promise<void> {

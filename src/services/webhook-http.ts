@@ -53,7 +53,7 @@ export function postWebhook(input: WebhookPostInput): Promise<WebhookPostResult>
       resolve({
         statusCode,
         response: asStoredText(Buffer.concat(chunks).subarray(0, input.maxResponseBytes)),
-        error: statusCode === null ? error ?? 'no response' : null,
+        error: statusCode === null ? (error ?? 'no response') : null,
         durationMs: Date.now() - started,
       });
     };
@@ -66,7 +66,9 @@ export function postWebhook(input: WebhookPostInput): Promise<WebhookPostResult>
       agent: false,
     });
     const timer = setTimeout(() => finish(`timed out after ${input.timeoutMs} ms`), input.timeoutMs);
-    req.on('error', (err: Error) => finish(err instanceof BlockedAddressError ? `refused: ${err.message}` : describeError(err)));
+    req.on('error', (err: Error) =>
+      finish(err instanceof BlockedAddressError ? `refused: ${err.message}` : describeError(err)),
+    );
     req.on('response', (res) => {
       statusCode = res.statusCode ?? null;
       res.on('data', (chunk: Buffer) => {

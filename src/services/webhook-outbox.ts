@@ -30,5 +30,10 @@ export async function enqueueDeliveries(trx: Knex.Transaction, e: PublishedEvent
   const store = webhooksStore(trx);
   const webhookIds = await store.subscribedTo(e.merchantId, e.type);
   if (webhookIds.length === 0) return [];
-  return store.enqueueDeliveries({ eventId: e.eventId, merchantId: e.merchantId, webhookIds, payload: serialiseEnvelope(e) });
+  return store.enqueueDeliveries({
+    eventId: e.eventId,
+    merchantId: e.merchantId,
+    webhookIds,
+    payload: serialiseEnvelope(e),
+  });
 }

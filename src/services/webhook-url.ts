@@ -80,7 +80,8 @@ export async function webhookUrlProblem(value: string, policy: WebhookUrlPolicy)
     }
   }
   if (addresses.length === 0) return 'host could not be resolved';
-  if (addresses.some((a) => !isPublicAddress(a))) return 'must not point to a private, loopback, link-local or multicast address';
+  if (addresses.some((a) => !isPublicAddress(a)))
+    return 'must not point to a private, loopback, link-local or multicast address';
   return null;
 }
 
@@ -94,7 +95,8 @@ export function guardedLookup(resolve: HostResolver, enforce: boolean): LookupFu
     resolve(hostname)
       .then((all) => {
         const blocked = enforce ? all.find((a) => !isPublicAddress(a)) : undefined;
-        if (blocked !== undefined) throw new BlockedAddressError(`${hostname} resolves to ${blocked}, which is not a public address`);
+        if (blocked !== undefined)
+          throw new BlockedAddressError(`${hostname} resolves to ${blocked}, which is not a public address`);
         const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
         const found = all
           .map((address) => ({ address, family: net.isIP(address) }))

@@ -71,14 +71,25 @@ export interface UpdateWebhookInput {
   status?: WebhookStatus;
 }
 
-export type WebhooksConfig = Pick<Config, 'MAX_WEBHOOKS_PER_MERCHANT' | 'WEBHOOK_RETRY_DELAYS_SECONDS' | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS'> & {
+export type WebhooksConfig = Pick<
+  Config,
+  'MAX_WEBHOOKS_PER_MERCHANT' | 'WEBHOOK_RETRY_DELAYS_SECONDS' | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS'
+> & {
   isProduction: boolean;
 };
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
 function toView(r: WebhookRow): WebhookView {
-  return { id: r.id, name: r.name, url: r.url, events: r.events, status: r.status, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at) };
+  return {
+    id: r.id,
+    name: r.name,
+    url: r.url,
+    events: r.events,
+    status: r.status,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
 }
 
 function toLogView(r: LogRow): WebhookLogView {
@@ -115,7 +126,8 @@ function toDeliveryView(r: DeliveryRow): DeliveryView {
 /** Deduplicated, in catalogue order as given; `[]` means every event. */
 const normaliseEvents = (events: string[] | undefined): string[] => [...new Set(events ?? [])];
 /** An empty name is no name. */
-const normaliseName = (name: string | null | undefined): string | null => (name === undefined || name === null || name.trim() === '' ? null : name);
+const normaliseName = (name: string | null | undefined): string | null =>
+  name === undefined || name === null || name.trim() === '' ? null : name;
 
 export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig; resolve?: HostResolver }) {
   const { knex, config } = deps;
@@ -144,7 +156,9 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
       const store = webhooksStore(trx);
       await store.lockMerchantCreations(merchantId);
       if ((await store.countForMerchant(merchantId)) >= config.MAX_WEBHOOKS_PER_MERCHANT) {
-        throw invalid(`Webhook limit reached (${config.MAX_WEBHOOKS_PER_MERCHANT} per merchant); delete an unused webhook first`);
+        throw invalid(
+          `Webhook limit reached (${config.MAX_WEBHOOKS_PER_MERCHANT} per merchant); delete an unused webhook first`,
+        );
       }
       return store.insert({
         merchantId,
@@ -203,7 +217,10 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     page: { page: number; limit: number },
   ): Promise<{ page: number; limit: number; total: number; deliveries: DeliveryView[] }> {
     await own(merchantId, id);
-    const { total, rows } = await webhooksStore(knex).deliveriesPage(merchantId, id, { limit: page.limit, offset: (page.page - 1) * page.limit });
+    const { total, rows } = await webhooksStore(knex).deliveriesPage(merchantId, id, {
+      limit: page.limit,
+      offset: (page.page - 1) * page.limit,
+    });
     assertPageWithinDepth(page.page, page.limit, total);
     return { page: page.page, limit: page.limit, total, deliveries: rows.map(toDeliveryView) };
   }

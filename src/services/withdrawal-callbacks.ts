@@ -31,10 +31,16 @@ export function createWithdrawalCallbackHandler(deps: { knex: Knex; logger: Logg
     const w = await withdrawalsStore(knex).forTransferCallback(t.idempotencyKey);
     // Not a transfer we made (or not as we made it): parked, so an operator looks at it.
     if (!w) return { kind: 'park', reason: `transfer ${t.id} names no withdrawal (${t.idempotencyKey})` };
-    if (w.transfer_id !== null && w.transfer_id !== t.id) return { kind: 'park', reason: `transfer ${t.id} is not withdrawal ${w.id}'s (${w.transfer_id})` };
-    if (wireToCents(t.valor) !== w.amount) return { kind: 'park', reason: `transfer ${t.id} amount ${t.valor} differs from withdrawal ${w.id}'s ${w.amount} cents` };
+    if (w.transfer_id !== null && w.transfer_id !== t.id)
+      return { kind: 'park', reason: `transfer ${t.id} is not withdrawal ${w.id}'s (${w.transfer_id})` };
+    if (wireToCents(t.valor) !== w.amount)
+      return {
+        kind: 'park',
+        reason: `transfer ${t.id} amount ${t.valor} differs from withdrawal ${w.id}'s ${w.amount} cents`,
+      };
     if (t.status === 'PROCESSING') return { kind: 'applied', resolution: 'in progress: nothing to apply' };
-    if (w.status === WITHDRAWAL_STATUS_AFTER[t.status]) return { kind: 'applied', resolution: `withdrawal already ${w.status}` };
+    if (w.status === WITHDRAWAL_STATUS_AFTER[t.status])
+      return { kind: 'applied', resolution: `withdrawal already ${w.status}` };
     // An outcome contradicting the applied one (docs/architecture.md "Withdrawals: the saga", Contradicting
     // outcomes) changes nothing and goes to an operator: a case, and the callback is done.
     if (contradictsApplied(t.status, w.status)) {

@@ -108,7 +108,11 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
    */
   async function confirmDebit(id: string): Promise<DebitConfirmation> {
     const w = await find(knex, id);
-    const posted = await ledger.debitWithdrawal(knex, { withdrawalId: w.id, merchantId: w.merchantId, amount: w.amount });
+    const posted = await ledger.debitWithdrawal(knex, {
+      withdrawalId: w.id,
+      merchantId: w.merchantId,
+      amount: w.amount,
+    });
     return { snapshot: snapshotOf(w), ledgerTransactionId: posted.transactionId, postedNow: posted.created };
   }
 
@@ -141,10 +145,15 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
       });
     } catch (err) {
       const nothingCreated =
-        err instanceof AcquirerError && (err.code === 'INVALID_REQUEST' || (err.code === 'REJECTED' && err.status === 400));
+        err instanceof AcquirerError &&
+        (err.code === 'INVALID_REQUEST' || (err.code === 'REJECTED' && err.status === 400));
       if (nothingCreated) {
         logger.warn({ withdrawalId: id, err: err.message }, 'transfer refused by the acquirer');
-        return { status: 'REJECTED', transferId: null, reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}` };
+        return {
+          status: 'REJECTED',
+          transferId: null,
+          reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}`,
+        };
       }
       throw err;
     }
@@ -168,10 +177,18 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return knex.transaction(async (trx) => {
       const w = await find(trx, id, true);
       if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
-      const posted = await ledger.resolveWithdrawal(trx, { withdrawalId: id, merchantId: w.merchantId, amount: w.amount, outcome: 'completed' });
+      const posted = await ledger.resolveWithdrawal(trx, {
+        withdrawalId: id,
+        merchantId: w.merchantId,
+        amount: w.amount,
+        outcome: 'completed',
+      });
       if (posted.kind !== 'withdrawal_completed') {
         // The books already say it failed: the ledger's first outcome wins, so the row follows it.
-        logger.error({ withdrawalId: id, ledgerKind: posted.kind }, 'transfer COMPLETED after the withdrawal was resolved as failed');
+        logger.error(
+          { withdrawalId: id, ledgerKind: posted.kind },
+          'transfer COMPLETED after the withdrawal was resolved as failed',
+        );
         return { status: w.status, changed: false };
       }
       const completedAt = new Date();
@@ -181,7 +198,13 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
         merchantId: w.merchantId,
         type: 'withdraw.completed',
         reference: `withdraw.completed:${id}`,
-        data: { withdrawId: id, amount: w.amount, status: 'COMPLETED', transferId: transferId ?? '', completedAt: completedAt.toISOString() },
+        data: {
+          withdrawId: id,
+          amount: w.amount,
+          status: 'COMPLETED',
+          transferId: transferId ?? '',
+          completedAt: completedAt.toISOString(),
+        },
       });
       return { status: 'COMPLETED', changed: true };
     });
@@ -197,9 +220,17 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return knex.transaction(async (trx) => {
       const w = await find(trx, id, true);
       if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
-      const posted = await ledger.resolveWithdrawal(trx, { withdrawalId: id, merchantId: w.merchantId, amount: w.amount, outcome: 'failed' });
+      const posted = await ledger.resolveWithdrawal(trx, {
+        withdrawalId: id,
+        merchantId: w.merchantId,
+        amount: w.amount,
+        outcome: 'failed',
+      });
       if (posted.kind !== 'withdrawal_failed') {
-        logger.error({ withdrawalId: id, ledgerKind: posted.kind }, 'transfer REJECTED after the withdrawal was resolved as completed');
+        logger.error(
+          { withdrawalId: id, ledgerKind: posted.kind },
+          'transfer REJECTED after the withdrawal was resolved as completed',
+        );
         return { status: w.status, changed: false };
       }
       const failedAt = new Date();
@@ -238,14 +269,29 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return knex.transaction(async (trx) => {
       const locked = await find(trx, id, true);
       if (locked.status !== 'COMPLETED') return { status: locked.status, changed: false };
-      await ledger.creditReturnedTransfer(trx, { withdrawalId: id, merchantId: locked.merchantId, amount: locked.amount });
+      await ledger.creditReturnedTransfer(trx, {
+        withdrawalId: id,
+        merchantId: locked.merchantId,
+        amount: locked.amount,
+      });
       const refundedAt = new Date();
-      await withdrawalsStore(trx).patch(id, { status: 'REFUNDED', failureReason: reason, refundedAt, updatedAt: refundedAt });
+      await withdrawalsStore(trx).patch(id, {
+        status: 'REFUNDED',
+        failureReason: reason,
+        refundedAt,
+        updatedAt: refundedAt,
+      });
       await recordEvent(trx, {
         merchantId: locked.merchantId,
         type: 'withdraw.refunded',
         reference: `withdraw.refunded:${id}`,
-        data: { withdrawId: id, amount: locked.amount, status: 'REFUNDED', reason, refundedAt: refundedAt.toISOString() },
+        data: {
+          withdrawId: id,
+          amount: locked.amount,
+          status: 'REFUNDED',
+          reason,
+          refundedAt: refundedAt.toISOString(),
+        },
       });
       await notificationsStore(trx).insertOnce({
         merchantId: locked.merchantId,
@@ -267,13 +313,22 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function raiseAlert(id: string, lastKnown: TransferNotice): Promise<{ raised: boolean }> {
     return knex.transaction(async (trx) => {
       const w = await find(trx, id, true);
-      const already = await auditLogStore(trx).exists({ action: 'withdrawal.transfer_unresolved', targetType: 'withdrawal', targetId: id });
+      const already = await auditLogStore(trx).exists({
+        action: 'withdrawal.transfer_unresolved',
+        targetType: 'withdrawal',
+        targetId: id,
+      });
       if (already) return { raised: false };
       await recordAudit(trx, SAGA_ACTOR, {
         action: 'withdrawal.transfer_unresolved',
         targetType: 'withdrawal',
         targetId: id,
-        details: { merchantId: w.merchantId, amount: w.amount, transferId: w.transferId, lastKnownStatus: lastKnown.status },
+        details: {
+          merchantId: w.merchantId,
+          amount: w.amount,
+          transferId: w.transferId,
+          lastKnownStatus: lastKnown.status,
+        },
       });
       await notificationsStore(trx).insertOnce({
         merchantId: w.merchantId,
@@ -283,7 +338,10 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
         body: `Your withdrawal of ${w.amount} cents is taking longer than usual at the bank. Our operators are checking it; the amount stays reserved.`,
         data: { withdrawId: id, amount: w.amount },
       });
-      logger.error({ withdrawalId: id, transferId: w.transferId, status: lastKnown.status }, 'withdrawal transfer unresolved past its deadline: operator alert raised');
+      logger.error(
+        { withdrawalId: id, transferId: w.transferId, status: lastKnown.status },
+        'withdrawal transfer unresolved past its deadline: operator alert raised',
+      );
       return { raised: true };
     });
   }
@@ -295,7 +353,17 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return { opened };
   }
 
-  return { loadSnapshot, confirmDebit, sendTransfer, checkTransfer, complete, fail, refund, raiseAlert, reportContradiction };
+  return {
+    loadSnapshot,
+    confirmDebit,
+    sendTransfer,
+    checkTransfer,
+    complete,
+    fail,
+    refund,
+    raiseAlert,
+    reportContradiction,
+  };
 }
 
 export type WithdrawalLifecycle = ReturnType<typeof createWithdrawalLifecycle>;

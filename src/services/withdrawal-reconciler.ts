@@ -21,7 +21,11 @@ export async function reconcileWithdrawalWorkflows(deps: {
   const { knex, workflows, logger } = deps;
   const store = withdrawalsStore(knex);
   const started = await forEachKeysetPage(
-    { batch: deps.batchSize ?? 500, fetch: (after: string | null, limit) => store.processingAfter(after ?? '', limit), keyOf: (r) => r.id },
+    {
+      batch: deps.batchSize ?? 500,
+      fetch: (after: string | null, limit) => store.processingAfter(after ?? '', limit),
+      keyOf: (r) => r.id,
+    },
     (r) => workflows.start({ id: r.id, merchantId: r.merchant_id }),
   );
   if (started > 0) logger.info({ withdrawals: started }, 'withdrawal workflows reconciled');

@@ -15,7 +15,11 @@ export type SandboxTransferAction = SandboxTransferOutcome;
 /** How long to wait for the saga to have sent the transfer (it does so right after the 201). */
 const SENT_WAIT_MS = 5_000;
 
-export function createWithdrawalSandbox(deps: { knex: Knex; withdrawals: WithdrawalsService; simulator: SandboxControl }) {
+export function createWithdrawalSandbox(deps: {
+  knex: Knex;
+  withdrawals: WithdrawalsService;
+  simulator: SandboxControl;
+}) {
   async function transferIdOf(merchantId: string, withdrawalId: string): Promise<string> {
     // Scoped to the caller: another merchant's withdrawal is 404 here as everywhere.
     await deps.withdrawals.get(merchantId, withdrawalId);
@@ -23,12 +27,18 @@ export function createWithdrawalSandbox(deps: { knex: Knex; withdrawals: Withdra
     for (;;) {
       const transferId = await withdrawalsStore(deps.knex).transferIdOf(withdrawalId);
       if (transferId) return transferId;
-      if (Date.now() > deadline) throw invalid('The transfer of this withdrawal has not reached the acquirer yet; try again shortly');
+      if (Date.now() > deadline)
+        throw invalid('The transfer of this withdrawal has not reached the acquirer yet; try again shortly');
       await new Promise((r) => setTimeout(r, 50));
     }
   }
 
-  async function act(merchantId: string, withdrawalId: string, action: SandboxTransferAction, reason?: string): Promise<{ transferId: string }> {
+  async function act(
+    merchantId: string,
+    withdrawalId: string,
+    action: SandboxTransferAction,
+    reason?: string,
+  ): Promise<{ transferId: string }> {
     const transferId = await transferIdOf(merchantId, withdrawalId);
     try {
       await deps.simulator.finishTransfer(transferId, action, reason);

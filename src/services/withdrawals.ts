@@ -51,7 +51,11 @@ const view = (r: WithdrawalRow): WithdrawalView => ({
   createdAt: r.created_at.toISOString(),
 });
 
-const listItem = (r: WithdrawalRow): WithdrawalListItem => ({ ...view(r), pixKey: r.pix_key, pixKeyType: r.pix_key_type });
+const listItem = (r: WithdrawalRow): WithdrawalListItem => ({
+  ...view(r),
+  pixKey: r.pix_key,
+  pixKeyType: r.pix_key_type,
+});
 
 /** How long a concurrent request with the same idempotency key waits for the first to commit. */
 const IN_FLIGHT_WAIT_MS = 10_000;
@@ -73,7 +77,11 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   }
 
   /** The withdrawal a key made; 422 when it was made from another body. */
-  async function replayOf(merchantId: string, key: string, fingerprint: Buffer): Promise<CreateWithdrawalResult | null> {
+  async function replayOf(
+    merchantId: string,
+    key: string,
+    fingerprint: Buffer,
+  ): Promise<CreateWithdrawalResult | null> {
     const row = await store.findByIdempotencyKey(merchantId, key);
     if (!row) return null;
     assertSameRequest(key, row.request_hash, fingerprint);
@@ -85,7 +93,11 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     };
   }
 
-  async function create(merchantId: string, input: CreateWithdrawalBody, idempotencyKey?: string): Promise<CreateWithdrawalResult> {
+  async function create(
+    merchantId: string,
+    input: CreateWithdrawalBody,
+    idempotencyKey?: string,
+  ): Promise<CreateWithdrawalResult> {
     const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
     if (idempotencyKey && fingerprint) {
       const replay = await replayOf(merchantId, idempotencyKey, fingerprint);
@@ -113,7 +125,8 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
       try {
         await ledger.debitWithdrawal(trx, { withdrawalId: id, merchantId, amount: input.amount });
       } catch (err) {
-        if (err instanceof ledger.InsufficientFundsError) throw invalid('Insufficient available balance for this withdrawal');
+        if (err instanceof ledger.InsufficientFundsError)
+          throw invalid('Insufficient available balance for this withdrawal');
         throw err;
       }
       return { row, balance: await ledger.getBalance(trx, merchantId) };
@@ -136,7 +149,10 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     try {
       await workflows.start({ id, merchantId });
     } catch (err) {
-      logger.error({ withdrawalId: id, err: err instanceof Error ? err.message : String(err) }, 'withdrawal workflow not started');
+      logger.error(
+        { withdrawalId: id, err: err instanceof Error ? err.message : String(err) },
+        'withdrawal workflow not started',
+      );
     }
     return { replay: false, message: 'Withdrawal requested', withdraw: view(created.row), balance: created.balance };
   }

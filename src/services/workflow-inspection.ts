@@ -28,7 +28,9 @@ export const WORKFLOW_TYPES = {
   'pix-key': 'pixKeyRegistrationWorkflow',
 } as const satisfies Record<WorkflowKind, keyof typeof workflows>;
 
-const KIND_OF_TYPE = new Map<string, WorkflowKind>(Object.entries(WORKFLOW_TYPES).map(([kind, type]) => [type, kind as WorkflowKind]));
+const KIND_OF_TYPE = new Map<string, WorkflowKind>(
+  Object.entries(WORKFLOW_TYPES).map(([kind, type]) => [type, kind as WorkflowKind]),
+);
 
 /** The SDK's status names, as visibility queries spell them (and `--status` takes them). */
 const STATUS_NAMES: Record<WorkflowExecutionInfo['status']['name'], WorkflowExecutionStatus | string> = {
@@ -95,7 +97,10 @@ export function summarize(info: WorkflowExecutionInfo): WorkflowSummary {
 }
 
 /** The runs matching `q`, at most `q.limit`, newest start first. */
-export async function listWorkflows(client: Client, q: WorkflowListQuery): Promise<{ query: string; workflows: WorkflowSummary[] }> {
+export async function listWorkflows(
+  client: Client,
+  q: WorkflowListQuery,
+): Promise<{ query: string; workflows: WorkflowSummary[] }> {
   const query = buildVisibilityQuery(q);
   const found: WorkflowSummary[] = [];
   try {
@@ -107,7 +112,10 @@ export async function listWorkflows(client: Client, q: WorkflowListQuery): Promi
     if (grpcCode(err) !== INVALID_ARGUMENT) throw err;
     // A filter this Temporal cannot answer (e.g. MerchantId where the search attribute is not
     // registered or indexed): say which query, and why the server refused it.
-    const hint = q.merchantId !== undefined ? ` (--merchant needs the ${MERCHANT_ID_ATTRIBUTE.name} search attribute registered and indexed)` : '';
+    const hint =
+      q.merchantId !== undefined
+        ? ` (--merchant needs the ${MERCHANT_ID_ATTRIBUTE.name} search attribute registered and indexed)`
+        : '';
     throw invalid(`Temporal refused the visibility query "${query}": ${grpcDetails(err)}${hint}`);
   }
   found.sort((a, b) => (a.startTime < b.startTime ? 1 : a.startTime > b.startTime ? -1 : 0));
@@ -179,7 +187,9 @@ export function historyRows(history: History): HistoryRow[] {
     const row = describeEvent(e, activities);
     if (e.activityTaskScheduledEventAttributes) activities.set(eventId, { name: row.detail, attempt: null });
     return {
-      time: e.eventTime ? new Date(toNumber(e.eventTime.seconds) * 1000 + Math.floor((e.eventTime.nanos ?? 0) / 1e6)).toISOString() : '',
+      time: e.eventTime
+        ? new Date(toNumber(e.eventTime.seconds) * 1000 + Math.floor((e.eventTime.nanos ?? 0) / 1e6)).toISOString()
+        : '',
       eventId,
       eventType: eventTypeName(e.eventType),
       ...row,
@@ -190,7 +200,14 @@ export function historyRows(history: History): HistoryRow[] {
 /** The rows as a fixed-width table with a header line. */
 export function formatHistoryTable(rows: HistoryRow[]): string {
   const header = ['TIME', 'ID', 'EVENT', 'DETAIL', 'ATTEMPT', 'FAILURE'];
-  const cells = rows.map((r) => [r.time, String(r.eventId), r.eventType, r.detail, r.attempt === null ? '' : String(r.attempt), r.failure ?? '']);
+  const cells = rows.map((r) => [
+    r.time,
+    String(r.eventId),
+    r.eventType,
+    r.detail,
+    r.attempt === null ? '' : String(r.attempt),
+    r.failure ?? '',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
   const line = (c: string[]): string =>
     c
@@ -200,27 +217,45 @@ export function formatHistoryTable(rows: HistoryRow[]): string {
   return [line(header), ...cells.map(line)].join('\n');
 }
 
-function describeEvent(a: HistoryEvent, activities: Map<number, { name: string; attempt: number | null }>): Omit<HistoryRow, 'time' | 'eventId' | 'eventType'> {
+function describeEvent(
+  a: HistoryEvent,
+  activities: Map<number, { name: string; attempt: number | null }>,
+): Omit<HistoryRow, 'time' | 'eventId' | 'eventType'> {
   const none = { detail: '', attempt: null, failure: null };
-  const activity = (scheduledEventId: unknown) => activities.get(toNumber(scheduledEventId)) ?? { name: '', attempt: null };
+  const activity = (scheduledEventId: unknown) =>
+    activities.get(toNumber(scheduledEventId)) ?? { name: '', attempt: null };
   if (a.workflowExecutionStartedEventAttributes) {
     const s = a.workflowExecutionStartedEventAttributes;
-    return { detail: s.workflowType?.name ?? '', attempt: s.attempt ?? null, failure: s.continuedFailure ? failureMessage(s.continuedFailure) : null };
+    return {
+      detail: s.workflowType?.name ?? '',
+      attempt: s.attempt ?? null,
+      failure: s.continuedFailure ? failureMessage(s.continuedFailure) : null,
+    };
   }
-  if (a.workflowExecutionSignaledEventAttributes) return { ...none, detail: `signal ${a.workflowExecutionSignaledEventAttributes.signalName ?? ''}` };
-  if (a.workflowExecutionFailedEventAttributes) return { ...none, failure: failureMessage(a.workflowExecutionFailedEventAttributes.failure) };
-  if (a.workflowExecutionTerminatedEventAttributes) return { ...none, failure: a.workflowExecutionTerminatedEventAttributes.reason || null };
-  if (a.workflowExecutionCancelRequestedEventAttributes) return { ...none, detail: a.workflowExecutionCancelRequestedEventAttributes.cause ?? '' };
+  if (a.workflowExecutionSignaledEventAttributes)
+    return { ...none, detail: `signal ${a.workflowExecutionSignaledEventAttributes.signalName ?? ''}` };
+  if (a.workflowExecutionFailedEventAttributes)
+    return { ...none, failure: failureMessage(a.workflowExecutionFailedEventAttributes.failure) };
+  if (a.workflowExecutionTerminatedEventAttributes)
+    return { ...none, failure: a.workflowExecutionTerminatedEventAttributes.reason || null };
+  if (a.workflowExecutionCancelRequestedEventAttributes)
+    return { ...none, detail: a.workflowExecutionCancelRequestedEventAttributes.cause ?? '' };
   if (a.workflowExecutionContinuedAsNewEventAttributes) {
     const c = a.workflowExecutionContinuedAsNewEventAttributes;
     return { ...none, detail: `new run ${c.newExecutionRunId ?? ''}`.trim() };
   }
   if (a.workflowExecutionUpdateAcceptedEventAttributes) {
-    return { ...none, detail: `update ${a.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest?.input?.name ?? ''}` };
+    return {
+      ...none,
+      detail: `update ${a.workflowExecutionUpdateAcceptedEventAttributes.acceptedRequest?.input?.name ?? ''}`,
+    };
   }
-  if (a.workflowTaskScheduledEventAttributes) return { ...none, attempt: a.workflowTaskScheduledEventAttributes.attempt ?? null };
-  if (a.workflowTaskFailedEventAttributes) return { ...none, failure: failureMessage(a.workflowTaskFailedEventAttributes.failure) };
-  if (a.activityTaskScheduledEventAttributes) return { ...none, detail: a.activityTaskScheduledEventAttributes.activityType?.name ?? '' };
+  if (a.workflowTaskScheduledEventAttributes)
+    return { ...none, attempt: a.workflowTaskScheduledEventAttributes.attempt ?? null };
+  if (a.workflowTaskFailedEventAttributes)
+    return { ...none, failure: failureMessage(a.workflowTaskFailedEventAttributes.failure) };
+  if (a.activityTaskScheduledEventAttributes)
+    return { ...none, detail: a.activityTaskScheduledEventAttributes.activityType?.name ?? '' };
   if (a.activityTaskStartedEventAttributes) {
     const s = a.activityTaskStartedEventAttributes;
     const act = activity(s.scheduledEventId);
@@ -242,14 +277,17 @@ function describeEvent(a: HistoryEvent, activities: Map<number, { name: string; 
     const act = activity(f.scheduledEventId);
     return { detail: act.name, attempt: act.attempt, failure: failureMessage(f.failure) };
   }
-  if (a.activityTaskCancelRequestedEventAttributes) return { ...none, detail: activity(a.activityTaskCancelRequestedEventAttributes.scheduledEventId).name };
-  if (a.activityTaskCanceledEventAttributes) return { ...none, detail: activity(a.activityTaskCanceledEventAttributes.scheduledEventId).name };
+  if (a.activityTaskCancelRequestedEventAttributes)
+    return { ...none, detail: activity(a.activityTaskCancelRequestedEventAttributes.scheduledEventId).name };
+  if (a.activityTaskCanceledEventAttributes)
+    return { ...none, detail: activity(a.activityTaskCanceledEventAttributes.scheduledEventId).name };
   if (a.timerStartedEventAttributes) {
     const t = a.timerStartedEventAttributes;
     return { ...none, detail: `timer ${t.timerId ?? ''} (${formatDuration(t.startToFireTimeout)})` };
   }
   if (a.timerFiredEventAttributes) return { ...none, detail: `timer ${a.timerFiredEventAttributes.timerId ?? ''}` };
-  if (a.timerCanceledEventAttributes) return { ...none, detail: `timer ${a.timerCanceledEventAttributes.timerId ?? ''}` };
+  if (a.timerCanceledEventAttributes)
+    return { ...none, detail: `timer ${a.timerCanceledEventAttributes.timerId ?? ''}` };
   if (a.markerRecordedEventAttributes) {
     const m = a.markerRecordedEventAttributes;
     return { ...none, detail: m.markerName ?? '', failure: m.failure ? failureMessage(m.failure) : null };
@@ -291,7 +329,12 @@ function formatDuration(d: { seconds?: unknown; nanos?: number | null } | null |
   if (!d) return '';
   const total = toNumber(d.seconds);
   if (total === 0) return `${Math.round((d.nanos ?? 0) / 1e6)}ms`;
-  const units: [string, number][] = [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]];
+  const units: [string, number][] = [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ];
   let rest = total;
   let out = '';
   for (const [unit, size] of units) {
@@ -306,7 +349,8 @@ function formatDuration(d: { seconds?: unknown; nanos?: number | null } | null |
 function toNumber(v: unknown): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'string') return Number(v);
-  if (v && typeof v === 'object' && 'toNumber' in v && typeof v.toNumber === 'function') return Number((v.toNumber as () => number).call(v));
+  if (v && typeof v === 'object' && 'toNumber' in v && typeof v.toNumber === 'function')
+    return Number((v.toNumber as () => number).call(v));
   return 0;
 }
 

@@ -30,16 +30,23 @@ export function apiKeysStore(db: Db) {
       return ApiKey.query(db).where({ merchant_id: merchantId }).resultSize();
     },
 
-    async insert(k: Pick<ApiKey, 'id' | 'merchantId' | 'createdByUserId' | 'name' | 'description' | 'keyHash' | 'keyLast4' | 'status'>): Promise<ApiKey> {
+    async insert(
+      k: Pick<
+        ApiKey,
+        'id' | 'merchantId' | 'createdByUserId' | 'name' | 'description' | 'keyHash' | 'keyLast4' | 'status'
+      >,
+    ): Promise<ApiKey> {
       return ApiKey.query(db).insertAndFetch(k);
     },
 
     /** A merchant's keys, newest first. */
     async listOf(merchantId: string): Promise<ApiKey[]> {
-      return ApiKey.query(db).where({ merchant_id: merchantId }).orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ]);
+      return ApiKey.query(db)
+        .where({ merchant_id: merchantId })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ]);
     },
 
     /** Deletes the merchant's key; the number of rows deleted (0 for another merchant's id). */
@@ -52,7 +59,8 @@ export function apiKeysStore(db: Db) {
       return (await db('api_keys as k')
         .join('merchants as m', 'm.id', 'k.merchant_id')
         .where('k.key_hash', keyHash)
-        .first('k.id', 'k.merchant_id', 'k.status', 'k.last_used_at', 'm.status as merchant_status')) as ApiKeyAuthRow | undefined;
+        .first('k.id', 'k.merchant_id', 'k.status', 'k.last_used_at', 'm.status as merchant_status')) as
+        ApiKeyAuthRow | undefined;
     },
 
     async touchLastUsed(id: string, at: Date): Promise<void> {

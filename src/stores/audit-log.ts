@@ -28,11 +28,19 @@ export function auditLogStore(db: Db) {
     },
 
     async exists(q: { action: string; targetType: string; targetId: string }): Promise<boolean> {
-      return (await db('audit_log').where({ action: q.action, target_type: q.targetType, target_id: q.targetId }).first('id')) !== undefined;
+      return (
+        (await db('audit_log')
+          .where({ action: q.action, target_type: q.targetType, target_id: q.targetId })
+          .first('id')) !== undefined
+      );
     },
 
     /** A page, newest first, optionally of one target; (target_type, target_id) is audit_log_target_idx. */
-    async page(opts: { limit: number; offset: number; target?: { type: string; id: string } }): Promise<{ total: number; rows: AuditLog[] }> {
+    async page(opts: {
+      limit: number;
+      offset: number;
+      target?: { type: string; id: string };
+    }): Promise<{ total: number; rows: AuditLog[] }> {
       const base = AuditLog.query(db).modify((q) => {
         if (opts.target) q.where({ target_type: opts.target.type, target_id: opts.target.id });
       });

@@ -23,7 +23,12 @@ export function callbackInboxStore(db: Db) {
     },
 
     /** Parks it (kept first if it was not) unless it is APPLIED or PARKED already; the parked row or undefined. */
-    async park(kind: string, externalId: string, payload: unknown, reason: string): Promise<{ id: string; attempts: number } | undefined> {
+    async park(
+      kind: string,
+      externalId: string,
+      payload: unknown,
+      reason: string,
+    ): Promise<{ id: string; attempts: number } | undefined> {
       await db('acquirer_callbacks')
         .insert({ id: newId('acb'), kind, external_id: externalId, payload: JSON.stringify(payload) })
         .onConflict(['kind', 'external_id'])
@@ -139,7 +144,13 @@ export function callbackInboxStore(db: Db) {
       const q = db('acquirer_callbacks').where({ status: 'PARKED' });
       if (ids !== 'all-parked') q.whereIn('id', ids);
       const rows = (await q
-        .update({ status: 'RECEIVED', attempts: 0, next_attempt_at: db.fn.now(), parked_at: null, updated_at: db.fn.now() })
+        .update({
+          status: 'RECEIVED',
+          attempts: 0,
+          next_attempt_at: db.fn.now(),
+          parked_at: null,
+          updated_at: db.fn.now(),
+        })
         .returning('id')) as Array<{ id: string }>;
       return rows.map((r) => r.id);
     },

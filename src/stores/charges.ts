@@ -45,7 +45,14 @@ export interface CreationPrerequisitesRow {
 /** The customer, by (merchant, document): the latest name, e-mail and phone win. */
 const customerUpsert = (db: Db, merchantId: string, c: CustomerInput) =>
   db('customers')
-    .insert({ id: newId('cus'), merchant_id: merchantId, name: c.name, email: c.email, phone: c.phone, document: c.document })
+    .insert({
+      id: newId('cus'),
+      merchant_id: merchantId,
+      name: c.name,
+      email: c.email,
+      phone: c.phone,
+      document: c.document,
+    })
     .onConflict(['merchant_id', 'document'])
     .merge({ name: c.name, email: c.email, phone: c.phone, updated_at: db.fn.now() })
     .returning('id');
@@ -156,7 +163,14 @@ export function chargesStore(db: Db) {
     },
 
     /** A refund of the charge for an accepted infraction, REQUESTED (its money in transit). */
-    async insertInfractionRefund(r: { id: string; chargeId: string; merchantId: string; amount: number; reason: string; e2eId: string | null }): Promise<void> {
+    async insertInfractionRefund(r: {
+      id: string;
+      chargeId: string;
+      merchantId: string;
+      amount: number;
+      reason: string;
+      e2eId: string | null;
+    }): Promise<void> {
       await db('charge_refunds').insert({
         id: r.id,
         charge_id: r.chargeId,
@@ -184,7 +198,12 @@ export function chargesStore(db: Db) {
       await db('charge_refunds')
         .where({ id })
         .whereIn('status', ['REQUESTED', 'FAILED'])
-        .update({ status: 'CONFIRMED', confirmed_at: confirmedAt, failure_reason: null, rtr_id: db.raw('coalesce(rtr_id, ?)', [rtrId]) });
+        .update({
+          status: 'CONFIRMED',
+          confirmed_at: confirmedAt,
+          failure_reason: null,
+          rtr_id: db.raw('coalesce(rtr_id, ?)', [rtrId]),
+        });
     },
 
     /**
@@ -237,23 +256,34 @@ export function chargesStore(db: Db) {
 
     /** How much of pending this charge's merchant refunds took (the split each refund debit recorded). */
     async pendingTakenByRefunds(chargeId: string): Promise<number> {
-      const refundIds = (await db('charge_refunds').where({ charge_id: chargeId, kind: 'MERCHANT' }).pluck('id')) as string[];
+      const refundIds = (await db('charge_refunds')
+        .where({ charge_id: chargeId, kind: 'MERCHANT' })
+        .pluck('id')) as string[];
       if (refundIds.length === 0) return 0;
       const rows = (await db('ledger_transactions')
-        .whereIn('reference', refundIds.map((id) => `refund:${id}:debit`))
+        .whereIn(
+          'reference',
+          refundIds.map((id) => `refund:${id}:debit`),
+        )
         .select('metadata')) as Array<{ metadata: { fromPending?: number } | null }>;
       return rows.reduce((sum, r) => sum + Number(r.metadata?.fromPending ?? 0), 0);
     },
 
     async markSettled(id: string): Promise<void> {
-      await Charge.query(db).patch({ settledAt: new Date(), updatedAt: new Date() }).where({ id }).whereNull('settled_at');
+      await Charge.query(db)
+        .patch({ settledAt: new Date(), updatedAt: new Date() })
+        .where({ id })
+        .whereNull('settled_at');
     },
 
     /** Refunded amount and status, only if the charge is still in `fromStatus`. */
-    async setRefunded(id: string, fromStatus: Charge['status'], refundedAmount: number, status: Charge['status']): Promise<void> {
-      await Charge.query(db)
-        .patch({ refundedAmount, status, updatedAt: new Date() })
-        .where({ id, status: fromStatus });
+    async setRefunded(
+      id: string,
+      fromStatus: Charge['status'],
+      refundedAmount: number,
+      status: Charge['status'],
+    ): Promise<void> {
+      await Charge.query(db).patch({ refundedAmount, status, updatedAt: new Date() }).where({ id, status: fromStatus });
     },
 
     /** A refund, optionally locked FOR UPDATE (inside a transaction). */
@@ -269,21 +299,29 @@ export function chargesStore(db: Db) {
 
     /** REQUESTED → FAILED (guarded). */
     async failRefund(id: string, reason: string): Promise<void> {
-      await ChargeRefund.query(db).patch({ status: 'FAILED', failureReason: reason }).where({ id, status: 'REQUESTED' });
+      await ChargeRefund.query(db)
+        .patch({ status: 'FAILED', failureReason: reason })
+        .where({ id, status: 'REQUESTED' });
     },
 
     /** REQUESTED → CONFIRMED (guarded). */
     async confirmRefund(id: string): Promise<void> {
-      await ChargeRefund.query(db).patch({ status: 'CONFIRMED', confirmedAt: new Date() }).where({ id, status: 'REQUESTED' });
+      await ChargeRefund.query(db)
+        .patch({ status: 'CONFIRMED', confirmedAt: new Date() })
+        .where({ id, status: 'REQUESTED' });
     },
 
     /** A merchant's charge as the API shows it; another merchant's is undefined. */
     async findOwn(merchantId: string, id: string): Promise<ChargeRow | undefined> {
-      return (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as ChargeRow | undefined;
+      return (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as
+        ChargeRow | undefined;
     },
 
     /** The charge the key made, with the fingerprint of the request that made it (null before fingerprints). */
-    async findByIdempotencyKey(merchantId: string, key: string): Promise<(ChargeRow & { requestHash: Buffer | null }) | undefined> {
+    async findByIdempotencyKey(
+      merchantId: string,
+      key: string,
+    ): Promise<(ChargeRow & { requestHash: Buffer | null }) | undefined> {
       return (await chargeRows(db)
         .select('charges.request_hash as requestHash')
         .where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key })
@@ -324,7 +362,9 @@ export function chargesStore(db: Db) {
         const created = (await this.insertManyUnlessKeyTaken([c])).get(c.id);
         return created ? { createdAt: created, customerId: null } : null;
       }
-      const q: Knex.QueryBuilder = customer ? db.with('cus', customerUpsert(db, c.merchantId, customer)).from('charges') : db('charges');
+      const q: Knex.QueryBuilder = customer
+        ? db.with('cus', customerUpsert(db, c.merchantId, customer)).from('charges')
+        : db('charges');
       const rows = (await q
         .insert(chargeInsertRow(db, c, customer ? db.raw('(select id from cus)') : null))
         .onConflict(['merchant_id', 'idempotency_key'])
@@ -353,7 +393,9 @@ export function chargesStore(db: Db) {
      * API's hottest statement cost more than the statement.
      */
     async insertManyUnlessKeyTaken(cs: NewCharge[]): Promise<Map<string, Date>> {
-      const values = cs.map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?::bytea, ?)`).join(', ');
+      const values = cs
+        .map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?::bytea, ?)`)
+        .join(', ');
       const bindings = cs.flatMap((c) => [
         c.id,
         c.merchantId,
@@ -424,7 +466,9 @@ export function chargesStore(db: Db) {
       return Number(row.s ?? 0);
     },
 
-    async insertRefund(r: Pick<ChargeRefund, 'id' | 'chargeId' | 'merchantId' | 'amount' | 'reason' | 'kind' | 'status' | 'e2eId'>): Promise<void> {
+    async insertRefund(
+      r: Pick<ChargeRefund, 'id' | 'chargeId' | 'merchantId' | 'amount' | 'reason' | 'kind' | 'status' | 'e2eId'>,
+    ): Promise<void> {
       await ChargeRefund.query(db).insert(r);
     },
 
@@ -445,7 +489,13 @@ export function chargesStore(db: Db) {
       const byStatement = new Map<PreparedStatement, number[]>();
       queries.forEach((q, i) => {
         const deep = (q.page - 1) * q.limit >= DEEP_PAGE_OFFSET;
-        const statement = q.status ? (deep ? DEEP_PAGES_OF_STATUS : PAGES_OF_STATUS) : deep ? DEEP_PAGES_OF_ALL : PAGES_OF_ALL;
+        const statement = q.status
+          ? deep
+            ? DEEP_PAGES_OF_STATUS
+            : PAGES_OF_STATUS
+          : deep
+            ? DEEP_PAGES_OF_ALL
+            : PAGES_OF_ALL;
         const list = byStatement.get(statement);
         if (list) list.push(i);
         else byStatement.set(statement, [i]);

@@ -6,9 +6,23 @@ type Db = Knex | Knex.Transaction;
 export function eventsStore(db: Db) {
   return {
     /** Inserts the event unless its reference exists; true when inserted. */
-    async insertOnce(e: { id: string; merchantId: string; type: string; data: Record<string, unknown>; reference: string; createdAt: Date }): Promise<boolean> {
+    async insertOnce(e: {
+      id: string;
+      merchantId: string;
+      type: string;
+      data: Record<string, unknown>;
+      reference: string;
+      createdAt: Date;
+    }): Promise<boolean> {
       const inserted = (await db('events')
-        .insert({ id: e.id, merchant_id: e.merchantId, type: e.type, data: JSON.stringify(e.data), reference: e.reference, created_at: e.createdAt })
+        .insert({
+          id: e.id,
+          merchant_id: e.merchantId,
+          type: e.type,
+          data: JSON.stringify(e.data),
+          reference: e.reference,
+          created_at: e.createdAt,
+        })
         .onConflict('reference')
         .ignore()
         .returning('id')) as Array<{ id: string }>;

@@ -24,14 +24,17 @@ export function idempotencyKeysStore(trx: Knex.Transaction) {
     },
 
     /** The key's row; `request_hash` is null on keys stored before fingerprints existed. */
-    async find<T>(k: IdempotencyKeyId): Promise<{ target_id: string; result: T | null; request_hash: Buffer | null } | undefined> {
+    async find<T>(
+      k: IdempotencyKeyId,
+    ): Promise<{ target_id: string; result: T | null; request_hash: Buffer | null } | undefined> {
       return (await trx('idempotency_keys').where(where(k)).first('target_id', 'result', 'request_hash')) as
-        | { target_id: string; result: T | null; request_hash: Buffer | null }
-        | undefined;
+        { target_id: string; result: T | null; request_hash: Buffer | null } | undefined;
     },
 
     async storeResult(k: IdempotencyKeyId, result: unknown): Promise<void> {
-      await trx('idempotency_keys').where(where(k)).update({ result: JSON.stringify(result) });
+      await trx('idempotency_keys')
+        .where(where(k))
+        .update({ result: JSON.stringify(result) });
     },
   };
 }

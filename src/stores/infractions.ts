@@ -108,7 +108,10 @@ export function infractionsStore(db: Db) {
      * have its workflow. The cursor's time is PostgreSQL's own text, exact to the microsecond (a JS
      * Date would round it to the millisecond and repeat rows of that millisecond forever).
      */
-    async open(after: { at: string; id: string } | null, limit: number): Promise<Array<{ id: string; merchant_id: string; at: string }>> {
+    async open(
+      after: { at: string; id: string } | null,
+      limit: number,
+    ): Promise<Array<{ id: string; merchant_id: string; at: string }>> {
       const q = db('infractions').whereNull('closed_at');
       if (after) q.whereRaw('(created_at, id) > (?::timestamptz, ?)', [after.at, after.id]);
       return (await q
@@ -117,7 +120,11 @@ export function infractionsStore(db: Db) {
           { column: 'id', order: 'asc' },
         ])
         .limit(limit)
-        .select('id', 'merchant_id', db.raw('created_at::text as at'))) as Array<{ id: string; merchant_id: string; at: string }>;
+        .select('id', 'merchant_id', db.raw('created_at::text as at'))) as Array<{
+        id: string;
+        merchant_id: string;
+        at: string;
+      }>;
     },
 
     /** What the platform's fee already paid toward other devoluções of this charge's infractions. */

@@ -78,7 +78,21 @@ export function merchantsStore(db: Db) {
       return Merchant.query(db).findOne({ document });
     },
 
-    async insert(m: Pick<Merchant, 'id' | 'name' | 'document' | 'email' | 'status' | 'kycStatus' | 'acquirerAccountId' | 'feeBps' | 'feeFixed' | 'settlementDelaySeconds'>): Promise<Merchant> {
+    async insert(
+      m: Pick<
+        Merchant,
+        | 'id'
+        | 'name'
+        | 'document'
+        | 'email'
+        | 'status'
+        | 'kycStatus'
+        | 'acquirerAccountId'
+        | 'feeBps'
+        | 'feeFixed'
+        | 'settlementDelaySeconds'
+      >,
+    ): Promise<Merchant> {
       return Merchant.query(db).insertAndFetch(m);
     },
 
@@ -110,7 +124,8 @@ export function merchantsStore(db: Db) {
       return (await db('users as u')
         .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
         .where('u.id', userId)
-        .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as UserAccessRow | undefined;
+        .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as
+        UserAccessRow | undefined;
     },
 
     async findUserByEmail(email: string): Promise<User | undefined> {
@@ -127,10 +142,12 @@ export function merchantsStore(db: Db) {
 
     /** A merchant's users, oldest first. */
     async usersOf(merchantId: string): Promise<User[]> {
-      return User.query(db).where({ merchant_id: merchantId }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      return User.query(db)
+        .where({ merchant_id: merchantId })
+        .orderBy([
+          { column: 'created_at', order: 'asc' },
+          { column: 'id', order: 'asc' },
+        ]);
     },
 
     /** Every JWT of the merchant's users becomes stale (token version + 1). */
@@ -147,10 +164,12 @@ export function merchantsStore(db: Db) {
     /** The PIX keys of some merchants, newest first. */
     async pixKeysOf(merchantIds: string[]): Promise<PixKey[]> {
       if (merchantIds.length === 0) return [];
-      return PixKey.query(db).whereIn('merchant_id', merchantIds).orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ]);
+      return PixKey.query(db)
+        .whereIn('merchant_id', merchantIds)
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ]);
     },
 
     /** A PIX key by id, optionally locked FOR UPDATE. */

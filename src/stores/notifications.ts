@@ -16,7 +16,15 @@ export function notificationsStore(db: Knex | Knex.Transaction) {
   return {
     async insertOnce(n: NewNotification): Promise<void> {
       await db('notifications')
-        .insert({ id: newId('ntf'), merchant_id: n.merchantId, kind: n.kind, title: n.title, body: n.body, data: JSON.stringify(n.data), reference: n.reference })
+        .insert({
+          id: newId('ntf'),
+          merchant_id: n.merchantId,
+          kind: n.kind,
+          title: n.title,
+          body: n.body,
+          data: JSON.stringify(n.data),
+          reference: n.reference,
+        })
         .onConflict('reference')
         .ignore();
     },

@@ -55,12 +55,24 @@ export function operatorCasesStore(db: Db) {
 
     /** Cases of one subject (an infraction, a withdrawal, a charge), newest first. */
     async ofSubject(subjectId: string): Promise<OperatorCase[]> {
-      return OperatorCase.query(db).where({ subject_id: subjectId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+      return OperatorCase.query(db)
+        .where({ subject_id: subjectId })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ]);
     },
 
     /** A page of cases, oldest first, after the keyset `after` (created_at, id). */
-    async list(q: { status?: OperatorCaseStatus; kind?: OperatorCaseKind; limit: number; after?: { createdAt: Date; id: string } }): Promise<OperatorCase[]> {
-      const query = OperatorCase.query(db).orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit);
+    async list(q: {
+      status?: OperatorCaseStatus;
+      kind?: OperatorCaseKind;
+      limit: number;
+      after?: { createdAt: Date; id: string };
+    }): Promise<OperatorCase[]> {
+      const query = OperatorCase.query(db)
+        .orderBy([{ column: 'created_at' }, { column: 'id' }])
+        .limit(q.limit);
       if (q.status) query.where({ status: q.status });
       if (q.kind) query.where({ kind: q.kind });
       const after = q.after;

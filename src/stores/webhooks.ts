@@ -76,7 +76,12 @@ export function webhooksStore(db: Db) {
      * One PENDING delivery of the event per webhook (once per pair), and a NOTIFY that reaches the
      * dispatcher only when the transaction commits. Returns the ids created.
      */
-    async enqueueDeliveries(d: { eventId: string; merchantId: string; webhookIds: string[]; payload: string }): Promise<string[]> {
+    async enqueueDeliveries(d: {
+      eventId: string;
+      merchantId: string;
+      webhookIds: string[];
+      payload: string;
+    }): Promise<string[]> {
       const inserted = (await db('webhook_deliveries')
         .insert(
           d.webhookIds.map((webhookId) => ({
@@ -105,13 +110,29 @@ export function webhooksStore(db: Db) {
     },
 
     async countForMerchant(merchantId: string): Promise<number> {
-      const [{ count }] = (await db('webhooks').where({ merchant_id: merchantId }).count({ count: '*' })) as [{ count: string | number }];
+      const [{ count }] = (await db('webhooks').where({ merchant_id: merchantId }).count({ count: '*' })) as [
+        { count: string | number },
+      ];
       return Number(count);
     },
 
-    async insert(w: { merchantId: string; name: string | null; url: string; events: string; secret: string }): Promise<WebhookRow> {
+    async insert(w: {
+      merchantId: string;
+      name: string | null;
+      url: string;
+      events: string;
+      secret: string;
+    }): Promise<WebhookRow> {
       const [inserted] = (await db('webhooks')
-        .insert({ id: newId('wh'), merchant_id: w.merchantId, name: w.name, url: w.url, events: w.events, secret: w.secret, status: 'ACTIVE' })
+        .insert({
+          id: newId('wh'),
+          merchant_id: w.merchantId,
+          name: w.name,
+          url: w.url,
+          events: w.events,
+          secret: w.secret,
+          status: 'ACTIVE',
+        })
         .returning('*')) as WebhookRow[];
       return inserted as WebhookRow;
     },
@@ -142,7 +163,11 @@ export function webhooksStore(db: Db) {
     },
 
     /** The updated row, or undefined when the merchant has no such webhook. */
-    async update(merchantId: string, id: string, patch: WebhookPatch & { secret?: string }): Promise<WebhookRow | undefined> {
+    async update(
+      merchantId: string,
+      id: string,
+      patch: WebhookPatch & { secret?: string },
+    ): Promise<WebhookRow | undefined> {
       const [row] = (await db('webhooks')
         .where({ id, merchant_id: merchantId })
         .update({ ...patch, updated_at: db.fn.now() })
@@ -156,7 +181,12 @@ export function webhooksStore(db: Db) {
       if (deleted === 0) return false;
       await db('webhook_deliveries')
         .where({ webhook_id: id, merchant_id: merchantId, status: 'PENDING' })
-        .update({ status: 'CANCELED', last_error: 'webhook deleted', completed_at: db.fn.now(), updated_at: db.fn.now() });
+        .update({
+          status: 'CANCELED',
+          last_error: 'webhook deleted',
+          completed_at: db.fn.now(),
+          updated_at: db.fn.now(),
+        });
       return true;
     },
 
@@ -166,7 +196,11 @@ export function webhooksStore(db: Db) {
      * `list_counts`, the ids from walking (webhook_id, created_at desc, id desc) alone, nothing
      * walked for a page past the end or too deep (`pageIsRead`).
      */
-    async deliveriesPage(merchantId: string, webhookId: string, opts: { limit: number; offset: number }): Promise<{ total: number; rows: DeliveryRow[] }> {
+    async deliveriesPage(
+      merchantId: string,
+      webhookId: string,
+      opts: { limit: number; offset: number },
+    ): Promise<{ total: number; rows: DeliveryRow[] }> {
       const { rows } = (await db.raw(
         `select t.total, d.id, d.event_id, d.type, d.status, d.attempts, d.last_status_code, d.last_error, d.created_at, d.updated_at, d.completed_at
          from (select coalesce(sum(n), 0)::bigint as total from list_counts where list = 'webhook_deliveries' and owner_id = :webhook) t
@@ -182,10 +216,17 @@ export function webhooksStore(db: Db) {
         { webhook: webhookId, merchant: merchantId, take: opts.limit, skip: opts.offset },
       )) as { rows: Array<DeliveryRow & { total: string | number }> };
       const total = Number(rows[0]?.total ?? 0);
-      return { total, rows: rows.filter((r) => (r.id as string | null) !== null).map(({ total: _total, ...r }) => r as DeliveryRow) };
+      return {
+        total,
+        rows: rows.filter((r) => (r.id as string | null) !== null).map(({ total: _total, ...r }) => r as DeliveryRow),
+      };
     },
 
-    async lockDelivery(merchantId: string, webhookId: string, deliveryId: string): Promise<{ id: string; status: string; attempts: number } | undefined> {
+    async lockDelivery(
+      merchantId: string,
+      webhookId: string,
+      deliveryId: string,
+    ): Promise<{ id: string; status: string; attempts: number } | undefined> {
       return (await db('webhook_deliveries')
         .where({ id: deliveryId, webhook_id: webhookId, merchant_id: merchantId })
         .forUpdate()
@@ -233,7 +274,10 @@ export function webhooksStore(db: Db) {
     },
 
     async markWorkflowStarted(id: string): Promise<void> {
-      await db('webhook_deliveries').where({ id }).whereNull('workflow_started_at').update({ workflow_started_at: db.fn.now() });
+      await db('webhook_deliveries')
+        .where({ id })
+        .whereNull('workflow_started_at')
+        .update({ workflow_started_at: db.fn.now() });
     },
 
     async findDelivery(id: string): Promise<DeliveryForAttempt | undefined> {
@@ -244,12 +288,21 @@ export function webhooksStore(db: Db) {
     async finishDelivery(id: string, status: 'FAILED' | 'CANCELED', reason?: string): Promise<void> {
       await db('webhook_deliveries')
         .where({ id, status: 'PENDING' })
-        .update({ status, ...(reason === undefined ? {} : { last_error: reason }), completed_at: db.fn.now(), updated_at: db.fn.now() });
+        .update({
+          status,
+          ...(reason === undefined ? {} : { last_error: reason }),
+          completed_at: db.fn.now(),
+          updated_at: db.fn.now(),
+        });
     },
 
     /** The event a delivery carries. */
     async eventOf(eventId: string): Promise<{ type: string; data: Record<string, unknown>; created_at: Date }> {
-      return (await db('events').where({ id: eventId }).first('type', 'data', 'created_at')) as { type: string; data: Record<string, unknown>; created_at: Date };
+      return (await db('events').where({ id: eventId }).first('type', 'data', 'created_at')) as {
+        type: string;
+        data: Record<string, unknown>;
+        created_at: Date;
+      };
     },
 
     /** Stores the envelope bytes once; returns the stored ones (a concurrent writer may have won). */
@@ -259,14 +312,19 @@ export function webhooksStore(db: Db) {
     },
 
     async attemptLogged(deliveryId: string, attempt: number): Promise<{ success: boolean } | undefined> {
-      return (await db('webhook_delivery_logs').where({ delivery_id: deliveryId, attempt }).first('success')) as { success: boolean } | undefined;
+      return (await db('webhook_delivery_logs').where({ delivery_id: deliveryId, attempt }).first('success')) as
+        { success: boolean } | undefined;
     },
 
     /** The webhook a delivery goes to (its merchant's), if it still exists. */
-    async target(webhookId: string, merchantId: string): Promise<{ id: string; url: string; secret: string; status: WebhookStatus } | undefined> {
-      return (await db('webhooks').where({ id: webhookId, merchant_id: merchantId }).first('id', 'url', 'secret', 'status')) as
-        | { id: string; url: string; secret: string; status: WebhookStatus }
-        | undefined;
+    async target(
+      webhookId: string,
+      merchantId: string,
+    ): Promise<{ id: string; url: string; secret: string; status: WebhookStatus } | undefined> {
+      return (await db('webhooks')
+        .where({ id: webhookId, merchant_id: merchantId })
+        .first('id', 'url', 'secret', 'status')) as
+        { id: string; url: string; secret: string; status: WebhookStatus } | undefined;
     },
 
     /** Logs one attempt once per (delivery, attempt); false when it was logged already. */
@@ -307,7 +365,10 @@ export function webhooksStore(db: Db) {
     },
 
     /** What an attempt did to a PENDING delivery. */
-    async recordAttempt(id: string, a: { attempt: number; statusCode: number | null; error: string | null; status: WebhookDeliveryStatus }): Promise<void> {
+    async recordAttempt(
+      id: string,
+      a: { attempt: number; statusCode: number | null; error: string | null; status: WebhookDeliveryStatus },
+    ): Promise<void> {
       await db('webhook_deliveries')
         .where({ id, status: 'PENDING' })
         .update({

@@ -24,7 +24,17 @@ export interface WithdrawalRow {
   created_at: Date;
 }
 
-const COLUMNS = ['id', 'merchant_id', 'amount', 'description', 'pix_key', 'pix_key_type', 'status', 'batch_id', 'created_at'];
+const COLUMNS = [
+  'id',
+  'merchant_id',
+  'amount',
+  'description',
+  'pix_key',
+  'pix_key_type',
+  'status',
+  'batch_id',
+  'created_at',
+];
 
 export interface NewWithdrawal {
   id: string;
@@ -48,7 +58,10 @@ export function withdrawalsStore(db: Db) {
     },
 
     /** The withdrawal the key made, with the fingerprint of the request that made it (null before fingerprints). */
-    async findByIdempotencyKey(merchantId: string, key: string): Promise<(WithdrawalRow & { request_hash: Buffer | null }) | undefined> {
+    async findByIdempotencyKey(
+      merchantId: string,
+      key: string,
+    ): Promise<(WithdrawalRow & { request_hash: Buffer | null }) | undefined> {
       return (await db('withdrawals')
         .where({ merchant_id: merchantId, idempotency_key: key })
         .first([...COLUMNS, 'request_hash'])) as (WithdrawalRow & { request_hash: Buffer | null }) | undefined;
@@ -56,7 +69,8 @@ export function withdrawalsStore(db: Db) {
 
     /** Another merchant's withdrawal is undefined, like an unknown id. */
     async findForMerchant(merchantId: string, id: string): Promise<WithdrawalRow | undefined> {
-      return (await db('withdrawals').where({ id, merchant_id: merchantId }).first(COLUMNS)) as WithdrawalRow | undefined;
+      return (await db('withdrawals').where({ id, merchant_id: merchantId }).first(COLUMNS)) as
+        WithdrawalRow | undefined;
     },
 
     /**
@@ -90,7 +104,10 @@ export function withdrawalsStore(db: Db) {
      * read. A page past the end, or one holding rows past the depth bound, walks nothing
      * (`pageIsRead`: a one-time filter on the total).
      */
-    async page(merchantId: string, opts: { limit: number; offset: number }): Promise<{ rows: WithdrawalRow[]; total: number }> {
+    async page(
+      merchantId: string,
+      opts: { limit: number; offset: number },
+    ): Promise<{ rows: WithdrawalRow[]; total: number }> {
       const { rows } = (await db.raw(
         `select t.total, w.id, w.merchant_id, w.amount, w.description, w.pix_key, w.pix_key_type, w.status, w.batch_id, w.created_at
          from (select coalesce(sum(n), 0)::bigint as total from list_counts where list = 'withdrawals' and owner_id = :merchant) t
@@ -105,7 +122,10 @@ export function withdrawalsStore(db: Db) {
         { merchant: merchantId, take: opts.limit, skip: opts.offset },
       )) as { rows: Array<WithdrawalRow & { total: string | number }> };
       const total = Number(rows[0]?.total ?? 0);
-      return { rows: rows.filter((r) => (r.id as string | null) !== null).map(({ total: _total, ...r }) => r as WithdrawalRow), total };
+      return {
+        rows: rows.filter((r) => (r.id as string | null) !== null).map(({ total: _total, ...r }) => r as WithdrawalRow),
+        total,
+      };
     },
 
     /** Keeps the acquirer's transfer id and batch, once (the first answer wins). */
@@ -116,19 +136,31 @@ export function withdrawalsStore(db: Db) {
         .whereNull('transfer_id');
     },
 
-    async patch(id: string, fields: Partial<Pick<Withdrawal, 'status' | 'transferId' | 'failureReason' | 'completedAt' | 'failedAt' | 'refundedAt' | 'updatedAt'>>): Promise<void> {
+    async patch(
+      id: string,
+      fields: Partial<
+        Pick<
+          Withdrawal,
+          'status' | 'transferId' | 'failureReason' | 'completedAt' | 'failedAt' | 'refundedAt' | 'updatedAt'
+        >
+      >,
+    ): Promise<void> {
       await Withdrawal.query(db).patch(fields).where({ id });
     },
 
     async transferIdOf(id: string): Promise<string | null> {
-      const row = (await db('withdrawals').where({ id }).first('transfer_id')) as { transfer_id: string | null } | undefined;
+      const row = (await db('withdrawals').where({ id }).first('transfer_id')) as
+        { transfer_id: string | null } | undefined;
       return row?.transfer_id ?? null;
     },
 
     /** What the transfer callback handler compares a callback with. */
     async forTransferCallback(
       id: string,
-    ): Promise<{ id: string; merchant_id: string; status: Withdrawal['status']; transfer_id: string | null; amount: number } | undefined> {
+    ): Promise<
+      | { id: string; merchant_id: string; status: Withdrawal['status']; transfer_id: string | null; amount: number }
+      | undefined
+    > {
       return (await db('withdrawals').where({ id }).first('id', 'merchant_id', 'status', 'transfer_id', 'amount')) as
         | { id: string; merchant_id: string; status: Withdrawal['status']; transfer_id: string | null; amount: number }
         | undefined;

@@ -10,8 +10,9 @@ export const activityLogContext: ActivityInterceptorsFactory = (ctx) => ({
   inbound: {
     execute: (input, next) => {
       const { workflowExecution, activityType } = ctx.info;
-      return withLogContext({ workflowId: workflowExecution?.workflowId, runId: workflowExecution?.runId, activityType }, () =>
-        next(input),
+      return withLogContext(
+        { workflowId: workflowExecution?.workflowId, runId: workflowExecution?.runId, activityType },
+        () => next(input),
       );
     },
   },

@@ -22,7 +22,10 @@ export interface OffThreadChargeWorkflows {
 
 export async function offThreadChargeWorkflows(data: ChargeWorkflowsThreadData): Promise<OffThreadChargeWorkflows> {
   const spawn = (): Promise<ThreadRpc> =>
-    ThreadRpc.start(path.join(__dirname, 'charge-workflows-thread'), __filename, { name: 'charge-workflows', workerData: data });
+    ThreadRpc.start(path.join(__dirname, 'charge-workflows-thread'), __filename, {
+      name: 'charge-workflows',
+      workerData: data,
+    });
   let rpc = await spawn();
   // A thread that died (it should not) is replaced on the next call; the calls it took with it
   // were rejected, and the charge reconciler starts any workflow they missed.

@@ -17,7 +17,9 @@ export interface ChargeWorkflowsThreadData {
 serveThreadRpc(async () => {
   const data = workerData as ChargeWorkflowsThreadData;
   const temporal = await connectTemporalClient(data.address, data.namespace);
-  const workflows: ChargeWorkflows = chargeWorkflowClient(temporal.client, data.taskQueue, { searchAttributes: data.searchAttributes });
+  const workflows: ChargeWorkflows = chargeWorkflowClient(temporal.client, data.taskQueue, {
+    searchAttributes: data.searchAttributes,
+  });
   return {
     handlers: {
       start: workflows.start,

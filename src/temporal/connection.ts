@@ -19,8 +19,14 @@ export interface TemporalClientHandle {
  * Temporal runtime, which the caller installs first (`installTemporalRuntime`), so that the core's
  * logs reach our logger.
  */
-export async function connectTemporalClient(address: string, namespace: string, opts: { native?: boolean } = {}): Promise<TemporalClientHandle> {
-  const connection: ConnectionLike = opts.native ? await NativeConnection.connect({ address }) : await Connection.connect({ address });
+export async function connectTemporalClient(
+  address: string,
+  namespace: string,
+  opts: { native?: boolean } = {},
+): Promise<TemporalClientHandle> {
+  const connection: ConnectionLike = opts.native
+    ? await NativeConnection.connect({ address })
+    : await Connection.connect({ address });
   const client = new Client({ connection, namespace });
   return { client, connection, close: () => connection.close() };
 }

@@ -52,10 +52,18 @@ export function infractionWorkflowClient(
       }
     },
     async acquirerUpdate(inf, update) {
-      await client.workflow.signalWithStart('infractionWorkflow', { ...base(inf), signal: 'acquirerUpdate', signalArgs: [update] });
+      await client.workflow.signalWithStart('infractionWorkflow', {
+        ...base(inf),
+        signal: 'acquirerUpdate',
+        signalArgs: [update],
+      });
     },
     async operatorDecided(inf) {
-      await client.workflow.signalWithStart('infractionWorkflow', { ...base(inf), signal: 'operatorDecided', signalArgs: [] });
+      await client.workflow.signalWithStart('infractionWorkflow', {
+        ...base(inf),
+        signal: 'operatorDecided',
+        signalArgs: [],
+      });
     },
   };
 }

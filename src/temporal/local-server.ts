@@ -47,7 +47,11 @@ export function localJournalPath(dataDir: string): string {
   return path.join(dataDir, 'temporal', 'pixflow-temporal.journal');
 }
 
-export async function startLocalTemporal(opts: { dataDir: string; logger: Logger; server?: 'pixflow' | 'cli' }): Promise<LocalTemporal> {
+export async function startLocalTemporal(opts: {
+  dataDir: string;
+  logger: Logger;
+  server?: 'pixflow' | 'cli';
+}): Promise<LocalTemporal> {
   if (opts.server === 'cli') {
     const env = await TestWorkflowEnvironment.createLocal({
       server: {
@@ -62,7 +66,10 @@ export async function startLocalTemporal(opts: { dataDir: string; logger: Logger
   const thread = new Worker(workerBootstrap(path.join(__dirname, 'local-server-thread'), __filename), {
     eval: true,
     name: 'temporal-server',
-    workerData: { dbFilename: localJournalPath(opts.dataDir), logLevel: opts.logger.level } satisfies LocalServerThreadData,
+    workerData: {
+      dbFilename: localJournalPath(opts.dataDir),
+      logLevel: opts.logger.level,
+    } satisfies LocalServerThreadData,
   });
   const next = (): Promise<LocalServerThreadMessage> =>
     new Promise((resolve, reject) => {
@@ -92,4 +99,3 @@ export async function startLocalTemporal(opts: { dataDir: string; logger: Logger
     },
   };
 }
-

@@ -18,7 +18,11 @@ export interface PixKeyWorkflows {
   register(key: PixKeyRef): Promise<void>;
 }
 
-export function pixKeyWorkflowClient(client: Client, taskQueue: string, opts: { searchAttributes?: boolean } = {}): PixKeyWorkflows {
+export function pixKeyWorkflowClient(
+  client: Client,
+  taskQueue: string,
+  opts: { searchAttributes?: boolean } = {},
+): PixKeyWorkflows {
   return {
     async register(key) {
       const typedSearchAttributes: SearchAttributePair[] = [

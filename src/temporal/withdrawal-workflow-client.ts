@@ -40,9 +40,12 @@ export function withdrawalWorkflowClient(
     return {
       taskQueue,
       workflowId: withdrawalWorkflowId(w.id),
-      args: [{ withdrawalId: w.id, ...(opts.resultDeadlineMs === undefined ? {} : { resultDeadlineMs: opts.resultDeadlineMs }) }] as [
-        WithdrawalWorkflowInput,
-      ],
+      args: [
+        {
+          withdrawalId: w.id,
+          ...(opts.resultDeadlineMs === undefined ? {} : { resultDeadlineMs: opts.resultDeadlineMs }),
+        },
+      ] as [WithdrawalWorkflowInput],
       memo: { withdrawalId: w.id, merchantId: w.merchantId },
       ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
     };
@@ -60,7 +63,11 @@ export function withdrawalWorkflowClient(
       }
     },
     async transferUpdated(w, notice) {
-      await client.workflow.signalWithStart('withdrawalWorkflow', { ...base(w), signal: TRANSFER_SIGNAL, signalArgs: [notice] });
+      await client.workflow.signalWithStart('withdrawalWorkflow', {
+        ...base(w),
+        signal: TRANSFER_SIGNAL,
+        signalArgs: [notice],
+      });
     },
   };
 }

@@ -24,7 +24,10 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
   let code: string | undefined;
   if (deps.bundleInChild) {
     code = await bundleWorkflowsInChild().catch((err: unknown) => {
-      deps.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'workflow bundle child failed; bundling in-process');
+      deps.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'workflow bundle child failed; bundling in-process',
+      );
       return undefined;
     });
   }

@@ -12,7 +12,10 @@ import { pixKeyWorkflowClient } from './pix-key-workflow-client';
 import { webhookDeliveryWorkflowClient } from './webhook-workflow-client';
 
 /** The Temporal clients the API side starts and signals workflows with, on one task queue. */
-export function createWorkflowClients(client: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'TEMPORAL_SEARCH_ATTRIBUTES'>) {
+export function createWorkflowClients(
+  client: Client,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'TEMPORAL_SEARCH_ATTRIBUTES'>,
+) {
   const opts = { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES };
   return {
     charges: chargeWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),

@@ -44,7 +44,12 @@ describe('acquirer client against the simulator', () => {
 
   before(async () => {
     receiver = await startReceiver();
-    sim = await startAcquirerSimulator({ callbackSecret: SECRET, callbackBaseUrl: receiver.url, ...CLIENT, autoComplete: false });
+    sim = await startAcquirerSimulator({
+      callbackSecret: SECRET,
+      callbackBaseUrl: receiver.url,
+      ...CLIENT,
+      autoComplete: false,
+    });
     sim.control.setAutoSettleRefunds(false);
     client = new HttpAcquirer({ baseUrl: sim.url, ...CLIENT, timeoutMs: 2_000 });
   });
@@ -80,7 +85,8 @@ describe('acquirer client against the simulator', () => {
         const c = new HttpAcquirer({ baseUrl: shortLived.url, ...CLIENT, timeoutMs: 2_000 });
         await c.createCob(cobReq());
         await c.createCob(cobReq());
-        const tokens = (): string[] => shortLived.control.calls.filter((x) => x.route === 'token').map((x) => x.at ?? '');
+        const tokens = (): string[] =>
+          shortLived.control.calls.filter((x) => x.route === 'token').map((x) => x.at ?? '');
         assert.equal(tokens().length, 1);
         // A 2 s token is refreshed at half its life, never sent expired. Calls go on until the second
         // token is fetched (a condition, not a sleep); it must have been fetched while the first was
@@ -91,7 +97,10 @@ describe('acquirer client against the simulator', () => {
           return tokens().length === 2;
         }, 'a second token');
         const [first, second] = tokens().map((at) => Date.parse(at)) as [number, number];
-        assert.ok(second < first + 2_000, `refreshed ${second - first} ms after the first token, not before it expired`);
+        assert.ok(
+          second < first + 2_000,
+          `refreshed ${second - first} ms after the first token, not before it expired`,
+        );
         assert.equal(shortLived.control.calls.filter((x) => x.status === 401).length, 0);
       } finally {
         await shortLived.close();
@@ -117,7 +126,9 @@ describe('acquirer client against the simulator', () => {
   describe('cob', () => {
     it('creates, reads and removes a cob; every exchange follows the BCB schemas', async () => {
       const txid = newTxid();
-      const cob = await client.createCob(cobReq({ txid, amount: 2_550, description: 'Pedido 42', debtor: { name: 'Ana', document: '12345678909' } }));
+      const cob = await client.createCob(
+        cobReq({ txid, amount: 2_550, description: 'Pedido 42', debtor: { name: 'Ana', document: '12345678909' } }),
+      );
       assert.equal(cob.status, 'ATIVA');
       assert.equal(cob.amount, 2_550);
       assert.equal(cob.revision, 0);
@@ -151,10 +162,19 @@ describe('acquirer client against the simulator', () => {
 
     it('a paid cob shows its pix (CobCompleta) and cannot be removed', async () => {
       const { txid } = await client.createCob(cobReq({ amount: 1_234 }));
-      const { endToEndId } = await sim.control.payCob(txid, { payer: { name: 'Empresa X', document: '11222333000181' } });
+      const { endToEndId } = await sim.control.payCob(txid, {
+        payer: { name: 'Empresa X', document: '11222333000181' },
+      });
       const cob = await client.getCob(txid);
       assert.equal(cob.status, 'CONCLUIDA');
-      assert.deepEqual(cob.pix, [{ endToEndId, amount: 1_234, paidAt: cob.pix[0]?.paidAt, payer: { name: 'Empresa X', document: '11222333000181' } }]);
+      assert.deepEqual(cob.pix, [
+        {
+          endToEndId,
+          amount: 1_234,
+          paidAt: cob.pix[0]?.paidAt,
+          payer: { name: 'Empresa X', document: '11222333000181' },
+        },
+      ]);
       assert.deepEqual(bcbViolations('CobCompleta', lastCall('getCob')?.response), []);
       await assert.rejects(client.removeCob(txid), fails('REJECTED', false, 400));
     });
@@ -206,7 +226,10 @@ describe('acquirer client against the simulator', () => {
       const many = await Promise.all(Array.from({ length: 10 }, () => client.sendTransfer('wd_2', req)));
       assert.equal(new Set(many.map((t) => t.transferId)).size, 1);
       const atSim = [...sim.control.calls].filter((c) => c.route === 'transfer' && c.status === 201);
-      assert.equal(atSim.filter((c) => (c.response as { idempotencyKey?: string }).idempotencyKey === 'wd_2').length, 1);
+      assert.equal(
+        atSim.filter((c) => (c.response as { idempotencyKey?: string }).idempotencyKey === 'wd_2').length,
+        1,
+      );
 
       sim.control.completeTransfer(a.transferId);
       assert.equal((await client.getTransfer(a.transferId)).status, 'COMPLETED');
@@ -219,7 +242,10 @@ describe('acquirer client against the simulator', () => {
     });
 
     it('a malformed destination key is rejected by the acquirer', async () => {
-      await assert.rejects(client.sendTransfer('wd_4', { ...req, pixKeyType: 'CPF', pixKey: '12345678900' }), fails('REJECTED', false, 400));
+      await assert.rejects(
+        client.sendTransfer('wd_4', { ...req, pixKeyType: 'CPF', pixKey: '12345678900' }),
+        fails('REJECTED', false, 400),
+      );
     });
   });
 
@@ -263,7 +289,8 @@ describe('acquirer client against the simulator', () => {
       // The simulator records a call once it has answered it: the client gave up at its own
       // timeout if, when it rejects, that answer has not been produced yet (an order, not a clock).
       const txid = 't'.repeat(30);
-      const answered = (): number => sim.control.calls.filter((c) => c.route === 'getCob' && (c.path ?? '').endsWith(txid)).length;
+      const answered = (): number =>
+        sim.control.calls.filter((c) => c.route === 'getCob' && (c.path ?? '').endsWith(txid)).length;
       await assert.rejects(quick.getCob(txid), fails('TIMEOUT', true));
       assert.equal(answered(), 0, 'gave up at the timeout, not when the answer came');
       await until(async () => answered() === 1, 'the late answer to be produced');
@@ -288,20 +315,29 @@ describe('acquirer client against the simulator', () => {
       await assert.rejects(client.requestRefund('E123', 'rf1', 100), fails('INVALID_REQUEST', false));
       await assert.rejects(client.requestRefund('E'.repeat(32), 'rf_1', 100), fails('INVALID_REQUEST', false));
       await assert.rejects(client.getCob('../oauth/token'), fails('INVALID_REQUEST', false));
-      await assert.rejects(client.sendTransfer('', { amount: 100, pixKeyType: 'EMAIL', pixKey: 'a@b.co' }), fails('INVALID_REQUEST', false));
+      await assert.rejects(
+        client.sendTransfer('', { amount: 100, pixKeyType: 'EMAIL', pixKey: 'a@b.co' }),
+        fails('INVALID_REQUEST', false),
+      );
       assert.equal(sim.control.calls.length, before);
     });
 
     it('an answer off the protocol is INVALID_RESPONSE, not retryable', async () => {
       const liar = http.createServer((req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        if (req.url === '/oauth/token') res.end(JSON.stringify({ access_token: 't', token_type: 'Bearer', expires_in: 60 }));
-        else if (req.url?.startsWith('/cob/')) res.end(JSON.stringify({ txid: 'x', status: 'ATIVA', valor: { original: 12.34 } }));
+        if (req.url === '/oauth/token')
+          res.end(JSON.stringify({ access_token: 't', token_type: 'Bearer', expires_in: 60 }));
+        else if (req.url?.startsWith('/cob/'))
+          res.end(JSON.stringify({ txid: 'x', status: 'ATIVA', valor: { original: 12.34 } }));
         else res.end('not json');
       });
       await new Promise<void>((r) => liar.listen(0, '127.0.0.1', r));
       try {
-        const c = new HttpAcquirer({ baseUrl: `http://127.0.0.1:${(liar.address() as AddressInfo).port}`, ...CLIENT, timeoutMs: 2_000 });
+        const c = new HttpAcquirer({
+          baseUrl: `http://127.0.0.1:${(liar.address() as AddressInfo).port}`,
+          ...CLIENT,
+          timeoutMs: 2_000,
+        });
         await assert.rejects(c.getCob('x'.repeat(30)), fails('INVALID_RESPONSE', false, 200));
         await assert.rejects(c.getTransfer('tr1'), fails('INVALID_RESPONSE', false, 200));
       } finally {

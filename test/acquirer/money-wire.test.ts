@@ -44,7 +44,23 @@ describe('acquirer money on the wire', () => {
   });
 
   it('parses only the BCB pattern', () => {
-    for (const bad of ['1', '1.5', '1.234', '.50', '1,50', '-1.00', '+1.00', ' 1.00', '1.00 ', '1e2.00', '12345678901.00', '', 12.5, null, undefined]) {
+    for (const bad of [
+      '1',
+      '1.5',
+      '1.234',
+      '.50',
+      '1,50',
+      '-1.00',
+      '+1.00',
+      ' 1.00',
+      '1.00 ',
+      '1e2.00',
+      '12345678901.00',
+      '',
+      12.5,
+      null,
+      undefined,
+    ]) {
       assert.equal(wireToCents(bad), null, JSON.stringify(bad));
     }
     assert.equal(wireToCents('0000000001.00'), 100);

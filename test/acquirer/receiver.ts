@@ -30,7 +30,12 @@ export async function startReceiver(): Promise<Receiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const status = queued.shift() ?? 200;
-      received.push({ path: req.url ?? '', raw: Buffer.concat(chunks).toString('utf8'), headers: req.headers, answered: status });
+      received.push({
+        path: req.url ?? '',
+        raw: Buffer.concat(chunks).toString('utf8'),
+        headers: req.headers,
+        answered: status,
+      });
       res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
     });
   });

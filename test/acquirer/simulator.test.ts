@@ -8,7 +8,11 @@ import assert from 'node:assert/strict';
 import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '../../src/acquirer/callback-signature';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { CALLBACK_ATTEMPT_HEADER, CALLBACK_ID_HEADER } from '../../src/acquirer/simulator/callbacks';
-import { startAcquirerSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/acquirer/simulator/server';
+import {
+  startAcquirerSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/acquirer/simulator/server';
 import { infractionCallback, pixCallback, pixKeyCallback, transferCallback } from '../../src/acquirer/wire';
 import { newTxid } from '../../src/pix/brcode';
 import { bcbViolations, itConformsToTheBcbDocument } from '../support/bcb-schema';
@@ -58,7 +62,10 @@ describe('acquirer simulator', () => {
     before(async () => {
       const res = await fetch(`${sim.url}/oauth/token`, {
         method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from('c1:s1').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          authorization: `Basic ${Buffer.from('c1:s1').toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         body: 'grant_type=client_credentials',
       });
       token = ((await res.json()) as { access_token: string }).access_token;
@@ -69,7 +76,11 @@ describe('acquirer simulator', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
-      return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as { violacoes?: Array<{ propriedade: string }> } };
+      return {
+        status: res.status,
+        type: res.headers.get('content-type'),
+        body: (await res.json()) as { violacoes?: Array<{ propriedade: string }> },
+      };
     };
     const good = { calendario: { expiracao: 3600 }, valor: { original: '10.00' }, chave: 'loja@example.com' };
 
@@ -83,7 +94,11 @@ describe('acquirer simulator', () => {
         ['expiracao 0', { ...good, calendario: { expiracao: 0 } }, 'cob.calendario.expiracao'],
         ['expiracao fractional', { ...good, calendario: { expiracao: 1.5 } }, 'cob.calendario.expiracao'],
         ['solicitacaoPagador > 140', { ...good, solicitacaoPagador: 'x'.repeat(141) }, 'cob.solicitacaoPagador'],
-        ['devedor with cpf and cnpj', { ...good, devedor: { cpf: '12345678909', cnpj: '11222333000181', nome: 'A' } }, 'cob.devedor'],
+        [
+          'devedor with cpf and cnpj',
+          { ...good, devedor: { cpf: '12345678909', cnpj: '11222333000181', nome: 'A' } },
+          'cob.devedor',
+        ],
         ['devedor cpf malformed', { ...good, devedor: { cpf: '123', nome: 'A' } }, 'cob.devedor.cpf'],
       ];
       for (const [name, body, prop] of cases) {
@@ -91,7 +106,10 @@ describe('acquirer simulator', () => {
         assert.equal(r.status, 400, name);
         assert.equal(r.type, 'application/problem+json', name);
         assert.deepEqual(bcbViolations('Problema', r.body), [], name);
-        assert.ok(r.body.violacoes?.some((v) => v.propriedade === prop), `${name}: ${JSON.stringify(r.body.violacoes)}`);
+        assert.ok(
+          r.body.violacoes?.some((v) => v.propriedade === prop),
+          `${name}: ${JSON.stringify(r.body.violacoes)}`,
+        );
       }
       const shortTxid = await send('PUT', '/cob/abc', good);
       assert.equal(shortTxid.status, 400);
@@ -102,11 +120,29 @@ describe('acquirer simulator', () => {
     it('validates devoluções, PATCH bodies, transfers and unparseable JSON', async () => {
       const { txid, endToEndId } = await paidCob();
       assert.equal((await send('PUT', `/pix/${endToEndId}/devolucao/rf1`, { valor: '1' })).status, 400);
-      assert.equal((await send('PUT', `/pix/${endToEndId}/devolucao/rf_1`, { valor: '1.00' })).status, 400, 'id pattern');
+      assert.equal(
+        (await send('PUT', `/pix/${endToEndId}/devolucao/rf_1`, { valor: '1.00' })).status,
+        400,
+        'id pattern',
+      );
       assert.equal((await send('PUT', `/pix/${'E'.repeat(32)}/devolucao/rf1`, { valor: '1.00' })).status, 404);
       assert.equal((await send('PATCH', `/cob/${txid}`, { status: 'ATIVA' })).status, 400);
-      assert.equal((await send('POST', '/transfers', { valor: '1.00', chave: 'a@b.co', tipoChave: 'EMAIL' })).status, 400, 'no idempotency key');
-      assert.equal((await send('POST', '/transfers', { valor: '1.00', chave: 'a@b.co', tipoChave: 'PIX' }, { 'x-idempotency-key': 'wd_v1' })).status, 400);
+      assert.equal(
+        (await send('POST', '/transfers', { valor: '1.00', chave: 'a@b.co', tipoChave: 'EMAIL' })).status,
+        400,
+        'no idempotency key',
+      );
+      assert.equal(
+        (
+          await send(
+            'POST',
+            '/transfers',
+            { valor: '1.00', chave: 'a@b.co', tipoChave: 'PIX' },
+            { 'x-idempotency-key': 'wd_v1' },
+          )
+        ).status,
+        400,
+      );
       const bad = await send('PUT', `/cob/${newTxid()}`, '{"valor":');
       assert.equal(bad.status, 400);
       assert.deepEqual(bcbViolations('Problema', bad.body), []);
@@ -115,7 +151,10 @@ describe('acquirer simulator', () => {
     });
 
     it('refuses protocol calls without a valid bearer token', async () => {
-      const res = await fetch(`${sim.url}/cob/${newTxid()}`, { method: 'GET', headers: { authorization: 'Bearer nope' } });
+      const res = await fetch(`${sim.url}/cob/${newTxid()}`, {
+        method: 'GET',
+        headers: { authorization: 'Bearer nope' },
+      });
       assert.equal(res.status, 401);
       await res.arrayBuffer();
     });
@@ -130,12 +169,19 @@ describe('acquirer simulator', () => {
       assert.equal(cb.headers['content-type'], 'application/json');
       assert.equal(signedOk(cb), true);
       assert.equal(verifyCallback('another-secret', cb.raw, cb.headers[CALLBACK_SIGNATURE_HEADER]), false);
-      assert.equal(verifyCallback(SECRET, cb.raw.replace('19.90', '99.90'), cb.headers[CALLBACK_SIGNATURE_HEADER]), false, 'tampered body');
+      assert.equal(
+        verifyCallback(SECRET, cb.raw.replace('19.90', '99.90'), cb.headers[CALLBACK_SIGNATURE_HEADER]),
+        false,
+        'tampered body',
+      );
       assert.match(String(cb.headers[CALLBACK_ID_HEADER]), /^cb[0-9a-f]{24}$/);
       const body = json<{ pix: Array<{ txid: string; valor: string; endToEndId: string }> }>(cb);
       assert.equal(pixCallback.safeParse(body).success, true);
       for (const p of body.pix) assert.deepEqual(bcbViolations('Pix', p), []);
-      assert.deepEqual(body.pix.map((p) => [p.txid, p.valor]), [[txid, '19.90']]);
+      assert.deepEqual(
+        body.pix.map((p) => [p.txid, p.valor]),
+        [[txid, '19.90']],
+      );
       assert.match(endToEndId, /^E[a-zA-Z0-9]{31}$/);
     });
 
@@ -146,8 +192,15 @@ describe('acquirer simulator', () => {
       sim.control.settleRefund('rfOk', 'DEVOLVIDO');
       sim.control.settleRefund('rfNo', 'NAO_REALIZADO', 'Conta do pagador encerrada');
       const cbs = await receiver.waitFor((r) => r.raw.includes(endToEndId) && r.raw.includes('devolucoes'), 2);
-      const outcomes = cbs.map((cb) => json<{ pix: Array<{ devolucoes: Array<{ id: string; status: string; motivo?: string }> }> }>(cb).pix[0]?.devolucoes[0]);
-      assert.deepEqual(outcomes.map((d) => [d?.id, d?.status]).sort(), [['rfNo', 'NAO_REALIZADO'], ['rfOk', 'DEVOLVIDO']]);
+      const outcomes = cbs.map(
+        (cb) =>
+          json<{ pix: Array<{ devolucoes: Array<{ id: string; status: string; motivo?: string }> }> }>(cb).pix[0]
+            ?.devolucoes[0],
+      );
+      assert.deepEqual(outcomes.map((d) => [d?.id, d?.status]).sort(), [
+        ['rfNo', 'NAO_REALIZADO'],
+        ['rfOk', 'DEVOLVIDO'],
+      ]);
       for (const cb of cbs) {
         assert.equal(signedOk(cb), true);
         for (const p of json<{ pix: unknown[] }>(cb).pix) assert.deepEqual(bcbViolations('Pix', p), []);
@@ -158,8 +211,14 @@ describe('acquirer simulator', () => {
       receiver.answerNext(500, 503);
       const { endToEndId } = await paidCob();
       const got = await receiver.waitFor((r) => r.raw.includes(endToEndId), 3);
-      assert.deepEqual(got.map((r) => r.answered), [500, 503, 200]);
-      assert.deepEqual(got.map((r) => r.headers[CALLBACK_ATTEMPT_HEADER]), ['1', '2', '3']);
+      assert.deepEqual(
+        got.map((r) => r.answered),
+        [500, 503, 200],
+      );
+      assert.deepEqual(
+        got.map((r) => r.headers[CALLBACK_ATTEMPT_HEADER]),
+        ['1', '2', '3'],
+      );
       assert.equal(new Set(got.map((r) => r.headers[CALLBACK_ID_HEADER])).size, 1);
       assert.ok(got.every(signedOk));
     });
@@ -201,7 +260,10 @@ describe('acquirer simulator', () => {
       assert.equal(receiver.received.filter((r) => r.raw.includes(t.transferId)).length, 0, 'held');
       sim.control.setFaults({});
       const got = await receiver.waitFor((r) => r.raw.includes(t.transferId), 2);
-      assert.deepEqual(got.map((r) => json<{ transfer: { status: string } }>(r).transfer.status), ['RETURNED', 'COMPLETED']);
+      assert.deepEqual(
+        got.map((r) => json<{ transfer: { status: string } }>(r).transfer.status),
+        ['RETURNED', 'COMPLETED'],
+      );
     });
   });
 
@@ -215,7 +277,10 @@ describe('acquirer simulator', () => {
         assert.ok(cb && signedOk(cb));
         assert.equal(cb.path, '/v1/acquirer/transfers');
         const body = transferCallback.parse(JSON.parse(cb.raw));
-        assert.deepEqual([body.transfer.status, body.transfer.idempotencyKey, body.transfer.valor], ['COMPLETED', 'wd_auto', '25.00']);
+        assert.deepEqual(
+          [body.transfer.status, body.transfer.idempotencyKey, body.transfer.valor],
+          ['COMPLETED', 'wd_auto', '25.00'],
+        );
         assert.equal((await c.getTransfer(t.transferId)).status, 'COMPLETED');
       } finally {
         await auto.close();
@@ -253,10 +318,19 @@ describe('acquirer simulator', () => {
       const { infractionId } = sim.control.raiseInfraction(a.endToEndId, 'golpe');
       sim.control.acceptInfraction(infractionId);
       sim.control.refundInfraction(infractionId); // auto-settlement is off in this suite
-      const got = await receiver.waitFor((r) => r.path === '/v1/acquirer/infractions' && r.raw.includes(infractionId), 3);
+      const got = await receiver.waitFor(
+        (r) => r.path === '/v1/acquirer/infractions' && r.raw.includes(infractionId),
+        3,
+      );
       const bodies = got.map((r) => infractionCallback.parse(JSON.parse(r.raw)).infraction);
-      assert.deepEqual(bodies.map((b) => b.status), ['OPEN', 'ACCEPTED', 'REFUNDED']);
-      assert.deepEqual([bodies[2]?.devolucao?.valor, bodies[2]?.devolucao?.status, bodies[0]?.endToEndId], ['50.00', 'DEVOLVIDO', a.endToEndId]);
+      assert.deepEqual(
+        bodies.map((b) => b.status),
+        ['OPEN', 'ACCEPTED', 'REFUNDED'],
+      );
+      assert.deepEqual(
+        [bodies[2]?.devolucao?.valor, bodies[2]?.devolucao?.status, bodies[0]?.endToEndId],
+        ['50.00', 'DEVOLVIDO', a.endToEndId],
+      );
       assert.deepEqual(bcbViolations('Devolucao', bodies[2]?.devolucao), []);
       assert.ok(got.every(signedOk));
       assert.throws(() => sim.control.rejectInfraction(infractionId), /REFUNDED/);
@@ -280,7 +354,12 @@ describe('acquirer simulator', () => {
     };
 
     it('pays a cob, drives transfers, sets faults and reports what it saw', async () => {
-      const { txid } = await client.createCob({ txid: newTxid(), amount: 700, expiresIn: 600, key: 'loja@example.com' });
+      const { txid } = await client.createCob({
+        txid: newTxid(),
+        amount: 700,
+        expiresIn: 600,
+        key: 'loja@example.com',
+      });
       const paid = await ctl('POST', `/cob/${txid}/pay`, { payer: { name: 'Bia', document: '12345678909' } });
       assert.equal(paid.status, 202);
       const e2e = String(paid.body.endToEndId);
@@ -293,7 +372,10 @@ describe('acquirer simulator', () => {
       assert.equal((await ctl('POST', '/transfers/trnope/fail', { reason: 'x' })).status, 404);
       assert.equal((await ctl('POST', `/cob/${txid}/pay`, { amount: 'lots' })).status, 400);
 
-      assert.equal((await ctl('POST', '/faults', { failNext: { route: 'getCob', times: 1, status: 503 } })).status, 202);
+      assert.equal(
+        (await ctl('POST', '/faults', { failNext: { route: 'getCob', times: 1, status: 503 } })).status,
+        202,
+      );
       await assert.rejects(client.getCob(txid), (e: unknown) => (e as { status?: number }).status === 503);
       assert.equal((await client.getCob(txid)).status, 'CONCLUIDA', 'only the next one failed');
       assert.equal((await ctl('POST', '/faults', { bogus: true })).status, 400);

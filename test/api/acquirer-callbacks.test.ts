@@ -20,25 +20,42 @@ describe('acquirer callbacks', function () {
   const post = (path: string, body: string, signature?: string) =>
     fetch(`${s.api.baseUrl}/v1/acquirer/${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [CALLBACK_SIGNATURE_HEADER]: signature }) },
+      headers: {
+        'content-type': 'application/json',
+        ...(signature === undefined ? {} : { [CALLBACK_SIGNATURE_HEADER]: signature }),
+      },
       body,
     });
   const signed = (path: string, payload: unknown) => {
     const body = JSON.stringify(payload);
     return post(path, body, signCallback(CALLBACK_SECRET, body));
   };
-  const inbox = (kind: string, externalId: string) => s.api.knex('acquirer_callbacks').where({ kind, external_id: externalId });
+  const inbox = (kind: string, externalId: string) =>
+    s.api.knex('acquirer_callbacks').where({ kind, external_id: externalId });
 
   const now = new Date().toISOString();
   const unique = () => `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
   const transferBody = (id: string, status: string) => ({
     transfer: {
-      id, batchId: `b${id}`, idempotencyKey: `wd_${id}`, valor: '10.00', chave: 'maria@example.com', tipoChave: 'EMAIL',
-      status, horario: { criacao: now },
+      id,
+      batchId: `b${id}`,
+      idempotencyKey: `wd_${id}`,
+      valor: '10.00',
+      chave: 'maria@example.com',
+      tipoChave: 'EMAIL',
+      status,
+      horario: { criacao: now },
     },
   });
   const infractionBody = (id: string, status: string) => ({
-    infraction: { id, endToEndId: `E99999999${'0'.repeat(23)}`, valor: '10.00', motivo: 'fraude', status, horario: now },
+    infraction: {
+      id,
+      endToEndId: `E99999999${'0'.repeat(23)}`,
+      valor: '10.00',
+      motivo: 'fraude',
+      status,
+      horario: now,
+    },
   });
   const pixKeyBody = (id: string, status: string) => ({
     pixKey: { id, chave: 'maria@example.com', tipoChave: 'EMAIL', status, horario: now },
@@ -85,7 +102,10 @@ describe('acquirer callbacks', function () {
     assert.equal((await inbox('transfers', `${id}:COMPLETED`)).length, 1);
     assert.equal((await inbox('transfers', `${id}:RETURNED`)).length, 1);
 
-    await Promise.all([signed('infractions', infractionBody(id, 'OPEN')), signed('infractions', infractionBody(id, 'OPEN'))]);
+    await Promise.all([
+      signed('infractions', infractionBody(id, 'OPEN')),
+      signed('infractions', infractionBody(id, 'OPEN')),
+    ]);
     assert.equal((await inbox('infractions', `${id}:OPEN`)).length, 1);
 
     assert.equal((await signed('pix-keys', pixKeyBody(id, 'ATIVA'))).status, 202);
@@ -137,7 +157,10 @@ describe('acquirer callbacks', function () {
       const bad = Buffer.concat([Buffer.from('{"pix":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
       const res2 = await fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, bad) },
+        headers: {
+          'content-type': 'application/json',
+          [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, bad),
+        },
         body: bad,
       });
       assert.equal(res2.status, 400);
@@ -171,17 +194,28 @@ describe('acquirer callbacks', function () {
         {
           pix: [
             {
-              endToEndId: e2e, txid: charge.txid, valor: '100.00', horario: now,
-              devolucoes: [{ id: 'rf01', rtrId: e2eOf('D1'), valor: '0.00', horario: { solicitacao: now }, status: 'DEVOLVIDO' }],
+              endToEndId: e2e,
+              txid: charge.txid,
+              valor: '100.00',
+              horario: now,
+              devolucoes: [
+                { id: 'rf01', rtrId: e2eOf('D1'), valor: '0.00', horario: { solicitacao: now }, status: 'DEVOLVIDO' },
+              ],
             },
           ],
         },
       ]);
       const id = unique();
       cases.push(['transfers', { transfer: { ...transferBody(id, 'COMPLETED').transfer, valor: '0.00' } }]);
-      cases.push(['transfers', { transfer: { ...transferBody(id, 'COMPLETED').transfer, horario: { criacao: 'yesterday' } } }]);
+      cases.push([
+        'transfers',
+        { transfer: { ...transferBody(id, 'COMPLETED').transfer, horario: { criacao: 'yesterday' } } },
+      ]);
       cases.push(['infractions', { infraction: { ...infractionBody(id, 'OPEN').infraction, valor: '0.00' } }]);
-      cases.push(['infractions', { infraction: { ...infractionBody(id, 'OPEN').infraction, horario: '2026-11-23 10:00' } }]);
+      cases.push([
+        'infractions',
+        { infraction: { ...infractionBody(id, 'OPEN').infraction, horario: '2026-11-23 10:00' } },
+      ]);
       cases.push(['pix-keys', { pixKey: { ...pixKeyBody(id, 'ATIVA').pixKey, horario: '' } }]);
       for (const [path, body] of cases) {
         const res = await signed(path, body);

@@ -66,12 +66,17 @@ describe('API: operator (admin) endpoints', () => {
     assert.equal(merchant.settlementDelaySeconds, api.config.DEFAULT_SETTLEMENT_DELAY_SECONDS);
     assert.deepEqual(created.body.user, { id: created.body.user.id, email, role: 'USER' });
 
-    const login = await api.request<LoginBody>('POST', '/v1/auth/login', { body: { email, password: 'padaria-secret-1' } });
+    const login = await api.request<LoginBody>('POST', '/v1/auth/login', {
+      body: { email, password: 'padaria-secret-1' },
+    });
     assert.equal(login.status, 200);
     const key = await api.createApiKey(login.body.token);
     const list = await api.request<{ apiKeys: ApiKeyBody[] }>('GET', '/v1/api-keys', { token: key.value });
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.apiKeys.map((k) => k.id), [key.id]);
+    assert.deepEqual(
+      list.body.apiKeys.map((k) => k.id),
+      [key.id],
+    );
 
     const me = await api.request<{ merchant: MerchantView }>('GET', '/v1/merchants/me', { token: key.value });
     assert.equal(me.status, 200);
@@ -93,10 +98,18 @@ describe('API: operator (admin) endpoints', () => {
   it('refuses a USER JWT and an API key on every admin route (403)', async () => {
     const key = await api.createApiKey(user.token);
     const routes: Array<[string, string, unknown?]> = [
-      ['POST', '/v1/admin/merchants', { name: 'x', document: randomCpf(), email: uniqueEmail(), password: 'password-1' }],
+      [
+        'POST',
+        '/v1/admin/merchants',
+        { name: 'x', document: randomCpf(), email: uniqueEmail(), password: 'password-1' },
+      ],
       ['GET', '/v1/admin/merchants'],
       ['PATCH', `/v1/admin/merchants/${user.merchantId}`, { kycStatus: 'APPROVED' }],
-      ['POST', `/v1/admin/merchants/${user.merchantId}/pix-keys`, { type: 'CHAVE_ALEATORIA', key: crypto.randomUUID() }],
+      [
+        'POST',
+        `/v1/admin/merchants/${user.merchantId}/pix-keys`,
+        { type: 'CHAVE_ALEATORIA', key: crypto.randomUUID() },
+      ],
       ['POST', `/v1/admin/merchants/${user.merchantId}/adjustments`, { amount: 100, reason: 'x' }],
       ['GET', '/v1/admin/audit-log'],
     ];
@@ -126,16 +139,28 @@ describe('API: operator (admin) endpoints', () => {
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.match(res.body.message, field);
     }
-    const dupEmail = await api.request('POST', '/v1/admin/merchants', { token: admin, body: { ...base, email: user.email } });
+    const dupEmail = await api.request('POST', '/v1/admin/merchants', {
+      token: admin,
+      body: { ...base, email: user.email },
+    });
     assert.equal(dupEmail.status, 409);
-    const dupDocument = await api.request('POST', '/v1/admin/merchants', { token: admin, body: { ...base, document: user.document } });
+    const dupDocument = await api.request('POST', '/v1/admin/merchants', {
+      token: admin,
+      body: { ...base, document: user.document },
+    });
     assert.equal(dupDocument.status, 409);
   });
 
   it('updates KYC, status, acquirer account and fees; unknown id → 404', async () => {
     const res = await api.request<{ merchant: MerchantView }>('PATCH', `/v1/admin/merchants/${user.merchantId}`, {
       token: admin,
-      body: { kycStatus: 'APPROVED', acquirerAccountId: 'acct-123', feeBps: 250, feeFixed: 10, settlementDelaySeconds: 0 },
+      body: {
+        kycStatus: 'APPROVED',
+        acquirerAccountId: 'acct-123',
+        feeBps: 250,
+        feeFixed: 10,
+        settlementDelaySeconds: 0,
+      },
     });
     assert.equal(res.status, 200);
     assert.equal(res.body.merchant.kycStatus, 'APPROVED');
@@ -151,7 +176,10 @@ describe('API: operator (admin) endpoints', () => {
     });
     assert.equal(bad.status, 400);
     assert.match(bad.body.message, /kycStatus/);
-    const missing = await api.request('PATCH', '/v1/admin/merchants/mch_doesnotexist', { token: admin, body: { status: 'SUSPENDED' } });
+    const missing = await api.request('PATCH', '/v1/admin/merchants/mch_doesnotexist', {
+      token: admin,
+      body: { status: 'SUSPENDED' },
+    });
     assert.equal(missing.status, 404);
   });
 
@@ -181,7 +209,12 @@ describe('API: operator (admin) endpoints', () => {
       { token: admin, body: { type: 'CHAVE_ALEATORIA', key: uuid } },
     );
     assert.equal(created.status, 201);
-    assert.deepEqual(created.body.pixKey, { id: created.body.pixKey.id, type: 'CHAVE_ALEATORIA', key: uuid, status: 'PENDING' });
+    assert.deepEqual(created.body.pixKey, {
+      id: created.body.pixKey.id,
+      type: 'CHAVE_ALEATORIA',
+      key: uuid,
+      status: 'PENDING',
+    });
 
     const dup = await api.request('POST', `/v1/admin/merchants/${m.merchantId}/pix-keys`, {
       token: admin,
@@ -198,14 +231,23 @@ describe('API: operator (admin) endpoints', () => {
     assert.equal(activated.body.pixKey.status, 'ACTIVE');
 
     // The key belongs to m: addressing it under another merchant is 404.
-    const wrongOwner = await api.request('PATCH', `/v1/admin/merchants/${user.merchantId}/pix-keys/${created.body.pixKey.id}`, {
-      token: admin,
-      body: { status: 'INACTIVE' },
-    });
+    const wrongOwner = await api.request(
+      'PATCH',
+      `/v1/admin/merchants/${user.merchantId}/pix-keys/${created.body.pixKey.id}`,
+      {
+        token: admin,
+        body: { status: 'INACTIVE' },
+      },
+    );
     assert.equal(wrongOwner.status, 404);
 
     const me = await api.request<{ merchant: MerchantView }>('GET', '/v1/merchants/me', { token: m.token });
-    assert.deepEqual(me.body.merchant.pixKey, { id: created.body.pixKey.id, type: 'CHAVE_ALEATORIA', key: uuid, status: 'ACTIVE' });
+    assert.deepEqual(me.body.merchant.pixKey, {
+      id: created.body.pixKey.id,
+      type: 'CHAVE_ALEATORIA',
+      key: uuid,
+      status: 'ACTIVE',
+    });
 
     // A newer key still PENDING: the profile keeps showing the active one. The profile is one
     // statement (docs/performance.md "Where a read's time goes"); its body is, byte for byte, the operator's view
@@ -217,9 +259,15 @@ describe('API: operator (admin) endpoints', () => {
     assert.equal(newer.status, 201);
     const again = await api.request<{ merchant: MerchantView }>('GET', '/v1/merchants/me', { token: m.token });
     assert.equal(again.body.merchant.pixKey?.id, created.body.pixKey.id);
-    const operatorView = await api.request<{ merchant: Record<string, unknown> }>('GET', `/v1/admin/merchants/${m.merchantId}`, { token: admin });
+    const operatorView = await api.request<{ merchant: Record<string, unknown> }>(
+      'GET',
+      `/v1/admin/merchants/${m.merchantId}`,
+      { token: admin },
+    );
     const operatorOnly = new Set(['document', 'email', 'acquirerAccountId', 'pixKeys', 'updatedAt']);
-    const profilePart = Object.fromEntries(Object.entries(operatorView.body.merchant).filter(([k]) => !operatorOnly.has(k)));
+    const profilePart = Object.fromEntries(
+      Object.entries(operatorView.body.merchant).filter(([k]) => !operatorOnly.has(k)),
+    );
     assert.equal(JSON.stringify(again.body.merchant), JSON.stringify(profilePart));
 
     const missingMerchant = await api.request('POST', '/v1/admin/merchants/mch_nope/pix-keys', {
@@ -234,10 +282,14 @@ describe('API: operator (admin) endpoints', () => {
     const hooked = await startApi({ deps: { onPixKeyCreated: async (k) => void seen.push(k.id) } });
     try {
       const m = await hooked.createMerchant();
-      const res = await hooked.request<{ pixKey: { id: string } }>('POST', `/v1/admin/merchants/${m.merchantId}/pix-keys`, {
-        token: await hooked.adminToken(),
-        body: { type: 'EMAIL', key: uniqueEmail('pix') },
-      });
+      const res = await hooked.request<{ pixKey: { id: string } }>(
+        'POST',
+        `/v1/admin/merchants/${m.merchantId}/pix-keys`,
+        {
+          token: await hooked.adminToken(),
+          body: { type: 'EMAIL', key: uniqueEmail('pix') },
+        },
+      );
       assert.equal(res.status, 201);
       assert.deepEqual(seen, [res.body.pixKey.id]);
     } finally {
@@ -270,8 +322,16 @@ describe('API: operator (admin) endpoints', () => {
     const after = await api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: m.token });
     assert.deepEqual(after.body.balance, { available: 3500, pending: 0, blocked: 0, total: 3500 });
 
-    for (const body of [{ amount: '100', reason: 'x' }, { amount: 100.5, reason: 'x' }, { amount: 0, reason: 'x' }, { amount: 100 }]) {
-      const res = await api.request<ErrorBody>('POST', `/v1/admin/merchants/${m.merchantId}/adjustments`, { token: admin, body });
+    for (const body of [
+      { amount: '100', reason: 'x' },
+      { amount: 100.5, reason: 'x' },
+      { amount: 0, reason: 'x' },
+      { amount: 100 },
+    ]) {
+      const res = await api.request<ErrorBody>('POST', `/v1/admin/merchants/${m.merchantId}/adjustments`, {
+        token: admin,
+        body,
+      });
       assert.equal(res.status, 400, JSON.stringify(body));
     }
   });
@@ -280,14 +340,19 @@ describe('API: operator (admin) endpoints', () => {
     const merchants = await Promise.all([1, 2, 3, 4, 5].map(() => api.createMerchant()));
     await Promise.all(
       merchants.map((m, i) =>
-        api.request('POST', `/v1/admin/merchants/${m.merchantId}/adjustments`, { token: admin, body: { amount: 1000 * (i + 1), reason: 'seed' } }),
+        api.request('POST', `/v1/admin/merchants/${m.merchantId}/adjustments`, {
+          token: admin,
+          body: { amount: 1000 * (i + 1), reason: 'seed' },
+        }),
       ),
     );
     // Interleaved, so that reads of different merchants share turns (and statements).
     const reads = await Promise.all(
       Array.from({ length: 60 }, (_, n) => {
         const i = n % merchants.length;
-        return api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: merchants[i]!.token }).then((r) => ({ i, r }));
+        return api
+          .request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: merchants[i]!.token })
+          .then((r) => ({ i, r }));
       }),
     );
     for (const { i, r } of reads) {
@@ -298,11 +363,16 @@ describe('API: operator (admin) endpoints', () => {
     // A read asked for after a write has committed sees it, also while other reads are in flight.
     const [, , credited] = await Promise.all([
       api.request('GET', '/v1/merchants/me/balance', { token: merchants[1]!.token }),
-      api.request('POST', `/v1/admin/merchants/${merchants[0]!.merchantId}/adjustments`, { token: admin, body: { amount: 7, reason: 'late' } }),
+      api.request('POST', `/v1/admin/merchants/${merchants[0]!.merchantId}/adjustments`, {
+        token: admin,
+        body: { amount: 7, reason: 'late' },
+      }),
       api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: merchants[2]!.token }),
     ]);
     assert.equal(credited.body.balance.available, 3000);
-    const after = await api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: merchants[0]!.token });
+    const after = await api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', {
+      token: merchants[0]!.token,
+    });
     assert.equal(after.body.balance.available, 1007);
   });
 

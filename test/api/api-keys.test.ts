@@ -84,7 +84,10 @@ describe('API: API keys', () => {
     const missing = await api.request<ErrorBody>('POST', '/v1/api-keys', { token: a.token, body: {} });
     assert.equal(missing.status, 400);
     assert.match(missing.body.message, /name/);
-    const long = await api.request<ErrorBody>('POST', '/v1/api-keys', { token: a.token, body: { name: 'x'.repeat(101) } });
+    const long = await api.request<ErrorBody>('POST', '/v1/api-keys', {
+      token: a.token,
+      body: { name: 'x'.repeat(101) },
+    });
     assert.equal(long.status, 400);
     const desc = await api.request<ErrorBody>('POST', '/v1/api-keys', {
       token: a.token,

@@ -11,7 +11,14 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Knex } from 'knex';
-import { startApi, uniqueEmail, type ErrorBody, type LoginBody, type MerchantFixture, type TestApi } from '../support/api';
+import {
+  startApi,
+  uniqueEmail,
+  type ErrorBody,
+  type LoginBody,
+  type MerchantFixture,
+  type TestApi,
+} from '../support/api';
 
 const randomAddress = (): string => `10.${crypto.randomInt(256)}.${crypto.randomInt(256)}.${crypto.randomInt(1, 255)}`;
 const from = (address: string): Record<string, string> => ({ 'x-forwarded-for': address });
@@ -61,7 +68,10 @@ describe('API: auth hardening', () => {
           ),
         );
         const statuses = attempts.map((r) => r.status);
-        assert.ok(statuses.every((s) => s === 401 || s === 429), JSON.stringify(statuses));
+        assert.ok(
+          statuses.every((s) => s === 401 || s === 429),
+          JSON.stringify(statuses),
+        );
         // Counted before the password is checked, so 50 parallel guesses get exactly 5 tries.
         assert.equal(statuses.filter((s) => s === 401).length, 5);
         const refused = attempts.find((r) => r.status === 429);
@@ -70,16 +80,24 @@ describe('API: auth hardening', () => {
 
         // Right password, new address, same window: still limited.
         const right = { email: m.email.toUpperCase(), password: m.password };
-        const during = await limited.request<ErrorBody>('POST', '/v1/auth/login', { body: right, headers: from(randomAddress()) });
+        const during = await limited.request<ErrorBody>('POST', '/v1/auth/login', {
+          body: right,
+          headers: from(randomAddress()),
+        });
         assertLimited(during, /account/);
 
         // Once the window has passed, the right password works (and clears the count).
         await eventually(
-          async () => (await limited.request('POST', '/v1/auth/login', { body: right, headers: from(randomAddress()) })).status === 200,
+          async () =>
+            (await limited.request('POST', '/v1/auth/login', { body: right, headers: from(randomAddress()) }))
+              .status === 200,
           (windowSeconds + 10) * 1000,
           'login to work again after the window',
         );
-        const again = await limited.request<LoginBody>('POST', '/v1/auth/login', { body: right, headers: from(randomAddress()) });
+        const again = await limited.request<LoginBody>('POST', '/v1/auth/login', {
+          body: right,
+          headers: from(randomAddress()),
+        });
         assert.equal(again.status, 200);
         assert.equal(again.body.user.id, m.userId);
       } finally {
@@ -88,7 +106,9 @@ describe('API: auth hardening', () => {
     });
 
     it('limits failed logins per address across accounts, unknown e-mails included, and trusts only the last X-Forwarded-For entry', async () => {
-      const limited = await startApi({ config: { TRUST_PROXY: true, LOGIN_MAX_FAILURES_PER_ADDRESS: 4, LOGIN_WINDOW_SECONDS: 60 } });
+      const limited = await startApi({
+        config: { TRUST_PROXY: true, LOGIN_MAX_FAILURES_PER_ADDRESS: 4, LOGIN_WINDOW_SECONDS: 60 },
+      });
       try {
         const m = await limited.createMerchant();
         const address = randomAddress();
@@ -122,7 +142,9 @@ describe('API: auth hardening', () => {
     });
 
     it('bounds password hashing: beyond the concurrency and queue limits a login is 429, never queued without bound', async () => {
-      const limited = await startApi({ config: { TRUST_PROXY: true, PASSWORD_HASH_CONCURRENCY: 1, PASSWORD_HASH_QUEUE: 0 } });
+      const limited = await startApi({
+        config: { TRUST_PROXY: true, PASSWORD_HASH_CONCURRENCY: 1, PASSWORD_HASH_QUEUE: 0 },
+      });
       try {
         const results = await Promise.all(
           Array.from({ length: 30 }, () =>
@@ -133,7 +155,10 @@ describe('API: auth hardening', () => {
           ),
         );
         const statuses = results.map((r) => r.status);
-        assert.ok(statuses.every((s) => s === 401 || s === 429), JSON.stringify(statuses));
+        assert.ok(
+          statuses.every((s) => s === 401 || s === 429),
+          JSON.stringify(statuses),
+        );
         assert.ok(statuses.includes(401), 'some logins are verified');
         const busy = results.find((r) => r.status === 429);
         assert.ok(busy, `30 parallel logins with one hashing slot and no queue: ${JSON.stringify(statuses)}`);
@@ -157,7 +182,10 @@ describe('API: auth hardening', () => {
       assert.equal((await api.request('GET', '/v1/merchants/me', { token: key.value })).status, 200);
       assert.equal((await api.request('GET', '/v1/api-keys', { token: m.token })).status, 200);
 
-      const suspended = await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: admin, body: { status: 'SUSPENDED' } });
+      const suspended = await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, {
+        token: admin,
+        body: { status: 'SUSPENDED' },
+      });
       assert.equal(suspended.status, 200);
 
       for (const [method, path, token] of [
@@ -167,11 +195,16 @@ describe('API: auth hardening', () => {
         ['POST', '/v1/api-keys', m.token],
         ['DELETE', `/v1/api-keys/${key.id}`, m.token],
       ] as const) {
-        const res = await api.request<ErrorBody>(method, path, { token, body: method === 'POST' ? { name: 'x' } : undefined });
+        const res = await api.request<ErrorBody>(method, path, {
+          token,
+          body: method === 'POST' ? { name: 'x' } : undefined,
+        });
         assert.equal(res.status, 403, `${method} ${path}`);
         assert.match(res.body.message, /suspended/);
       }
-      const login = await api.request<ErrorBody>('POST', '/v1/auth/login', { body: { email: m.email, password: m.password } });
+      const login = await api.request<ErrorBody>('POST', '/v1/auth/login', {
+        body: { email: m.email, password: m.password },
+      });
       assert.equal(login.status, 403);
       assert.match(login.body.message, /suspended/);
 
@@ -188,9 +221,13 @@ describe('API: auth hardening', () => {
 
     it('bumping the token version (admin API) makes an old JWT 401 while a new login works; audited', async () => {
       const oldToken = m.token;
-      const revoked = await api.request<{ user: { id: string; tokenVersion: number } }>('POST', `/v1/admin/users/${m.userId}/revoke-tokens`, {
-        token: admin,
-      });
+      const revoked = await api.request<{ user: { id: string; tokenVersion: number } }>(
+        'POST',
+        `/v1/admin/users/${m.userId}/revoke-tokens`,
+        {
+          token: admin,
+        },
+      );
       assert.equal(revoked.status, 200);
       assert.equal(revoked.body.user.tokenVersion, 1);
 
@@ -199,7 +236,9 @@ describe('API: auth hardening', () => {
       // API keys are not login tokens: unaffected.
       assert.equal((await api.request('GET', '/v1/merchants/me', { token: key.value })).status, 200);
 
-      const login = await api.request<LoginBody>('POST', '/v1/auth/login', { body: { email: m.email, password: m.password } });
+      const login = await api.request<LoginBody>('POST', '/v1/auth/login', {
+        body: { email: m.email, password: m.password },
+      });
       assert.equal(login.status, 200);
       assert.equal((jwt.decode(login.body.token) as jwt.JwtPayload).ver, 1);
       assert.equal((await api.request('GET', '/v1/api-keys', { token: login.body.token })).status, 200);
@@ -211,7 +250,10 @@ describe('API: auth hardening', () => {
         { token: admin },
       );
       assert.equal(all.status, 200);
-      assert.deepEqual(all.body.users.map((u) => [u.id, u.tokenVersion]), [[m.userId, 2]]);
+      assert.deepEqual(
+        all.body.users.map((u) => [u.id, u.tokenVersion]),
+        [[m.userId, 2]],
+      );
       assert.equal((await api.request('GET', '/v1/api-keys', { token: login.body.token })).status, 401);
 
       const audit = await api.request<{ entries: Array<{ action: string; actorEmail: string }> }>(
@@ -219,15 +261,25 @@ describe('API: auth hardening', () => {
         `/v1/admin/audit-log?targetType=user&targetId=${m.userId}`,
         { token: admin },
       );
-      assert.deepEqual(audit.body.entries.map((e) => e.action), ['user.revoke_tokens']);
-      const merchantAudit = await api.request<{ entries: Array<{ action: string }> }>('GET', `/v1/admin/audit-log?targetId=${m.merchantId}`, {
-        token: admin,
-      });
+      assert.deepEqual(
+        audit.body.entries.map((e) => e.action),
+        ['user.revoke_tokens'],
+      );
+      const merchantAudit = await api.request<{ entries: Array<{ action: string }> }>(
+        'GET',
+        `/v1/admin/audit-log?targetId=${m.merchantId}`,
+        {
+          token: admin,
+        },
+      );
       assert.equal(merchantAudit.body.entries[0]?.action, 'merchant.revoke_tokens');
     });
 
     it('refuses a JWT without a token version (issued before versions existed) with 401', async () => {
-      const legacy = jwt.sign({ merchantId: m.merchantId, role: 'USER' }, api.config.JWT_SECRET, { algorithm: 'HS256', subject: m.userId });
+      const legacy = jwt.sign({ merchantId: m.merchantId, role: 'USER' }, api.config.JWT_SECRET, {
+        algorithm: 'HS256',
+        subject: m.userId,
+      });
       assert.equal((await api.request('GET', '/v1/api-keys', { token: legacy })).status, 401);
     });
 
@@ -241,21 +293,30 @@ describe('API: auth hardening', () => {
       const res = await api.request<ErrorBody>('GET', '/v1/api-keys', { token: m.token });
       assert.equal(res.status, 403);
       assert.match(res.body.message, /disabled/);
-      const login = await api.request<ErrorBody>('POST', '/v1/auth/login', { body: { email: m.email, password: m.password } });
+      const login = await api.request<ErrorBody>('POST', '/v1/auth/login', {
+        body: { email: m.email, password: m.password },
+      });
       assert.equal(login.status, 403);
       assert.match(login.body.message, /disabled/);
 
       await api.request('PATCH', `/v1/admin/users/${m.userId}`, { token: admin, body: { status: 'ACTIVE' } });
       // Disabling revoked the old token; a new login works.
       assert.equal((await api.request('GET', '/v1/api-keys', { token: m.token })).status, 401);
-      const back = await api.request<LoginBody>('POST', '/v1/auth/login', { body: { email: m.email, password: m.password } });
+      const back = await api.request<LoginBody>('POST', '/v1/auth/login', {
+        body: { email: m.email, password: m.password },
+      });
       assert.equal(back.status, 200);
 
-      const bad = await api.request<ErrorBody>('PATCH', `/v1/admin/users/${m.userId}`, { token: admin, body: { status: 'GONE' } });
+      const bad = await api.request<ErrorBody>('PATCH', `/v1/admin/users/${m.userId}`, {
+        token: admin,
+        body: { status: 'GONE' },
+      });
       assert.equal(bad.status, 400);
       const unknown = await api.request('POST', '/v1/admin/users/usr_nope/revoke-tokens', { token: admin });
       assert.equal(unknown.status, 404);
-      const notAdmin = await api.request('POST', `/v1/admin/users/${m.userId}/revoke-tokens`, { token: back.body.token });
+      const notAdmin = await api.request('POST', `/v1/admin/users/${m.userId}/revoke-tokens`, {
+        token: back.body.token,
+      });
       assert.equal(notAdmin.status, 403);
     });
   });
@@ -283,7 +344,9 @@ describe('API: auth hardening', () => {
     });
 
     it('throttles invalid API keys per address before looking them up', async () => {
-      const limited = await startApi({ config: { TRUST_PROXY: true, AUTH_FAILURES_PER_ADDRESS: 5, AUTH_FAILURE_WINDOW_SECONDS: 60 } });
+      const limited = await startApi({
+        config: { TRUST_PROXY: true, AUTH_FAILURES_PER_ADDRESS: 5, AUTH_FAILURE_WINDOW_SECONDS: 60 },
+      });
       const knex: Knex = limited.knex;
       let lookups = 0;
       const count = (q: { sql?: string }): void => {
@@ -305,14 +368,20 @@ describe('API: auth hardening', () => {
         assert.equal(lookups, 5, 'only the first five keys were looked up');
 
         // Forged JWTs count against the same address.
-        const forged = await limited.request('GET', '/v1/merchants/me', { token: 'eyJhbGciOiJIUzI1NiJ9.e30.c2ln', headers: from(attacker) });
+        const forged = await limited.request('GET', '/v1/merchants/me', {
+          token: 'eyJhbGciOiJIUzI1NiJ9.e30.c2ln',
+          headers: from(attacker),
+        });
         assert.equal(forged.status, 429);
 
         // Another address is unaffected.
         knex.removeListener('query', count);
         const m = await limited.createMerchant();
         const k = await limited.createApiKey(m.token);
-        assert.equal((await limited.request('GET', '/v1/merchants/me', { token: k.value, headers: from(randomAddress()) })).status, 200);
+        assert.equal(
+          (await limited.request('GET', '/v1/merchants/me', { token: k.value, headers: from(randomAddress()) })).status,
+          200,
+        );
       } finally {
         knex.removeListener('query', count);
         await limited.close();
@@ -320,7 +389,9 @@ describe('API: auth hardening', () => {
     });
 
     it('limits every request per address before routing: health checks, callbacks and login included', async () => {
-      const limited = await startApi({ config: { TRUST_PROXY: true, RATE_LIMIT_ADDRESS_RPS: 1, RATE_LIMIT_ADDRESS_BURST: 3 } });
+      const limited = await startApi({
+        config: { TRUST_PROXY: true, RATE_LIMIT_ADDRESS_RPS: 1, RATE_LIMIT_ADDRESS_BURST: 3 },
+      });
       try {
         const address = randomAddress();
         const seen: number[] = [];
@@ -331,7 +402,10 @@ describe('API: auth hardening', () => {
           ['POST', '/v1/acquirer/pix'],
           ['GET', '/healthz'],
         ] as const) {
-          const res = await limited.request<ErrorBody>(method, path, { headers: from(address), body: method === 'POST' ? {} : undefined });
+          const res = await limited.request<ErrorBody>(method, path, {
+            headers: from(address),
+            body: method === 'POST' ? {} : undefined,
+          });
           seen.push(res.status);
           if (res.status === 429) assertLimited(res, /address/);
         }

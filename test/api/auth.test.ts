@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import jwt from 'jsonwebtoken';
-import { startApi, TEST_ADMIN, type ErrorBody, type LoginBody, type MerchantFixture, type TestApi } from '../support/api';
+import {
+  startApi,
+  TEST_ADMIN,
+  type ErrorBody,
+  type LoginBody,
+  type MerchantFixture,
+  type TestApi,
+} from '../support/api';
 
 describe('API: login and JWT', () => {
   let api: TestApi;
@@ -95,7 +102,12 @@ describe('API: login and JWT', () => {
       // Same header and signature, payload rewritten to claim the ADMIN role.
       const [header, , signature] = merchant.token.split('.');
       const forged = Buffer.from(
-        JSON.stringify({ sub: merchant.userId, merchantId: null, role: 'ADMIN', exp: Math.floor(Date.now() / 1000) + 600 }),
+        JSON.stringify({
+          sub: merchant.userId,
+          merchantId: null,
+          role: 'ADMIN',
+          exp: Math.floor(Date.now() / 1000) + 600,
+        }),
       ).toString('base64url');
       const res = await api.request('GET', '/v1/admin/merchants', { token: `${header}.${forged}.${signature}` });
       assert.equal(res.status, 401);
@@ -107,7 +119,9 @@ describe('API: login and JWT', () => {
         subject: merchant.userId,
       });
       assert.equal((await api.request('GET', '/v1/api-keys', { token: other })).status, 401);
-      const none = jwt.sign({ merchantId: merchant.merchantId, role: 'USER', sub: merchant.userId }, '', { algorithm: 'none' });
+      const none = jwt.sign({ merchantId: merchant.merchantId, role: 'USER', sub: merchant.userId }, '', {
+        algorithm: 'none',
+      });
       assert.equal((await api.request('GET', '/v1/api-keys', { token: none })).status, 401);
     });
   });

@@ -21,7 +21,13 @@ async function naiveTotal(knex: Knex, merchantId: string, status?: string): Prom
   return Number(((await q) as { n: string | number }).n);
 }
 
-async function naivePage(knex: Knex, merchantId: string, page: number, limit: number, status?: string): Promise<string[]> {
+async function naivePage(
+  knex: Knex,
+  merchantId: string,
+  page: number,
+  limit: number,
+  status?: string,
+): Promise<string[]> {
   const q = knex('charges')
     .where({ merchant_id: merchantId })
     .orderBy([
@@ -73,7 +79,11 @@ describe('charge list: counts and pages', () => {
 
   async function assertAgrees(): Promise<void> {
     for (const status of [undefined, ...STATUSES]) {
-      assert.equal(await chargeTotal(knex, merchantId, status), await naiveTotal(knex, merchantId, status), `total for ${status ?? 'all'}`);
+      assert.equal(
+        await chargeTotal(knex, merchantId, status),
+        await naiveTotal(knex, merchantId, status),
+        `total for ${status ?? 'all'}`,
+      );
       for (const [page, limit] of [
         [1, 20],
         [2, 20],
@@ -82,7 +92,11 @@ describe('charge list: counts and pages', () => {
         [16, 20],
       ] as const) {
         const got = (await pageOfCharges(knex, merchantId, { page, limit, status })).map((r) => r.id);
-        assert.deepEqual(got, await naivePage(knex, merchantId, page, limit, status), `page ${page}×${limit} ${status ?? 'all'}`);
+        assert.deepEqual(
+          got,
+          await naivePage(knex, merchantId, page, limit, status),
+          `page ${page}×${limit} ${status ?? 'all'}`,
+        );
       }
     }
   }
@@ -95,7 +109,10 @@ describe('charge list: counts and pages', () => {
   it('agree after status changes, in one transaction and across many rows, and after deletes', async () => {
     await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 3 = 0').update({ status: 'PAID' });
     await knex.transaction(async (trx) => {
-      await trx('charges').where({ merchant_id: merchantId, status: 'PAID' }).whereRaw('amount % 2 = 0').update({ status: 'REFUNDED' });
+      await trx('charges')
+        .where({ merchant_id: merchantId, status: 'PAID' })
+        .whereRaw('amount % 2 = 0')
+        .update({ status: 'REFUNDED' });
       await trx('charges').where({ merchant_id: merchantId }).whereRaw('amount % 7 = 0').update({ status: 'CANCELED' });
     });
     // A rolled-back change leaves the counts as they were.
@@ -150,10 +167,18 @@ describe('charge list: deep pages start at the hour of their first charge', () =
       [1_000, 20],
     ];
     for (const status of [undefined, 'PAID', 'CANCELED', 'REFUNDED'] as const) {
-      assert.equal(await chargeTotal(knex, merchantId, status), await naiveTotal(knex, merchantId, status), `total for ${status ?? 'all'}`);
+      assert.equal(
+        await chargeTotal(knex, merchantId, status),
+        await naiveTotal(knex, merchantId, status),
+        `total for ${status ?? 'all'}`,
+      );
       for (const [page, limit] of pages) {
         const got = (await pageOfCharges(knex, merchantId, { page, limit, status })).map((r) => r.id);
-        assert.deepEqual(got, await naivePage(knex, merchantId, page, limit, status), `page ${page}×${limit} ${status ?? 'all'}`);
+        assert.deepEqual(
+          got,
+          await naivePage(knex, merchantId, page, limit, status),
+          `page ${page}×${limit} ${status ?? 'all'}`,
+        );
       }
     }
   }
@@ -165,7 +190,10 @@ describe('charge list: deep pages start at the hour of their first charge', () =
 
   it('agree after old charges change status, move in time, are deleted, or arrive back-dated', async () => {
     await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 5 = 0').update({ status: 'REFUNDED' });
-    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 13 = 0').update({ created_at: knex.raw(`created_at - interval '3 hours'`) });
+    await knex('charges')
+      .where({ merchant_id: merchantId })
+      .whereRaw('amount % 13 = 0')
+      .update({ created_at: knex.raw(`created_at - interval '3 hours'`) });
     await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 17 = 0').delete();
     await knex('charges').insert(
       Array.from({ length: 30 }, (_, i) => ({

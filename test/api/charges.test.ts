@@ -58,7 +58,11 @@ describe('charges API', function () {
   }
 
   it('creates a charge with QR Code, image and the SPEC fields (201)', async () => {
-    const res = await create({ ...base, customer: customer(), tracking: { utmSource: 'google', clientIp: '203.0.113.7' } });
+    const res = await create({
+      ...base,
+      customer: customer(),
+      tracking: { utmSource: 'google', clientIp: '203.0.113.7' },
+    });
     assert.equal(res.status, 201);
     const c = res.body.charge;
     assert.match(c.id, /^ch_/);
@@ -144,7 +148,11 @@ describe('charges API', function () {
     const first = await create(base, { 'x-idempotency-key': key }, m.token);
     assert.equal(first.status, 201);
     // The same request: fields in another order, the default expiresIn spelled out, an unknown field.
-    const again = await create({ description: 'Pedido 42', expiresIn: 86400, amount: 1000, ignored: true }, { 'x-idempotency-key': key }, m.token);
+    const again = await create(
+      { description: 'Pedido 42', expiresIn: 86400, amount: 1000, ignored: true },
+      { 'x-idempotency-key': key },
+      m.token,
+    );
     assert.equal(again.status, 200);
     assert.equal(again.body.idempotent, true);
     assert.equal(again.body.charge.id, first.body.charge.id);
@@ -152,10 +160,18 @@ describe('charges API', function () {
     assert.equal(again.body.charge.imageBase64, undefined);
     assert.ok(again.body.charge.createdAt);
     // Another amount, description, expiry or customer under the same key: 422 naming the key, no new charge.
-    for (const body of [{ ...base, amount: 5 }, { ...base, description: 'other' }, { ...base, expiresIn: 60 }, { ...base, customer: customer() }]) {
+    for (const body of [
+      { ...base, amount: 5 },
+      { ...base, description: 'other' },
+      { ...base, expiresIn: 60 },
+      { ...base, customer: customer() },
+    ]) {
       const other = await create(body, { 'x-idempotency-key': key }, m.token);
       assert.equal(other.status, 422, JSON.stringify(other.body));
-      assert.equal((other.body as unknown as { message: string }).message, `Idempotency key "${key}" was already used with a different request body`);
+      assert.equal(
+        (other.body as unknown as { message: string }).message,
+        `Idempotency key "${key}" was already used with a different request body`,
+      );
     }
     assert.equal((await s.api.knex('charges').where({ merchant_id: m.merchantId })).length, 1);
     // A charge made before fingerprints existed (null) replays whatever the body says.
@@ -167,7 +183,11 @@ describe('charges API', function () {
   it('concurrent requests with one key and different bodies: one charge; same bodies replay, the others 422', async () => {
     const m = await readyMerchant(s.api);
     const key = `race-${Date.now()}`;
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => create({ ...base, amount: 1000 + (i % 2) }, { 'x-idempotency-key': key }, m.token)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        create({ ...base, amount: 1000 + (i % 2) }, { 'x-idempotency-key': key }, m.token),
+      ),
+    );
     const winner = results.find((r) => r.status === 201);
     assert.ok(winner, results.map((r) => r.status).join(','));
     for (const [i, r] of results.entries()) {
@@ -183,7 +203,9 @@ describe('charges API', function () {
   it('creates exactly one charge for 50 concurrent requests with one idempotency key', async () => {
     const m = await readyMerchant(s.api);
     const key = `concurrent-${Date.now()}`;
-    const results = await Promise.all(Array.from({ length: 50 }, () => create(base, { 'x-idempotency-key': key }, m.token)));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => create(base, { 'x-idempotency-key': key }, m.token)),
+    );
     const created = results.filter((r) => r.status === 201);
     const replays = results.filter((r) => r.status === 200);
     assert.equal(created.length, 1);
@@ -205,9 +227,15 @@ describe('charges API', function () {
     const stamp = Date.now();
     const results = await Promise.all([
       ...Array.from({ length: 40 }, (_, i) => create({ ...base, amount: 1000 + i }, {}, m.token)),
-      ...Array.from({ length: 30 }, (_, i) => create({ ...base, amount: 5000 + (i % 3) }, { 'x-idempotency-key': `mixed-${stamp}-${i % 3}` }, m.token)),
+      ...Array.from({ length: 30 }, (_, i) =>
+        create({ ...base, amount: 5000 + (i % 3) }, { 'x-idempotency-key': `mixed-${stamp}-${i % 3}` }, m.token),
+      ),
     ]);
-    assert.equal(results.filter((r) => r.status === 201).length, 43, `statuses: ${results.map((r) => r.status).join(',')}`);
+    assert.equal(
+      results.filter((r) => r.status === 201).length,
+      43,
+      `statuses: ${results.map((r) => r.status).join(',')}`,
+    );
     assert.equal(results.filter((r) => r.status === 200).length, 27);
     for (const [i, r] of results.slice(0, 40).entries()) {
       assert.equal(r.body.charge.amount, 1000 + i, 'each request answers its own charge');
@@ -225,12 +253,18 @@ describe('charges API', function () {
     }
   });
 
-  it("lets only the winner of an idempotency key write the customer; the others (other bodies) are 422", async () => {
+  it('lets only the winner of an idempotency key write the customer; the others (other bodies) are 422', async () => {
     const m = await readyMerchant(s.api);
     const key = `customer-race-${Date.now()}`;
     const document = '52998224725';
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => create({ ...base, customer: customer({ name: `Cliente ${i}`, document }) }, { 'x-idempotency-key': key }, m.token)),
+      Array.from({ length: 10 }, (_, i) =>
+        create(
+          { ...base, customer: customer({ name: `Cliente ${i}`, document }) },
+          { 'x-idempotency-key': key },
+          m.token,
+        ),
+      ),
     );
     const winner = results.find((r) => r.status === 201);
     assert.ok(winner, 'one request created the charge');
@@ -255,11 +289,17 @@ describe('charges API', function () {
     assert.match(message, /acquirer account not configured/);
     assert.match(message, /no active PIX key/);
     const admin = await s.api.adminToken();
-    await s.api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: admin, body: { kycStatus: 'APPROVED' } });
+    await s.api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, {
+      token: admin,
+      body: { kycStatus: 'APPROVED' },
+    });
     const onlyTwo = (await create(base, {}, m.token)).body as unknown as { message: string };
     assert.doesNotMatch(onlyTwo.message, /KYC/);
     assert.match(onlyTwo.message, /acquirer account not configured/);
-    await s.api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: admin, body: { acquirerAccountId: 'acc-x' } });
+    await s.api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, {
+      token: admin,
+      body: { acquirerAccountId: 'acc-x' },
+    });
     const onlyKey = (await create(base, {}, m.token)).body as unknown as { message: string };
     assert.equal(onlyKey.message, 'Cannot create charges: no active PIX key');
   });
@@ -274,7 +314,10 @@ describe('charges API', function () {
     assert.equal(row.status, 'FAILED');
     assert.equal(row.txid, null);
     assert.equal(row.qr_code, null);
-    assert.equal(s.simulator.control.calls.filter((c) => c.route === 'createCob' && c.status === 500).length >= 3, true);
+    assert.equal(
+      s.simulator.control.calls.filter((c) => c.route === 'createCob' && c.status === 500).length >= 3,
+      true,
+    );
   });
 
   it('retries a transient acquirer failure at creation and succeeds', async () => {
@@ -290,13 +333,30 @@ describe('charges API', function () {
     const list = await s.api.request<ListBody>('GET', '/v1/charges?page=1&limit=2', { token: m.token });
     assert.equal(list.status, 200);
     assert.equal(list.body.total, 3);
-    assert.deepEqual(list.body.charges.map((c) => c.amount), [300, 200]);
+    assert.deepEqual(
+      list.body.charges.map((c) => c.amount),
+      [300, 200],
+    );
     const page2 = await s.api.request<ListBody>('GET', '/v1/charges?page=2&limit=2', { token: m.token });
-    assert.deepEqual(page2.body.charges.map((c) => c.amount), [100]);
+    assert.deepEqual(
+      page2.body.charges.map((c) => c.amount),
+      [100],
+    );
     const paid = await s.api.request<ListBody>('GET', '/v1/charges?status=PAID', { token: m.token });
     assert.equal(paid.body.total, 0);
     const item = list.body.charges[0];
-    for (const field of ['id', 'txid', 'qrCode', 'amount', 'description', 'status', 'expiresIn', 'paidAt', 'createdAt', 'customer']) {
+    for (const field of [
+      'id',
+      'txid',
+      'qrCode',
+      'amount',
+      'description',
+      'status',
+      'expiresIn',
+      'paidAt',
+      'createdAt',
+      'customer',
+    ]) {
       assert.ok(field in (item ?? {}), `list item lacks ${field}`);
     }
   });
@@ -304,15 +364,21 @@ describe('charges API', function () {
   it("caches the list 3 s per (merchant, query) and drops it on that merchant's own writes", async () => {
     const m = await readyMerchant(s.api);
     const other = await readyMerchant(s.api);
-    const total = async (t: string, q = '') => (await s.api.request<ListBody>('GET', `/v1/charges${q}`, { token: t })).body.total;
+    const total = async (t: string, q = '') =>
+      (await s.api.request<ListBody>('GET', `/v1/charges${q}`, { token: t })).body.total;
     await create(base, {}, m.token);
     await create(base, {}, other.token);
     assert.equal(await total(m.token), 1);
     assert.equal(await total(other.token), 1);
     // A row written behind the service's back is not seen while the entry lives...
     await s.api.knex('charges').insert({
-      id: `ch_cache_${Date.now()}`, merchant_id: m.merchantId, amount: 100, description: 'behind the cache',
-      status: 'FAILED', expires_in: 60, expires_at: s.api.knex.raw('now()'),
+      id: `ch_cache_${Date.now()}`,
+      merchant_id: m.merchantId,
+      amount: 100,
+      description: 'behind the cache',
+      status: 'FAILED',
+      expires_in: 60,
+      expires_at: s.api.knex.raw('now()'),
     });
     assert.equal(await total(m.token), 1);
     // ...the merchant's own write through the service drops its entries (another merchant's do not)...
@@ -324,24 +390,35 @@ describe('charges API', function () {
     assert.equal(await total(m.token), 3);
     // ...and an entry expires on its own after 3 s (polled, not slept).
     await s.api.knex('charges').insert({
-      id: `ch_cache2_${Date.now()}`, merchant_id: m.merchantId, amount: 100, description: 'behind the cache',
-      status: 'FAILED', expires_in: 60, expires_at: s.api.knex.raw('now()'),
+      id: `ch_cache2_${Date.now()}`,
+      merchant_id: m.merchantId,
+      amount: 100,
+      description: 'behind the cache',
+      status: 'FAILED',
+      expires_in: 60,
+      expires_at: s.api.knex.raw('now()'),
     });
     assert.equal(await total(m.token), 3);
     // A cache hit is the page serialized once (src/http/json-once.ts): still JSON, the same body.
-    const [hit1, hit2] = await Promise.all([1, 2].map(() => s.api.request<ListBody>('GET', '/v1/charges', { token: m.token })));
+    const [hit1, hit2] = await Promise.all(
+      [1, 2].map(() => s.api.request<ListBody>('GET', '/v1/charges', { token: m.token })),
+    );
     assert.equal(hit1?.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.deepEqual(hit1?.body, hit2?.body);
     assert.equal(hit1?.body.charges.length, 3);
     // Every read until the entry's 3 s are up must still be the cached 3; the first 4 may come only
     // after them. A causal bound (the fill happened after notBefore - 3 s), so a slow machine can only
     // make it hold more easily, never fail it.
-    await eventually(async () => {
-      const n = await total(m.token);
-      if (n === 4) return true;
-      assert.equal(n, 3);
-      return undefined;
-    }, 'the cache entry to expire', 10_000);
+    await eventually(
+      async () => {
+        const n = await total(m.token);
+        if (n === 4) return true;
+        assert.equal(n, 3);
+        return undefined;
+      },
+      'the cache entry to expire',
+      10_000,
+    );
     assert.ok(performance.now() >= notBefore, `expired ${Math.round(notBefore - performance.now())} ms early`);
     // Each query is its own entry: a status filter is counted separately.
     assert.equal(await total(m.token, '?status=FAILED'), 2);
@@ -384,19 +461,38 @@ describe('charges API', function () {
 
   it('never answers 500 to malformed input on the charge endpoints', async () => {
     const bodies: unknown[] = [
-      null, [], 'text', 42, {}, { amount: null }, { amount: 1e300, description: 'x' }, { amount: -5, description: 'x' },
-      { amount: 100, description: 'nul\u0000byte' }, { amount: 100, description: 'x', customer: 'maria' },
+      null,
+      [],
+      'text',
+      42,
+      {},
+      { amount: null },
+      { amount: 1e300, description: 'x' },
+      { amount: -5, description: 'x' },
+      { amount: 100, description: 'nul\u0000byte' },
+      { amount: 100, description: 'x', customer: 'maria' },
       { amount: 100, description: 'x', customer: { ...customer(), document: 12345678909 } },
-      { amount: 100, description: 'x', tracking: { utmSource: 7 } }, { amount: 100, description: 'x', tracking: [] },
-      { amount: 100, description: 'x', expiresIn: '3600' }, { amount: 100, description: { nested: true } },
+      { amount: 100, description: 'x', tracking: { utmSource: 7 } },
+      { amount: 100, description: 'x', tracking: [] },
+      { amount: 100, description: 'x', expiresIn: '3600' },
+      { amount: 100, description: { nested: true } },
     ];
     for (const body of bodies) {
       const res = await create(body);
       assert.ok(res.status === 400, `${JSON.stringify(body)} → ${res.status}`);
     }
-    const raw = await s.api.request('POST', '/v1/charges', { token, rawBody: '{"amount": 1,', headers: { 'content-type': 'application/json' } });
+    const raw = await s.api.request('POST', '/v1/charges', {
+      token,
+      rawBody: '{"amount": 1,',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(raw.status, 400);
-    for (const path of [`/v1/charges/${'x'.repeat(300)}`, '/v1/charges/%00', '/v1/charges?page=1e3', '/v1/charges?limit=-1&page=abc']) {
+    for (const path of [
+      `/v1/charges/${'x'.repeat(300)}`,
+      '/v1/charges/%00',
+      '/v1/charges?page=1e3',
+      '/v1/charges?limit=-1&page=abc',
+    ]) {
       const res = await s.api.request('GET', path, { token });
       assert.ok([400, 404].includes(res.status), `${path} → ${res.status}`);
     }

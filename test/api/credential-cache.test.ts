@@ -18,7 +18,9 @@ const ROOT = path.resolve(__dirname, '../..');
 
 /** A second API process on the test database; resolves with its base URL. */
 async function startOtherProcess(dbUrl: string): Promise<{ baseUrl: string; child: ChildProcessWithoutNullStreams }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/api-instance.ts'), dbUrl], { cwd: ROOT });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/api-instance.ts'), dbUrl], {
+    cwd: ROOT,
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
   const line = await new Promise<string>((resolve, reject) => {
@@ -108,7 +110,10 @@ describe('API: credential cache', () => {
     const key = await api.createApiKey(m.token);
     await warm(api.baseUrl, key.value);
     await warm(other.baseUrl, key.value);
-    const res = await fetch(`${other.baseUrl}/v1/api-keys/${key.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${m.token}` } });
+    const res = await fetch(`${other.baseUrl}/v1/api-keys/${key.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${m.token}` },
+    });
     assert.equal(res.status, 200);
     assert.equal(await getStatus(api.baseUrl, '/v1/merchants/me', key.value), 401);
   });
@@ -116,9 +121,16 @@ describe('API: credential cache', () => {
   it('suspending a merchant refuses its warm API key (403) and revoking tokens refuses its warm JWT (401), in both processes', async () => {
     const m: MerchantFixture = await api.createMerchant();
     const key = await api.createApiKey(m.token);
-    await Promise.all([warm(api.baseUrl, key.value), warm(other.baseUrl, key.value), warm(api.baseUrl, m.token), warm(other.baseUrl, m.token)]);
+    await Promise.all([
+      warm(api.baseUrl, key.value),
+      warm(other.baseUrl, key.value),
+      warm(api.baseUrl, m.token),
+      warm(other.baseUrl, m.token),
+    ]);
 
-    const revoked = await api.request('POST', `/v1/admin/users/${m.userId}/revoke-tokens`, { token: await api.adminToken() });
+    const revoked = await api.request('POST', `/v1/admin/users/${m.userId}/revoke-tokens`, {
+      token: await api.adminToken(),
+    });
     assert.equal(revoked.status, 200);
     assert.equal(await getStatus(other.baseUrl, '/v1/merchants/me', m.token), 401);
     assert.equal(await getStatus(api.baseUrl, '/v1/merchants/me', m.token), 401);
@@ -151,9 +163,15 @@ describe('API: credential cache', () => {
     await warm(api.baseUrl, key.value);
     await warm(other.baseUrl, key.value);
     const profileOf = async (baseUrl: string) =>
-      ((await (await fetch(`${baseUrl}/v1/merchants/me`, { headers: { authorization: `Bearer ${key.value}` } })).json()) as { merchant: { feeBps: number } })
-        .merchant;
-    const patched = await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, { token: await api.adminToken(), body: { feeBps: 123 } });
+      (
+        (await (
+          await fetch(`${baseUrl}/v1/merchants/me`, { headers: { authorization: `Bearer ${key.value}` } })
+        ).json()) as { merchant: { feeBps: number } }
+      ).merchant;
+    const patched = await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, {
+      token: await api.adminToken(),
+      body: { feeBps: 123 },
+    });
     assert.equal(patched.status, 200);
     assert.equal((await profileOf(other.baseUrl)).feeBps, 123);
     assert.equal((await profileOf(api.baseUrl)).feeBps, 123);
@@ -184,7 +202,9 @@ describe('API: credential cache', () => {
       await silent.end();
       // Its backend leaves pg_stat_activity as it exits.
       for (;;) {
-        const { rows } = (await knex.raw("select count(*)::int as n from pg_stat_activity where application_name = 'pixflow-cache:silent-test-listener'")) as { rows: Array<{ n: number }> };
+        const { rows } = (await knex.raw(
+          "select count(*)::int as n from pg_stat_activity where application_name = 'pixflow-cache:silent-test-listener'",
+        )) as { rows: Array<{ n: number }> };
         if (rows[0]?.n === 0) break;
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -32,28 +32,32 @@ describe('API reference page in a browser', function () {
 
   const title = needing(CHROMIUM, 'renders every endpoint of the contract from local files only');
   if (!CHROMIUM.path) it(title);
-  else it(title, async () => {
-    const page = await browser.newPage();
-    const foreign: string[] = [];
-    page.on('request', (req) => {
-      if (!req.url().startsWith(api.baseUrl) && !req.url().startsWith('data:')) foreign.push(req.url());
+  else
+    it(title, async () => {
+      const page = await browser.newPage();
+      const foreign: string[] = [];
+      page.on('request', (req) => {
+        if (!req.url().startsWith(api.baseUrl) && !req.url().startsWith('data:')) foreign.push(req.url());
+      });
+      const res = await page.goto(`${api.baseUrl}/docs`, { timeout: 60_000 });
+      assert.equal(res?.status(), 200);
+      await page.waitForSelector('.opblock', { timeout: 60_000 });
+      const shown = await page.$$eval('.opblock', (blocks) =>
+        blocks.map((b) => {
+          const method = b.querySelector('.opblock-summary-method')?.textContent?.trim().toLowerCase() ?? '';
+          const pathEl = b.querySelector('.opblock-summary-path');
+          const p = pathEl?.getAttribute('data-path') ?? pathEl?.textContent?.replace(/\u200b/g, '').trim() ?? '';
+          return `${method} ${p}`;
+        }),
+      );
+      for (const [method, p] of SPEC_ENDPOINTS) {
+        assert.ok(
+          shown.includes(`${method} ${p}`),
+          `${method.toUpperCase()} ${p} is on the page (saw ${shown.length} operations)`,
+        );
+      }
+      assert.match(await page.title(), /pixflow/);
+      assert.deepEqual(foreign, [], 'no request leaves the service');
+      await page.close();
     });
-    const res = await page.goto(`${api.baseUrl}/docs`, { timeout: 60_000 });
-    assert.equal(res?.status(), 200);
-    await page.waitForSelector('.opblock', { timeout: 60_000 });
-    const shown = await page.$$eval('.opblock', (blocks) =>
-      blocks.map((b) => {
-        const method = b.querySelector('.opblock-summary-method')?.textContent?.trim().toLowerCase() ?? '';
-        const pathEl = b.querySelector('.opblock-summary-path');
-        const p = pathEl?.getAttribute('data-path') ?? pathEl?.textContent?.replace(/\u200b/g, '').trim() ?? '';
-        return `${method} ${p}`;
-      }),
-    );
-    for (const [method, p] of SPEC_ENDPOINTS) {
-      assert.ok(shown.includes(`${method} ${p}`), `${method.toUpperCase()} ${p} is on the page (saw ${shown.length} operations)`);
-    }
-    assert.match(await page.title(), /pixflow/);
-    assert.deepEqual(foreign, [], 'no request leaves the service');
-    await page.close();
-  });
 });

@@ -30,11 +30,17 @@ describe('idempotent refunds and adjustments', function () {
   });
 
   async function paidCharge(token: string): Promise<string> {
-    const res = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', { token, body: { amount: 10_000, description: 'Pedido' } });
+    const res = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
+      token,
+      body: { amount: 10_000, description: 'Pedido' },
+    });
     assert.equal(res.status, 201);
     const id = res.body.charge.id;
     await s.api.request('POST', `/v1/sandbox/charges/${id}/pay`, { token, body: {} });
-    await eventually(async () => ((await s.api.knex('charges').where({ id }).first()).status === 'PAID' ? true : undefined), 'PAID');
+    await eventually(
+      async () => ((await s.api.knex('charges').where({ id }).first()).status === 'PAID' ? true : undefined),
+      'PAID',
+    );
     return id;
   }
 
@@ -50,7 +56,11 @@ describe('idempotent refunds and adjustments', function () {
 
     const all = await Promise.all(Array.from({ length: 20 }, () => refund('refund-key-1')));
     const statuses = all.map((r) => r.status).sort();
-    assert.deepEqual(statuses, [200, ...Array<number>(18).fill(200), 202].sort(), JSON.stringify(all.map((r) => r.body)));
+    assert.deepEqual(
+      statuses,
+      [200, ...Array<number>(18).fill(200), 202].sort(),
+      JSON.stringify(all.map((r) => r.body)),
+    );
     const ids = new Set(all.map((r) => r.body.refund.id));
     assert.equal(ids.size, 1);
     for (const r of all) assert.equal(r.body.idempotent, r.status === 200 ? true : undefined);
@@ -71,7 +81,10 @@ describe('idempotent refunds and adjustments', function () {
       assert.equal(other.body.message, 'Idempotency key "refund-key-1" was already used with a different request body');
     }
     // A key stored before fingerprints existed (null) replays whatever the body says.
-    await s.api.knex('idempotency_keys').where({ scope: 'charge_refund', owner_id: m.merchantId, key: 'refund-key-1' }).update({ request_hash: null });
+    await s.api
+      .knex('idempotency_keys')
+      .where({ scope: 'charge_refund', owner_id: m.merchantId, key: 'refund-key-1' })
+      .update({ request_hash: null });
     assert.equal((await refund('refund-key-1', 2_000)).status, 200);
 
     const rows = await s.api.knex('charge_refunds').where({ charge_id: chargeId, kind: 'MERCHANT' });
@@ -102,7 +115,16 @@ describe('idempotent refunds and adjustments', function () {
     const tooMuch = await refund('refund-key-3', 1_000_000);
     assert.equal(tooMuch.status, 400);
     assert.equal((await refund('refund-key-3', 500)).status, 202);
-    assert.equal((await s.api.request('POST', `/v1/charges/${chargeId}/refund`, { token: m.token, headers: { 'x-idempotency-key': 'k'.repeat(65) }, body: {} })).status, 400);
+    assert.equal(
+      (
+        await s.api.request('POST', `/v1/charges/${chargeId}/refund`, {
+          token: m.token,
+          headers: { 'x-idempotency-key': 'k'.repeat(65) },
+          body: {},
+        })
+      ).status,
+      400,
+    );
   });
 
   it('an adjustment retried with one key, also 20 concurrently: one posting, the same answer', async () => {
@@ -125,7 +147,10 @@ describe('idempotent refunds and adjustments', function () {
     // Another amount under the same key: 422, nothing posted.
     const other = await adjust('adj-key-1', 9_999);
     assert.equal(other.status, 422);
-    assert.match((other.body as unknown as { message: string }).message, /^Idempotency key "adj-key-1" was already used with a different request body$/);
+    assert.match(
+      (other.body as unknown as { message: string }).message,
+      /^Idempotency key "adj-key-1" was already used with a different request body$/,
+    );
 
     const postings = await s.api.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'adjustment' });
     assert.equal(postings.length, 1);
@@ -138,15 +163,26 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal((await adjust('adj-key-2', -1_000_000)).status, 400);
     assert.equal((await adjust('adj-key-2', -500)).status, 201);
     assert.equal((await adjust('adj-key-3')).status, 201);
-    const balance = await s.api.request<{ balance: { available: number } }>('GET', '/v1/merchants/me/balance', { token: m.token });
+    const balance = await s.api.request<{ balance: { available: number } }>('GET', '/v1/merchants/me/balance', {
+      token: m.token,
+    });
     assert.equal(balance.body.balance.available, 2_500 - 500 + 2_500);
   });
 
   it('pages past the end of the charge, merchant and audit lists are empty (200, with the total); rows past the 10,000th are 400', async () => {
     const m = await readyMerchant(s.api);
-    const list = (q: string) => s.api.request<{ message: string; total: number; charges: unknown[] }>('GET', `/v1/charges?${q}`, { token: m.token });
+    const list = (q: string) =>
+      s.api.request<{ message: string; total: number; charges: unknown[] }>('GET', `/v1/charges?${q}`, {
+        token: m.token,
+      });
     await s.api.request('POST', '/v1/charges', { token: m.token, body: { amount: 100, description: 'one' } });
-    for (const q of ['page=1000000&limit=20', 'page=101&limit=100', 'page=2&limit=1', 'page=9999999999999&limit=100', 'page=3&status=PAID']) {
+    for (const q of [
+      'page=1000000&limit=20',
+      'page=101&limit=100',
+      'page=2&limit=1',
+      'page=9999999999999&limit=100',
+      'page=3&status=PAID',
+    ]) {
       const past = await list(q);
       assert.equal(past.status, 200, q);
       assert.deepEqual(past.body.charges, [], q);
@@ -155,7 +191,9 @@ describe('idempotent refunds and adjustments', function () {
     // The operator's lists follow the same rule.
     const admin = await s.api.adminToken();
     for (const path of ['/v1/admin/merchants?page=1000000', '/v1/admin/audit-log?page=1000000&limit=20']) {
-      const res = await s.api.request<{ total: number; merchants?: unknown[]; entries?: unknown[] }>('GET', path, { token: admin });
+      const res = await s.api.request<{ total: number; merchants?: unknown[]; entries?: unknown[] }>('GET', path, {
+        token: admin,
+      });
       assert.equal(res.status, 200, path);
       assert.deepEqual(res.body.merchants ?? res.body.entries, [], path);
       assert.ok(res.body.total > 0, path);
@@ -169,7 +207,10 @@ describe('idempotent refunds and adjustments', function () {
       [big.merchantId, big.merchantId],
     );
     try {
-      const bigList = (q: string) => s.api.request<{ message: string; total: number; charges: unknown[] }>('GET', `/v1/charges?${q}`, { token: big.token });
+      const bigList = (q: string) =>
+        s.api.request<{ message: string; total: number; charges: unknown[] }>('GET', `/v1/charges?${q}`, {
+          token: big.token,
+        });
       assert.equal((await bigList('page=100&limit=100')).body.charges.length, 100);
       const deep = await bigList('page=101&limit=100');
       assert.equal(deep.status, 400);

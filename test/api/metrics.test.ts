@@ -76,22 +76,43 @@ describe('metrics and log context', function () {
     const before = (await scrape()).text;
     const body = { amount: 2500, description: 'counted' };
     const headers = { 'x-idempotency-key': `metrics-${Date.now()}` };
-    const created = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', { token: m.token, body, headers });
+    const created = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
+      token: m.token,
+      body,
+      headers,
+    });
     assert.equal(created.status, 201);
-    assert.equal((await s.api.request('POST', '/v1/charges', { token: m.token, body, headers })).status, 200, 'a replay');
+    assert.equal(
+      (await s.api.request('POST', '/v1/charges', { token: m.token, body, headers })).status,
+      200,
+      'a replay',
+    );
     const id = created.body.charge.id;
-    assert.equal((await s.api.request('POST', `/v1/sandbox/charges/${id}/pay`, { token: m.token, body: {} })).status, 202);
+    assert.equal(
+      (await s.api.request('POST', `/v1/sandbox/charges/${id}/pay`, { token: m.token, body: {} })).status,
+      202,
+    );
     await eventually(async () => {
       const c = await s.api.request<{ charge: { status: string } }>('GET', `/v1/charges/${id}`, { token: m.token });
       return c.body.charge.status === 'PAID' ? true : undefined;
     }, 'PAID');
     const after = await eventually(async () => {
       const text = (await scrape()).text;
-      return sample(text, 'pixflow_charges_paid_total') > sample(before, 'pixflow_charges_paid_total') ? text : undefined;
+      return sample(text, 'pixflow_charges_paid_total') > sample(before, 'pixflow_charges_paid_total')
+        ? text
+        : undefined;
     }, 'the paid counter');
     assert.equal(sample(after, 'pixflow_charges_created_total') - sample(before, 'pixflow_charges_created_total'), 1);
-    assert.equal(sample(after, 'pixflow_charges_created_amount_cents_total') - sample(before, 'pixflow_charges_created_amount_cents_total'), 2500);
-    assert.ok(sample(after, 'pixflow_charges_paid_amount_cents_total') - sample(before, 'pixflow_charges_paid_amount_cents_total') >= 2500);
+    assert.equal(
+      sample(after, 'pixflow_charges_created_amount_cents_total') -
+        sample(before, 'pixflow_charges_created_amount_cents_total'),
+      2500,
+    );
+    assert.ok(
+      sample(after, 'pixflow_charges_paid_amount_cents_total') -
+        sample(before, 'pixflow_charges_paid_amount_cents_total') >=
+        2500,
+    );
   });
 
   it('counts workflow start failures by workflow type', async () => {
@@ -99,10 +120,14 @@ describe('metrics and log context', function () {
     const connection = await Connection.connect({ address: env.address });
     await connection.close();
     const workflows = chargeWorkflowClient(new Client({ connection }), s.taskQueue);
-    const before = sample((await scrape()).text, 'pixflow_workflow_start_failures_total', { workflow: 'chargeWorkflow' });
+    const before = sample((await scrape()).text, 'pixflow_workflow_start_failures_total', {
+      workflow: 'chargeWorkflow',
+    });
     await assert.rejects(workflows.start({ id: 'ch_metrics_unreachable', merchantId: 'mch_x' }));
     await assert.rejects(workflows.cancelRequested({ id: 'ch_metrics_unreachable', merchantId: 'mch_x' }));
-    const after = sample((await scrape()).text, 'pixflow_workflow_start_failures_total', { workflow: 'chargeWorkflow' });
+    const after = sample((await scrape()).text, 'pixflow_workflow_start_failures_total', {
+      workflow: 'chargeWorkflow',
+    });
     assert.equal(after - before, 2);
   });
 
@@ -111,7 +136,8 @@ describe('metrics and log context', function () {
     recordWithdrawal('completed');
     recordWebhookAttempt('timeout');
     const after = (await scrape()).text;
-    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      sample(after, name, labels) - sample(before, name, labels);
     assert.equal(delta('pixflow_withdrawals_total', { outcome: 'completed' }), 1);
     assert.equal(delta('pixflow_webhook_attempts_total', { outcome: 'timeout' }), 1);
   });
@@ -150,14 +176,20 @@ describe('metrics and log context', function () {
       logger.info('from a service');
       child.info('from the request logger');
     });
-    assert.deepEqual(logs.lines.map((l) => l.reqId), ['req-1', 'req-1']);
+    assert.deepEqual(
+      logs.lines.map((l) => l.reqId),
+      ['req-1', 'req-1'],
+    );
     assert.equal(logs.raw[1]?.match(/"reqId"/g)?.length, 1, 'not repeated when the child binds it');
 
     const api = await startApi({ deps: { logger } });
     try {
       const res = await fetch(`${api.baseUrl}/healthz`, { headers: { 'x-request-id': 'trace-me-42' } });
       assert.equal(res.headers.get('x-request-id'), 'trace-me-42');
-      await eventually(async () => (logs.lines.some((l) => l.reqId === 'trace-me-42' && l.msg === 'request') ? true : undefined), 'access log');
+      await eventually(
+        async () => (logs.lines.some((l) => l.reqId === 'trace-me-42' && l.msg === 'request') ? true : undefined),
+        'access log',
+      );
     } finally {
       await api.close();
     }

@@ -13,7 +13,11 @@ import { createChargeBody, listChargesQuery } from '../../src/contracts/charges'
 import { createMerchantBody } from '../../src/contracts/admin';
 import { updateUserBody } from '../../src/contracts/admin-access';
 import { loginBody } from '../../src/contracts/auth';
-import { createWithdrawalBody, listWithdrawalsQuery, sandboxTransferOutcomeBody } from '../../src/contracts/withdrawals';
+import {
+  createWithdrawalBody,
+  listWithdrawalsQuery,
+  sandboxTransferOutcomeBody,
+} from '../../src/contracts/withdrawals';
 import { createWebhookBody, updateWebhookBody } from '../../src/contracts/webhooks';
 import { sandboxRaiseInfractionBody } from '../../src/contracts/infractions';
 import type { AppState, RouteModule } from '../../src/http/types';
@@ -67,7 +71,6 @@ function registeredRoutes(): Array<[string, string]> {
   return routes;
 }
 
-
 interface Operation {
   security: Array<Record<string, string[]>>;
   parameters?: Array<{ name: string; in: string; schema: unknown }>;
@@ -81,7 +84,10 @@ interface Doc {
 }
 
 const generated = (schema: z.ZodType): unknown => {
-  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 };
 
@@ -131,9 +137,18 @@ describe('OpenAPI document', function () {
   });
 
   it('takes request schemas from the schemas the routes validate with', () => {
-    assert.deepEqual(op('post', '/v1/charges').requestBody?.content['application/json'].schema, generated(createChargeBody));
-    assert.deepEqual(op('post', '/v1/auth/login').requestBody?.content['application/json'].schema, generated(loginBody));
-    assert.deepEqual(op('post', '/v1/admin/merchants').requestBody?.content['application/json'].schema, generated(createMerchantBody));
+    assert.deepEqual(
+      op('post', '/v1/charges').requestBody?.content['application/json'].schema,
+      generated(createChargeBody),
+    );
+    assert.deepEqual(
+      op('post', '/v1/auth/login').requestBody?.content['application/json'].schema,
+      generated(loginBody),
+    );
+    assert.deepEqual(
+      op('post', '/v1/admin/merchants').requestBody?.content['application/json'].schema,
+      generated(createMerchantBody),
+    );
     const query = op('get', '/v1/charges').parameters?.filter((p) => p.in === 'query') ?? [];
     const expected = (generated(listChargesQuery) as { properties: Record<string, unknown> }).properties;
     assert.deepEqual(Object.fromEntries(query.map((p) => [p.name, p.schema])), expected);
@@ -141,14 +156,19 @@ describe('OpenAPI document', function () {
   });
 
   it('describes responses and the {message} error shape', () => {
-    const created = op('post', '/v1/charges').responses['201']?.content?.['application/json'].schema as { properties: { charge: { required: string[] } } };
+    const created = op('post', '/v1/charges').responses['201']?.content?.['application/json'].schema as {
+      properties: { charge: { required: string[] } };
+    };
     for (const field of ['id', 'txid', 'qrCode', 'imageBase64', 'amount', 'status', 'expiresIn', 'customer']) {
       assert.ok(created.properties.charge.required.includes(field), `charge.${field}`);
     }
     assert.deepEqual((doc.components.schemas.Error as { required: string[] }).required, ['message']);
     const errorRef = { $ref: '#/components/schemas/Error' };
     assert.deepEqual(op('post', '/v1/charges').responses['400']?.content?.['application/json'].schema, errorRef);
-    assert.deepEqual(op('delete', '/v1/api-keys/{id}').responses['404']?.content?.['application/json'].schema, errorRef);
+    assert.deepEqual(
+      op('delete', '/v1/api-keys/{id}').responses['404']?.content?.['application/json'].schema,
+      errorRef,
+    );
     assert.ok(op('post', '/v1/charges').responses['403'], 'prerequisites unmet');
     assert.ok(op('post', '/v1/charges').responses['422'], 'invalid payer document');
   });
@@ -170,7 +190,10 @@ describe('OpenAPI document', function () {
     let count = 0;
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, o] of Object.entries(methods)) {
-        const schemas = [o.requestBody?.content['application/json'].schema, ...Object.values(o.responses).map((r) => r.content?.['application/json'].schema)];
+        const schemas = [
+          o.requestBody?.content['application/json'].schema,
+          ...Object.values(o.responses).map((r) => r.content?.['application/json'].schema),
+        ];
         for (const s of schemas) {
           if (!s || '$ref' in (s as object)) continue;
           assert.doesNotThrow(() => ajv.compile(s as object), `${method} ${path}`);

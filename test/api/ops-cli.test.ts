@@ -6,8 +6,6 @@ import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
 import { runOps, type CliResult } from '../support/ops-cli';
 import { randomCpf, startApi, uniqueEmail, type LoginBody, type TestApi } from '../support/api';
 
-
-
 describe('ops CLI (npm run ops)', function () {
   // Each command is a fresh tsx process: allow for its start-up on a busy machine.
   this.timeout(120_000);
@@ -22,20 +20,44 @@ describe('ops CLI (npm run ops)', function () {
 
   const ops = (...args: string[]): Promise<CliResult> => runOps(databaseUrl, ...args);
 
-
   it('creates a merchant whose user can log in, configures it, adds and activates a PIX key, adjusts, and audits as "cli"', async () => {
     const email = uniqueEmail('cli');
-    const created = await ops('merchants', 'create', '--name', 'Loja CLI', '--document', randomCpf(), '--email', email, '--password', 'cli-password-1');
+    const created = await ops(
+      'merchants',
+      'create',
+      '--name',
+      'Loja CLI',
+      '--document',
+      randomCpf(),
+      '--email',
+      email,
+      '--password',
+      'cli-password-1',
+    );
     assert.equal(created.code, 0, created.stderr);
     const { merchant } = JSON.parse(created.stdout) as { merchant: { id: string; kycStatus: string } };
     assert.equal(merchant.kycStatus, 'PENDING');
 
-    const login = await api.request<LoginBody>('POST', '/v1/auth/login', { body: { email, password: 'cli-password-1' } });
+    const login = await api.request<LoginBody>('POST', '/v1/auth/login', {
+      body: { email, password: 'cli-password-1' },
+    });
     assert.equal(login.status, 200);
 
-    const updated = await ops('merchants', 'update', merchant.id, '--kyc-status', 'APPROVED', '--acquirer-account-id', 'acct-cli', '--fee-bps', '120');
+    const updated = await ops(
+      'merchants',
+      'update',
+      merchant.id,
+      '--kyc-status',
+      'APPROVED',
+      '--acquirer-account-id',
+      'acct-cli',
+      '--fee-bps',
+      '120',
+    );
     assert.equal(updated.code, 0, updated.stderr);
-    const u = JSON.parse(updated.stdout) as { merchant: { kycStatus: string; acquirerConfigured: boolean; feeBps: number } };
+    const u = JSON.parse(updated.stdout) as {
+      merchant: { kycStatus: string; acquirerConfigured: boolean; feeBps: number };
+    };
     assert.deepEqual([u.merchant.kycStatus, u.merchant.acquirerConfigured, u.merchant.feeBps], ['APPROVED', true, 120]);
 
     const added = await ops('pix-key', 'add', merchant.id, '--type', 'CHAVE_ALEATORIA', '--key', crypto.randomUUID());
@@ -58,7 +80,13 @@ describe('ops CLI (npm run ops)', function () {
     const audit = await ops('audit-log', '--target-id', merchant.id);
     assert.equal(audit.code, 0, audit.stderr);
     const entries = (JSON.parse(audit.stdout) as { entries: Array<{ action: string; actorEmail: string }> }).entries;
-    assert.deepEqual(entries.map((e) => e.action).sort(), ['balance.adjust', 'merchant.create', 'merchant.update', 'pix_key.create', 'pix_key.update']);
+    assert.deepEqual(entries.map((e) => e.action).sort(), [
+      'balance.adjust',
+      'merchant.create',
+      'merchant.update',
+      'pix_key.create',
+      'pix_key.update',
+    ]);
     assert.ok(entries.every((e) => e.actorEmail === 'cli'));
   });
 
@@ -91,7 +119,10 @@ describe('ops CLI (npm run ops)', function () {
       assert.equal(broken.code, 1);
       const bad = JSON.parse(broken.stdout) as { ok: boolean; violations: Array<{ check: string }> };
       assert.equal(bad.ok, false);
-      assert.deepEqual(bad.violations.map((v) => v.check), ['blocked_mismatch']);
+      assert.deepEqual(
+        bad.violations.map((v) => v.check),
+        ['blocked_mismatch'],
+      );
     } finally {
       // Repaired: the run-wide check after the last suite must find these books whole.
       await moveBlocked(knex, { reference: `${stray}:unblock`, merchantId: m.id, amount: 100, direction: 'unblock' });

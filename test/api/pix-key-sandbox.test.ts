@@ -30,7 +30,12 @@ describe('sandbox PIX key activation', function () {
     }, `key ${id} to be ${status}`);
   const keyEvents = async (keyId: string) =>
     (
-      (await s.api.knex('events').where({ type: 'pixkey.updated' }).whereRaw(`data->>'keyId' = ?`, [keyId]).orderBy('id').select('data')) as Array<{
+      (await s.api
+        .knex('events')
+        .where({ type: 'pixkey.updated' })
+        .whereRaw(`data->>'keyId' = ?`, [keyId])
+        .orderBy('id')
+        .select('data')) as Array<{
         data: { status: string };
       }>
     ).map((e) => e.data.status);
@@ -50,7 +55,10 @@ describe('sandbox PIX key activation', function () {
     const m = await s.api.createMerchant();
     const key = await addKey(m.merchantId);
     // Registered at the acquirer, and left PENDENTE there: nothing activates it on its own.
-    const registered = await eventually(async () => ((await keyRow(key.id))?.acquirer_key_id as string | null) ?? undefined, 'registration');
+    const registered = await eventually(
+      async () => ((await keyRow(key.id))?.acquirer_key_id as string | null) ?? undefined,
+      'registration',
+    );
     assert.equal(s.simulator.control.getKey(registered)?.status, 'PENDENTE');
     assert.equal((await keyRow(key.id)).status, 'PENDING');
 
@@ -61,10 +69,15 @@ describe('sandbox PIX key activation', function () {
     await untilKey(key.id, 'ACTIVE');
     assert.equal(s.simulator.control.getKey(registered)?.status, 'ATIVA');
     // It came as the acquirer's signed callback, kept in the inbox.
-    const inbox = await s.api.knex('acquirer_callbacks').whereRaw('payload::text like ?', [`%${registered}%`]).select('status');
+    const inbox = await s.api
+      .knex('acquirer_callbacks')
+      .whereRaw('payload::text like ?', [`%${registered}%`])
+      .select('status');
     assert.ok(inbox.length > 0, 'callback stored in the inbox');
     assert.deepEqual(await keyEvents(key.id), ['ATIVA']);
-    const me = await s.api.request<{ merchant: { pixKey: { status: string } } }>('GET', '/v1/merchants/me', { token: m.token });
+    const me = await s.api.request<{ merchant: { pixKey: { status: string } } }>('GET', '/v1/merchants/me', {
+      token: m.token,
+    });
     assert.equal(me.body.merchant.pixKey.status, 'ACTIVE');
 
     const deactivated = await act(m.token, key.id, 'deactivate');

@@ -6,7 +6,14 @@
 import assert from 'node:assert/strict';
 import * as ledger from '../../src/services/ledger';
 import { eventually } from '../support/charges';
-import { assertBooksReconcile, DEST, fundedMerchant, withdrawalsStack, type WithdrawBody, type WithdrawalsStack } from '../support/withdrawals';
+import {
+  assertBooksReconcile,
+  DEST,
+  fundedMerchant,
+  withdrawalsStack,
+  type WithdrawBody,
+  type WithdrawalsStack,
+} from '../support/withdrawals';
 import type { MerchantFixture } from '../support/api';
 
 interface ListBody {
@@ -27,7 +34,11 @@ describe('withdrawals API', function () {
   const withdraw = (token: string, body: unknown, headers: Record<string, string> = {}) =>
     s.api.request<WithdrawBody>('POST', '/v1/merchants/me/withdrawals', { token, body, headers });
   const message = async (token: string, body: unknown, headers: Record<string, string> = {}): Promise<string> => {
-    const res = await s.api.request<{ message: string }>('POST', '/v1/merchants/me/withdrawals', { token, body, headers });
+    const res = await s.api.request<{ message: string }>('POST', '/v1/merchants/me/withdrawals', {
+      token,
+      body,
+      headers,
+    });
     assert.equal(res.status, 400, JSON.stringify(res.body));
     assert.deepEqual(Object.keys(res.body), ['message']);
     return res.body.message;
@@ -42,10 +53,19 @@ describe('withdrawals API', function () {
       }, `the transfer of ${id}`);
       s.simulator.control.completeTransfer(transferId);
     }
-    await eventually(async () => {
-      const open = await s.knex('withdrawals').whereIn('id', ids).whereNot('status', 'COMPLETED').count({ n: '*' }).first();
-      return Number(open?.n) === 0 ? true : undefined;
-    }, 'every withdrawal to be COMPLETED', 60_000);
+    await eventually(
+      async () => {
+        const open = await s
+          .knex('withdrawals')
+          .whereIn('id', ids)
+          .whereNot('status', 'COMPLETED')
+          .count({ n: '*' })
+          .first();
+        return Number(open?.n) === 0 ? true : undefined;
+      },
+      'every withdrawal to be COMPLETED',
+      60_000,
+    );
   }
 
   describe('validation and prerequisites (400 naming the reason)', () => {
@@ -56,12 +76,24 @@ describe('withdrawals API', function () {
 
     it('names each unmet prerequisite: KYC, merchant ACTIVE, acquirer account', async () => {
       const fresh = await s.api.createMerchant();
-      assert.equal(await message(fresh.token, { amount: 100, ...DEST }), 'Cannot withdraw: KYC not approved; acquirer account not configured');
+      assert.equal(
+        await message(fresh.token, { amount: 100, ...DEST }),
+        'Cannot withdraw: KYC not approved; acquirer account not configured',
+      );
       const admin = await s.api.adminToken();
-      await s.api.request('PATCH', `/v1/admin/merchants/${fresh.merchantId}`, { token: admin, body: { kycStatus: 'APPROVED' } });
-      assert.equal(await message(fresh.token, { amount: 100, ...DEST }), 'Cannot withdraw: acquirer account not configured');
+      await s.api.request('PATCH', `/v1/admin/merchants/${fresh.merchantId}`, {
+        token: admin,
+        body: { kycStatus: 'APPROVED' },
+      });
+      assert.equal(
+        await message(fresh.token, { amount: 100, ...DEST }),
+        'Cannot withdraw: acquirer account not configured',
+      );
       const suspended = await fundedMerchant(s.api, 1_000);
-      await s.api.request('PATCH', `/v1/admin/merchants/${suspended.merchantId}`, { token: admin, body: { status: 'SUSPENDED' } });
+      await s.api.request('PATCH', `/v1/admin/merchants/${suspended.merchantId}`, {
+        token: admin,
+        body: { status: 'SUSPENDED' },
+      });
       // A SUSPENDED merchant is refused at authentication on every route (docs/api.md "Auth hardening"),
       // before the withdrawal's own rule (which stays as a second guard) is reached.
       const refused = await withdraw(suspended.token, { amount: 100, ...DEST });
@@ -70,12 +102,20 @@ describe('withdrawals API', function () {
     });
 
     it('refuses more than the available balance, and amounts below 100 or not integers', async () => {
-      assert.equal(await message(ready.token, { amount: 501, ...DEST }), 'Insufficient available balance for this withdrawal');
+      assert.equal(
+        await message(ready.token, { amount: 501, ...DEST }),
+        'Insufficient available balance for this withdrawal',
+      );
       assert.equal(await message(ready.token, { amount: 99, ...DEST }), 'amount must be >= 100');
       assert.equal(await message(ready.token, { amount: '100', ...DEST }), 'amount must be a number');
       assert.equal(await message(ready.token, { amount: 100.5, ...DEST }), 'amount must be an integer');
       assert.equal(await message(ready.token, { ...DEST }), 'amount is required');
-      assert.deepEqual(await ledger.getBalance(s.knex, ready.merchantId), { available: 500, pending: 0, blocked: 0, total: 500 });
+      assert.deepEqual(await ledger.getBalance(s.knex, ready.merchantId), {
+        available: 500,
+        pending: 0,
+        blocked: 0,
+        total: 500,
+      });
       assert.equal((await s.knex('withdrawals').where({ merchant_id: ready.merchantId })).length, 0);
     });
 
@@ -91,7 +131,10 @@ describe('withdrawals API', function () {
       for (const [pixKeyType, pixKey, expected] of cases) {
         assert.match(await message(ready.token, { amount: 100, pixKeyType, pixKey }), expected);
       }
-      assert.equal(await message(ready.token, { amount: 100, pixKeyType: 'PIX', pixKey: 'x' }), 'pixKeyType must be one of CPF, CNPJ, EMAIL, PHONE, CHAVE_ALEATORIA');
+      assert.equal(
+        await message(ready.token, { amount: 100, pixKeyType: 'PIX', pixKey: 'x' }),
+        'pixKeyType must be one of CPF, CNPJ, EMAIL, PHONE, CHAVE_ALEATORIA',
+      );
       assert.equal(await message(ready.token, { amount: 100, pixKeyType: 'EMAIL' }), 'pixKey is required');
     });
 
@@ -100,19 +143,30 @@ describe('withdrawals API', function () {
         await message(ready.token, { amount: 100, ...DEST, description: 'x'.repeat(201) }),
         'description must be at most 200 characters long',
       );
-      assert.match(await message(ready.token, { amount: 100, ...DEST }, { 'x-idempotency-key': 'k'.repeat(65) }), /x-idempotency-key/);
+      assert.match(
+        await message(ready.token, { amount: 100, ...DEST }, { 'x-idempotency-key': 'k'.repeat(65) }),
+        /x-idempotency-key/,
+      );
     });
 
     it('an operator (no merchant) gets 404 and no credential gets 401', async () => {
       const admin = await s.api.adminToken();
       assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals', { token: admin })).status, 404);
-      assert.equal((await s.api.request('POST', '/v1/merchants/me/withdrawals', { body: { amount: 100, ...DEST } })).status, 401);
+      assert.equal(
+        (await s.api.request('POST', '/v1/merchants/me/withdrawals', { body: { amount: 100, ...DEST } })).status,
+        401,
+      );
     });
   });
 
   it('answers 201 with message, withdraw (PROCESSING) and the balance after the debit', async () => {
     const m = await fundedMerchant(s.api, 10_000);
-    const res = await withdraw(m.token, { amount: 2_500, pixKeyType: 'CPF', pixKey: '12345678909', description: 'Saque semanal' });
+    const res = await withdraw(m.token, {
+      amount: 2_500,
+      pixKeyType: 'CPF',
+      pixKey: '12345678909',
+      description: 'Saque semanal',
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.deepEqual(Object.keys(res.body).sort(), ['balance', 'message', 'withdraw']);
     assert.equal(res.body.message, 'Withdrawal requested');
@@ -133,10 +187,17 @@ describe('withdrawals API', function () {
       const r = await s.knex('withdrawals').where({ id: w.id }).first();
       return r?.batch_id ? r : undefined;
     }, 'the batch id');
-    const got = await s.api.request<{ withdraw: { batchId: string } }>('GET', `/v1/merchants/me/withdrawals/${w.id}`, { token: m.token });
+    const got = await s.api.request<{ withdraw: { batchId: string } }>('GET', `/v1/merchants/me/withdrawals/${w.id}`, {
+      token: m.token,
+    });
     assert.equal(got.body.withdraw.batchId, row.batch_id);
     await completeAll([w.id]);
-    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 7_500, pending: 0, blocked: 0, total: 7_500 });
+    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), {
+      available: 7_500,
+      pending: 0,
+      blocked: 0,
+      total: 7_500,
+    });
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
   });
 
@@ -146,7 +207,11 @@ describe('withdrawals API', function () {
     const first = await withdraw(m.token, { amount: 1_000, ...DEST }, key);
     assert.equal(first.status, 201);
     // The same body (fields in another order, an unknown field ignored) replays.
-    const again = await withdraw(m.token, { pixKey: DEST.pixKey, unknown: 1, pixKeyType: DEST.pixKeyType, amount: 1_000 }, key);
+    const again = await withdraw(
+      m.token,
+      { pixKey: DEST.pixKey, unknown: 1, pixKeyType: DEST.pixKeyType, amount: 1_000 },
+      key,
+    );
     assert.equal(again.status, 200);
     assert.equal(again.body.idempotent, true);
     assert.equal(again.body.withdraw.id, first.body.withdraw.id);
@@ -178,10 +243,15 @@ describe('withdrawals API', function () {
   it('20 concurrent requests with one idempotency key: one withdrawal, one debit', async () => {
     const m = await fundedMerchant(s.api, 50_000);
     const key = { 'x-idempotency-key': 'concurrent-key' };
-    const results = await Promise.all(Array.from({ length: 20 }, () => withdraw(m.token, { amount: 1_000, ...DEST }, key)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => withdraw(m.token, { amount: 1_000, ...DEST }, key)),
+    );
     const statuses = results.map((r) => r.status);
     assert.equal(statuses.filter((st) => st === 201).length, 1, statuses.join(','));
-    assert.ok(statuses.every((st) => st === 201 || st === 200), statuses.join(','));
+    assert.ok(
+      statuses.every((st) => st === 201 || st === 200),
+      statuses.join(','),
+    );
     const ids = new Set(results.map((r) => r.body.withdraw.id));
     assert.equal(ids.size, 1);
     assert.equal((await s.knex('withdrawals').where({ merchant_id: m.merchantId })).length, 1);
@@ -201,14 +271,24 @@ describe('withdrawals API', function () {
     const refused = results.filter((r) => r.status === 400);
     assert.equal(created.length, 50);
     assert.equal(refused.length, 50);
-    for (const r of refused) assert.equal((r.body as unknown as { message: string }).message, 'Insufficient available balance for this withdrawal');
+    for (const r of refused)
+      assert.equal(
+        (r.body as unknown as { message: string }).message,
+        'Insufficient available balance for this withdrawal',
+      );
     // Every 201 saw a balance that its own debit left, never below zero, and all different.
     const seen = created.map((r) => r.body.balance.available).sort((a, b) => a - b);
-    assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => i * 1_000));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 50 }, (_, i) => i * 1_000),
+    );
     assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 50_000);
     assert.equal((await s.knex('withdrawals').where({ merchant_id: m.merchantId })).length, 50);
-    assert.equal((await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_debit' })).length, 50);
+    assert.equal(
+      (await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_debit' })).length,
+      50,
+    );
     await assertBooksReconcile(s.knex, [m.merchantId]); // 50 in transit, each with its PROCESSING withdrawal
     await completeAll(created.map((r) => r.body.withdraw.id));
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
@@ -227,23 +307,45 @@ describe('withdrawals API', function () {
       assert.equal(res.status, 201);
       ids.push(res.body.withdraw.id);
     }
-    const page1 = await s.api.request<ListBody>('GET', '/v1/merchants/me/withdrawals?page=1&limit=2', { token: m.token });
+    const page1 = await s.api.request<ListBody>('GET', '/v1/merchants/me/withdrawals?page=1&limit=2', {
+      token: m.token,
+    });
     assert.equal(page1.status, 200);
     assert.equal(page1.body.page, 1);
     assert.equal(page1.body.limit, 2);
     assert.equal(page1.body.total, 3);
-    assert.deepEqual(page1.body.withdrawals.map((w) => w.id), [ids[2], ids[1]]);
+    assert.deepEqual(
+      page1.body.withdrawals.map((w) => w.id),
+      [ids[2], ids[1]],
+    );
     const newest = page1.body.withdrawals[0];
-    assert.deepEqual(Object.keys(newest ?? {}).sort(), ['amount', 'batchId', 'createdAt', 'description', 'id', 'pixKey', 'pixKeyType', 'status']);
+    assert.deepEqual(Object.keys(newest ?? {}).sort(), [
+      'amount',
+      'batchId',
+      'createdAt',
+      'description',
+      'id',
+      'pixKey',
+      'pixKeyType',
+      'status',
+    ]);
     assert.equal(newest?.pixKeyType, 'CHAVE_ALEATORIA');
     assert.equal(newest?.pixKey, '123e4567-e89b-42d3-a456-426614174000');
-    const page2 = await s.api.request<ListBody>('GET', '/v1/merchants/me/withdrawals?page=2&limit=2', { token: m.token });
-    assert.deepEqual(page2.body.withdrawals.map((w) => w.id), [ids[0]]);
+    const page2 = await s.api.request<ListBody>('GET', '/v1/merchants/me/withdrawals?page=2&limit=2', {
+      token: m.token,
+    });
+    assert.deepEqual(
+      page2.body.withdrawals.map((w) => w.id),
+      [ids[0]],
+    );
     const defaults = await s.api.request<ListBody>('GET', '/v1/merchants/me/withdrawals', { token: m.token });
     assert.equal(defaults.body.page, 1);
     assert.equal(defaults.body.limit, 20);
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?limit=0', { token: m.token })).status, 400);
-    assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?limit=101', { token: m.token })).status, 400);
+    assert.equal(
+      (await s.api.request('GET', '/v1/merchants/me/withdrawals?limit=101', { token: m.token })).status,
+      400,
+    );
     assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals?page=x', { token: m.token })).status, 400);
     // A page past the end is empty with its total, however far (docs/api.md "Pagination limits").
     for (const q of ['page=3&limit=2', 'page=2&limit=100', 'page=1000000', 'page=9999999999999&limit=100']) {
@@ -257,7 +359,8 @@ describe('withdrawals API', function () {
 
   it('list total from maintained counts; pages up to the 10,000th row served, deeper ones 400, past the end empty', async () => {
     const m = await fundedMerchant(s.api, 0);
-    const list = (q: string) => s.api.request<ListBody & { message: string }>('GET', `/v1/merchants/me/withdrawals?${q}`, { token: m.token });
+    const list = (q: string) =>
+      s.api.request<ListBody & { message: string }>('GET', `/v1/merchants/me/withdrawals?${q}`, { token: m.token });
     // 10,050 withdrawals in one statement (FAILED, so they owe nothing to the books), removed at the end.
     await s.knex.raw(
       `insert into withdrawals (id, merchant_id, amount, pix_key_type, pix_key, status, created_at)
@@ -268,11 +371,29 @@ describe('withdrawals API', function () {
     try {
       assert.equal((await list('page=1')).body.total, 10_050);
       const plain = (offset: number, limit: number) =>
-        s.knex('withdrawals').where({ merchant_id: m.merchantId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(offset).limit(limit).pluck('id');
-      for (const [page, limit] of [[1, 20], [100, 100], [500, 20], [333, 30]] as const) {
+        s
+          .knex('withdrawals')
+          .where({ merchant_id: m.merchantId })
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .offset(offset)
+          .limit(limit)
+          .pluck('id');
+      for (const [page, limit] of [
+        [1, 20],
+        [100, 100],
+        [500, 20],
+        [333, 30],
+      ] as const) {
         const res = await list(`page=${page}&limit=${limit}`);
         assert.equal(res.status, 200, `page ${page}`);
-        assert.deepEqual(res.body.withdrawals.map((w) => w.id), await plain((page - 1) * limit, limit), `page ${page} × ${limit}`);
+        assert.deepEqual(
+          res.body.withdrawals.map((w) => w.id),
+          await plain((page - 1) * limit, limit),
+          `page ${page} × ${limit}`,
+        );
       }
       // Rows past the 10,000th: refused, also for a page that only begins before the bound.
       for (const q of ['page=101&limit=100', 'page=501&limit=20', 'page=334&limit=30']) {
@@ -291,7 +412,11 @@ describe('withdrawals API', function () {
     }
     // The delete trigger keeps the count.
     assert.equal((await list('page=1')).body.total, 0);
-    const counted = await s.knex('list_counts').where({ list: 'withdrawals', owner_id: m.merchantId }).sum({ n: 'n' }).first();
+    const counted = await s
+      .knex('list_counts')
+      .where({ list: 'withdrawals', owner_id: m.merchantId })
+      .sum({ n: 'n' })
+      .first();
     assert.equal(Number(counted?.n ?? 0), 0);
   });
 
@@ -300,15 +425,27 @@ describe('withdrawals API', function () {
     const b = await fundedMerchant(s.api, 0);
     const res = await withdraw(a.token, { amount: 1_000, ...DEST });
     const id = res.body.withdraw.id;
-    const byB = await s.api.request<{ message: string }>('GET', `/v1/merchants/me/withdrawals/${id}`, { token: b.token });
+    const byB = await s.api.request<{ message: string }>('GET', `/v1/merchants/me/withdrawals/${id}`, {
+      token: b.token,
+    });
     assert.equal(byB.status, 404);
     assert.deepEqual(byB.body, { message: 'Withdrawal not found' });
-    assert.equal((await s.api.request('GET', '/v1/merchants/me/withdrawals/wd_unknown', { token: a.token })).status, 404);
+    assert.equal(
+      (await s.api.request('GET', '/v1/merchants/me/withdrawals/wd_unknown', { token: a.token })).status,
+      404,
+    );
     const listB = await s.api.request<ListBody>('GET', '/v1/merchants/me/withdrawals', { token: b.token });
     assert.equal(listB.body.total, 0);
     assert.deepEqual(listB.body.withdrawals, []);
-    assert.equal((await s.api.request('POST', `/v1/sandbox/withdrawals/${id}/complete`, { token: b.token, body: {} })).status, 404);
-    const own = await s.api.request<{ withdraw: { id: string; pixKey: string } }>('GET', `/v1/merchants/me/withdrawals/${id}`, { token: a.token });
+    assert.equal(
+      (await s.api.request('POST', `/v1/sandbox/withdrawals/${id}/complete`, { token: b.token, body: {} })).status,
+      404,
+    );
+    const own = await s.api.request<{ withdraw: { id: string; pixKey: string } }>(
+      'GET',
+      `/v1/merchants/me/withdrawals/${id}`,
+      { token: a.token },
+    );
     assert.equal(own.status, 200);
     assert.equal(own.body.withdraw.pixKey, DEST.pixKey);
     await completeAll([id]);

@@ -57,7 +57,9 @@ describe('callback inbox (state machine)', () => {
     // What each reconciliation pass does with it (dispatched directly: a sweep would also take
     // other suites' callbacks of this kind from the shared database).
     for (let i = 0; i < 50 && (await row()).status === 'RECEIVED'; i++) {
-      await inbox.dispatch(await AcquirerCallback.query(knex).findOne({ kind: 'infractions', external_id: ext }).throwIfNotFound());
+      await inbox.dispatch(
+        await AcquirerCallback.query(knex).findOne({ kind: 'infractions', external_id: ext }).throwIfNotFound(),
+      );
     }
     const parked = await row();
     assert.equal(parked.status, 'PARKED');
@@ -97,7 +99,9 @@ describe('callback inbox (state machine)', () => {
 
     const other = id();
     await inbox.receive('transfers', other, {});
-    await inbox.dispatch(await AcquirerCallback.query(knex).findOne({ kind: 'transfers', external_id: other }).throwIfNotFound());
+    await inbox.dispatch(
+      await AcquirerCallback.query(knex).findOne({ kind: 'transfers', external_id: other }).throwIfNotFound(),
+    );
     const kept = await knex('acquirer_callbacks').where({ kind: 'transfers', external_id: other }).first();
     assert.equal(kept.status, 'RECEIVED');
     assert.equal(kept.attempts, 0);

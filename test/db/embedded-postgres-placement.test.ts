@@ -9,7 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres';
-import { canTraverse, locateBinaries, runtimeRoot, serverUser, type PostgresBinaries } from '../../src/db/postgres-runtime-paths';
+import {
+  canTraverse,
+  locateBinaries,
+  runtimeRoot,
+  serverUser,
+  type PostgresBinaries,
+} from '../../src/db/postgres-runtime-paths';
 
 async function query(url: string, sql: string): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
@@ -57,8 +63,14 @@ describe('embedded PostgreSQL from a private (0700) checkout', function () {
       const user = serverUser();
       assert.ok(user, 'a postgres OS user exists (created when missing)');
       assert.equal(canTraverse(privateRoot, user), false, 'the checkout is out of the server user’s reach');
-      assert.ok(firstLocation.startsWith(runtimeRoot()), `data placed where the server user reaches it: ${firstLocation}`);
-      cleanup.push(path.dirname(firstLocation), path.join(runtimeRoot(), `postgres-${binaries.version}-${os.platform()}-${os.arch()}`));
+      assert.ok(
+        firstLocation.startsWith(runtimeRoot()),
+        `data placed where the server user reaches it: ${firstLocation}`,
+      );
+      cleanup.push(
+        path.dirname(firstLocation),
+        path.join(runtimeRoot(), `postgres-${binaries.version}-${os.platform()}-${os.arch()}`),
+      );
     } else {
       assert.equal(firstLocation, dataDir, 'not root: the data stays where it was asked to be');
     }
@@ -69,7 +81,11 @@ describe('embedded PostgreSQL from a private (0700) checkout', function () {
   });
 
   it('leaves nothing behind for a throwaway (persistent: false) cluster', async () => {
-    const db = await startEmbeddedPostgres({ dataDir: path.join(privateRoot, 'throwaway', 'postgres'), binaries, persistent: false });
+    const db = await startEmbeddedPostgres({
+      dataDir: path.join(privateRoot, 'throwaway', 'postgres'),
+      binaries,
+      persistent: false,
+    });
     const location = db.dataDir;
     await query(db.url, 'select 1');
     await db.stop();

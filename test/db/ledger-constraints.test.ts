@@ -26,7 +26,10 @@ describe('ledger rules enforced by PostgreSQL', () => {
     return m;
   }
 
-  const account = async (merchantId: string, kind: ledger.LedgerAccountKind): Promise<{ id: string; balance: number; posted: number }> =>
+  const account = async (
+    merchantId: string,
+    kind: ledger.LedgerAccountKind,
+  ): Promise<{ id: string; balance: number; posted: number }> =>
     (await knex('ledger_accounts').where({ merchant_id: merchantId, kind }).first('id', 'balance', 'posted')) as {
       id: string;
       balance: number;
@@ -79,22 +82,31 @@ describe('ledger rules enforced by PostgreSQL', () => {
       const m = await merchantWithFunds(10);
       const other = await merchantWithFunds(10);
       const { id } = await account(m, 'available');
-      await assert.rejects(knex('ledger_accounts').where({ id }).update({ merchant_id: other }), /cannot change its merchant or kind/);
-      await assert.rejects(knex('ledger_accounts').where({ id }).update({ kind: 'pending' }), /cannot change its merchant or kind/);
+      await assert.rejects(
+        knex('ledger_accounts').where({ id }).update({ merchant_id: other }),
+        /cannot change its merchant or kind/,
+      );
+      await assert.rejects(
+        knex('ledger_accounts').where({ id }).update({ kind: 'pending' }),
+        /cannot change its merchant or kind/,
+      );
     });
 
     it('postings cannot be truncated away from their balances', async () => {
       const trx = await knex.transaction();
       try {
-        await assert.rejects(trx.raw('truncate ledger_postings'), /ledger postings are append-only \(truncate refused\)/);
+        await assert.rejects(
+          trx.raw('truncate ledger_postings'),
+          /ledger postings are append-only \(truncate refused\)/,
+        );
       } finally {
         await trx.rollback();
       }
     });
   });
 
-  describe('a posting belongs to its transaction\'s merchant', () => {
-    it('a posting to another merchant\'s account is refused', async () => {
+  describe("a posting belongs to its transaction's merchant", () => {
+    it("a posting to another merchant's account is refused", async () => {
       const m = await merchantWithFunds(1_000);
       const other = await merchantWithFunds(1_000);
       const [mine, theirs] = [await account(m, 'available'), await account(other, 'available')];
@@ -102,15 +114,21 @@ describe('ledger rules enforced by PostgreSQL', () => {
       await assert.rejects(
         knex.transaction(async (trx) => {
           // Balances moved with their postings and the postings sum to zero: only the owner is wrong.
-          await trx('ledger_accounts').where({ id: mine.id }).update({ balance: trx.raw('balance - 100') });
-          await trx('ledger_accounts').where({ id: theirs.id }).update({ balance: trx.raw('balance + 100') });
+          await trx('ledger_accounts')
+            .where({ id: mine.id })
+            .update({ balance: trx.raw('balance - 100') });
+          await trx('ledger_accounts')
+            .where({ id: theirs.id })
+            .update({ balance: trx.raw('balance + 100') });
           await trx('ledger_transactions').insert({ id: txId, reference: txId, kind: 'raw', merchant_id: m });
           await trx('ledger_postings').insert([
             { transaction_id: txId, account_id: mine.id, amount: -100 },
             { transaction_id: txId, account_id: theirs.id, amount: 100 },
           ]);
         }),
-        new RegExp(`ledger posting to another merchant's account: transaction ${txId} belongs to merchant ${m}, account ${theirs.id} to merchant ${other}`),
+        new RegExp(
+          `ledger posting to another merchant's account: transaction ${txId} belongs to merchant ${m}, account ${theirs.id} to merchant ${other}`,
+        ),
       );
       assert.equal(await knex('ledger_transactions').where({ id: txId }).first(), undefined);
       assert.equal((await ledger.getBalance(knex, m)).available, 1_000);
@@ -177,12 +195,36 @@ describe('ledger rules enforced by PostgreSQL', () => {
       });
       await ledger.settleChargePayment(knex, { chargeId, merchantId: m, net: 9_901 });
       const reference = `test-move:${newId('mv')}`;
-      const moved = await ledger.move(knex, { reference, kind: 'test_move', merchantId: m, amount: 901, from: 'available', to: 'blocked' });
-      const movedAgain = await ledger.move(knex, { reference, kind: 'test_move', merchantId: m, amount: 901, from: 'available', to: 'blocked' });
+      const moved = await ledger.move(knex, {
+        reference,
+        kind: 'test_move',
+        merchantId: m,
+        amount: 901,
+        from: 'available',
+        to: 'blocked',
+      });
+      const movedAgain = await ledger.move(knex, {
+        reference,
+        kind: 'test_move',
+        merchantId: m,
+        amount: 901,
+        from: 'available',
+        to: 'blocked',
+      });
       assert.equal(movedAgain.created, false);
       assert.equal(movedAgain.transactionId, moved.transactionId);
-      await ledger.move(knex, { reference: `${reference}:back`, kind: 'test_move', merchantId: m, amount: 901, from: 'blocked', to: 'available' });
-      const accounts = (await knex('ledger_accounts').where({ merchant_id: m }).orderBy('kind').select('kind', 'balance', 'posted')) as Array<{
+      await ledger.move(knex, {
+        reference: `${reference}:back`,
+        kind: 'test_move',
+        merchantId: m,
+        amount: 901,
+        from: 'blocked',
+        to: 'available',
+      });
+      const accounts = (await knex('ledger_accounts')
+        .where({ merchant_id: m })
+        .orderBy('kind')
+        .select('kind', 'balance', 'posted')) as Array<{
         kind: string;
         balance: number;
         posted: number;
@@ -199,7 +241,7 @@ describe('ledger rules enforced by PostgreSQL', () => {
       );
     });
 
-    it('a debit refused inside a caller\'s transaction leaves no empty transaction to refuse at commit', async () => {
+    it("a debit refused inside a caller's transaction leaves no empty transaction to refuse at commit", async () => {
       const m = await merchantWithFunds(100);
       const debit = (trx: Knex.Transaction, amount: number): Promise<ledger.PostResult> =>
         ledger.post(trx, {

@@ -37,10 +37,22 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
   async function withdrawal(merchantId: string, amount: number, status: string): Promise<string> {
     const id = newId('wd');
     await knex.transaction(async (trx) => {
-      await trx('withdrawals').insert({ id, merchant_id: merchantId, amount, pix_key_type: 'EMAIL', pix_key: 'a@b.co', status });
+      await trx('withdrawals').insert({
+        id,
+        merchant_id: merchantId,
+        amount,
+        pix_key_type: 'EMAIL',
+        pix_key: 'a@b.co',
+        status,
+      });
       await ledger.debitWithdrawal(trx, { withdrawalId: id, merchantId, amount });
       if (status !== 'PROCESSING') {
-        await ledger.resolveWithdrawal(trx, { withdrawalId: id, merchantId, amount, outcome: status === 'FAILED' ? 'failed' : 'completed' });
+        await ledger.resolveWithdrawal(trx, {
+          withdrawalId: id,
+          merchantId,
+          amount,
+          outcome: status === 'FAILED' ? 'failed' : 'completed',
+        });
       }
       if (status === 'REFUNDED') await ledger.creditReturnedTransfer(trx, { withdrawalId: id, merchantId, amount });
     });
@@ -55,7 +67,13 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     for (const status of ['PROCESSING', 'COMPLETED', 'FAILED', 'REFUNDED']) await withdrawal(m.id, 1_000, status);
     const refundId = newId('rf');
     await knex.transaction(async (trx) => {
-      await trx('charge_refunds').insert({ id: refundId, charge_id: ch, merchant_id: m.id, amount: 500, status: 'REQUESTED' });
+      await trx('charge_refunds').insert({
+        id: refundId,
+        charge_id: ch,
+        merchant_id: m.id,
+        amount: 500,
+        status: 'REQUESTED',
+      });
       await ledger.debitRefund(trx, { refundId, merchantId: m.id, amount: 500 });
     });
 
@@ -76,7 +94,9 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     // is for books written where triggers do not run, as a restore or a replication apply does
     // (session_replication_role = replica), which is how this test writes them. Setting that
     // takes a superuser, which the embedded test database is.
-    const { rows } = (await knex.raw('select rolsuper from pg_roles where rolname = current_user')) as { rows: Array<{ rolsuper: boolean }> };
+    const { rows } = (await knex.raw('select rolsuper from pg_roles where rolname = current_user')) as {
+      rows: Array<{ rolsuper: boolean }>;
+    };
     if (!rows[0]?.rolsuper) this.skip();
     const m = await createMerchantFixture(knex);
     await fundMerchant(knex, m.id, 1_000);
@@ -117,7 +137,11 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     await knex('charges').where({ id: ch }).update({ paid_at: null, status: 'PENDING' });
     const report = await checkLedgerInvariant(knex, { merchantIds: [m.id] });
     // Both charges disagree with the ledger, and so does fee revenue (7 expected, 20 booked).
-    assert.deepEqual(checks(report.violations), ['charge_payment_mismatch', 'charge_payment_mismatch', 'fee_revenue_mismatch']);
+    assert.deepEqual(checks(report.violations), [
+      'charge_payment_mismatch',
+      'charge_payment_mismatch',
+      'fee_revenue_mismatch',
+    ]);
     await knex('charges').where({ id: ghost }).delete();
     await knex('charges').where({ id: ch }).update({ paid_at: new Date(), status: 'PAID' });
     assert.equal((await checkLedgerInvariant(knex, { merchantIds: [m.id] })).ok, true);
@@ -129,12 +153,26 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     const wd = await withdrawal(m.id, 1_000, 'PROCESSING');
     await knex('withdrawals').where({ id: wd }).update({ status: 'COMPLETED' });
     const mystery = newId('x');
-    await ledger.move(knex, { reference: `mystery:${mystery}:out`, kind: 'test', merchantId: m.id, amount: 300, from: 'available', to: 'in_transit' });
+    await ledger.move(knex, {
+      reference: `mystery:${mystery}:out`,
+      kind: 'test',
+      merchantId: m.id,
+      amount: 300,
+      from: 'available',
+      to: 'in_transit',
+    });
     const report = await checkLedgerInvariant(knex, { merchantIds: [m.id] });
     assert.deepEqual(checks(report.violations), ['in_transit_mismatch', 'in_transit_mismatch', 'withdrawal_mismatch']);
     assert.ok(report.violations.some((v) => v.detail.unexplained === true && v.detail.actual === 300));
     await knex('withdrawals').where({ id: wd }).update({ status: 'PROCESSING' });
-    await ledger.move(knex, { reference: `mystery:${mystery}:back`, kind: 'test', merchantId: m.id, amount: 300, from: 'in_transit', to: 'available' });
+    await ledger.move(knex, {
+      reference: `mystery:${mystery}:back`,
+      kind: 'test',
+      merchantId: m.id,
+      amount: 300,
+      from: 'in_transit',
+      to: 'available',
+    });
     assert.equal((await checkLedgerInvariant(knex, { merchantIds: [m.id] })).ok, true);
   });
 
@@ -142,8 +180,21 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
   async function infraction(merchantId: string, amount: number, blocked: number): Promise<string> {
     const id = newId('inf');
     await knex.transaction(async (trx) => {
-      await trx('infractions').insert({ id, merchant_id: merchantId, acquirer_infraction_id: `acq-${id}`, amount, blocked_amount: blocked, reason: 'test' });
-      if (blocked > 0) await ledger.moveBlocked(trx, { reference: `infraction:${id}:block:0`, merchantId, amount: blocked, direction: 'block' });
+      await trx('infractions').insert({
+        id,
+        merchant_id: merchantId,
+        acquirer_infraction_id: `acq-${id}`,
+        amount,
+        blocked_amount: blocked,
+        reason: 'test',
+      });
+      if (blocked > 0)
+        await ledger.moveBlocked(trx, {
+          reference: `infraction:${id}:block:0`,
+          merchantId,
+          amount: blocked,
+          direction: 'block',
+        });
     });
     return id;
   }
@@ -167,12 +218,21 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     const stray = `test:${newId('blk')}`;
     await ledger.moveBlocked(knex, { reference: `${stray}:block`, merchantId: m.id, amount: 250, direction: 'block' });
     let report = await checkLedgerInvariant(knex, { merchantIds: [m.id] });
-    assert.deepEqual(report.violations, [{ check: 'blocked_mismatch', detail: { merchantId: m.id, expected: 400, actual: 650 } }]);
-    await ledger.moveBlocked(knex, { reference: `${stray}:unblock`, merchantId: m.id, amount: 250, direction: 'unblock' });
+    assert.deepEqual(report.violations, [
+      { check: 'blocked_mismatch', detail: { merchantId: m.id, expected: 400, actual: 650 } },
+    ]);
+    await ledger.moveBlocked(knex, {
+      reference: `${stray}:unblock`,
+      merchantId: m.id,
+      amount: 250,
+      direction: 'unblock',
+    });
     // An infraction that says more is blocked than the ledger holds.
     await knex('infractions').where({ id: inf }).update({ blocked_amount: 900 });
     report = await checkLedgerInvariant(knex, { merchantIds: [m.id] });
-    assert.deepEqual(report.violations, [{ check: 'blocked_mismatch', detail: { merchantId: m.id, expected: 900, actual: 400 } }]);
+    assert.deepEqual(report.violations, [
+      { check: 'blocked_mismatch', detail: { merchantId: m.id, expected: 900, actual: 400 } },
+    ]);
     await knex('infractions').where({ id: inf }).update({ blocked_amount: 400 });
     assert.equal((await checkLedgerInvariant(knex, { merchantIds: [m.id] })).ok, true);
   });

@@ -87,7 +87,9 @@ describe('ledger', () => {
       const m = await newMerchantId(knex);
       const chargeId = newId('ch');
       const results = await Promise.all(
-        Array.from({ length: 20 }, () => ledger.creditChargePayment(knex, { chargeId, merchantId: m, amount: 500, fee: 5 })),
+        Array.from({ length: 20 }, () =>
+          ledger.creditChargePayment(knex, { chargeId, merchantId: m, amount: 500, fee: 5 }),
+        ),
       );
       assert.equal(results.filter((r) => r.created).length, 1);
       assert.equal(new Set(results.map((r) => r.transactionId)).size, 1);
@@ -100,7 +102,9 @@ describe('ledger', () => {
     it('creates accounts lazily, also when 20 first movements race', async () => {
       const m = await newMerchantId(knex);
       await Promise.all(
-        Array.from({ length: 20 }, () => ledger.creditChargePayment(knex, { chargeId: newId('ch'), merchantId: m, amount: 100, fee: 1 })),
+        Array.from({ length: 20 }, () =>
+          ledger.creditChargePayment(knex, { chargeId: newId('ch'), merchantId: m, amount: 100, fee: 1 }),
+        ),
       );
       const accounts = await knex('ledger_accounts').where({ merchant_id: m }).orderBy('kind').pluck('kind');
       assert.deepEqual(accounts, ['acquirer', 'fee_revenue', 'pending']);
@@ -112,9 +116,27 @@ describe('ledger', () => {
       const m = await newMerchantId(knex);
       const attempt = (postings: ledger.Posting[]): Promise<ledger.PostResult> =>
         ledger.post(knex, { reference: newId('bad'), kind: 'bad', merchantId: m, postings });
-      await assert.rejects(attempt([{ kind: 'available', amount: 10 }, { kind: 'adjustments', amount: -9 }]), ledger.LedgerInvariantError);
-      await assert.rejects(attempt([{ kind: 'available', amount: 0 }, { kind: 'adjustments', amount: 0 }]), ledger.LedgerInvariantError);
-      await assert.rejects(attempt([{ kind: 'available', amount: 1.5 }, { kind: 'adjustments', amount: -1.5 }]), ledger.LedgerInvariantError);
+      await assert.rejects(
+        attempt([
+          { kind: 'available', amount: 10 },
+          { kind: 'adjustments', amount: -9 },
+        ]),
+        ledger.LedgerInvariantError,
+      );
+      await assert.rejects(
+        attempt([
+          { kind: 'available', amount: 0 },
+          { kind: 'adjustments', amount: 0 },
+        ]),
+        ledger.LedgerInvariantError,
+      );
+      await assert.rejects(
+        attempt([
+          { kind: 'available', amount: 1.5 },
+          { kind: 'adjustments', amount: -1.5 },
+        ]),
+        ledger.LedgerInvariantError,
+      );
       await assert.rejects(attempt([{ kind: 'available', amount: 0 }]), ledger.LedgerInvariantError);
       assert.equal((await knex('ledger_transactions').where({ merchant_id: m })).length, 0);
     });
@@ -154,7 +176,14 @@ describe('ledger', () => {
     it('a second transaction with the same reference is refused by the unique constraint', async () => {
       const m = await newMerchantId(knex);
       const reference = newId('ref');
-      await ledger.move(knex, { reference, kind: 'raw', merchantId: m, amount: 5, from: 'adjustments', to: 'available' });
+      await ledger.move(knex, {
+        reference,
+        kind: 'raw',
+        merchantId: m,
+        amount: 5,
+        from: 'adjustments',
+        to: 'available',
+      });
       await assert.rejects(
         knex('ledger_transactions').insert({ id: newId('ltx'), reference, kind: 'raw', merchant_id: m }),
         /ledger_transactions_reference_unique/,
@@ -193,7 +222,9 @@ describe('ledger', () => {
       const m = await newMerchantId(knex);
       await fundMerchant(knex, m, 10 * 1_000);
       const outcomes = await Promise.allSettled(
-        Array.from({ length: 50 }, () => ledger.debitWithdrawal(knex, { withdrawalId: newId('wd'), merchantId: m, amount: 1_000 })),
+        Array.from({ length: 50 }, () =>
+          ledger.debitWithdrawal(knex, { withdrawalId: newId('wd'), merchantId: m, amount: 1_000 }),
+        ),
       );
       const rejected = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
       assert.equal(outcomes.length - rejected.length, 10);
@@ -215,7 +246,11 @@ describe('ledger', () => {
       );
       const debited = amounts.filter((_, i) => outcomes[i].status === 'fulfilled').reduce((a, b) => a + b, 0);
       assert.ok(debited <= 10_000);
-      assert.deepEqual(await ledger.getAccounts(knex, m), { available: 10_000 - debited, in_transit: debited, adjustments: -10_000 });
+      assert.deepEqual(await ledger.getAccounts(knex, m), {
+        available: 10_000 - debited,
+        in_transit: debited,
+        adjustments: -10_000,
+      });
       await assertBooksBalance(knex, m);
     });
 
@@ -265,13 +300,32 @@ describe('ledger', () => {
       await ledger.debitWithdrawal(knex, { withdrawalId: w2, merchantId: m, amount: 1_000 });
       assert.deepEqual(await ledger.getBalance(knex, m), { available: 1_000, pending: 0, blocked: 0, total: 1_000 });
 
-      const done = await ledger.resolveWithdrawal(knex, { withdrawalId: w1, merchantId: m, amount: 1_000, outcome: 'completed' });
-      const lateFailure = await ledger.resolveWithdrawal(knex, { withdrawalId: w1, merchantId: m, amount: 1_000, outcome: 'failed' });
+      const done = await ledger.resolveWithdrawal(knex, {
+        withdrawalId: w1,
+        merchantId: m,
+        amount: 1_000,
+        outcome: 'completed',
+      });
+      const lateFailure = await ledger.resolveWithdrawal(knex, {
+        withdrawalId: w1,
+        merchantId: m,
+        amount: 1_000,
+        outcome: 'failed',
+      });
       assert.equal(done.created, true);
-      assert.deepEqual(lateFailure, { transactionId: done.transactionId, kind: 'withdrawal_completed', created: false });
+      assert.deepEqual(lateFailure, {
+        transactionId: done.transactionId,
+        kind: 'withdrawal_completed',
+        created: false,
+      });
 
       await ledger.resolveWithdrawal(knex, { withdrawalId: w2, merchantId: m, amount: 1_000, outcome: 'failed' });
-      assert.deepEqual(await ledger.getAccounts(knex, m), { available: 2_000, in_transit: 0, acquirer: 1_000, adjustments: -3_000 });
+      assert.deepEqual(await ledger.getAccounts(knex, m), {
+        available: 2_000,
+        in_transit: 0,
+        acquirer: 1_000,
+        adjustments: -3_000,
+      });
 
       // The destination bank returns w1's completed transfer.
       await ledger.creditReturnedTransfer(knex, { withdrawalId: w1, merchantId: m, amount: 1_000 });
@@ -287,7 +341,12 @@ describe('ledger', () => {
       await ledger.debitWithdrawal(knex, { withdrawalId, merchantId: m, amount: 1_000 });
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          ledger.resolveWithdrawal(knex, { withdrawalId, merchantId: m, amount: 1_000, outcome: i % 2 ? 'completed' : 'failed' }),
+          ledger.resolveWithdrawal(knex, {
+            withdrawalId,
+            merchantId: m,
+            amount: 1_000,
+            outcome: i % 2 ? 'completed' : 'failed',
+          }),
         ),
       );
       assert.equal(results.filter((r) => r.created).length, 1);
@@ -309,10 +368,22 @@ describe('ledger', () => {
         knex.transaction((trx) => ledger.debitRefund(trx, { refundId: newId('rf'), merchantId: m, amount: 801 })),
         ledger.InsufficientFundsError,
       );
-      await ledger.resolveInTransit(knex, { reference: `refund:${r1}:confirmed`, kind: 'refund_confirmed', merchantId: m, amount: 500, outcome: 'left' });
+      await ledger.resolveInTransit(knex, {
+        reference: `refund:${r1}:confirmed`,
+        kind: 'refund_confirmed',
+        merchantId: m,
+        amount: 500,
+        outcome: 'left',
+      });
       const r2 = newId('rf');
       await knex.transaction((trx) => ledger.debitRefund(trx, { refundId: r2, merchantId: m, amount: 200 }));
-      await ledger.resolveInTransit(knex, { reference: `refund:${r2}:failed`, kind: 'refund_failed', merchantId: m, amount: 200, outcome: 'returned' });
+      await ledger.resolveInTransit(knex, {
+        reference: `refund:${r2}:failed`,
+        kind: 'refund_failed',
+        merchantId: m,
+        amount: 200,
+        outcome: 'returned',
+      });
       assert.deepEqual(await ledger.getBalance(knex, m), { available: 200, pending: 600, blocked: 0, total: 800 });
       assert.equal((await ledger.getAccounts(knex, m)).in_transit, 0);
       await assertBooksBalance(knex, m);
@@ -322,18 +393,34 @@ describe('ledger', () => {
       const m = await newMerchantId(knex);
       await fundMerchant(knex, m, 1_000);
       const inf = newId('inf');
-      await ledger.moveBlocked(knex, { reference: `infraction:${inf}:block`, merchantId: m, amount: 700, direction: 'block' });
+      await ledger.moveBlocked(knex, {
+        reference: `infraction:${inf}:block`,
+        merchantId: m,
+        amount: 700,
+        direction: 'block',
+      });
       assert.deepEqual(await ledger.getBalance(knex, m), { available: 300, pending: 0, blocked: 700, total: 1_000 });
       await assert.rejects(
         ledger.moveBlocked(knex, { reference: newId('blk'), merchantId: m, amount: 301, direction: 'block' }),
         ledger.InsufficientFundsError,
       );
-      await ledger.moveBlocked(knex, { reference: `infraction:${inf}:unblock`, merchantId: m, amount: 200, direction: 'unblock' });
+      await ledger.moveBlocked(knex, {
+        reference: `infraction:${inf}:unblock`,
+        merchantId: m,
+        amount: 200,
+        direction: 'unblock',
+      });
       assert.deepEqual(await ledger.getBalance(knex, m), { available: 500, pending: 0, blocked: 500, total: 1_000 });
 
       const refundId = newId('rf');
       await ledger.debitMedRefund(knex, { refundId, merchantId: m, fromBlocked: 500, fromFee: 0 });
-      await ledger.resolveInTransit(knex, { reference: `refund:${refundId}:confirmed`, kind: 'refund_confirmed', merchantId: m, amount: 500, outcome: 'left' });
+      await ledger.resolveInTransit(knex, {
+        reference: `refund:${refundId}:confirmed`,
+        kind: 'refund_confirmed',
+        merchantId: m,
+        amount: 500,
+        outcome: 'left',
+      });
       assert.deepEqual(await ledger.getBalance(knex, m), { available: 500, pending: 0, blocked: 0, total: 500 });
       await assertBooksBalance(knex, m);
     });
@@ -341,7 +428,9 @@ describe('ledger', () => {
     it('admin adjustment credits and debits available, and a debit below zero is a 400-kind AppError', async () => {
       const m = await newMerchantId(knex);
       const adjust = (amount: number): Promise<ledger.PostResult> =>
-        knex.transaction((trx) => ledger.postAdjustment(trx, { merchantId: m, amount, reason: 'ops', reference: `adjustment:${newId('adj')}` }));
+        knex.transaction((trx) =>
+          ledger.postAdjustment(trx, { merchantId: m, amount, reason: 'ops', reference: `adjustment:${newId('adj')}` }),
+        );
       await adjust(500);
       await adjust(-200);
       await assert.rejects(adjust(-301), (err: unknown) => err instanceof AppError && err.kind === 'invalid');

@@ -9,9 +9,25 @@ import * as ledger from '../../src/services/ledger';
 import { createMerchantFixture, getTestDb } from '../support/db';
 
 const DOMAIN_TABLES = [
-  'users', 'merchants', 'pix_keys', 'api_keys', 'customers', 'charges', 'charge_refunds',
-  'ledger_accounts', 'ledger_transactions', 'ledger_postings', 'withdrawals', 'webhooks', 'events',
-  'webhook_deliveries', 'webhook_delivery_logs', 'infractions', 'notifications', 'acquirer_callbacks', 'audit_log',
+  'users',
+  'merchants',
+  'pix_keys',
+  'api_keys',
+  'customers',
+  'charges',
+  'charge_refunds',
+  'ledger_accounts',
+  'ledger_transactions',
+  'ledger_postings',
+  'withdrawals',
+  'webhooks',
+  'events',
+  'webhook_deliveries',
+  'webhook_delivery_logs',
+  'infractions',
+  'notifications',
+  'acquirer_callbacks',
+  'audit_log',
   // Counters of the rate limits shared by API processes (docs/api.md "Rate limits").
   'rate_limits',
   'idempotency_keys',
@@ -103,8 +119,15 @@ describe('migrations', () => {
 
   it('ledger constraints: down lifts the rules, up backfills the posted sums and refuses books that break them', async () => {
     const LEDGER_CONSTRAINTS = '20261126100000_ledger_constraints';
-    const TRIGGERS = ['ledger_postings_apply', 'ledger_postings_no_truncate', 'ledger_accounts_guard_insert', 'ledger_accounts_guard_update',
-      'ledger_accounts_balance_posted', 'ledger_transactions_has_postings', 'ledger_transactions_fixed_merchant'];
+    const TRIGGERS = [
+      'ledger_postings_apply',
+      'ledger_postings_no_truncate',
+      'ledger_accounts_guard_insert',
+      'ledger_accounts_guard_update',
+      'ledger_accounts_balance_posted',
+      'ledger_transactions_has_postings',
+      'ledger_transactions_fixed_merchant',
+    ];
     const triggers = async (): Promise<string[]> =>
       knex('pg_trigger').whereIn('tgname', TRIGGERS).orderBy('tgname').pluck('tgname');
     const m = (await createMerchantFixture(knex)).id;
@@ -117,29 +140,43 @@ describe('migrations', () => {
     await ledger.settleChargePayment(knex, { chargeId: newId('ch'), merchantId: m, net: 990 });
     const empty = newId('ltx');
     await knex('ledger_transactions').insert({ id: empty, reference: empty, kind: 'raw', merchant_id: m });
-    await assert.rejects(migrateLatest(knex), /0 account balance\(s\) differ from their postings, 0 posting\(s\) to another merchant's account, 1 transaction\(s\) without postings/);
+    await assert.rejects(
+      migrateLatest(knex),
+      /0 account balance\(s\) differ from their postings, 0 posting\(s\) to another merchant's account, 1 transaction\(s\) without postings/,
+    );
     await knex('ledger_transactions').where({ id: empty }).delete();
 
     assert.deepEqual(await migrateLatest(knex), [LEDGER_CONSTRAINTS]);
     assert.deepEqual(await triggers(), [...TRIGGERS].sort());
-    const accounts = (await knex('ledger_accounts').where({ merchant_id: m }).orderBy('kind').select('kind', 'balance', 'posted')) as Array<{
+    const accounts = (await knex('ledger_accounts')
+      .where({ merchant_id: m })
+      .orderBy('kind')
+      .select('kind', 'balance', 'posted')) as Array<{
       kind: string;
       balance: number;
       posted: number;
     }>;
-    assert.deepEqual(accounts.map((a) => [a.kind, a.balance, a.posted]), [
-      ['acquirer', -1_000, -1_000],
-      ['available', 990, 990],
-      ['fee_revenue', 10, 10],
-      ['pending', 0, 0],
-    ]);
-    await assert.rejects(knex('ledger_accounts').where({ merchant_id: m, kind: 'available' }).update({ balance: 1 }), /postings sum to 990/);
+    assert.deepEqual(
+      accounts.map((a) => [a.kind, a.balance, a.posted]),
+      [
+        ['acquirer', -1_000, -1_000],
+        ['available', 990, 990],
+        ['fee_revenue', 10, 10],
+        ['pending', 0, 0],
+      ],
+    );
+    await assert.rejects(
+      knex('ledger_accounts').where({ merchant_id: m, kind: 'available' }).update({ balance: 1 }),
+      /postings sum to 990/,
+    );
   });
 
   it('roll back completely and apply again', async () => {
     assert.deepEqual(await migrateRollbackAll(knex), [...MIGRATION_NAMES].reverse());
     assert.deepEqual(await publicTables(knex), []);
-    const { rows } = await knex.raw<{ rows: unknown[] }>(`select 1 from pg_proc where proname like 'ledger_%' or proname like 'pixflow_%'`);
+    const { rows } = await knex.raw<{ rows: unknown[] }>(
+      `select 1 from pg_proc where proname like 'ledger_%' or proname like 'pixflow_%'`,
+    );
     assert.deepEqual(rows, []);
     assert.deepEqual(await migrateLatest(knex), MIGRATION_NAMES);
   });

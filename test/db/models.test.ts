@@ -30,7 +30,12 @@ describe('models', () => {
   let merchant: Merchant;
   before(async () => {
     ({ knex } = await getTestDb());
-    merchant = await createMerchantFixture(knex, { feeFixed: 25, kycStatus: 'APPROVED', acquirerAccountId: 'acct-1', booksOutsideTheDomain: true });
+    merchant = await createMerchantFixture(knex, {
+      feeFixed: 25,
+      kycStatus: 'APPROVED',
+      acquirerAccountId: 'acct-1',
+      booksOutsideTheDomain: true,
+    });
   });
 
   it('merchant: camelCase properties over snake_case columns, numbers for bigint', async () => {
@@ -44,10 +49,23 @@ describe('models', () => {
   });
 
   it('round-trips users, pix keys, api keys, charges and refunds', async () => {
-    const user = { id: newId('usr'), email: `${newId('u').toLowerCase()}@x.test`, passwordHash: '$argon2id$x', role: 'USER' as const, merchantId: merchant.id };
+    const user = {
+      id: newId('usr'),
+      email: `${newId('u').toLowerCase()}@x.test`,
+      passwordHash: '$argon2id$x',
+      role: 'USER' as const,
+      merchantId: merchant.id,
+    };
     assertRoundTrip(await User.query(knex).insertAndFetch(user), user);
 
-    const pixKey = { id: newId('pxk'), merchantId: merchant.id, type: 'EMAIL' as const, key: `${newId('k').toLowerCase()}@x.test`, status: 'ACTIVE' as const, acquirerKeyId: 'ak-1' };
+    const pixKey = {
+      id: newId('pxk'),
+      merchantId: merchant.id,
+      type: 'EMAIL' as const,
+      key: `${newId('k').toLowerCase()}@x.test`,
+      status: 'ACTIVE' as const,
+      acquirerKeyId: 'ak-1',
+    };
     assertRoundTrip(await PixKey.query(knex).insertAndFetch(pixKey), pixKey);
 
     const apiKey = {
@@ -63,7 +81,14 @@ describe('models', () => {
     };
     assertRoundTrip(await ApiKey.query(knex).insertAndFetch(apiKey), apiKey);
 
-    const customer = { id: newId('cus'), merchant_id: merchant.id, name: 'Ana', email: 'ana@x.test', phone: '+5511999999999', document: '52998224725' };
+    const customer = {
+      id: newId('cus'),
+      merchant_id: merchant.id,
+      name: 'Ana',
+      email: 'ana@x.test',
+      phone: '+5511999999999',
+      document: '52998224725',
+    };
     await knex('customers').insert(customer);
 
     const charge = {
@@ -85,23 +110,56 @@ describe('models', () => {
     };
     assertRoundTrip(await Charge.query(knex).insertAndFetch(charge), charge);
 
-    const refund = { id: newId('rf'), chargeId: charge.id, merchantId: merchant.id, amount: 100, reason: 'r', kind: 'MERCHANT' as const, status: 'REQUESTED' as const };
+    const refund = {
+      id: newId('rf'),
+      chargeId: charge.id,
+      merchantId: merchant.id,
+      amount: 100,
+      reason: 'r',
+      kind: 'MERCHANT' as const,
+      status: 'REQUESTED' as const,
+    };
     assertRoundTrip(await ChargeRefund.query(knex).insertAndFetch(refund), refund);
   });
 
   it('round-trips withdrawals', async () => {
-    const withdrawal = { id: newId('wd'), merchantId: merchant.id, amount: 5_000, pixKeyType: 'CPF' as const, pixKey: '52998224725', status: 'PROCESSING' as const, idempotencyKey: null };
+    const withdrawal = {
+      id: newId('wd'),
+      merchantId: merchant.id,
+      amount: 5_000,
+      pixKeyType: 'CPF' as const,
+      pixKey: '52998224725',
+      status: 'PROCESSING' as const,
+      idempotencyKey: null,
+    };
     assertRoundTrip(await Withdrawal.query(knex).insertAndFetch(withdrawal), withdrawal);
   });
 
   it('round-trips infractions, acquirer callbacks and the audit log', async () => {
-    const infraction = { id: newId('inf'), merchantId: merchant.id, chargeId: null, acquirerInfractionId: newId('med'), amount: 700, blockedAmount: 500, status: 'OPEN' as const, reason: 'fraud' };
+    const infraction = {
+      id: newId('inf'),
+      merchantId: merchant.id,
+      chargeId: null,
+      acquirerInfractionId: newId('med'),
+      amount: 700,
+      blockedAmount: 500,
+      status: 'OPEN' as const,
+      reason: 'fraud',
+    };
     assertRoundTrip(await Infraction.query(knex).insertAndFetch(infraction), infraction);
 
     const callback = { id: newId('acb'), kind: 'pix', externalId: newId('E'), payload: { pix: [{ valor: '1.00' }] } };
     assertRoundTrip(await AcquirerCallback.query(knex).insertAndFetch(callback), callback);
 
-    const audit = { id: newId('aud'), actorUserId: null, actorEmail: 'ops@x.test', action: 'merchant.update', targetType: 'merchant', targetId: merchant.id, details: { kycStatus: 'APPROVED' } };
+    const audit = {
+      id: newId('aud'),
+      actorUserId: null,
+      actorEmail: 'ops@x.test',
+      action: 'merchant.update',
+      targetType: 'merchant',
+      targetId: merchant.id,
+      details: { kycStatus: 'APPROVED' },
+    };
     assertRoundTrip(await AuditLog.query(knex).insertAndFetch(audit), audit);
   });
 
@@ -114,14 +172,26 @@ describe('models', () => {
         { id: a, merchantId: m.id, kind: 'available', balance: 10 },
         { id: b, merchantId: m.id, kind: 'adjustments', balance: -10 },
       ]);
-      await trx('ledger_transactions').insert({ id: txId, reference: txId, kind: 'test', merchant_id: m.id, metadata: JSON.stringify({ why: 'round trip' }) });
+      await trx('ledger_transactions').insert({
+        id: txId,
+        reference: txId,
+        kind: 'test',
+        merchant_id: m.id,
+        metadata: JSON.stringify({ why: 'round trip' }),
+      });
       await trx('ledger_postings').insert([
         { transaction_id: txId, account_id: a, amount: 10 },
         { transaction_id: txId, account_id: b, amount: -10 },
       ]);
     });
     const accounts = await LedgerAccount.query(knex).where({ merchant_id: m.id }).orderBy('kind');
-    assert.deepEqual(accounts.map((x) => [x.kind, x.balance]), [['adjustments', -10], ['available', 10]]);
+    assert.deepEqual(
+      accounts.map((x) => [x.kind, x.balance]),
+      [
+        ['adjustments', -10],
+        ['available', 10],
+      ],
+    );
   });
 
   it('are bound to the test database, so a query without an explicit knex works', async () => {

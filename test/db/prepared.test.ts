@@ -7,21 +7,28 @@ import assert from 'node:assert/strict';
 import { preparedStatement, queryPrepared } from '../../src/db/prepared';
 import { getTestDb } from '../support/db';
 
-const SELF = preparedStatement('test_prepared_self', 'select name, $$x$$ || ?::text as echo from pg_prepared_statements where name = ?');
+const SELF = preparedStatement(
+  'test_prepared_self',
+  'select name, $$x$$ || ?::text as echo from pg_prepared_statements where name = ?',
+);
 const CAST = preparedStatement('test_prepared_cast', 'select ?::int as n');
 
 describe('prepared statements', () => {
   it('are prepared under their name on the connection that runs them, with their values', async () => {
     const { knex } = await getTestDb();
     const runs = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => queryPrepared<{ name: string; echo: string }>(knex, SELF, [String(i), SELF.name])),
+      Array.from({ length: 30 }, (_, i) =>
+        queryPrepared<{ name: string; echo: string }>(knex, SELF, [String(i), SELF.name]),
+      ),
     );
     runs.forEach((rows, i) => assert.deepEqual(rows, [{ name: SELF.name, echo: `x${i}` }]));
   });
 
   it('run with JIT compilation off in every pooled session (short statements never pay for it)', async () => {
     const { knex } = await getTestDb();
-    const settings = await Promise.all(Array.from({ length: 12 }, () => knex.raw(`select current_setting('jit') as jit`)));
+    const settings = await Promise.all(
+      Array.from({ length: 12 }, () => knex.raw(`select current_setting('jit') as jit`)),
+    );
     for (const r of settings) assert.deepEqual((r as { rows: unknown[] }).rows, [{ jit: 'off' }]);
   });
 
@@ -39,7 +46,11 @@ describe('prepared statements', () => {
     const n = await knex.transaction(async (trx) => {
       await trx.raw('create temporary table prepared_probe (n int) on commit drop');
       await trx.raw('insert into prepared_probe values (41)');
-      const rows = await queryPrepared<{ n: number }>(trx, preparedStatement('test_prepared_tx', 'select n + ? as n from prepared_probe'), [1]);
+      const rows = await queryPrepared<{ n: number }>(
+        trx,
+        preparedStatement('test_prepared_tx', 'select n + ? as n from prepared_probe'),
+        [1],
+      );
       return rows[0]?.n;
     });
     assert.equal(n, 42);

@@ -35,7 +35,9 @@ describe('rate limits (PostgreSQL store)', () => {
     assert.deepEqual(await limiter.consume(k), { allowed: true, remaining: 2 });
 
     // The counter lives in the shared table, under the limiter's name and allowance.
-    const row = await knex('rate_limits').where({ key: `test-window:3/30:${k}` }).first('points');
+    const row = await knex('rate_limits')
+      .where({ key: `test-window:3/30:${k}` })
+      .first('points');
     assert.equal(row?.points, 1);
   });
 
@@ -91,7 +93,9 @@ describe('rate limits with leases (points taken from the shared counter in chunk
     const k = key();
     for (let i = 0; i < 25; i++) assert.equal((await limiter.consume(k)).allowed, true);
     // 25 requests, three chunks of ten counted in the table (three upserts).
-    const row = await knex('rate_limits').where({ key: `test-lease-cost:100/30:${k}` }).first('points');
+    const row = await knex('rate_limits')
+      .where({ key: `test-lease-cost:100/30:${k}` })
+      .first('points');
     assert.equal(row?.points, 30);
   });
 
@@ -100,7 +104,11 @@ describe('rate limits with leases (points taken from the shared counter in chunk
     const limiter = createLimiter(knex, { name: 'test-lease-ahead', points: 100, windowSeconds: 30, lease: 8 });
     const k = key();
     const counted = async (): Promise<number | undefined> =>
-      ((await knex('rate_limits').where({ key: `test-lease-ahead:100/30:${k}` }).first('points')) as { points: number } | undefined)?.points;
+      (
+        (await knex('rate_limits')
+          .where({ key: `test-lease-ahead:100/30:${k}` })
+          .first('points')) as { points: number } | undefined
+      )?.points;
     // Six of the first chunk leave two (a quarter of eight): the second chunk is taken in the background.
     for (let i = 0; i < 6; i++) assert.equal((await limiter.consume(k)).allowed, true);
     await eventually(async () => ((await counted()) === 16 ? true : undefined), 'the chunk taken ahead');

@@ -39,9 +39,9 @@ describe('status CHECK constraints', () => {
 
   for (const [constraint, values] of CHECKS) {
     it(`${constraint} allows exactly the statuses of src/contracts/statuses.ts`, async () => {
-      const row = (await knex('pg_constraint').where({ conname: constraint, contype: 'c' }).first(knex.raw('pg_get_constraintdef(oid) as def'))) as
-        | { def: string }
-        | undefined;
+      const row = (await knex('pg_constraint')
+        .where({ conname: constraint, contype: 'c' })
+        .first(knex.raw('pg_get_constraintdef(oid) as def'))) as { def: string } | undefined;
       assert.ok(row, `${constraint} exists`);
       const allowed = [...row.def.matchAll(/'([A-Z_]+)'::text/g)].map((m) => m[1]).sort();
       assert.deepEqual(allowed, [...values].sort());

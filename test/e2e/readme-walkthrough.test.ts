@@ -25,7 +25,11 @@ function shellBlocks(markdown: string, heading: string): string[] {
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
 }
 
-async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await Promise.resolve(check()).catch(() => undefined);
@@ -46,12 +50,16 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
   });
 
   it('pays a charge and delivers the signed charge.paid to the receiver', async () => {
-    const blocks = shellBlocks(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'), 'First steps: a charge paid, a webhook received');
+    const blocks = shellBlocks(
+      fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'),
+      'First steps: a charge paid, a webhook received',
+    );
     assert.equal(blocks.length, 3, 'terminal 1, 2 and 3');
     const [service, receiver, steps] = blocks as [string, string, string];
     const apiPort = await freePort();
     const receiverPort = await freePort();
-    const ports = (block: string): string => block.replaceAll('localhost:3000', `localhost:${apiPort}`).replaceAll('8081', String(receiverPort));
+    const ports = (block: string): string =>
+      block.replaceAll('localhost:3000', `localhost:${apiPort}`).replaceAll('8081', String(receiverPort));
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-readme-'));
     // As root the embedded PostgreSQL runs as `postgres`, which must reach the folder.
     fs.chmodSync(dataDir, 0o755);
@@ -70,18 +78,29 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
     let printed = '';
     const rx = run(ports(receiver));
     rx.stdout?.on('data', (d: Buffer) => (printed += d.toString()));
-    await until(async () => ((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status === 200 ? true : undefined), `npm start to be ready:\n${serviceOutput}`, 120_000);
+    await until(
+      async () => ((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status === 200 ? true : undefined),
+      `npm start to be ready:\n${serviceOutput}`,
+      120_000,
+    );
 
     // Terminal 3, steps 1–3, then (once the key is ACTIVE, as the README says) steps 4–6.
     const script = ports(steps);
     const split = script.indexOf('\n# 4.');
     assert.ok(split > 0, 'step 4 is where the README says to wait for the key');
     const state = path.join(dataDir, 'walkthrough-state.sh');
-    const first = spawnSync('bash', ['-c', `${script.slice(0, split)}\ndeclare -p B J ADMIN MERCHANT USER APIKEY > ${state}; declare -f pick >> ${state}`], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-    });
+    const first = spawnSync(
+      'bash',
+      [
+        '-c',
+        `${script.slice(0, split)}\ndeclare -p B J ADMIN MERCHANT USER APIKEY > ${state}; declare -f pick >> ${state}`,
+      ],
+      {
+        cwd: ROOT,
+        env,
+        encoding: 'utf8',
+      },
+    );
     assert.equal(first.status, 0, first.stderr + first.stdout);
     assert.match(first.stdout, /"secret":"whsec_/, 'the webhook is registered and its secret shown');
     const vars = fs.readFileSync(state, 'utf8');
@@ -89,8 +108,12 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
     const merchant = /MERCHANT="([^"]+)"/.exec(vars)?.[1];
     assert.ok(admin && merchant && /APIKEY="pixflow_/.test(vars), `steps 1–3 set their variables: ${vars}`);
     await until(async () => {
-      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/admin/merchants/${merchant}`, { headers: { authorization: `Bearer ${admin}` } });
-      return /"status":"ACTIVE"[^}]*"key":"pix@loja|"key":"pix@loja[^}]*"status":"ACTIVE"/.test(await res.text()) ? true : undefined;
+      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/admin/merchants/${merchant}`, {
+        headers: { authorization: `Bearer ${admin}` },
+      });
+      return /"status":"ACTIVE"[^}]*"key":"pix@loja|"key":"pix@loja[^}]*"status":"ACTIVE"/.test(await res.text())
+        ? true
+        : undefined;
     }, 'the acquirer to confirm the PIX key');
 
     const rest = script.slice(split);

@@ -38,7 +38,11 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
 
   async function start(): Promise<Run> {
     // One process (no tsx CLI wrapper), so SIGKILL hits the server itself.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/start.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const run: Run = { child, output: [] };
     child.stdout?.on('data', (d: Buffer) => run.output.push(d.toString()));
     child.stderr?.on('data', (d: Buffer) => run.output.push(d.toString()));
@@ -75,7 +79,10 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
     // From a private (0700) checkout its cluster lives relocated under /var/tmp
     // (docs/production.md "The embedded PostgreSQL"): stop it there too, and remove that copy with the test's data.
     const home = relocatedHome(path.join(dataDir, 'postgres'), runtimeRoot());
-    for (const pidFile of [path.join(dataDir, 'postgres', 'postmaster.pid'), path.join(home, 'postgres', 'postmaster.pid')]) {
+    for (const pidFile of [
+      path.join(dataDir, 'postgres', 'postmaster.pid'),
+      path.join(home, 'postgres', 'postmaster.pid'),
+    ]) {
       if (!fs.existsSync(pidFile)) continue;
       const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
       if (pid > 0) {
@@ -112,19 +119,31 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
     const first = await start();
     const admin = await login('ops@pixflow.test', 'operator-password-1');
     const created = await call('POST', '/v1/admin/merchants', admin, {
-      name: 'Loja Restart', document: '12345678909', email: 'restart@start.test', password: 'merchant-password-3',
+      name: 'Loja Restart',
+      document: '12345678909',
+      email: 'restart@start.test',
+      password: 'merchant-password-3',
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const merchantId = (created.body.merchant as { id: string }).id;
-    await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-restart' });
-    const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, { type: 'EMAIL', key: 'pix@restart.test' });
-    await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, { status: 'ACTIVE' });
+    await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, {
+      kycStatus: 'APPROVED',
+      acquirerAccountId: 'acc-restart',
+    });
+    const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, {
+      type: 'EMAIL',
+      key: 'pix@restart.test',
+    });
+    await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, {
+      status: 'ACTIVE',
+    });
     const user = await login('restart@start.test', 'merchant-password-3');
     const charge = await call('POST', '/v1/charges', user, { amount: 2990, description: 'Pedido antes do kill' });
     assert.equal(charge.status, 201, JSON.stringify(charge.body));
     const id = (charge.body.charge as { id: string }).id;
     assert.equal((await call('POST', `/v1/sandbox/charges/${id}/pay`, user, {})).status, 202);
-    const status = async (): Promise<string> => ((await call('GET', `/v1/charges/${id}`, user)).body.charge as { status: string }).status;
+    const status = async (): Promise<string> =>
+      ((await call('GET', `/v1/charges/${id}`, user)).body.charge as { status: string }).status;
     await waitFor(async () => (await status()) === 'PAID', 30_000, 'PAID');
     const balance = async (): Promise<unknown> => (await call('GET', '/v1/merchants/me/balance', user)).body.balance;
     assert.deepEqual(await balance(), { available: 0, pending: 2960, blocked: 0, total: 2960 });
@@ -137,11 +156,14 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
 
     const second = await start();
     // Only the workflow begun in the first run can move the money: the reconciler is off.
-    await waitFor(async () => JSON.stringify(await balance()) === JSON.stringify({ available: 2960, pending: 0, blocked: 0, total: 2960 }), 60_000, 'settled').catch(
-      (err: Error) => {
-        throw new Error(`${err.message}; output:\n${second.output.join('')}`);
-      },
-    );
+    await waitFor(
+      async () =>
+        JSON.stringify(await balance()) === JSON.stringify({ available: 2960, pending: 0, blocked: 0, total: 2960 }),
+      60_000,
+      'settled',
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; output:\n${second.output.join('')}`);
+    });
     assert.equal(await status(), 'PAID');
     assert.doesNotMatch(second.output.join(''), /charge workflows reconciled/);
 

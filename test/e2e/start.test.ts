@@ -57,7 +57,7 @@ describe('npm start (embedded defaults)', function () {
     });
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 60_000, "readyz").catch((err: Error) => {
+    await waitFor(async () => (await fetch(`${base}/readyz`)).status === 200, 60_000, 'readyz').catch((err: Error) => {
       throw new Error(`${err.message}; output:\n${output}`);
     });
   });
@@ -121,22 +121,44 @@ describe('npm start (embedded defaults)', function () {
       return { status: res.status, body: await json(res) };
     };
     const login = async (email: string, password: string) =>
-      (await (await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).json()) as { token: string };
+      (await (
+        await fetch(`${base}/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, password }),
+        })
+      ).json()) as { token: string };
     const admin = (await login('ops@pixflow.test', 'operator-password-1')).token;
     const created = await call('POST', '/v1/admin/merchants', admin, {
-      name: 'Loja Charge', document: '12345678909', email: 'charge@start.test', password: 'merchant-password-2',
+      name: 'Loja Charge',
+      document: '12345678909',
+      email: 'charge@start.test',
+      password: 'merchant-password-2',
     });
     const merchantId = (created.body.merchant as { id: string }).id;
-    await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-e2e' });
-    const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, { type: 'EMAIL', key: 'pix@charge.test' });
-    await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, { status: 'ACTIVE' });
+    await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, {
+      kycStatus: 'APPROVED',
+      acquirerAccountId: 'acc-e2e',
+    });
+    const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, {
+      type: 'EMAIL',
+      key: 'pix@charge.test',
+    });
+    await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, {
+      status: 'ACTIVE',
+    });
     const user = (await login('charge@start.test', 'merchant-password-2')).token;
     const charge = await call('POST', '/v1/charges', user, { amount: 2990, description: 'Pedido e2e' });
     assert.equal(charge.status, 201, JSON.stringify(charge.body));
     const id = (charge.body.charge as { id: string }).id;
     assert.equal((await call('POST', `/v1/sandbox/charges/${id}/pay`, user, {})).status, 202);
-    await waitFor(async () => (await call('GET', `/v1/charges/${id}`, user)).body.charge !== undefined &&
-      ((await call('GET', `/v1/charges/${id}`, user)).body.charge as { status: string }).status === 'PAID', 30_000, 'PAID');
+    await waitFor(
+      async () =>
+        (await call('GET', `/v1/charges/${id}`, user)).body.charge !== undefined &&
+        ((await call('GET', `/v1/charges/${id}`, user)).body.charge as { status: string }).status === 'PAID',
+      30_000,
+      'PAID',
+    );
     const balance = await call('GET', '/v1/merchants/me/balance', user);
     assert.deepEqual(balance.body.balance, { available: 0, pending: 2960, blocked: 0, total: 2960 });
   });
@@ -153,17 +175,42 @@ describe('npm start (embedded defaults)', function () {
         return { status: res.status, body: await json(res) };
       };
       const login = async (email: string, password: string) =>
-        ((await (await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).json()) as { token: string }).token;
+        (
+          (await (
+            await fetch(`${base}/v1/auth/login`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ email, password }),
+            })
+          ).json()) as { token: string }
+        ).token;
       const admin = await login('ops@pixflow.test', 'operator-password-1');
       const created = await call('POST', '/v1/admin/merchants', admin, {
-        name: 'Loja Webhook', document: '52998224725', email: 'webhook@start.test', password: 'merchant-password-3',
+        name: 'Loja Webhook',
+        document: '52998224725',
+        email: 'webhook@start.test',
+        password: 'merchant-password-3',
       });
       const merchantId = (created.body.merchant as { id: string }).id;
-      await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, { kycStatus: 'APPROVED', acquirerAccountId: 'acc-e2e-wh' });
-      const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, { type: 'EMAIL', key: 'pix@webhook.test' });
-      await call('PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`, admin, { status: 'ACTIVE' });
+      await call('PATCH', `/v1/admin/merchants/${merchantId}`, admin, {
+        kycStatus: 'APPROVED',
+        acquirerAccountId: 'acc-e2e-wh',
+      });
+      const key = await call('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, admin, {
+        type: 'EMAIL',
+        key: 'pix@webhook.test',
+      });
+      await call(
+        'PATCH',
+        `/v1/admin/merchants/${merchantId}/pix-keys/${(key.body.pixKey as { id: string }).id}`,
+        admin,
+        { status: 'ACTIVE' },
+      );
       const user = await login('webhook@start.test', 'merchant-password-3');
-      const hook = await call('POST', '/v1/webhooks/merchant', user, { url: receiver.url('/e2e'), events: ['charge.paid'] });
+      const hook = await call('POST', '/v1/webhooks/merchant', user, {
+        url: receiver.url('/e2e'),
+        events: ['charge.paid'],
+      });
       assert.equal(hook.status, 201, JSON.stringify(hook.body));
       receiver.expect('/e2e', (hook.body.webhook as { secret: string }).secret);
       const charge = await call('POST', '/v1/charges', user, { amount: 1500, description: 'Pedido webhook' });

@@ -50,7 +50,14 @@ const FIELDS: Record<string, string[]> = {
   'POST /v1/acquirer/infractions': ['infraction'],
   'POST /v1/acquirer/pix-keys': ['key'],
   'POST /v1/admin/merchants': ['name', 'document', 'email', 'password', 'feeBps', 'feeFixed', 'settlementDelaySeconds'],
-  'PATCH /v1/admin/merchants/:id': ['kycStatus', 'status', 'acquirerAccountId', 'feeBps', 'feeFixed', 'settlementDelaySeconds'],
+  'PATCH /v1/admin/merchants/:id': [
+    'kycStatus',
+    'status',
+    'acquirerAccountId',
+    'feeBps',
+    'feeFixed',
+    'settlementDelaySeconds',
+  ],
   'POST /v1/admin/merchants/:id/adjustments': ['amount', 'reason'],
   'POST /v1/admin/merchants/:id/pix-keys': ['type', 'key'],
   'PATCH /v1/admin/merchants/:id/pix-keys/:keyId': ['status'],
@@ -70,8 +77,30 @@ function authOf(method: string, path: string): Auth {
 const headerSafe = (s: string): string => s.replace(/[^\x20-\x7e]/g, '');
 
 const nasty = fc.constantFrom(
-  '', ' ', '0', '-1', '1.5', '1e309', 'NaN', 'null', 'true', '[]', '{}', '%', '%00', '%E0%A4%A', '%ZZ', '%2F..%2F', '..', "' OR 1=1 --",
-  '<script>', 'a'.repeat(5000), '\u0000', '😀', 'ch_01H0000000000000000000000', '9'.repeat(40),
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1.5',
+  '1e309',
+  'NaN',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '%',
+  '%00',
+  '%E0%A4%A',
+  '%ZZ',
+  '%2F..%2F',
+  '..',
+  "' OR 1=1 --",
+  '<script>',
+  'a'.repeat(5000),
+  '\u0000',
+  '😀',
+  'ch_01H0000000000000000000000',
+  '9'.repeat(40),
 );
 const scalar = fc.oneof(
   fc.string({ maxLength: 40 }),
@@ -82,7 +111,11 @@ const scalar = fc.oneof(
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map((b) => Number(b)),
   nasty,
 );
-const value: fc.Arbitrary<unknown> = fc.oneof(scalar, fc.array(scalar, { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 8 }), scalar, { maxKeys: 4 }));
+const value: fc.Arbitrary<unknown> = fc.oneof(
+  scalar,
+  fc.array(scalar, { maxLength: 4 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), scalar, { maxKeys: 4 }),
+);
 
 function bodyArb(fields: string[] | undefined): fc.Arbitrary<string | undefined> {
   const template =
@@ -93,13 +126,30 @@ function bodyArb(fields: string[] | undefined): fc.Arbitrary<string | undefined>
     { weight: 5, arbitrary: template },
     { weight: 2, arbitrary: fc.json({ maxDepth: 3 }) },
     { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
-    { weight: 1, arbitrary: fc.constantFrom('[' .repeat(20_000), '{"a":'.repeat(5_000), '{"amount": 1e400}', '{"__proto__": {"admin": true}}', '{"constructor": {"prototype": {"x": 1}}}', '\uFEFF{}', '{"a":1,"a":2}') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '['.repeat(20_000),
+        '{"a":'.repeat(5_000),
+        '{"amount": 1e400}',
+        '{"__proto__": {"admin": true}}',
+        '{"constructor": {"prototype": {"x": 1}}}',
+        '\uFEFF{}',
+        '{"a":1,"a":2}',
+      ),
+    },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 }
 
 const queryArb = fc.array(
-  fc.tuple(fc.oneof(fc.constantFrom('page', 'limit', 'status', 'targetId', 'merchantId', 'page[]', 'limit[a]'), fc.string({ maxLength: 10 })), fc.oneof(nasty, fc.string({ maxLength: 20 }), fc.integer().map(String))),
+  fc.tuple(
+    fc.oneof(
+      fc.constantFrom('page', 'limit', 'status', 'targetId', 'merchantId', 'page[]', 'limit[a]'),
+      fc.string({ maxLength: 10 }),
+    ),
+    fc.oneof(nasty, fc.string({ maxLength: 20 }), fc.integer().map(String)),
+  ),
   { maxLength: 5 },
 );
 
@@ -141,15 +191,40 @@ describe('reliability: fuzzing every route (fast-check)', function () {
     // Another merchant's real resources: the fuzzer's path ids (404 for `me`, real for the admin).
     const other = await readyMerchant(base, { fund: 100_000 });
     fuzzedMerchants.push(me.merchantId, other.merchantId);
-    const charge = await call<{ charge: { id: string } }>(base, 'POST', '/v1/charges', { token: other.apiKey, body: { amount: 500, description: 'fuzz' } });
-    const mine = await call<{ charge: { id: string } }>(base, 'POST', '/v1/charges', { token: me.apiKey, body: { amount: 500, description: 'fuzz' } });
+    const charge = await call<{ charge: { id: string } }>(base, 'POST', '/v1/charges', {
+      token: other.apiKey,
+      body: { amount: 500, description: 'fuzz' },
+    });
+    const mine = await call<{ charge: { id: string } }>(base, 'POST', '/v1/charges', {
+      token: me.apiKey,
+      body: { amount: 500, description: 'fuzz' },
+    });
     const hook = await registerWebhook(base, other.apiKey, 'http://127.0.0.1:9/fuzz', []);
-    const withdrawal = await call<{ withdraw: { id: string } }>(base, 'POST', '/v1/merchants/me/withdrawals', { token: other.apiKey, body: withdrawalBody(100) });
-    const users = await call<{ users: Array<{ id: string }> }>(base, 'GET', `/v1/admin/merchants/${other.merchantId}/users`, { token: adminToken });
+    const withdrawal = await call<{ withdraw: { id: string } }>(base, 'POST', '/v1/merchants/me/withdrawals', {
+      token: other.apiKey,
+      body: withdrawalBody(100),
+    });
+    const users = await call<{ users: Array<{ id: string }> }>(
+      base,
+      'GET',
+      `/v1/admin/merchants/${other.merchantId}/users`,
+      { token: adminToken },
+    );
     const keys = await call<{ apiKeys: Array<{ id: string }> }>(base, 'GET', '/v1/api-keys', { token: other.apiKey });
-    const profile = await call<{ merchant: { pixKey?: { id?: string } | null } }>(base, 'GET', '/v1/merchants/me', { token: other.apiKey });
+    const profile = await call<{ merchant: { pixKey?: { id?: string } | null } }>(base, 'GET', '/v1/merchants/me', {
+      token: other.apiKey,
+    });
     ids.path = {
-      id: [other.merchantId, charge.body.charge?.id, mine.body.charge?.id, hook.id, withdrawal.body.withdraw?.id, profile.body.merchant?.pixKey?.id, users.body.users?.[0]?.id, keys.body.apiKeys?.[0]?.id].filter((x): x is string => typeof x === 'string'),
+      id: [
+        other.merchantId,
+        charge.body.charge?.id,
+        mine.body.charge?.id,
+        hook.id,
+        withdrawal.body.withdraw?.id,
+        profile.body.merchant?.pixKey?.id,
+        users.body.users?.[0]?.id,
+        keys.body.apiKeys?.[0]?.id,
+      ].filter((x): x is string => typeof x === 'string'),
       keyId: [profile.body.merchant?.pixKey?.id].filter((x): x is string => typeof x === 'string'),
       deliveryId: ['whd_unknown'],
       asset: ['swagger-ui.css', 'swagger-ui-bundle.js', 'index.html'],
@@ -162,7 +237,9 @@ describe('reliability: fuzzing every route (fast-check)', function () {
     for (const r of mounted) {
       suite.addTest(new Mocha.Test(`${r.method} ${r.path}: never 5xx, every 4xx is {message}`, fuzzRoute(r)));
     }
-    suite.addTest(new Mocha.Test('the fuzzed merchants can still be served, and their books reconcile', booksReconcile));
+    suite.addTest(
+      new Mocha.Test('the fuzzed merchants can still be served, and their books reconcile', booksReconcile),
+    );
   });
 
   after(async () => {
@@ -173,7 +250,8 @@ describe('reliability: fuzzing every route (fast-check)', function () {
 
   it('fuzzes what the router mounts, sandbox routes included; its field hints name mounted routes', () => {
     const keys = new Set(mounted.map((r) => `${r.method} ${r.path}`));
-    for (const hint of [...Object.keys(FIELDS), ...JWT_ONLY]) assert.ok(keys.has(hint), `a hint for ${hint}, which is not mounted`);
+    for (const hint of [...Object.keys(FIELDS), ...JWT_ONLY])
+      assert.ok(keys.has(hint), `a hint for ${hint}, which is not mounted`);
     assert.ok(mounted.filter((r) => r.path.startsWith('/v1/sandbox/')).length >= 9, [...keys].join('\n'));
   });
 
@@ -181,7 +259,8 @@ describe('reliability: fuzzing every route (fast-check)', function () {
     const auth = authOf(method, template);
     const fields = FIELDS[`${method} ${template}`];
     return async () => {
-      const token = (): string | undefined => (auth === 'admin' ? adminToken : auth === 'jwt' ? me.token : auth === 'key' ? me.apiKey : undefined);
+      const token = (): string | undefined =>
+        auth === 'admin' ? adminToken : auth === 'jwt' ? me.token : auth === 'key' ? me.apiKey : undefined;
       const params = [...template.matchAll(/:(\w+)/g)].map((mm) => mm[1] as string);
       const paramArb = (name: string): fc.Arbitrary<string> =>
         fc.oneof(
@@ -193,16 +272,38 @@ describe('reliability: fuzzing every route (fast-check)', function () {
         params: fc.tuple(...(params.length > 0 ? params.map(paramArb) : [fc.constant('')])),
         query: queryArb,
         body: bodyArb(fields),
-        contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'garbage', undefined),
+        contentType: fc.constantFrom(
+          'application/json',
+          'application/json; charset=utf-8',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          'application/json; charset=latin1',
+          'garbage',
+          undefined,
+        ),
         encoding: fc.constantFrom(undefined, undefined, undefined, 'gzip', 'br', 'deflate', 'identity', 'bogus'),
         authorization: fc.oneof(
           { weight: 6, arbitrary: fc.constant('valid') },
           { weight: 1, arbitrary: fc.constant('none') },
           { weight: 1, arbitrary: fc.string({ maxLength: 60 }).map((s) => `Bearer ${headerSafe(s)}`) },
-          { weight: 1, arbitrary: fc.constantFrom('Basic YTpi', 'Bearer ', 'Bearer pixflow_', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', 'bearer  x  y') },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom(
+              'Basic YTpi',
+              'Bearer ',
+              'Bearer pixflow_',
+              'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+              'bearer  x  y',
+            ),
+          },
         ),
         idempotencyKey: fc.option(fc.string({ maxLength: 80 }).map(headerSafe), { nil: undefined }),
-        extra: fc.dictionary(fc.constantFrom('x-forwarded-for', 'x-request-id', 'accept', 'x-acquirer-signature', 'content-length-x'), fc.string({ maxLength: 40 }).map(headerSafe), { maxKeys: 3 }),
+        extra: fc.dictionary(
+          fc.constantFrom('x-forwarded-for', 'x-request-id', 'accept', 'x-acquirer-signature', 'content-length-x'),
+          fc.string({ maxLength: 40 }).map(headerSafe),
+          { maxKeys: 3 },
+        ),
       });
       await fc.assert(
         fc.asyncProperty(caseArb, async (c) => {
@@ -210,7 +311,9 @@ describe('reliability: fuzzing every route (fast-check)', function () {
           params.forEach((name, i) => {
             p = p.replace(`:${name}`, c.params[i] as string);
           });
-          const qs = c.query.map(([k, v]) => `${encodeURIComponent(k)}=${/%/.test(v) ? v : encodeURIComponent(v)}`).join('&');
+          const qs = c.query
+            .map(([k, v]) => `${encodeURIComponent(k)}=${/%/.test(v) ? v : encodeURIComponent(v)}`)
+            .join('&');
           const headers: Record<string, string> = { ...c.extra };
           const t = token();
           if (c.authorization === 'valid') {
@@ -242,7 +345,9 @@ describe('reliability: fuzzing every route (fast-check)', function () {
   }
 
   async function booksReconcile(): Promise<void> {
-    const res = await call<{ balance: { available: number } }>(base, 'GET', '/v1/merchants/me/balance', { token: me.apiKey });
+    const res = await call<{ balance: { available: number } }>(base, 'GET', '/v1/merchants/me/balance', {
+      token: me.apiKey,
+    });
     assert.equal(res.status, 200);
     const report = await checkLedgerInvariant((await getTestDb()).knex, { merchantIds: fuzzedMerchants });
     assert.ok(report.ok, JSON.stringify(report.violations));

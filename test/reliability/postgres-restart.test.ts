@@ -45,7 +45,11 @@ describe('reliability: PostgreSQL restarted under load', function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-pg-restart-'));
     // As root the server runs as the `postgres` OS user, which must reach the folder.
     fs.chmodSync(dir, 0o755);
-    pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), persistent: true, database: 'pixflow_restart' });
+    pg = await startEmbeddedPostgres({
+      dataDir: path.join(dir, 'data'),
+      persistent: true,
+      database: 'pixflow_restart',
+    });
     knex = createKnex(pg.url, 4);
     await migrateLatest(knex);
     stack = await startStack({ databaseUrl: pg.url, simulator: { transferDelayMs: 200 } });
@@ -68,9 +72,22 @@ describe('reliability: PostgreSQL restarted under load', function () {
       const started = Date.now();
       const at = phase;
       try {
-        const res = await call<Record<string, { id?: string }>>(api.url, method, p, { token: m.apiKey, body, timeoutMs: BOUND_MS + 5_000 });
-        const id = res.body && typeof res.body === 'object' ? (res.body.withdraw?.id ?? res.body.charge?.id) : undefined;
-        outcomes.push({ phase: at, what, status: res.status, ms: Date.now() - started, body: res.text.slice(0, 200), retryAfter: res.headers.get('retry-after'), id });
+        const res = await call<Record<string, { id?: string }>>(api.url, method, p, {
+          token: m.apiKey,
+          body,
+          timeoutMs: BOUND_MS + 5_000,
+        });
+        const id =
+          res.body && typeof res.body === 'object' ? (res.body.withdraw?.id ?? res.body.charge?.id) : undefined;
+        outcomes.push({
+          phase: at,
+          what,
+          status: res.status,
+          ms: Date.now() - started,
+          body: res.text.slice(0, 200),
+          retryAfter: res.headers.get('retry-after'),
+          id,
+        });
       } catch (err) {
         outcomes.push({ phase: at, what, status: 0, ms: Date.now() - started, body: String(err), retryAfter: null });
       }
@@ -78,7 +95,8 @@ describe('reliability: PostgreSQL restarted under load', function () {
     const client = async (n: number): Promise<void> => {
       while (running) {
         if (n % 3 === 0) await one('withdrawal', 'POST', '/v1/merchants/me/withdrawals', withdrawalBody(100));
-        else if (n % 3 === 1) await one('charge', 'POST', '/v1/charges', { amount: 1_000, description: 'restart load' });
+        else if (n % 3 === 1)
+          await one('charge', 'POST', '/v1/charges', { amount: 1_000, description: 'restart load' });
         else await one('balance', 'GET', '/v1/merchants/me/balance');
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -91,7 +109,12 @@ describe('reliability: PostgreSQL restarted under load', function () {
     const downSince = Date.now();
     await waitUntil(() => outcomes.some((o) => o.phase === 'down' && o.status === 503), BOUND_MS, 'a 503 while down');
     await new Promise((r) => setTimeout(r, Math.max(0, DOWN_MS - (Date.now() - downSince))));
-    pg = await startEmbeddedPostgres({ dataDir: pg.dataDir, port: pg.port, persistent: true, database: 'pixflow_restart' });
+    pg = await startEmbeddedPostgres({
+      dataDir: pg.dataDir,
+      port: pg.port,
+      persistent: true,
+      database: 'pixflow_restart',
+    });
     phase = 'after';
     await waitUntil(
       () => outcomes.filter((o) => o.phase === 'after' && (o.status === 200 || o.status === 201)).length >= 10,
@@ -106,20 +129,38 @@ describe('reliability: PostgreSQL restarted under load', function () {
     // Retry-After: 5.
     if (process.env.RELIABILITY_DUMP) fs.writeFileSync(process.env.RELIABILITY_DUMP, api.output.join(''));
     const bad = outcomes.filter((o) => o.status === 0 || (o.status >= 500 && o.status !== 503));
-    assert.deepEqual(bad, [], `no 500 or hang; API errors:\n${api.output.join('').split('\n').filter((l) => /"level":("error"|50)/.test(l)).join('\n').slice(0, 6000)}`);
-    assert.ok(outcomes.every((o) => o.ms < BOUND_MS), `slowest answer ${Math.max(...outcomes.map((o) => o.ms))} ms`);
+    assert.deepEqual(
+      bad,
+      [],
+      `no 500 or hang; API errors:\n${api.output
+        .join('')
+        .split('\n')
+        .filter((l) => /"level":("error"|50)/.test(l))
+        .join('\n')
+        .slice(0, 6000)}`,
+    );
+    assert.ok(
+      outcomes.every((o) => o.ms < BOUND_MS),
+      `slowest answer ${Math.max(...outcomes.map((o) => o.ms))} ms`,
+    );
     const unavailable = outcomes.filter((o) => o.status === 503);
     assert.ok(unavailable.length > 0);
     for (const o of unavailable) {
-      assert.deepEqual(JSON.parse(o.body) as object, { message: 'Service temporarily unavailable; retry shortly' }, o.body);
+      assert.deepEqual(
+        JSON.parse(o.body) as object,
+        { message: 'Service temporarily unavailable; retry shortly' },
+        o.body,
+      );
       assert.equal(o.retryAfter, '5', `${o.what}: 503 without Retry-After: 5`);
     }
-    for (const o of outcomes.filter((x) => x.status >= 400 && x.status !== 503)) assert.ok(/^\{"message":/.test(o.body), o.body);
+    for (const o of outcomes.filter((x) => x.status >= 400 && x.status !== 503))
+      assert.ok(/^\{"message":/.test(o.body), o.body);
 
     // Every withdrawal the API accepted completes; every withdrawal in the database was debited.
     const accepted = outcomes.filter((o) => o.what === 'withdrawal' && o.status === 201).map((o) => o.id as string);
     await waitUntil(
-      async () => (await knex('withdrawals').where({ merchant_id: m.merchantId }).whereNot({ status: 'COMPLETED' })).length === 0,
+      async () =>
+        (await knex('withdrawals').where({ merchant_id: m.merchantId }).whereNot({ status: 'COMPLETED' })).length === 0,
       120_000,
       'every withdrawal COMPLETED',
       250,
@@ -130,10 +171,18 @@ describe('reliability: PostgreSQL restarted under load', function () {
     // Counted by what left `available` for a withdrawal, not by reference (unique in the database, so a
     // second debit under another reference would not show): one debit of 100 per stored withdrawal.
     const intoTransit = await postingsTo(knex, m.merchantId, 'in_transit', 'in');
-    assert.deepEqual(intoTransit, rows.map(() => 100), 'one debit per stored withdrawal');
+    assert.deepEqual(
+      intoTransit,
+      rows.map(() => 100),
+      'one debit per stored withdrawal',
+    );
     // Charges the API created have their BR Code; none is left PENDING without one.
-    const accepted201Charges = outcomes.filter((o) => o.what === 'charge' && o.status === 201).map((o) => o.id as string);
-    const charges: Array<{ id: string; status: string; txid: string | null }> = await knex('charges').whereIn('id', accepted201Charges).select('id', 'status', 'txid');
+    const accepted201Charges = outcomes
+      .filter((o) => o.what === 'charge' && o.status === 201)
+      .map((o) => o.id as string);
+    const charges: Array<{ id: string; status: string; txid: string | null }> = await knex('charges')
+      .whereIn('id', accepted201Charges)
+      .select('id', 'status', 'txid');
     assert.equal(charges.length, accepted201Charges.length);
     for (const c of charges) assert.ok(c.txid, `charge ${c.id} has its txid`);
 

@@ -29,7 +29,11 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
 
   before(async () => {
     const { url } = await getTestDb();
-    stack = await startStack({ databaseUrl: url, env: { RATE_LIMIT_BURST: String(BURST), RATE_LIMIT_RPS: '1' }, simulator: { transferDelayMs: 200 } });
+    stack = await startStack({
+      databaseUrl: url,
+      env: { RATE_LIMIT_BURST: String(BURST), RATE_LIMIT_RPS: '1' },
+      simulator: { transferDelayMs: 200 },
+    });
     receiver = await startCountingReceiver();
     const [a, b] = await Promise.all([stack.startApi(), stack.startApi()]);
     apis = [a, b];
@@ -54,17 +58,29 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
     // Every callback arrives twice; payments alternate between the two APIs.
     stack.simulator.control.setFaults({ duplicateCallbacks: true });
 
-    const twice = async <T>(path: string, token: string, body: unknown): Promise<Array<{ status: number; body: T }>> => {
+    const twice = async <T>(
+      path: string,
+      token: string,
+      body: unknown,
+    ): Promise<Array<{ status: number; body: T }>> => {
       const key = crypto.randomUUID();
-      return Promise.all([a, b].map((api) => call<T>(api.url, 'POST', path, { token, body, headers: { 'x-idempotency-key': key } })));
+      return Promise.all(
+        [a, b].map((api) => call<T>(api.url, 'POST', path, { token, body, headers: { 'x-idempotency-key': key } })),
+      );
     };
     const chargeIds = new Map<string, string>(); // charge id → merchant id
     await Promise.all(
       merchants.map(async (m) => {
         for (let i = 0; i < CHARGES_PER_MERCHANT; i++) {
-          const answers = await twice<{ charge: { id: string } }>('/v1/charges', m.apiKey, { amount: 1_000 + i, description: `scale-out ${i}` });
+          const answers = await twice<{ charge: { id: string } }>('/v1/charges', m.apiKey, {
+            amount: 1_000 + i,
+            description: `scale-out ${i}`,
+          });
           const statuses = answers.map((x) => x.status).sort();
-          assert.ok(statuses.includes(201) && statuses.every((s) => s === 201 || s === 200 || s === 409), `charge answers ${statuses}`);
+          assert.ok(
+            statuses.includes(201) && statuses.every((s) => s === 201 || s === 200 || s === 409),
+            `charge answers ${statuses}`,
+          );
           const ids = new Set(answers.filter((x) => x.status < 300).map((x) => x.body.charge.id));
           assert.equal(ids.size, 1, 'one charge per idempotency key');
           chargeIds.set([...ids][0] as string, m.merchantId);
@@ -81,7 +97,11 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
     await Promise.all(
       merchants.map(async (m) => {
         for (let i = 0; i < WITHDRAWALS_PER_MERCHANT; i++) {
-          const answers = await twice<{ withdraw: { id: string } }>('/v1/merchants/me/withdrawals', m.apiKey, withdrawalBody(1_000));
+          const answers = await twice<{ withdraw: { id: string } }>(
+            '/v1/merchants/me/withdrawals',
+            m.apiKey,
+            withdrawalBody(1_000),
+          );
           const ids = new Set(answers.filter((x) => x.status < 300).map((x) => x.body.withdraw.id));
           assert.equal(ids.size, 1, `one withdrawal per idempotency key (${answers.map((x) => x.status)})`);
           withdrawalIds.set([...ids][0] as string, m.merchantId);
@@ -91,40 +111,70 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
 
     const merchantIds = merchants.map((m) => m.merchantId);
     await waitUntil(
-      async () => (await knex('charges').whereIn('id', [...chargeIds.keys()]).where({ status: 'PAID' })).length === chargeIds.size,
+      async () =>
+        (
+          await knex('charges')
+            .whereIn('id', [...chargeIds.keys()])
+            .where({ status: 'PAID' })
+        ).length === chargeIds.size,
       120_000,
       'every charge PAID',
       250,
     );
     await waitUntil(
-      async () => (await knex('withdrawals').whereIn('id', [...withdrawalIds.keys()]).where({ status: 'COMPLETED' })).length === withdrawalIds.size,
+      async () =>
+        (
+          await knex('withdrawals')
+            .whereIn('id', [...withdrawalIds.keys()])
+            .where({ status: 'COMPLETED' })
+        ).length === withdrawalIds.size,
       120_000,
       'every withdrawal COMPLETED',
       250,
     );
     const expectedDeliveries = chargeIds.size + withdrawalIds.size;
     await waitUntil(
-      async () => (await knex('webhook_deliveries').whereIn('merchant_id', merchantIds).where({ status: 'SUCCEEDED' })).length === expectedDeliveries,
+      async () =>
+        (await knex('webhook_deliveries').whereIn('merchant_id', merchantIds).where({ status: 'SUCCEEDED' })).length ===
+        expectedDeliveries,
       120_000,
       'every delivery SUCCEEDED',
       250,
     );
 
     // Exactly once, everywhere.
-    assert.equal((await knex('charges').whereIn('merchant_id', merchantIds)).length, MERCHANTS * CHARGES_PER_MERCHANT, 'charges');
-    assert.equal((await knex('withdrawals').whereIn('merchant_id', merchantIds)).length, MERCHANTS * WITHDRAWALS_PER_MERCHANT, 'withdrawals');
+    assert.equal(
+      (await knex('charges').whereIn('merchant_id', merchantIds)).length,
+      MERCHANTS * CHARGES_PER_MERCHANT,
+      'charges',
+    );
+    assert.equal(
+      (await knex('withdrawals').whereIn('merchant_id', merchantIds)).length,
+      MERCHANTS * WITHDRAWALS_PER_MERCHANT,
+      'withdrawals',
+    );
     // Counted by what reached the accounts, not by reference (unique in the database, so a second
     // credit under another reference would not show): each payment leaves the acquirer account once
     // with its amount, and its net enters the merchant's pending account once.
     for (const m of merchants) {
-      const amounts = (await knex('charges').where({ merchant_id: m.merchantId }).pluck('amount')).map(Number).sort((x, y) => x - y);
+      const amounts = (await knex('charges').where({ merchant_id: m.merchantId }).pluck('amount'))
+        .map(Number)
+        .sort((x, y) => x - y);
       const gross = (await postingsTo(knex, m.merchantId, 'acquirer', 'out')).map((x) => -x).sort((x, y) => x - y);
       assert.deepEqual(gross, amounts, `one payment posting per charge of ${m.merchantId}`);
-      assert.equal((await paymentCredits(knex, m.merchantId)).length, amounts.length, `one pending credit per charge of ${m.merchantId}`);
+      assert.equal(
+        (await paymentCredits(knex, m.merchantId)).length,
+        amounts.length,
+        `one pending credit per charge of ${m.merchantId}`,
+      );
     }
     const transfers = stack.simulator.control.calls.filter((c) => c.route === 'transfer' && c.status === 201);
     assert.equal(transfers.length, withdrawalIds.size, 'one transfer per withdrawal at the acquirer');
-    assert.equal((await knex('webhook_deliveries').whereIn('merchant_id', merchantIds)).length, expectedDeliveries, 'one delivery per event');
+    assert.equal(
+      (await knex('webhook_deliveries').whereIn('merchant_id', merchantIds)).length,
+      expectedDeliveries,
+      'one delivery per event',
+    );
     const received = merchants.flatMap((_, i) => receiver.received(`/m${i}`));
     assert.ok(received.every((d) => d.signatureValid));
     const byEntity = new Map<string, Set<string>>();
@@ -136,7 +186,10 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
     for (const [entity, set] of byEntity) assert.equal(set.size, 1, `${entity}: one delivery id`);
     const successes = merchants.flatMap((_, i) => [...receiver.successesByDelivery(`/m${i}`).values()]);
     assert.equal(successes.length, expectedDeliveries);
-    assert.ok(successes.every((x) => x === 1), 'each delivery accepted once');
+    assert.ok(
+      successes.every((x) => x === 1),
+      'each delivery accepted once',
+    );
 
     const report = await checkLedgerInvariant(knex, { merchantIds });
     assert.ok(report.ok, JSON.stringify(report.violations));
@@ -147,7 +200,9 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
     const m = await readyMerchant(a.url);
     // A fresh API key: BURST requests per 60 s window, whichever process answers.
     const statuses = await Promise.all(
-      Array.from({ length: BURST * 2 }, (_, i) => call((i % 2 === 0 ? a : b).url, 'GET', '/v1/merchants/me/balance', { token: m.apiKey }).then((r) => r.status)),
+      Array.from({ length: BURST * 2 }, (_, i) =>
+        call((i % 2 === 0 ? a : b).url, 'GET', '/v1/merchants/me/balance', { token: m.apiKey }).then((r) => r.status),
+      ),
     );
     const ok = statuses.filter((s) => s === 200).length;
     const limited = statuses.filter((s) => s === 429).length;

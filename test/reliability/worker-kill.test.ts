@@ -24,7 +24,11 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
   before(async () => {
     const { url } = await getTestDb();
     // Transfers complete 300 ms after they are sent; a failed delivery is retried after 4 s, then 4 s.
-    stack = await startStack({ databaseUrl: url, env: { WEBHOOK_RETRY_DELAYS_SECONDS: '4,4' }, simulator: { transferDelayMs: 300 } });
+    stack = await startStack({
+      databaseUrl: url,
+      env: { WEBHOOK_RETRY_DELAYS_SECONDS: '4,4' },
+      simulator: { transferDelayMs: 300 },
+    });
     receiver = await startCountingReceiver();
     api = await stack.startApi();
   });
@@ -44,14 +48,22 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
     // Slow acquirer: transfers are in flight (or not yet sent) when the worker dies.
     stack.simulator.control.setFaults({ latencyMs: 1_500 });
     const created = await Promise.all(
-      Array.from({ length: WITHDRAWALS }, () => call<{ withdraw: { id: string } }>(api.url, 'POST', '/v1/merchants/me/withdrawals', { token: m.apiKey, body: withdrawalBody(1_000) })),
+      Array.from({ length: WITHDRAWALS }, () =>
+        call<{ withdraw: { id: string } }>(api.url, 'POST', '/v1/merchants/me/withdrawals', {
+          token: m.apiKey,
+          body: withdrawalBody(1_000),
+        }),
+      ),
     );
     for (const r of created) assert.equal(r.status, 201, r.text);
     const ids = created.map((r) => r.body.withdraw.id);
     const transferCalls = (): number => stack.simulator.control.calls.filter((c) => c.route === 'transfer').length;
     await waitUntil(() => transferCalls() >= 1, 60_000, 'the first transfer at the acquirer');
     await worker1.kill();
-    const completedAtKill = await knex('withdrawals').whereIn('id', ids).where({ status: 'COMPLETED' }).count<{ count: string }[]>('* as count');
+    const completedAtKill = await knex('withdrawals')
+      .whereIn('id', ids)
+      .where({ status: 'COMPLETED' })
+      .count<{ count: string }[]>('* as count');
     assert.ok(Number(completedAtKill[0]?.count) < WITHDRAWALS, 'the kill came mid-withdrawal');
     stack.simulator.control.setFaults({});
 
@@ -71,7 +83,14 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
       (await knex('webhook_deliveries').where({ webhook_id: hook.id }).select('id')).map((r: { id: string }) => r.id);
     await waitUntil(async () => (await deliveryIds()).length === WITHDRAWALS, 60_000, 'one delivery per withdrawal');
     await waitUntil(
-      async () => Number((await knex('webhook_delivery_logs').where({ webhook_id: hook.id, attempt: 1 }).countDistinct<{ n: string }[]>('delivery_id as n'))[0]?.n) === WITHDRAWALS,
+      async () =>
+        Number(
+          (
+            await knex('webhook_delivery_logs')
+              .where({ webhook_id: hook.id, attempt: 1 })
+              .countDistinct<{ n: string }[]>('delivery_id as n')
+          )[0]?.n,
+        ) === WITHDRAWALS,
       60_000,
       'the first (refused) attempt of every delivery logged',
       50,
@@ -84,7 +103,8 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
     try {
       worker3 = await stack.startWorker();
       await waitUntil(
-        async () => (await knex('webhook_deliveries').where({ webhook_id: hook.id, status: 'SUCCEEDED' })).length === WITHDRAWALS,
+        async () =>
+          (await knex('webhook_deliveries').where({ webhook_id: hook.id, status: 'SUCCEEDED' })).length === WITHDRAWALS,
         120_000,
         'every delivery SUCCEEDED after the second restart',
         250,
@@ -104,7 +124,10 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
 
     // Exactly one delivery per withdrawal, accepted exactly once, every request correctly signed.
     const received = receiver.received('/kill');
-    assert.ok(received.every((d) => d.signatureValid), 'every delivery is signed with the webhook secret');
+    assert.ok(
+      received.every((d) => d.signatureValid),
+      'every delivery is signed with the webhook secret',
+    );
     const byWithdrawal = new Map<string, Set<string>>();
     for (const d of received) {
       const wid = String(d.data.withdrawId);
@@ -116,7 +139,9 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
     assert.equal(successes.size, WITHDRAWALS);
     for (const n of successes.values()) assert.equal(n, 1, 'each delivery accepted exactly once');
 
-    const balance = await call<{ balance: { available: number } }>(api.url, 'GET', '/v1/merchants/me/balance', { token: m.apiKey });
+    const balance = await call<{ balance: { available: number } }>(api.url, 'GET', '/v1/merchants/me/balance', {
+      token: m.apiKey,
+    });
     assert.equal(balance.body.balance.available, 100_000 - WITHDRAWALS * 1_000);
     const report = await checkLedgerInvariant(knex, { merchantIds: [m.merchantId] });
     assert.ok(report.ok, JSON.stringify(report.violations));

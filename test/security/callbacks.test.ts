@@ -40,18 +40,34 @@ describe('security: acquirer callbacks replayed or tampered with', function () {
   }
 
   const state = async (merchantId: string, chargeId: string) => ({
-    charge: (await s.api.knex('charges').where({ id: chargeId }).first('status', 'paid_at', 'refunded_amount')) as Record<string, unknown>,
-    transactions: (await s.api.knex('ledger_transactions').where({ merchant_id: merchantId }).orderBy('id').pluck('id')) as string[],
-    accounts: (await s.api.knex('ledger_accounts').where({ merchant_id: merchantId }).orderBy('kind').select('kind', 'balance')) as unknown[],
+    charge: (await s.api
+      .knex('charges')
+      .where({ id: chargeId })
+      .first('status', 'paid_at', 'refunded_amount')) as Record<string, unknown>,
+    transactions: (await s.api
+      .knex('ledger_transactions')
+      .where({ merchant_id: merchantId })
+      .orderBy('id')
+      .pluck('id')) as string[],
+    accounts: (await s.api
+      .knex('ledger_accounts')
+      .where({ merchant_id: merchantId })
+      .orderBy('kind')
+      .select('kind', 'balance')) as unknown[],
   });
 
   it('the same signed payment sent 6 times in parallel and again after it was applied is applied once', async () => {
     const { m, id, txid } = await pendingCharge(10_000);
     const e2e = e2eId();
-    const body = JSON.stringify({ pix: [{ endToEndId: e2e, txid, valor: '100.00', horario: new Date().toISOString() }] });
+    const body = JSON.stringify({
+      pix: [{ endToEndId: e2e, txid, valor: '100.00', horario: new Date().toISOString() }],
+    });
     const signature = signCallback(CALLBACK_SECRET, body);
     const answers = await Promise.all(Array.from({ length: 6 }, () => post(body, signature)));
-    assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [200, 200, 200, 200, 200, 200],
+    );
     await eventually(async () => {
       const st = await state(m.merchantId, id);
       return st.charge.status === 'PAID' && st.transactions.length > 0 ? st : undefined;
@@ -64,7 +80,11 @@ describe('security: acquirer callbacks replayed or tampered with', function () {
     // A replay is answered only once it is in the inbox, and the inbox keeps one row per id: the
     // charge's books cannot have moved.
     assert.deepEqual(await state(m.merchantId, id), applied);
-    const balance = await s.api.request<{ balance: { pending: number; available: number } }>('GET', '/v1/merchants/me/balance', { token: m.token });
+    const balance = await s.api.request<{ balance: { pending: number; available: number } }>(
+      'GET',
+      '/v1/merchants/me/balance',
+      { token: m.token },
+    );
     assert.equal(balance.body.balance.pending + balance.body.balance.available, 10_000 - 99);
   });
 
@@ -72,7 +92,9 @@ describe('security: acquirer callbacks replayed or tampered with', function () {
     const { m, id, txid } = await pendingCharge(10_000);
     const other = await pendingCharge(20_000);
     const e2e = e2eId();
-    const genuine = JSON.stringify({ pix: [{ endToEndId: e2e, txid, valor: '100.00', horario: new Date().toISOString() }] });
+    const genuine = JSON.stringify({
+      pix: [{ endToEndId: e2e, txid, valor: '100.00', horario: new Date().toISOString() }],
+    });
     const signature = signCallback(CALLBACK_SECRET, genuine);
     const before = await state(m.merchantId, id);
     const otherBefore = await state(other.m.merchantId, other.id);
@@ -104,13 +126,22 @@ describe('security: acquirer callbacks replayed or tampered with', function () {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const id = created.body.withdraw.id;
     const sent = await eventually(async () => {
-      const r = (await w.knex('withdrawals').where({ id }).first('transfer_id', 'batch_id')) as { transfer_id: string | null; batch_id: string | null };
+      const r = (await w.knex('withdrawals').where({ id }).first('transfer_id', 'batch_id')) as {
+        transfer_id: string | null;
+        batch_id: string | null;
+      };
       return r.transfer_id ? r : undefined;
     }, 'the transfer to be sent');
     const body = JSON.stringify({
       transfer: {
-        id: sent.transfer_id, batchId: sent.batch_id ?? 'b', idempotencyKey: id, valor: '20.00', chave: DEST.pixKey, tipoChave: DEST.pixKeyType,
-        status: 'COMPLETED', horario: { criacao: new Date().toISOString() },
+        id: sent.transfer_id,
+        batchId: sent.batch_id ?? 'b',
+        idempotencyKey: id,
+        valor: '20.00',
+        chave: DEST.pixKey,
+        tipoChave: DEST.pixKeyType,
+        status: 'COMPLETED',
+        horario: { criacao: new Date().toISOString() },
       },
     });
     const signature = signCallback(WITHDRAWALS_CALLBACK_SECRET, body);
@@ -121,23 +152,37 @@ describe('security: acquirer callbacks replayed or tampered with', function () {
         body,
       });
     const answers = await Promise.all(Array.from({ length: 4 }, postTransfer));
-    assert.deepEqual(answers.map((r) => r.status), [202, 202, 202, 202]);
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [202, 202, 202, 202],
+    );
     await eventually(async () => {
       const r = (await w.knex('withdrawals').where({ id }).first('status')) as { status: string };
       const events = await w.knex('events').where({ merchant_id: m.merchantId, type: 'withdraw.completed' });
       return r.status === 'COMPLETED' && events.length > 0 ? r : undefined;
     }, 'the withdrawal to complete');
     const after = async () => ({
-      transactions: (await w.knex('ledger_transactions').where({ merchant_id: m.merchantId }).orderBy('id').pluck('id')) as string[],
-      events: (await w.knex('events').where({ merchant_id: m.merchantId, type: 'withdraw.completed' }).pluck('id')) as string[],
-      inbox: (await w.knex('acquirer_callbacks').where({ kind: 'transfers' }).whereLike('external_id', `${sent.transfer_id}%`)).length,
+      transactions: (await w
+        .knex('ledger_transactions')
+        .where({ merchant_id: m.merchantId })
+        .orderBy('id')
+        .pluck('id')) as string[],
+      events: (await w
+        .knex('events')
+        .where({ merchant_id: m.merchantId, type: 'withdraw.completed' })
+        .pluck('id')) as string[],
+      inbox: (
+        await w.knex('acquirer_callbacks').where({ kind: 'transfers' }).whereLike('external_id', `${sent.transfer_id}%`)
+      ).length,
     });
     const applied = await after();
     assert.equal(applied.events.length, 1);
     assert.equal(applied.inbox, 1);
     for (let i = 0; i < 2; i++) assert.equal((await postTransfer()).status, 202);
     assert.deepEqual(await after(), applied);
-    const balance = await w.api.request<{ balance: { available: number } }>('GET', '/v1/merchants/me/balance', { token: m.token });
+    const balance = await w.api.request<{ balance: { available: number } }>('GET', '/v1/merchants/me/balance', {
+      token: m.token,
+    });
     assert.equal(balance.body.balance.available, 3_000);
   });
 });

@@ -44,13 +44,20 @@ describe('security: credentials', function () {
   it('an expired JWT is 401', async () => {
     const claims = claimsOf(m.token);
     const now = Math.floor(Date.now() / 1000);
-    const expired = jwt.sign({ ...claims, iat: now - 7200, exp: now - 60 }, api.config.JWT_SECRET, { algorithm: 'HS256' });
+    const expired = jwt.sign({ ...claims, iat: now - 7200, exp: now - 60 }, api.config.JWT_SECRET, {
+      algorithm: 'HS256',
+    });
     await assertRefused(expired, 401, 'expired');
   });
 
   it('a JWT whose payload was changed (signature kept) is 401', async () => {
     const [header, , signature] = m.token.split('.');
-    for (const change of [{ merchantId: other.merchantId }, { role: 'ADMIN', merchantId: null }, { sub: other.userId }, { exp: 4_102_444_800 }]) {
+    for (const change of [
+      { merchantId: other.merchantId },
+      { role: 'ADMIN', merchantId: null },
+      { sub: other.userId },
+      { exp: 4_102_444_800 },
+    ]) {
       const payload = b64url({ ...claimsOf(m.token), ...change });
       await assertRefused(`${header}.${payload}.${signature}`, 401, `tampered ${JSON.stringify(change)}`);
     }
@@ -68,15 +75,28 @@ describe('security: credentials', function () {
 
   it('a JWT signed with another secret or algorithm is 401', async () => {
     const claims = claimsOf(m.token);
-    await assertRefused(jwt.sign(claims, 'not-the-secret-0123456789abcdef0123456789', { algorithm: 'HS256' }), 401, 'wrong secret');
+    await assertRefused(
+      jwt.sign(claims, 'not-the-secret-0123456789abcdef0123456789', { algorithm: 'HS256' }),
+      401,
+      'wrong secret',
+    );
     await assertRefused(jwt.sign(claims, api.config.JWT_SECRET, { algorithm: 'HS512' }), 401, 'HS512');
     // Right secret, but the claims say more than the user is: the user is re-read on every request.
-    const escalated = jwt.sign({ ...claims, role: 'ADMIN', merchantId: null }, api.config.JWT_SECRET, { algorithm: 'HS256' });
+    const escalated = jwt.sign({ ...claims, role: 'ADMIN', merchantId: null }, api.config.JWT_SECRET, {
+      algorithm: 'HS256',
+    });
     await assertRefused(escalated, 401, 'role claim not matching the user');
   });
 
   it('malformed Authorization headers are 401', async () => {
-    for (const authorization of ['', 'Bearer', 'Bearer ', `Basic ${Buffer.from('a:b').toString('base64')}`, `Bearer ${m.token}x`, 'Bearer a.b.c']) {
+    for (const authorization of [
+      '',
+      'Bearer',
+      'Bearer ',
+      `Basic ${Buffer.from('a:b').toString('base64')}`,
+      `Bearer ${m.token}x`,
+      'Bearer a.b.c',
+    ]) {
       const res = await api.request<Record<string, unknown>>('GET', '/v1/merchants/me', { headers: { authorization } });
       refusedWith(res, 401, `authorization "${authorization.slice(0, 20)}"`);
     }
@@ -94,10 +114,15 @@ describe('security: credentials', function () {
   it('a JWT of a revoked token version is 401; a new login works', async () => {
     const u = await api.createMerchant();
     const admin = await api.adminToken();
-    assert.equal((await api.request('POST', `/v1/admin/users/${u.userId}/revoke-tokens`, { token: admin })).status, 200);
+    assert.equal(
+      (await api.request('POST', `/v1/admin/users/${u.userId}/revoke-tokens`, { token: admin })).status,
+      200,
+    );
     await assertRefused(u.token, 401, 'revoked version');
     // A forged token with the current version needs the secret: the version alone is not a credential.
-    const login = await api.request<{ token: string }>('POST', '/v1/auth/login', { body: { email: u.email, password: u.password } });
+    const login = await api.request<{ token: string }>('POST', '/v1/auth/login', {
+      body: { email: u.email, password: u.password },
+    });
     assert.equal(login.status, 200);
     assert.equal((await api.request('GET', '/v1/merchants/me', { token: login.body.token })).status, 200);
   });
@@ -106,14 +131,43 @@ describe('security: credentials', function () {
     const u = await api.createMerchant();
     const key = await api.createApiKey(u.token);
     const admin = await api.adminToken();
-    assert.equal((await api.request('PATCH', `/v1/admin/merchants/${u.merchantId}`, { token: admin, body: { status: 'SUSPENDED' } })).status, 200);
+    assert.equal(
+      (
+        await api.request('PATCH', `/v1/admin/merchants/${u.merchantId}`, {
+          token: admin,
+          body: { status: 'SUSPENDED' },
+        })
+      ).status,
+      200,
+    );
     for (const path of ['/v1/api-keys', '/v1/merchants/me', '/v1/merchants/me/balance']) {
-      refusedWith(await api.request<Record<string, unknown>>('GET', path, { token: u.token }), 403, `suspended JWT on ${path}`);
-      refusedWith(await api.request<Record<string, unknown>>('GET', path, { token: key.value }), 403, `suspended API key on ${path}`);
+      refusedWith(
+        await api.request<Record<string, unknown>>('GET', path, { token: u.token }),
+        403,
+        `suspended JWT on ${path}`,
+      );
+      refusedWith(
+        await api.request<Record<string, unknown>>('GET', path, { token: key.value }),
+        403,
+        `suspended API key on ${path}`,
+      );
     }
-    refusedWith(await api.request<Record<string, unknown>>('POST', '/v1/api-keys', { token: u.token, body: { name: 'x' } }), 403, 'new key');
-    const login = await api.request<Record<string, unknown>>('POST', '/v1/auth/login', { body: { email: u.email, password: u.password } });
+    refusedWith(
+      await api.request<Record<string, unknown>>('POST', '/v1/api-keys', { token: u.token, body: { name: 'x' } }),
+      403,
+      'new key',
+    );
+    const login = await api.request<Record<string, unknown>>('POST', '/v1/auth/login', {
+      body: { email: u.email, password: u.password },
+    });
     refusedWith(login, 403, 'login');
-    assert.equal(await api.knex('api_keys').where({ merchant_id: u.merchantId }).count<{ count: string }[]>('* as count').then((r) => Number(r[0]?.count)), 1);
+    assert.equal(
+      await api
+        .knex('api_keys')
+        .where({ merchant_id: u.merchantId })
+        .count<{ count: string }[]>('* as count')
+        .then((r) => Number(r[0]?.count)),
+      1,
+    );
   });
 });

@@ -90,14 +90,26 @@ describe('security: object-level authorization on every :id route', function () 
       ['POST /v1/charges/:id/refund', t(w.api, `/v1/charges/${ids.charge}/refund`, { body: { amount: 100 } })],
       ['POST /v1/sandbox/charges/:id/pay', t(w.api, `/v1/sandbox/charges/${ids.charge}/pay`, { body: {} })],
       ['GET /v1/merchants/me/withdrawals/:id', t(w.api, `/v1/merchants/me/withdrawals/${ids.withdrawal}`)],
-      ['POST /v1/sandbox/withdrawals/:id/complete', t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/complete`, { body: {} })],
-      ['POST /v1/sandbox/withdrawals/:id/fail', t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/fail`, { body: {} })],
-      ['POST /v1/sandbox/withdrawals/:id/return', t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/return`, { body: {} })],
+      [
+        'POST /v1/sandbox/withdrawals/:id/complete',
+        t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/complete`, { body: {} }),
+      ],
+      [
+        'POST /v1/sandbox/withdrawals/:id/fail',
+        t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/fail`, { body: {} }),
+      ],
+      [
+        'POST /v1/sandbox/withdrawals/:id/return',
+        t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/return`, { body: {} }),
+      ],
       ['POST /v1/sandbox/infractions/:id/accept', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/accept`)],
       ['POST /v1/sandbox/infractions/:id/reject', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/reject`)],
       ['POST /v1/sandbox/pix-keys/:id/activate', t(med.api, `/v1/sandbox/pix-keys/${ids.pixKey}/activate`)],
       ['POST /v1/sandbox/pix-keys/:id/deactivate', t(med.api, `/v1/sandbox/pix-keys/${ids.pixKey}/deactivate`)],
-      ['PATCH /v1/webhooks/merchant/:id', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}`, { body: { status: 'INACTIVE', name: 'owned' } })],
+      [
+        'PATCH /v1/webhooks/merchant/:id',
+        t(wh.api, `/v1/webhooks/merchant/${ids.webhook}`, { body: { status: 'INACTIVE', name: 'owned' } }),
+      ],
       ['DELETE /v1/webhooks/merchant/:id', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}`)],
       ['GET /v1/webhooks/merchant/:id/deliveries', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}/deliveries`)],
       [
@@ -107,23 +119,44 @@ describe('security: object-level authorization on every :id route', function () 
       ['POST /v1/webhooks/merchant/:id/rotate-secret', t(wh.api, `/v1/webhooks/merchant/${ids.webhook}/rotate-secret`)],
       ['DELETE /v1/api-keys/:id', t(w.api, `/v1/api-keys/${ids.apiKey}`, { jwtOnly: true })],
       ['GET /v1/admin/merchants/:id', t(w.api, `/v1/admin/merchants/${ids.merchant}`, { admin: true })],
-      ['PATCH /v1/admin/merchants/:id', t(w.api, `/v1/admin/merchants/${ids.merchant}`, { admin: true, body: { status: 'SUSPENDED' } })],
+      [
+        'PATCH /v1/admin/merchants/:id',
+        t(w.api, `/v1/admin/merchants/${ids.merchant}`, { admin: true, body: { status: 'SUSPENDED' } }),
+      ],
       [
         'POST /v1/admin/merchants/:id/adjustments',
-        t(w.api, `/v1/admin/merchants/${ids.merchant}/adjustments`, { admin: true, body: { amount: -50_000, reason: 'steal' } }),
+        t(w.api, `/v1/admin/merchants/${ids.merchant}/adjustments`, {
+          admin: true,
+          body: { amount: -50_000, reason: 'steal' },
+        }),
       ],
       [
         'POST /v1/admin/merchants/:id/pix-keys',
-        t(w.api, `/v1/admin/merchants/${ids.merchant}/pix-keys`, { admin: true, body: { type: 'EMAIL', key: 'attacker@example.com' } }),
+        t(w.api, `/v1/admin/merchants/${ids.merchant}/pix-keys`, {
+          admin: true,
+          body: { type: 'EMAIL', key: 'attacker@example.com' },
+        }),
       ],
       [
         'PATCH /v1/admin/merchants/:id/pix-keys/:keyId',
-        t(w.api, `/v1/admin/merchants/${ids.merchant}/pix-keys/${ids.pixKey}`, { admin: true, body: { status: 'INACTIVE' } }),
+        t(w.api, `/v1/admin/merchants/${ids.merchant}/pix-keys/${ids.pixKey}`, {
+          admin: true,
+          body: { status: 'INACTIVE' },
+        }),
       ],
       ['GET /v1/admin/merchants/:id/users', t(w.api, `/v1/admin/merchants/${ids.merchant}/users`, { admin: true })],
-      ['POST /v1/admin/merchants/:id/revoke-tokens', t(w.api, `/v1/admin/merchants/${ids.merchant}/revoke-tokens`, { admin: true })],
-      ['POST /v1/admin/users/:id/revoke-tokens', t(w.api, `/v1/admin/users/${ids.user}/revoke-tokens`, { admin: true })],
-      ['PATCH /v1/admin/users/:id', t(w.api, `/v1/admin/users/${ids.user}`, { admin: true, body: { status: 'DISABLED' } })],
+      [
+        'POST /v1/admin/merchants/:id/revoke-tokens',
+        t(w.api, `/v1/admin/merchants/${ids.merchant}/revoke-tokens`, { admin: true }),
+      ],
+      [
+        'POST /v1/admin/users/:id/revoke-tokens',
+        t(w.api, `/v1/admin/users/${ids.user}/revoke-tokens`, { admin: true }),
+      ],
+      [
+        'PATCH /v1/admin/users/:id',
+        t(w.api, `/v1/admin/users/${ids.user}`, { admin: true, body: { status: 'DISABLED' } }),
+      ],
     ]);
     // The routes mounted in every stack the suite runs (together they mount everything the service does).
     mounted = dedupe([...routesOf(w.api.app), ...routesOf(wh.api.app), ...routesOf(med.api.app)]).filter(
@@ -136,7 +169,18 @@ describe('security: object-level authorization on every :id route', function () 
   const snapshot = async (): Promise<string> => {
     const m = victim.merchantId;
     const tables: Record<string, unknown> = {};
-    for (const table of ['charges', 'withdrawals', 'webhooks', 'api_keys', 'infractions', 'pix_keys', 'users', 'ledger_accounts', 'ledger_transactions', 'charge_refunds']) {
+    for (const table of [
+      'charges',
+      'withdrawals',
+      'webhooks',
+      'api_keys',
+      'infractions',
+      'pix_keys',
+      'users',
+      'ledger_accounts',
+      'ledger_transactions',
+      'charge_refunds',
+    ]) {
       tables[table] = await knex(table).where({ merchant_id: m }).orderBy('id');
     }
     tables.merchant = await knex('merchants').where({ id: m });
@@ -163,7 +207,11 @@ describe('security: object-level authorization on every :id route', function () 
           ...(target.body === undefined ? {} : { body: target.body }),
         });
         const expected = target.admin || (target.jwtOnly && label === 'API key') ? 403 : 404;
-        assert.equal(res.status, expected, `${route} with the other merchant's ${label}: ${res.status} ${JSON.stringify(res.body)}`);
+        assert.equal(
+          res.status,
+          expected,
+          `${route} with the other merchant's ${label}: ${res.status} ${JSON.stringify(res.body)}`,
+        );
         assert.deepEqual(Object.keys(res.body), ['message'], `${route}: ${JSON.stringify(res.body)}`);
         for (const id of Object.values(ids)) {
           assert.ok(!JSON.stringify(res.body).includes(id) || target.path.includes(id), `${route} leaks ${id}`);
@@ -177,15 +225,20 @@ describe('security: object-level authorization on every :id route', function () 
     const wh = await webhookStack();
     const own = (await knex('webhooks').where({ merchant_id: attacker.merchantId }).first('id')) as { id: string };
     const before = await snapshot();
-    const res = await wh.api.request('POST', `/v1/webhooks/merchant/${own.id}/deliveries/${ids.delivery}/redeliver`, { token: attacker.token });
+    const res = await wh.api.request('POST', `/v1/webhooks/merchant/${own.id}/deliveries/${ids.delivery}/redeliver`, {
+      token: attacker.token,
+    });
     assert.equal(res.status, 404, JSON.stringify(res.body));
     assert.equal(await snapshot(), before);
   });
 
-  it("a charge or infraction of another merchant named in a body is 404 as well", async () => {
+  it('a charge or infraction of another merchant named in a body is 404 as well', async () => {
     const med = await medStack();
     const before = await snapshot();
-    const res = await med.api.request('POST', '/v1/sandbox/infractions', { token: attacker.token, body: { chargeId: ids.charge } });
+    const res = await med.api.request('POST', '/v1/sandbox/infractions', {
+      token: attacker.token,
+      body: { chargeId: ids.charge },
+    });
     assert.equal(res.status, 404, JSON.stringify(res.body));
     assert.equal(await snapshot(), before);
   });
@@ -206,36 +259,58 @@ describe('security: object-level authorization on every :id route', function () 
       }
     };
     const statusOf = (table: string, id: string, status: string) =>
-      until(`${table} ${id} ${status}`, async () => ((await knex(table).where({ id }).first('status'))?.status === status ? true : undefined));
+      until(`${table} ${id} ${status}`, async () =>
+        (await knex(table).where({ id }).first('status'))?.status === status ? true : undefined,
+      );
     const newCharge = async (api: TestApi): Promise<string> => {
-      const res = await api.request<{ charge: { id: string } }>('POST', '/v1/charges', { token: victim.token, body: { amount: 2_000, description: 'owner' } });
+      const res = await api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
+        token: victim.token,
+        body: { amount: 2_000, description: 'owner' },
+      });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       return res.body.charge.id;
     };
     const paidCharge = async (api: TestApi): Promise<string> => {
       const id = await newCharge(api);
-      assert.equal((await api.request('POST', `/v1/sandbox/charges/${id}/pay`, { token: victim.token, body: {} })).status, 202);
+      assert.equal(
+        (await api.request('POST', `/v1/sandbox/charges/${id}/pay`, { token: victim.token, body: {} })).status,
+        202,
+      );
       await statusOf('charges', id, 'PAID');
       return id;
     };
     const newWithdrawal = async (): Promise<string> => {
-      const res = await w.api.request<{ withdraw: { id: string } }>('POST', '/v1/merchants/me/withdrawals', { token: victim.token, body: { amount: 100, ...DEST } });
+      const res = await w.api.request<{ withdraw: { id: string } }>('POST', '/v1/merchants/me/withdrawals', {
+        token: victim.token,
+        body: { amount: 100, ...DEST },
+      });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       return res.body.withdraw.id;
     };
     const openInfraction = async (): Promise<string> => {
       const chargeId = await paidCharge(med.api);
-      const res = await med.api.request<{ infraction: { id: string } }>('POST', '/v1/sandbox/infractions', { token: victim.token, body: { chargeId } });
+      const res = await med.api.request<{ infraction: { id: string } }>('POST', '/v1/sandbox/infractions', {
+        token: victim.token,
+        body: { chargeId },
+      });
       assert.ok(res.status >= 200 && res.status < 300, JSON.stringify(res.body));
       return res.body.infraction.id;
     };
     const registeredKey = async (): Promise<string> => {
-      const res = await med.api.request<{ pixKey: { id: string } }>('POST', `/v1/admin/merchants/${victim.merchantId}/pix-keys`, {
-        token: admin,
-        body: { type: 'EMAIL', key: `owner-${newId('k')}@example.com`.toLowerCase() },
-      });
+      const res = await med.api.request<{ pixKey: { id: string } }>(
+        'POST',
+        `/v1/admin/merchants/${victim.merchantId}/pix-keys`,
+        {
+          token: admin,
+          body: { type: 'EMAIL', key: `owner-${newId('k')}@example.com`.toLowerCase() },
+        },
+      );
       assert.ok(res.status >= 200 && res.status < 300, JSON.stringify(res.body));
-      await until('the key registered at the acquirer', async () => ((await knex('pix_keys').where({ id: res.body.pixKey.id }).first('acquirer_key_id'))?.acquirer_key_id ? true : undefined));
+      await until('the key registered at the acquirer', async () =>
+        (await knex('pix_keys').where({ id: res.body.pixKey.id }).first('acquirer_key_id'))?.acquirer_key_id
+          ? true
+          : undefined,
+      );
       return res.body.pixKey.id;
     };
 
@@ -245,54 +320,160 @@ describe('security: object-level authorization on every :id route', function () 
     // they revoke the victim's tokens.
     const cases: Array<[string, () => Promise<Case>]> = [
       ['GET /v1/charges/:id', async () => ({ api: w.api, path: `/v1/charges/${ids.charge}` })],
-      ['POST /v1/charges/:id/cancel', async () => ({ api: w.api, path: `/v1/charges/${await newCharge(w.api)}/cancel` })],
-      ['POST /v1/charges/:id/refund', async () => ({ api: w.api, path: `/v1/charges/${await paidCharge(w.api)}/refund`, body: { amount: 100 } })],
-      ['POST /v1/sandbox/charges/:id/pay', async () => ({ api: w.api, path: `/v1/sandbox/charges/${await newCharge(w.api)}/pay`, body: {} })],
-      ['GET /v1/merchants/me/withdrawals/:id', async () => ({ api: w.api, path: `/v1/merchants/me/withdrawals/${ids.withdrawal}` })],
-      ['POST /v1/sandbox/withdrawals/:id/complete', async () => ({ api: w.api, path: `/v1/sandbox/withdrawals/${await newWithdrawal()}/complete`, body: {} })],
-      ['POST /v1/sandbox/withdrawals/:id/fail', async () => ({ api: w.api, path: `/v1/sandbox/withdrawals/${await newWithdrawal()}/fail`, body: {} })],
+      [
+        'POST /v1/charges/:id/cancel',
+        async () => ({ api: w.api, path: `/v1/charges/${await newCharge(w.api)}/cancel` }),
+      ],
+      [
+        'POST /v1/charges/:id/refund',
+        async () => ({ api: w.api, path: `/v1/charges/${await paidCharge(w.api)}/refund`, body: { amount: 100 } }),
+      ],
+      [
+        'POST /v1/sandbox/charges/:id/pay',
+        async () => ({ api: w.api, path: `/v1/sandbox/charges/${await newCharge(w.api)}/pay`, body: {} }),
+      ],
+      [
+        'GET /v1/merchants/me/withdrawals/:id',
+        async () => ({ api: w.api, path: `/v1/merchants/me/withdrawals/${ids.withdrawal}` }),
+      ],
+      [
+        'POST /v1/sandbox/withdrawals/:id/complete',
+        async () => ({ api: w.api, path: `/v1/sandbox/withdrawals/${await newWithdrawal()}/complete`, body: {} }),
+      ],
+      [
+        'POST /v1/sandbox/withdrawals/:id/fail',
+        async () => ({ api: w.api, path: `/v1/sandbox/withdrawals/${await newWithdrawal()}/fail`, body: {} }),
+      ],
       [
         'POST /v1/sandbox/withdrawals/:id/return',
         async () => {
           const id = await newWithdrawal();
-          assert.equal((await w.api.request('POST', `/v1/sandbox/withdrawals/${id}/complete`, { token: victim.token, body: {} })).status, 202);
+          assert.equal(
+            (await w.api.request('POST', `/v1/sandbox/withdrawals/${id}/complete`, { token: victim.token, body: {} }))
+              .status,
+            202,
+          );
           await statusOf('withdrawals', id, 'COMPLETED');
           return { api: w.api, path: `/v1/sandbox/withdrawals/${id}/return`, body: {} };
         },
       ],
-      ['POST /v1/sandbox/infractions/:id/accept', async () => ({ api: med.api, path: `/v1/sandbox/infractions/${await openInfraction()}/accept` })],
-      ['POST /v1/sandbox/infractions/:id/reject', async () => ({ api: med.api, path: `/v1/sandbox/infractions/${await openInfraction()}/reject` })],
-      ['POST /v1/sandbox/pix-keys/:id/activate', async () => ({ api: med.api, path: `/v1/sandbox/pix-keys/${await registeredKey()}/activate` })],
-      ['POST /v1/sandbox/pix-keys/:id/deactivate', async () => ({ api: med.api, path: `/v1/sandbox/pix-keys/${await registeredKey()}/deactivate` })],
-      ['PATCH /v1/webhooks/merchant/:id', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}`, body: { name: 'owned' } })],
-      ['GET /v1/webhooks/merchant/:id/deliveries', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/deliveries` })],
-      ['POST /v1/webhooks/merchant/:id/deliveries/:deliveryId/redeliver', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/deliveries/${ids.delivery}/redeliver` })],
-      ['POST /v1/webhooks/merchant/:id/rotate-secret', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/rotate-secret` })],
-      ['DELETE /v1/webhooks/merchant/:id', async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${(await wh.createWebhook(victim.token, { path: `/owner-${newId('p')}` })).id}` })],
-      ['DELETE /v1/api-keys/:id', async () => ({ api: w.api, path: `/v1/api-keys/${(await w.api.createApiKey(victim.token, 'owner key')).id}` })],
+      [
+        'POST /v1/sandbox/infractions/:id/accept',
+        async () => ({ api: med.api, path: `/v1/sandbox/infractions/${await openInfraction()}/accept` }),
+      ],
+      [
+        'POST /v1/sandbox/infractions/:id/reject',
+        async () => ({ api: med.api, path: `/v1/sandbox/infractions/${await openInfraction()}/reject` }),
+      ],
+      [
+        'POST /v1/sandbox/pix-keys/:id/activate',
+        async () => ({ api: med.api, path: `/v1/sandbox/pix-keys/${await registeredKey()}/activate` }),
+      ],
+      [
+        'POST /v1/sandbox/pix-keys/:id/deactivate',
+        async () => ({ api: med.api, path: `/v1/sandbox/pix-keys/${await registeredKey()}/deactivate` }),
+      ],
+      [
+        'PATCH /v1/webhooks/merchant/:id',
+        async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}`, body: { name: 'owned' } }),
+      ],
+      [
+        'GET /v1/webhooks/merchant/:id/deliveries',
+        async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/deliveries` }),
+      ],
+      [
+        'POST /v1/webhooks/merchant/:id/deliveries/:deliveryId/redeliver',
+        async () => ({
+          api: wh.api,
+          path: `/v1/webhooks/merchant/${ids.webhook}/deliveries/${ids.delivery}/redeliver`,
+        }),
+      ],
+      [
+        'POST /v1/webhooks/merchant/:id/rotate-secret',
+        async () => ({ api: wh.api, path: `/v1/webhooks/merchant/${ids.webhook}/rotate-secret` }),
+      ],
+      [
+        'DELETE /v1/webhooks/merchant/:id',
+        async () => ({
+          api: wh.api,
+          path: `/v1/webhooks/merchant/${(await wh.createWebhook(victim.token, { path: `/owner-${newId('p')}` })).id}`,
+        }),
+      ],
+      [
+        'DELETE /v1/api-keys/:id',
+        async () => ({ api: w.api, path: `/v1/api-keys/${(await w.api.createApiKey(victim.token, 'owner key')).id}` }),
+      ],
       ['GET /v1/admin/merchants/:id', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}` })],
-      ['PATCH /v1/admin/merchants/:id', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}`, body: { kycStatus: 'APPROVED' } })],
-      ['POST /v1/admin/merchants/:id/adjustments', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/adjustments`, body: { amount: 100, reason: 'owner' } })],
+      [
+        'PATCH /v1/admin/merchants/:id',
+        async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}`, body: { kycStatus: 'APPROVED' } }),
+      ],
+      [
+        'POST /v1/admin/merchants/:id/adjustments',
+        async () => ({
+          api: w.api,
+          path: `/v1/admin/merchants/${ids.merchant}/adjustments`,
+          body: { amount: 100, reason: 'owner' },
+        }),
+      ],
       [
         'POST /v1/admin/merchants/:id/pix-keys',
-        async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/pix-keys`, body: { type: 'EMAIL', key: `owner-${newId('k')}@example.com`.toLowerCase() } }),
+        async () => ({
+          api: w.api,
+          path: `/v1/admin/merchants/${ids.merchant}/pix-keys`,
+          body: { type: 'EMAIL', key: `owner-${newId('k')}@example.com`.toLowerCase() },
+        }),
       ],
-      ['PATCH /v1/admin/merchants/:id/pix-keys/:keyId', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/pix-keys/${ids.pixKey}`, body: { status: 'ACTIVE' } })],
-      ['GET /v1/admin/merchants/:id/users', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/users` })],
-      ['PATCH /v1/admin/users/:id', async () => ({ api: w.api, path: `/v1/admin/users/${ids.user}`, body: { status: 'ACTIVE' } })],
-      ['POST /v1/admin/users/:id/revoke-tokens', async () => ({ api: w.api, path: `/v1/admin/users/${ids.user}/revoke-tokens` })],
-      ['POST /v1/admin/merchants/:id/revoke-tokens', async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/revoke-tokens` })],
+      [
+        'PATCH /v1/admin/merchants/:id/pix-keys/:keyId',
+        async () => ({
+          api: w.api,
+          path: `/v1/admin/merchants/${ids.merchant}/pix-keys/${ids.pixKey}`,
+          body: { status: 'ACTIVE' },
+        }),
+      ],
+      [
+        'GET /v1/admin/merchants/:id/users',
+        async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/users` }),
+      ],
+      [
+        'PATCH /v1/admin/users/:id',
+        async () => ({ api: w.api, path: `/v1/admin/users/${ids.user}`, body: { status: 'ACTIVE' } }),
+      ],
+      [
+        'POST /v1/admin/users/:id/revoke-tokens',
+        async () => ({ api: w.api, path: `/v1/admin/users/${ids.user}/revoke-tokens` }),
+      ],
+      [
+        'POST /v1/admin/merchants/:id/revoke-tokens',
+        async () => ({ api: w.api, path: `/v1/admin/merchants/${ids.merchant}/revoke-tokens` }),
+      ],
     ];
-    assert.deepEqual(cases.map(([route]) => route).sort(), [...targets.keys()].sort(), 'a success case for every route checked above');
+    assert.deepEqual(
+      cases.map(([route]) => route).sort(),
+      [...targets.keys()].sort(),
+      'a success case for every route checked above',
+    );
     for (const [route, prepare] of cases) {
       const c = await prepare();
       const method = route.split(' ')[0] as string;
       const opts = c.body === undefined ? {} : { body: c.body };
       const refusedWith = targets.get(route)?.admin ? 403 : 404;
       const other = await c.api.request(method, c.path, { token: attacker.token, ...opts });
-      assert.equal(other.status, refusedWith, `${route} by the other merchant: ${other.status} ${JSON.stringify(other.body)}`);
-      const res = await c.api.request(method, c.path, { token: targets.get(route)?.admin ? admin : victim.token, ...opts });
-      assert.equal(res.status, documentedSuccess(route), `${route} by its owner: ${res.status} ${JSON.stringify(res.body)}`);
+      assert.equal(
+        other.status,
+        refusedWith,
+        `${route} by the other merchant: ${other.status} ${JSON.stringify(other.body)}`,
+      );
+      const res = await c.api.request(method, c.path, {
+        token: targets.get(route)?.admin ? admin : victim.token,
+        ...opts,
+      });
+      assert.equal(
+        res.status,
+        documentedSuccess(route),
+        `${route} by its owner: ${res.status} ${JSON.stringify(res.body)}`,
+      );
     }
   });
 });
@@ -301,7 +482,9 @@ describe('security: object-level authorization on every :id route', function () 
 function documentedSuccess(route: string): number {
   const [method, path] = route.split(' ') as [string, string];
   const endpoint = ENDPOINTS.find((e) => e.method === method.toLowerCase() && e.path === path);
-  const codes = Object.keys(endpoint?.responses ?? {}).map(Number).filter((n) => n >= 200 && n < 300);
+  const codes = Object.keys(endpoint?.responses ?? {})
+    .map(Number)
+    .filter((n) => n >= 200 && n < 300);
   if (codes.length === 0) throw new Error(`no documented success for ${route}`);
   return Math.min(...codes);
 }

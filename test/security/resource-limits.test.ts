@@ -59,7 +59,10 @@ describe('security: resource limits', function () {
       }
     }
     assert.deepEqual(statuses.slice(0, 5), [200, 200, 200, 200, 200]);
-    assert.ok(statuses.slice(5).every((s) => s === 429), statuses.join(','));
+    assert.ok(
+      statuses.slice(5).every((s) => s === 429),
+      statuses.join(','),
+    );
     assert.match(retryAfter ?? '', /^[1-9]\d*$/);
   });
 
@@ -67,7 +70,9 @@ describe('security: resource limits', function () {
     const m = await api.createMerchant({});
     // A merchant with its own credential budget: the burst above is per credential.
     const results = await Promise.all(
-      Array.from({ length: 4 }, (_, i) => api.request('POST', '/v1/api-keys', { token: m.token, body: { name: `k${i}` } })),
+      Array.from({ length: 4 }, (_, i) =>
+        api.request('POST', '/v1/api-keys', { token: m.token, body: { name: `k${i}` } }),
+      ),
     );
     const created = results.filter((r) => r.status === 201).length;
     assert.equal(created, 3, results.map((r) => r.status).join(','));
@@ -85,7 +90,10 @@ describe('security: resource limits', function () {
       ),
     );
     assert.equal(results.filter((r) => r.status === 201).length, limit);
-    assert.ok(results.every((r) => r.status === 201 || r.status === 400), results.map((r) => r.status).join(','));
+    assert.ok(
+      results.every((r) => r.status === 201 || r.status === 400),
+      results.map((r) => r.status).join(','),
+    );
     assert.equal((await wh.knex('webhooks').where({ merchant_id: m.merchantId })).length, limit);
   });
 });

@@ -42,8 +42,19 @@ describe('security: secrets in logs, responses and the database', function () {
       deps: {
         logger,
         routes: [
-          chargeRoutes(createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 0 }, logger, acquirer: c.acquirer, workflows: c.workflows })),
-          acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: createAcquirerCallbacks({ knex, workflows: c.workflows, logger, acquirer: c.acquirer }) }),
+          chargeRoutes(
+            createChargesService({
+              knex,
+              config: { CHARGE_LIST_CACHE_MS: 0 },
+              logger,
+              acquirer: c.acquirer,
+              workflows: c.workflows,
+            }),
+          ),
+          acquirerCallbackRoutes({
+            secret: CALLBACK_SECRET,
+            callbacks: createAcquirerCallbacks({ knex, workflows: c.workflows, logger, acquirer: c.acquirer }),
+          }),
           webhookRoutes(createWebhooksService({ knex, config: WEBHOOKS_TEST_CONFIG })),
         ],
       },
@@ -60,7 +71,9 @@ describe('security: secrets in logs, responses and the database', function () {
     secrets.merchantPassword = password;
     secrets.merchantJwt = m.token;
     secrets.adminJwt = await api.adminToken();
-    const wrong = await api.request('POST', '/v1/auth/login', { body: { email: m.email, password: 'a-wrong-password-42' } });
+    const wrong = await api.request('POST', '/v1/auth/login', {
+      body: { email: m.email, password: 'a-wrong-password-42' },
+    });
     assert.equal(wrong.status, 401);
     secrets.wrongPassword = 'a-wrong-password-42';
     const key = await api.createApiKey(m.token);
@@ -73,16 +86,26 @@ describe('security: secrets in logs, responses and the database', function () {
     });
     assert.equal(hook.status, 201);
     secrets.webhookSecret = hook.body.webhook.secret;
-    const rotated = await api.request<{ webhook: { secret: string } }>('POST', `/v1/webhooks/merchant/${hook.body.webhook.id}/rotate-secret`, {
-      token: m.token,
-    });
+    const rotated = await api.request<{ webhook: { secret: string } }>(
+      'POST',
+      `/v1/webhooks/merchant/${hook.body.webhook.id}/rotate-secret`,
+      {
+        token: m.token,
+      },
+    );
     assert.equal(rotated.status, 200);
     secrets.rotatedWebhookSecret = rotated.body.webhook.secret;
-    const body = JSON.stringify({ pix: [{ endToEndId: `E${Date.now()}${'7'.repeat(18)}`, valor: '1.00', horario: new Date().toISOString() }] });
+    const body = JSON.stringify({
+      pix: [{ endToEndId: `E${Date.now()}${'7'.repeat(18)}`, valor: '1.00', horario: new Date().toISOString() }],
+    });
     const signature = signCallback(CALLBACK_SECRET, body);
     secrets.callbackSignature = signature;
     for (const sig of [signature, signature.replace(/.$/, (c) => (c === '0' ? '1' : '0'))]) {
-      await fetch(`${api.baseUrl}/v1/acquirer/pix`, { method: 'POST', headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: sig }, body });
+      await fetch(`${api.baseUrl}/v1/acquirer/pix`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: sig },
+        body,
+      });
     }
     await api.request('POST', '/v1/auth/login', { rawBody: `{"email":"${m.email}","password":"${password}"` });
     await api.request('POST', '/v1/charges', { token: key.value, body: { amount: 'x', description: password } });
@@ -100,8 +123,12 @@ describe('security: secrets in logs, responses and the database', function () {
   });
 
   it('lists mask API keys and webhook secrets', async () => {
-    const keys = await api.request<{ apiKeys: Array<{ value: string }> }>('GET', '/v1/api-keys', { token: secrets.merchantJwt });
-    const hooks = await api.request<{ webhooks: unknown[] }>('GET', '/v1/webhooks/merchant', { token: secrets.merchantJwt });
+    const keys = await api.request<{ apiKeys: Array<{ value: string }> }>('GET', '/v1/api-keys', {
+      token: secrets.merchantJwt,
+    });
+    const hooks = await api.request<{ webhooks: unknown[] }>('GET', '/v1/webhooks/merchant', {
+      token: secrets.merchantJwt,
+    });
     const text = JSON.stringify(keys.body) + JSON.stringify(hooks.body);
     assert.equal(keys.body.apiKeys.length, 1);
     assert.match(keys.body.apiKeys[0]!.value, /\*{4}/);
@@ -132,7 +159,11 @@ describe('security: secrets in logs, responses and the database', function () {
       const text = JSON.stringify(res.body);
       assert.ok(res.status >= 400 && res.status < 500, `${method} ${path}: ${res.status} ${text}`);
       assert.deepEqual(Object.keys(res.body), ['message'], `${method} ${path}: ${text}`);
-      assert.doesNotMatch(text, /\bat .+:\d+:\d+|node_modules|stack|select |insert |update |relation "|syntax error|knex|pg-protocol|violates/i, `${method} ${path}: ${text}`);
+      assert.doesNotMatch(
+        text,
+        /\bat .+:\d+:\d+|node_modules|stack|select |insert |update |relation "|syntax error|knex|pg-protocol|violates/i,
+        `${method} ${path}: ${text}`,
+      );
     }
   });
 
@@ -143,15 +174,26 @@ describe('security: secrets in logs, responses and the database', function () {
     for (const table of tables) {
       for (const what of needles) {
         const value = secrets[what]!;
-        const [row] = (await api.knex.raw(`select count(*)::int as n from ?? t where strpos(row_to_json(t)::text, ?) > 0`, [table, value]))
-          .rows as Array<{ n: number }>;
+        const [row] = (
+          await api.knex.raw(`select count(*)::int as n from ?? t where strpos(row_to_json(t)::text, ?) > 0`, [
+            table,
+            value,
+          ])
+        ).rows as Array<{ n: number }>;
         assert.equal(row?.n, 0, `${table} holds the ${what} in clear`);
       }
     }
     // What is stored instead: an argon2 hash of the password and a keyed hash of the API key.
-    const user = (await api.knex('users').whereRaw('lower(email) = lower(?)', [(await api.request<LoginBody>('POST', '/v1/auth/login', {
-      body: { email: TEST_ADMIN.email, password: TEST_ADMIN.password },
-    })).body.user.email]).first('password_hash')) as { password_hash: string };
+    const user = (await api
+      .knex('users')
+      .whereRaw('lower(email) = lower(?)', [
+        (
+          await api.request<LoginBody>('POST', '/v1/auth/login', {
+            body: { email: TEST_ADMIN.email, password: TEST_ADMIN.password },
+          })
+        ).body.user.email,
+      ])
+      .first('password_hash')) as { password_hash: string };
     assert.match(user.password_hash, /^\$argon2id\$/);
   });
 });

@@ -23,7 +23,11 @@ describe('security: SSRF on webhook URLs (production rule)', function () {
       deps: {
         routes: [
           webhookRoutes(
-            createWebhooksService({ knex: s.knex, config: { ...WEBHOOKS_TEST_CONFIG, isProduction: true }, resolve: s.resolve }),
+            createWebhooksService({
+              knex: s.knex,
+              config: { ...WEBHOOKS_TEST_CONFIG, isProduction: true },
+              resolve: s.resolve,
+            }),
           ),
         ],
       },
@@ -31,7 +35,8 @@ describe('security: SSRF on webhook URLs (production rule)', function () {
   });
   after(() => production.close());
 
-  const create = (token: string, url: string) => production.request<Record<string, unknown>>('POST', '/v1/webhooks/merchant', { token, body: { url } });
+  const create = (token: string, url: string) =>
+    production.request<Record<string, unknown>>('POST', '/v1/webhooks/merchant', { token, body: { url } });
 
   it('refuses http, private, loopback, link-local, metadata, mapped and oddly spelled addresses with 400, storing nothing', async () => {
     const m = await production.createMerchant();
@@ -96,10 +101,17 @@ describe('security: SSRF on webhook URLs (production rule)', function () {
     const hook = res.body.webhook as { id: string };
     s.withDeliverySettings(hook.id, { requirePublicHttps: true });
     s.fakeDns.set(host, ['169.254.169.254']);
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'FAILED');
-    const logs = (await s.knex('webhook_delivery_logs').where({ delivery_id: delivery.id })) as Array<{ status_code: number | null; error: string }>;
+    const logs = (await s.knex('webhook_delivery_logs').where({ delivery_id: delivery.id })) as Array<{
+      status_code: number | null;
+      error: string;
+    }>;
     assert.ok(logs.length > 0);
     for (const l of logs) {
       assert.equal(l.status_code, null);

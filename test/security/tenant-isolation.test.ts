@@ -27,9 +27,17 @@ describe('security: tenant isolation beyond path ids', function () {
       ['/v1/charges', { amount: 777, description: 'A' }, { amount: 888, description: 'B' }, 'charge'],
       ['/v1/merchants/me/withdrawals', { amount: 500, ...DEST }, { amount: 600, ...DEST }, 'withdraw'],
     ] as const) {
-      const first = await s.api.request<Record<string, { id: string }>>('POST', path, { token: a.token, headers: { 'x-idempotency-key': key }, body: bodyA });
+      const first = await s.api.request<Record<string, { id: string }>>('POST', path, {
+        token: a.token,
+        headers: { 'x-idempotency-key': key },
+        body: bodyA,
+      });
       assert.equal(first.status, 201, JSON.stringify(first.body));
-      const second = await s.api.request<Record<string, unknown>>('POST', path, { token: b.token, headers: { 'x-idempotency-key': key }, body: bodyB });
+      const second = await s.api.request<Record<string, unknown>>('POST', path, {
+        token: b.token,
+        headers: { 'x-idempotency-key': key },
+        body: bodyB,
+      });
       assert.equal(second.status, 201, JSON.stringify(second.body));
       const created = second.body[field] as { id: string; amount: number };
       assert.notEqual(created.id, first.body[field]?.id);
@@ -38,10 +46,14 @@ describe('security: tenant isolation beyond path ids', function () {
     }
   });
 
-  it('a list filter naming another merchant is ignored: the list is the caller\'s', async () => {
-    const res = await s.api.request<{ charges: Array<{ id: string }> }>('GET', `/v1/charges?merchantId=${a.merchantId}&merchant_id=${a.merchantId}`, {
-      token: b.token,
-    });
+  it("a list filter naming another merchant is ignored: the list is the caller's", async () => {
+    const res = await s.api.request<{ charges: Array<{ id: string }> }>(
+      'GET',
+      `/v1/charges?merchantId=${a.merchantId}&merchant_id=${a.merchantId}`,
+      {
+        token: b.token,
+      },
+    );
     assert.equal(res.status, 200);
     const ids = res.body.charges.map((c) => c.id);
     const owned = (await s.api.knex('charges').where({ merchant_id: b.merchantId }).pluck('id')) as string[];
@@ -52,7 +64,11 @@ describe('security: tenant isolation beyond path ids', function () {
     const wh = await webhookStack();
     const mine = await wh.createWebhook(a.token, { path: `/iso-a-${a.merchantId}` });
     const theirs = await wh.createWebhook(b.token, { path: `/iso-b-${b.merchantId}` });
-    const eventId = await wh.publish(a.merchantId, 'withdraw.failed', SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>);
+    const eventId = await wh.publish(
+      a.merchantId,
+      'withdraw.failed',
+      SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
+    );
     const delivery = await wh.startedDelivery(eventId, mine.id);
     assert.equal((await wh.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     assert.equal((await wh.knex('webhook_deliveries').where({ event_id: eventId, webhook_id: theirs.id })).length, 0);

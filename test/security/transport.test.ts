@@ -22,13 +22,19 @@ describe('security: paths and encodings', function () {
   });
 
   const send = async (path: string, body: string | Buffer, headers: Record<string, string>) => {
-    const res = await fetch(s.api.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const res = await fetch(s.api.baseUrl + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
   it('a callback path in another letter case is the callback route: signature checked, never a 500', async () => {
     const e2e = `E${Date.now()}`.padEnd(32, '3');
-    const body = JSON.stringify({ pix: [{ endToEndId: e2e, txid: 'caseprobe'.padEnd(30, '0'), valor: '1.00', horario: new Date().toISOString() }] });
+    const body = JSON.stringify({
+      pix: [{ endToEndId: e2e, txid: 'caseprobe'.padEnd(30, '0'), valor: '1.00', horario: new Date().toISOString() }],
+    });
     for (const path of ['/V1/ACQUIRER/pix', '/v1/Acquirer/Pix']) {
       const unsigned = await send(path, body, {});
       assert.equal(unsigned.status, 401, `${path}: ${JSON.stringify(unsigned.body)}`);

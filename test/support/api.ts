@@ -108,7 +108,9 @@ export interface TestApi {
   /** Logs in as the bootstrap ADMIN and returns the JWT. */
   adminToken(): Promise<string>;
   /** Admin-creates a merchant with its USER and returns the user's JWT. */
-  createMerchant(input?: Partial<{ name: string; email: string; password: string; feeBps: number }>): Promise<MerchantFixture>;
+  createMerchant(
+    input?: Partial<{ name: string; email: string; password: string; feeBps: number }>,
+  ): Promise<MerchantFixture>;
   /** Creates an API key with a merchant user's JWT; returns id and the one-time value. */
   createApiKey(token: string, name?: string): Promise<{ id: string; value: string }>;
   /** Approves KYC, configures the acquirer account and adds an ACTIVE PIX key (charge prerequisites). */
@@ -134,7 +136,9 @@ export function randomCpf(): string {
 
 export const uniqueEmail = (label = 'user'): string => `${label}-${crypto.randomBytes(6).toString('hex')}@pixflow.test`;
 
-export async function startApi(overrides: { config?: Partial<AppConfig>; deps?: Partial<AppDeps> } = {}): Promise<TestApi> {
+export async function startApi(
+  overrides: { config?: Partial<AppConfig>; deps?: Partial<AppDeps> } = {},
+): Promise<TestApi> {
   const { knex } = await getTestDb();
   const config: AppConfig = { ...TEST_CONFIG, ...overrides.config };
   await ensureAdmin(knex, { ADMIN_EMAIL: TEST_ADMIN.email, ADMIN_PASSWORD: TEST_ADMIN.password });
@@ -142,7 +146,9 @@ export async function startApi(overrides: { config?: Partial<AppConfig>; deps?: 
   const app = createApp({
     config,
     knex,
-    logger: createLogger({ level: process.env.TEST_LOG_LEVEL === undefined ? 'silent' : (process.env.TEST_LOG_LEVEL as 'info') }),
+    logger: createLogger({
+      level: process.env.TEST_LOG_LEVEL === undefined ? 'silent' : (process.env.TEST_LOG_LEVEL as 'info'),
+    }),
     checks: { temporal: async () => undefined },
     ...overrides.deps,
   });
@@ -160,7 +166,11 @@ export async function startApi(overrides: { config?: Partial<AppConfig>; deps?: 
   };
   onRunEnd(close);
 
-  async function request<T = ErrorBody>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async function request<T = ErrorBody>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     let body: string | undefined;
@@ -185,15 +195,24 @@ export async function startApi(overrides: { config?: Partial<AppConfig>; deps?: 
     return cachedAdminToken;
   }
 
-  async function createMerchant(input: Partial<{ name: string; email: string; password: string; feeBps: number }> = {}): Promise<MerchantFixture> {
+  async function createMerchant(
+    input: Partial<{ name: string; email: string; password: string; feeBps: number }> = {},
+  ): Promise<MerchantFixture> {
     const email = input.email ?? uniqueEmail('merchant');
     const password = input.password ?? 'merchant-password-1';
     const document = randomCpf();
     const created = await request<CreatedMerchantBody>('POST', '/v1/admin/merchants', {
       token: await adminToken(),
-      body: { name: input.name ?? 'Loja Teste', document, email, password, ...(input.feeBps === undefined ? {} : { feeBps: input.feeBps }) },
+      body: {
+        name: input.name ?? 'Loja Teste',
+        document,
+        email,
+        password,
+        ...(input.feeBps === undefined ? {} : { feeBps: input.feeBps }),
+      },
     });
-    if (created.status !== 201) throw new Error(`create merchant failed: ${created.status} ${JSON.stringify(created.body)}`);
+    if (created.status !== 201)
+      throw new Error(`create merchant failed: ${created.status} ${JSON.stringify(created.body)}`);
     const login = await request<LoginBody>('POST', '/v1/auth/login', { body: { email, password } });
     if (login.status !== 200) throw new Error(`merchant login failed: ${login.status}`);
     return {

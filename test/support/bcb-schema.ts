@@ -75,5 +75,6 @@ export function itConformsToTheBcbDocument(): void {
   before(() => {
     atStart = bcbChecksRun;
   });
-  describe('BCB API Pix conformance', () => it(title, () => assert.ok(bcbChecksRun > atStart, 'no body was validated')));
+  describe('BCB API Pix conformance', () =>
+    it(title, () => assert.ok(bcbChecksRun > atStart, 'no body was validated')));
 }

@@ -48,7 +48,11 @@ async function open(): Promise<TestDb> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-test-pg-'));
     // As root the server runs as the `postgres` OS user, which must reach the folder.
     fs.chmodSync(dir, 0o755);
-    const embedded = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), persistent: false, database: 'pixflow_test' });
+    const embedded = await startEmbeddedPostgres({
+      dataDir: path.join(dir, 'data'),
+      persistent: false,
+      database: 'pixflow_test',
+    });
     url = embedded.url;
     onRunEnd(async () => {
       await embedded.stop();
@@ -63,7 +67,10 @@ async function open(): Promise<TestDb> {
 }
 
 export type MerchantFixtureInput = Partial<
-  Pick<Merchant, 'name' | 'email' | 'status' | 'kycStatus' | 'acquirerAccountId' | 'feeBps' | 'feeFixed' | 'settlementDelaySeconds'>
+  Pick<
+    Merchant,
+    'name' | 'email' | 'status' | 'kycStatus' | 'acquirerAccountId' | 'feeBps' | 'feeFixed' | 'settlementDelaySeconds'
+  >
 > & {
   /**
    * The test writes this merchant's ledger or business rows around the services on purpose (to

@@ -13,7 +13,9 @@ export type Artefact = { path: string; reason?: undefined } | { path?: undefined
 export function bcbPixOpenApi(): Artefact {
   const configured = process.env.BCB_PIX_OPENAPI;
   if (configured) {
-    return fs.existsSync(configured) ? { path: configured } : { reason: `BCB_PIX_OPENAPI=${configured} does not exist` };
+    return fs.existsSync(configured)
+      ? { path: configured }
+      : { reason: `BCB_PIX_OPENAPI=${configured} does not exist` };
   }
   const beside = path.resolve(__dirname, '../../../shared/bcb-pix-api-openapi.yaml');
   if (fs.existsSync(beside)) return { path: beside };
@@ -23,14 +25,17 @@ export function bcbPixOpenApi(): Artefact {
 /** A Chromium for playwright-core: CHROMIUM_PATH, else `chromium` or `chromium-browser` on PATH. */
 export function chromiumBrowser(): Artefact {
   const configured = process.env.CHROMIUM_PATH;
-  if (configured) return isExecutable(configured) ? { path: configured } : { reason: `CHROMIUM_PATH=${configured} is not an executable` };
+  if (configured)
+    return isExecutable(configured)
+      ? { path: configured }
+      : { reason: `CHROMIUM_PATH=${configured} is not an executable` };
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     for (const name of ['chromium', 'chromium-browser']) {
       const candidate = path.join(dir, name);
       if (dir && isExecutable(candidate)) return { path: candidate };
     }
   }
-  return { reason: 'no Chromium: put chromium on PATH or set CHROMIUM_PATH (npm run setup:browser installs Debian\'s)' };
+  return { reason: "no Chromium: put chromium on PATH or set CHROMIUM_PATH (npm run setup:browser installs Debian's)" };
 }
 
 function isExecutable(file: string): boolean {
@@ -43,4 +48,5 @@ function isExecutable(file: string): boolean {
 }
 
 /** The title of a test that needs `artefact`: its own when present, with the reason it is pending when not. */
-export const needing = (artefact: Artefact, title: string): string => (artefact.path ? title : `${title} — pending: ${artefact.reason}`);
+export const needing = (artefact: Artefact, title: string): string =>
+  artefact.path ? title : `${title} — pending: ${artefact.reason}`;

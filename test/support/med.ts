@@ -97,7 +97,11 @@ async function build(opts: { autoComplete: boolean }): Promise<MedStack> {
   const infractions = infractionWorkflowClient(env.client, taskQueue);
   const pixKeys = pixKeyWorkflowClient(env.client, taskQueue);
   const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 0 }, logger, acquirer, workflows });
-  const withdrawals = createWithdrawalsService({ knex, logger, workflows: withdrawalWorkflowClient(env.client, taskQueue) });
+  const withdrawals = createWithdrawalsService({
+    knex,
+    logger,
+    workflows: withdrawalWorkflowClient(env.client, taskQueue),
+  });
   const callbacks = createAcquirerCallbacks({
     knex,
     workflows,
@@ -187,10 +191,13 @@ export function medFlows(stack: () => MedStack) {
   }
 
   const untilBalance = (m: MerchantFixture, want: Balance, what: string) =>
-    eventually(async () => {
-      const b = await balance(m);
-      return JSON.stringify(b) === JSON.stringify(want) ? b : undefined;
-    }, `${what}: ${JSON.stringify(want)}`);
+    eventually(
+      async () => {
+        const b = await balance(m);
+        return JSON.stringify(b) === JSON.stringify(want) ? b : undefined;
+      },
+      `${what}: ${JSON.stringify(want)}`,
+    );
 
   const infractionRow = (id: string) => knex()('infractions').where({ id }).first();
   const untilInfraction = (id: string, status: string) =>
@@ -199,7 +206,11 @@ export function medFlows(stack: () => MedStack) {
       return r?.status === status ? r : undefined;
     }, `infraction ${id} to be ${status}`);
 
-  async function raise(m: MerchantFixture, chargeId: string, reason = 'Golpe do falso vendedor'): Promise<InfractionBody> {
+  async function raise(
+    m: MerchantFixture,
+    chargeId: string,
+    reason = 'Golpe do falso vendedor',
+  ): Promise<InfractionBody> {
     const res = await stack().api.request<{ infraction: InfractionBody }>('POST', '/v1/sandbox/infractions', {
       token: m.token,
       body: { chargeId, reason },
@@ -208,5 +219,14 @@ export function medFlows(stack: () => MedStack) {
     return res.body.infraction;
   }
 
-  return { knex, paidCharge, balance, untilBalance, infractionRow, untilInfraction, raise, readyMerchant: (o?: { feeBps?: number }) => readyMerchant(stack().api, o) };
+  return {
+    knex,
+    paidCharge,
+    balance,
+    untilBalance,
+    infractionRow,
+    untilInfraction,
+    raise,
+    readyMerchant: (o?: { feeBps?: number }) => readyMerchant(stack().api, o),
+  };
 }

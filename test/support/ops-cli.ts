@@ -18,22 +18,30 @@ export function runOps(databaseUrl: string, ...args: string[]): Promise<CliResul
 }
 
 /** `runOps` with more environment, e.g. the TEMPORAL_ADDRESS of the run's test server. */
-export async function runOpsWithEnv(databaseUrl: string, extraEnv: Record<string, string>, ...args: string[]): Promise<CliResult> {
+export async function runOpsWithEnv(
+  databaseUrl: string,
+  extraEnv: Record<string, string>,
+  ...args: string[]
+): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'warn',
-        ADMIN_EMAIL: '',
-        ADMIN_PASSWORD: '',
-        // Generated development secrets go to a scratch directory, not the checkout's .data/.
-        DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
-        ...extraEnv,
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          DATABASE_URL: databaseUrl,
+          NODE_ENV: 'test',
+          LOG_LEVEL: 'warn',
+          ADMIN_EMAIL: '',
+          ADMIN_PASSWORD: '',
+          // Generated development secrets go to a scratch directory, not the checkout's .data/.
+          DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
+          ...extraEnv,
+        },
       },
-    });
+    );
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

@@ -12,7 +12,9 @@ export const mochaHooks = {
       // books a test wrote by hand on purpose are left out.
       const db = openedTestDb();
       if (db) {
-        const report = await checkLedgerInvariant((await db).knex, { excludeMerchantIds: [...merchantsWithHandMadeBooks] });
+        const report = await checkLedgerInvariant((await db).knex, {
+          excludeMerchantIds: [...merchantsWithHandMadeBooks],
+        });
         if (!report.ok) {
           throw new Error(
             'ledger invariant violated after the run (a test that writes ledger rows by hand on purpose marks its merchant with ' +

@@ -128,7 +128,11 @@ function sharedWorker(names: string[]): Promise<SharedWorker> {
  * Runs `fn` with a worker of the run's one workflow bundle whose activities, for the workflow id
  * `ctx.workflowId`, are these stubs. The workflow is terminated if `fn` leaves it running.
  */
-export async function withStubWorker<R>(activities: object, fn: (ctx: StubContext) => Promise<R>, workflowId = uniqueWorkflowId('stubbed')): Promise<R> {
+export async function withStubWorker<R>(
+  activities: object,
+  fn: (ctx: StubContext) => Promise<R>,
+  workflowId = uniqueWorkflowId('stubbed'),
+): Promise<R> {
   const shared = await sharedWorker(Object.keys(activities));
   shared.routes.set(workflowId, activities as Record<string, (...args: unknown[]) => unknown>);
   try {
@@ -183,7 +187,11 @@ export function retryPolicies(history: History): Map<string, temporal.api.common
 
 /** Replays a recorded history on a fresh replay worker of the same bundle: throws on any non-determinism. */
 export async function replay(history: History, workflowId: string): Promise<void> {
-  await Worker.runReplayHistory({ workflowBundle: await workflowBundle(require.resolve('../../workflows')) }, history, workflowId);
+  await Worker.runReplayHistory(
+    { workflowBundle: await workflowBundle(require.resolve('../../workflows')) },
+    history,
+    workflowId,
+  );
 }
 
 /** Activity timeouts as scheduled, in ms, by activity type. */
@@ -192,7 +200,11 @@ export function activityTimeouts(history: History): Map<string, { startToClose: 
   const out = new Map<string, { startToClose: number; scheduleToClose: number }>();
   for (const e of history.events ?? []) {
     const a = e.activityTaskScheduledEventAttributes;
-    if (a?.activityType?.name) out.set(a.activityType.name, { startToClose: ms(a.startToCloseTimeout), scheduleToClose: ms(a.scheduleToCloseTimeout) });
+    if (a?.activityType?.name)
+      out.set(a.activityType.name, {
+        startToClose: ms(a.startToCloseTimeout),
+        scheduleToClose: ms(a.scheduleToCloseTimeout),
+      });
   }
   return out;
 }

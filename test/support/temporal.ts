@@ -106,7 +106,9 @@ export interface WithWorkerOptions {
    */
   cleanup?: boolean;
   /** Anything else for Worker.create (connection, namespace, bundle and queue are set here). */
-  workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'activities'>>;
+  workerOptions?: Partial<
+    Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'workflowBundle' | 'workflowsPath' | 'activities'>
+  >;
 }
 
 export interface WorkerContext {
@@ -143,7 +145,9 @@ export async function withWorker<T>(opts: WithWorkerOptions, fn: (ctx: WorkerCon
  */
 export async function terminateRunning(client: Client, taskQueue: string): Promise<void> {
   try {
-    for await (const wf of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) {
+    for await (const wf of client.workflow.list({
+      query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
+    })) {
       await client.workflow
         .getHandle(wf.workflowId, wf.runId)
         .terminate('left running at the end of a test')

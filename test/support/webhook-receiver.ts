@@ -58,7 +58,8 @@ export async function startReceiver(): Promise<Receiver> {
       const raw = Buffer.concat(chunks);
       const secret = secrets.get(path);
       const signature = req.headers['x-webhook-signature'];
-      const signatureValid = secret !== undefined && typeof signature === 'string' && receiverVerifiesSignature(secret, raw, signature);
+      const signatureValid =
+        secret !== undefined && typeof signature === 'string' && receiverVerifiesSignature(secret, raw, signature);
       const script = scripts.get(path);
       const behaviour: Behaviour = script?.queue.shift() ?? script?.then ?? { status: 200 };
       const status = signatureValid ? behaviour.status : 401;
@@ -108,10 +109,14 @@ export async function startReceiver(): Promise<Receiver> {
     script: (path, behaviours, then = { status: 200 }) => void scripts.set(path, { queue: [...behaviours], then }),
     requests: (path) => [...(received.get(path) ?? [])],
     waitFor: (path, count, timeoutMs = 20_000) =>
-      eventually(async () => {
-        const list = received.get(path) ?? [];
-        return list.length >= count ? [...list] : undefined;
-      }, `${count} request(s) on ${path}`, timeoutMs),
+      eventually(
+        async () => {
+          const list = received.get(path) ?? [];
+          return list.length >= count ? [...list] : undefined;
+        },
+        `${count} request(s) on ${path}`,
+        timeoutMs,
+      ),
     close,
   };
 }

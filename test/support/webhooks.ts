@@ -69,7 +69,10 @@ export interface WebhookStack {
   resolve: HostResolver;
   withDeliverySettings(webhookId: string, settings: Partial<WebhookDeliverySettings>): void;
   /** Registers a webhook through the API and tells the receiver its secret. */
-  createWebhook(token: string, body: { path: string; events?: string[]; name?: string | null }): Promise<CreatedWebhook>;
+  createWebhook(
+    token: string,
+    body: { path: string; events?: string[]; name?: string | null },
+  ): Promise<CreatedWebhook>;
   /** The delivery of `eventId` to `webhookId`, once its workflow has been started. */
   startedDelivery(eventId: string, webhookId: string): Promise<{ id: string }>;
   /** Waits for the delivery's workflow to end (time skipping jumps its timers). */
@@ -108,7 +111,8 @@ async function build(): Promise<WebhookStack> {
   // The activity as the worker registers it, except that a webhook may be routed through other settings.
   const activities = createWebhookActivities({
     attempt: async (deliveryId, attempt) => {
-      const row = (await knex('webhook_deliveries').where({ id: deliveryId }).first('webhook_id')) as { webhook_id: string } | undefined;
+      const row = (await knex('webhook_deliveries').where({ id: deliveryId }).first('webhook_id')) as
+        { webhook_id: string } | undefined;
       const delivery = (row && special.get(row.webhook_id)) ?? standard;
       return delivery.attempt(deliveryId, attempt);
     },
@@ -133,7 +137,10 @@ async function build(): Promise<WebhookStack> {
     await running;
   });
 
-  async function createWebhook(token: string, body: { path: string; events?: string[]; name?: string | null }): Promise<CreatedWebhook> {
+  async function createWebhook(
+    token: string,
+    body: { path: string; events?: string[]; name?: string | null },
+  ): Promise<CreatedWebhook> {
     const res = await api.request<{ webhook: CreatedWebhook }>('POST', '/v1/webhooks/merchant', {
       token,
       body: { url: receiver.url(body.path), events: body.events, name: body.name },
@@ -168,7 +175,8 @@ async function build(): Promise<WebhookStack> {
       void special.set(webhookId, createWebhookDelivery({ knex, logger, settings: { ...baseSettings, ...settings } })),
     createWebhook,
     startedDelivery,
-    deliveryResult: (deliveryId) => env.client.workflow.getHandle(webhookDeliveryWorkflowId(deliveryId)).result() as Promise<WebhookDeliveryResult>,
+    deliveryResult: (deliveryId) =>
+      env.client.workflow.getHandle(webhookDeliveryWorkflowId(deliveryId)).result() as Promise<WebhookDeliveryResult>,
     publish: async (merchantId, type, data) =>
       (await recordEvent(knex, { merchantId, type, data, reference: `test:${type}:${newId('ref')}` })).id,
   };
@@ -189,12 +197,38 @@ export const EVENT_DATA_CONTRACT: Record<string, Record<string, 'string' | 'numb
     reason: 'string',
     end2endId: 'string',
   },
-  'withdraw.completed': { withdrawId: 'string', amount: 'number', status: 'string', transferId: 'string', completedAt: 'string' },
+  'withdraw.completed': {
+    withdrawId: 'string',
+    amount: 'number',
+    status: 'string',
+    transferId: 'string',
+    completedAt: 'string',
+  },
   'withdraw.failed': { withdrawId: 'string', amount: 'number', status: 'string', reason: 'string' },
-  'withdraw.refunded': { withdrawId: 'string', amount: 'number', status: 'string', reason: 'string', refundedAt: 'string' },
+  'withdraw.refunded': {
+    withdrawId: 'string',
+    amount: 'number',
+    status: 'string',
+    reason: 'string',
+    refundedAt: 'string',
+  },
   'pixkey.updated': { keyId: 'string', key: 'string', type: 'string', status: 'string' },
-  'infraction.received': { infractionId: 'string', chargeId: 'string', endToEndId: 'string', amount: 'number', reason: 'string', status: 'string' },
-  'infraction.updated': { infractionId: 'string', chargeId: 'string', endToEndId: 'string', amount: 'number', reason: 'string', status: 'string' },
+  'infraction.received': {
+    infractionId: 'string',
+    chargeId: 'string',
+    endToEndId: 'string',
+    amount: 'number',
+    reason: 'string',
+    status: 'string',
+  },
+  'infraction.updated': {
+    infractionId: 'string',
+    chargeId: 'string',
+    endToEndId: 'string',
+    amount: 'number',
+    reason: 'string',
+    status: 'string',
+  },
   'infraction.refund_completed': {
     infractionId: 'string',
     chargeId: 'string',
@@ -225,14 +259,54 @@ export function assertEventData(type: string, data: Record<string, unknown>): vo
 
 /** Sample data that meets the contract, for events recorded by hand. */
 export const SAMPLE_EVENT_DATA: Record<string, Record<string, unknown>> = {
-  'charge.paid': { chargeId: 'ch_x', txid: 'tx', amount: 100, paidAt: new Date().toISOString(), payer: { name: 'A', document: '12345678909' } },
-  'charge.refunded': { refundId: 'rf_x', txid: 'tx', chargeId: 'ch_x', amount: '1.00', status: 'closed', reason: 'r', end2endId: 'E1' },
-  'withdraw.completed': { withdrawId: 'wd_x', amount: 1000, status: 'COMPLETED', transferId: 'tr', completedAt: new Date().toISOString() },
+  'charge.paid': {
+    chargeId: 'ch_x',
+    txid: 'tx',
+    amount: 100,
+    paidAt: new Date().toISOString(),
+    payer: { name: 'A', document: '12345678909' },
+  },
+  'charge.refunded': {
+    refundId: 'rf_x',
+    txid: 'tx',
+    chargeId: 'ch_x',
+    amount: '1.00',
+    status: 'closed',
+    reason: 'r',
+    end2endId: 'E1',
+  },
+  'withdraw.completed': {
+    withdrawId: 'wd_x',
+    amount: 1000,
+    status: 'COMPLETED',
+    transferId: 'tr',
+    completedAt: new Date().toISOString(),
+  },
   'withdraw.failed': { withdrawId: 'wd_x', amount: 1000, status: 'FAILED', reason: 'rejected' },
-  'withdraw.refunded': { withdrawId: 'wd_x', amount: 1000, status: 'REFUNDED', reason: 'returned', refundedAt: new Date().toISOString() },
+  'withdraw.refunded': {
+    withdrawId: 'wd_x',
+    amount: 1000,
+    status: 'REFUNDED',
+    reason: 'returned',
+    refundedAt: new Date().toISOString(),
+  },
   'pixkey.updated': { keyId: 'pxk_x', key: 'a@b.test', type: 'EMAIL', status: 'ATIVA' },
-  'infraction.received': { infractionId: 'inf_x', chargeId: 'ch_x', endToEndId: 'E1', amount: 100, reason: 'fraud', status: 'OPEN' },
-  'infraction.updated': { infractionId: 'inf_x', chargeId: 'ch_x', endToEndId: 'E1', amount: 100, reason: 'fraud', status: 'ACCEPTED' },
+  'infraction.received': {
+    infractionId: 'inf_x',
+    chargeId: 'ch_x',
+    endToEndId: 'E1',
+    amount: 100,
+    reason: 'fraud',
+    status: 'OPEN',
+  },
+  'infraction.updated': {
+    infractionId: 'inf_x',
+    chargeId: 'ch_x',
+    endToEndId: 'E1',
+    amount: 100,
+    reason: 'fraud',
+    status: 'ACCEPTED',
+  },
   'infraction.refund_completed': {
     infractionId: 'inf_x',
     chargeId: 'ch_x',

@@ -62,13 +62,23 @@ async function build(): Promise<WithdrawalsStack> {
   const { knex } = await getTestDb();
   const env = await testEnv();
   const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
-  const simulator = await startAcquirerSimulator({ callbackSecret: WITHDRAWALS_CALLBACK_SECRET, ...CLIENT, autoComplete: false });
+  const simulator = await startAcquirerSimulator({
+    callbackSecret: WITHDRAWALS_CALLBACK_SECRET,
+    ...CLIENT,
+    autoComplete: false,
+  });
   onRunEnd(() => simulator.close());
   const acquirer = new HttpAcquirer({ baseUrl: simulator.url, ...CLIENT, timeoutMs: 2_000 });
   const taskQueue = uniqueTaskQueue('withdrawals');
   const chargeWorkflows = chargeWorkflowClient(env.client, taskQueue);
   const workflows = withdrawalWorkflowClient(env.client, taskQueue);
-  const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 0 }, logger, acquirer, workflows: chargeWorkflows });
+  const charges = createChargesService({
+    knex,
+    config: { CHARGE_LIST_CACHE_MS: 0 },
+    logger,
+    acquirer,
+    workflows: chargeWorkflows,
+  });
   const withdrawals = createWithdrawalsService({ knex, logger, workflows });
   const api = await startApi({
     deps: {
@@ -86,7 +96,9 @@ async function build(): Promise<WithdrawalsStack> {
           }),
         }),
         sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
-        withdrawalSandboxRoutes(createWithdrawalSandbox({ knex, withdrawals, simulator: sandboxControlOf(simulator.control) })),
+        withdrawalSandboxRoutes(
+          createWithdrawalSandbox({ knex, withdrawals, simulator: sandboxControlOf(simulator.control) }),
+        ),
       ],
     },
   });
@@ -132,7 +144,14 @@ export async function fundedMerchant(api: TestApi, available: number): Promise<M
 
 export interface WithdrawBody {
   message: string;
-  withdraw: { id: string; amount: number; description: string | null; status: string; batchId: string | null; createdAt: string };
+  withdraw: {
+    id: string;
+    amount: number;
+    description: string | null;
+    status: string;
+    batchId: string | null;
+    createdAt: string;
+  };
   balance: { available: number; pending: number; blocked: number; total: number };
   idempotent?: boolean;
 }

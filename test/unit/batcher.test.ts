@@ -29,7 +29,9 @@ describe('turnBatcher', () => {
   });
 
   it('fails only the callers whose keys the batch answers with an error', async () => {
-    const check = turnBatcher<number, number>(async (keys) => keys.map((k) => (k < 0 ? new Error(`negative ${k}`) : k)));
+    const check = turnBatcher<number, number>(async (keys) =>
+      keys.map((k) => (k < 0 ? new Error(`negative ${k}`) : k)),
+    );
     const [a, b, c] = await Promise.allSettled([check(1), check(-2), check(3)]);
     assert.deepEqual(a, { status: 'fulfilled', value: 1 });
     assert.equal(b?.status, 'rejected');

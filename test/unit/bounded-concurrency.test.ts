@@ -22,14 +22,20 @@ describe('BoundedConcurrency', () => {
       return 'done';
     };
     const results = gates.map((g) => pool.run(task(g)));
-    await assert.rejects(pool.run(async () => 'never'), QueueFullError);
+    await assert.rejects(
+      pool.run(async () => 'never'),
+      QueueFullError,
+    );
     await new Promise((r) => setImmediate(r));
     assert.equal(running, 2, 'the third waits');
     gates.forEach((g) => g.open());
     assert.deepEqual(await Promise.all(results), ['done', 'done', 'done']);
     assert.equal(peak, 2);
     // Slots are released, also after a failing task.
-    await assert.rejects(pool.run(async () => Promise.reject(new Error('boom'))), /boom/);
+    await assert.rejects(
+      pool.run(async () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
     assert.equal(await pool.run(async () => 'again'), 'again');
   });
 });

@@ -18,22 +18,38 @@ describe('configuration: auth hardening and rate limits', () => {
       [100, 200, 1000, 2000],
     );
     assert.deepEqual([c.AUTH_FAILURES_PER_ADDRESS, c.AUTH_FAILURE_WINDOW_SECONDS], [20, 60]);
-    assert.deepEqual([c.LOGIN_MAX_FAILURES_PER_ACCOUNT, c.LOGIN_MAX_FAILURES_PER_ADDRESS, c.LOGIN_WINDOW_SECONDS], [10, 50, 900]);
+    assert.deepEqual(
+      [c.LOGIN_MAX_FAILURES_PER_ACCOUNT, c.LOGIN_MAX_FAILURES_PER_ADDRESS, c.LOGIN_WINDOW_SECONDS],
+      [10, 50, 900],
+    );
     assert.deepEqual([c.PASSWORD_HASH_CONCURRENCY, c.PASSWORD_HASH_QUEUE], [2, 32]);
     assert.equal(c.TRUST_PROXY, false);
   });
 
   it('reads overrides and names bad values', () => {
-    const c = loadConfig({ DATA_DIR: dataDir, TRUST_PROXY: 'true', LOGIN_WINDOW_SECONDS: '5', PASSWORD_HASH_QUEUE: '0' });
+    const c = loadConfig({
+      DATA_DIR: dataDir,
+      TRUST_PROXY: 'true',
+      LOGIN_WINDOW_SECONDS: '5',
+      PASSWORD_HASH_QUEUE: '0',
+    });
     assert.equal(c.TRUST_PROXY, true);
     assert.equal(c.LOGIN_WINDOW_SECONDS, 5);
     assert.equal(c.PASSWORD_HASH_QUEUE, 0);
     assert.throws(
-      () => loadConfig({ DATA_DIR: dataDir, TRUST_PROXY: 'yes', PASSWORD_HASH_CONCURRENCY: '0', LOGIN_WINDOW_SECONDS: '0' }),
+      () =>
+        loadConfig({
+          DATA_DIR: dataDir,
+          TRUST_PROXY: 'yes',
+          PASSWORD_HASH_CONCURRENCY: '0',
+          LOGIN_WINDOW_SECONDS: '0',
+        }),
       (err: unknown) =>
         err instanceof ConfigError &&
         err.problems.length === 3 &&
-        ['TRUST_PROXY', 'PASSWORD_HASH_CONCURRENCY', 'LOGIN_WINDOW_SECONDS'].every((n) => err.problems.some((p) => p.startsWith(`${n}:`))),
+        ['TRUST_PROXY', 'PASSWORD_HASH_CONCURRENCY', 'LOGIN_WINDOW_SECONDS'].every((n) =>
+          err.problems.some((p) => p.startsWith(`${n}:`)),
+        ),
     );
   });
 });

@@ -46,7 +46,14 @@ describe('configuration', () => {
   });
 
   it('names every bad value, one line each', () => {
-    const p = problems({ DATA_DIR: dataDir, PORT: 'abc', JWT_TTL: '5', DATABASE_URL: 'mysql://x', TEMPORAL_ADDRESS: 'nohost', LOG_LEVEL: 'loud' });
+    const p = problems({
+      DATA_DIR: dataDir,
+      PORT: 'abc',
+      JWT_TTL: '5',
+      DATABASE_URL: 'mysql://x',
+      TEMPORAL_ADDRESS: 'nohost',
+      LOG_LEVEL: 'loud',
+    });
     assert.equal(p.length, 5);
     assert.ok(p.some((l) => l.startsWith('PORT:')));
     assert.ok(p.some((l) => l.startsWith('JWT_TTL:')));
@@ -57,8 +64,18 @@ describe('configuration', () => {
 
   it('requires secrets and real services in production', () => {
     const p = problems({ DATA_DIR: dataDir, NODE_ENV: 'production' });
-    for (const name of ['JWT_SECRET', 'API_KEY_PEPPER', 'ACQUIRER_CALLBACK_SECRET', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'ACQUIRER_URL']) {
-      assert.ok(p.some((l) => l.startsWith(`${name}:`)), `${name} should be required`);
+    for (const name of [
+      'JWT_SECRET',
+      'API_KEY_PEPPER',
+      'ACQUIRER_CALLBACK_SECRET',
+      'DATABASE_URL',
+      'TEMPORAL_ADDRESS',
+      'ACQUIRER_URL',
+    ]) {
+      assert.ok(
+        p.some((l) => l.startsWith(`${name}:`)),
+        `${name} should be required`,
+      );
     }
     assert.equal(fs.existsSync(path.join(dataDir, 'secrets.json')), false, 'nothing generated in production');
   });
@@ -81,17 +98,32 @@ describe('configuration', () => {
     const real = problems(services);
     assert.ok(real.some((l) => l.startsWith('ACQUIRER_CLIENT_ID:')));
     assert.ok(real.some((l) => l.startsWith('ACQUIRER_CLIENT_SECRET:')));
-    assert.ok(real.some((l) => l.startsWith('JWT_SECRET:') && /sandbox default/.test(l)), 'sandbox secrets never guard a real acquirer');
+    assert.ok(
+      real.some((l) => l.startsWith('JWT_SECRET:') && /sandbox default/.test(l)),
+      'sandbox secrets never guard a real acquirer',
+    );
     const sandbox = loadConfig({ ...services, ACQUIRER_SANDBOX: 'true' });
     assert.equal(sandbox.ACQUIRER_SANDBOX, true);
     const mixed = problems({ ...services, ACQUIRER_SANDBOX: 'true', ACQUIRER_CLIENT_ID: 'real-client' });
-    assert.ok(mixed.some((l) => l.startsWith('ACQUIRER_SANDBOX:')), 'real credentials with the sandbox flag are refused');
+    assert.ok(
+      mixed.some((l) => l.startsWith('ACQUIRER_SANDBOX:')),
+      'real credentials with the sandbox flag are refused',
+    );
   });
 
   it('keeps the Temporal SDK at WARN unless asked, and checks the metrics settings', () => {
     assert.equal(loadConfig({ DATA_DIR: dataDir }).TEMPORAL_LOG_LEVEL, 'WARN');
     assert.equal(loadConfig({ DATA_DIR: dataDir, TEMPORAL_LOG_LEVEL: 'info' }).TEMPORAL_LOG_LEVEL, 'INFO');
-    const p = problems({ DATA_DIR: dataDir, TEMPORAL_LOG_LEVEL: 'loud', TEMPORAL_METRICS_ADDRESS: 'nope', METRICS_PORT: 'x' });
-    assert.deepEqual(p.map((l) => l.split(':')[0]).sort(), ['METRICS_PORT', 'TEMPORAL_LOG_LEVEL', 'TEMPORAL_METRICS_ADDRESS']);
+    const p = problems({
+      DATA_DIR: dataDir,
+      TEMPORAL_LOG_LEVEL: 'loud',
+      TEMPORAL_METRICS_ADDRESS: 'nope',
+      METRICS_PORT: 'x',
+    });
+    assert.deepEqual(p.map((l) => l.split(':')[0]).sort(), [
+      'METRICS_PORT',
+      'TEMPORAL_LOG_LEVEL',
+      'TEMPORAL_METRICS_ADDRESS',
+    ]);
   });
 });

@@ -17,17 +17,34 @@ describe('database unavailable → 503', () => {
   it('classifies connection failures, and only them', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     assert.ok(isDatabaseUnavailable(refused));
-    assert.ok(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })));
+    assert.ok(
+      isDatabaseUnavailable(
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      ),
+    );
     assert.ok(isDatabaseUnavailable(Object.assign(new Error('the database system is starting up'), { code: '57P03' })));
     assert.ok(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')));
     // knex prefixes the statement that failed (seen when PostgreSQL stopped mid-transaction).
-    assert.ok(isDatabaseUnavailable(new Error('ROLLBACK - Client has encountered a connection error and is not queryable')));
-    assert.ok(isDatabaseUnavailable(Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' })));
+    assert.ok(
+      isDatabaseUnavailable(new Error('ROLLBACK - Client has encountered a connection error and is not queryable')),
+    );
+    assert.ok(
+      isDatabaseUnavailable(
+        Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
+      ),
+    );
     assert.ok(isDatabaseUnavailable(new AggregateError([refused], 'connect failed')));
     assert.ok(isDatabaseUnavailable(new Error('wrapped', { cause: refused })));
     // objection's DBError keeps the driver's error (with the SQLSTATE) in nativeError.
     const shuttingDown = Object.assign(new Error('the database system is shutting down'), { code: '57P03' });
-    assert.ok(isDatabaseUnavailable(Object.assign(new Error('the database system is shutting down'), { name: 'DBError', nativeError: shuttingDown })));
+    assert.ok(
+      isDatabaseUnavailable(
+        Object.assign(new Error('the database system is shutting down'), {
+          name: 'DBError',
+          nativeError: shuttingDown,
+        }),
+      ),
+    );
     assert.equal(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' })), false);
     assert.equal(isDatabaseUnavailable(Object.assign(new Error('syntax error'), { code: '42601' })), false);
     assert.equal(isDatabaseUnavailable(new TypeError('x is undefined')), false);
@@ -51,7 +68,10 @@ describe('database unavailable → 503', () => {
         const started = Date.now();
         const res = await fetch(base + path, {
           method,
-          headers: { 'content-type': 'application/json', authorization: 'Bearer pixflow_0123456789abcdefghij0123456789abcdefghij' },
+          headers: {
+            'content-type': 'application/json',
+            authorization: 'Bearer pixflow_0123456789abcdefghij0123456789abcdefghij',
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(20_000),
         });

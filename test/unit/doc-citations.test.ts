@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { brokenCitations, findCitations, headingsOf, repositoryCitations, repositoryDocReader } from '../support/doc-citations';
+import {
+  brokenCitations,
+  findCitations,
+  headingsOf,
+  repositoryCitations,
+  repositoryDocReader,
+} from '../support/doc-citations';
 
 const ROOT = path.resolve(__dirname, '../..');
 // Built from pieces so that the examples below are not themselves citations of this file.

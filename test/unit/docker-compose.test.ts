@@ -63,8 +63,15 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs commands that exist in package.json', () => {
-    const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    const expected: Record<string, string> = { migrate: 'migrate', api: 'api', worker: 'worker', 'acquirer-simulator': 'simulator' };
+    const scripts = (
+      JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    const expected: Record<string, string> = {
+      migrate: 'migrate',
+      api: 'api',
+      worker: 'worker',
+      'acquirer-simulator': 'simulator',
+    };
     for (const [name, script] of Object.entries(expected)) {
       assert.deepEqual(svc(name).command, ['npm', 'run', script]);
       assert.ok(scripts[script], `npm run ${script} exists`);
@@ -111,7 +118,10 @@ describe('docker-compose.yml', () => {
     for (const attr of ['MerchantId', 'EntityId']) assert.match(namespace, new RegExp(attr));
     assert.match(namespace, /search-attribute create[^\n]*--type Keyword/);
     for (const name of ['temporal-admin-tools', 'temporal-create-namespace']) {
-      assert.ok(svc(name).volumes?.some((v) => v.startsWith('./tools/compose/temporal:')), `${name} mounts the scripts`);
+      assert.ok(
+        svc(name).volumes?.some((v) => v.startsWith('./tools/compose/temporal:')),
+        `${name} mounts the scripts`,
+      );
     }
   });
 
@@ -127,7 +137,11 @@ describe('docker-compose.yml', () => {
       assert.equal(acquirer.hostname, 'acquirer-simulator');
       assert.equal(acquirer.port, simEnv.SIMULATOR_PORT);
       assert.equal(e.ACQUIRER_SANDBOX, 'true');
-      assert.equal(e.ACQUIRER_CALLBACK_SECRET, simEnv.ACQUIRER_CALLBACK_SECRET, 'callbacks are signed with the secret the API checks');
+      assert.equal(
+        e.ACQUIRER_CALLBACK_SECRET,
+        simEnv.ACQUIRER_CALLBACK_SECRET,
+        'callbacks are signed with the secret the API checks',
+      );
     }
     assert.equal(new URL(simEnv.PUBLIC_BASE_URL ?? '').host, 'api:3000', 'the simulator calls the API back');
   });
@@ -141,10 +155,15 @@ describe('docker-compose.yml', () => {
         assert.equal(config.ACQUIRER_SANDBOX, true);
       }
       const worker = loadConfig({ ...env(svc('worker')), DATA_DIR: dataDir });
-      assert.ok(worker.METRICS_PORT > 0 && svc('worker').ports?.includes(`${worker.METRICS_PORT}:${worker.METRICS_PORT}`));
+      assert.ok(
+        worker.METRICS_PORT > 0 && svc('worker').ports?.includes(`${worker.METRICS_PORT}:${worker.METRICS_PORT}`),
+      );
       assert.ok(worker.TEMPORAL_METRICS_ADDRESS);
       // A real acquirer must be chosen explicitly: the sandbox secrets are refused without the flag.
-      assert.throws(() => loadConfig({ ...env(svc('api')), ACQUIRER_SANDBOX: 'false', DATA_DIR: dataDir }), /sandbox default/);
+      assert.throws(
+        () => loadConfig({ ...env(svc('api')), ACQUIRER_SANDBOX: 'false', DATA_DIR: dataDir }),
+        /sandbox default/,
+      );
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

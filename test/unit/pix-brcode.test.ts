@@ -100,7 +100,12 @@ describe('pix/brcode', () => {
     it('is 0xFFFF (the init) for empty input', () => assert.equal(crc16(''), 'FFFF'));
 
     it('is zero-padded: a payload whose CRC is 000A', () => {
-      const p = buildBrCode({ key: 'fulano@example.com', merchantName: 'Fulano de Tal', merchantCity: 'Sao Paulo', amountCents: 1983 });
+      const p = buildBrCode({
+        key: 'fulano@example.com',
+        merchantName: 'Fulano de Tal',
+        merchantCity: 'Sao Paulo',
+        amountCents: 1983,
+      });
       assert.equal(p.slice(-8), '6304000A');
       assert.equal(parseBrCode(p).crc, '000A');
       // pix-utils computes the same CRC for the same content.
@@ -172,7 +177,9 @@ describe('pix/brcode', () => {
       const p = parseBrCode(buildBrCode({ ...base, merchantName: name25, merchantCity: city15 }));
       assert.equal(p.merchantName, name25);
       assert.equal(p.merchantCity, city15);
-      const q = parseBrCode(buildBrCode({ ...base, merchantName: 'A'.repeat(24) + ' B', merchantCity: 'C'.repeat(14) + ' D' }));
+      const q = parseBrCode(
+        buildBrCode({ ...base, merchantName: 'A'.repeat(24) + ' B', merchantCity: 'C'.repeat(14) + ' D' }),
+      );
       assert.equal(q.merchantName, 'A'.repeat(24));
       assert.equal(q.merchantCity, 'C'.repeat(14));
     });
@@ -190,7 +197,15 @@ describe('pix/brcode', () => {
     });
 
     it('refuses txids of 25 or 36 characters and non-alphanumerics', () => {
-      for (const txid of ['a'.repeat(25), 'a'.repeat(36), 'a'.repeat(29) + '-', 'a'.repeat(29) + 'ç', 'a'.repeat(29) + ' ', '', '**']) {
+      for (const txid of [
+        'a'.repeat(25),
+        'a'.repeat(36),
+        'a'.repeat(29) + '-',
+        'a'.repeat(29) + 'ç',
+        'a'.repeat(29) + ' ',
+        '',
+        '**',
+      ]) {
         expectBrCodeError(() => buildBrCode({ ...base, txid }), 'INVALID_INPUT', /txid/);
       }
       assert.equal(isValidTxid('a'.repeat(26)), true);
@@ -214,7 +229,14 @@ describe('pix/brcode', () => {
     });
 
     it('dynamic codes carry the location url in 26-25', () => {
-      const p = parseBrCode(buildBrCode({ url: 'pix.example.com/qr/v2/9d36b84f', merchantName: 'Loja', merchantCity: 'Recife', initiationMethod: '12' }));
+      const p = parseBrCode(
+        buildBrCode({
+          url: 'pix.example.com/qr/v2/9d36b84f',
+          merchantName: 'Loja',
+          merchantCity: 'Recife',
+          initiationMethod: '12',
+        }),
+      );
       assert.equal(p.url, 'pix.example.com/qr/v2/9d36b84f');
       assert.equal(p.key, undefined);
       assert.equal(p.initiationMethod, '12');
@@ -232,7 +254,11 @@ describe('pix/brcode', () => {
       expectBrCodeError(() => buildBrCode({ ...base, key: '' }), 'INVALID_INPUT', /key/);
       expectBrCodeError(() => buildBrCode({ ...base, key: 'a'.repeat(78) }), 'INVALID_INPUT', /key/);
       expectBrCodeError(() => buildBrCode({ ...base, key: 'joão@example.com' }), 'INVALID_INPUT', /key/);
-      expectBrCodeError(() => buildBrCode({ url: 'x'.repeat(78), merchantName: 'a', merchantCity: 'b' }), 'INVALID_INPUT', /url/);
+      expectBrCodeError(
+        () => buildBrCode({ url: 'x'.repeat(78), merchantName: 'a', merchantCity: 'b' }),
+        'INVALID_INPUT',
+        /url/,
+      );
       const both = { ...base, url: 'pix.example.com/x' } as unknown as BrCodeInput;
       expectBrCodeError(() => buildBrCode(both), 'INVALID_INPUT', /not both/);
       const neither = { merchantName: 'a', merchantCity: 'b' } as unknown as BrCodeInput;
@@ -312,7 +338,8 @@ describe('pix/brcode', () => {
     });
 
     it('gives MISSING_FIELD / INVALID_FIELD for content that is not a PIX code', () => {
-      const withFields = (fields: [string, string][]): string => encodeWithCrc(fields.map(([id, value]) => ({ id, value })));
+      const withFields = (fields: [string, string][]): string =>
+        encodeWithCrc(fields.map(([id, value]) => ({ id, value })));
       const std: [string, string][] = [
         ['00', '01'],
         ['26', '0014br.gov.bcb.pix0111fulano@x.io'],
@@ -328,7 +355,11 @@ describe('pix/brcode', () => {
       for (const id of ['26', '52', '53', '58', '59', '60']) {
         expectBrCodeError(() => parseBrCode(withFields(without(id))), 'MISSING_FIELD', new RegExp(`field ${id}`));
       }
-      expectBrCodeError(() => parseBrCode(withFields(replace('26', '0014br.gov.bcb.pix'))), 'MISSING_FIELD', /neither a key/);
+      expectBrCodeError(
+        () => parseBrCode(withFields(replace('26', '0014br.gov.bcb.pix'))),
+        'MISSING_FIELD',
+        /neither a key/,
+      );
       expectBrCodeError(() => parseBrCode(withFields(replace('26', '0011com.example0101x'))), 'INVALID_FIELD', /26-00/);
       expectBrCodeError(() => parseBrCode(withFields(replace('53', '840'))), 'INVALID_FIELD', /986/);
       expectBrCodeError(() => parseBrCode(withFields(replace('58', 'US'))), 'INVALID_FIELD', /58/);
@@ -411,7 +442,14 @@ describe('pix/brcode', () => {
         const key = keyOf();
         const txid = rnd() < 0.5 ? newTxid() : txidOf(26, 35);
         const cents = int(1, 999_999_999);
-        const code = buildBrCode({ key, txid, amountCents: cents, merchantName: words(25), merchantCity: words(15), initiationMethod: '12' });
+        const code = buildBrCode({
+          key,
+          txid,
+          amountCents: cents,
+          merchantName: words(25),
+          merchantCity: words(15),
+          initiationMethod: '12',
+        });
         const theirs = parsePix(code);
         assert.ok(!hasError(theirs), `${code}: ${JSON.stringify(theirs)}`);
         assert.equal(theirs.type, PixElementType.STATIC);
@@ -448,7 +486,13 @@ describe('pix/brcode', () => {
 
     it('both sides agree a corrupted code is invalid', () => {
       for (let i = 0; i < 100; i++) {
-        const code = buildBrCode({ key: keyOf(), amountCents: int(1, 1_000_000), txid: newTxid(), merchantName: words(25), merchantCity: words(15) });
+        const code = buildBrCode({
+          key: keyOf(),
+          amountCents: int(1, 1_000_000),
+          txid: newTxid(),
+          merchantName: words(25),
+          merchantCity: words(15),
+        });
         const pos = int(0, code.length - 9); // any character before the CRC field
         const ch = code[pos] === '7' ? '8' : '7';
         const corrupted = code.slice(0, pos) + ch + code.slice(pos + 1);

@@ -47,7 +47,13 @@ describe('pix/pix-key', () => {
 
   describe('EMAIL', () => {
     it('valid addresses', () => {
-      for (const e of ['fulano@example.com', 'a.b+c_d-e@sub.example.com.br', 'x@y.io', "o'neil@example.org", 'UPPER@EXAMPLE.COM']) {
+      for (const e of [
+        'fulano@example.com',
+        'a.b+c_d-e@sub.example.com.br',
+        'x@y.io',
+        "o'neil@example.org",
+        'UPPER@EXAMPLE.COM',
+      ]) {
         ok('EMAIL', e);
       }
     });
@@ -96,7 +102,16 @@ describe('pix/pix-key', () => {
       ok('PHONE', '+123456789012345'); // 15 digits, the E.164 maximum
     });
     it('invalid', () => {
-      for (const p of ['5511987654321', '+', '+0511987654321', '+1234567890123456', '+55 11 98765-4321', '+55(11)987654321', '+55119876543a1', '']) {
+      for (const p of [
+        '5511987654321',
+        '+',
+        '+0511987654321',
+        '+1234567890123456',
+        '+55 11 98765-4321',
+        '+55(11)987654321',
+        '+55119876543a1',
+        '',
+      ]) {
         bad('PHONE', p, /E\.164/);
       }
     });

@@ -4,13 +4,7 @@ import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
 import { buildBrCode, newTxid } from '../../src/pix/brcode';
-import {
-  closeQrRenderer,
-  createQrRenderer,
-  QrRenderError,
-  renderQrDataUrl,
-  type QrRenderer,
-} from '../../src/pix/qr';
+import { closeQrRenderer, createQrRenderer, QrRenderError, renderQrDataUrl, type QrRenderer } from '../../src/pix/qr';
 import { optimalSegments } from '../../src/pix/qr-segments';
 import { encodeQrPng, qrMatrix, renderQrDataUrlSync, PNG_DATA_URL_PREFIX } from '../../src/pix/qr-png';
 
@@ -20,7 +14,11 @@ const PREFIX = 'data:image/png;base64,';
 function decode(url: string): { text: string | null; width: number; height: number } {
   assert.ok(url.startsWith(PREFIX), url.slice(0, 40));
   const png = PNG.sync.read(Buffer.from(url.slice(PREFIX.length), 'base64'));
-  const found = jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length), png.width, png.height);
+  const found = jsQR(
+    new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length),
+    png.width,
+    png.height,
+  );
   return { text: found ? found.data : null, width: png.width, height: png.height };
 }
 
@@ -47,7 +45,13 @@ function payloads(): string[] {
     '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-426655440000' +
       '5204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D',
   );
-  out.push(buildBrCode({ url: 'pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25', merchantName: 'X', merchantCity: 'Y' }));
+  out.push(
+    buildBrCode({
+      url: 'pix.example.com/qr/v2/cobv/9d36b84fc70b478fb95c12729b90ca25',
+      merchantName: 'X',
+      merchantCity: 'Y',
+    }),
+  );
   return out;
 }
 
@@ -104,7 +108,11 @@ describe('pix/qr', () => {
       for (let r = 0; r < m.size; r++) {
         for (let c = 0; c < m.size; c++) {
           const dark = m.data[r * m.size + c] === 1;
-          for (const [dy, dx] of [[0, 0], [2, 2], [1, 0]] as const) {
+          for (const [dy, dx] of [
+            [0, 0],
+            [2, 2],
+            [1, 0],
+          ] as const) {
             const x = (c + 2) * 3 + dx;
             const y = (r + 2) * 3 + dy;
             assert.equal(decoded.data[(y * decoded.width + x) * 4], dark ? 0 : 255, `module ${r},${c}`);
@@ -114,7 +122,9 @@ describe('pix/qr', () => {
     });
 
     it('reaches the same QR version as qrcode with its own (slow) optimal segmentation', () => {
-      const more = [100, 180, 190, 600, 1500, 2300].map((n) => Array.from({ length: n }, (_, i) => 'aB3*5'[i % 5]).join(''));
+      const more = [100, 180, 190, 600, 1500, 2300].map((n) =>
+        Array.from({ length: n }, (_, i) => 'aB3*5'[i % 5]).join(''),
+      );
       for (const text of [...payloads(), ...more, 'FULANO 123', '12345678901234567890']) {
         assert.equal(qrMatrix(text).size, QRCode.create(text, { errorCorrectionLevel: 'M' }).modules.size, text);
       }
@@ -154,7 +164,13 @@ describe('pix/qr', () => {
 
       it('answers concurrent renders each with its own image', async () => {
         const texts = Array.from({ length: 60 }, (_, i) =>
-          buildBrCode({ key: KEYS[i % KEYS.length] as string, merchantName: 'Loja', merchantCity: 'Recife', amountCents: i + 1, txid: newTxid() }),
+          buildBrCode({
+            key: KEYS[i % KEYS.length] as string,
+            merchantName: 'Loja',
+            merchantCity: 'Recife',
+            amountCents: i + 1,
+            txid: newTxid(),
+          }),
         );
         const urls = await Promise.all(texts.map((t) => renderer.render(t)));
         urls.forEach((u, i) => assert.equal(u, renderQrDataUrlSync(texts[i] as string)));
@@ -226,7 +242,10 @@ describe('pix/qr', () => {
         await r.warm();
         const text = payloads()[3] as string;
         assert.equal(decode(await r.render(text)).text, text);
-        await assert.rejects(r.render('die'), (err: unknown) => err instanceof QrRenderError && /exited with code 3/.test(err.message));
+        await assert.rejects(
+          r.render('die'),
+          (err: unknown) => err instanceof QrRenderError && /exited with code 3/.test(err.message),
+        );
         assert.equal(decode(await r.render(text)).text, text);
       } finally {
         await r.close();

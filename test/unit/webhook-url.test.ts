@@ -3,16 +3,40 @@ import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { loadConfig } from '../../src/config';
 import { webhookDeliverySettings } from '../../src/services/webhook-delivery';
-import { generateWebhookSecret, maskWebhookSecret, signWebhookBody, verifyWebhookSignature } from '../../src/services/webhook-signature';
+import {
+  generateWebhookSecret,
+  maskWebhookSecret,
+  signWebhookBody,
+  verifyWebhookSignature,
+} from '../../src/services/webhook-signature';
 import { receiverVerifiesSignature } from '../support/webhook-signature';
 import { guardedLookup, isPublicAddress, webhookUrlProblem, type HostResolver } from '../../src/services/webhook-url';
 
 describe('webhook address rule', () => {
   it('accepts only global unicast addresses; IPv4-mapped IPv6 is judged as IPv4', () => {
     const refused = [
-      '127.0.0.1', '127.8.9.10', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
-      '100.64.0.1', '0.0.0.0', '224.0.0.1', '239.255.255.250', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1',
-      'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:169.254.1.1', 'not-an-ip',
+      '127.0.0.1',
+      '127.8.9.10',
+      '10.0.0.1',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '239.255.255.250',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '::ffff:169.254.1.1',
+      'not-an-ip',
     ];
     for (const a of refused) assert.equal(isPublicAddress(a), false, a);
     for (const a of ['8.8.8.8', '93.184.216.34', '172.32.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8']) {
@@ -20,18 +44,34 @@ describe('webhook address rule', () => {
     }
   });
 
-  const dns = (table: Record<string, string[]>): HostResolver => async (host) => {
-    const found = table[host];
-    if (!found) throw new Error('ENOTFOUND');
-    return found;
-  };
+  const dns =
+    (table: Record<string, string[]>): HostResolver =>
+    async (host) => {
+      const found = table[host];
+      if (!found) throw new Error('ENOTFOUND');
+      return found;
+    };
 
   it('at registration: https only and public addresses only when the rule is on; anything http(s) otherwise', async () => {
-    const policy = { requirePublicHttps: true, resolve: dns({ 'public.test': ['93.184.216.34'], 'mixed.test': ['93.184.216.34', '10.0.0.2'], 'mapped.test': ['::ffff:127.0.0.1'] }) };
+    const policy = {
+      requirePublicHttps: true,
+      resolve: dns({
+        'public.test': ['93.184.216.34'],
+        'mixed.test': ['93.184.216.34', '10.0.0.2'],
+        'mapped.test': ['::ffff:127.0.0.1'],
+      }),
+    };
     assert.equal(await webhookUrlProblem('https://public.test/hook', policy), null);
     assert.equal(await webhookUrlProblem('https://93.184.216.34/hook', policy), null);
     assert.equal(await webhookUrlProblem('http://public.test/hook', policy), 'must use https');
-    for (const url of ['https://mixed.test/', 'https://mapped.test/', 'https://127.0.0.1/', 'https://[::1]/', 'https://[::ffff:7f00:1]/', 'https://169.254.169.254/']) {
+    for (const url of [
+      'https://mixed.test/',
+      'https://mapped.test/',
+      'https://127.0.0.1/',
+      'https://[::1]/',
+      'https://[::ffff:7f00:1]/',
+      'https://169.254.169.254/',
+    ]) {
       assert.match((await webhookUrlProblem(url, policy)) ?? '', /private, loopback/, url);
     }
     assert.equal(await webhookUrlProblem('https://unknown.test/', policy), 'host could not be resolved');
@@ -44,7 +84,9 @@ describe('webhook address rule', () => {
   it('at connection: the lookup fails for any non-public answer and passes public ones through', async () => {
     const lookupOnce = (resolve: HostResolver, enforce: boolean, all: boolean) =>
       new Promise<{ err: Error | null; result: string | LookupAddress[] }>((done) =>
-        guardedLookup(resolve, enforce)('h.test', { all }, (err, result) => done({ err, result: result as string | LookupAddress[] })),
+        guardedLookup(resolve, enforce)('h.test', { all }, (err, result) =>
+          done({ err, result: result as string | LookupAddress[] }),
+        ),
       );
     const rebound = dns({ 'h.test': ['127.0.0.1'] });
     const blocked = await lookupOnce(rebound, true, true);
@@ -75,8 +117,18 @@ describe('webhook address rule', () => {
     assert.equal(webhookDeliverySettings(production).requirePublicHttps, true);
     const secrets = { JWT_SECRET: 'j', API_KEY_PEPPER: 'p', ACQUIRER_CALLBACK_SECRET: 'c' };
     assert.equal(webhookDeliverySettings(loadConfig({ ...secrets })).requirePublicHttps, false);
-    const dev = loadConfig({ ...secrets, WEBHOOK_REQUIRE_PUBLIC_HTTPS: 'true', WEBHOOK_RETRY_DELAYS_SECONDS: '5,30,300', WEBHOOK_TIMEOUT_MS: '2000' });
-    assert.deepEqual(webhookDeliverySettings(dev), { timeoutMs: 2000, retryDelaysSeconds: [5, 30, 300], sendSecretHeader: false, requirePublicHttps: true });
+    const dev = loadConfig({
+      ...secrets,
+      WEBHOOK_REQUIRE_PUBLIC_HTTPS: 'true',
+      WEBHOOK_RETRY_DELAYS_SECONDS: '5,30,300',
+      WEBHOOK_TIMEOUT_MS: '2000',
+    });
+    assert.deepEqual(webhookDeliverySettings(dev), {
+      timeoutMs: 2000,
+      retryDelaysSeconds: [5, 30, 300],
+      sendSecretHeader: false,
+      requirePublicHttps: true,
+    });
   });
 });
 

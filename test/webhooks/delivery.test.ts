@@ -39,7 +39,11 @@ describe('webhook delivery', function () {
     const m = await s.api.createMerchant();
     const p = path('signed');
     const hook = await s.createWebhook(m.token, { path: p, events: ['pixkey.updated'] });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 1 });
 
@@ -52,7 +56,10 @@ describe('webhook delivery', function () {
     assert.equal(req.headers['x-webhook-id'], delivery.id);
     assert.match(String(req.headers['x-webhook-timestamp']), /^\d{10}$/);
     assert.equal(req.headers['x-webhook-secret'], undefined, 'the raw secret is not sent by default');
-    assert.equal(req.headers['x-webhook-signature'], crypto.createHmac('sha256', hook.secret).update(req.raw).digest('hex'));
+    assert.equal(
+      req.headers['x-webhook-signature'],
+      crypto.createHmac('sha256', hook.secret).update(req.raw).digest('hex'),
+    );
     assert.deepEqual(Object.keys(req.body).sort(), ['data', 'event', 'timestamp']);
     assert.equal(req.body.event, 'pixkey.updated');
     assert.equal(new Date(req.body.timestamp).toISOString(), req.body.timestamp);
@@ -75,7 +82,11 @@ describe('webhook delivery', function () {
     const p = path('legacy');
     const hook = await s.createWebhook(m.token, { path: p });
     s.withDeliverySettings(hook.id, { sendSecretHeader: true });
-    const eventId = await s.publish(m.merchantId, 'withdraw.failed', SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'withdraw.failed',
+      SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     assert.equal(s.receiver.requests(p)[0]?.headers['x-webhook-secret'], hook.secret);
@@ -106,7 +117,10 @@ describe('webhook delivery', function () {
     assert.equal(paidReq.body.data.amount, 2_990);
     assert.deepEqual(paidReq.body.data.payer, { name: 'João Pagador', document: '12345678909' });
 
-    const refund = await c.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: { amount: 1_000, reason: 'item faltando' } });
+    const refund = await c.api.request('POST', `/v1/charges/${charge.id}/refund`, {
+      token: m.token,
+      body: { amount: 1_000, reason: 'item faltando' },
+    });
     assert.equal(refund.status, 202, JSON.stringify(refund.body));
     const refundedReq = (await s.receiver.waitFor(p, 2))[1];
     assert.ok(refundedReq?.signatureValid);
@@ -124,7 +138,8 @@ describe('webhook delivery', function () {
     const p = path('all');
     const hook = await s.createWebhook(m.token, { path: p, events: [] });
     assert.deepEqual(hook.events, []);
-    for (const type of WEBHOOK_EVENT_TYPES) await s.publish(m.merchantId, type, SAMPLE_EVENT_DATA[type] as Record<string, unknown>);
+    for (const type of WEBHOOK_EVENT_TYPES)
+      await s.publish(m.merchantId, type, SAMPLE_EVENT_DATA[type] as Record<string, unknown>);
     const got = await s.receiver.waitFor(p, WEBHOOK_EVENT_TYPES.length);
     assert.deepEqual(got.map((r) => r.body.event).sort(), [...WEBHOOK_EVENT_TYPES].sort());
     for (const r of got) {
@@ -138,8 +153,15 @@ describe('webhook delivery', function () {
     const paidPath = path('only-paid');
     const withdrawPath = path('only-withdraw');
     const paidHook = await s.createWebhook(m.token, { path: paidPath, events: ['charge.paid'] });
-    const withdrawHook = await s.createWebhook(m.token, { path: withdrawPath, events: ['withdraw.completed', 'withdraw.failed'] });
-    const eventId = await s.publish(m.merchantId, 'charge.paid', SAMPLE_EVENT_DATA['charge.paid'] as Record<string, unknown>);
+    const withdrawHook = await s.createWebhook(m.token, {
+      path: withdrawPath,
+      events: ['withdraw.completed', 'withdraw.failed'],
+    });
+    const eventId = await s.publish(
+      m.merchantId,
+      'charge.paid',
+      SAMPLE_EVENT_DATA['charge.paid'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, paidHook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     assert.equal(s.receiver.requests(paidPath).length, 1);
@@ -149,15 +171,26 @@ describe('webhook delivery', function () {
 
     // Another merchant's events never reach this merchant's webhooks.
     const other = await s.api.createMerchant();
-    const otherEvent = await s.publish(other.merchantId, 'charge.paid', SAMPLE_EVENT_DATA['charge.paid'] as Record<string, unknown>);
+    const otherEvent = await s.publish(
+      other.merchantId,
+      'charge.paid',
+      SAMPLE_EVENT_DATA['charge.paid'] as Record<string, unknown>,
+    );
     assert.equal((await s.knex('webhook_deliveries').where({ event_id: otherEvent })).length, 0);
   });
 
   it('records an event and its deliveries once per reference', async () => {
     const m = await s.api.createMerchant();
     const hook = await s.createWebhook(m.token, { path: path('once') });
-    const input = { merchantId: m.merchantId, type: 'withdraw.failed', data: SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>, reference: `once:${hook.id}` };
-    const results = await Promise.all(Array.from({ length: 8 }, () => s.knex.transaction((trx) => recordEvent(trx, input))));
+    const input = {
+      merchantId: m.merchantId,
+      type: 'withdraw.failed',
+      data: SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
+      reference: `once:${hook.id}`,
+    };
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => s.knex.transaction((trx) => recordEvent(trx, input))),
+    );
     assert.equal(results.filter((r) => r.created).length, 1);
     assert.equal(new Set(results.map((r) => r.id)).size, 1);
     assert.equal((await s.knex('webhook_deliveries').where({ webhook_id: hook.id })).length, 1);
@@ -168,7 +201,12 @@ describe('webhook delivery', function () {
     const hook = await s.createWebhook(m.token, { path: path('rollback') });
     await assert.rejects(
       s.knex.transaction(async (trx) => {
-        await recordEvent(trx, { merchantId: m.merchantId, type: 'pixkey.updated', data: {}, reference: `rb:${hook.id}` });
+        await recordEvent(trx, {
+          merchantId: m.merchantId,
+          type: 'pixkey.updated',
+          data: {},
+          reference: `rb:${hook.id}`,
+        });
         throw new Error('the change failed');
       }),
       /the change failed/,
@@ -184,7 +222,11 @@ describe('webhook delivery', function () {
     const hook = await s.createWebhook(m.token, { path: p });
     const httpErrors = await counter('pixflow_webhook_attempts_total', { outcome: 'http_error' });
     const successes = await counter('pixflow_webhook_attempts_total', { outcome: 'success' });
-    const eventId = await s.publish(m.merchantId, 'withdraw.completed', SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'withdraw.completed',
+      SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 2 });
     // /metrics counts each attempt by outcome (other deliveries of the run may add to them).
@@ -201,7 +243,11 @@ describe('webhook delivery', function () {
     assert.equal(logs[0]?.response, 'boom');
     const requests = s.receiver.requests(p);
     assert.equal(requests.length, 2);
-    assert.equal(requests[0]?.headers['x-webhook-id'], requests[1]?.headers['x-webhook-id'], 'the delivery id is stable across attempts');
+    assert.equal(
+      requests[0]?.headers['x-webhook-id'],
+      requests[1]?.headers['x-webhook-id'],
+      'the delivery id is stable across attempts',
+    );
     assert.ok(requests[0]?.raw.equals(requests[1]?.raw as Buffer), 'every attempt sends the same bytes');
     const row = await deliveryRow(delivery.id);
     assert.equal(row.status, 'SUCCEEDED');
@@ -213,16 +259,23 @@ describe('webhook delivery', function () {
     const p = path('down');
     s.receiver.script(p, [], { status: 500 });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'withdraw.completed', SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'withdraw.completed',
+      SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'FAILED', lastAttempt: 3 });
     assert.equal(s.receiver.requests(p).length, 3);
     const logs = await logsOf(delivery.id);
-    assert.deepEqual(logs.map((l) => [l.attempt, l.status_code, l.success]), [
-      [1, 500, false],
-      [2, 500, false],
-      [3, 500, false],
-    ]);
+    assert.deepEqual(
+      logs.map((l) => [l.attempt, l.status_code, l.success]),
+      [
+        [1, 500, false],
+        [2, 500, false],
+        [3, 500, false],
+      ],
+    );
     const row = await deliveryRow(delivery.id);
     assert.equal(row.status, 'FAILED');
     assert.equal(row.attempts, 3);
@@ -242,7 +295,11 @@ describe('webhook delivery', function () {
     const p = path('slow');
     s.receiver.script(p, [{ status: 200, delayMs: 6_000 }]);
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 2 });
     const [first, second] = await logsOf(delivery.id);
@@ -262,13 +319,27 @@ describe('webhook delivery', function () {
     const slowHook = await s.createWebhook(m.token, { path: slow, events: ['withdraw.failed'] });
     const fastHook = await s.createWebhook(m.token, { path: fast, events: ['pixkey.updated'] });
     const hostileHook = await s.createWebhook(m.token, { path: hostile, events: ['pixkey.updated'] });
-    const slowEvent = await s.publish(m.merchantId, 'withdraw.failed', SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>);
+    const slowEvent = await s.publish(
+      m.merchantId,
+      'withdraw.failed',
+      SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
+    );
     await s.receiver.waitFor(slow, 1);
-    const fastEvent = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const fastEvent = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const fastDelivery = await s.startedDelivery(fastEvent, fastHook.id);
     const hostileDelivery = await s.startedDelivery(fastEvent, hostileHook.id);
-    await eventually(async () => ((await deliveryRow(fastDelivery.id)).status === 'SUCCEEDED' ? true : undefined), 'the fast delivery');
-    await eventually(async () => ((await deliveryRow(hostileDelivery.id)).status === 'SUCCEEDED' ? true : undefined), 'the endless one');
+    await eventually(
+      async () => ((await deliveryRow(fastDelivery.id)).status === 'SUCCEEDED' ? true : undefined),
+      'the fast delivery',
+    );
+    await eventually(
+      async () => ((await deliveryRow(hostileDelivery.id)).status === 'SUCCEEDED' ? true : undefined),
+      'the endless one',
+    );
     const slowDelivery = await s.startedDelivery(slowEvent, slowHook.id);
     assert.equal((await logsOf(slowDelivery.id)).length, 0, 'the slow receiver has not answered yet');
     const [hostileLog] = await logsOf(hostileDelivery.id);
@@ -283,7 +354,11 @@ describe('webhook delivery', function () {
     const target = path('target');
     s.receiver.script(p, [], { status: 302, headers: { location: target } });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'FAILED');
     const logs = await logsOf(delivery.id);
@@ -297,23 +372,38 @@ describe('webhook delivery', function () {
     const p = path('paused');
     s.receiver.script(p, [{ status: 500 }]);
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     await eventually(async () => ((await logsOf(delivery.id)).length === 1 ? true : undefined), 'the first attempt');
 
-    const patched = await s.api.request('PATCH', `/v1/webhooks/merchant/${hook.id}`, { token: m.token, body: { status: 'INACTIVE' } });
+    const patched = await s.api.request('PATCH', `/v1/webhooks/merchant/${hook.id}`, {
+      token: m.token,
+      body: { status: 'INACTIVE' },
+    });
     assert.equal(patched.status, 200);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'CANCELED', lastAttempt: 2 });
     assert.equal(s.receiver.requests(p).length, 1, 'no attempt after the webhook became INACTIVE');
     assert.equal((await logsOf(delivery.id)).length, 1);
     assert.equal((await deliveryRow(delivery.id)).status, 'CANCELED');
 
-    const whileInactive = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const whileInactive = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     assert.equal((await s.knex('webhook_deliveries').where({ event_id: whileInactive })).length, 0);
 
     // ACTIVE again: new events are delivered.
     await s.api.request('PATCH', `/v1/webhooks/merchant/${hook.id}`, { token: m.token, body: { status: 'ACTIVE' } });
-    const afterwards = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const afterwards = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const next = await s.startedDelivery(afterwards, hook.id);
     assert.equal((await s.deliveryResult(next.id)).status, 'SUCCEEDED');
   });
@@ -323,7 +413,11 @@ describe('webhook delivery', function () {
     const p = path('deleted');
     s.receiver.script(p, [], { status: 503 });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     await eventually(async () => ((await logsOf(delivery.id)).length === 1 ? true : undefined), 'the first attempt');
     const deleted = await s.api.request('DELETE', `/v1/webhooks/merchant/${hook.id}`, { token: m.token });
@@ -339,7 +433,11 @@ describe('webhook delivery', function () {
     const p = path('redeliver');
     s.receiver.script(p, [{ status: 500 }, { status: 500 }, { status: 500 }]);
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'withdraw.failed', SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'withdraw.failed',
+      SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'FAILED');
 
@@ -350,19 +448,29 @@ describe('webhook delivery', function () {
     );
     assert.equal(again.status, 202, JSON.stringify(again.body));
     assert.equal(again.body.delivery.status, 'PENDING');
-    await eventually(async () => ((await deliveryRow(delivery.id)).status === 'SUCCEEDED' ? true : undefined), 'the redelivery');
+    await eventually(
+      async () => ((await deliveryRow(delivery.id)).status === 'SUCCEEDED' ? true : undefined),
+      'the redelivery',
+    );
     const logs = await logsOf(delivery.id);
-    assert.deepEqual(logs.map((l) => [l.attempt, l.success]), [
-      [1, false],
-      [2, false],
-      [3, false],
-      [4, true],
-    ]);
+    assert.deepEqual(
+      logs.map((l) => [l.attempt, l.success]),
+      [
+        [1, false],
+        [2, false],
+        [3, false],
+        [4, true],
+      ],
+    );
     const requests = s.receiver.requests(p);
     assert.equal(requests[3]?.headers['x-webhook-id'], delivery.id);
 
     const other = await s.api.createMerchant();
-    const foreign = await s.api.request('POST', `/v1/webhooks/merchant/${hook.id}/deliveries/${delivery.id}/redeliver`, { token: other.token });
+    const foreign = await s.api.request(
+      'POST',
+      `/v1/webhooks/merchant/${hook.id}/deliveries/${delivery.id}/redeliver`,
+      { token: other.token },
+    );
     assert.equal(foreign.status, 404);
   });
 
@@ -370,11 +478,19 @@ describe('webhook delivery', function () {
     const m = await s.api.createMerchant();
     const p = path('rotate');
     const hook = await s.createWebhook(m.token, { path: p });
-    const rotated = await s.api.request<{ webhook: { secret: string } }>('POST', `/v1/webhooks/merchant/${hook.id}/rotate-secret`, { token: m.token });
+    const rotated = await s.api.request<{ webhook: { secret: string } }>(
+      'POST',
+      `/v1/webhooks/merchant/${hook.id}/rotate-secret`,
+      { token: m.token },
+    );
     assert.equal(rotated.status, 200);
     assert.notEqual(rotated.body.webhook.secret, hook.secret);
     s.receiver.expect(p, rotated.body.webhook.secret);
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     assert.equal(s.receiver.requests(p)[0]?.signatureValid, true);
@@ -385,7 +501,11 @@ describe('webhook delivery', function () {
     const p = path('race');
     s.receiver.script(p, [], { status: 500 });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     await eventually(async () => ((await logsOf(delivery.id)).length === 1 ? true : undefined), 'the first attempt');
     // As if a redelivery had reset the row while this run still ran: the start is refused, the row stays unstarted.
@@ -396,7 +516,13 @@ describe('webhook delivery', function () {
     s.receiver.script(p, []);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     await s.knex('webhook_deliveries').where({ id: delivery.id }).update({ status: 'PENDING', attempt_limit: 5 });
-    await eventually(async () => ((await deliveryRow(delivery.id)).status === 'SUCCEEDED' && (await logsOf(delivery.id)).length === 3 ? true : undefined), 'the new run');
+    await eventually(
+      async () =>
+        (await deliveryRow(delivery.id)).status === 'SUCCEEDED' && (await logsOf(delivery.id)).length === 3
+          ? true
+          : undefined,
+      'the new run',
+    );
     assert.ok((await deliveryRow(delivery.id)).workflow_started_at);
   });
 
@@ -404,13 +530,24 @@ describe('webhook delivery', function () {
     const m = await s.api.createMerchant();
     const p = path('reconcile');
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const delivery = await s.startedDelivery(eventId, hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     // As if the workflow had been lost mid-way: the row is PENDING again with its attempt made.
     await s.knex('webhook_deliveries').where({ id: delivery.id }).update({ status: 'PENDING', attempt_limit: 3 });
     assert.ok((await s.dispatcher.reconcile()) >= 1);
-    await eventually(async () => ((await deliveryRow(delivery.id)).status === 'SUCCEEDED' ? true : undefined), 'the restarted run');
-    assert.deepEqual((await logsOf(delivery.id)).map((l) => l.attempt), [1, 2], 'the restarted run continues the numbering');
+    await eventually(
+      async () => ((await deliveryRow(delivery.id)).status === 'SUCCEEDED' ? true : undefined),
+      'the restarted run',
+    );
+    assert.deepEqual(
+      (await logsOf(delivery.id)).map((l) => l.attempt),
+      [1, 2],
+      'the restarted run continues the numbering',
+    );
   });
 });

@@ -10,7 +10,13 @@ import { createWebhooksService } from '../../src/services/webhooks';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { startApi, type TestApi } from '../support/api';
 import { eventually } from '../support/charges';
-import { SAMPLE_EVENT_DATA, WEBHOOKS_TEST_CONFIG, webhookStack, type CreatedWebhook, type WebhookStack } from '../support/webhooks';
+import {
+  SAMPLE_EVENT_DATA,
+  WEBHOOKS_TEST_CONFIG,
+  webhookStack,
+  type CreatedWebhook,
+  type WebhookStack,
+} from '../support/webhooks';
 
 interface ListedWebhook extends Omit<CreatedWebhook, 'secret'> {
   secret: string;
@@ -29,7 +35,13 @@ describe('webhook management API', function () {
     production = await startApi({
       deps: {
         routes: [
-          webhookRoutes(createWebhooksService({ knex: s.knex, config: { ...WEBHOOKS_TEST_CONFIG, WEBHOOK_REQUIRE_PUBLIC_HTTPS: true }, resolve: s.resolve })),
+          webhookRoutes(
+            createWebhooksService({
+              knex: s.knex,
+              config: { ...WEBHOOKS_TEST_CONFIG, WEBHOOK_REQUIRE_PUBLIC_HTTPS: true },
+              resolve: s.resolve,
+            }),
+          ),
         ],
       },
     });
@@ -51,7 +63,10 @@ describe('webhook management API', function () {
       { token: key.value },
     );
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.events.map((e) => e.event), [...WEBHOOK_EVENT_TYPES]);
+    assert.deepEqual(
+      res.body.events.map((e) => e.event),
+      [...WEBHOOK_EVENT_TYPES],
+    );
     const category = Object.fromEntries(res.body.events.map((e) => [e.event, e.category]));
     assert.equal(category['charge.paid'], 'Cobranças');
     assert.equal(category['withdraw.refunded'], 'Saques');
@@ -96,10 +111,26 @@ describe('webhook management API', function () {
     const b = await s.createWebhook(m.token, { path: path('b') });
     const res = await s.api.request<{ webhooks: ListedWebhook[] }>('GET', '/v1/webhooks/merchant', { token: m.token });
     const hooks = res.body.webhooks;
-    assert.deepEqual(hooks.map((h) => h.id), [b.id, a.id]);
-    for (const [h, created] of [[hooks[0], b], [hooks[1], a]] as const) {
+    assert.deepEqual(
+      hooks.map((h) => h.id),
+      [b.id, a.id],
+    );
+    for (const [h, created] of [
+      [hooks[0], b],
+      [hooks[1], a],
+    ] as const) {
       assert.ok(h);
-      assert.deepEqual(Object.keys(h).sort(), ['createdAt', 'events', 'id', 'logs', 'name', 'secret', 'status', 'updatedAt', 'url']);
+      assert.deepEqual(Object.keys(h).sort(), [
+        'createdAt',
+        'events',
+        'id',
+        'logs',
+        'name',
+        'secret',
+        'status',
+        'updatedAt',
+        'url',
+      ]);
       assert.equal(h.secret, `${created.secret.slice(0, 6)}****${created.secret.slice(-4)}`);
       assert.deepEqual(h.logs, []);
     }
@@ -110,12 +141,14 @@ describe('webhook management API', function () {
   it('carries only the 20 newest delivery logs per webhook, with the log fields', async () => {
     const m = await s.api.createMerchant();
     const hook = await s.createWebhook(m.token, { path: path('many') });
-    for (let i = 0; i < 23; i++) await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    for (let i = 0; i < 23; i++)
+      await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
     await eventually(async () => {
       const rows = await s.knex('webhook_delivery_logs').where({ webhook_id: hook.id });
       return rows.length === 23 ? true : undefined;
     }, '23 delivery logs');
-    const newest = (await s.knex('webhook_delivery_logs')
+    const newest = (await s
+      .knex('webhook_delivery_logs')
       .where({ webhook_id: hook.id })
       .orderBy([
         { column: 'created_at', order: 'desc' },
@@ -126,10 +159,23 @@ describe('webhook management API', function () {
     const [listed] = await list(m.token);
     assert.ok(listed);
     assert.equal(listed.logs.length, 20);
-    assert.deepEqual(listed.logs.map((l) => l.id), newest);
+    assert.deepEqual(
+      listed.logs.map((l) => l.id),
+      newest,
+    );
     const log = listed.logs[0] as Record<string, unknown>;
     assert.deepEqual(Object.keys(log).sort(), [
-      'attempts', 'createdAt', 'deliveryId', 'error', 'event', 'id', 'payload', 'response', 'statusCode', 'success', 'url',
+      'attempts',
+      'createdAt',
+      'deliveryId',
+      'error',
+      'event',
+      'id',
+      'payload',
+      'response',
+      'statusCode',
+      'success',
+      'url',
     ]);
     assert.equal(log.event, 'pixkey.updated');
     assert.equal(log.url, hook.url);
@@ -144,10 +190,21 @@ describe('webhook management API', function () {
     const m = await s.api.createMerchant();
     const hook = await s.createWebhook(m.token, { path: path('patch'), name: 'old', events: ['charge.paid'] });
     const patch = (body: unknown) =>
-      s.api.request<{ webhook: Record<string, unknown> }>('PATCH', `/v1/webhooks/merchant/${hook.id}`, { token: m.token, body });
+      s.api.request<{ webhook: Record<string, unknown> }>('PATCH', `/v1/webhooks/merchant/${hook.id}`, {
+        token: m.token,
+        body,
+      });
     const renamed = await patch({ name: 'x'.repeat(100) });
     assert.equal(renamed.status, 200);
-    assert.deepEqual(Object.keys(renamed.body.webhook).sort(), ['createdAt', 'events', 'id', 'name', 'status', 'updatedAt', 'url']);
+    assert.deepEqual(Object.keys(renamed.body.webhook).sort(), [
+      'createdAt',
+      'events',
+      'id',
+      'name',
+      'status',
+      'updatedAt',
+      'url',
+    ]);
     assert.equal(renamed.body.webhook.name, 'x'.repeat(100));
     assert.deepEqual(renamed.body.webhook.events, ['charge.paid']);
     const unnamed = await patch({ name: null });
@@ -168,10 +225,30 @@ describe('webhook management API', function () {
       ['POST', '/v1/webhooks/merchant', {}, /^url is required/],
       ['POST', '/v1/webhooks/merchant', { url: 'not a url' }, /^url must be an absolute URL/],
       ['POST', '/v1/webhooks/merchant', { url: 'ftp://example.com/x' }, /^url must be an http or https URL/],
-      ['POST', '/v1/webhooks/merchant', { url: 'https://example.com/' + 'a'.repeat(2048) }, /^url must be at most 2048/],
-      ['POST', '/v1/webhooks/merchant', { url: s.receiver.url('/x'), events: ['charge.created'] }, /^events\[0\] must be one of/],
-      ['POST', '/v1/webhooks/merchant', { url: s.receiver.url('/x'), events: 'charge.paid' }, /^events must be an array/],
-      ['POST', '/v1/webhooks/merchant', { url: s.receiver.url('/x'), name: 'x'.repeat(101) }, /^name must be at most 100/],
+      [
+        'POST',
+        '/v1/webhooks/merchant',
+        { url: 'https://example.com/' + 'a'.repeat(2048) },
+        /^url must be at most 2048/,
+      ],
+      [
+        'POST',
+        '/v1/webhooks/merchant',
+        { url: s.receiver.url('/x'), events: ['charge.created'] },
+        /^events\[0\] must be one of/,
+      ],
+      [
+        'POST',
+        '/v1/webhooks/merchant',
+        { url: s.receiver.url('/x'), events: 'charge.paid' },
+        /^events must be an array/,
+      ],
+      [
+        'POST',
+        '/v1/webhooks/merchant',
+        { url: s.receiver.url('/x'), name: 'x'.repeat(101) },
+        /^name must be at most 100/,
+      ],
       ['POST', '/v1/webhooks/merchant', { url: 42 }, /^url must be a string/],
       ['PATCH', `/v1/webhooks/merchant/${hook.id}`, { status: 'PAUSED' }, /^status must be one of ACTIVE, INACTIVE/],
       ['PATCH', `/v1/webhooks/merchant/${hook.id}`, { events: null }, /^events must be an array/],
@@ -193,7 +270,10 @@ describe('webhook management API', function () {
     const max = WEBHOOKS_TEST_CONFIG.MAX_WEBHOOKS_PER_MERCHANT;
     const results = await Promise.all(
       Array.from({ length: max + 5 }, (_, i) =>
-        s.api.request('POST', '/v1/webhooks/merchant', { token: m.token, body: { url: s.receiver.url(`/limit-${i}`) } }),
+        s.api.request('POST', '/v1/webhooks/merchant', {
+          token: m.token,
+          body: { url: s.receiver.url(`/limit-${i}`) },
+        }),
       ),
     );
     assert.equal(results.filter((r) => r.status === 201).length, max);
@@ -222,13 +302,18 @@ describe('webhook management API', function () {
     }
     const [still] = await list(owner.token);
     assert.equal(still?.status, 'ACTIVE');
-    assert.equal((await s.api.request('PATCH', '/v1/webhooks/merchant/wh_unknown', { token: owner.token, body: {} })).status, 404);
+    assert.equal(
+      (await s.api.request('PATCH', '/v1/webhooks/merchant/wh_unknown', { token: owner.token, body: {} })).status,
+      404,
+    );
   });
 
   it('deletes: 200 {message}, gone from the list, a second delete is 404', async () => {
     const m = await s.api.createMerchant();
     const hook = await s.createWebhook(m.token, { path: path('bye') });
-    const res = await s.api.request<{ message: string }>('DELETE', `/v1/webhooks/merchant/${hook.id}`, { token: m.token });
+    const res = await s.api.request<{ message: string }>('DELETE', `/v1/webhooks/merchant/${hook.id}`, {
+      token: m.token,
+    });
     assert.equal(res.status, 200);
     assert.equal(typeof res.body.message, 'string');
     assert.deepEqual(await list(m.token), []);
@@ -240,43 +325,83 @@ describe('webhook management API', function () {
     const p = path('pages');
     const hook = await s.createWebhook(m.token, { path: p });
     const events: string[] = [];
-    for (let i = 0; i < 3; i++) events.push(await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>));
+    for (let i = 0; i < 3; i++)
+      events.push(
+        await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>),
+      );
     await s.receiver.waitFor(p, 3);
-    const first = await s.api.request<{ page: number; limit: number; total: number; deliveries: Array<Record<string, unknown>> }>(
-      'GET',
-      `/v1/webhooks/merchant/${hook.id}/deliveries?limit=2`,
-      { token: m.token },
-    );
+    const first = await s.api.request<{
+      page: number;
+      limit: number;
+      total: number;
+      deliveries: Array<Record<string, unknown>>;
+    }>('GET', `/v1/webhooks/merchant/${hook.id}/deliveries?limit=2`, { token: m.token });
     assert.equal(first.status, 200);
     assert.equal(first.body.total, 3);
     assert.equal(first.body.deliveries.length, 2);
     assert.deepEqual(Object.keys(first.body.deliveries[0] as object).sort(), [
-      'attempts', 'completedAt', 'createdAt', 'event', 'eventId', 'id', 'lastError', 'lastStatusCode', 'status', 'updatedAt',
+      'attempts',
+      'completedAt',
+      'createdAt',
+      'event',
+      'eventId',
+      'id',
+      'lastError',
+      'lastStatusCode',
+      'status',
+      'updatedAt',
     ]);
     assert.equal(first.body.deliveries[0]?.eventId, events[2]);
-    const second = await s.api.request<{ deliveries: Array<{ eventId: string }> }>('GET', `/v1/webhooks/merchant/${hook.id}/deliveries?limit=2&page=2`, {
-      token: m.token,
-    });
-    assert.deepEqual(second.body.deliveries.map((d) => d.eventId), [events[0]]);
+    const second = await s.api.request<{ deliveries: Array<{ eventId: string }> }>(
+      'GET',
+      `/v1/webhooks/merchant/${hook.id}/deliveries?limit=2&page=2`,
+      {
+        token: m.token,
+      },
+    );
+    assert.deepEqual(
+      second.body.deliveries.map((d) => d.eventId),
+      [events[0]],
+    );
     // A page past the end is empty with its total (docs/api.md "Pagination limits"); the total is the
     // trigger-kept count, equal to a count of the rows.
     for (const q of ['limit=2&page=3', 'page=1000000']) {
-      const past = await s.api.request<{ total: number; deliveries: unknown[] }>('GET', `/v1/webhooks/merchant/${hook.id}/deliveries?${q}`, { token: m.token });
+      const past = await s.api.request<{ total: number; deliveries: unknown[] }>(
+        'GET',
+        `/v1/webhooks/merchant/${hook.id}/deliveries?${q}`,
+        { token: m.token },
+      );
       assert.deepEqual([past.status, past.body.total, past.body.deliveries], [200, 3, []], q);
     }
-    const counted = await s.api.knex('list_counts').where({ list: 'webhook_deliveries', owner_id: hook.id }).sum({ n: 'n' }).first();
+    const counted = await s.api
+      .knex('list_counts')
+      .where({ list: 'webhook_deliveries', owner_id: hook.id })
+      .sum({ n: 'n' })
+      .first();
     assert.equal(Number(counted?.n), 3);
 
     s.receiver.script(p, [], { status: 500 });
-    const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const eventId = await s.publish(
+      m.merchantId,
+      'pixkey.updated',
+      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+    );
     const pending = await s.startedDelivery(eventId, hook.id);
-    const busy = await s.api.request('POST', `/v1/webhooks/merchant/${hook.id}/deliveries/${pending.id}/redeliver`, { token: m.token });
+    const busy = await s.api.request('POST', `/v1/webhooks/merchant/${hook.id}/deliveries/${pending.id}/redeliver`, {
+      token: m.token,
+    });
     assert.equal(busy.status, 409);
     await s.api.request('PATCH', `/v1/webhooks/merchant/${hook.id}`, { token: m.token, body: { status: 'INACTIVE' } });
     assert.equal((await s.deliveryResult(pending.id)).status, 'CANCELED');
-    const inactive = await s.api.request('POST', `/v1/webhooks/merchant/${hook.id}/deliveries/${pending.id}/redeliver`, { token: m.token });
+    const inactive = await s.api.request(
+      'POST',
+      `/v1/webhooks/merchant/${hook.id}/deliveries/${pending.id}/redeliver`,
+      { token: m.token },
+    );
     assert.equal(inactive.status, 400);
-    const unknown = await s.api.request('POST', `/v1/webhooks/merchant/${hook.id}/deliveries/whd_nope/redeliver`, { token: m.token });
+    const unknown = await s.api.request('POST', `/v1/webhooks/merchant/${hook.id}/deliveries/whd_nope/redeliver`, {
+      token: m.token,
+    });
     assert.equal(unknown.status, 404);
   });
 
@@ -326,10 +451,17 @@ describe('webhook management API', function () {
       s.withDeliverySettings(hook.id, { requirePublicHttps: true });
       // The name now points at the loopback interface (and an IPv4-mapped form of it).
       s.fakeDns.set(host, ['::ffff:127.0.0.1', '127.0.0.1']);
-      const eventId = await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+      const eventId = await s.publish(
+        m.merchantId,
+        'pixkey.updated',
+        SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
+      );
       const delivery = await s.startedDelivery(eventId, hook.id);
       assert.equal((await s.deliveryResult(delivery.id)).status, 'FAILED');
-      const logs = (await s.knex('webhook_delivery_logs').where({ delivery_id: delivery.id }).orderBy('attempt')) as Array<{
+      const logs = (await s
+        .knex('webhook_delivery_logs')
+        .where({ delivery_id: delivery.id })
+        .orderBy('attempt')) as Array<{
         status_code: number | null;
         success: boolean;
         error: string;

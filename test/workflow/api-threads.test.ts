@@ -61,7 +61,11 @@ describe('startApi with the charge workflow client and the simulator on threads,
   it('creates a charge whose workflow exists at once, and the sandbox payment takes it to PAID', async () => {
     const { knex } = await getTestDb();
     const env = await testEnv();
-    const config = apiConfig({ ACQUIRER_CALLBACK_SECRET: 'api-threads-secret', TEMPORAL_CLIENT_THREAD: 'true', SIMULATOR_THREAD: 'true' });
+    const config = apiConfig({
+      ACQUIRER_CALLBACK_SECRET: 'api-threads-secret',
+      TEMPORAL_CLIENT_THREAD: 'true',
+      SIMULATOR_THREAD: 'true',
+    });
     acquirer = await openAcquirer(config);
     api = await startApi({ config, logger, knex, temporalAddress: env.address, acquirer });
     const worker = await chargeWorker(acquirer);
@@ -91,7 +95,7 @@ describe('startApi with the charge workflow client and the simulator on threads,
     assert.ok(isSimulatorRefusal(refusal), String(refusal));
   });
 
-  it("by default starts, signals and reads charge workflows through a native (Rust core) client on the main thread", async () => {
+  it('by default starts, signals and reads charge workflows through a native (Rust core) client on the main thread', async () => {
     const { knex } = await getTestDb();
     const env = await testEnv();
     const config = apiConfig({ ACQUIRER_CALLBACK_SECRET: 'api-native-secret' });
@@ -112,7 +116,11 @@ describe('startApi with the charge workflow client and the simulator on threads,
       await worker.runUntil(async () => {
         const created = await Promise.all(
           [1, 2, 3].map(async (i) => {
-            const res = await call('POST', '/v1/charges', { amount: 1_000 + i, description: `native ${i}`, expiresIn: 3600 });
+            const res = await call('POST', '/v1/charges', {
+              amount: 1_000 + i,
+              description: `native ${i}`,
+              expiresIn: 3600,
+            });
             assert.equal(res.status, 201);
             return ((await res.json()) as { charge: { id: string } }).charge.id;
           }),

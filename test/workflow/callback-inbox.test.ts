@@ -63,7 +63,8 @@ describe('callback inbox and reconciliation', function () {
     return res.body.charge;
   }
   const chargeRow = (id: string) => s.api.knex('charges').where({ id }).first();
-  const inboxRow = (kind: string, externalId: string) => s.api.knex('acquirer_callbacks').where({ kind, external_id: externalId }).first();
+  const inboxRow = (kind: string, externalId: string) =>
+    s.api.knex('acquirer_callbacks').where({ kind, external_id: externalId }).first();
   // By what reached the merchant's pending account, not by reference (unique in the database, so a
   // second credit under another reference would not show): one merchant, one charge per test.
   const credits = (merchantId: string) => paymentCredits(s.api.knex, merchantId);
@@ -78,14 +79,26 @@ describe('callback inbox and reconciliation', function () {
       interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 1 }))],
     });
     const deadWorkflows = chargeWorkflowClient(new Client({ connection }), s.taskQueue);
-    const offline = createAcquirerCallbacks({ knex: s.api.knex, workflows: deadWorkflows, logger: silent, acquirer: s.acquirer });
-    const api = await startApi({ deps: { routes: [acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: offline })] } });
+    const offline = createAcquirerCallbacks({
+      knex: s.api.knex,
+      workflows: deadWorkflows,
+      logger: silent,
+      acquirer: s.acquirer,
+    });
+    const api = await startApi({
+      deps: { routes: [acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: offline })] },
+    });
     try {
       const e2e = e2eId();
-      const body = JSON.stringify({ pix: [{ endToEndId: e2e, txid: charge.txid, valor: '100.00', horario: new Date().toISOString() }] });
+      const body = JSON.stringify({
+        pix: [{ endToEndId: e2e, txid: charge.txid, valor: '100.00', horario: new Date().toISOString() }],
+      });
       const res = await fetch(`${api.baseUrl}/v1/acquirer/pix`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body) },
+        headers: {
+          'content-type': 'application/json',
+          [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body),
+        },
         body,
       });
       // Kept for good: the acquirer gets its 2xx although nothing could be handed on.
@@ -113,7 +126,10 @@ describe('callback inbox and reconciliation', function () {
       await s.callbacks.inbox.redriveDue();
       const again = await fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body) },
+        headers: {
+          'content-type': 'application/json',
+          [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body),
+        },
         body,
       });
       assert.equal(again.status, 200);
@@ -165,7 +181,10 @@ describe('callback inbox and reconciliation', function () {
     await s.api.knex.raw(`create trigger ${fn} before update on charges for each row execute function ${fn}()`);
     let e2e: string;
     try {
-      const pay = await s.api.request<{ endToEndId: string }>('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+      const pay = await s.api.request<{ endToEndId: string }>('POST', `/v1/sandbox/charges/${charge.id}/pay`, {
+        token: m.token,
+        body: {},
+      });
       assert.equal(pay.status, 202);
       e2e = pay.body.endToEndId;
       const parked = await eventually(async () => {
@@ -190,30 +209,42 @@ describe('callback inbox and reconciliation', function () {
 
     const { url } = await getTestDb();
     const ops = async (...args: string[]) => {
-      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args], {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: url,
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'warn',
-          ADMIN_EMAIL: '',
-          ADMIN_PASSWORD: '',
-          DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
-          TEMPORAL_ADDRESS: s.env.address,
-          TEMPORAL_TASK_QUEUE: s.taskQueue,
-          ACQUIRER_URL: s.simulator.url,
-          ACQUIRER_CLIENT_ID: 'pixflow-test',
-          ACQUIRER_CLIENT_SECRET: 'pixflow-test-secret',
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), ...args],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            DATABASE_URL: url,
+            NODE_ENV: 'test',
+            LOG_LEVEL: 'warn',
+            ADMIN_EMAIL: '',
+            ADMIN_PASSWORD: '',
+            DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
+            TEMPORAL_ADDRESS: s.env.address,
+            TEMPORAL_TASK_QUEUE: s.taskQueue,
+            ACQUIRER_URL: s.simulator.url,
+            ACQUIRER_CLIENT_ID: 'pixflow-test',
+            ACQUIRER_CLIENT_SECRET: 'pixflow-test-secret',
+          },
         },
-      });
+      );
       return JSON.parse(stdout) as Record<string, unknown>;
     };
-    const listed = (await ops('callbacks', 'list', '--status', 'PARKED', '--kind', 'pix')) as { callbacks: Array<{ id: string; externalId: string }> };
+    const listed = (await ops('callbacks', 'list', '--status', 'PARKED', '--kind', 'pix')) as {
+      callbacks: Array<{ id: string; externalId: string }>;
+    };
     const mine = listed.callbacks.find((c) => c.externalId === e2e);
     assert.ok(mine, 'the ops CLI lists the parked payment');
-    const redriven = (await ops('callbacks', 'redrive', mine.id)) as { redriven: Array<{ id: string }>; reconciledNow: boolean };
-    assert.deepEqual(redriven.redriven.map((r) => r.id), [mine.id]);
+    const redriven = (await ops('callbacks', 'redrive', mine.id)) as {
+      redriven: Array<{ id: string }>;
+      reconciledNow: boolean;
+    };
+    assert.deepEqual(
+      redriven.redriven.map((r) => r.id),
+      [mine.id],
+    );
     assert.equal(redriven.reconciledNow, true);
 
     const row = await eventually(async () => {
@@ -223,7 +254,12 @@ describe('callback inbox and reconciliation', function () {
     assert.equal(row.e2e_id, e2e);
     assert.equal((await inboxRow('pix', e2e)).status, 'APPLIED');
     assert.equal((await credits(m.merchantId)).length, 1);
-    assert.ok(await s.api.knex('audit_log').where({ action: 'callback.redrive', target_id: mine.id, actor_email: 'cli' }).first());
+    assert.ok(
+      await s.api
+        .knex('audit_log')
+        .where({ action: 'callback.redrive', target_id: mine.id, actor_email: 'cli' })
+        .first(),
+    );
   });
 
   it('refund polling is bounded and continues as new: no outcome ever → parked with an alert, nothing lost', async () => {
@@ -244,7 +280,12 @@ describe('callback inbox and reconciliation', function () {
       // Time skips through every poll; the chain of runs ends once the refund is parked and the charge settled.
       await handle.result();
       const parked = await eventually(
-        async () => (await s.api.knex('acquirer_callbacks').where({ kind: 'refund', status: 'PARKED' }).whereLike('external_id', `${refundId.replace('_', '')}:%`).first()) ?? undefined,
+        async () =>
+          (await s.api
+            .knex('acquirer_callbacks')
+            .where({ kind: 'refund', status: 'PARKED' })
+            .whereLike('external_id', `${refundId.replace('_', '')}:%`)
+            .first()) ?? undefined,
         'the refund to be parked',
       );
       assert.match(parked.last_error, /no outcome from the acquirer after 60 polls/);
@@ -264,10 +305,16 @@ describe('callback inbox and reconciliation', function () {
       await s.callbacks.inbox.redrive(CLI_ACTOR, [parked.id]);
       await s.callbacks.inbox.dispatch(await AcquirerCallback.query(s.api.knex).findById(parked.id).throwIfNotFound());
       assert.equal((await s.api.knex('acquirer_callbacks').where({ id: parked.id }).first()).status, 'APPLIED');
-      await eventually(async () => ((await handle.describe()).status.name === 'RUNNING' ? true : undefined), 'the workflow to run again');
+      await eventually(
+        async () => ((await handle.describe()).status.name === 'RUNNING' ? true : undefined),
+        'the workflow to run again',
+      );
       s.simulator.control.settleRefund(refundId.replace('_', ''), 'DEVOLVIDO');
       await eventually(
-        async () => ((await s.api.knex('charge_refunds').where({ id: refundId }).first()).status === 'CONFIRMED' ? true : undefined),
+        async () =>
+          (await s.api.knex('charge_refunds').where({ id: refundId }).first()).status === 'CONFIRMED'
+            ? true
+            : undefined,
         'the re-driven refund to be confirmed',
       );
       assert.equal((await ledger.getAccounts(s.api.knex, m.merchantId)).in_transit, 0);
@@ -292,8 +339,14 @@ describe('callback inbox and reconciliation', function () {
         (err: unknown) => err,
       );
       // While the acquirer is slow, the charge looks interrupted (older than the threshold, no BR Code).
-      const row = await eventually(async () => (await s.api.knex('charges').where({ merchant_id: m.merchantId }).first()) ?? undefined, 'the row');
-      await s.api.knex('charges').where({ id: row.id }).update({ created_at: s.api.knex.raw(`now() - interval '5 minutes'`) });
+      const row = await eventually(
+        async () => (await s.api.knex('charges').where({ merchant_id: m.merchantId }).first()) ?? undefined,
+        'the row',
+      );
+      await s.api
+        .knex('charges')
+        .where({ id: row.id })
+        .update({ created_at: s.api.knex.raw(`now() - interval '5 minutes'`) });
       await reconcileChargeWorkflows({ knex: s.api.knex, workflows: s.workflows, logger: silent });
       assert.equal((await chargeRow(row.id)).status, 'FAILED');
       const outcome = await creating;
@@ -303,7 +356,8 @@ describe('callback inbox and reconciliation', function () {
       assert.equal(after.qr_code, null);
       s.simulator.control.setFaults({});
       await eventually(
-        async () => (s.simulator.control.getCob(row.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined),
+        async () =>
+          s.simulator.control.getCob(row.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined,
         'the cob to be removed',
       );
     } finally {
@@ -311,7 +365,7 @@ describe('callback inbox and reconciliation', function () {
     }
   });
 
-  it('a payment for an unknown txid waits for its charge, then is returned to the payer (never a merchant\'s money)', async () => {
+  it("a payment for an unknown txid waits for its charge, then is returned to the payer (never a merchant's money)", async () => {
     const txid = newTxid();
     await s.acquirer.createCob({ txid, amount: 1_234, expiresIn: 600, key: 'loja@example.com' });
     const { endToEndId } = await s.simulator.control.payCob(txid);
@@ -322,7 +376,13 @@ describe('callback inbox and reconciliation', function () {
     assert.match(waiting.last_error, /no charge with txid/);
 
     // A reconciler past the grace period returns it to the payer by a devolução of the full amount.
-    const pastGrace = createAcquirerCallbacks({ knex: s.api.knex, workflows: s.workflows, logger: silent, acquirer: s.acquirer, unmatchedGraceMs: 0 });
+    const pastGrace = createAcquirerCallbacks({
+      knex: s.api.knex,
+      workflows: s.workflows,
+      logger: silent,
+      acquirer: s.acquirer,
+      unmatchedGraceMs: 0,
+    });
     // One pass of its reconciler over this row (a sweep would also take other suites' test payments).
     await pastGrace.inbox.dispatch(await AcquirerCallback.query(s.api.knex).findById(waiting.id).throwIfNotFound());
     const applied = await eventually(async () => {
@@ -350,11 +410,20 @@ describe('callback inbox and reconciliation', function () {
     // The charge appears (as a creation committed by another process would).
     const id = `ch_late_${Date.now()}`;
     await s.api.knex('charges').insert({
-      id, merchant_id: m.merchantId, amount: 300, description: 'late', expires_in: 3600, txid, qr_code: 'brcode',
+      id,
+      merchant_id: m.merchantId,
+      amount: 300,
+      description: 'late',
+      expires_in: 3600,
+      txid,
+      qr_code: 'brcode',
       expires_at: s.api.knex.raw(`now() + interval '1 hour'`),
     });
     const row = await eventually(async () => {
-      await s.api.knex('acquirer_callbacks').where({ kind: 'pix', external_id: e2e }).update({ next_attempt_at: s.api.knex.fn.now() });
+      await s.api
+        .knex('acquirer_callbacks')
+        .where({ kind: 'pix', external_id: e2e })
+        .update({ next_attempt_at: s.api.knex.fn.now() });
       await s.callbacks.inbox.redriveDue();
       const c = await chargeRow(id);
       return c.status === 'PAID' ? c : undefined;

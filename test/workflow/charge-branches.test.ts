@@ -105,7 +105,10 @@ function chargeStubs(
     openExpiryCase: async () => undefined,
     closeExpiryCase: async () => undefined,
   };
-  const stub = recordCalls<ChargeActivities>({ ...defaults, ...(typeof overrides === 'function' ? overrides(defaults) : overrides) });
+  const stub = recordCalls<ChargeActivities>({
+    ...defaults,
+    ...(typeof overrides === 'function' ? overrides(defaults) : overrides),
+  });
   return { stub, snap };
 }
 
@@ -173,7 +176,9 @@ describe('charge workflow (stubbed activities)', function () {
     });
 
     it('a second payment by another payer goes back to them: the refund recordPayment names is sent and confirmed', async () => {
-      const { stub } = chargeStubs({ sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'CONFIRMED' } }) });
+      const { stub } = chargeStubs({
+        sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'CONFIRMED' } }),
+      });
       const { result } = await runCharge(stub, async (h) => {
         await h.signal(paymentReceivedSignal, notice('E1'));
         await h.signal(paymentReceivedSignal, notice('E2'));
@@ -193,7 +198,10 @@ describe('charge workflow (stubbed activities)', function () {
       }));
       const { result } = await runCharge(stub, async (h) => h.signal(paymentReceivedSignal, notice('E1')));
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
-      assert.deepEqual(stub.of('recordPayment').map((c) => c.attempt), [1, 2, 3]);
+      assert.deepEqual(
+        stub.of('recordPayment').map((c) => c.attempt),
+        [1, 2, 3],
+      );
       assert.deepEqual(stub.of('parkPayment'), []);
     });
 
@@ -210,23 +218,24 @@ describe('charge workflow (stubbed activities)', function () {
           },
         }));
         const env = await testEnv();
-        const { result, history } = await runCharge(
-          stub,
-          async (h) => {
-            await h.signal(paymentReceivedSignal, notice('E1'));
-            await waitFor(async () => stub.of('parkPayment').length === 1);
-            await env.sleep(2 * HOUR); // far past the expiry: a parked payment means the cob was paid
-            assert.deepEqual(stub.of('expireCharge'), []);
-            assert.equal((await h.query(chargeStateQuery)).phase, 'awaiting_payment');
-            await h.signal(paymentReceivedSignal, notice('E1')); // the operator re-drives it
-          },
-        );
+        const { result, history } = await runCharge(stub, async (h) => {
+          await h.signal(paymentReceivedSignal, notice('E1'));
+          await waitFor(async () => stub.of('parkPayment').length === 1);
+          await env.sleep(2 * HOUR); // far past the expiry: a parked payment means the cob was paid
+          assert.deepEqual(stub.of('expireCharge'), []);
+          assert.equal((await h.query(chargeStateQuery)).phase, 'awaiting_payment');
+          await h.signal(paymentReceivedSignal, notice('E1')); // the operator re-drives it
+        });
         assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
         const park = stub.of('parkPayment')[0];
         assert.deepEqual(park.args.slice(0, 2), ['ch-1', notice('E1')]);
         assert.match(String(park.args[2]), new RegExp(type));
         assert.equal(park.attempt, 1);
-        assert.deepEqual(retryPolicies(history).get('recordPayment')?.nonRetryableErrorTypes, ['NotFoundError', 'InvariantViolation', 'DataIntegrityError']);
+        assert.deepEqual(retryPolicies(history).get('recordPayment')?.nonRetryableErrorTypes, [
+          'NotFoundError',
+          'InvariantViolation',
+          'DataIntegrityError',
+        ]);
       });
     }
   });
@@ -243,7 +252,9 @@ describe('charge workflow (stubbed activities)', function () {
     it('the expiry deadline is fixed on the workflow clock when first seen: later snapshots do not push it back', async () => {
       // Every read says "15 minutes left" (as a database clock days behind the workflow's would).
       const env = await testEnv();
-      const { stub, snap } = chargeStubs({ sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'FAILED' } }) });
+      const { stub, snap } = chargeStubs({
+        sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'FAILED' } }),
+      });
       const { result, history } = await runCharge(stub, async (h) => {
         await ready(h);
         await env.sleep(10 * MINUTE);
@@ -256,7 +267,10 @@ describe('charge workflow (stubbed activities)', function () {
       assert.ok(stub.of('loadChargeSnapshot').length >= 3);
       const timers = seconds(timersStarted(history));
       assert.equal(timers[0], EXPIRES_IN / 1000);
-      assert.ok(timers[1] <= 5 * 60 + 1, `the second wait is what was left of the first, not 15 minutes again: ${timers}`);
+      assert.ok(
+        timers[1] <= 5 * 60 + 1,
+        `the second wait is what was left of the first, not 15 minutes again: ${timers}`,
+      );
     });
 
     it('expiry with a charge without a txid skips the acquirer entirely', async () => {
@@ -284,21 +298,37 @@ describe('charge workflow (stubbed activities)', function () {
       const { result, history, handle } = await runCharge(stub);
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
       assert.deepEqual(steps(stub), [
-        'paymentsAtAcquirer', 'openExpiryCase',
-        'paymentsAtAcquirer', 'paymentsAtAcquirer', 'paymentsAtAcquirer', 'paymentsAtAcquirer',
-        'closeExpiryCase', 'recordPayment', 'settleCharge',
+        'paymentsAtAcquirer',
+        'openExpiryCase',
+        'paymentsAtAcquirer',
+        'paymentsAtAcquirer',
+        'paymentsAtAcquirer',
+        'paymentsAtAcquirer',
+        'closeExpiryCase',
+        'recordPayment',
+        'settleCharge',
       ]);
       // One case for the outage, named by its start; closed by the answer.
-      const [chargeId, opened] = stub.of('openExpiryCase')[0].args as [string, { reference: string; error: string; since: string; askUntil: string }];
+      const [chargeId, opened] = stub.of('openExpiryCase')[0].args as [
+        string,
+        { reference: string; error: string; since: string; askUntil: string },
+      ];
       assert.equal(chargeId, 'ch-1');
       assert.equal(opened.reference, `charge:ch-1:expiry-unreachable:${opened.since}`);
       assert.equal(opened.error, 'acquirer answered 403');
       assert.equal(Date.parse(opened.askUntil) - Date.parse(opened.since), EXPIRY_MAX_WAIT_MS);
-      assert.deepEqual(stub.of('closeExpiryCase')[0].args, ['ch-1', opened.reference, 'the acquirer answered: the cob was paid']);
+      assert.deepEqual(stub.of('closeExpiryCase')[0].args, [
+        'ch-1',
+        opened.reference,
+        'the acquirer answered: the cob was paid',
+      ]);
       // The expiry, the backoff between questions, then the settlement delay.
       assert.deepEqual(seconds(timersStarted(history)), [EXPIRES_IN / 1000, 300, 600, 1200, 2400, SETTLES_IN / 1000]);
       // A question asked again is one short probe: the workflow's backoff spaces them, not the activity's.
-      assert.deepEqual(activityTimeouts(history).get('paymentsAtAcquirer'), { startToClose: 30_000, scheduleToClose: 2 * 60_000 });
+      assert.deepEqual(activityTimeouts(history).get('paymentsAtAcquirer'), {
+        startToClose: 30_000,
+        scheduleToClose: 2 * 60_000,
+      });
       await replay(history, handle.workflowId);
     });
 
@@ -326,7 +356,10 @@ describe('charge workflow (stubbed activities)', function () {
       assert.equal(stopped.phase, 'awaiting_payment');
       assert.equal(stopped.acquirerUnreachable?.nextAskAt, null);
       assert.equal(stopped.acquirerUnreachable?.asks, 172);
-      assert.equal(Date.parse(stopped.acquirerUnreachable?.since ?? ''), Date.parse((stub.of('openExpiryCase')[0].args[1] as { since: string }).since));
+      assert.equal(
+        Date.parse(stopped.acquirerUnreachable?.since ?? ''),
+        Date.parse((stub.of('openExpiryCase')[0].args[1] as { since: string }).since),
+      );
       assert.equal(stub.of('openExpiryCase').length, 1, 'one case for the whole outage');
       // The retry found nothing paid: the charge expires as usual. The operator resolved the case, so nothing closes it.
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] } });
@@ -340,16 +373,31 @@ describe('charge workflow (stubbed activities)', function () {
       while (runId) {
         const history = await client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
         runs.push(history);
-        runId = history.events?.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+        runId =
+          history.events?.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)
+            ?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
       }
       assert.equal(runs.length, Math.ceil(171 / EXPIRY_ASKS_PER_RUN));
       for (const r of runs) await replay(r, handle.workflowId);
       const second = runs[1]?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-      const input = second ? (JSON.parse(Buffer.from(second).toString()) as { expiryWait?: { asks: number } }) : undefined;
+      const input = second
+        ? (JSON.parse(Buffer.from(second).toString()) as { expiryWait?: { asks: number } })
+        : undefined;
       assert.equal(input?.expiryWait?.asks, 1 + EXPIRY_ASKS_PER_RUN);
-      assert.deepEqual(seconds(timersStarted(runs[0])).slice(0, 7), [EXPIRES_IN / 1000, 300, 600, 1200, 2400, 3600, 3600]);
+      assert.deepEqual(seconds(timersStarted(runs[0])).slice(0, 7), [
+        EXPIRES_IN / 1000,
+        300,
+        600,
+        1200,
+        2400,
+        3600,
+        3600,
+      ]);
       // The operator's retry is a short probe too (a still-down acquirer opens a new case in minutes, not 6 hours).
-      assert.deepEqual(activityTimeouts(runs[runs.length - 1] ?? {}).get('paymentsAtAcquirer'), { startToClose: 30_000, scheduleToClose: 2 * 60_000 });
+      assert.deepEqual(activityTimeouts(runs[runs.length - 1] ?? {}).get('paymentsAtAcquirer'), {
+        startToClose: 30_000,
+        scheduleToClose: 2 * 60_000,
+      });
     });
 
     it('a payment callback while waiting for the acquirer: credited as usual, and the case closed', async () => {
@@ -367,7 +415,13 @@ describe('charge workflow (stubbed activities)', function () {
         await h.signal(paymentReceivedSignal, notice('E1'));
       });
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
-      assert.deepEqual(steps(stub), ['paymentsAtAcquirer', 'openExpiryCase', 'recordPayment', 'closeExpiryCase', 'settleCharge']);
+      assert.deepEqual(steps(stub), [
+        'paymentsAtAcquirer',
+        'openExpiryCase',
+        'recordPayment',
+        'closeExpiryCase',
+        'settleCharge',
+      ]);
       assert.equal(stub.of('closeExpiryCase')[0].args[2], 'the charge became PAID meanwhile');
     });
 
@@ -378,7 +432,14 @@ describe('charge workflow (stubbed activities)', function () {
       });
       const { result } = await runCharge(stub);
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] } });
-      assert.deepEqual(steps(stub), ['paymentsAtAcquirer', 'expireCharge', 'removeCob', 'recordPayment', 'sendRefund', 'settleRefund']);
+      assert.deepEqual(steps(stub), [
+        'paymentsAtAcquirer',
+        'expireCharge',
+        'removeCob',
+        'recordPayment',
+        'sendRefund',
+        'settleRefund',
+      ]);
       assert.deepEqual(stub.of('sendRefund')[0].args, ['refund-E7']);
     });
 
@@ -465,19 +526,25 @@ describe('charge workflow (stubbed activities)', function () {
     });
 
     it('a late payment after the run closed starts a fresh run (signal-with-start) that returns the money', async () => {
-      const { stub } = chargeStubs({ sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'CONFIRMED' } }) });
+      const { stub } = chargeStubs({
+        sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'CONFIRMED' } }),
+      });
       const { result, handle } = await runCharge(stub);
       assert.equal(result.ok && result.value.chargeStatus, 'CANCELED');
-      const late = await withStubWorker(stub.activities, async (ctx) => {
-        const h = await ctx.client.workflow.signalWithStart(chargeWorkflow, {
-          taskQueue: ctx.taskQueue,
-          workflowId: ctx.workflowId,
-          args: [{ chargeId: 'ch-1' }],
-          signal: paymentReceivedSignal,
-          signalArgs: [notice('E5')],
-        });
-        return h.result();
-      }, handle.workflowId); // the same workflow id: the closed run's
+      const late = await withStubWorker(
+        stub.activities,
+        async (ctx) => {
+          const h = await ctx.client.workflow.signalWithStart(chargeWorkflow, {
+            taskQueue: ctx.taskQueue,
+            workflowId: ctx.workflowId,
+            args: [{ chargeId: 'ch-1' }],
+            signal: paymentReceivedSignal,
+            signalArgs: [notice('E5')],
+          });
+          return h.result();
+        },
+        handle.workflowId,
+      ); // the same workflow id: the closed run's
       assert.deepEqual(late, { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] });
       assert.deepEqual(steps(stub).slice(-3), ['recordPayment', 'sendRefund', 'settleRefund']);
     });
@@ -495,7 +562,9 @@ describe('charge workflow (stubbed activities)', function () {
         await h.signal(refundRequestedSignal, { refundId: 'r-1' });
         // Open once sendRefund has returned and the workflow has taken its answer (waiting for the
         // call alone raced that answer on a loaded machine: the query saw no open refund yet).
-        await waitFor(async () => stub.of('sendRefund').length === 1 && (await h.query(chargeStateQuery)).openRefunds.length === 1);
+        await waitFor(
+          async () => stub.of('sendRefund').length === 1 && (await h.query(chargeStateQuery)).openRefunds.length === 1,
+        );
         states.push(await h.query(chargeStateQuery));
         await h.signal(refundSettledSignal, { refundId: 'r-1', outcome: 'CONFIRMED' });
       });
@@ -506,7 +575,10 @@ describe('charge workflow (stubbed activities)', function () {
     });
 
     it('a refund settled at once by the acquirer needs no wait', async () => {
-      const { stub, snap } = chargeStubs({ sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'FAILED', reason: 'conta encerrada' } }) }, paidSettled);
+      const { stub, snap } = chargeStubs(
+        { sendRefund: async (refundId) => ({ settled: { refundId, outcome: 'FAILED', reason: 'conta encerrada' } }) },
+        paidSettled,
+      );
       snap.openRefundIds.push('r-2'); // a fresh run picks up the open refund from the snapshot, no signal needed
       const { result, history } = await runCharge(stub);
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
@@ -523,7 +595,14 @@ describe('charge workflow (stubbed activities)', function () {
       snap.openRefundIds.push('r-3');
       const { result, history } = await runCharge(stub);
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'REFUNDED', openRefunds: [] } });
-      assert.deepEqual(steps(stub), ['sendRefund', 'checkRefund', 'checkRefund', 'checkRefund', 'checkRefund', 'settleRefund']);
+      assert.deepEqual(steps(stub), [
+        'sendRefund',
+        'checkRefund',
+        'checkRefund',
+        'checkRefund',
+        'checkRefund',
+        'settleRefund',
+      ]);
       assert.deepEqual(seconds(timersStarted(history)), [60, 120, 240, 480]);
     });
 
@@ -619,7 +698,10 @@ describe('charge workflow (stubbed activities)', function () {
       assert.equal(result.ok, true);
       assert.deepEqual(steps(stub), ['sendRefund', 'settleRefund', 'parkRefund']);
       assert.equal(stub.of('settleRefund')[0].attempt, 1);
-      assert.deepEqual(stub.of('parkRefund')[0].args, ['r-8', 'outcome CONFIRMED could not be applied: refund exceeds the charge']);
+      assert.deepEqual(stub.of('parkRefund')[0].args, [
+        'r-8',
+        'outcome CONFIRMED could not be applied: refund exceeds the charge',
+      ]);
     });
 
     it('no outcome ever: continues as new every 20 polls carrying the counts, and parks the refund after 60 polls', async () => {
@@ -630,7 +712,10 @@ describe('charge workflow (stubbed activities)', function () {
       assert.equal(stub.of('checkRefund').length, 60);
       // Each run re-sends the open refund (idempotent at the acquirer on the refund id).
       assert.equal(stub.of('sendRefund').length, 3);
-      assert.deepEqual(stub.of('parkRefund').map((c) => c.args), [['r-9', 'no outcome from the acquirer after 60 polls']]);
+      assert.deepEqual(
+        stub.of('parkRefund').map((c) => c.args),
+        [['r-9', 'no outcome from the acquirer after 60 polls']],
+      );
 
       // Three runs: the first two ended by continue-as-new, the next one's input carries the poll counts.
       const runs: Array<{ history: Awaited<ReturnType<typeof handle.fetchHistory>> }> = [];
@@ -638,17 +723,29 @@ describe('charge workflow (stubbed activities)', function () {
       while (runId) {
         const history = await client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
         runs.push({ history });
-        runId = history.events?.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+        runId =
+          history.events?.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)
+            ?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
       }
-      assert.deepEqual(runs.map((r) => continuedAsNew(r.history)), [true, true, false]);
+      assert.deepEqual(
+        runs.map((r) => continuedAsNew(r.history)),
+        [true, true, false],
+      );
       for (const r of runs) await replay(r.history, handle.workflowId);
       const inputs = runs.map((r) => {
         const payload = r.history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
         return payload ? JSON.parse(Buffer.from(payload).toString()) : undefined;
       });
-      assert.deepEqual(inputs, [{ chargeId: 'ch-1' }, { chargeId: 'ch-1', refundPolls: { 'r-9': 20 } }, { chargeId: 'ch-1', refundPolls: { 'r-9': 40 } }]);
+      assert.deepEqual(inputs, [
+        { chargeId: 'ch-1' },
+        { chargeId: 'ch-1', refundPolls: { 'r-9': 20 } },
+        { chargeId: 'ch-1', refundPolls: { 'r-9': 40 } },
+      ]);
       // Backoff: 1 min doubling to the 1-hour cap.
-      assert.deepEqual(seconds(timersStarted(runs[0].history)).slice(0, 8), [1, 2, 4, 8, 16, 32, 60, 60].map((m) => m * 60));
+      assert.deepEqual(
+        seconds(timersStarted(runs[0].history)).slice(0, 8),
+        [1, 2, 4, 8, 16, 32, 60, 60].map((m) => m * 60),
+      );
     });
   });
 
@@ -663,7 +760,11 @@ describe('charge workflow (stubbed activities)', function () {
       assert.deepEqual(policies.get('loadChargeSnapshot')?.nonRetryableErrorTypes, ['NotFoundError']);
       assert.deepEqual(timeouts.get('recordPayment'), { startToClose: 15_000, scheduleToClose: day });
       assert.deepEqual(timeouts.get('settleCharge'), { startToClose: 15_000, scheduleToClose: day });
-      assert.deepEqual(policies.get('settleCharge')?.nonRetryableErrorTypes, ['NotFoundError', 'InvariantViolation', 'DataIntegrityError']);
+      assert.deepEqual(policies.get('settleCharge')?.nonRetryableErrorTypes, [
+        'NotFoundError',
+        'InvariantViolation',
+        'DataIntegrityError',
+      ]);
     });
 
     it('expiry activities: parking and expiring never give up on a type, the acquirer ones stop on AcquirerRejectedError', async () => {
@@ -709,7 +810,10 @@ describe('charge workflow (stubbed activities)', function () {
       })).stub;
       const { result } = await runCharge(wrapped);
       assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'CANCELED', openRefunds: [] } });
-      assert.deepEqual(wrapped.of('expireCharge').map((c) => c.attempt), [1, 2, 3, 4]);
+      assert.deepEqual(
+        wrapped.of('expireCharge').map((c) => c.attempt),
+        [1, 2, 3, 4],
+      );
     });
 
     it('an acquirer call slower than its 30 s timeout is retried', async () => {
@@ -726,7 +830,10 @@ describe('charge workflow (stubbed activities)', function () {
       })).stub;
       const { result } = await runCharge(wrapped);
       assert.equal(result.ok, true);
-      assert.deepEqual(wrapped.of('removeCob').map((c) => c.attempt), [1, 2]);
+      assert.deepEqual(
+        wrapped.of('removeCob').map((c) => c.attempt),
+        [1, 2],
+      );
     });
   });
 });
@@ -743,7 +850,14 @@ async function waitFor(check: () => Promise<boolean>, what = 'condition'): Promi
 
 /** Waits until the workflow has read the charge and registered its handlers (answers the state query). */
 async function ready(h: WorkflowHandle<typeof chargeWorkflow>): Promise<void> {
-  await waitFor(() => h.query(chargeStateQuery).then(() => true, () => false), 'the state query to be answered');
+  await waitFor(
+    () =>
+      h.query(chargeStateQuery).then(
+        () => true,
+        () => false,
+      ),
+    'the state query to be answered',
+  );
 }
 
 /** Timer durations in whole seconds (a timer set after an activity is shorter by the activity's wall time). */
@@ -754,5 +868,8 @@ async function signalsHandled(h: WorkflowHandle<typeof chargeWorkflow>): Promise
   const events = (await h.fetchHistory()).events ?? [];
   const lastIndex = (has: (e: (typeof events)[number]) => unknown): number =>
     events.reduce((last, e, i) => (has(e) ? i : last), -1);
-  return lastIndex((e) => e.workflowTaskCompletedEventAttributes) > lastIndex((e) => e.workflowExecutionSignaledEventAttributes);
+  return (
+    lastIndex((e) => e.workflowTaskCompletedEventAttributes) >
+    lastIndex((e) => e.workflowExecutionSignaledEventAttributes)
+  );
 }

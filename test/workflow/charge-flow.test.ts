@@ -10,7 +10,11 @@ import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import * as ledger from '../../src/services/ledger';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
-import { chargeWorkflowClient, ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from '../../src/temporal/charge-workflow-client';
+import {
+  chargeWorkflowClient,
+  ENTITY_ID_ATTRIBUTE,
+  MERCHANT_ID_ATTRIBUTE,
+} from '../../src/temporal/charge-workflow-client';
 import { createLogger } from '../../src/lib/logger';
 import { newTxid } from '../../src/pix';
 import { createChargesService } from '../../src/services/charges';
@@ -79,16 +83,29 @@ describe('charge workflow', function () {
     assert.ok(got.body.charge.paidAt);
 
     // 99 bps of 100.00 = 0.99 fee; the net waits in pending.
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 9_901, blocked: 0, total: 9_901 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 0,
+      pending: 9_901,
+      blocked: 0,
+      total: 9_901,
+    });
     assert.equal((await ledger.getAccounts(s.api.knex, m.merchantId)).fee_revenue, 99);
     assert.equal(await postingsSum(m.merchantId), 0);
-    const event = await s.api.knex('events').where({ reference: `charge.paid:${charge.id}` }).first();
+    const event = await s.api
+      .knex('events')
+      .where({ reference: `charge.paid:${charge.id}` })
+      .first();
     assert.equal(event.data.amount, 10_000);
     assert.equal(event.data.payer.name, 'João Pagador');
 
     // The run ends after settlement (1 day later): result() skips the time.
     await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 9_901, pending: 0, blocked: 0, total: 9_901 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 9_901,
+      pending: 0,
+      blocked: 0,
+      total: 9_901,
+    });
     assert.equal(await postingsSum(m.merchantId), 0);
   });
 
@@ -104,7 +121,10 @@ describe('charge workflow', function () {
     const logger = createLogger({ level: 'silent' });
     /** Refuses every `GET /cob` (403: final at once, as bad credentials are); `hold` keeps callbacks from going out. */
     const refuseGetCob = (hold: boolean) =>
-      s.simulator.control.setFaults({ failNext: { route: 'getCob', times: 100_000, status: 403 }, ...(hold ? { outOfOrderCallbacks: true } : {}) });
+      s.simulator.control.setFaults({
+        failNext: { route: 'getCob', times: 100_000, status: 403 },
+        ...(hold ? { outOfOrderCallbacks: true } : {}),
+      });
     /** The charge's cases, as `npm run ops -- cases list --subject <id>` shows them. */
     const casesOf = (chargeId: string, workflows?: ReturnType<typeof createWorkflowClients>) =>
       createOperatorCaseServices({ knex: s.api.knex, logger, workflows }).list({ subjectId: chargeId });
@@ -141,13 +161,26 @@ describe('charge workflow', function () {
         s.simulator.control.setFaults({}); // releases the held callback: a duplicate by now
       }
       await s.simulator.control.callbacks.idle();
-      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 9_901, blocked: 0, total: 9_901 });
+      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+        available: 0,
+        pending: 9_901,
+        blocked: 0,
+        total: 9_901,
+      });
       // What reached pending, not a count of transactions: the net once.
       assert.deepEqual(await paymentCredits(s.api.knex, m.merchantId), [9_901]);
-      assert.ok(await s.api.knex('events').where({ reference: `charge.paid:${charge.id}` }).first());
+      assert.ok(
+        await s.api
+          .knex('events')
+          .where({ reference: `charge.paid:${charge.id}` })
+          .first(),
+      );
       assert.equal(await postingsSum(m.merchantId), 0);
       const [closed] = await casesOf(charge.id);
-      assert.deepEqual([closed?.status, closed?.resolvedBy, closed?.resolution], ['RESOLVED', 'system', 'the acquirer answered: the cob was paid']);
+      assert.deepEqual(
+        [closed?.status, closed?.resolvedBy, closed?.resolution],
+        ['RESOLVED', 'system', 'the acquirer answered: the cob was paid'],
+      );
       await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result(); // settles, then ends
     });
 
@@ -162,21 +195,36 @@ describe('charge workflow', function () {
       } finally {
         s.simulator.control.setFaults({});
       }
-      const workflows = createWorkflowClients(s.client, { TEMPORAL_TASK_QUEUE: s.taskQueue, TEMPORAL_SEARCH_ATTRIBUTES: true });
+      const workflows = createWorkflowClients(s.client, {
+        TEMPORAL_TASK_QUEUE: s.taskQueue,
+        TEMPORAL_SEARCH_ATTRIBUTES: true,
+      });
       const cases = createOperatorCaseServices({ knex: s.api.knex, logger, workflows });
       await assert.rejects(cases.resolve(CLI_ACTOR, opened.id, 'release'), /accepts acknowledge, retry, not release/);
       // Without a Temporal client nothing could wake a workflow that stopped asking: refused, the case stays open.
-      await assert.rejects(createOperatorCaseServices({ knex: s.api.knex, logger }).resolve(CLI_ACTOR, opened.id, 'retry'), /TEMPORAL_ADDRESS/);
+      await assert.rejects(
+        createOperatorCaseServices({ knex: s.api.knex, logger }).resolve(CLI_ACTOR, opened.id, 'retry'),
+        /TEMPORAL_ADDRESS/,
+      );
       assert.equal((await cases.get(opened.id)).status, 'OPEN');
       const resolved = await cases.resolve(CLI_ACTOR, opened.id, 'retry', 'acquirer credentials rotated');
-      assert.deepEqual([resolved.status, resolved.resolution, resolved.resolvedBy], ['RESOLVED', 'retry: acquirer credentials rotated', 'cli']);
+      assert.deepEqual(
+        [resolved.status, resolved.resolution, resolved.resolvedBy],
+        ['RESOLVED', 'retry: acquirer credentials rotated', 'cli'],
+      );
       await untilStatus(charge.id, 'CANCELED');
       await eventually(
-        async () => (s.simulator.control.getCob(charge.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined),
+        async () =>
+          s.simulator.control.getCob(charge.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined,
         'cob removal',
       );
       assert.equal((await casesOf(charge.id)).length, 1, 'the answer opened nothing new');
-      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
+      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+        available: 0,
+        pending: 0,
+        blocked: 0,
+        total: 0,
+      });
     });
   });
 
@@ -189,16 +237,23 @@ describe('charge workflow', function () {
       await s.simulator.control.callbacks.idle();
       await untilStatus(charge.id, 'PAID');
       // Replay the same callback by hand too.
-      const body = JSON.stringify({ pix: [{ endToEndId, txid: charge.txid, valor: '100.00', horario: new Date().toISOString() }] });
+      const body = JSON.stringify({
+        pix: [{ endToEndId, txid: charge.txid, valor: '100.00', horario: new Date().toISOString() }],
+      });
       const res = await fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body) },
+        headers: {
+          'content-type': 'application/json',
+          [CALLBACK_SIGNATURE_HEADER]: signCallback(CALLBACK_SECRET, body),
+        },
         body,
       });
       assert.equal(res.status, 200);
       // The workflow's own view catches up once it has re-read the charge after the payment.
       await eventually(async () => {
-        const state = await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).query<{ chargeStatus: string }>('state');
+        const state = await s.client.workflow
+          .getHandle(chargeWorkflowId(charge.id))
+          .query<{ chargeStatus: string }>('state');
         return state.chargeStatus === 'PAID' ? true : undefined;
       }, 'the workflow to see PAID');
       assert.deepEqual(await paymentCredits(s.api.knex, m.merchantId), [9_901], 'the net credited to pending once');
@@ -209,9 +264,15 @@ describe('charge workflow', function () {
   });
 
   it('rejects unsigned and badly signed callbacks with 401', async () => {
-    const body = JSON.stringify({ pix: [{ endToEndId: 'E1', txid: 'x'.repeat(30), valor: '1.00', horario: new Date().toISOString() }] });
+    const body = JSON.stringify({
+      pix: [{ endToEndId: 'E1', txid: 'x'.repeat(30), valor: '1.00', horario: new Date().toISOString() }],
+    });
     const post = (headers: Record<string, string>) =>
-      fetch(`${s.api.baseUrl}/v1/acquirer/pix`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
     assert.equal((await post({})).status, 401);
     assert.equal((await post({ [CALLBACK_SIGNATURE_HEADER]: signCallback('wrong-secret', body) })).status, 401);
     assert.equal((await post({ [CALLBACK_SIGNATURE_HEADER]: 'zz' })).status, 401);
@@ -230,17 +291,26 @@ describe('charge workflow', function () {
     const cancel = await s.api.request('POST', `/v1/charges/${charge.id}/cancel`, { token: m.token });
     assert.equal(cancel.status, 200);
     await eventually(
-      async () => (s.simulator.control.getCob(charge.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined),
+      async () =>
+        s.simulator.control.getCob(charge.txid)?.status === 'REMOVIDA_PELO_USUARIO_RECEBEDOR' ? true : undefined,
       'cob removal',
     );
     const { endToEndId } = await s.simulator.control.payCob(charge.txid);
     const refund = await eventually(async () => {
-      const r = await s.api.knex('charge_refunds').where({ charge_id: charge.id, e2e_id: endToEndId, status: 'CONFIRMED' }).first();
+      const r = await s.api
+        .knex('charge_refunds')
+        .where({ charge_id: charge.id, e2e_id: endToEndId, status: 'CONFIRMED' })
+        .first();
       return r ?? undefined;
     }, 'automatic refund of the late payment');
     assert.equal(refund.kind, 'UNPAYABLE_PAYMENT');
     assert.equal((await chargeRow(charge.id)).status, 'CANCELED');
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 0,
+      pending: 0,
+      blocked: 0,
+      total: 0,
+    });
     assert.equal(await postingsSum(m.merchantId), 0);
   });
 
@@ -255,13 +325,20 @@ describe('charge workflow', function () {
     });
     assert.equal(partial.status, 202);
     const ev = await eventually(
-      async () => (await s.api.knex('events').where({ reference: `charge.refunded:${partial.body.refund.id}` }).first()) ?? undefined,
+      async () =>
+        (await s.api
+          .knex('events')
+          .where({ reference: `charge.refunded:${partial.body.refund.id}` })
+          .first()) ?? undefined,
       'charge.refunded',
     );
     assert.equal(ev.data.amount, '25.00');
     assert.equal(ev.data.status, 'closed');
     assert.equal((await chargeRow(charge.id)).status, 'PAID');
-    const over = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: { amount: 7_501 } });
+    const over = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, {
+      token: m.token,
+      body: { amount: 7_501 },
+    });
     assert.equal(over.status, 400);
     const rest = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: {} });
     assert.equal(rest.status, 202);
@@ -293,12 +370,26 @@ describe('charge workflow', function () {
       s.simulator.control.setFaults({});
     }
     // Taken from pending (nothing was available), given back to available; no event, still PAID.
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 2_500, pending: 7_500, blocked: 0, total: 10_000 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 2_500,
+      pending: 7_500,
+      blocked: 0,
+      total: 10_000,
+    });
     assert.equal((await chargeRow(charge.id)).status, 'PAID');
-    assert.equal((await s.api.knex('events').where({ type: 'charge.refunded' }).whereRaw(`data->>'chargeId' = ?`, [charge.id])).length, 0);
+    assert.equal(
+      (await s.api.knex('events').where({ type: 'charge.refunded' }).whereRaw(`data->>'chargeId' = ?`, [charge.id]))
+        .length,
+      0,
+    );
     // The workflow carries on: settlement moves what is left of this charge's net.
     await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 10_000, pending: 0, blocked: 0, total: 10_000 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 10_000,
+      pending: 0,
+      blocked: 0,
+      total: 10_000,
+    });
     assert.equal(await postingsSum(m.merchantId), 0);
   });
 
@@ -313,13 +404,28 @@ describe('charge workflow', function () {
     // A is refunded in full before settlement; with nothing available it comes out of pending.
     assert.equal((await s.api.request('POST', `/v1/charges/${a.id}/refund`, { token: m.token, body: {} })).status, 202);
     await untilStatus(a.id, 'REFUNDED');
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 10_000, blocked: 0, total: 10_000 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 0,
+      pending: 10_000,
+      blocked: 0,
+      total: 10_000,
+    });
     // A's settlement (run directly; the workflow's own later run is then a no-op) has nothing left to move:
     // the 10,000 still pending are B's and wait for B's delay.
     await s.lifecycle.settle(a.id);
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 10_000, blocked: 0, total: 10_000 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 0,
+      pending: 10_000,
+      blocked: 0,
+      total: 10_000,
+    });
     await s.client.workflow.getHandle(chargeWorkflowId(b.id)).result();
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 10_000, pending: 0, blocked: 0, total: 10_000 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 10_000,
+      pending: 0,
+      blocked: 0,
+      total: 10_000,
+    });
     assert.equal(await postingsSum(m.merchantId), 0);
   });
 
@@ -328,13 +434,24 @@ describe('charge workflow', function () {
     const charge = await newCharge(m.token);
     await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
     await untilStatus(charge.id, 'PAID');
-    const res = await s.api.request<{ message: string }>('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: {} });
+    const res = await s.api.request<{ message: string }>('POST', `/v1/charges/${charge.id}/refund`, {
+      token: m.token,
+      body: {},
+    });
     assert.equal(res.status, 400);
     assert.match(res.body.message, /Insufficient balance/);
     assert.equal((await s.api.knex('charge_refunds').where({ charge_id: charge.id })).length, 0);
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), { available: 0, pending: 9_901, blocked: 0, total: 9_901 });
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 0,
+      pending: 9_901,
+      blocked: 0,
+      total: 9_901,
+    });
     // What the balance can cover goes through.
-    const partial = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: { amount: 9_901 } });
+    const partial = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, {
+      token: m.token,
+      body: { amount: 9_901 },
+    });
     assert.equal(partial.status, 202);
   });
 
@@ -348,7 +465,10 @@ describe('charge workflow', function () {
     assert.equal((await pay(a.token, 'ch_unknown')).status, 404);
     assert.equal((await pay(a.token, charge.id, { payer: { name: 'X', document: '123' } })).status, 400);
     s.simulator.control.setFaults({ failNext: { route: 'createCob', times: 3, status: 500 } });
-    const failed = await s.api.request<{ message: string }>('POST', '/v1/charges', { token: a.token, body: { amount: 100, description: 'falha' } });
+    const failed = await s.api.request<{ message: string }>('POST', '/v1/charges', {
+      token: a.token,
+      body: { amount: 100, description: 'falha' },
+    });
     s.simulator.control.setFaults({});
     assert.equal(failed.status, 502);
     const failedRow = await s.api.knex('charges').where({ merchant_id: a.merchantId, status: 'FAILED' }).first();
@@ -411,16 +531,29 @@ describe('charge workflow', function () {
     const orphanTxid = newTxid();
     await s.acquirer.createCob({ txid: orphanTxid, amount: 100, expiresIn: 3600, key: 'loja@example.com' });
     await s.api.knex('charges').insert({
-      id: orphanId, merchant_id: m.merchantId, amount: 100, description: 'interrupted', expires_in: 60, txid: orphanTxid,
-      expires_at: s.api.knex.raw(`now()`), created_at: s.api.knex.raw(`now() - interval '5 minutes'`),
+      id: orphanId,
+      merchant_id: m.merchantId,
+      amount: 100,
+      description: 'interrupted',
+      expires_in: 60,
+      txid: orphanTxid,
+      expires_at: s.api.knex.raw(`now()`),
+      created_at: s.api.knex.raw(`now() - interval '5 minutes'`),
     });
-    await reconcileChargeWorkflows({ knex: s.api.knex, workflows: chargeWorkflowClient(s.client, s.taskQueue), logger: createLogger({ level: 'silent' }) });
+    await reconcileChargeWorkflows({
+      knex: s.api.knex,
+      workflows: chargeWorkflowClient(s.client, s.taskQueue),
+      logger: createLogger({ level: 'silent' }),
+    });
     assert.equal((await chargeRow(orphanId)).status, 'FAILED');
     // ...and since its txid was stored before the acquirer was called, a payment of that cob finds
     // the charge and goes back to the payer instead of being stranded.
     const { endToEndId } = await s.simulator.control.payCob(orphanTxid);
     const back = await eventually(async () => {
-      const r = await s.api.knex('charge_refunds').where({ charge_id: orphanId, e2e_id: endToEndId, status: 'CONFIRMED' }).first();
+      const r = await s.api
+        .knex('charge_refunds')
+        .where({ charge_id: orphanId, e2e_id: endToEndId, status: 'CONFIRMED' })
+        .first();
       return r ?? undefined;
     }, 'the payment of the interrupted charge to be returned');
     assert.equal(back.kind, 'UNPAYABLE_PAYMENT');

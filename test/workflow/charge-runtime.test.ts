@@ -35,7 +35,11 @@ describe('charges wiring in startApi', function () {
     });
 
   before(async () => {
-    simulator = await startAcquirerSimulator({ callbackSecret: 'wiring-callback-secret', ...client, autoComplete: false });
+    simulator = await startAcquirerSimulator({
+      callbackSecret: 'wiring-callback-secret',
+      ...client,
+      autoComplete: false,
+    });
   });
   after(async () => {
     for (const api of running) await api.stop();

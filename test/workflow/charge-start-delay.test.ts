@@ -27,11 +27,15 @@ describe('charge workflow: started with a start delay', function () {
   });
 
   const create = async (expiresIn: number): Promise<Charge> => {
-    const res = await s.api.request<{ charge: Charge }>('POST', '/v1/charges', { token, body: { amount: 2_500, description: 'delayed', expiresIn } });
+    const res = await s.api.request<{ charge: Charge }>('POST', '/v1/charges', {
+      token,
+      body: { amount: 2_500, description: 'delayed', expiresIn },
+    });
     assert.equal(res.status, 201);
     return res.body.charge;
   };
-  const history = async (id: string) => (await s.client.workflow.getHandle(chargeWorkflowId(id)).fetchHistory()).events ?? [];
+  const history = async (id: string) =>
+    (await s.client.workflow.getHandle(chargeWorkflowId(id)).fetchHistory()).events ?? [];
 
   it('exists when the 201 is answered, with no workflow task and its first task delayed to the expiry', async () => {
     const charge = await create(3_600);

@@ -11,7 +11,12 @@ import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/com
 import { infractionWorkflow } from '../../workflows';
 import { acquirerUpdateSignal, infractionStateQuery, operatorDecidedSignal } from '../../workflows/infraction';
 import type { InfractionActivities } from '../../activities/infractions';
-import type { InfractionProgress, InfractionStatus, InfractionWorkflowResult, MedRefundState } from '../../workflows/infraction-types';
+import type {
+  InfractionProgress,
+  InfractionStatus,
+  InfractionWorkflowResult,
+  MedRefundState,
+} from '../../workflows/infraction-types';
 import { testEnv, type WorkerContext } from '../support/temporal';
 import {
   activityTimeouts,
@@ -35,7 +40,9 @@ const HOUR = 60 * MINUTE;
 function infractionStubs(
   overrides: Partial<InfractionActivities> | ((d: InfractionActivities) => Partial<InfractionActivities>) = {},
   initial: Partial<InfractionProgress> = {},
-  settlements: Array<{ blocked: number; nextSettlementInMs: number | null }> = [{ blocked: 5_000, nextSettlementInMs: null }],
+  settlements: Array<{ blocked: number; nextSettlementInMs: number | null }> = [
+    { blocked: 5_000, nextSettlementInMs: null },
+  ],
 ) {
   const p: InfractionProgress = {
     status: 'OPEN',
@@ -85,7 +92,10 @@ function infractionStubs(
       return now();
     },
   };
-  const stub = recordCalls<InfractionActivities>({ ...defaults, ...(typeof overrides === 'function' ? overrides(defaults) : overrides) });
+  const stub = recordCalls<InfractionActivities>({
+    ...defaults,
+    ...(typeof overrides === 'function' ? overrides(defaults) : overrides),
+  });
   return { stub, progress: p };
 }
 
@@ -121,12 +131,27 @@ const called = (stub: Recorder<InfractionActivities>, name: keyof InfractionActi
   until(async () => stub.of(name).length >= times, `${name} to be called`);
 /** The first step is done and the workflow waits (its state query answers the progress). */
 const opened = (h: WorkflowHandle<typeof infractionWorkflow>) =>
-  until(() => h.query(infractionStateQuery).then((s) => s !== null, () => false), 'the infraction to be opened');
-const update = (h: WorkflowHandle<typeof infractionWorkflow>, status: InfractionStatus) => h.signal(acquirerUpdateSignal, { status });
+  until(
+    () =>
+      h.query(infractionStateQuery).then(
+        (s) => s !== null,
+        () => false,
+      ),
+    'the infraction to be opened',
+  );
+const update = (h: WorkflowHandle<typeof infractionWorkflow>, status: InfractionStatus) =>
+  h.signal(acquirerUpdateSignal, { status });
 const seconds = (ms: number[]): number[] => ms.map((t) => Math.round(t / 1000));
 const refunded = { ok: true, value: { status: 'REFUNDED' } };
 /** The steps of an infraction accepted, its devolução sent and then confirmed by asking. */
-const ACCEPTED_AND_REFUNDED = ['blockInfractionFunds', 'acceptInfraction', 'prepareInfractionRefund', 'sendMedRefund', 'checkMedRefund', 'completeMedRefund'];
+const ACCEPTED_AND_REFUNDED = [
+  'blockInfractionFunds',
+  'acceptInfraction',
+  'prepareInfractionRefund',
+  'sendMedRefund',
+  'checkMedRefund',
+  'completeMedRefund',
+];
 
 describe('infraction workflow (stubbed activities)', function () {
   this.timeout(60_000);
@@ -173,7 +198,9 @@ describe('infraction workflow (stubbed activities)', function () {
     });
 
     it("the acquirer's REFUNDED while its own devolução was refused: not completed, an operator's case", async () => {
-      const { stub, progress } = infractionStubs({ checkMedRefund: async () => ({ status: 'REFUSED', reason: 'already returned' }) });
+      const { stub, progress } = infractionStubs({
+        checkMedRefund: async () => ({ status: 'REFUSED', reason: 'already returned' }),
+      });
       const { result } = await runInfraction(stub, async (h) => {
         await update(h, 'ACCEPTED');
         await called(stub, 'sendMedRefund');
@@ -197,7 +224,8 @@ describe('infraction workflow (stubbed activities)', function () {
     it('still processing: asked after 1, 2, 4 minutes (doubling up to an hour) until DEVOLVIDO', async () => {
       let asked = 0;
       const { stub } = infractionStubs({
-        checkMedRefund: async (): Promise<MedRefundState> => (++asked < 3 ? { status: 'EM_PROCESSAMENTO' } : { status: 'DEVOLVIDO', rtrId: 'rtr-3' }),
+        checkMedRefund: async (): Promise<MedRefundState> =>
+          ++asked < 3 ? { status: 'EM_PROCESSAMENTO' } : { status: 'DEVOLVIDO', rtrId: 'rtr-3' },
       });
       const { result, history } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
       assert.deepEqual(result, refunded);
@@ -224,10 +252,16 @@ describe('infraction workflow (stubbed activities)', function () {
           await h.signal(operatorDecidedSignal);
         });
         assert.deepEqual(result, refunded);
-        assert.deepEqual(stub.of('failMedRefund').map((c) => c.args), [['inf-1', 'saldo insuficiente']]);
+        assert.deepEqual(
+          stub.of('failMedRefund').map((c) => c.args),
+          [['inf-1', 'saldo insuficiente']],
+        );
         assert.equal(stub.of('prepareInfractionRefund').length, 2, 'a new devolução after the retry');
         assert.deepEqual(stub.of('completeMedRefund')[0].args, ['inf-1', 'rtr-2']);
-        assert.ok(timersStarted(history).filter((t) => t === HOUR).length >= 3, 'the wait for the operator has a timeout');
+        assert.ok(
+          timersStarted(history).filter((t) => t === HOUR).length >= 3,
+          'the wait for the operator has a timeout',
+        );
         await replay(history, workflowId);
       });
     }
@@ -246,7 +280,10 @@ describe('infraction workflow (stubbed activities)', function () {
     });
 
     it('a decision made with no Temporal client to wake the run is found on the hourly check', async () => {
-      const { stub, progress } = infractionStubs({ sendMedRefund: async () => ({ status: 'REFUSED' }) }, { acquirerStatus: 'ACCEPTED' });
+      const { stub, progress } = infractionStubs(
+        { sendMedRefund: async () => ({ status: 'REFUSED' }) },
+        { acquirerStatus: 'ACCEPTED' },
+      );
       const env = await testEnv();
       const { result, history } = await runInfraction(stub, async () => {
         await called(stub, 'failMedRefund');
@@ -258,7 +295,10 @@ describe('infraction workflow (stubbed activities)', function () {
     });
 
     it('a fresh run on an infraction whose case waits for an operator waits too, then applies the decision', async () => {
-      const { stub, progress } = infractionStubs({}, { status: 'ACCEPTED', acquirerStatus: 'ACCEPTED', operatorAction: 'pending', blocked: 5_000 });
+      const { stub, progress } = infractionStubs(
+        {},
+        { status: 'ACCEPTED', acquirerStatus: 'ACCEPTED', operatorAction: 'pending', blocked: 5_000 },
+      );
       const { result } = await runInfraction(stub, async (h) => {
         await called(stub, 'blockInfractionFunds');
         progress.operatorAction = 'retry';
@@ -291,7 +331,11 @@ describe('infraction workflow (stubbed activities)', function () {
       assert.deepEqual(stub.names(), ['blockInfractionFunds', 'rejectInfraction']);
     });
 
-    for (const initial of [{ status: 'REJECTED' as const, closed: true }, { status: 'REFUNDED' as const, closed: true }, { status: 'ACCEPTED' as const, closed: true }]) {
+    for (const initial of [
+      { status: 'REJECTED' as const, closed: true },
+      { status: 'REFUNDED' as const, closed: true },
+      { status: 'ACCEPTED' as const, closed: true },
+    ]) {
       it(`a fresh run on a finished infraction (${initial.status}, closed) ends at once`, async () => {
         const { stub } = infractionStubs({}, initial);
         const { result } = await runInfraction(stub);
@@ -301,7 +345,10 @@ describe('infraction workflow (stubbed activities)', function () {
     }
 
     it('a fresh run on an accepted infraction whose devolução was already chosen resumes at the send', async () => {
-      const { stub } = infractionStubs({}, { status: 'ACCEPTED', acquirerStatus: 'ACCEPTED', refundId: 'med-r-1', blocked: 5_000 });
+      const { stub } = infractionStubs(
+        {},
+        { status: 'ACCEPTED', acquirerStatus: 'ACCEPTED', refundId: 'med-r-1', blocked: 5_000 },
+      );
       const { result } = await runInfraction(stub);
       assert.deepEqual(result, refunded);
       assert.deepEqual(stub.names(), ['blockInfractionFunds', 'sendMedRefund', 'checkMedRefund', 'completeMedRefund']);
@@ -366,7 +413,12 @@ describe('infraction workflow (stubbed activities)', function () {
       });
       assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
       assert.deepEqual(seconds(timersStarted(history)), [3_605, 7_205]);
-      assert.deepEqual(stub.names(), ['blockInfractionFunds', 'blockInfractionFunds', 'blockInfractionFunds', 'rejectInfraction']);
+      assert.deepEqual(stub.names(), [
+        'blockInfractionFunds',
+        'blockInfractionFunds',
+        'blockInfractionFunds',
+        'rejectInfraction',
+      ]);
     });
 
     it('an overdue settlement (its charge workflow has not moved it yet) is checked again after 1, 2, 4 minutes', async () => {
@@ -395,7 +447,12 @@ describe('infraction workflow (stubbed activities)', function () {
         await update(h, 'ACCEPTED');
       });
       assert.deepEqual(result, refunded);
-      assert.deepEqual(stub.names().slice(0, 4), ['blockInfractionFunds', 'acceptInfraction', 'blockInfractionFunds', 'prepareInfractionRefund']);
+      assert.deepEqual(stub.names().slice(0, 4), [
+        'blockInfractionFunds',
+        'acceptInfraction',
+        'blockInfractionFunds',
+        'prepareInfractionRefund',
+      ]);
       // The open wait (cut by the decision), the accepted wait for the settlement, then the devolução's minute.
       assert.deepEqual(seconds(timersStarted(history)), [3_605, 3_605, 60]);
       await replay(history, workflowId);
@@ -443,7 +500,10 @@ describe('infraction workflow (stubbed activities)', function () {
       }));
       const { result } = await runInfraction(stub, async (h) => update(h, 'REJECTED'));
       assert.deepEqual(result, { ok: true, value: { status: 'REJECTED' } });
-      assert.deepEqual(stub.of('rejectInfraction').map((c) => c.attempt), [1, 2, 3, 4]);
+      assert.deepEqual(
+        stub.of('rejectInfraction').map((c) => c.attempt),
+        [1, 2, 3, 4],
+      );
     });
 
     it('the ledger refusing the block (InvariantViolation) fails the run at once', async () => {
@@ -489,7 +549,10 @@ describe('infraction workflow (stubbed activities)', function () {
       }));
       const { result } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
       assert.deepEqual(result, refunded);
-      assert.deepEqual(stub.of('checkMedRefund').map((c) => c.attempt), [1, 2, 3]);
+      assert.deepEqual(
+        stub.of('checkMedRefund').map((c) => c.attempt),
+        [1, 2, 3],
+      );
     });
   });
 });

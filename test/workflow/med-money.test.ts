@@ -42,10 +42,14 @@ describe('MED money edges', function () {
   }
 
   const accept = async (m: MerchantFixture, infractionId: string) =>
-    assert.equal((await s.api.request('POST', `/v1/sandbox/infractions/${infractionId}/accept`, { token: m.token })).status, 202);
+    assert.equal(
+      (await s.api.request('POST', `/v1/sandbox/infractions/${infractionId}/accept`, { token: m.token })).status,
+      202,
+    );
   const infractionResult = (id: string) => s.client.workflow.getHandle(infractionWorkflowId(id)).result();
   const casesOf = (subjectId: string): Promise<OperatorCaseView[]> => s.cases.list({ subjectId });
-  const chargeRow = (id: string) => knex()('charges').where({ id }).first() as Promise<{ status: string; refunded_amount: string | number }>;
+  const chargeRow = (id: string) =>
+    knex()('charges').where({ id }).first() as Promise<{ status: string; refunded_amount: string | number }>;
 
   /** The charge's MED devolução, once the acquirer has been asked for it. */
   const devolucaoAsked = (chargeId: string) =>
@@ -55,7 +59,10 @@ describe('MED money edges', function () {
     }, 'the devolução asked at the acquirer');
 
   async function withdraw(m: MerchantFixture, amount: number): Promise<void> {
-    const res = await s.api.request('POST', '/v1/merchants/me/withdrawals', { token: m.token, body: { amount, ...DEST } });
+    const res = await s.api.request('POST', '/v1/merchants/me/withdrawals', {
+      token: m.token,
+      body: { amount, ...DEST },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
   }
 
@@ -92,8 +99,14 @@ describe('MED money edges', function () {
     // infraction REFUNDED, which starts another fresh run.
     const refunded = await refund(m, a.id);
     assert.equal(refunded.status, 202, JSON.stringify(refunded.body));
-    await eventually(async () => ((await chargeRow(a.id)).status === 'REFUNDED' ? true : undefined), 'charge A refunded');
-    await eventually(async () => ((await infractionRow(inf.id)).acquirer_status === 'REFUNDED' ? true : undefined), 'the acquirer to announce REFUNDED');
+    await eventually(
+      async () => ((await chargeRow(a.id)).status === 'REFUNDED' ? true : undefined),
+      'charge A refunded',
+    );
+    await eventually(
+      async () => ((await infractionRow(inf.id)).acquirer_status === 'REFUNDED' ? true : undefined),
+      'the acquirer to announce REFUNDED',
+    );
     assert.deepEqual(await infractionResult(inf.id), { status: 'ACCEPTED' });
     await s.env.sleep(2 * 24 * 60 * MINUTE); // any top-up would have happened by now
     assert.deepEqual(await balance(m), { available: 0, pending: 0, blocked: 0, total: 0 });
@@ -109,11 +122,22 @@ describe('MED money edges', function () {
     // Both runs have taken their first step (the state query answers once it is done).
     for (const inf of [first, second]) {
       await eventually(
-        () => s.client.workflow.getHandle(infractionWorkflowId(inf.id)).query(infractionStateQuery).then((p) => p ?? undefined, () => undefined),
+        () =>
+          s.client.workflow
+            .getHandle(infractionWorkflowId(inf.id))
+            .query(infractionStateQuery)
+            .then(
+              (p) => p ?? undefined,
+              () => undefined,
+            ),
         'the infraction opened',
       );
     }
-    assert.deepEqual(await balance(m), { available: 10_000, pending: 0, blocked: 10_000, total: 20_000 }, 'one charge blocked once');
+    assert.deepEqual(
+      await balance(m),
+      { available: 10_000, pending: 0, blocked: 10_000, total: 20_000 },
+      'one charge blocked once',
+    );
     await Promise.all([accept(m, first.id), accept(m, second.id)]);
     const results = await Promise.all([infractionResult(first.id), infractionResult(second.id)]);
     assert.deepEqual(results.map((r) => r.status).sort(), ['ACCEPTED', 'REFUNDED']);
@@ -122,11 +146,14 @@ describe('MED money edges', function () {
     assert.equal(charge.status, 'REFUNDED');
     assert.equal(Number(charge.refunded_amount), 10_000);
     const medRefunds = await knex()('charge_refunds').where({ charge_id: a.id, kind: 'INFRACTION' });
-    assert.deepEqual(medRefunds.map((r: { amount: string | number; status: string }) => [Number(r.amount), r.status]), [[10_000, 'CONFIRMED']]);
+    assert.deepEqual(
+      medRefunds.map((r: { amount: string | number; status: string }) => [Number(r.amount), r.status]),
+      [[10_000, 'CONFIRMED']],
+    );
     await assertLedgerHolds(m.merchantId);
   });
 
-  it("a merchant refund while the payment is blocked or its MED devolução travels cannot exceed the payment", async () => {
+  it('a merchant refund while the payment is blocked or its MED devolução travels cannot exceed the payment', async () => {
     const m = await flows.readyMerchant({ feeBps: 0 });
     const a = await paidCharge(m, { settle: true });
     await paidCharge(m, { settle: true });
@@ -160,7 +187,10 @@ describe('MED money edges', function () {
     const first = await devolucaoAsked(a.id);
     s.simulator.control.settleRefund(acquirerRefundId(first.id), 'NAO_REALIZADO', 'conta do pagador encerrada');
     await s.env.sleep(2 * MINUTE); // the workflow asks for its devolução's outcome
-    const opened = await eventually(async () => (await casesOf(inf.id)).find((c) => c.kind === 'MED_REFUND_REFUSED'), 'the case');
+    const opened = await eventually(
+      async () => (await casesOf(inf.id)).find((c) => c.kind === 'MED_REFUND_REFUSED'),
+      'the case',
+    );
     assert.deepEqual(opened.actions, ['retry', 'release']);
     assert.deepEqual(await balance(m), { available: 0, pending: 0, blocked: 7_000, total: 7_000 });
     assert.equal((await knex()('charge_refunds').where({ id: first.id }).first()).status, 'FAILED');
@@ -176,7 +206,16 @@ describe('MED money edges', function () {
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /accepts retry, release, not acknowledge/);
     s.simulator.control.setAutoSettleRefunds(true);
-    const resolved = await runOps(dbUrl, 'cases', 'resolve', opened.id, '--action', 'retry', '--note', 'payer reopened the account');
+    const resolved = await runOps(
+      dbUrl,
+      'cases',
+      'resolve',
+      opened.id,
+      '--action',
+      'retry',
+      '--note',
+      'payer reopened the account',
+    );
     assert.equal(resolved.code, 0, resolved.stderr);
     assert.equal((JSON.parse(resolved.stdout) as { case: OperatorCaseView }).case.status, 'RESOLVED');
     const again = await runOps(dbUrl, 'cases', 'resolve', opened.id, '--action', 'retry');
@@ -186,7 +225,10 @@ describe('MED money edges', function () {
     assert.deepEqual(await infractionResult(inf.id), { status: 'REFUNDED' });
     assert.equal((await chargeRow(a.id)).status, 'REFUNDED');
     const refunds = await knex()('charge_refunds').where({ charge_id: a.id, kind: 'INFRACTION' }).orderBy('created_at');
-    assert.deepEqual(refunds.map((r: { status: string }) => r.status), ['FAILED', 'CONFIRMED']);
+    assert.deepEqual(
+      refunds.map((r: { status: string }) => r.status),
+      ['FAILED', 'CONFIRMED'],
+    );
     assert.deepEqual(await balance(m), { available: 0, pending: 0, blocked: 0, total: 0 });
     await assertLedgerHolds(m.merchantId);
   });
@@ -198,9 +240,17 @@ describe('MED money edges', function () {
     await untilBalance(m, { available: 0, pending: 0, blocked: 3_000, total: 3_000 }, 'blocked');
     s.simulator.control.setFaults({ failNext: { route: 'refund', times: 1, status: 422 } });
     await accept(m, inf.id);
-    const opened = await eventually(async () => (await casesOf(inf.id)).find((c) => c.kind === 'MED_REFUND_REFUSED'), 'the case');
+    const opened = await eventually(
+      async () => (await casesOf(inf.id)).find((c) => c.kind === 'MED_REFUND_REFUSED'),
+      'the case',
+    );
     s.simulator.control.setFaults({});
-    await s.cases.resolve({ userId: null, email: 'ops@pixflow.test' }, opened.id, 'release', 'acquirer returned it itself');
+    await s.cases.resolve(
+      { userId: null, email: 'ops@pixflow.test' },
+      opened.id,
+      'release',
+      'acquirer returned it itself',
+    );
     assert.deepEqual(await infractionResult(inf.id), { status: 'ACCEPTED' });
     assert.deepEqual(await balance(m), { available: 3_000, pending: 0, blocked: 0, total: 3_000 });
     assert.equal((await chargeRow(a.id)).status, 'PAID');
@@ -237,7 +287,10 @@ describe('MED money edges', function () {
     assert.deepEqual(await infractionResult(inf.id), { status: 'REFUNDED' });
     const [shortfall] = await casesOf(inf.id);
     assert.equal(shortfall?.kind, 'MED_SHORTFALL');
-    assert.deepEqual([shortfall?.details.owed, shortfall?.details.returned, shortfall?.details.shortfall], [10_000, 6_000, 4_000]);
+    assert.deepEqual(
+      [shortfall?.details.owed, shortfall?.details.returned, shortfall?.details.shortfall],
+      [10_000, 6_000, 4_000],
+    );
     const charge = await chargeRow(a.id);
     assert.deepEqual([charge.status, Number(charge.refunded_amount)], ['PAID', 6_000]);
     await s.client.workflow.getHandle(chargeWorkflowId(a.id)).result();

@@ -32,15 +32,30 @@ type Step =
 const infStep = (op: 'block' | 'accept' | 'reject' | 'prepare' | 'devolvido' | 'refused') =>
   fc.record({ op: fc.constant(op), inf: fc.nat(3) });
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('raise' as const), charge: fc.nat(1), share: fc.integer({ min: 1, max: 100 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('raise' as const),
+      charge: fc.nat(1),
+      share: fc.integer({ min: 1, max: 100 }),
+    }),
+  },
   { weight: 2, arbitrary: infStep('block') },
   { weight: 2, arbitrary: infStep('accept') },
   infStep('reject'),
   { weight: 2, arbitrary: infStep('prepare') },
   infStep('devolvido'),
   infStep('refused'),
-  fc.record({ op: fc.constant('decide' as const), inf: fc.nat(3), action: fc.constantFrom('retry' as const, 'release' as const) }),
-  fc.record({ op: fc.constant('merchantRefund' as const), charge: fc.nat(1), amount: fc.integer({ min: 1, max: 6_000 }) }),
+  fc.record({
+    op: fc.constant('decide' as const),
+    inf: fc.nat(3),
+    action: fc.constantFrom('retry' as const, 'release' as const),
+  }),
+  fc.record({
+    op: fc.constant('merchantRefund' as const),
+    charge: fc.nat(1),
+    amount: fc.integer({ min: 1, max: 6_000 }),
+  }),
   fc.record({ op: fc.constant('withdraw' as const), amount: fc.integer({ min: 1, max: 8_000 }) }),
 );
 
@@ -54,7 +69,8 @@ describe('MED money under random interleavings (fast-check)', function () {
     s = await medStack();
   });
 
-  const lifecycle = () => createInfractionLifecycle({ knex: knex(), acquirer: s.acquirer, logger: createLogger({ level: 'silent' }) });
+  const lifecycle = () =>
+    createInfractionLifecycle({ knex: knex(), acquirer: s.acquirer, logger: createLogger({ level: 'silent' }) });
 
   /** Every payment's claims within what was paid; no negative balance. */
   async function assertBounds(m: MerchantFixture, chargeIds: string[]): Promise<void> {
@@ -71,13 +87,24 @@ describe('MED money under random interleavings (fast-check)', function () {
         .where('c.id', id)
         .first()) as { amount: string; refunded_amount: string; travelling: string; blocked: string };
       const claimed = Number(row.refunded_amount) + Number(row.travelling) + Number(row.blocked);
-      assert.ok(claimed <= Number(row.amount), `charge ${id}: ${claimed} claimed of ${row.amount} (${JSON.stringify(row)})`);
+      assert.ok(
+        claimed <= Number(row.amount),
+        `charge ${id}: ${claimed} claimed of ${row.amount} (${JSON.stringify(row)})`,
+      );
     }
-    const negative = await knex()('ledger_accounts').where({ merchant_id: m.merchantId }).whereNotIn('kind', ['acquirer', 'adjustments']).where('balance', '<', 0);
+    const negative = await knex()('ledger_accounts')
+      .where({ merchant_id: m.merchantId })
+      .whereNotIn('kind', ['acquirer', 'adjustments'])
+      .where('balance', '<', 0);
     assert.deepEqual(negative, []);
   }
 
-  async function apply(step: Step, m: MerchantFixture, charges: Array<{ id: string; e2eId: string; amount: number }>, infs: string[]): Promise<void> {
+  async function apply(
+    step: Step,
+    m: MerchantFixture,
+    charges: Array<{ id: string; e2eId: string; amount: number }>,
+    infs: string[],
+  ): Promise<void> {
     const life = lifecycle();
     const inf = 'inf' in step ? infs[step.inf % Math.max(infs.length, 1)] : undefined;
     switch (step.op) {
@@ -131,7 +158,9 @@ describe('MED money under random interleavings (fast-check)', function () {
         return;
       case 'decide': {
         // What `ops cases resolve` writes, then the workflow's next step.
-        await knex()('infractions').where({ id: inf, operator_action: 'pending' }).update({ operator_action: step.action });
+        await knex()('infractions')
+          .where({ id: inf, operator_action: 'pending' })
+          .update({ operator_action: step.action });
         await life.applyOperatorAction(inf);
         return;
       }
@@ -171,14 +200,21 @@ describe('MED money under random interleavings (fast-check)', function () {
         for (const id of infs) await finish(id);
         // Merchant refunds travel through the real charge workflow and the simulator.
         await eventually(
-          async () => ((await knex()('charge_refunds').whereIn('charge_id', ids).where({ status: 'REQUESTED' }).first()) ? undefined : true),
+          async () =>
+            (await knex()('charge_refunds').whereIn('charge_id', ids).where({ status: 'REQUESTED' }).first())
+              ? undefined
+              : true,
           'every merchant refund settled',
           60_000,
         );
         await assertBounds(m, ids);
         const blocked = await knex()('ledger_accounts').where({ merchant_id: m.merchantId, kind: 'blocked' }).first();
         assert.equal(Number(blocked?.balance ?? 0), 0, 'nothing blocked after every case closed');
-        const out = (await knex()('charge_refunds').whereIn('charge_id', ids).where({ status: 'CONFIRMED' }).sum({ s: 'amount' }).first()) as { s: string | null };
+        const out = (await knex()('charge_refunds')
+          .whereIn('charge_id', ids)
+          .where({ status: 'CONFIRMED' })
+          .sum({ s: 'amount' })
+          .first()) as { s: string | null };
         assert.ok(Number(out.s ?? 0) <= 10_000, `returned ${out.s} of 10,000 paid`);
         const report = await checkLedgerInvariant(knex(), { merchantIds: [m.merchantId] });
         assert.deepEqual(report.violations, []);

@@ -82,7 +82,13 @@ describe('MED infractions', function () {
     assert.equal(refund.status, 'CONFIRMED');
     assert.ok(refund.rtr_id);
 
-    const base = { infractionId: inf.id, chargeId: charge.id, endToEndId: charge.e2eId, amount: 10_000, reason: 'Golpe do falso vendedor' };
+    const base = {
+      infractionId: inf.id,
+      chargeId: charge.id,
+      endToEndId: charge.e2eId,
+      amount: 10_000,
+      reason: 'Golpe do falso vendedor',
+    };
     const events = await eventsOf(m.merchantId);
     assert.deepEqual(
       events.map((e) => e.type),
@@ -90,7 +96,11 @@ describe('MED infractions', function () {
     );
     assert.deepEqual(events[0]?.data, { ...base, status: 'OPEN' });
     assert.deepEqual(events[1]?.data, { ...base, status: 'ACCEPTED' });
-    assert.deepEqual(events[2]?.data, { ...base, status: 'REFUNDED', refundedAt: new Date(done.refunded_at).toISOString() });
+    assert.deepEqual(events[2]?.data, {
+      ...base,
+      status: 'REFUNDED',
+      refundedAt: new Date(done.refunded_at).toISOString(),
+    });
     assert.deepEqual(events[3]?.data, {
       refundId: done.refund_id,
       txid: charge.txid,
@@ -121,7 +131,13 @@ describe('MED infractions', function () {
     assert.deepEqual(await balance(m), { available: 5_000, pending: 0, blocked: 0, total: 5_000 });
     assert.equal((await knex()('charges').where({ id: charge.id }).first()).status, 'PAID');
 
-    const base = { infractionId: inf.id, chargeId: charge.id, endToEndId: charge.e2eId, amount: 5_000, reason: 'Suspeita de fraude' };
+    const base = {
+      infractionId: inf.id,
+      chargeId: charge.id,
+      endToEndId: charge.e2eId,
+      amount: 5_000,
+      reason: 'Suspeita de fraude',
+    };
     assert.deepEqual(await eventsOf(m.merchantId), [
       { type: 'infraction.received', data: { ...base, status: 'OPEN' } },
       { type: 'infraction.updated', data: { ...base, status: 'REJECTED' } },
@@ -137,7 +153,12 @@ describe('MED infractions', function () {
     const charge = await paidCharge(m, { settle: false, amount: 7_000 });
     const inf = await raise(m, charge.id);
     await eventually(
-      async () => ((await knex()('events').where({ reference: `infraction.received:${inf.id}` }).first()) ? true : undefined),
+      async () =>
+        (await knex()('events')
+          .where({ reference: `infraction.received:${inf.id}` })
+          .first())
+          ? true
+          : undefined,
       'infraction.received',
     );
     assert.deepEqual(await balance(m), { available: 0, pending: 7_000, blocked: 0, total: 7_000 });
@@ -202,13 +223,18 @@ describe('MED infractions', function () {
       s.simulator.control.settleRefund(acquirerRefundId(refund.id), 'DEVOLVIDO');
       await s.simulator.control.callbacks.idle();
       s.simulator.control.setCallbackBaseUrl(s.api.baseUrl);
-      assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result(), { status: 'REFUNDED' });
+      assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result(), {
+        status: 'REFUNDED',
+      });
     } finally {
       s.simulator.control.setAutoSettleRefunds(true);
       s.simulator.control.setCallbackBaseUrl(s.api.baseUrl);
     }
     assert.equal((await knex()('charges').where({ id: charge.id }).first()).status, 'REFUNDED');
-    assert.equal((await knex()('charge_refunds').where({ charge_id: charge.id, kind: 'INFRACTION' }).first()).status, 'CONFIRMED');
+    assert.equal(
+      (await knex()('charge_refunds').where({ charge_id: charge.id, kind: 'INFRACTION' }).first()).status,
+      'CONFIRMED',
+    );
     await assertLedgerHolds(m.merchantId);
   });
 
@@ -251,10 +277,19 @@ describe('MED infractions', function () {
     });
     assert.equal(forged.status, 401);
     // An infraction on a payment that is not one of our charges is kept in the inbox, nothing more.
-    const stranger = JSON.stringify({ infraction: { ...JSON.parse(body).infraction, id: `infstranger${Date.now()}`, endToEndId: `E99999999202611231200${'X'.repeat(11)}` } });
+    const stranger = JSON.stringify({
+      infraction: {
+        ...JSON.parse(body).infraction,
+        id: `infstranger${Date.now()}`,
+        endToEndId: `E99999999202611231200${'X'.repeat(11)}`,
+      },
+    });
     const kept = await fetch(`${s.api.baseUrl}/v1/acquirer/infractions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(MED_CALLBACK_SECRET, stranger) },
+      headers: {
+        'content-type': 'application/json',
+        [CALLBACK_SIGNATURE_HEADER]: signCallback(MED_CALLBACK_SECRET, stranger),
+      },
       body: stranger,
     });
     assert.equal(kept.status, 202);
@@ -263,11 +298,16 @@ describe('MED infractions', function () {
     const rejected = JSON.stringify({ infraction: { ...JSON.parse(body).infraction, status: 'REJECTED' } });
     const res = await fetch(`${s.api.baseUrl}/v1/acquirer/infractions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(MED_CALLBACK_SECRET, rejected) },
+      headers: {
+        'content-type': 'application/json',
+        [CALLBACK_SIGNATURE_HEADER]: signCallback(MED_CALLBACK_SECRET, rejected),
+      },
       body: rejected,
     });
     assert.equal(res.status, 202);
-    assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(rows[0]!.id)).result(), { status: 'REJECTED' });
+    assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(rows[0]!.id)).result(), {
+      status: 'REJECTED',
+    });
     await assertLedgerHolds(m.merchantId);
   });
 
@@ -276,7 +316,10 @@ describe('MED infractions', function () {
     const b = await readyMerchant(s.api, { feeBps: 0 });
     const charge = await paidCharge(a, { settle: false, amount: 1_000 });
 
-    const foreign = await s.api.request('POST', '/v1/sandbox/infractions', { token: b.token, body: { chargeId: charge.id } });
+    const foreign = await s.api.request('POST', '/v1/sandbox/infractions', {
+      token: b.token,
+      body: { chargeId: charge.id },
+    });
     assert.equal(foreign.status, 404);
     const missing = await s.api.request('POST', '/v1/sandbox/infractions', { token: a.token, body: {} });
     assert.equal(missing.status, 400);
@@ -286,7 +329,10 @@ describe('MED infractions', function () {
       token: a.token,
       body: { amount: 1_000, description: 'Não paga' },
     });
-    const notPaid = await s.api.request('POST', '/v1/sandbox/infractions', { token: a.token, body: { chargeId: unpaid.body.charge.id } });
+    const notPaid = await s.api.request('POST', '/v1/sandbox/infractions', {
+      token: a.token,
+      body: { chargeId: unpaid.body.charge.id },
+    });
     assert.equal(notPaid.status, 400);
 
     const inf = await raise(a, charge.id);

@@ -41,7 +41,12 @@ describe('PIX key registration and activation', function () {
     }, `key ${id} to be ${status}`);
   const keyEvents = async (keyId: string) =>
     (
-      (await s.api.knex('events').where({ type: 'pixkey.updated' }).whereRaw(`data->>'keyId' = ?`, [keyId]).orderBy('id').select('data')) as Array<{
+      (await s.api
+        .knex('events')
+        .where({ type: 'pixkey.updated' })
+        .whereRaw(`data->>'keyId' = ?`, [keyId])
+        .orderBy('id')
+        .select('data')) as Array<{
         data: Record<string, unknown>;
       }>
     ).map((e) => e.data);
@@ -65,8 +70,12 @@ describe('PIX key registration and activation', function () {
     assert.equal(atSim?.idempotencyKey, key.id);
     assert.equal(atSim?.status, 'ATIVA');
     assert.equal(await s.client.workflow.getHandle(pixKeyWorkflowId(key.id)).result(), 'registered');
-    assert.deepEqual(await keyEvents(key.id), [{ keyId: key.id, key: key.key, type: 'CHAVE_ALEATORIA', status: 'ATIVA' }]);
-    const me = await s.api.request<{ merchant: { pixKey: { status: string } } }>('GET', '/v1/merchants/me', { token: m.token });
+    assert.deepEqual(await keyEvents(key.id), [
+      { keyId: key.id, key: key.key, type: 'CHAVE_ALEATORIA', status: 'ATIVA' },
+    ]);
+    const me = await s.api.request<{ merchant: { pixKey: { status: string } } }>('GET', '/v1/merchants/me', {
+      token: m.token,
+    });
     assert.equal(me.body.merchant.pixKey.status, 'ACTIVE');
   });
 
@@ -87,7 +96,9 @@ describe('PIX key registration and activation', function () {
     const key = await addKey(m.merchantId);
     assert.equal(await s.client.workflow.getHandle(pixKeyWorkflowId(key.id)).result(), 'refused');
     await untilKey(key.id, 'INACTIVE');
-    assert.deepEqual(await keyEvents(key.id), [{ keyId: key.id, key: key.key, type: 'CHAVE_ALEATORIA', status: 'INATIVA' }]);
+    assert.deepEqual(await keyEvents(key.id), [
+      { keyId: key.id, key: key.key, type: 'CHAVE_ALEATORIA', status: 'INATIVA' },
+    ]);
   });
 
   it('operator and acquirer changes each record pixkey.updated; a late ATIVA never revives an INACTIVE key', async () => {
@@ -98,7 +109,10 @@ describe('PIX key registration and activation', function () {
 
     // Operator: ACTIVE → INACTIVE → ACTIVE, and a PATCH to the same status changes nothing.
     for (const status of ['INACTIVE', 'ACTIVE', 'ACTIVE']) {
-      const res = await s.api.request<PixKeyBody>('PATCH', `/v1/admin/merchants/${m.merchantId}/pix-keys/${key.id}`, { token, body: { status } });
+      const res = await s.api.request<PixKeyBody>('PATCH', `/v1/admin/merchants/${m.merchantId}/pix-keys/${key.id}`, {
+        token,
+        body: { status },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.pixKey.status, status);
     }
@@ -116,21 +130,36 @@ describe('PIX key registration and activation', function () {
 
   it('the ops CLI starts the registration itself when Temporal is configured', async () => {
     const m = await s.api.createMerchant();
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/cli/ops.ts'), 'pix-key', 'add', m.merchantId, '--type', 'CHAVE_ALEATORIA', '--key', crypto.randomUUID()], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: (await getTestDb()).url,
-        TEMPORAL_ADDRESS: s.env.address,
-        TEMPORAL_TASK_QUEUE: s.taskQueue,
-        TEMPORAL_SEARCH_ATTRIBUTES: 'false',
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'warn',
-        ADMIN_EMAIL: '',
-        ADMIN_PASSWORD: '',
-        DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
+    const { stdout } = await run(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(ROOT, 'src/cli/ops.ts'),
+        'pix-key',
+        'add',
+        m.merchantId,
+        '--type',
+        'CHAVE_ALEATORIA',
+        '--key',
+        crypto.randomUUID(),
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          DATABASE_URL: (await getTestDb()).url,
+          TEMPORAL_ADDRESS: s.env.address,
+          TEMPORAL_TASK_QUEUE: s.taskQueue,
+          TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+          NODE_ENV: 'test',
+          LOG_LEVEL: 'warn',
+          ADMIN_EMAIL: '',
+          ADMIN_PASSWORD: '',
+          DATA_DIR: path.join(os.tmpdir(), 'pixflow-ops-cli-test'),
+        },
       },
-    });
+    );
     const out = JSON.parse(stdout) as { pixKey: { id: string; status: string }; registration: string };
     assert.equal(out.pixKey.status, 'PENDING');
     assert.equal(out.registration, 'started');
@@ -140,8 +169,14 @@ describe('PIX key registration and activation', function () {
   it('the reconciler registers a key added without the hook (the ops CLI), which then becomes ACTIVE', async () => {
     const m = await s.api.createMerchant();
     const id = newId('pxk');
-    await s.api.knex('pix_keys').insert({ id, merchant_id: m.merchantId, type: 'CHAVE_ALEATORIA', key: crypto.randomUUID(), status: 'PENDING' });
-    const started = await reconcilePixKeyRegistrations({ knex: s.api.knex, workflows: s.pixKeys, logger: createLogger({ level: 'silent' }) });
+    await s.api
+      .knex('pix_keys')
+      .insert({ id, merchant_id: m.merchantId, type: 'CHAVE_ALEATORIA', key: crypto.randomUUID(), status: 'PENDING' });
+    const started = await reconcilePixKeyRegistrations({
+      knex: s.api.knex,
+      workflows: s.pixKeys,
+      logger: createLogger({ level: 'silent' }),
+    });
     assert.ok(started >= 1);
     await untilKey(id, 'ACTIVE');
     // Registered keys are not picked again.

@@ -40,17 +40,25 @@ describe('pix key registration workflow (stubbed activities)', function () {
 
   for (const outcome of ['registered', 'refused', 'skipped'] as const) {
     it(`returns the activity's outcome as it is: ${outcome}`, async () => {
-      const stub = recordCalls<PixKeyActivities>({ registerPixKey: async (): Promise<PixKeyRegistrationOutcome> => outcome });
+      const stub = recordCalls<PixKeyActivities>({
+        registerPixKey: async (): Promise<PixKeyRegistrationOutcome> => outcome,
+      });
       const { result } = await run(stub.activities, 'key-42');
       assert.deepEqual(result, { ok: true, value: outcome });
-      assert.deepEqual(stub.calls.map((c) => [c.name, c.args, c.attempt]), [['registerPixKey', ['key-42'], 1]]);
+      assert.deepEqual(
+        stub.calls.map((c) => [c.name, c.args, c.attempt]),
+        [['registerPixKey', ['key-42'], 1]],
+      );
     });
   }
 
   it('schedules the registration with the acquirer policy: 30 s per attempt, 6 hours overall, AcquirerRejectedError final', async () => {
     const stub = recordCalls<PixKeyActivities>({ registerPixKey: async () => 'registered' });
     const { history } = await run(stub.activities);
-    assert.deepEqual(activityTimeouts(history).get('registerPixKey'), { startToClose: 30_000, scheduleToClose: 6 * 3_600_000 });
+    assert.deepEqual(activityTimeouts(history).get('registerPixKey'), {
+      startToClose: 30_000,
+      scheduleToClose: 6 * 3_600_000,
+    });
     const policy = retryPolicies(history).get('registerPixKey');
     assert.deepEqual(policy?.nonRetryableErrorTypes, ['AcquirerRejectedError']);
     assert.equal(policy?.backoffCoefficient, 2);
@@ -66,7 +74,10 @@ describe('pix key registration workflow (stubbed activities)', function () {
     });
     const { result } = await run(stub.activities);
     assert.deepEqual(result, { ok: true, value: 'registered' });
-    assert.deepEqual(stub.calls.map((c) => c.attempt), [1, 2, 3, 4]);
+    assert.deepEqual(
+      stub.calls.map((c) => c.attempt),
+      [1, 2, 3, 4],
+    );
   });
 
   it('AcquirerRejectedError (bad credentials, off-protocol answer) is final at once: one attempt, the workflow fails with it', async () => {
@@ -96,7 +107,10 @@ describe('pix key registration workflow (stubbed activities)', function () {
     });
     const { result, history } = await run(stub.activities);
     assert.deepEqual(result, { ok: true, value: 'registered' });
-    assert.deepEqual(stub.calls.map((c) => c.attempt), [1, 2]);
+    assert.deepEqual(
+      stub.calls.map((c) => c.attempt),
+      [1, 2],
+    );
     assert.deepEqual(activityAttempts(history), [2], 'the history records the attempt that completed');
   });
 

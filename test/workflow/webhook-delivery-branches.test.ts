@@ -54,9 +54,15 @@ describe('webhook delivery workflow (stubbed activities)', function () {
     const stub = scripted([{ status: 'SUCCEEDED' }]);
     const { result, history } = await run(stub.activities, { deliveryId: 'd-1', firstAttempt: 1 });
     assert.deepEqual(result, { ok: true, value: { status: 'SUCCEEDED', lastAttempt: 1 } });
-    assert.deepEqual(stub.calls.map((c) => c.args), [['d-1', 1]]);
+    assert.deepEqual(
+      stub.calls.map((c) => c.args),
+      [['d-1', 1]],
+    );
     assert.deepEqual(timersStarted(history), []);
-    assert.deepEqual(activityTimeouts(history).get('attemptWebhookDelivery'), { startToClose: 90_000, scheduleToClose: 3_600_000 });
+    assert.deepEqual(activityTimeouts(history).get('attemptWebhookDelivery'), {
+      startToClose: 90_000,
+      scheduleToClose: 3_600_000,
+    });
     assert.deepEqual(retryPolicies(history).get('attemptWebhookDelivery')?.nonRetryableErrorTypes, ['NotFoundError']);
   });
 
@@ -69,7 +75,15 @@ describe('webhook delivery workflow (stubbed activities)', function () {
     ]);
     const { result, history, workflowId } = await run(stub.activities, { deliveryId: 'd-2', firstAttempt: 1 });
     assert.deepEqual(result, { ok: true, value: { status: 'FAILED', lastAttempt: 4 } });
-    assert.deepEqual(stub.calls.map((c) => c.args), [['d-2', 1], ['d-2', 2], ['d-2', 3], ['d-2', 4]]);
+    assert.deepEqual(
+      stub.calls.map((c) => c.args),
+      [
+        ['d-2', 1],
+        ['d-2', 2],
+        ['d-2', 3],
+        ['d-2', 4],
+      ],
+    );
     assert.deepEqual(timersStarted(history), [60_000, 600_000, 3_600_000]);
     assert.deepEqual(scheduledActivities(history), Array(4).fill('attemptWebhookDelivery'));
     await replay(history, workflowId);
@@ -93,14 +107,28 @@ describe('webhook delivery workflow (stubbed activities)', function () {
     const stub = scripted([{ status: 'RETRY', retryInSeconds: 5 }, { status: 'SUCCEEDED' }]);
     const { result } = await run(stub.activities, { deliveryId: 'd-5', firstAttempt: 4 });
     assert.deepEqual(result, { ok: true, value: { status: 'SUCCEEDED', lastAttempt: 5 } });
-    assert.deepEqual(stub.calls.map((c) => c.args[1]), [4, 5]);
+    assert.deepEqual(
+      stub.calls.map((c) => c.args[1]),
+      [4, 5],
+    );
   });
 
   it('a failure of ours (the database) is retried by Temporal on the same attempt number, not counted as a new attempt', async () => {
-    const stub = scripted([new Error('connection terminated (stub)'), new Error('connection terminated (stub)'), { status: 'SUCCEEDED' }]);
+    const stub = scripted([
+      new Error('connection terminated (stub)'),
+      new Error('connection terminated (stub)'),
+      { status: 'SUCCEEDED' },
+    ]);
     const { result, history } = await run(stub.activities, { deliveryId: 'd-6', firstAttempt: 1 });
     assert.deepEqual(result, { ok: true, value: { status: 'SUCCEEDED', lastAttempt: 1 } });
-    assert.deepEqual(stub.calls.map((c) => [c.args[1], c.attempt]), [[1, 1], [1, 2], [1, 3]]);
+    assert.deepEqual(
+      stub.calls.map((c) => [c.args[1], c.attempt]),
+      [
+        [1, 1],
+        [1, 2],
+        [1, 3],
+      ],
+    );
     assert.deepEqual(scheduledActivities(history), ['attemptWebhookDelivery']);
     assert.deepEqual(timersStarted(history), [], 'retry backoff is the activity retry policy, not workflow timers');
   });

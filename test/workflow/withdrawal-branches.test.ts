@@ -41,7 +41,15 @@ function withdrawalStubs(
   overrides: Partial<WithdrawalActivities> | ((d: WithdrawalActivities) => Partial<WithdrawalActivities>) = {},
   initial: Partial<WithdrawalSnapshot> = {},
 ) {
-  const snap: WithdrawalSnapshot = { id: 'w-1', merchantId: 'm-1', status: 'PROCESSING', amount: 3_000, transferId: null, batchId: null, ...initial };
+  const snap: WithdrawalSnapshot = {
+    id: 'w-1',
+    merchantId: 'm-1',
+    status: 'PROCESSING',
+    amount: 3_000,
+    transferId: null,
+    batchId: null,
+    ...initial,
+  };
   const apply = (to: WithdrawalStatus) => {
     const changed = snap.status !== to;
     snap.status = to;
@@ -61,7 +69,10 @@ function withdrawalStubs(
     raiseWithdrawalAlert: async () => ({ raised: true }),
     reportTransferContradiction: async () => ({ opened: true }),
   };
-  const stub = recordCalls<WithdrawalActivities>({ ...defaults, ...(typeof overrides === 'function' ? overrides(defaults) : overrides) });
+  const stub = recordCalls<WithdrawalActivities>({
+    ...defaults,
+    ...(typeof overrides === 'function' ? overrides(defaults) : overrides),
+  });
   return { stub, snap };
 }
 
@@ -95,10 +106,16 @@ const until = async (check: () => Promise<boolean>, what: string): Promise<void>
   }
 };
 const phaseIs = (h: WorkflowHandle<typeof withdrawalWorkflow>, phase: WithdrawalWorkflowState['phase']) =>
-  until(() => h.query(withdrawalStateQuery).then((s) => s.phase === phase, () => false), `phase ${phase}`);
+  until(
+    () =>
+      h.query(withdrawalStateQuery).then(
+        (s) => s.phase === phase,
+        () => false,
+      ),
+    `phase ${phase}`,
+  );
 
 const seconds = (ms: number[]): number[] => ms.map((t) => Math.round(t / 1000));
-
 
 /** A fresh run started by signal-with-start with a transfer outcome (a callback after the run closed); its result. */
 function freshRunWith(stub: { activities: object }, outcome: TransferNotice) {
@@ -135,7 +152,8 @@ describe('withdrawal workflow (stubbed activities)', function () {
         assert.deepEqual(states, [{ phase: 'awaiting_result', status: 'PROCESSING', transferId: 'tr-1', polls: 0 }]);
         assert.deepEqual(result, { ok: true, value: { phase: 'done', status, transferId: 'tr-1', polls: 0 } });
         assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', step]);
-        if (step === 'failWithdrawal') assert.deepEqual(stub.of('failWithdrawal')[0].args, ['w-1', 'conta inexistente']);
+        if (step === 'failWithdrawal')
+          assert.deepEqual(stub.of('failWithdrawal')[0].args, ['w-1', 'conta inexistente']);
         else assert.deepEqual(stub.of(step as keyof WithdrawalActivities & string)[0].args, ['w-1', notice]);
         // The first poll timer was started and cut short by the callback.
         assert.deepEqual(timersStarted(history), [FIRST_POLL_MS]);
@@ -244,13 +262,26 @@ describe('withdrawal workflow (stubbed activities)', function () {
         pending = 2;
       });
       assert.equal(result.ok && result.value.status, 'COMPLETED');
-      assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', 'completeWithdrawal', 'reportTransferContradiction']);
+      assert.deepEqual(stub.names(), [
+        'confirmWithdrawalDebit',
+        'sendWithdrawalTransfer',
+        'completeWithdrawal',
+        'reportTransferContradiction',
+      ]);
       assert.deepEqual(stub.of('reportTransferContradiction')[0].args, ['w-1', rejected]);
       await replay(history, workflowId);
 
       const failed = withdrawalStubs({}, { status: 'FAILED', transferId: 'tr-1' }).stub;
       await withStubWorker(failed.activities, async ({ client, taskQueue, workflowId }) =>
-        (await client.workflow.signalWithStart(withdrawalWorkflow, { taskQueue, workflowId, args: [{ withdrawalId: 'w-1' }], signal: transferSignal, signalArgs: [returned] })).result(),
+        (
+          await client.workflow.signalWithStart(withdrawalWorkflow, {
+            taskQueue,
+            workflowId,
+            args: [{ withdrawalId: 'w-1' }],
+            signal: transferSignal,
+            signalArgs: [returned],
+          })
+        ).result(),
       );
       assert.deepEqual(failed.names(), ['confirmWithdrawalDebit']);
     });
@@ -269,9 +300,17 @@ describe('withdrawal workflow (stubbed activities)', function () {
       let asked = 0;
       const { stub } = withdrawalStubs({ checkWithdrawalTransfer: async () => (++asked < 3 ? processing : completed) });
       const { result, history } = await runWithdrawal(stub);
-      assert.deepEqual(result, { ok: true, value: { phase: 'done', status: 'COMPLETED', transferId: 'tr-1', polls: 3 } });
+      assert.deepEqual(result, {
+        ok: true,
+        value: { phase: 'done', status: 'COMPLETED', transferId: 'tr-1', polls: 3 },
+      });
       assert.deepEqual(seconds(timersStarted(history)), [30, 60, 120]);
-      assert.deepEqual(stub.names().slice(2), ['checkWithdrawalTransfer', 'checkWithdrawalTransfer', 'checkWithdrawalTransfer', 'completeWithdrawal']);
+      assert.deepEqual(stub.names().slice(2), [
+        'checkWithdrawalTransfer',
+        'checkWithdrawalTransfer',
+        'checkWithdrawalTransfer',
+        'completeWithdrawal',
+      ]);
     });
 
     it('a send that failed for good is not the end: the polls ask (and repeat the idempotent send) until the outcome', async () => {
@@ -282,7 +321,10 @@ describe('withdrawal workflow (stubbed activities)', function () {
         checkWithdrawalTransfer: async () => ({ status: 'COMPLETED', transferId: 'tr-9' }),
       });
       const { result } = await runWithdrawal(stub);
-      assert.deepEqual(result, { ok: true, value: { phase: 'done', status: 'COMPLETED', transferId: 'tr-9', polls: 1 } });
+      assert.deepEqual(result, {
+        ok: true,
+        value: { phase: 'done', status: 'COMPLETED', transferId: 'tr-9', polls: 1 },
+      });
       assert.equal(stub.of('sendWithdrawalTransfer').length, 1, 'AcquirerRejectedError is not retried');
     });
 
@@ -297,7 +339,10 @@ describe('withdrawal workflow (stubbed activities)', function () {
       const { result, history } = await runWithdrawal(stub);
       assert.equal(result.ok && result.value.status, 'COMPLETED');
       assert.equal(result.ok && result.value.polls, 2);
-      assert.deepEqual(stub.of('checkWithdrawalTransfer').map((c) => c.attempt), [1, 1]);
+      assert.deepEqual(
+        stub.of('checkWithdrawalTransfer').map((c) => c.attempt),
+        [1, 1],
+      );
       assert.deepEqual(seconds(timersStarted(history)), [30, 60]);
     });
   });
@@ -307,7 +352,10 @@ describe('withdrawal workflow (stubbed activities)', function () {
       let asked = 0;
       const { stub } = withdrawalStubs({ checkWithdrawalTransfer: async () => (++asked < 5 ? processing : returned) });
       const { result, history, workflowId } = await runWithdrawal(stub, undefined, { resultDeadlineMs: 100_000 });
-      assert.deepEqual(result, { ok: true, value: { phase: 'done', status: 'REFUNDED', transferId: 'tr-1', polls: 4 } });
+      assert.deepEqual(result, {
+        ok: true,
+        value: { phase: 'done', status: 'REFUNDED', transferId: 'tr-1', polls: 4 },
+      });
       // Polls at 30 s and 90 s, the rest of the deadline (10 s), the last question, then 6 hours.
       assert.deepEqual(seconds(timersStarted(history)), [30, 60, 10, ESCALATED_POLL_MS / 1000]);
       assert.deepEqual(stub.names().slice(2), [
@@ -380,14 +428,24 @@ describe('withdrawal workflow (stubbed activities)', function () {
       const { history } = await runWithdrawal(stub);
       const timeouts = activityTimeouts(history);
       const policies = retryPolicies(history);
-      assert.deepEqual(timeouts.get('confirmWithdrawalDebit'), { startToClose: 10_000, scheduleToClose: 24 * 3_600_000 });
-      assert.deepEqual(policies.get('confirmWithdrawalDebit')?.nonRetryableErrorTypes, ['NotFoundError', 'InvariantViolation', 'InsufficientFundsError']);
+      assert.deepEqual(timeouts.get('confirmWithdrawalDebit'), {
+        startToClose: 10_000,
+        scheduleToClose: 24 * 3_600_000,
+      });
+      assert.deepEqual(policies.get('confirmWithdrawalDebit')?.nonRetryableErrorTypes, [
+        'NotFoundError',
+        'InvariantViolation',
+        'InsufficientFundsError',
+      ]);
       for (const name of ['sendWithdrawalTransfer', 'checkWithdrawalTransfer']) {
         assert.deepEqual(timeouts.get(name), { startToClose: 30_000, scheduleToClose: 6 * 3_600_000 }, name);
         assert.deepEqual(policies.get(name)?.nonRetryableErrorTypes, ['AcquirerRejectedError', 'NotFoundError'], name);
       }
       assert.deepEqual(timeouts.get('completeWithdrawal'), { startToClose: 15_000, scheduleToClose: 0 });
-      assert.deepEqual(policies.get('completeWithdrawal')?.nonRetryableErrorTypes, ['NotFoundError', 'InvariantViolation']);
+      assert.deepEqual(policies.get('completeWithdrawal')?.nonRetryableErrorTypes, [
+        'NotFoundError',
+        'InvariantViolation',
+      ]);
     });
 
     it('a compensation failing transiently is retried until it succeeds: the money never stays in transit', async () => {
@@ -400,7 +458,10 @@ describe('withdrawal workflow (stubbed activities)', function () {
       }));
       const { result } = await runWithdrawal(stub, async (h) => h.signal(transferSignal, rejected));
       assert.equal(result.ok && result.value.status, 'FAILED');
-      assert.deepEqual(stub.of('failWithdrawal').map((c) => c.attempt), [1, 2, 3, 4, 5]);
+      assert.deepEqual(
+        stub.of('failWithdrawal').map((c) => c.attempt),
+        [1, 2, 3, 4, 5],
+      );
     });
 
     for (const type of ['InsufficientFundsError', 'NotFoundError']) {
@@ -432,7 +493,10 @@ describe('withdrawal workflow (stubbed activities)', function () {
       }));
       const { result } = await runWithdrawal(stub);
       assert.equal(result.ok && result.value.status, 'COMPLETED');
-      assert.deepEqual(stub.of('sendWithdrawalTransfer').map((c) => c.attempt), [1, 2]);
+      assert.deepEqual(
+        stub.of('sendWithdrawalTransfer').map((c) => c.attempt),
+        [1, 2],
+      );
     });
   });
 });

@@ -37,7 +37,10 @@ describe('withdrawal saga', function () {
   });
 
   async function newWithdrawal(token: string, amount = 3_000): Promise<WithdrawBody['withdraw']> {
-    const res = await s.api.request<WithdrawBody>('POST', '/v1/merchants/me/withdrawals', { token, body: { amount, ...DEST } });
+    const res = await s.api.request<WithdrawBody>('POST', '/v1/merchants/me/withdrawals', {
+      token,
+      body: { amount, ...DEST },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body.withdraw;
   }
@@ -51,13 +54,23 @@ describe('withdrawal saga', function () {
   const transferIdOf = (id: string) =>
     eventually(async () => ((await row(id))?.transfer_id as string | null) ?? undefined, `the transfer of ${id}`);
   const sandbox = (token: string, id: string, action: string, body: unknown = {}) =>
-    s.api.request<{ message: string; transferId?: string }>('POST', `/v1/sandbox/withdrawals/${id}/${action}`, { token, body });
+    s.api.request<{ message: string; transferId?: string }>('POST', `/v1/sandbox/withdrawals/${id}/${action}`, {
+      token,
+      body,
+    });
   const handle = (id: string) => s.client.workflow.getHandle(withdrawalWorkflowId(id));
-  const eventOf = (type: string, id: string) => s.knex('events').where({ reference: `${type}:${id}` }).first();
+  const eventOf = (type: string, id: string) =>
+    s
+      .knex('events')
+      .where({ reference: `${type}:${id}` })
+      .first();
   /** Transfers the simulator created for this withdrawal (201s; a replay answers 200). */
   const transfersCreated = (id: string) =>
     s.simulator.control.calls.filter(
-      (c) => c.route === 'transfer' && c.status === 201 && (c.response as { idempotencyKey?: string } | undefined)?.idempotencyKey === id,
+      (c) =>
+        c.route === 'transfer' &&
+        c.status === 201 &&
+        (c.response as { idempotencyKey?: string } | undefined)?.idempotencyKey === id,
     ).length;
 
   async function activityNames(id: string, runId?: string): Promise<string[]> {
@@ -68,14 +81,14 @@ describe('withdrawal saga', function () {
   }
 
   async function postingsSum(merchantId: string): Promise<number> {
-    const r = await s.knex('ledger_postings as p')
+    const r = await s
+      .knex('ledger_postings as p')
       .join('ledger_transactions as t', 't.id', 'p.transaction_id')
       .where('t.merchant_id', merchantId)
       .sum({ s: 'p.amount' })
       .first();
     return Number(r?.s ?? 0);
   }
-
 
   /** The acquirer calls back (signed, as it would) about a withdrawal's transfer: its id. */
   async function callBack(withdrawalId: string, transfer: Record<string, unknown>): Promise<string> {
@@ -84,7 +97,10 @@ describe('withdrawal saga', function () {
     const body = JSON.stringify({ transfer: { ...transferView(t), ...transfer } });
     const res = await fetch(`${s.api.baseUrl}/v1/acquirer/transfers`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body) },
+      headers: {
+        'content-type': 'application/json',
+        [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body),
+      },
       body,
     });
     assert.equal(res.status, 202);
@@ -103,23 +119,41 @@ describe('withdrawal saga', function () {
     assert.equal(r.status, 'COMPLETED');
     assert.ok(r.completed_at);
     assert.equal(r.transfer_id, accepted.body.transferId);
-    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 7_000, pending: 0, blocked: 0, total: 7_000 });
+    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), {
+      available: 7_000,
+      pending: 0,
+      blocked: 0,
+      total: 7_000,
+    });
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
     assert.equal(await postingsSum(m.merchantId), 0);
     const ev = await eventOf('withdraw.completed', w.id);
     assert.equal(ev.type, 'withdraw.completed');
     assert.deepEqual(Object.keys(ev.data).sort(), ['amount', 'completedAt', 'status', 'transferId', 'withdrawId']);
-    assert.deepEqual([ev.data.withdrawId, ev.data.amount, ev.data.status, ev.data.transferId], [w.id, 3_000, 'COMPLETED', r.transfer_id]);
+    assert.deepEqual(
+      [ev.data.withdrawId, ev.data.amount, ev.data.status, ev.data.transferId],
+      [w.id, 3_000, 'COMPLETED', r.transfer_id],
+    );
     // The history alone tells the story, the debit first; its result names the ledger transaction.
-    assert.deepEqual(await activityNames(w.id), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', 'completeWithdrawal']);
+    assert.deepEqual(await activityNames(w.id), [
+      'confirmWithdrawalDebit',
+      'sendWithdrawalTransfer',
+      'completeWithdrawal',
+    ]);
     const history = await handle(w.id).fetchHistory();
-    const debitTx = await s.knex('ledger_transactions').where({ reference: `withdrawal:${w.id}:debit` }).first();
+    const debitTx = await s
+      .knex('ledger_transactions')
+      .where({ reference: `withdrawal:${w.id}:debit` })
+      .first();
     assert.ok(JSON.stringify(history.events).length > 0);
     const completedPayloads = (history.events ?? [])
       .map((e) => e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data)
       .filter((d): d is Uint8Array => d instanceof Uint8Array)
       .map((d) => Buffer.from(d).toString());
-    assert.ok(completedPayloads.some((p) => p.includes(debitTx.id)), 'the debit step names its ledger transaction');
+    assert.ok(
+      completedPayloads.some((p) => p.includes(debitTx.id)),
+      'the debit step names its ledger transaction',
+    );
     const described = await handle(w.id).describe();
     assert.deepEqual(described.memo, { withdrawalId: w.id, merchantId: m.merchantId });
   });
@@ -144,7 +178,10 @@ describe('withdrawal saga', function () {
     const body = JSON.stringify({ transfer: transferView(t) });
     const res = await fetch(`${s.api.baseUrl}/v1/acquirer/transfers`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body) },
+      headers: {
+        'content-type': 'application/json',
+        [CALLBACK_SIGNATURE_HEADER]: signCallback(WITHDRAWALS_CALLBACK_SECRET, body),
+      },
       body,
     });
     assert.equal(res.status, 202);
@@ -154,17 +191,32 @@ describe('withdrawal saga', function () {
     const r = await row(w.id);
     assert.equal(r.failure_reason, 'Conta de destino encerrada');
     assert.ok(r.failed_at);
-    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 10_000, pending: 0, blocked: 0, total: 10_000 });
+    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), {
+      available: 10_000,
+      pending: 0,
+      blocked: 0,
+      total: 10_000,
+    });
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
-    const restored = await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_failed' });
+    const restored = await s
+      .knex('ledger_transactions')
+      .where({ merchant_id: m.merchantId, kind: 'withdrawal_failed' });
     assert.equal(restored.length, 1);
     assert.equal(await postingsSum(m.merchantId), 0);
     const ev = await eventOf('withdraw.failed', w.id);
-    assert.deepEqual(ev.data, { withdrawId: w.id, amount: 4_000, status: 'FAILED', reason: 'Conta de destino encerrada' });
+    assert.deepEqual(ev.data, {
+      withdrawId: w.id,
+      amount: 4_000,
+      status: 'FAILED',
+      reason: 'Conta de destino encerrada',
+    });
     const notes = await s.knex('notifications').where({ merchant_id: m.merchantId, kind: 'withdraw.failed' });
     assert.equal(notes.length, 1);
     assert.equal(notes[0].data.withdrawId, w.id);
-    assert.equal((await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:REJECTED` })).length, 1);
+    assert.equal(
+      (await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:REJECTED` })).length,
+      1,
+    );
     await assertBooksReconcile(s.knex, [m.merchantId]);
     // One run did it all: the duplicates found the outcome applied and started nothing.
     assert.deepEqual(await activityNames(w.id), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', 'failWithdrawal']);
@@ -177,8 +229,14 @@ describe('withdrawal saga', function () {
     const send = (transfer: Record<string, unknown>) => callBack(w.id, transfer);
     await send({ status: 'COMPLETED', valor: '1.00' });
     await send({ status: 'REJECTED', idempotencyKey: 'wd_not_ours', id: 'tr_not_ours' });
-    assert.equal((await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:COMPLETED` })).length, 1);
-    assert.equal((await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: 'tr_not_ours:REJECTED' })).length, 1);
+    assert.equal(
+      (await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:COMPLETED` })).length,
+      1,
+    );
+    assert.equal(
+      (await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: 'tr_not_ours:REJECTED' })).length,
+      1,
+    );
     const state = await handle(w.id).query<WithdrawalWorkflowState>('state');
     assert.deepEqual([state.phase, state.status], ['awaiting_result', 'PROCESSING']);
     assert.equal((await row(w.id)).status, 'PROCESSING');
@@ -198,19 +256,31 @@ describe('withdrawal saga', function () {
     assert.equal((await sandbox(m.token, w.id, 'return', { reason: 'Conta encerrada' })).status, 202);
     const r = await untilStatus(w.id, 'REFUNDED');
     assert.ok(r.refunded_at);
-    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 10_000, pending: 0, blocked: 0, total: 10_000 });
+    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), {
+      available: 10_000,
+      pending: 0,
+      blocked: 0,
+      total: 10_000,
+    });
     assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
     assert.equal(await postingsSum(m.merchantId), 0);
     const ev = await eventOf('withdraw.refunded', w.id);
     assert.deepEqual(Object.keys(ev.data).sort(), ['amount', 'reason', 'refundedAt', 'status', 'withdrawId']);
-    assert.deepEqual([ev.data.withdrawId, ev.data.amount, ev.data.status, ev.data.reason], [w.id, 2_000, 'REFUNDED', 'Conta encerrada']);
+    assert.deepEqual(
+      [ev.data.withdrawId, ev.data.amount, ev.data.status, ev.data.reason],
+      [w.id, 2_000, 'REFUNDED', 'Conta encerrada'],
+    );
     // The return came after the first run had closed: signal-with-start began a second run.
     const second = await handle(w.id).describe();
     assert.notEqual(second.runId, firstRun.runId);
     assert.equal((await handle(w.id).result()).status, 'REFUNDED');
     assert.deepEqual(await activityNames(w.id, second.runId), ['confirmWithdrawalDebit', 'refundWithdrawal']);
     // The list shows the (ext) status.
-    const list = await s.api.request<{ withdrawals: Array<{ id: string; status: string }> }>('GET', '/v1/merchants/me/withdrawals', { token: m.token });
+    const list = await s.api.request<{ withdrawals: Array<{ id: string; status: string }> }>(
+      'GET',
+      '/v1/merchants/me/withdrawals',
+      { token: m.token },
+    );
     assert.equal(list.body.withdrawals.find((x) => x.id === w.id)?.status, 'REFUNDED');
     // Nothing can return it twice.
     assert.equal((await sandbox(m.token, w.id, 'return')).status, 400);
@@ -231,9 +301,21 @@ describe('withdrawal saga', function () {
     }
     await untilStatus(w.id, 'REFUNDED');
     await s.simulator.control.callbacks.idle();
-    const kinds = (await s.knex('ledger_transactions').where({ merchant_id: m.merchantId }).orderBy('created_at').pluck('kind')) as string[];
-    assert.deepEqual(kinds.filter((k) => k.startsWith('withdrawal_')), ['withdrawal_debit', 'withdrawal_completed', 'withdrawal_returned']);
-    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 5_000, pending: 0, blocked: 0, total: 5_000 });
+    const kinds = (await s
+      .knex('ledger_transactions')
+      .where({ merchant_id: m.merchantId })
+      .orderBy('created_at')
+      .pluck('kind')) as string[];
+    assert.deepEqual(
+      kinds.filter((k) => k.startsWith('withdrawal_')),
+      ['withdrawal_debit', 'withdrawal_completed', 'withdrawal_returned'],
+    );
+    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), {
+      available: 5_000,
+      pending: 0,
+      blocked: 0,
+      total: 5_000,
+    });
     assert.ok(await eventOf('withdraw.completed', w.id));
     assert.ok(await eventOf('withdraw.refunded', w.id));
     await assertBooksReconcile(s.knex, [m.merchantId]);
@@ -265,15 +347,35 @@ describe('withdrawal saga', function () {
       }, `the case of ${id}`);
     const [onPaid, ...more] = await caseOf(paid.id);
     assert.deepEqual(more, []);
-    assert.deepEqual([onPaid?.kind, onPaid?.status, onPaid?.subjectType, onPaid?.merchantId], ['TRANSFER_CONTRADICTION', 'OPEN', 'withdrawal', m.merchantId]);
-    assert.deepEqual(onPaid?.details, { applied: 'COMPLETED', contradicting: 'REJECTED', transferId: rejectedTransfer, amount: 2_000, acquirerReason: 'Conta inexistente' });
+    assert.deepEqual(
+      [onPaid?.kind, onPaid?.status, onPaid?.subjectType, onPaid?.merchantId],
+      ['TRANSFER_CONTRADICTION', 'OPEN', 'withdrawal', m.merchantId],
+    );
+    assert.deepEqual(onPaid?.details, {
+      applied: 'COMPLETED',
+      contradicting: 'REJECTED',
+      transferId: rejectedTransfer,
+      amount: 2_000,
+      acquirerReason: 'Conta inexistente',
+    });
     assert.deepEqual(onPaid?.actions, ['acknowledge']);
     const [onFailed] = await caseOf(failed.id);
-    assert.deepEqual(onFailed?.details, { applied: 'FAILED', contradicting: 'COMPLETED', transferId: completedTransfer, amount: 3_000 });
+    assert.deepEqual(onFailed?.details, {
+      applied: 'FAILED',
+      contradicting: 'COMPLETED',
+      transferId: completedTransfer,
+      amount: 3_000,
+    });
 
     // The callbacks are done (applied, saying they contradicted); nothing moved.
-    for (const [transferId, status, applied] of [[rejectedTransfer, 'REJECTED', 'COMPLETED'], [completedTransfer, 'COMPLETED', 'FAILED']]) {
-      const cb = await s.knex('acquirer_callbacks').where({ kind: 'transfers', external_id: `${transferId}:${status}` }).first();
+    for (const [transferId, status, applied] of [
+      [rejectedTransfer, 'REJECTED', 'COMPLETED'],
+      [completedTransfer, 'COMPLETED', 'FAILED'],
+    ]) {
+      const cb = await s
+        .knex('acquirer_callbacks')
+        .where({ kind: 'transfers', external_id: `${transferId}:${status}` })
+        .first();
       assert.equal(cb.status, 'APPLIED');
       assert.match(cb.resolution, new RegExp(`contradicts the applied ${applied}`));
     }
@@ -295,7 +397,12 @@ describe('withdrawal saga', function () {
     } finally {
       s.simulator.control.setFaults({});
     }
-    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 1_000, pending: 0, blocked: 0, total: 1_000 });
+    assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), {
+      available: 1_000,
+      pending: 0,
+      blocked: 0,
+      total: 1_000,
+    });
   });
 
   it('no callback ever arrives: the polling fallback resolves it (time skipping)', async () => {
@@ -318,7 +425,10 @@ describe('withdrawal saga', function () {
     await s.simulator.control.callbacks.idle();
     // ...and finds the outcome applied: no second run, no second posting.
     assert.equal((await handle(w.id).describe()).runId, run.runId);
-    assert.equal((await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_completed' })).length, 1);
+    assert.equal(
+      (await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_completed' })).length,
+      1,
+    );
   });
 
   it('past the overall deadline it asks once more, then alerts an operator instead of guessing', async () => {
@@ -334,13 +444,18 @@ describe('withdrawal saga', function () {
     await transferIdOf(w.id);
     await s.env.sleep('11 minutes');
     const audit = await eventually(
-      async () => (await s.knex('audit_log').where({ action: 'withdrawal.transfer_unresolved', target_id: w.id }).first()) ?? undefined,
+      async () =>
+        (await s.knex('audit_log').where({ action: 'withdrawal.transfer_unresolved', target_id: w.id }).first()) ??
+        undefined,
       'the operator alert',
     );
     assert.equal(audit.target_type, 'withdrawal');
     assert.equal(audit.details.lastKnownStatus, 'PROCESSING');
     await assertBooksReconcile(s.knex, [m.merchantId]); // reserved in transit, still PROCESSING
-    const note = await s.knex('notifications').where({ reference: `withdrawal.delayed:${w.id}` }).first();
+    const note = await s
+      .knex('notifications')
+      .where({ reference: `withdrawal.delayed:${w.id}` })
+      .first();
     assert.equal(note.merchant_id, m.merchantId);
     const state = await handle(w.id).query<WithdrawalWorkflowState>('state');
     assert.equal(state.phase, 'escalated');
@@ -351,7 +466,10 @@ describe('withdrawal saga', function () {
     // The operator settles it at the acquirer; its callback finishes the saga.
     await sandbox(m.token, w.id, 'complete');
     assert.equal((await handle(w.id).result()).status, 'COMPLETED');
-    assert.equal((await s.knex('audit_log').where({ action: 'withdrawal.transfer_unresolved', target_id: w.id })).length, 1);
+    assert.equal(
+      (await s.knex('audit_log').where({ action: 'withdrawal.transfer_unresolved', target_id: w.id })).length,
+      1,
+    );
   });
 
   it('the worker stopped right after the debit: a new worker finishes the saga with exactly one transfer', async () => {
@@ -408,7 +526,10 @@ describe('withdrawal saga', function () {
       assert.equal(done.status, 'COMPLETED');
     });
     assert.equal(transfersCreated(created.withdraw.id), 1);
-    assert.equal((await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_debit' })).length, 1);
+    assert.equal(
+      (await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_debit' })).length,
+      1,
+    );
     assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), { available: 0, pending: 0, blocked: 0, total: 0 });
     // The transfer was the new worker's to send: the first stopped with only the debit done.
     assert.deepEqual(ranSend, ['second']);
@@ -443,7 +564,12 @@ describe('withdrawal saga', function () {
     await transferIdOf(lost.id);
     await handle(lost.id).terminate('simulating a lost workflow');
 
-    const started = await reconcileWithdrawalWorkflows({ knex: s.knex, workflows: s.workflows, logger: s.logger, batchSize: 3 });
+    const started = await reconcileWithdrawalWorkflows({
+      knex: s.knex,
+      workflows: s.workflows,
+      logger: s.logger,
+      batchSize: 3,
+    });
     assert.ok(started >= 2);
     assert.equal((await handle(created.withdraw.id).describe()).status.name, 'RUNNING');
     const restored = await handle(lost.id).describe();
@@ -468,8 +594,16 @@ describe('withdrawal saga', function () {
       body: { amount: 10_000, description: 'Pedido' },
     });
     assert.equal(charge.status, 201);
-    assert.equal((await s.api.request('POST', `/v1/sandbox/charges/${charge.body.charge.id}/pay`, { token: m.token, body: {} })).status, 202);
-    await eventually(async () => ((await s.knex('charges').where({ id: charge.body.charge.id }).first())?.status === 'PAID' ? true : undefined), 'PAID');
+    assert.equal(
+      (await s.api.request('POST', `/v1/sandbox/charges/${charge.body.charge.id}/pay`, { token: m.token, body: {} }))
+        .status,
+      202,
+    );
+    await eventually(
+      async () =>
+        (await s.knex('charges').where({ id: charge.body.charge.id }).first())?.status === 'PAID' ? true : undefined,
+      'PAID',
+    );
     await s.client.workflow.getHandle(`charge-${charge.body.charge.id}`).result(); // settlement after 60 s, skipped
     assert.equal((await ledger.getBalance(s.knex, m.merchantId)).available, 10_000);
     const requested = await counter('pixflow_withdrawals_total', { outcome: 'requested' });

@@ -89,7 +89,13 @@ describe('withdrawals wiring in startApi', function () {
     const sim = await openAcquirer(config({ SIMULATOR_AUTO_COMPLETE: 'false' }));
     handles.push(sim);
     const cfg = config({ ACQUIRER_URL: sim.url });
-    const api = await startApi({ config: cfg, logger, knex, temporalAddress: env.address, acquirer: await openAcquirer(cfg) });
+    const api = await startApi({
+      config: cfg,
+      logger,
+      knex,
+      temporalAddress: env.address,
+      acquirer: await openAcquirer(cfg),
+    });
     apis.push(api);
     assert.equal((await fetch(`${api.url}/v1/sandbox/withdrawals/wd_x/complete`, { method: 'POST' })).status, 404);
     assert.equal((await fetch(`${api.url}/v1/merchants/me/withdrawals`)).status, 401);

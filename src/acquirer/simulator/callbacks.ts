@@ -76,10 +76,14 @@ export function createCallbackSender(opts: CallbackOptions): CallbackSender {
     new Promise((resolve) => {
       if (closing.signal.aborted) return resolve();
       const t = setTimeout(resolve, ms);
-      closing.signal.addEventListener('abort', () => {
-        clearTimeout(t);
-        resolve();
-      }, { once: true });
+      closing.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(t);
+          resolve();
+        },
+        { once: true },
+      );
     });
 
   async function deliver(out: Outgoing): Promise<void> {
@@ -118,7 +122,10 @@ export function createCallbackSender(opts: CallbackOptions): CallbackSender {
       if (attempt < maxAttempts) await sleep(Math.min(retryBaseMs * 2 ** (attempt - 1), 5_000));
     }
     failed.push({ callbackId: out.callbackId, path: out.path, body: out.body });
-    opts.logger.warn({ path: out.path, callbackId: out.callbackId, attempts: maxAttempts }, 'acquirer simulator: callback given up');
+    opts.logger.warn(
+      { path: out.path, callbackId: out.callbackId, attempts: maxAttempts },
+      'acquirer simulator: callback given up',
+    );
   }
 
   function track(p: Promise<void>): void {

@@ -15,15 +15,30 @@ import { problem } from './problem';
 const party = z.object({ name: z.string().min(1).max(200), document: z.string().regex(/^(\d{11}|[0-9A-Z]{14})$/) });
 const payBody = z.object({ payer: party.optional(), amount: z.number().int().min(1).optional() });
 const reasonBody = z.object({ reason: z.string().max(140).optional() });
-const refundBody = z.object({ outcome: z.enum(['DEVOLVIDO', 'NAO_REALIZADO']), reason: z.string().max(140).optional() });
+const refundBody = z.object({
+  outcome: z.enum(['DEVOLVIDO', 'NAO_REALIZADO']),
+  reason: z.string().max(140).optional(),
+});
 const infractionBody = z.object({ endToEndId: z.string().min(1), reason: z.string().max(140).optional() });
 const keyStatusBody = z.object({ status: z.enum(['PENDENTE', 'ATIVA', 'INATIVA']) });
-const routeName = z.enum(['token', 'createCob', 'getCob', 'removeCob', 'refund', 'getRefund', 'transfer', 'getTransfer', 'registerKey']);
+const routeName = z.enum([
+  'token',
+  'createCob',
+  'getCob',
+  'removeCob',
+  'refund',
+  'getRefund',
+  'transfer',
+  'getTransfer',
+  'registerKey',
+]);
 const faultsBody = z.strictObject({
   errorRate: z.number().min(0).max(1).optional(),
   errorStatus: z.number().int().min(400).max(599).optional(),
   latencyMs: z.number().int().min(0).max(120_000).optional(),
-  failNext: z.object({ route: routeName, times: z.number().int().min(0), status: z.number().int().min(400).max(599) }).optional(),
+  failNext: z
+    .object({ route: routeName, times: z.number().int().min(0), status: z.number().int().min(400).max(599) })
+    .optional(),
   duplicateCallbacks: z.boolean().optional(),
   outOfOrderCallbacks: z.boolean().optional(),
   outOfOrderCallbacksMs: z.number().int().min(0).max(60_000).optional(),
@@ -36,7 +51,13 @@ export function controlRoutes(router: Router, control: SimulatorControl): void {
     async (ctx: Koa.Context): Promise<void> => {
       const r = schema.safeParse(ctx.request.body ?? {});
       if (!r.success) {
-        return problem(ctx, 400, 'ControleInvalido', 'Requisição de controle inválida', r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+        return problem(
+          ctx,
+          400,
+          'ControleInvalido',
+          'Requisição de controle inválida',
+          r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+        );
       }
       try {
         const result = await fn(ctx, r.data);
@@ -54,24 +75,88 @@ export function controlRoutes(router: Router, control: SimulatorControl): void {
     return v;
   };
 
-  router.post('/_sim/cob/:txid/pay', act(payBody, (ctx, b) => control.payCob(param(ctx, 'txid'), b)));
-  router.post('/_sim/cob/:txid/expire', act(none, (ctx) => control.expireCob(param(ctx, 'txid'))));
-  router.get('/_sim/cob/:txid', act(none, (ctx) => found('cob', control.getCob(param(ctx, 'txid')))));
-  router.post('/_sim/refunds/:id/settle', act(refundBody, (ctx, b) => control.settleRefund(param(ctx, 'id'), b.outcome, b.reason)));
-  router.get('/_sim/refunds/:id', act(none, (ctx) => found('refund', control.getRefund(param(ctx, 'id')))));
-  router.post('/_sim/transfers/:id/complete', act(none, (ctx) => control.completeTransfer(param(ctx, 'id'))));
-  router.post('/_sim/transfers/:id/fail', act(reasonBody, (ctx, b) => control.failTransfer(param(ctx, 'id'), b.reason)));
-  router.post('/_sim/transfers/:id/return', act(reasonBody, (ctx, b) => control.returnTransfer(param(ctx, 'id'), b.reason)));
-  router.get('/_sim/transfers/:id', act(none, (ctx) => found('transfer', control.getTransfer(param(ctx, 'id')))));
-  router.post('/_sim/keys/:id/status', act(keyStatusBody, (ctx, b) => control.setKeyStatus(param(ctx, 'id'), b.status)));
-  router.post('/_sim/infractions', act(infractionBody, (_ctx, b) => control.raiseInfraction(b.endToEndId, b.reason)));
-  router.post('/_sim/infractions/:id/accept', act(none, (ctx) => control.acceptInfraction(param(ctx, 'id'))));
-  router.post('/_sim/infractions/:id/reject', act(none, (ctx) => control.rejectInfraction(param(ctx, 'id'))));
-  router.post('/_sim/infractions/:id/refund', act(none, (ctx) => control.refundInfraction(param(ctx, 'id'))));
-  router.get('/_sim/faults', act(none, () => control.getFaults()));
-  router.post('/_sim/faults', act(faultsBody, (_ctx, b) => control.setFaults(b)));
-  router.post('/_sim/tokens/revoke', act(none, () => control.revokeTokens()));
-  router.get('/_sim/calls', act(none, () => ({ calls: control.calls })));
-  router.get('/_sim/callbacks', act(none, () => ({ delivered: control.callbacks.delivered, failed: control.callbacks.failed, held: control.callbacks.held })));
-  router.post('/_sim/callbacks/release', act(none, () => control.callbacks.release()));
+  router.post(
+    '/_sim/cob/:txid/pay',
+    act(payBody, (ctx, b) => control.payCob(param(ctx, 'txid'), b)),
+  );
+  router.post(
+    '/_sim/cob/:txid/expire',
+    act(none, (ctx) => control.expireCob(param(ctx, 'txid'))),
+  );
+  router.get(
+    '/_sim/cob/:txid',
+    act(none, (ctx) => found('cob', control.getCob(param(ctx, 'txid')))),
+  );
+  router.post(
+    '/_sim/refunds/:id/settle',
+    act(refundBody, (ctx, b) => control.settleRefund(param(ctx, 'id'), b.outcome, b.reason)),
+  );
+  router.get(
+    '/_sim/refunds/:id',
+    act(none, (ctx) => found('refund', control.getRefund(param(ctx, 'id')))),
+  );
+  router.post(
+    '/_sim/transfers/:id/complete',
+    act(none, (ctx) => control.completeTransfer(param(ctx, 'id'))),
+  );
+  router.post(
+    '/_sim/transfers/:id/fail',
+    act(reasonBody, (ctx, b) => control.failTransfer(param(ctx, 'id'), b.reason)),
+  );
+  router.post(
+    '/_sim/transfers/:id/return',
+    act(reasonBody, (ctx, b) => control.returnTransfer(param(ctx, 'id'), b.reason)),
+  );
+  router.get(
+    '/_sim/transfers/:id',
+    act(none, (ctx) => found('transfer', control.getTransfer(param(ctx, 'id')))),
+  );
+  router.post(
+    '/_sim/keys/:id/status',
+    act(keyStatusBody, (ctx, b) => control.setKeyStatus(param(ctx, 'id'), b.status)),
+  );
+  router.post(
+    '/_sim/infractions',
+    act(infractionBody, (_ctx, b) => control.raiseInfraction(b.endToEndId, b.reason)),
+  );
+  router.post(
+    '/_sim/infractions/:id/accept',
+    act(none, (ctx) => control.acceptInfraction(param(ctx, 'id'))),
+  );
+  router.post(
+    '/_sim/infractions/:id/reject',
+    act(none, (ctx) => control.rejectInfraction(param(ctx, 'id'))),
+  );
+  router.post(
+    '/_sim/infractions/:id/refund',
+    act(none, (ctx) => control.refundInfraction(param(ctx, 'id'))),
+  );
+  router.get(
+    '/_sim/faults',
+    act(none, () => control.getFaults()),
+  );
+  router.post(
+    '/_sim/faults',
+    act(faultsBody, (_ctx, b) => control.setFaults(b)),
+  );
+  router.post(
+    '/_sim/tokens/revoke',
+    act(none, () => control.revokeTokens()),
+  );
+  router.get(
+    '/_sim/calls',
+    act(none, () => ({ calls: control.calls })),
+  );
+  router.get(
+    '/_sim/callbacks',
+    act(none, () => ({
+      delivered: control.callbacks.delivered,
+      failed: control.callbacks.failed,
+      held: control.callbacks.held,
+    })),
+  );
+  router.post(
+    '/_sim/callbacks/release',
+    act(none, () => control.callbacks.release()),
+  );
 }

@@ -41,7 +41,14 @@ export const NO_PAYMENTS: readonly SimPayment[] = Object.freeze([]);
  * memory in `npm start` (docs/performance.md "Memory per open charge").
  */
 export function pixCopiaECola(c: SimCob): string {
-  return buildBrCode({ key: c.key, merchantName: 'PIXFLOW SANDBOX', merchantCity: 'SAO PAULO', amountCents: c.amount, txid: c.txid, initiationMethod: '12' });
+  return buildBrCode({
+    key: c.key,
+    merchantName: 'PIXFLOW SANDBOX',
+    merchantCity: 'SAO PAULO',
+    amountCents: c.amount,
+    txid: c.txid,
+    initiationMethod: '12',
+  });
 }
 
 export interface SimRefund {
@@ -263,7 +270,15 @@ export class SimulatedPsp {
   }
 
   createRefund(e2eId: string, id: string, amount: number, description?: string): SimRefund {
-    const r: SimRefund = { id, e2eId, rtrId: spiId('D'), amount, status: 'EM_PROCESSAMENTO', description, requestedAt: new Date().toISOString() };
+    const r: SimRefund = {
+      id,
+      e2eId,
+      rtrId: spiId('D'),
+      amount,
+      status: 'EM_PROCESSAMENTO',
+      description,
+      requestedAt: new Date().toISOString(),
+    };
     this.refunds.set(id, r);
     if (this.autoSettleRefunds) this.later(this.opts.refundDelayMs, () => this.settleRefund(id, 'DEVOLVIDO'));
     return r;

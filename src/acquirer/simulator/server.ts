@@ -70,15 +70,7 @@ export interface SimulatorOptions {
 
 /** The protocol routes, as named in faults and the call log. */
 export type SimRoute =
-  | 'token'
-  | 'createCob'
-  | 'getCob'
-  | 'removeCob'
-  | 'refund'
-  | 'getRefund'
-  | 'transfer'
-  | 'getTransfer'
-  | 'registerKey';
+  'token' | 'createCob' | 'getCob' | 'removeCob' | 'refund' | 'getRefund' | 'transfer' | 'getTransfer' | 'registerKey';
 
 export interface Faults {
   /** Answer `errorStatus` (default 500) on this fraction (0..1) of protocol calls. */
@@ -190,7 +182,8 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     expireCob: (txid) => psp.expireCob(txid),
     settleRefund: (id, outcome, reason) => psp.settleRefund(id, outcome, reason),
     completeTransfer: (id) => psp.finishTransfer(id, 'COMPLETED'),
-    failTransfer: (id, reason) => psp.finishTransfer(id, 'REJECTED', reason ?? 'Transferência rejeitada pelo PSP de destino'),
+    failTransfer: (id, reason) =>
+      psp.finishTransfer(id, 'REJECTED', reason ?? 'Transferência rejeitada pelo PSP de destino'),
     returnTransfer: (id, reason) => psp.finishTransfer(id, 'RETURNED', reason ?? 'Devolvida pelo PSP de destino'),
     setKeyStatus: (id, status) => psp.setKeyStatus(id, status),
     raiseInfraction: (e2eId, reason) => psp.raiseInfraction(e2eId, reason),
@@ -259,10 +252,23 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   };
 
   /** Parses a body with a wire schema, answering 400 with `violacoes` when it does not fit. */
-  function parsed<S extends z.ZodType>(ctx: Koa.Context, schema: S, prefix: string, type: string, title: string): z.infer<S> | undefined {
+  function parsed<S extends z.ZodType>(
+    ctx: Koa.Context,
+    schema: S,
+    prefix: string,
+    type: string,
+    title: string,
+  ): z.infer<S> | undefined {
     const r = schema.safeParse(ctx.request.body as unknown);
     if (r.success) return r.data;
-    problem(ctx, 400, type, title, 'A requisição não respeita o schema ou está semanticamente errada.', wire.violations(prefix, r.error));
+    problem(
+      ctx,
+      400,
+      type,
+      title,
+      'A requisição não respeita o schema ou está semanticamente errada.',
+      wire.violations(prefix, r.error),
+    );
     return undefined;
   }
   const violation = (propriedade: string, razao: string, valor?: string): Violation[] => [
@@ -288,14 +294,26 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     const token = randomAlnum(40);
     tokens.set(token, Date.now() + tokenTtl * 1000);
     ctx.set('cache-control', 'no-store');
-    ctx.body = { access_token: token, token_type: 'Bearer', expires_in: tokenTtl, scope: 'cob.write cob.read pix.write pix.read' };
+    ctx.body = {
+      access_token: token,
+      token_type: 'Bearer',
+      expires_in: tokenTtl,
+      scope: 'cob.write cob.read pix.write pix.read',
+    };
   });
 
   // ---- cob (BCB) ----
   router.put('/cob/:txid', route('createCob'), bearer, (ctx) => {
     const txid = ctx.params.txid ?? '';
     const invalid = (p: string, razao: string): void =>
-      problem(ctx, 400, 'CobOperacaoInvalida', 'Cobrança inválida.', 'A requisição que busca criar uma cobrança não respeita o schema ou está semanticamente errada.', violation(p, razao));
+      problem(
+        ctx,
+        400,
+        'CobOperacaoInvalida',
+        'Cobrança inválida.',
+        'A requisição que busca criar uma cobrança não respeita o schema ou está semanticamente errada.',
+        violation(p, razao),
+      );
     if (!wire.TXID.test(txid)) return invalid('cob.txid', 'O campo cob.txid não respeita o schema.');
     const body = parsed(ctx, wire.cobSolicitada, 'cob', 'CobOperacaoInvalida', 'Cobrança inválida.');
     if (!body) return;
@@ -350,7 +368,14 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     if (!cob) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Cobrança não encontrada.');
     if (!parsed(ctx, wire.cobRevisada, 'cob', 'CobOperacaoInvalida', 'Operação inválida.')) return;
     if (cob.status === 'CONCLUIDA') {
-      return problem(ctx, 400, 'CobOperacaoInvalida', 'Operação inválida.', 'A cobrança já foi paga (CONCLUIDA) e não pode ser removida.', violation('cob.status', 'cobrança CONCLUIDA', cob.status));
+      return problem(
+        ctx,
+        400,
+        'CobOperacaoInvalida',
+        'Operação inválida.',
+        'A cobrança já foi paga (CONCLUIDA) e não pode ser removida.',
+        violation('cob.status', 'cobrança CONCLUIDA', cob.status),
+      );
     }
     if (cob.status === 'ATIVA') {
       cob.status = 'REMOVIDA_PELO_USUARIO_RECEBEDOR';
@@ -365,7 +390,14 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     const e2eid = ctx.params.e2eid ?? '';
     const id = ctx.params.id ?? '';
     const invalid = (p: string, razao: string): void =>
-      problem(ctx, 400, 'PixDevolucaoInvalida', 'Devolução inválida.', 'A requisição de devolução não respeita o schema ou não faz sentido semanticamente.', violation(p, razao));
+      problem(
+        ctx,
+        400,
+        'PixDevolucaoInvalida',
+        'Devolução inválida.',
+        'A requisição de devolução não respeita o schema ou não faz sentido semanticamente.',
+        violation(p, razao),
+      );
     if (!wire.END_TO_END_ID.test(e2eid)) return invalid('e2eid', 'O e2eid não respeita o schema.');
     if (!wire.REFUND_ID.test(id)) return invalid('id', 'O id da devolução não respeita o schema.');
     const body = parsed(ctx, wire.devolucaoSolicitada, 'devolucao', 'PixDevolucaoInvalida', 'Devolução inválida.');
@@ -373,21 +405,24 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     const amount = wireToCents(body.valor) ?? 0;
     const existing = psp.refunds.get(id);
     if (existing) {
-      if (existing.e2eId !== e2eid || existing.amount !== amount) return invalid('id', 'O id informado já foi utilizado por outra devolução.');
+      if (existing.e2eId !== e2eid || existing.amount !== amount)
+        return invalid('id', 'O id informado já foi utilizado por outra devolução.');
       ctx.status = 201;
       ctx.body = refundView(existing);
       return;
     }
     if (!psp.payment(e2eid)) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Pix não encontrado.');
     const available = psp.refundable(e2eid);
-    if (amount > available) return invalid('devolucao.valor', `O valor excede o disponível para devolução (${available} centavos).`);
+    if (amount > available)
+      return invalid('devolucao.valor', `O valor excede o disponível para devolução (${available} centavos).`);
     ctx.status = 201;
     ctx.body = refundView(psp.createRefund(e2eid, id, amount, body.descricao));
   });
 
   router.get('/pix/:e2eid/devolucao/:id', route('getRefund'), bearer, (ctx) => {
     const r = psp.refunds.get(ctx.params.id ?? '');
-    if (!r || r.e2eId !== ctx.params.e2eid) return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Devolução não encontrada.');
+    if (!r || r.e2eId !== ctx.params.e2eid)
+      return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Devolução não encontrada.');
     ctx.body = refundView(r);
   });
 
@@ -410,15 +445,31 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     return (ctx: Koa.Context): void => {
       const key = ctx.get('x-idempotency-key');
       if (!wire.OPAQUE_ID.test(key)) {
-        return problem(ctx, 400, opts.type, opts.title, 'x-idempotency-key é obrigatório', violation('x-idempotency-key', `deve seguir ${wire.OPAQUE_ID.source}`, key));
+        return problem(
+          ctx,
+          400,
+          opts.type,
+          opts.title,
+          'x-idempotency-key é obrigatório',
+          violation('x-idempotency-key', `deve seguir ${wire.OPAQUE_ID.source}`, key),
+        );
       }
       const body = parsed(ctx, opts.schema, opts.prefix, opts.type, opts.title);
       if (!body) return;
       const keyCheck = validatePixKey(body.tipoChave, body.chave);
-      if (!keyCheck.ok) return problem(ctx, 400, opts.type, opts.title, keyCheck.reason, violation(`${opts.prefix}.chave`, keyCheck.reason, body.chave));
+      if (!keyCheck.ok)
+        return problem(
+          ctx,
+          400,
+          opts.type,
+          opts.title,
+          keyCheck.reason,
+          violation(`${opts.prefix}.chave`, keyCheck.reason, body.chave),
+        );
       const seen = opts.seen(key);
       if (seen) {
-        if (!opts.sameAs(seen, body)) return problem(ctx, 422, 'IdempotencyKeyReused', 'Chave de idempotência reutilizada.', opts.reused);
+        if (!opts.sameAs(seen, body))
+          return problem(ctx, 422, 'IdempotencyKeyReused', 'Chave de idempotência reutilizada.', opts.reused);
         ctx.status = 200; // a replay: the same resource, never a second one
         ctx.body = opts.view(seen);
         return;
@@ -442,10 +493,17 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
         const id = psp.transferByKey.get(key);
         return id ? psp.transfers.get(id) : undefined;
       },
-      sameAs: (t, body) => t.amount === (wireToCents(body.valor) ?? 0) && t.pixKey === body.chave && t.pixKeyType === body.tipoChave,
+      sameAs: (t, body) =>
+        t.amount === (wireToCents(body.valor) ?? 0) && t.pixKey === body.chave && t.pixKeyType === body.tipoChave,
       reused: 'Esta x-idempotency-key já criou uma transferência com outros dados.',
       create: (key, body) =>
-        psp.createTransfer({ idempotencyKey: key, amount: wireToCents(body.valor) ?? 0, pixKey: body.chave, pixKeyType: body.tipoChave, description: body.descricao }),
+        psp.createTransfer({
+          idempotencyKey: key,
+          amount: wireToCents(body.valor) ?? 0,
+          pixKey: body.chave,
+          pixKeyType: body.tipoChave,
+          description: body.descricao,
+        }),
       view: transferView,
     }),
   );
@@ -484,11 +542,19 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
       await next();
     } catch (err) {
       // Unparseable JSON and the like (koa-body throws); never a stack trace to the client.
-      const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
+      const status =
+        typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 500;
       if (status >= 500) logger.warn({ err }, 'acquirer simulator: unexpected error');
-      problem(ctx, status >= 500 ? 500 : 400, 'RequisicaoInvalida', 'Requisição inválida', err instanceof Error ? err.message : undefined);
+      problem(
+        ctx,
+        status >= 500 ? 500 : 400,
+        'RequisicaoInvalida',
+        'Requisição inválida',
+        err instanceof Error ? err.message : undefined,
+      );
     }
-    if (ctx.status === 404 && ctx.body === undefined) problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', `${ctx.method} ${ctx.path}`);
+    if (ctx.status === 404 && ctx.body === undefined)
+      problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', `${ctx.method} ${ctx.path}`);
   });
   app.use(koaBody({ jsonLimit: '64kb', formLimit: '8kb', text: false }));
   app.use(router.routes());

@@ -17,7 +17,10 @@ export interface ThreadedSimulator {
 
 /** `opts` crosses to the thread, so it holds data only (no logger). */
 export async function startSimulatorThread(opts: Omit<SimulatorOptions, 'logger'>): Promise<ThreadedSimulator> {
-  const rpc = await ThreadRpc.start(path.join(__dirname, 'thread'), __filename, { name: 'acquirer-simulator', workerData: opts });
+  const rpc = await ThreadRpc.start(path.join(__dirname, 'thread'), __filename, {
+    name: 'acquirer-simulator',
+    workerData: opts,
+  });
   const { url } = rpc.info as { url: string };
   const call = <T>(method: keyof SandboxControl, args: unknown[]): Promise<T> => rpc.call<T>(method, args);
   return {

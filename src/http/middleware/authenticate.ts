@@ -39,11 +39,15 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const BEARER = /^Bearer[ ]+(\S{1,4096})\s*$/i;
 const INVALID_CREDENTIAL = 'Invalid or expired credential';
 
-export function authenticate(verifier: CredentialVerifier, limiters: Pick<RequestLimiters, 'credential' | 'authFailures'>): AppMiddleware {
+export function authenticate(
+  verifier: CredentialVerifier,
+  limiters: Pick<RequestLimiters, 'credential' | 'authFailures'>,
+): AppMiddleware {
   /** Counts the failure against the caller's address, then refuses. */
   async function fail(ctx: AppContext): Promise<never> {
     const outcome = await limiters.authFailures.consume(ctx.ip);
-    if (!outcome.allowed) throw tooManyRequests('Too many failed authentication attempts from this address', outcome.retryAfterSeconds);
+    if (!outcome.allowed)
+      throw tooManyRequests('Too many failed authentication attempts from this address', outcome.retryAfterSeconds);
     throw unauthenticated(INVALID_CREDENTIAL);
   }
 
@@ -88,7 +92,8 @@ export function authenticate(verifier: CredentialVerifier, limiters: Pick<Reques
 
 export function requireJwt(): AppMiddleware {
   return async (ctx, next) => {
-    if (ctx.state.principal?.kind !== 'jwt') throw forbidden('This action requires a login token (JWT), not an API key');
+    if (ctx.state.principal?.kind !== 'jwt')
+      throw forbidden('This action requires a login token (JWT), not an API key');
     await next();
   };
 }

@@ -65,7 +65,9 @@ function libraryClientError(err: unknown): { status: number; message: string } |
 
 function isZlibError(err: object): boolean {
   const { code, errno } = err as { code?: unknown; errno?: unknown };
-  return typeof errno === 'number' && typeof code === 'string' && (/^Z_/.test(code) || /^ERR_(_ERROR|BROTLI)/.test(code));
+  return (
+    typeof errno === 'number' && typeof code === 'string' && (/^Z_/.test(code) || /^ERR_(_ERROR|BROTLI)/.test(code))
+  );
 }
 
 function send(ctx: AppContext, status: number, message: string): void {

@@ -6,7 +6,6 @@ import crypto from 'node:crypto';
 import type { Logger } from '../../lib/logger';
 import type { AppMiddleware, AppState, Principal } from '../types';
 
-
 const ACCEPTABLE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**

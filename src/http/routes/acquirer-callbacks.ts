@@ -18,7 +18,11 @@ import { validate } from '../../contracts/validation';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export function acquirerCallbackRoutes(deps: { secret: string; callbacks: AcquirerCallbacks; bodyLimitBytes?: number }): RouteModule {
+export function acquirerCallbackRoutes(deps: {
+  secret: string;
+  callbacks: AcquirerCallbacks;
+  bodyLimitBytes?: number;
+}): RouteModule {
   const { callbacks } = deps;
   const limit = deps.bodyLimitBytes ?? 1_048_576;
 

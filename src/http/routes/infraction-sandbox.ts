@@ -18,7 +18,10 @@ export function infractionSandboxRoutes(sandbox: InfractionSandbox): RouteModule
       const merchantId = merchantIdOf(ctx);
       const input = validate(sandboxRaiseInfractionBody, ctx.request.body ?? {}, 'Request body');
       ctx.status = 202;
-      ctx.body = { message: 'Infraction raised by the sandbox acquirer', infraction: await sandbox.raise(merchantId, input.chargeId, input.reason) };
+      ctx.body = {
+        message: 'Infraction raised by the sandbox acquirer',
+        infraction: await sandbox.raise(merchantId, input.chargeId, input.reason),
+      };
     });
     for (const decision of ['accept', 'reject'] as const) {
       router.post(`/v1/sandbox/infractions/:id/${decision}`, ...guards.authenticated, async (ctx) => {
@@ -26,7 +29,10 @@ export function infractionSandboxRoutes(sandbox: InfractionSandbox): RouteModule
         const { id } = parseParams(ctx, infractionParams);
         ctx.status = 202;
         ctx.body = {
-          message: decision === 'accept' ? 'Infraction accepted by the sandbox acquirer' : 'Infraction rejected by the sandbox acquirer',
+          message:
+            decision === 'accept'
+              ? 'Infraction accepted by the sandbox acquirer'
+              : 'Infraction rejected by the sandbox acquirer',
           infraction: await sandbox.decide(merchantId, id, decision),
         };
       });

@@ -21,7 +21,10 @@ export function pixKeySandboxRoutes(sandbox: PixKeySandbox): RouteModule {
         const { id } = parseParams(ctx, pixKeyParams);
         const pixKey = await sandbox.act(merchantId, id, action);
         ctx.status = 202;
-        ctx.body = { message: `Key ${action === 'activate' ? 'activation' : 'deactivation'} sent by the sandbox acquirer`, pixKey };
+        ctx.body = {
+          message: `Key ${action === 'activate' ? 'activation' : 'deactivation'} sent by the sandbox acquirer`,
+          pixKey,
+        };
       });
     }
   };

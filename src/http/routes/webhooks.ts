@@ -25,7 +25,17 @@ export function webhookRoutes(webhooks: WebhooksService): RouteModule {
       const merchantId = merchantIdOf(ctx);
       const w = await webhooks.create(merchantId, parseBody(ctx, createWebhookBody));
       ctx.status = 201;
-      ctx.body = { webhook: { id: w.id, name: w.name, url: w.url, events: w.events, secret: w.secret, status: w.status, createdAt: w.createdAt } };
+      ctx.body = {
+        webhook: {
+          id: w.id,
+          name: w.name,
+          url: w.url,
+          events: w.events,
+          secret: w.secret,
+          status: w.status,
+          createdAt: w.createdAt,
+        },
+      };
     });
 
     router.get('/v1/webhooks/merchant', ...guards.authenticated, async (ctx) => {

@@ -55,18 +55,30 @@ export interface ReadyMerchant {
 }
 
 /** A merchant with KYC approved, acquirer account, an ACTIVE PIX key, an API key and optional funds. */
-export async function readyMerchant(base: string, opts: { fund?: number; settlementDelaySeconds?: number } = {}): Promise<ReadyMerchant> {
+export async function readyMerchant(
+  base: string,
+  opts: { fund?: number; settlementDelaySeconds?: number } = {},
+): Promise<ReadyMerchant> {
   const admin = await login(base, STACK_ADMIN.email, STACK_ADMIN.password);
   const email = uniqueEmail('reliability');
   const password = 'merchant-password-1';
   const created = await call<{ merchant: { id: string } }>(base, 'POST', '/v1/admin/merchants', {
     token: admin,
-    body: { name: 'Loja Confiável', document: randomCpf(), email, password, settlementDelaySeconds: opts.settlementDelaySeconds ?? 0 },
+    body: {
+      name: 'Loja Confiável',
+      document: randomCpf(),
+      email,
+      password,
+      settlementDelaySeconds: opts.settlementDelaySeconds ?? 0,
+    },
   });
   expectStatus(created, 201, 'create merchant');
   const merchantId = created.body.merchant.id;
   expectStatus(
-    await call(base, 'PATCH', `/v1/admin/merchants/${merchantId}`, { token: admin, body: { kycStatus: 'APPROVED', acquirerAccountId: `acct-${merchantId}` } }),
+    await call(base, 'PATCH', `/v1/admin/merchants/${merchantId}`, {
+      token: admin,
+      body: { kycStatus: 'APPROVED', acquirerAccountId: `acct-${merchantId}` },
+    }),
     200,
     'approve merchant',
   );
@@ -76,26 +88,43 @@ export async function readyMerchant(base: string, opts: { fund?: number; settlem
   });
   expectStatus(key, 201, 'add pix key');
   expectStatus(
-    await call(base, 'PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${key.body.pixKey.id}`, { token: admin, body: { status: 'ACTIVE' } }),
+    await call(base, 'PATCH', `/v1/admin/merchants/${merchantId}/pix-keys/${key.body.pixKey.id}`, {
+      token: admin,
+      body: { status: 'ACTIVE' },
+    }),
     200,
     'activate pix key',
   );
   if (opts.fund) {
     expectStatus(
-      await call(base, 'POST', `/v1/admin/merchants/${merchantId}/adjustments`, { token: admin, body: { amount: opts.fund, reason: 'reliability funding' } }),
+      await call(base, 'POST', `/v1/admin/merchants/${merchantId}/adjustments`, {
+        token: admin,
+        body: { amount: opts.fund, reason: 'reliability funding' },
+      }),
       201,
       'fund merchant',
     );
   }
   const token = await login(base, email, password);
-  const apiKey = await call<{ apiKey: { value: string } }>(base, 'POST', '/v1/api-keys', { token, body: { name: 'reliability' } });
+  const apiKey = await call<{ apiKey: { value: string } }>(base, 'POST', '/v1/api-keys', {
+    token,
+    body: { name: 'reliability' },
+  });
   expectStatus(apiKey, 201, 'create api key');
   return { merchantId, token, apiKey: apiKey.body.apiKey.value };
 }
 
 /** Registers a webhook for `events` at `url`; returns its id and secret. */
-export async function registerWebhook(base: string, token: string, url: string, events: string[]): Promise<{ id: string; secret: string }> {
-  const res = await call<{ webhook: { id: string; secret: string } }>(base, 'POST', '/v1/webhooks/merchant', { token, body: { url, events } });
+export async function registerWebhook(
+  base: string,
+  token: string,
+  url: string,
+  events: string[],
+): Promise<{ id: string; secret: string }> {
+  const res = await call<{ webhook: { id: string; secret: string } }>(base, 'POST', '/v1/webhooks/merchant', {
+    token,
+    body: { url, events },
+  });
   expectStatus(res, 201, 'register webhook');
   return { id: res.body.webhook.id, secret: res.body.webhook.secret };
 }

@@ -40,7 +40,8 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
       const raw = Buffer.concat(chunks);
       const route = routes.get(path);
       const signature = req.headers['x-webhook-signature'];
-      const signatureValid = route !== undefined && typeof signature === 'string' && receiverVerifiesSignature(route.secret, raw, signature);
+      const signatureValid =
+        route !== undefined && typeof signature === 'string' && receiverVerifiesSignature(route.secret, raw, signature);
       const deliveryId = String(req.headers['x-webhook-id'] ?? '');
       let parsed: { event?: string; data?: Record<string, unknown> } = {};
       try {
@@ -52,7 +53,15 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
       if (!signatureValid) answered = 401;
       else if (route?.failFirstAttempt && !seenIds.has(deliveryId)) answered = 500;
       seenIds.add(deliveryId);
-      all.push({ path, deliveryId, event: parsed.event ?? '', data: parsed.data ?? {}, signatureValid, answered, at: Date.now() });
+      all.push({
+        path,
+        deliveryId,
+        event: parsed.event ?? '',
+        data: parsed.data ?? {},
+        signatureValid,
+        answered,
+        at: Date.now(),
+      });
       res.writeHead(answered, { 'content-type': 'text/plain' }).end(answered === 200 ? 'ok' : 'no');
     });
   });
@@ -70,11 +79,13 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
   return {
     baseUrl,
     url: (path) => baseUrl + path,
-    expect: (path, secret, opts = {}) => void routes.set(path, { secret, failFirstAttempt: opts.failFirstAttempt === true }),
+    expect: (path, secret, opts = {}) =>
+      void routes.set(path, { secret, failFirstAttempt: opts.failFirstAttempt === true }),
     received,
     successesByDelivery(path) {
       const m = new Map<string, number>();
-      for (const d of received(path)) if (d.answered >= 200 && d.answered < 300) m.set(d.deliveryId, (m.get(d.deliveryId) ?? 0) + 1);
+      for (const d of received(path))
+        if (d.answered >= 200 && d.answered < 300) m.set(d.deliveryId, (m.get(d.deliveryId) ?? 0) + 1);
       return m;
     },
     close,

@@ -65,10 +65,20 @@ export interface StackOptions {
   simulator?: { transferDelayMs?: number; autoComplete?: boolean };
 }
 
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string, everyMs = 100): Promise<void> {
+export async function waitUntil(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what: string,
+  everyMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
@@ -121,7 +131,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-stack-'));
   const procs: Proc[] = [];
   const temporalPort = await freePort();
-  const temporal = spawnProc('temporal', [TEMPORAL_LAUNCHER, '--port', String(temporalPort), '--quiet'], { PATH: process.env.PATH, HOME: process.env.HOME });
+  const temporal = spawnProc('temporal', [TEMPORAL_LAUNCHER, '--port', String(temporalPort), '--quiet'], {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+  });
   procs.push(temporal);
   await waitUntil(() => portOpen(temporalPort), 60_000, 'the Temporal server').catch((err: Error) => {
     throw new Error(`${err.message}\n${temporal.output.join('')}`);
@@ -177,10 +190,19 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     env,
     async startApi(extraEnv = {}) {
       const port = await freePort();
-      const proc = spawnProc(`api-${++apiCount}`, ['--import', 'tsx', 'src/cli/api.ts'], { ...env, PORT: String(port), ...extraEnv });
+      const proc = spawnProc(`api-${++apiCount}`, ['--import', 'tsx', 'src/cli/api.ts'], {
+        ...env,
+        PORT: String(port),
+        ...extraEnv,
+      });
       procs.push(proc);
       const url = `http://127.0.0.1:${port}`;
-      await waitUntil(async () => (await fetch(`${url}/readyz`)).status === 200, 120_000, `${proc.name} ready`, 250).catch((err: Error) => {
+      await waitUntil(
+        async () => (await fetch(`${url}/readyz`)).status === 200,
+        120_000,
+        `${proc.name} ready`,
+        250,
+      ).catch((err: Error) => {
         throw new Error(`${err.message}\n${proc.output.join('')}`);
       });
       // Acquirer callbacks go to the first API started (any would do: they share everything).
@@ -188,10 +210,18 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       return { ...proc, url, port };
     },
     async startWorker(extraEnv = {}) {
-      const proc = spawnProc(`worker-${++workerCount}`, ['--import', 'tsx', 'src/cli/worker.ts'], { ...env, ...extraEnv });
+      const proc = spawnProc(`worker-${++workerCount}`, ['--import', 'tsx', 'src/cli/worker.ts'], {
+        ...env,
+        ...extraEnv,
+      });
       procs.push(proc);
       // The worker prints its start-up table once it polls (after bundling the workflow code).
-      await waitUntil(() => /task queue/.test(proc.output.join('')) || !proc.alive(), 180_000, `${proc.name} polling`, 250);
+      await waitUntil(
+        () => /task queue/.test(proc.output.join('')) || !proc.alive(),
+        180_000,
+        `${proc.name} polling`,
+        250,
+      );
       if (!proc.alive()) throw new Error(`${proc.name} exited:\n${proc.output.join('')}`);
       return proc;
     },

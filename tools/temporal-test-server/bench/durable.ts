@@ -10,7 +10,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  Worker,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { parseJournal } from '../src/persistence/journal';
 
 const LAUNCHER = path.resolve(__dirname, '../bin/temporal-test-server');
@@ -33,7 +39,12 @@ function serverCpuSeconds(port: number): number | null {
   return null;
 }
 
-async function once(bundle: WorkflowBundleWithSourceMap, count: number, concurrency: number, dbFilename?: string): Promise<Record<string, unknown>> {
+async function once(
+  bundle: WorkflowBundleWithSourceMap,
+  count: number,
+  concurrency: number,
+  dbFilename?: string,
+): Promise<Record<string, unknown>> {
   const env = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path: LAUNCHER }, ...(dbFilename ? { dbFilename } : {}) },
   });
@@ -55,7 +66,11 @@ async function once(bundle: WorkflowBundleWithSourceMap, count: number, concurre
     const lane = async (): Promise<void> => {
       while (next < count) {
         const i = next++;
-        const r = await env.client.workflow.execute('oneActivity', { taskQueue, workflowId: `bd-${t0}-${i}`, args: [i] });
+        const r = await env.client.workflow.execute('oneActivity', {
+          taskQueue,
+          workflowId: `bd-${t0}-${i}`,
+          args: [i],
+        });
         if (r !== i * 2) throw new Error(`wrong result for ${i}`);
         done++;
       }
@@ -89,8 +104,14 @@ async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 1000);
   const concurrency = Number(process.argv[3] ?? 200);
   const rounds = Number(process.argv[4] ?? 1);
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
-  const bundle = await bundleWorkflowCode({ workflowsPath: path.resolve(__dirname, '../test/workflows'), logger: new DefaultLogger('ERROR') });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+  });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: path.resolve(__dirname, '../test/workflows'),
+    logger: new DefaultLogger('ERROR'),
+  });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsrv-bench-durable-'));
   try {
     for (let r = 0; r < rounds; r++) {

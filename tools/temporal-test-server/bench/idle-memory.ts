@@ -45,7 +45,12 @@ async function measure(runs: number, park: boolean, durable: boolean): Promise<R
   const client = new Client({ connection });
   try {
     // Warm up the paths once so that code and caches do not count as per-run memory.
-    await client.workflow.start('chargeWorkflow', { taskQueue: 'idle', workflowId: 'warm-up', args: [{ id: 'warm-up' }], startDelay: '1 hour' });
+    await client.workflow.start('chargeWorkflow', {
+      taskQueue: 'idle',
+      workflowId: 'warm-up',
+      args: [{ id: 'warm-up' }],
+      startDelay: '1 hour',
+    });
     const base = heapAfterGc();
     const ids: string[] = [];
     for (let i = 0; i < runs; i += 100) {
@@ -96,7 +101,9 @@ async function main(): Promise<void> {
   console.log(`  kept live: ${kb(kept.heapBytesPerRun)} KB heap per run`);
   console.log(`  parked:    ${kb(parked.heapBytesPerRun)} KB heap per run (${parked.parked} parked)`);
   console.log(`  ratio:     ${(parked.heapBytesPerRun / kept.heapBytesPerRun).toFixed(3)}`);
-  console.log(`  parking:   ${parked.parkUsPerRun.toFixed(1)} µs CPU per run; waking: ${parked.wakeUsPerRun.toFixed(1)} µs CPU per run`);
+  console.log(
+    `  parking:   ${parked.parkUsPerRun.toFixed(1)} µs CPU per run; waking: ${parked.wakeUsPerRun.toFixed(1)} µs CPU per run`,
+  );
 }
 
 main().catch((err: unknown) => {

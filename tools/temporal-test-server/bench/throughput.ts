@@ -18,7 +18,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+} from '@temporalio/worker';
 
 const LAUNCHER = path.resolve(__dirname, '../bin/temporal-test-server');
 
@@ -53,22 +60,30 @@ function workerOverrides(): Partial<WorkerOptions> {
   const raw = process.env.BENCH_WORKER_OPTIONS;
   if (!raw) return {};
   const parsed: unknown = JSON.parse(raw);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('BENCH_WORKER_OPTIONS must be a JSON object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error('BENCH_WORKER_OPTIONS must be a JSON object');
   return parsed as Partial<WorkerOptions>;
 }
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 1000);
   const concurrency = Number(process.argv[3] ?? 200);
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+  });
   const workflowBundle = await bundleWorkflowCode({
     workflowsPath: path.resolve(__dirname, '../test/workflows'),
     logger: new DefaultLogger('ERROR'),
   });
   // BENCH_RPC_COUNTS=1: run the server through bench/rpc-count-launcher and print calls per workflow.
-  const countsFile = process.env.BENCH_RPC_COUNTS ? path.join(os.tmpdir(), `temporal-test-server-rpc-counts-${process.pid}.json`) : '';
+  const countsFile = process.env.BENCH_RPC_COUNTS
+    ? path.join(os.tmpdir(), `temporal-test-server-rpc-counts-${process.pid}.json`)
+    : '';
   if (countsFile) process.env.TEMPORAL_TEST_SERVER_RPC_COUNTS = countsFile;
-  const launcher = countsFile ? path.resolve(__dirname, 'rpc-count-launcher') : (process.env.BENCH_LAUNCHER ?? LAUNCHER);
+  const launcher = countsFile
+    ? path.resolve(__dirname, 'rpc-count-launcher')
+    : (process.env.BENCH_LAUNCHER ?? LAUNCHER);
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: launcher } },
   });
@@ -76,7 +91,9 @@ async function main(): Promise<void> {
   const taskQueue = `bench-${Date.now()}`;
   // BENCH_WORKER_GZIP=0: the worker gets its own connection without request compression.
   const ownConnection =
-    process.env.BENCH_WORKER_GZIP === '0' ? await NativeConnection.connect({ address: env.address, grpcCompression: { codec: 'none' } }) : undefined;
+    process.env.BENCH_WORKER_GZIP === '0'
+      ? await NativeConnection.connect({ address: env.address, grpcCompression: { codec: 'none' } })
+      : undefined;
   const worker = await Worker.create({
     connection: ownConnection ?? env.nativeConnection,
     taskQueue,
@@ -96,7 +113,11 @@ async function main(): Promise<void> {
       while (next < count) {
         const i = next++;
         const ts = Date.now();
-        const r = await env.client.workflow.execute('oneActivity', { taskQueue, workflowId: `bench-${t0}-${i}`, args: [i] });
+        const r = await env.client.workflow.execute('oneActivity', {
+          taskQueue,
+          workflowId: `bench-${t0}-${i}`,
+          args: [i],
+        });
         latencies.push(Date.now() - ts);
         if (r !== i * 2) throw new Error(`wrong result for ${i}: ${String(r)}`);
         done++;
@@ -165,7 +186,8 @@ async function breakdown(env: TestWorkflowEnvironment, t0: number, count: number
     add('wft2 worker (started → completed)', ev[9].t - ev[8].t);
     add('server: start → close', ev[10].t - ev[0].t);
   }
-  const pct = (a: number[], p: number): number => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))] ?? 0;
+  const pct = (a: number[], p: number): number =>
+    [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))] ?? 0;
   const out: Record<string, string> = {};
   for (const [k, a] of stages) out[k] = `p50 ${pct(a, 0.5)} ms, p90 ${pct(a, 0.9)} ms`;
   out['client: start → result'] = `p50 ${pct(latencies, 0.5)} ms, p90 ${pct(latencies, 0.9)} ms`;

@@ -80,15 +80,78 @@ async function main(): Promise<void> {
     const loadS = (Date.now() - t0) / 1000;
     const heapPerRunKb = (heapAfterGc() - heap0) / runs / 1024;
     const queries: [string, (k: number) => Promise<unknown>][] = [
-      ['list MerchantId = m (page of 20)', (k) => connection.workflowService.listWorkflowExecutions({ namespace: 'default', query: `MerchantId = '${merchant(k * 7919)}'`, pageSize: 20 })],
-      ["list MerchantId = m AND ExecutionStatus = 'Running' (page of 20)", (k) => connection.workflowService.listWorkflowExecutions({ namespace: 'default', query: `MerchantId = '${merchant(k * 7919)}' AND ExecutionStatus = 'Running'`, pageSize: 20 })],
-      ['list EntityId = id (one run)', (k) => connection.workflowService.listWorkflowExecutions({ namespace: 'default', query: `EntityId = 'charge-${String((k * 7919) % runs).padStart(8, '0')}'`, pageSize: 20 })],
-      ["list ExecutionStatus = 'Running' (page of 20)", () => connection.workflowService.listWorkflowExecutions({ namespace: 'default', query: "ExecutionStatus = 'Running'", pageSize: 20 })],
-      ['list everything (page of 20)', () => connection.workflowService.listWorkflowExecutions({ namespace: 'default', query: '', pageSize: 20 })],
-      ["count ExecutionStatus = 'Running'", () => connection.workflowService.countWorkflowExecutions({ namespace: 'default', query: "ExecutionStatus = 'Running'" })],
-      ['count GROUP BY ExecutionStatus', () => connection.workflowService.countWorkflowExecutions({ namespace: 'default', query: 'GROUP BY ExecutionStatus' })],
-      ['count MerchantId = m GROUP BY ExecutionStatus', (k) => connection.workflowService.countWorkflowExecutions({ namespace: 'default', query: `MerchantId = '${merchant(k * 7919)}' GROUP BY ExecutionStatus` })],
-      ["count WorkflowId STARTS_WITH 'charge-0001' (no index: every row evaluated)", () => connection.workflowService.countWorkflowExecutions({ namespace: 'default', query: "WorkflowId STARTS_WITH 'charge-0001'" })],
+      [
+        'list MerchantId = m (page of 20)',
+        (k) =>
+          connection.workflowService.listWorkflowExecutions({
+            namespace: 'default',
+            query: `MerchantId = '${merchant(k * 7919)}'`,
+            pageSize: 20,
+          }),
+      ],
+      [
+        "list MerchantId = m AND ExecutionStatus = 'Running' (page of 20)",
+        (k) =>
+          connection.workflowService.listWorkflowExecutions({
+            namespace: 'default',
+            query: `MerchantId = '${merchant(k * 7919)}' AND ExecutionStatus = 'Running'`,
+            pageSize: 20,
+          }),
+      ],
+      [
+        'list EntityId = id (one run)',
+        (k) =>
+          connection.workflowService.listWorkflowExecutions({
+            namespace: 'default',
+            query: `EntityId = 'charge-${String((k * 7919) % runs).padStart(8, '0')}'`,
+            pageSize: 20,
+          }),
+      ],
+      [
+        "list ExecutionStatus = 'Running' (page of 20)",
+        () =>
+          connection.workflowService.listWorkflowExecutions({
+            namespace: 'default',
+            query: "ExecutionStatus = 'Running'",
+            pageSize: 20,
+          }),
+      ],
+      [
+        'list everything (page of 20)',
+        () => connection.workflowService.listWorkflowExecutions({ namespace: 'default', query: '', pageSize: 20 }),
+      ],
+      [
+        "count ExecutionStatus = 'Running'",
+        () =>
+          connection.workflowService.countWorkflowExecutions({
+            namespace: 'default',
+            query: "ExecutionStatus = 'Running'",
+          }),
+      ],
+      [
+        'count GROUP BY ExecutionStatus',
+        () =>
+          connection.workflowService.countWorkflowExecutions({
+            namespace: 'default',
+            query: 'GROUP BY ExecutionStatus',
+          }),
+      ],
+      [
+        'count MerchantId = m GROUP BY ExecutionStatus',
+        (k) =>
+          connection.workflowService.countWorkflowExecutions({
+            namespace: 'default',
+            query: `MerchantId = '${merchant(k * 7919)}' GROUP BY ExecutionStatus`,
+          }),
+      ],
+      [
+        "count WorkflowId STARTS_WITH 'charge-0001' (no index: every row evaluated)",
+        () =>
+          connection.workflowService.countWorkflowExecutions({
+            namespace: 'default',
+            query: "WorkflowId STARTS_WITH 'charge-0001'",
+          }),
+      ],
     ];
     const results: Record<string, { median: number; p99: number }> = {};
     for (const [name, call] of queries) {
@@ -101,7 +164,10 @@ async function main(): Promise<void> {
       }
       results[name] = stats(samples);
     }
-    const check = await connection.workflowService.countWorkflowExecutions({ namespace: 'default', query: 'GROUP BY ExecutionStatus' });
+    const check = await connection.workflowService.countWorkflowExecutions({
+      namespace: 'default',
+      query: 'GROUP BY ExecutionStatus',
+    });
     console.log(
       JSON.stringify(
         {
@@ -111,7 +177,9 @@ async function main(): Promise<void> {
           loadSeconds: loadS,
           parked: server.store.parkedCount,
           heapPerRunKb: Number(heapPerRunKb.toFixed(2)),
-          groups: (check.groups ?? []).map((g) => `${Buffer.from(g.groupValues?.[0]?.data ?? []).toString()}: ${String(g.count)}`),
+          groups: (check.groups ?? []).map(
+            (g) => `${Buffer.from(g.groupValues?.[0]?.data ?? []).toString()}: ${String(g.count)}`,
+          ),
           ms: results,
         },
         null,

@@ -43,7 +43,13 @@ interface Measured {
 
 async function measure(runs: number, park: boolean, workflowBundle: { code: string }): Promise<Measured> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'waiting-memory-'));
-  const server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, parkIdleAfterMs: park ? 200 : 0, dbFilename: path.join(dir, 'journal.db') });
+  const server = await startServer({
+    port: 0,
+    timeSkipping: false,
+    logger: silentLogger,
+    parkIdleAfterMs: park ? 200 : 0,
+    dbFilename: path.join(dir, 'journal.db'),
+  });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const workerConnection = await NativeConnection.connect({ address: server.address });
@@ -52,7 +58,11 @@ async function measure(runs: number, park: boolean, workflowBundle: { code: stri
     taskQueue: 'waiting',
     workflowBundle,
     maxCachedWorkflows: 20,
-    activities: { sideEffect: async (tag: string) => tag, flaky: async (tag: string) => tag, slow: async (tag: string) => tag },
+    activities: {
+      sideEffect: async (tag: string) => tag,
+      flaky: async (tag: string) => tag,
+      slow: async (tag: string) => tag,
+    },
   });
   const running = worker.run();
   try {
@@ -65,13 +75,18 @@ async function measure(runs: number, park: boolean, workflowBundle: { code: stri
           Array.from({ length: Math.min(50, count - i) }, () => {
             const id = idOf(prefix, n++);
             last = id;
-            return client.workflow.start(effectThenWaits, { taskQueue: 'waiting', workflowId: id, args: [id, 3_600_000] });
+            return client.workflow.start(effectThenWaits, {
+              taskQueue: 'waiting',
+              workflowId: id,
+              args: [id, 3_600_000],
+            });
           }),
         );
       }
       return last;
     };
-    const idOf = (prefix: string, i: number): string => `${prefix}-${String(i).padStart(8, '0')}-5f0c1e7a-2b7d-4c3e-9a51-0d2f3b4c5d6e`;
+    const idOf = (prefix: string, i: number): string =>
+      `${prefix}-${String(i).padStart(8, '0')}-5f0c1e7a-2b7d-4c3e-9a51-0d2f3b4c5d6e`;
     const finish = async (prefix: string, from: number, to: number): Promise<void> => {
       for (let i = from; i < to; i += 50) {
         await Promise.all(
@@ -121,7 +136,10 @@ async function measure(runs: number, park: boolean, workflowBundle: { code: stri
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const runs = Number(process.argv[2] ?? 2000);
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: path.join(__dirname, '../test/workflows'), logger: new DefaultLogger('ERROR') });
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: path.join(__dirname, '../test/workflows'),
+    logger: new DefaultLogger('ERROR'),
+  });
   const live = await measure(runs, false, workflowBundle);
   const parked = await measure(runs, true, workflowBundle);
   console.log(`runs waiting after their tasks: ${runs} (an activity done, then an hour's timer), durable`);
@@ -129,8 +147,12 @@ async function main(): Promise<void> {
   console.log(`  parked:    ${parked.kbPerRun.toFixed(2)} KB heap per run (${parked.parked} parked at the end)`);
   console.log(`  ratio:     ${(parked.kbPerRun / live.kbPerRun).toFixed(3)}`);
   console.log(`then closed (signalled, finished; kept for the namespace's retention):`);
-  console.log(`  kept live: ${live.closedKbPerRun.toFixed(2)} KB heap + ${live.closedBufferKbPerRun.toFixed(2)} KB off-heap buffers per run`);
-  console.log(`  parked:    ${parked.closedKbPerRun.toFixed(2)} KB heap + ${parked.closedBufferKbPerRun.toFixed(2)} KB off-heap buffers per run (${parked.parkedClosed} closed runs parked)`);
+  console.log(
+    `  kept live: ${live.closedKbPerRun.toFixed(2)} KB heap + ${live.closedBufferKbPerRun.toFixed(2)} KB off-heap buffers per run`,
+  );
+  console.log(
+    `  parked:    ${parked.closedKbPerRun.toFixed(2)} KB heap + ${parked.closedBufferKbPerRun.toFixed(2)} KB off-heap buffers per run (${parked.parkedClosed} closed runs parked)`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -130,7 +130,12 @@ export class Clock {
 
   /** Diagnostic view for tests and logs. */
   state(): { internalLocks: number; externalLocks: number; sleepUnlocks: number; pendingTimers: number } {
-    return { internalLocks: this.internalLocks, externalLocks: this.externalLocks, sleepUnlocks: this.sleepUnlocks, pendingTimers: this.live };
+    return {
+      internalLocks: this.internalLocks,
+      externalLocks: this.externalLocks,
+      sleepUnlocks: this.sleepUnlocks,
+      pendingTimers: this.live,
+    };
   }
 
   /** Run fn once virtual time reaches `atMs`. */

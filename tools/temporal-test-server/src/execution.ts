@@ -104,7 +104,10 @@ export class Execution implements HistoryWriter {
     this.searchAttributes = p.searchAttributes ?? {};
     this.startTime = restoredStartTime ?? store.clock.now();
     this.executionTime = this.startTime + p.backoffMs;
-    this.log = new RunHistory(() => store.clock.now(), () => this.touched());
+    this.log = new RunHistory(
+      () => store.clock.now(),
+      () => this.touched(),
+    );
   }
 
   get namespace(): string {
@@ -171,7 +174,12 @@ export class Execution implements HistoryWriter {
   // ---------------------------------------------------------------- start
 
   /** Writes WorkflowExecutionStarted and schedules the first workflow task (maybe after a backoff). */
-  start(signal?: { name: string; input?: Payloads | null; header?: temporal.api.common.v1.IHeader | null; identity: string }): void {
+  start(signal?: {
+    name: string;
+    input?: Payloads | null;
+    header?: temporal.api.common.v1.IHeader | null;
+    identity: string;
+  }): void {
     const p = this.p;
     this.append({
       eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
@@ -256,7 +264,13 @@ export class Execution implements HistoryWriter {
   get parkable(): boolean {
     if (!this.isOpen) {
       // Closed: parked only where the journal holds its history, once nothing waits on it.
-      return !this.parked && this.spans !== undefined && this.queries.isEmpty && !this.log.hasWaiters() && !this.store.journal?.isPending(this);
+      return (
+        !this.parked &&
+        this.spans !== undefined &&
+        this.queries.isEmpty &&
+        !this.log.hasWaiters() &&
+        !this.store.journal?.isPending(this)
+      );
     }
     return (
       !this.parked &&
@@ -285,7 +299,11 @@ export class Execution implements HistoryWriter {
   park(): number {
     this.parked = true;
     if (!this.isOpen) return Infinity; // a closed run has no deadline left
-    const wakeAt = Math.min(this.backoffTimer ? this.executionTime : Infinity, this.runDeadline(), this.commands.nextFireAt());
+    const wakeAt = Math.min(
+      this.backoffTimer ? this.executionTime : Infinity,
+      this.runDeadline(),
+      this.commands.nextFireAt(),
+    );
     this.backoffTimer?.cancel();
     this.backoffTimer = undefined;
     this.runTimer?.cancel();
@@ -296,13 +314,21 @@ export class Execution implements HistoryWriter {
 
   // ---------------------------------------------------------------- workflow tasks, updates, activities (src/run/*)
 
-  completeWorkflowTask(sid: number, attempt: number, req: temporal.api.workflowservice.v1.IRespondWorkflowTaskCompletedRequest): PollActivityResponse[] {
+  completeWorkflowTask(
+    sid: number,
+    attempt: number,
+    req: temporal.api.workflowservice.v1.IRespondWorkflowTaskCompletedRequest,
+  ): PollActivityResponse[] {
     const out = this.tasks.complete(sid, attempt, req);
     // The run may now wait on its timers or for a signal: a candidate for parking.
     if (this.isOpen) this.store.noteIdle(this);
     return out;
   }
-  failWorkflowTask(sid: number, attempt: number, req: temporal.api.workflowservice.v1.IRespondWorkflowTaskFailedRequest): void {
+  failWorkflowTask(
+    sid: number,
+    attempt: number,
+    req: temporal.api.workflowservice.v1.IRespondWorkflowTaskFailedRequest,
+  ): void {
     this.tasks.fail(sid, attempt, req);
   }
   takeNextWorkflowTaskInline(identity: string): PollWftResponse | null {
@@ -407,7 +433,11 @@ export class Execution implements HistoryWriter {
     this.notify();
   }
 
-  requestCancel(reason: string, identity: string, external?: { initiatedEventId: number; execution: ExecutionMsg }): void {
+  requestCancel(
+    reason: string,
+    identity: string,
+    external?: { initiatedEventId: number; execution: ExecutionMsg },
+  ): void {
     if (!this.isOpen) throw notFound('Workflow execution already completed');
     if (this.cancelRequested) return;
     this.cancelRequested = true;
@@ -490,7 +520,10 @@ export class Execution implements HistoryWriter {
     this.close(WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_FAILED);
   }
 
-  continueAsNew(a: temporal.api.command.v1.IContinueAsNewWorkflowExecutionCommandAttributes, wftCompletedId: number): void {
+  continueAsNew(
+    a: temporal.api.command.v1.IContinueAsNewWorkflowExecutionCommandAttributes,
+    wftCompletedId: number,
+  ): void {
     const nextRunId = randomUUID();
     const taskQueue = a.taskQueue?.name || this.taskQueue;
     const runTimeoutMs = durationMs(a.workflowRunTimeout) || this.p.runTimeoutMs;
@@ -555,7 +588,8 @@ export class Execution implements HistoryWriter {
 
   /** Durable mode: the journal writes this run's new events and state at its next group commit. */
   touched(): void {
-    if (this.parked) this.store.logger.error({ runId: this.runId }, 'a parked run was changed through a stale reference');
+    if (this.parked)
+      this.store.logger.error({ runId: this.runId }, 'a parked run was changed through a stale reference');
     this.store.journal?.touch(this);
   }
 

@@ -144,13 +144,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
   }, 60_000);
   sweeper.unref();
-  const parker = store.parkIdleAfterMs > 0 ? setInterval(() => {
-    try {
-      store.parkIdle();
-    } catch (err) {
-      logger.error({ err: String(err) }, 'parking idle runs failed');
-    }
-  }, store.parkIdleAfterMs) : undefined;
+  const parker =
+    store.parkIdleAfterMs > 0
+      ? setInterval(() => {
+          try {
+            store.parkIdle();
+          } catch (err) {
+            logger.error({ err: String(err) }, 'parking idle runs failed');
+          }
+        }, store.parkIdleAfterMs)
+      : undefined;
   parker?.unref();
   let closed = false;
   return {

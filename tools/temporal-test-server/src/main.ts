@@ -33,7 +33,17 @@ function usage(msg: string): never {
 export type CliOptions = ServerOptions & { quiet: boolean; warnings: string[] };
 
 /** Dev-server flags that take a value and are accepted without effect (no UI, our own logging). */
-const devIgnoredWithValue = new Set(['--ui-port', '--ui-ip', '--ui-public-path', '--log-format', '--log-level', '--dynamic-config-value', '--metrics-port', '--sqlite-pragma', '--config']);
+const devIgnoredWithValue = new Set([
+  '--ui-port',
+  '--ui-ip',
+  '--ui-public-path',
+  '--log-format',
+  '--log-level',
+  '--dynamic-config-value',
+  '--metrics-port',
+  '--sqlite-pragma',
+  '--config',
+]);
 const devIgnoredFlags = new Set(['--headless', '--log-config']);
 
 /** `server start-dev ...` as the Temporal CLI takes it (and as sdk-core spawns it). */
@@ -62,19 +72,31 @@ function parseStartDev(argv: string[]): CliOptions {
       const t = valueTypes.find((v) => v.toLowerCase() === (type ?? '').toLowerCase());
       if (!name || !t) usage(`--search-attribute takes Name=Type, Type one of ${valueTypes.join(', ')}`);
       searchAttributes[name] = t;
-    }
-    else if (devIgnoredWithValue.has(flag)) value();
+    } else if (devIgnoredWithValue.has(flag)) value();
     else if (devIgnoredFlags.has(flag)) continue;
     else {
       unknown.push(raw);
       // An unknown flag's value (if it has one) is ignored with it.
-      if (raw.startsWith('-') && inline === undefined && argv[i + 1] !== undefined && !argv[i + 1].startsWith('-')) unknown.push(argv[++i]);
+      if (raw.startsWith('-') && inline === undefined && argv[i + 1] !== undefined && !argv[i + 1].startsWith('-'))
+        unknown.push(argv[++i]);
     }
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage('--port must be a port number');
   if (httpPort !== undefined && !isPort(httpPort)) usage('--http-port must be a port number');
-  const warnings = unknown.length > 0 ? [`temporal-test-server: ignoring unsupported start-dev arguments: ${unknown.join(' ')}`] : [];
-  return { port, host, dbFilename, namespaces, httpPort, searchAttributes, timeSkipping: false, startLocked: false, quiet: true, warnings };
+  const warnings =
+    unknown.length > 0 ? [`temporal-test-server: ignoring unsupported start-dev arguments: ${unknown.join(' ')}`] : [];
+  return {
+    port,
+    host,
+    dbFilename,
+    namespaces,
+    httpPort,
+    searchAttributes,
+    timeSkipping: false,
+    startLocked: false,
+    quiet: true,
+    warnings,
+  };
 }
 
 function isPort(n: number): boolean {
@@ -122,21 +144,43 @@ export function parseArgs(argv: string[]): CliOptions {
   if (port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) usage('a port is required');
   if (httpPort !== undefined && !isPort(httpPort)) usage('--http-port must be a port number');
   if (standalone) {
-    return { port, timeSkipping: timeSkippingFlag, startLocked: !timeSkippingFlag, quiet, dbFilename, httpPort, warnings: [] };
+    return {
+      port,
+      timeSkipping: timeSkippingFlag,
+      startLocked: !timeSkippingFlag,
+      quiet,
+      dbFilename,
+      httpPort,
+      warnings: [],
+    };
   }
-  return { port, timeSkipping: true, startLocked: !enableTimeSkipping, quiet: true, dbFilename, httpPort, warnings: [] };
+  return {
+    port,
+    timeSkipping: true,
+    startLocked: !enableTimeSkipping,
+    quiet: true,
+    dbFilename,
+    httpPort,
+    warnings: [],
+  };
 }
 
 export async function main(argv: string[]): Promise<void> {
   const { warnings, quiet, ...opts } = parseArgs(argv);
   for (const w of warnings) process.stderr.write(`${w}\n`);
   const logger = consoleLogger(quiet ? 'warn' : 'info');
-  process.on('uncaughtException', (err) => logger.error({ err: err.stack ?? String(err) }, 'uncaught exception (kept running)'));
+  process.on('uncaughtException', (err) =>
+    logger.error({ err: err.stack ?? String(err) }, 'uncaught exception (kept running)'),
+  );
   process.on('unhandledRejection', (err) => logger.error({ err: String(err) }, 'unhandled rejection (kept running)'));
   const parkEnv = process.env.TEMPORAL_TEST_SERVER_PARK_IDLE_MS;
-  const parkIdleAfterMs = parkEnv !== undefined && parkEnv !== '' && Number.isFinite(Number(parkEnv)) ? Number(parkEnv) : undefined;
+  const parkIdleAfterMs =
+    parkEnv !== undefined && parkEnv !== '' && Number.isFinite(Number(parkEnv)) ? Number(parkEnv) : undefined;
   const server = await startServer({ ...opts, logger, parkIdleAfterMs });
-  logger.info({ address: server.address, httpPort: server.httpPort, timeSkipping: opts.timeSkipping }, 'temporal-test-server listening');
+  logger.info(
+    { address: server.address, httpPort: server.httpPort, timeSkipping: opts.timeSkipping },
+    'temporal-test-server listening',
+  );
   const stop = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
     server.close().then(

@@ -97,7 +97,8 @@ export class Matching<R> {
   pollers(key: string): { identity: string; lastAccessMs: number }[] {
     const now = Date.now();
     const out: { identity: string; lastAccessMs: number }[] = [];
-    for (const [identity, at] of this.seen.get(key) ?? []) if (now - at <= POLLER_TTL_MS) out.push({ identity, lastAccessMs: at });
+    for (const [identity, at] of this.seen.get(key) ?? [])
+      if (now - at <= POLLER_TTL_MS) out.push({ identity, lastAccessMs: at });
     return out.sort((a, b) => b.lastAccessMs - a.lastAccessMs);
   }
 

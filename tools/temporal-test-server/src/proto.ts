@@ -96,7 +96,8 @@ const FlatStringReader: (new (buf: Buffer) => object) | undefined = (() => {
   try {
     const pb = createRequire(require.resolve('@temporalio/proto'))('protobufjs/minimal') as { BufferReader?: unknown };
     const Base = pb.BufferReader as (new (buf: Buffer) => BufferReaderShape) | undefined;
-    if (typeof Base !== 'function' || typeof (Base.prototype as { stringVerify?: unknown }).stringVerify !== 'function') return undefined;
+    if (typeof Base !== 'function' || typeof (Base.prototype as { stringVerify?: unknown }).stringVerify !== 'function')
+      return undefined;
     const strict = new TextDecoder('utf-8', { fatal: true });
     return class extends Base {
       stringVerify(): string {
@@ -118,7 +119,10 @@ const FlatStringReader: (new (buf: Buffer) => object) | undefined = (() => {
 })();
 
 /** `bytes` decoded as `type`, with flat strings where possible (see FlatStringReader). */
-export function decodeMessage<T extends object>(type: { decode(reader: Uint8Array | object): T }, bytes: Uint8Array): T {
+export function decodeMessage<T extends object>(
+  type: { decode(reader: Uint8Array | object): T },
+  bytes: Uint8Array,
+): T {
   if (FlatStringReader && Buffer.isBuffer(bytes)) return type.decode(new FlatStringReader(bytes));
   return type.decode(bytes);
 }
@@ -141,7 +145,13 @@ interface ReusableWriter {
  */
 const sharedWriter: ReusableWriter | undefined = (() => {
   const w: unknown = google.protobuf.Empty.encode({});
-  return typeof w === 'object' && w !== null && 'buf' in w && 'pos' in w && 'states' in w && w.buf instanceof Uint8Array && typeof w.pos === 'number'
+  return typeof w === 'object' &&
+    w !== null &&
+    'buf' in w &&
+    'pos' in w &&
+    'states' in w &&
+    w.buf instanceof Uint8Array &&
+    typeof w.pos === 'number'
     ? (w as ReusableWriter)
     : undefined;
 })();

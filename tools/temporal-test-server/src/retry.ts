@@ -36,9 +36,7 @@ export function retryPolicyMsg(p: RetryPolicy): RetryPolicyMsg {
   };
 }
 
-export type RetryDecision =
-  | { retry: true; delayMs: number }
-  | { retry: false; state: temporalRetryState };
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; state: temporalRetryState };
 
 type temporalRetryState = (typeof RetryState)[keyof typeof RetryState];
 

@@ -83,7 +83,6 @@ interface NamespaceInfo {
 const TEN_SECONDS = 10_000;
 const MAX_TASK_TIMEOUT = 120_000;
 
-
 export class Store {
   readonly wfMatching: Matching<PollWftResponse>;
   readonly actMatching: Matching<PollActivityResponse>;
@@ -171,7 +170,10 @@ export class Store {
     const workflowId = execution?.workflowId ?? '';
     if (!workflowId) throw invalidArgument('WorkflowId is not set on request');
     const run = this.findRun(namespace, workflowId, execution?.runId ?? '');
-    if (!run) throw notFound(`workflow execution not found for workflow ID "${workflowId}" and run ID "${execution?.runId ?? ''}"`);
+    if (!run)
+      throw notFound(
+        `workflow execution not found for workflow ID "${workflowId}" and run ID "${execution?.runId ?? ''}"`,
+      );
     return run;
   }
 
@@ -192,11 +194,19 @@ export class Store {
         opts.reusePolicy === ReusePolicy.WORKFLOW_ID_REUSE_POLICY_TERMINATE_IF_RUNNING;
       if (current.isOpen) {
         if (opts.conflictPolicy === ConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING) {
-          if (opts.signal) current.signal({ signalName: opts.signal.name, input: opts.signal.input, header: opts.signal.header, identity: opts.signal.identity });
+          if (opts.signal)
+            current.signal({
+              signalName: opts.signal.name,
+              input: opts.signal.input,
+              header: opts.signal.header,
+              identity: opts.signal.identity,
+            });
           return { run: current, started: false };
         }
         if (!terminateRunning) {
-          throw alreadyExists(`Workflow execution is already running. WorkflowId: ${params.workflowId}, RunId: ${current.runId}.`);
+          throw alreadyExists(
+            `Workflow execution is already running. WorkflowId: ${params.workflowId}, RunId: ${current.runId}.`,
+          );
         }
         current.terminate('terminated by a new start (id conflict policy)', null, params.identity);
       } else {
@@ -211,7 +221,10 @@ export class Store {
     }
     const runId = randomUUID();
     const expirationTime = params.executionTimeoutMs ? this.clock.now() + params.executionTimeoutMs : 0;
-    const run = this.createRun({ ...params, runId, firstExecutionRunId: runId, attempt: 1, expirationTime }, opts.signal);
+    const run = this.createRun(
+      { ...params, runId, firstExecutionRunId: runId, attempt: 1, expirationTime },
+      opts.signal,
+    );
     return { run, started: true };
   }
 
@@ -233,10 +246,21 @@ export class Store {
     const run = new Execution(this, p);
     this.addRun(run);
     this.visibility.put(run);
-    this.journal?.runCreated({ namespace: p.namespace, workflowId: p.workflowId, runId: p.runId, requestId: p.requestId });
+    this.journal?.runCreated({
+      namespace: p.namespace,
+      workflowId: p.workflowId,
+      runId: p.runId,
+      requestId: p.requestId,
+    });
     run.start(signal);
     this.logger.info(
-      { namespace: p.namespace, workflowId: p.workflowId, runId: p.runId, workflowType: p.workflowType, taskQueue: p.taskQueue },
+      {
+        namespace: p.namespace,
+        workflowId: p.workflowId,
+        runId: p.runId,
+        workflowType: p.workflowType,
+        taskQueue: p.taskQueue,
+      },
       'workflow started',
     );
     return run;
@@ -321,7 +345,11 @@ export class Store {
   }
 
   /** Register a client query and route it; the promise settles when a worker answers. */
-  query(run: Execution, q: temporal.api.query.v1.IWorkflowQuery, onCancel: (cb: () => void) => void): Promise<QueryOutcome> {
+  query(
+    run: Execution,
+    q: temporal.api.query.v1.IWorkflowQuery,
+    onCancel: (cb: () => void) => void,
+  ): Promise<QueryOutcome> {
     return new Promise<QueryOutcome>((resolve) => {
       const pq: PendingQuery = {
         id: randomUUID(),
@@ -581,7 +609,6 @@ export class Store {
     });
     this.packTimer.unref();
   }
-
 }
 
 type Dur = google.protobuf.IDuration | null | undefined;

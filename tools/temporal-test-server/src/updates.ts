@@ -121,16 +121,19 @@ export class UpdateRegistry {
     for (const c of commands) {
       if (c.commandType !== CommandType.COMMAND_TYPE_PROTOCOL_MESSAGE) continue;
       const mid = c.protocolMessageCommandAttributes?.messageId ?? '';
-      if (!ids.has(mid)) throw new RpcError(status.INVALID_ARGUMENT, `ProtocolMessage command names unknown message ${mid}`);
+      if (!ids.has(mid))
+        throw new RpcError(status.INVALID_ARGUMENT, `ProtocolMessage command names unknown message ${mid}`);
     }
     const accepting = new Set<string>();
     for (const m of messages) {
       const kind = bodyKind(m);
       const u = this.byId.get(m.protocolInstanceId ?? '');
-      if (!kind) throw new RpcError(status.INVALID_ARGUMENT, `Unsupported protocol message body ${m.body?.type_url ?? ''}`);
+      if (!kind)
+        throw new RpcError(status.INVALID_ARGUMENT, `Unsupported protocol message body ${m.body?.type_url ?? ''}`);
       if (!u) throw new RpcError(status.INVALID_ARGUMENT, `No update with id ${m.protocolInstanceId ?? ''}`);
       if (kind === 'acceptance' || kind === 'rejection') {
-        if (u.state !== 'delivered') throw new RpcError(status.INVALID_ARGUMENT, `Update ${u.id} is not awaiting acceptance`);
+        if (u.state !== 'delivered')
+          throw new RpcError(status.INVALID_ARGUMENT, `Update ${u.id} is not awaiting acceptance`);
         if (kind === 'acceptance') accepting.add(u.id);
       } else if (u.state !== 'accepted' && !accepting.has(u.id)) {
         throw new RpcError(status.INVALID_ARGUMENT, `Update ${u.id} was not accepted`);
@@ -200,7 +203,13 @@ export class UpdateRegistry {
       if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED && acc) {
         const id = acc.protocolInstanceId ?? '';
         const seq = toNum(acc.acceptedRequestSequencingEventId);
-        this.byId.set(id, { id, request: acc.acceptedRequest ?? {}, state: 'accepted', sequencingEventId: seq, acceptedEventId: toNum(e.eventId) });
+        this.byId.set(id, {
+          id,
+          request: acc.acceptedRequest ?? {},
+          state: 'accepted',
+          sequencingEventId: seq,
+          acceptedEventId: toNum(e.eventId),
+        });
       }
       const done = e.workflowExecutionUpdateCompletedEventAttributes;
       if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED && done) {

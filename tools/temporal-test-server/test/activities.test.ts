@@ -16,7 +16,9 @@ describe('temporal-test-server: activities', () => {
     // Attempts scheduled 1 s, 2 s, 4 s apart in virtual time.
     const gaps = activities.attemptTimes.slice(1).map((t, i) => t - activities.attemptTimes[i]);
     assert.equal(gaps.length, 3);
-    [1000, 2000, 4000].forEach((expected, i) => assert.ok(gaps[i] >= expected && gaps[i] < expected + 1000, `gap ${i}: ${gaps[i]}`));
+    [1000, 2000, 4000].forEach((expected, i) =>
+      assert.ok(gaps[i] >= expected && gaps[i] < expected + 1000, `gap ${i}: ${gaps[i]}`),
+    );
   });
 
   it('does not retry a non-retryable ApplicationFailure', async () => {

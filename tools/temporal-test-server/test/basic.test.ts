@@ -18,7 +18,11 @@ describe('temporal-test-server: basics', () => {
     const env = await testEnv();
     const before = await env.currentTimeMs();
     const out = await withWorker({ workflowsPath, activities }, ({ client, taskQueue }) =>
-      client.workflow.execute(activityThenTimer, { taskQueue, workflowId: `at-${Date.now()}`, args: ['pix', 7 * 24 * 3600 * 1000] }),
+      client.workflow.execute(activityThenTimer, {
+        taskQueue,
+        workflowId: `at-${Date.now()}`,
+        args: ['pix', 7 * 24 * 3600 * 1000],
+      }),
     );
     // Speed is the benchmark's (no timed assertion here): without skipping, this would wait 7 days.
     assert.equal(out, 'hello pix!');

@@ -65,8 +65,15 @@ describe('temporal-test-server: clock', () => {
       expected.sort((a, b) => a.at - b.at || a.i - b.i);
       assert.equal(clock.state().pendingTimers, expected.length);
       clock.unlockExternal();
-      await waitFor(() => fired.length === expected.length && clock.state().pendingTimers === 0, 5000, 'all live timers fired');
-      assert.deepEqual(fired, expected.map((e) => e.i));
+      await waitFor(
+        () => fired.length === expected.length && clock.state().pendingTimers === 0,
+        5000,
+        'all live timers fired',
+      );
+      assert.deepEqual(
+        fired,
+        expected.map((e) => e.i),
+      );
       for (const t of handles) t.h.cancel(); // cancelling fired timers is harmless too
       assert.equal(clock.state().pendingTimers, 0);
     } finally {
@@ -204,7 +211,10 @@ describe('temporal-test-server: retention', () => {
       assert.equal(store.parkedIn(closed.runId), 'journal');
       assert.equal(store.parkedClosedCount, 1);
       // Visibility sees it closed without waking it.
-      assert.deepEqual(store.list('default', "ExecutionStatus = 'Terminated'").map((r) => r.runId), [closed.runId]);
+      assert.deepEqual(
+        store.list('default', "ExecutionStatus = 'Terminated'").map((r) => r.runId),
+        [closed.runId],
+      );
       assert.equal(store.isParked(closed.runId), true);
       assert.equal(store.purgeClosed(), 0);
       clock.skipTo(clock.now() + 4 * 24 * 3600 * 1000);

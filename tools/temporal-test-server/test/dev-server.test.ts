@@ -39,8 +39,16 @@ describe('temporal-test-server: dev-server shape (createLocal)', function () {
       });
       const wall0 = Date.now();
       const [now, doubled] = await worker.runUntil(async () => [
-        await env.client.workflow.execute(sleepThenNow, { taskQueue, workflowId: `dev-sleep-${Date.now()}`, args: [1200] }),
-        await env.client.workflow.execute(threeActivities, { taskQueue, workflowId: `dev-acts-${Date.now()}`, args: [1] }),
+        await env.client.workflow.execute(sleepThenNow, {
+          taskQueue,
+          workflowId: `dev-sleep-${Date.now()}`,
+          args: [1200],
+        }),
+        await env.client.workflow.execute(threeActivities, {
+          taskQueue,
+          workflowId: `dev-acts-${Date.now()}`,
+          args: [1],
+        }),
       ]);
       assert.ok(Date.now() - wall0 >= 1200, 'a 1.2 s timer takes 1.2 s of real time (no time skipping)');
       assert.ok(Math.abs(now - Date.now()) < 5000, 'workflow time is wall-clock time');
@@ -58,7 +66,11 @@ describe('temporal-test-server: dev-server shape (createLocal)', function () {
     try {
       const env1 = await TestWorkflowEnvironment.createLocal({ server });
       try {
-        await env1.client.workflow.start(sleepThenNow, { taskQueue: uniqueTaskQueue('dev-db'), workflowId, args: [60_000] });
+        await env1.client.workflow.start(sleepThenNow, {
+          taskQueue: uniqueTaskQueue('dev-db'),
+          workflowId,
+          args: [60_000],
+        });
       } finally {
         await env1.teardown();
       }
@@ -77,10 +89,31 @@ describe('temporal-test-server: dev-server shape (createLocal)', function () {
 
   it('parses the CLI dev-server arguments and collects unknown ones into one warning', () => {
     const opts = parseArgs([
-      'server', 'start-dev', '--port', '7299', '--namespace', 'ns1', '--ip', '0.0.0.0', '--db-filename', '/tmp/x.db',
-      '--headless', '--ui-port', '8233', '--log-format', 'json', '--log-level', 'warn',
-      '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true', '--bogus', 'v', '--other',
-      '--search-attribute', 'MerchantId=Keyword', '--search-attribute=Amount=int',
+      'server',
+      'start-dev',
+      '--port',
+      '7299',
+      '--namespace',
+      'ns1',
+      '--ip',
+      '0.0.0.0',
+      '--db-filename',
+      '/tmp/x.db',
+      '--headless',
+      '--ui-port',
+      '8233',
+      '--log-format',
+      'json',
+      '--log-level',
+      'warn',
+      '--dynamic-config-value',
+      'frontend.enableUpdateWorkflowExecution=true',
+      '--bogus',
+      'v',
+      '--other',
+      '--search-attribute',
+      'MerchantId=Keyword',
+      '--search-attribute=Amount=int',
     ]);
     assert.deepEqual(opts.searchAttributes, { MerchantId: 'Keyword', Amount: 'Int' });
     assert.equal(opts.port, 7299);

@@ -23,7 +23,16 @@ import { startServer, silentLogger } from '../src/index';
 import { parseJournal } from '../src/persistence/journal';
 import { msDuration } from '../src/proto';
 import { waitFor, workflowsPath } from './support';
-import { durableAddSignal, collectsSignals, parentOfSleeper, sleepsAndContinues, retryingEffect, slowEffect, timerThenEffect, type DurableActivities } from './workflows';
+import {
+  durableAddSignal,
+  collectsSignals,
+  parentOfSleeper,
+  sleepsAndContinues,
+  retryingEffect,
+  slowEffect,
+  timerThenEffect,
+  type DurableActivities,
+} from './workflows';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -53,7 +62,20 @@ function canConnect(port: number): Promise<boolean> {
 async function spawnServer(port: number, dbFile: string, log: string[]): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [TEST_SERVER_LAUNCHER, 'server', 'start-dev', '--port', String(port), '--ip', '127.0.0.1', '--namespace', 'default', '--db-filename', dbFile, '--headless'],
+    [
+      TEST_SERVER_LAUNCHER,
+      'server',
+      'start-dev',
+      '--port',
+      String(port),
+      '--ip',
+      '127.0.0.1',
+      '--namespace',
+      'default',
+      '--db-filename',
+      dbFile,
+      '--headless',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout?.on('data', (d: Buffer) => log.push(d.toString()));
@@ -121,16 +143,48 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     const running = worker.run();
     try {
       const stamp = Date.now();
-      const closedEarly = await client.workflow.execute(timerThenEffect, { taskQueue, workflowId: `early-${stamp}`, args: ['early', 10] });
+      const closedEarly = await client.workflow.execute(timerThenEffect, {
+        taskQueue,
+        workflowId: `early-${stamp}`,
+        args: ['early', 10],
+      });
       assert.equal(closedEarly, 'done early');
       const timerStart = Date.now();
-      const timer = await client.workflow.start(timerThenEffect, { taskQueue, workflowId: `timer-${stamp}`, args: ['timer', 2500] });
-      const longTimer = await client.workflow.start(timerThenEffect, { taskQueue, workflowId: `long-timer-${stamp}`, args: ['long', 6000] });
-      const signals = await client.workflow.start(collectsSignals, { taskQueue, workflowId: `signals-${stamp}`, args: ['sig', 2] });
-      const retrying = await client.workflow.start(retryingEffect, { taskQueue, workflowId: `retry-${stamp}`, args: ['retry', 3] });
-      const slow = await client.workflow.start(slowEffect, { taskQueue, workflowId: `slow-${stamp}`, args: ['slow', 1500] });
-      const parent = await client.workflow.start(parentOfSleeper, { taskQueue, workflowId: `parent-${stamp}`, args: ['child', 3000] });
-      const chain = await client.workflow.start(sleepsAndContinues, { taskQueue, workflowId: `chain-${stamp}`, args: ['chain', 3, 800] });
+      const timer = await client.workflow.start(timerThenEffect, {
+        taskQueue,
+        workflowId: `timer-${stamp}`,
+        args: ['timer', 2500],
+      });
+      const longTimer = await client.workflow.start(timerThenEffect, {
+        taskQueue,
+        workflowId: `long-timer-${stamp}`,
+        args: ['long', 6000],
+      });
+      const signals = await client.workflow.start(collectsSignals, {
+        taskQueue,
+        workflowId: `signals-${stamp}`,
+        args: ['sig', 2],
+      });
+      const retrying = await client.workflow.start(retryingEffect, {
+        taskQueue,
+        workflowId: `retry-${stamp}`,
+        args: ['retry', 3],
+      });
+      const slow = await client.workflow.start(slowEffect, {
+        taskQueue,
+        workflowId: `slow-${stamp}`,
+        args: ['slow', 1500],
+      });
+      const parent = await client.workflow.start(parentOfSleeper, {
+        taskQueue,
+        workflowId: `parent-${stamp}`,
+        args: ['child', 3000],
+      });
+      const chain = await client.workflow.start(sleepsAndContinues, {
+        taskQueue,
+        workflowId: `chain-${stamp}`,
+        args: ['chain', 3, 800],
+      });
       await signals.signal(durableAddSignal, 'before');
 
       // Kill once every workflow is waiting: timers started, the signal seen, the flaky activity
@@ -138,12 +192,22 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       const count = async (h: typeof timer, type: number): Promise<number> =>
         (await h.fetchHistory()).events?.filter((e) => e.eventType === type).length ?? 0;
       await waitFor(
-        async () => (await count(timer, EventType.EVENT_TYPE_TIMER_STARTED)) === 1 && (await count(longTimer, EventType.EVENT_TYPE_TIMER_STARTED)) === 1,
+        async () =>
+          (await count(timer, EventType.EVENT_TYPE_TIMER_STARTED)) === 1 &&
+          (await count(longTimer, EventType.EVENT_TYPE_TIMER_STARTED)) === 1,
         10_000,
         'timers started',
       );
-      await waitFor(async () => (await count(signals, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) === 2, 10_000, 'signal handled');
-      await waitFor(async () => (await count(parent, EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED)) === 1, 10_000, 'child started');
+      await waitFor(
+        async () => (await count(signals, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)) === 2,
+        10_000,
+        'signal handled',
+      );
+      await waitFor(
+        async () => (await count(parent, EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED)) === 1,
+        10_000,
+        'child started',
+      );
       await waitFor(() => flakyAttempts.length === 1 && slowStarted === 1, 10_000, 'activities running');
       await sigkill(children[0]);
 
@@ -152,7 +216,15 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       children.push(await spawnServer(port, dbFile, log));
 
       await signals.signal(durableAddSignal, 'after');
-      const results = await Promise.all([timer.result(), longTimer.result(), signals.result(), retrying.result(), slow.result(), parent.result(), chain.result()]);
+      const results = await Promise.all([
+        timer.result(),
+        longTimer.result(),
+        signals.result(),
+        retrying.result(),
+        slow.result(),
+        parent.result(),
+        chain.result(),
+      ]);
       assert.deepEqual(results, [
         'done timer',
         'done long',
@@ -162,7 +234,16 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
         'parent got: done child',
         'done chain:continued',
       ]);
-      assert.deepEqual([...effects].sort(), ['chain:continued', 'child', 'early', 'long', 'retry', 'sig:before,after', 'slow', 'timer']);
+      assert.deepEqual([...effects].sort(), [
+        'chain:continued',
+        'child',
+        'early',
+        'long',
+        'retry',
+        'sig:before,after',
+        'slow',
+        'timer',
+      ]);
       assert.deepEqual(flakyAttempts, [1, 2, 3], 'attempt numbers continue across the restart, none repeated');
       assert.equal(slowStarted, 1, 'the activity in flight during the crash completed; it was not run again');
 
@@ -194,7 +275,14 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     let conn = await Connection.connect({ address: `127.0.0.1:${port}` });
     try {
       let svc = conn.workflowService;
-      const { runId } = await svc.startWorkflowExecution({ namespace, workflowId, workflowType: { name: 'raw' }, taskQueue, requestId: 'r1', identity: 'test' });
+      const { runId } = await svc.startWorkflowExecution({
+        namespace,
+        workflowId,
+        workflowType: { name: 'raw' },
+        taskQueue,
+        requestId: 'r1',
+        identity: 'test',
+      });
       const t1 = await svc.pollWorkflowTaskQueue({ namespace, taskQueue, identity: 'w' });
       await svc.respondWorkflowTaskCompleted({
         taskToken: t1.taskToken,
@@ -202,18 +290,33 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
         commands: [
           {
             commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
-            scheduleActivityTaskCommandAttributes: { activityId: 'a1', activityType: { name: 'act' }, taskQueue, startToCloseTimeout: msDuration(30_000) },
+            scheduleActivityTaskCommandAttributes: {
+              activityId: 'a1',
+              activityType: { name: 'act' },
+              taskQueue,
+              startToCloseTimeout: msDuration(30_000),
+            },
           },
         ],
       });
       const act = await svc.pollActivityTaskQueue({ namespace, taskQueue, identity: 'w' });
       assert.ok(act.taskToken?.length);
-      await svc.signalWorkflowExecution({ namespace, workflowExecution: { workflowId }, signalName: 's1', identity: 'test' });
+      await svc.signalWorkflowExecution({
+        namespace,
+        workflowExecution: { workflowId },
+        signalName: 's1',
+        identity: 'test',
+      });
       const t2 = await svc.pollWorkflowTaskQueue({ namespace, taskQueue, identity: 'w' });
       // While that task runs, an activity result and a signal arrive: both are buffered.
       const payload = { payloads: [{ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"r"') }] };
       await svc.respondActivityTaskCompleted({ taskToken: act.taskToken, result: payload, identity: 'w' });
-      await svc.signalWorkflowExecution({ namespace, workflowExecution: { workflowId }, signalName: 's2', identity: 'test' });
+      await svc.signalWorkflowExecution({
+        namespace,
+        workflowExecution: { workflowId },
+        signalName: 's2',
+        identity: 'test',
+      });
 
       await sigkill(children[children.length - 1]);
       await conn.close();
@@ -228,18 +331,37 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
       events.forEach((e, i) => assert.equal(Number(e.eventId), i + 1, 'event ids have no gap'));
       const names = events.map((e) => (EventType[e.eventType ?? 0] ?? '').replace('EVENT_TYPE_', ''));
       const tail = names.slice(names.lastIndexOf('WORKFLOW_TASK_COMPLETED'));
-      assert.deepEqual(tail, ['WORKFLOW_TASK_COMPLETED', 'ACTIVITY_TASK_STARTED', 'ACTIVITY_TASK_COMPLETED', 'WORKFLOW_EXECUTION_SIGNALED', 'WORKFLOW_TASK_SCHEDULED', 'WORKFLOW_TASK_STARTED']);
+      assert.deepEqual(tail, [
+        'WORKFLOW_TASK_COMPLETED',
+        'ACTIVITY_TASK_STARTED',
+        'ACTIVITY_TASK_COMPLETED',
+        'WORKFLOW_EXECUTION_SIGNALED',
+        'WORKFLOW_TASK_SCHEDULED',
+        'WORKFLOW_TASK_STARTED',
+      ]);
       const started = events[names.lastIndexOf('ACTIVITY_TASK_STARTED')];
       const completed = events[names.lastIndexOf('ACTIVITY_TASK_COMPLETED')];
-      assert.equal(Number(completed.activityTaskCompletedEventAttributes?.startedEventId), Number(started.eventId), 'buffered events keep their references');
+      assert.equal(
+        Number(completed.activityTaskCompletedEventAttributes?.startedEventId),
+        Number(started.eventId),
+        'buffered events keep their references',
+      );
       assert.equal(names.filter((n) => n === 'WORKFLOW_EXECUTION_SIGNALED').length, 2);
       await svc.respondWorkflowTaskCompleted({
         taskToken: t3.taskToken,
         identity: 'w',
-        commands: [{ commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION, completeWorkflowExecutionCommandAttributes: {} }],
+        commands: [
+          {
+            commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_COMPLETE_WORKFLOW_EXECUTION,
+            completeWorkflowExecutionCommandAttributes: {},
+          },
+        ],
       });
       const desc = await svc.describeWorkflowExecution({ namespace, execution: { workflowId, runId } });
-      assert.equal(desc.workflowExecutionInfo?.status, temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED);
+      assert.equal(
+        desc.workflowExecutionInfo?.status,
+        temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+      );
     } catch (err) {
       throw new Error(`${(err as Error).stack}\nserver output:\n${log.join('')}`, { cause: err });
     } finally {
@@ -252,12 +374,18 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     const dbFile = path.join(dir, 'owned.db');
     const owner = await spawnServer(port, dbFile, []);
     children.push(owner);
-    await assert.rejects(startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile }), /in use by process/);
+    await assert.rejects(
+      startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile }),
+      /in use by process/,
+    );
     await sigkill(owner);
     // The killed owner's lock is stale: taken over.
     const server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
     try {
-      await assert.rejects(startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile }), /already open in this process/);
+      await assert.rejects(
+        startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile }),
+        /already open in this process/,
+      );
     } finally {
       await server.close();
     }
@@ -275,8 +403,15 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
         methods.map(async (m) => {
           for (const body of [Buffer.alloc(0), randomBytes(7), randomBytes(64), randomBytes(300)]) {
             const code = await new Promise<grpc.status>((resolve) => {
-              client.makeUnaryRequest(`/temporal.api.workflowservice.v1.WorkflowService/${m}`, (b: Buffer) => b, (b: Buffer) => b, body,
-                new grpc.Metadata(), { deadline: Date.now() + 3000 }, (err) => resolve(err ? err.code : grpc.status.OK));
+              client.makeUnaryRequest(
+                `/temporal.api.workflowservice.v1.WorkflowService/${m}`,
+                (b: Buffer) => b,
+                (b: Buffer) => b,
+                body,
+                new grpc.Metadata(),
+                { deadline: Date.now() + 3000 },
+                (err) => resolve(err ? err.code : grpc.status.OK),
+              );
             });
             if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) bad.push(`${m}: ${grpc.status[code]}`);
           }
@@ -298,9 +433,17 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     let server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: dbFile });
     const conn1 = await Connection.connect({ address: server.address });
     const client1 = new Client({ connection: conn1 });
-    const h = await client1.workflow.start(collectsSignals, { taskQueue, workflowId: `inproc-${Date.now()}`, args: ['x', 1] });
+    const h = await client1.workflow.start(collectsSignals, {
+      taskQueue,
+      workflowId: `inproc-${Date.now()}`,
+      args: ['x', 1],
+    });
     // A second start is a second commit (the damage test below needs one after the first).
-    await client1.workflow.start(collectsSignals, { taskQueue: uniqueTaskQueue('nobody'), workflowId: `inproc-other-${Date.now()}`, args: ['z', 1] });
+    await client1.workflow.start(collectsSignals, {
+      taskQueue: uniqueTaskQueue('nobody'),
+      workflowId: `inproc-other-${Date.now()}`,
+      args: ['z', 1],
+    });
     await conn1.close();
     await server.close();
     // A half-written commit at the end (a crash in the middle of a write) is dropped at open.
@@ -318,7 +461,10 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     fs.writeFileSync(damaged, bytes);
     for (let i = 0; i < 2; i++) {
       // Twice: a refused start leaves no lock behind.
-      await assert.rejects(startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: damaged }), /corrupt/);
+      await assert.rejects(
+        startServer({ port: 0, timeSkipping: false, logger: silentLogger, dbFilename: damaged }),
+        /corrupt/,
+      );
     }
     assert.equal(fs.existsSync(`${damaged}.lock`), false);
     const conn2 = await Connection.connect({ address: server.address });
@@ -326,9 +472,14 @@ describe('temporal-test-server: durable state across SIGKILL', function () {
     try {
       const client = new Client({ connection: conn2 });
       const handle = client.workflow.getHandle(h.workflowId);
-      const worker = await Worker.create({ connection: workerConn, taskQueue, workflowBundle: bundle, activities: {
-        sideEffect: async (tag: string) => `done ${tag}`,
-      } });
+      const worker = await Worker.create({
+        connection: workerConn,
+        taskQueue,
+        workflowBundle: bundle,
+        activities: {
+          sideEffect: async (tag: string) => `done ${tag}`,
+        },
+      });
       const result = await worker.runUntil(async () => {
         await handle.signal(durableAddSignal, 'y');
         return handle.result();

@@ -37,7 +37,11 @@ describe('temporal-test-server: eager workflow start', () => {
 
   it('a start without requestEagerStart goes through the task queue', async () => {
     await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
-      const plain = await client.workflow.start(activityThenTimer, { taskQueue, workflowId: `not-eager-${Date.now()}`, args: ['queue', 10] });
+      const plain = await client.workflow.start(activityThenTimer, {
+        taskQueue,
+        workflowId: `not-eager-${Date.now()}`,
+        args: ['queue', 10],
+      });
       assert.equal(plain.eagerlyStarted, false);
       assert.equal(await plain.result(), 'hello queue!');
     });

@@ -6,12 +6,23 @@ import { TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { testEnv, withWorker } from '../../../test/support/temporal';
 import { makeActivities, waitFor, workflowsPath } from './support';
-import { asyncCompletion, cancelsChild, forever, markersAndProperties, scheduleToClose, unpolledActivity } from './workflows';
+import {
+  asyncCompletion,
+  cancelsChild,
+  forever,
+  markersAndProperties,
+  scheduleToClose,
+  unpolledActivity,
+} from './workflows';
 
 describe('temporal-test-server: more commands and timeouts', () => {
   it('records markers (patch, local activity), upserts search attributes and memo', async () => {
     await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
-      const h = await client.workflow.start(markersAndProperties, { taskQueue, workflowId: `markers-${Date.now()}`, args: [3] });
+      const h = await client.workflow.start(markersAndProperties, {
+        taskQueue,
+        workflowId: `markers-${Date.now()}`,
+        args: [3],
+      });
       assert.equal(await h.result(), 12);
       const d = await h.describe();
       assert.deepEqual(d.memo, { stage: 'done' });
@@ -68,7 +79,10 @@ describe('temporal-test-server: more commands and timeouts', () => {
     await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
       const err = await client.workflow
         .execute(forever, { taskQueue, workflowId: `runtimeout-${Date.now()}`, workflowRunTimeout: '2 days' })
-        .then(() => undefined, (e: unknown) => e);
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof WorkflowFailedError);
       assert.ok(err.cause instanceof TimeoutFailure);
     });

@@ -43,7 +43,8 @@ describe('temporal-test-server: robustness', () => {
           const path = `/temporal.api.workflowservice.v1.WorkflowService/${m}`;
           for (const body of [Buffer.alloc(0), randomBytes(7), randomBytes(64), randomBytes(300)]) {
             const code = await call(client, path, body);
-            if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) internal.push(`${m}: ${grpc.status[code]}`);
+            if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN)
+              internal.push(`${m}: ${grpc.status[code]}`);
           }
         }),
       );

@@ -38,7 +38,12 @@ function parseFrames(buf: Buffer, preface: boolean): RawFrame[] {
   while (buf.length - off >= 9) {
     const len = buf.readUIntBE(off, 3);
     if (buf.length - off - 9 < len) break;
-    out.push({ type: buf[off + 3], flags: buf[off + 4], id: buf.readUInt32BE(off + 5) & 0x7fffffff, payload: buf.subarray(off + 9, off + 9 + len) });
+    out.push({
+      type: buf[off + 3],
+      flags: buf[off + 4],
+      id: buf.readUInt32BE(off + 5) & 0x7fffffff,
+      payload: buf.subarray(off + 9, off + 9 + len),
+    });
     off += 9 + len;
   }
   return out;
@@ -73,7 +78,8 @@ class RawClient {
     const socket = net.connect(Number(port), host);
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const c = new RawClient(socket);
-    if (preface) c.send(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), frameBytes(4, 0, 0)]));
+    if (preface)
+      c.send(Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), frameBytes(4, 0, 0)]));
     return c;
   }
 
@@ -182,7 +188,11 @@ describe('temporal-test-server: HPACK', () => {
     await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
     const port = (sink.address() as net.AddressInfo).port;
     // Octets Node accepts in a header value; a run of common letters makes Huffman the shorter form.
-    const octets = [9, ...Array.from({ length: 95 }, (_, i) => 32 + i), ...Array.from({ length: 128 }, (_, i) => 128 + i)];
+    const octets = [
+      9,
+      ...Array.from({ length: 95 }, (_, i) => 32 + i),
+      ...Array.from({ length: 128 }, (_, i) => 128 + i),
+    ];
     const sent: Record<string, string> = {};
     for (const o of octets) sent[`x-o${o}`] = `aeiouaeiouaeiouaeiou${String.fromCharCode(o)}z`;
     const session = http2.connect(`http://127.0.0.1:${port}`);
@@ -243,7 +253,12 @@ describe('temporal-test-server: HTTP/2 framing', () => {
     const c = await RawClient.connect(server.address);
     const block = requestBlock('GetSystemInfo', [['x-pad', 'p'.repeat(300)]]);
     // HEADERS with PADDED (0x8) and PRIORITY (0x20): pad length, 5 priority octets, fragment, padding.
-    const first = Buffer.concat([Buffer.from([7]), Buffer.from([0, 0, 0, 0, 16]), block.subarray(0, 100), Buffer.alloc(7)]);
+    const first = Buffer.concat([
+      Buffer.from([7]),
+      Buffer.from([0, 0, 0, 0, 16]),
+      block.subarray(0, 100),
+      Buffer.alloc(7),
+    ]);
     c.send(frameBytes(1, 0x8 | 0x20, 1, first));
     c.send(frameBytes(9, 0, 1, block.subarray(100, 200)));
     c.send(frameBytes(9, 0x4, 1, block.subarray(200)));
@@ -276,7 +291,18 @@ describe('temporal-test-server: HTTP/2 framing', () => {
 
   it('answers a refused request (wrong content type, unknown method) without reading its body, and keeps the connection', async () => {
     const c = await RawClient.connect(server.address);
-    c.send(frameBytes(1, 0x4, 1, encodeHeaderBlock([[':method', 'POST'], [':path', '/x'], ['content-type', 'text/plain']])));
+    c.send(
+      frameBytes(
+        1,
+        0x4,
+        1,
+        encodeHeaderBlock([
+          [':method', 'POST'],
+          [':path', '/x'],
+          ['content-type', 'text/plain'],
+        ]),
+      ),
+    );
     c.send(frameBytes(1, 0x4, 3, requestBlock('NoSuchMethod')));
     const refused = await c.answer(1);
     assert.equal(refused.headers[0][':status'], '415');
@@ -295,7 +321,11 @@ describe('temporal-test-server: HTTP/2 framing', () => {
 
   it('drops a long poll reset by the client (RST_STREAM): the next task goes to the next poller', async () => {
     const taskQueue = `h2-rst-${Date.now()}`;
-    const poll = ws.PollWorkflowTaskQueueRequest.encode({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'raw' }).finish();
+    const poll = ws.PollWorkflowTaskQueueRequest.encode({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      identity: 'raw',
+    }).finish();
     const c = await RawClient.connect(server.address);
     c.send(frameBytes(1, 0x4, 1, requestBlock('PollWorkflowTaskQueue', [['grpc-timeout', '30S']])));
     c.send(frameBytes(0, 0x1, 1, grpcBody(poll)));
@@ -312,7 +342,13 @@ describe('temporal-test-server: HTTP/2 framing', () => {
       taskQueue: { name: taskQueue },
       requestId: taskQueue,
     });
-    const task = await conn.withDeadline(Date.now() + 10_000, () => conn.workflowService.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'next' }));
+    const task = await conn.withDeadline(Date.now() + 10_000, () =>
+      conn.workflowService.pollWorkflowTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue },
+        identity: 'next',
+      }),
+    );
     assert.ok(task.taskToken && task.taskToken.length > 0, 'the second poller got the task');
     assert.equal(c.frames.filter((f) => f.id === 1).length, 0, 'the reset poll got no answer');
     c.close();
@@ -322,17 +358,27 @@ describe('temporal-test-server: HTTP/2 framing', () => {
     const workflowId = `h2-big-${Date.now()}`;
     const big = Buffer.alloc(300_000, 7);
     await startWithInput(workflowId, big);
-    const req = ws.GetWorkflowExecutionHistoryRequest.encode({ namespace: 'default', execution: { workflowId } }).finish();
+    const req = ws.GetWorkflowExecutionHistoryRequest.encode({
+      namespace: 'default',
+      execution: { workflowId },
+    }).finish();
     const session = http2.connect(`http://${server.address}`, { settings: { initialWindowSize: 1000 } });
     try {
       const one = (): Promise<Buffer> =>
         new Promise((resolve, reject) => {
-          const r = session.request({ ':method': 'POST', ':path': `${WS}/GetWorkflowExecutionHistory`, 'content-type': 'application/grpc', te: 'trailers' });
+          const r = session.request({
+            ':method': 'POST',
+            ':path': `${WS}/GetWorkflowExecutionHistory`,
+            'content-type': 'application/grpc',
+            te: 'trailers',
+          });
           const chunks: Buffer[] = [];
           let status = '';
           r.on('trailers', (t) => (status = String(t['grpc-status'])));
           r.on('data', (d: Buffer) => chunks.push(d));
-          r.on('end', () => (status === '0' ? resolve(Buffer.concat(chunks)) : reject(new Error(`grpc-status ${status}`))));
+          r.on('end', () =>
+            status === '0' ? resolve(Buffer.concat(chunks)) : reject(new Error(`grpc-status ${status}`)),
+          );
           r.on('error', reject);
           r.end(grpcBody(req));
         });
@@ -359,14 +405,18 @@ describe('temporal-test-server: HTTP/2 framing', () => {
       return frameBytes(4, 0, 0, p);
     };
     c.send(settings(100));
-    const req = ws.GetWorkflowExecutionHistoryRequest.encode({ namespace: 'default', execution: { workflowId } }).finish();
+    const req = ws.GetWorkflowExecutionHistoryRequest.encode({
+      namespace: 'default',
+      execution: { workflowId },
+    }).finish();
     c.send(frameBytes(1, 0x4, 1, requestBlock('GetWorkflowExecutionHistory')));
     c.send(frameBytes(0, 0x1, 1, grpcBody(req)));
     await c.until((f) => f.type === 0 && f.id === 1);
     // A PING round trip: by then everything the server could send has arrived.
     c.send(frameBytes(6, 0, 0, Buffer.alloc(8, 2)));
     await c.until((f) => f.type === 6 && (f.flags & 1) === 1 && f.payload[0] === 2);
-    const sent = (): number => c.frames.filter((f) => f.type === 0 && f.id === 1).reduce((n, f) => n + f.payload.length, 0);
+    const sent = (): number =>
+      c.frames.filter((f) => f.type === 0 && f.id === 1).reduce((n, f) => n + f.payload.length, 0);
     assert.equal(sent(), 100, 'only the stream window went out');
     // Raising the initial window applies to the waiting stream (+ 20,000 bytes) ...
     c.send(settings(20_100));
@@ -380,7 +430,10 @@ describe('temporal-test-server: HTTP/2 framing', () => {
     const a = await c.answer(1);
     assert.equal(a.headers.at(-1)?.['grpc-status'], '0');
     const h = ws.GetWorkflowExecutionHistoryResponse.decode(a.data.subarray(5));
-    assert.equal(h.history?.events?.[0].workflowExecutionStartedEventAttributes?.input?.payloads?.[0].data?.length, 50_000);
+    assert.equal(
+      h.history?.events?.[0].workflowExecutionStartedEventAttributes?.input?.payloads?.[0].data?.length,
+      50_000,
+    );
     c.close();
   });
 

@@ -73,14 +73,23 @@ describe('temporal-test-server: HTTP API', function () {
   };
 
   /** GETs/POSTs the route, calls the gRPC method with `req`, and asserts both answers are equal. */
-  const same = async (method: string, path: string, req: object, opts: { service?: string; http?: string; body?: unknown } = {}): Promise<Json> => {
+  const same = async (
+    method: string,
+    path: string,
+    req: object,
+    opts: { service?: string; http?: string; body?: unknown } = {},
+  ): Promise<Json> => {
     const service = opts.service ?? WS;
     const type = responseType(service, method);
     const viaHttp = await api(opts.http ?? 'GET', path, opts.body);
     assert.equal(viaHttp.status, 200, `${path}: ${JSON.stringify(viaHttp.json)}`);
     const rpc = (service === WS ? conn.workflowService : conn.operatorService) as unknown as RpcTable;
     const viaGrpc = await rpc[method.charAt(0).toLowerCase() + method.slice(1)](req);
-    assert.deepEqual(normalize(type, fromJson(type, viaHttp.json, { shorthand: true })), normalize(type, viaGrpc), `${method} via ${path}`);
+    assert.deepEqual(
+      normalize(type, fromJson(type, viaHttp.json, { shorthand: true })),
+      normalize(type, viaGrpc),
+      `${method} via ${path}`,
+    );
     return viaHttp.json;
   };
 
@@ -95,9 +104,19 @@ describe('temporal-test-server: HTTP API', function () {
     native = await NativeConnection.connect({ address: server.address });
     client = new Client({ connection: conn });
     taskQueue = uniqueTaskQueue('http-gw');
-    worker = await Worker.create({ connection: native, taskQueue, workflowBundle: bundle, activities: makeActivities(), identity: IDENTITY });
+    worker = await Worker.create({
+      connection: native,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: makeActivities(),
+      identity: IDENTITY,
+    });
     running = worker.run();
-    done = await client.workflow.start(threeActivities, { taskQueue, workflowId: `http-done-${Date.now()}`, args: [3] });
+    done = await client.workflow.start(threeActivities, {
+      taskQueue,
+      workflowId: `http-done-${Date.now()}`,
+      args: [3],
+    });
     assert.equal(await done.result(), 24);
     open = await client.workflow.start(accumulator, { taskQueue, workflowId: `http-open-${Date.now()}` });
     // Quiescent: its first workflow task is done (a query answers), so its state holds still.
@@ -117,16 +136,28 @@ describe('temporal-test-server: HTTP API', function () {
   it('serves namespaces, cluster and system info, search attributes and settings', async () => {
     const list = await same('ListNamespaces', '/api/v1/namespaces', {});
     assert.ok(JSON.stringify(list).includes('"name":"default"'));
-    const d = (await same('DescribeNamespace', ns, { namespace: 'default' })) as { namespaceInfo: { state: string }; config: { workflowExecutionRetentionTtl: string } };
+    const d = (await same('DescribeNamespace', ns, { namespace: 'default' })) as {
+      namespaceInfo: { state: string };
+      config: { workflowExecutionRetentionTtl: string };
+    };
     // Enums by name, Durations as "<seconds>s".
     assert.equal(d.namespaceInfo.state, 'NAMESPACE_STATE_REGISTERED');
     assert.equal(d.config.workflowExecutionRetentionTtl, '259200s');
-    const cluster = (await same('GetClusterInfo', '/api/v1/cluster-info', {})) as { serverVersion: string; historyShardCount: number; initialFailoverVersion: string };
+    const cluster = (await same('GetClusterInfo', '/api/v1/cluster-info', {})) as {
+      serverVersion: string;
+      historyShardCount: number;
+      initialFailoverVersion: string;
+    };
     assert.match(cluster.serverVersion, /pixflow/);
     assert.equal(cluster.initialFailoverVersion, '1'); // int64 as a string
     const sys = (await same('GetSystemInfo', '/api/v1/system-info', {})) as { capabilities: { sdkMetadata: boolean } };
     assert.equal(sys.capabilities.sdkMetadata, true);
-    const sa = (await same('ListSearchAttributes', `${ns}/search-attributes`, { namespace: 'default' }, { service: OS })) as {
+    const sa = (await same(
+      'ListSearchAttributes',
+      `${ns}/search-attributes`,
+      { namespace: 'default' },
+      { service: OS },
+    )) as {
       systemAttributes: Record<string, string>;
     };
     assert.equal(sa.systemAttributes.WorkflowType, 'INDEXED_VALUE_TYPE_KEYWORD');
@@ -140,7 +171,10 @@ describe('temporal-test-server: HTTP API', function () {
 
   it('lists and counts workflows by query, with pages, and describes one', async () => {
     const q = `TaskQueue='${taskQueue}'`;
-    const all = (await same('ListWorkflowExecutions', `${ns}/workflows?query=${encodeURIComponent(q)}`, { namespace: 'default', query: q })) as {
+    const all = (await same('ListWorkflowExecutions', `${ns}/workflows?query=${encodeURIComponent(q)}`, {
+      namespace: 'default',
+      query: q,
+    })) as {
       executions: { execution: { workflowId: string }; status: string; startTime: string }[];
     };
     assert.equal(all.executions.length, 2);
@@ -148,34 +182,62 @@ describe('temporal-test-server: HTTP API', function () {
     assert.equal(closed?.status, 'WORKFLOW_EXECUTION_STATUS_COMPLETED');
     assert.match(closed?.startTime ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
     // Paged: one per page, the token (bytes, base64) taken from the JSON answer.
-    const page1 = (await same('ListWorkflowExecutions', `${ns}/workflows?query=${encodeURIComponent(q)}&pageSize=1`, { namespace: 'default', query: q, pageSize: 1 })) as {
+    const page1 = (await same('ListWorkflowExecutions', `${ns}/workflows?query=${encodeURIComponent(q)}&pageSize=1`, {
+      namespace: 'default',
+      query: q,
+      pageSize: 1,
+    })) as {
       executions: unknown[];
       nextPageToken: string;
     };
     assert.equal(page1.executions.length, 1);
     const token = page1.nextPageToken;
-    await same('ListWorkflowExecutions', `${ns}/workflows?query=${encodeURIComponent(q)}&page_size=1&next_page_token=${encodeURIComponent(token)}`, {
+    await same(
+      'ListWorkflowExecutions',
+      `${ns}/workflows?query=${encodeURIComponent(q)}&page_size=1&next_page_token=${encodeURIComponent(token)}`,
+      {
+        namespace: 'default',
+        query: q,
+        pageSize: 1,
+        nextPageToken: Buffer.from(token, 'base64'),
+      },
+    );
+    const count = (await same('CountWorkflowExecutions', `${ns}/workflow-count?query=${encodeURIComponent(q)}`, {
       namespace: 'default',
       query: q,
-      pageSize: 1,
-      nextPageToken: Buffer.from(token, 'base64'),
-    });
-    const count = (await same('CountWorkflowExecutions', `${ns}/workflow-count?query=${encodeURIComponent(q)}`, { namespace: 'default', query: q })) as { count: string };
+    })) as { count: string };
     assert.equal(count.count, '2');
     const runId = (await done.describe()).runId;
-    const d = (await same('DescribeWorkflowExecution', `${ns}/workflows/${encodeURIComponent(done.workflowId)}?execution.runId=${runId}`, {
-      namespace: 'default',
-      execution: { workflowId: done.workflowId, runId },
-    })) as { workflowExecutionInfo: { type: { name: string }; status: string } };
+    const d = (await same(
+      'DescribeWorkflowExecution',
+      `${ns}/workflows/${encodeURIComponent(done.workflowId)}?execution.runId=${runId}`,
+      {
+        namespace: 'default',
+        execution: { workflowId: done.workflowId, runId },
+      },
+    )) as { workflowExecutionInfo: { type: { name: string }; status: string } };
     assert.equal(d.workflowExecutionInfo.type.name, 'threeActivities');
     assert.equal(d.workflowExecutionInfo.status, 'WORKFLOW_EXECUTION_STATUS_COMPLETED');
-    await same('DescribeWorkflowExecution', `${ns}/workflows/${encodeURIComponent(open.workflowId)}`, { namespace: 'default', execution: { workflowId: open.workflowId } });
+    await same('DescribeWorkflowExecution', `${ns}/workflows/${encodeURIComponent(open.workflowId)}`, {
+      namespace: 'default',
+      execution: { workflowId: open.workflowId },
+    });
   });
 
   it('pages a history forward and in reverse, payloads in shorthand unless asked otherwise', async () => {
     const path = `${ns}/workflows/${encodeURIComponent(done.workflowId)}`;
-    const full = (await same('GetWorkflowExecutionHistory', `${path}/history`, { namespace: 'default', execution: { workflowId: done.workflowId } })) as {
-      history: { events: { eventId: string; eventType: string; eventTime: string; workflowExecutionStartedEventAttributes?: { input: Json; workflowTaskTimeout: string } }[] };
+    const full = (await same('GetWorkflowExecutionHistory', `${path}/history`, {
+      namespace: 'default',
+      execution: { workflowId: done.workflowId },
+    })) as {
+      history: {
+        events: {
+          eventId: string;
+          eventType: string;
+          eventTime: string;
+          workflowExecutionStartedEventAttributes?: { input: Json; workflowTaskTimeout: string };
+        }[];
+      };
     };
     const events = full.history.events;
     assert.ok(events.length > 10);
@@ -208,8 +270,17 @@ describe('temporal-test-server: HTTP API', function () {
     assert.deepEqual(await walk('history-reverse', 'GetWorkflowExecutionHistoryReverse'), [...allIds].reverse());
 
     const long = await api('GET', `${path}/history?noPayloadShorthand`);
-    const first = (long.json as { history: { events: { workflowExecutionStartedEventAttributes?: { input: { payloads: { metadata: { encoding: string }; data: string }[] } } }[] } }).history
-      .events[0];
+    const first = (
+      long.json as {
+        history: {
+          events: {
+            workflowExecutionStartedEventAttributes?: {
+              input: { payloads: { metadata: { encoding: string }; data: string }[] };
+            };
+          }[];
+        };
+      }
+    ).history.events[0];
     const payload = first.workflowExecutionStartedEventAttributes?.input.payloads[0];
     assert.equal(Buffer.from(payload?.metadata.encoding ?? '', 'base64').toString(), 'json/plain');
     assert.equal(Buffer.from(payload?.data ?? '', 'base64').toString(), '3');
@@ -221,46 +292,83 @@ describe('temporal-test-server: HTTP API', function () {
     assert.equal(signal.status, 200, JSON.stringify(signal.json));
     assert.deepEqual(signal.json, {});
     await waitFor(async () => (await open.query(totalQuery)) === 5, 10_000, 'the HTTP signal to be applied');
-    const q = (await same('QueryWorkflow', `${path}/query/total`, { namespace: 'default', execution: { workflowId: open.workflowId }, query: { queryType: 'total' } }, {
-      http: 'POST',
-      body: {},
-    })) as { queryResult: Json };
+    const q = (await same(
+      'QueryWorkflow',
+      `${path}/query/total`,
+      { namespace: 'default', execution: { workflowId: open.workflowId }, query: { queryType: 'total' } },
+      {
+        http: 'POST',
+        body: {},
+      },
+    )) as { queryResult: Json };
     assert.deepEqual(q.queryResult, [5]);
     const stack = await api('POST', `${path}/query/__stack_trace`, {});
     assert.equal(stack.status, 200, JSON.stringify(stack.json));
     const trace = (stack.json as { queryResult: Json[] }).queryResult[0];
     assert.equal(typeof trace, 'string');
     assert.match(String(trace), /accumulator/);
-    const history = (await api('GET', `${path}/history`)).json as { history: { events: { eventType: string; workflowExecutionSignaledEventAttributes?: { signalName: string; input: Json; identity: string } }[] } };
+    const history = (await api('GET', `${path}/history`)).json as {
+      history: {
+        events: {
+          eventType: string;
+          workflowExecutionSignaledEventAttributes?: { signalName: string; input: Json; identity: string };
+        }[];
+      };
+    };
     const signaled = history.history.events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED');
     assert.deepEqual(signaled?.workflowExecutionSignaledEventAttributes?.input, [5]);
     assert.equal(signaled?.workflowExecutionSignaledEventAttributes?.identity, 'http-test');
   });
 
   it('cancels and terminates over HTTP', async () => {
-    const a = await client.workflow.start(sleeper, { taskQueue, workflowId: `http-cancel-${Date.now()}`, args: [3_600_000] });
-    const b = await client.workflow.start(sleeper, { taskQueue, workflowId: `http-term-${Date.now()}`, args: [3_600_000] });
-    const cancel = await api('POST', `${ns}/workflows/${encodeURIComponent(a.workflowId)}/cancel`, { reason: 'operator' });
+    const a = await client.workflow.start(sleeper, {
+      taskQueue,
+      workflowId: `http-cancel-${Date.now()}`,
+      args: [3_600_000],
+    });
+    const b = await client.workflow.start(sleeper, {
+      taskQueue,
+      workflowId: `http-term-${Date.now()}`,
+      args: [3_600_000],
+    });
+    const cancel = await api('POST', `${ns}/workflows/${encodeURIComponent(a.workflowId)}/cancel`, {
+      reason: 'operator',
+    });
     assert.equal(cancel.status, 200, JSON.stringify(cancel.json));
     await assert.rejects(a.result(), (err: unknown) => err instanceof WorkflowFailedError);
     assert.equal((await a.describe()).status.name, 'CANCELLED');
-    const term = await api('POST', `${ns}/workflows/${encodeURIComponent(b.workflowId)}/terminate`, { reason: 'by http' });
+    const term = await api('POST', `${ns}/workflows/${encodeURIComponent(b.workflowId)}/terminate`, {
+      reason: 'by http',
+    });
     assert.equal(term.status, 200, JSON.stringify(term.json));
     assert.equal((await b.describe()).status.name, 'TERMINATED');
-    const hist = await client.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: b.workflowId } });
+    const hist = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: 'default',
+      execution: { workflowId: b.workflowId },
+    });
     const last = hist.history?.events?.at(-1);
     assert.equal(last?.workflowExecutionTerminatedEventAttributes?.reason, 'by http');
   });
 
   it('describes a task queue with its pollers, and lists (no) schedules', async () => {
-    const pollersOf = (json: Json): string[] => ((json as { pollers?: { identity: string }[] }).pollers ?? []).map((p) => p.identity);
+    const pollersOf = (json: Json): string[] =>
+      ((json as { pollers?: { identity: string }[] }).pollers ?? []).map((p) => p.identity);
     const wf = await api('GET', `${ns}/task-queues/${encodeURIComponent(taskQueue)}`);
     assert.equal(wf.status, 200);
-    const grpcWf = await conn.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue } });
-    assert.deepEqual(pollersOf(wf.json), (grpcWf.pollers ?? []).map((p) => p.identity ?? ''));
+    const grpcWf = await conn.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+    });
+    assert.deepEqual(
+      pollersOf(wf.json),
+      (grpcWf.pollers ?? []).map((p) => p.identity ?? ''),
+    );
     assert.ok(pollersOf(wf.json).includes(IDENTITY));
     assert.match((wf.json as { pollers: { lastAccessTime: string }[] }).pollers[0].lastAccessTime, /Z$/);
-    const act = await api('GET', `${ns}/task-queues/${encodeURIComponent(taskQueue)}?taskQueueType=TASK_QUEUE_TYPE_ACTIVITY`);
+    const act = await api(
+      'GET',
+      `${ns}/task-queues/${encodeURIComponent(taskQueue)}?taskQueueType=TASK_QUEUE_TYPE_ACTIVITY`,
+    );
     assert.ok(pollersOf(act.json).includes(IDENTITY));
     const none = await api('GET', `${ns}/task-queues/nobody-polls-this`);
     assert.deepEqual(pollersOf(none.json), []);
@@ -277,8 +385,14 @@ describe('temporal-test-server: HTTP API', function () {
     const badNs = await api('GET', '/api/v1/namespaces/nope');
     assert.equal(badNs.status, 404);
     assert.match((badNs.json as { message: string }).message, /nope/);
-    assert.deepEqual(await api('GET', '/api/v1/no/such/route'), { status: 404, json: { code: 5, message: 'Not Found', details: [] } });
-    assert.deepEqual(await api('DELETE', '/api/v1/namespaces'), { status: 501, json: { code: 12, message: 'Method Not Allowed', details: [] } });
+    assert.deepEqual(await api('GET', '/api/v1/no/such/route'), {
+      status: 404,
+      json: { code: 5, message: 'Not Found', details: [] },
+    });
+    assert.deepEqual(await api('DELETE', '/api/v1/namespaces'), {
+      status: 501,
+      json: { code: 12, message: 'Method Not Allowed', details: [] },
+    });
     const unimpl = await api('POST', `${ns}/schedules/s1`, {});
     assert.equal(unimpl.status, 501);
     assert.equal((unimpl.json as { code: number }).code, 12);
@@ -286,7 +400,9 @@ describe('temporal-test-server: HTTP API', function () {
     const notJson = await api('POST', `${ns}/workflows/${encodeURIComponent(open.workflowId)}/signal/add`, '{not json');
     assert.equal(notJson.status, 400);
     assert.equal((notJson.json as { code: number }).code, 3);
-    const unknownField = await api('POST', `${ns}/workflows/${encodeURIComponent(open.workflowId)}/signal/add`, { bogus: 1 });
+    const unknownField = await api('POST', `${ns}/workflows/${encodeURIComponent(open.workflowId)}/signal/add`, {
+      bogus: 1,
+    });
     assert.equal(unknownField.status, 400);
     assert.match((unknownField.json as { message: string }).message, /bogus/);
     const badEnum = await api('GET', `${ns}/task-queues/x?taskQueueType=NOT_A_TYPE`);
@@ -298,9 +414,13 @@ describe('temporal-test-server: HTTP API', function () {
     assert.equal(parseArgs(['server', 'start-dev', '--port', '7299', '--http-port', '7243']).httpPort, 7243);
     assert.equal(parseArgs(['--port', '7299', '--http-port=7243']).httpPort, 7243);
     const [port, httpPort] = [await freePort(), await freePort()];
-    const child = spawn(TEST_SERVER_LAUNCHER, ['server', 'start-dev', '--port', String(port), '--http-port', String(httpPort), '--headless'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      TEST_SERVER_LAUNCHER,
+      ['server', 'start-dev', '--port', String(port), '--http-port', String(httpPort), '--headless'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       let info: Json = null;

@@ -75,7 +75,10 @@ describe('temporal-test-server: workflow lifecycle', () => {
     await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
       const workflowId = `dup-${Date.now()}`;
       const h = await client.workflow.start(accumulator, { taskQueue, workflowId });
-      await assert.rejects(client.workflow.start(accumulator, { taskQueue, workflowId }), WorkflowExecutionAlreadyStartedError);
+      await assert.rejects(
+        client.workflow.start(accumulator, { taskQueue, workflowId }),
+        WorkflowExecutionAlreadyStartedError,
+      );
       await h.signal(finishSignal);
       await h.result();
       await assert.rejects(
@@ -83,13 +86,21 @@ describe('temporal-test-server: workflow lifecycle', () => {
         WorkflowExecutionAlreadyStartedError,
       );
       await assert.rejects(
-        client.workflow.start(accumulator, { taskQueue, workflowId, workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' }),
+        client.workflow.start(accumulator, {
+          taskQueue,
+          workflowId,
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        }),
         WorkflowExecutionAlreadyStartedError,
       );
       const again = await client.workflow.start(accumulator, { taskQueue, workflowId });
       assert.notEqual(again.firstExecutionRunId, h.firstExecutionRunId);
       // Conflict policy USE_EXISTING returns the running run instead of failing.
-      const same = await client.workflow.start(accumulator, { taskQueue, workflowId, workflowIdConflictPolicy: 'USE_EXISTING' });
+      const same = await client.workflow.start(accumulator, {
+        taskQueue,
+        workflowId,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
       assert.equal(same.firstExecutionRunId, again.firstExecutionRunId);
       await again.terminate();
     });
@@ -111,7 +122,14 @@ describe('temporal-test-server: workflow lifecycle', () => {
     const out = await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
       const targetId = `target-${Date.now()}`;
       const target = await client.workflow.start(accumulator, { taskQueue, workflowId: targetId });
-      assert.equal(await client.workflow.execute(signalSibling, { taskQueue, workflowId: `sender-${Date.now()}`, args: [targetId] }), 'sent');
+      assert.equal(
+        await client.workflow.execute(signalSibling, {
+          taskQueue,
+          workflowId: `sender-${Date.now()}`,
+          args: [targetId],
+        }),
+        'sent',
+      );
       return await target.result();
     });
     assert.equal(out, 5);
@@ -119,8 +137,16 @@ describe('temporal-test-server: workflow lifecycle', () => {
 
   it('applies parent-close policies: TERMINATE ends the child, ABANDON leaves it running', async () => {
     await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
-      const terminated = await client.workflow.execute(abandonsOrTerminatesChild, { taskQueue, workflowId: `pcp-t-${Date.now()}`, args: ['TERMINATE'] });
-      const abandoned = await client.workflow.execute(abandonsOrTerminatesChild, { taskQueue, workflowId: `pcp-a-${Date.now()}`, args: ['ABANDON'] });
+      const terminated = await client.workflow.execute(abandonsOrTerminatesChild, {
+        taskQueue,
+        workflowId: `pcp-t-${Date.now()}`,
+        args: ['TERMINATE'],
+      });
+      const abandoned = await client.workflow.execute(abandonsOrTerminatesChild, {
+        taskQueue,
+        workflowId: `pcp-a-${Date.now()}`,
+        args: ['ABANDON'],
+      });
       assert.equal((await client.workflow.getHandle(terminated).describe()).status.name, 'TERMINATED');
       const child = client.workflow.getHandle(abandoned);
       assert.equal((await child.describe()).status.name, 'RUNNING');
@@ -132,7 +158,12 @@ describe('temporal-test-server: workflow lifecycle', () => {
   it('describes, lists and counts executions', async () => {
     await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
       const workflowId = `desc-${Date.now()}`;
-      const h = await client.workflow.start(threeActivities, { taskQueue, workflowId, args: [1], memo: { purpose: 'test' } });
+      const h = await client.workflow.start(threeActivities, {
+        taskQueue,
+        workflowId,
+        args: [1],
+        memo: { purpose: 'test' },
+      });
       assert.equal(await h.result(), 8);
       const d = await h.describe();
       assert.equal(d.type, 'threeActivities');
@@ -161,7 +192,12 @@ describe('temporal-test-server: workflow lifecycle', () => {
   it('lists in keyset pages: terminating each listed run while walking the pages still reaches every run', async () => {
     await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
       const ids = await Promise.all(
-        Array.from({ length: 11 }, async (_, i) => (await client.workflow.start(sleeper, { taskQueue, workflowId: `page-${Date.now()}-${i}`, args: [WEEK] })).workflowId),
+        Array.from(
+          { length: 11 },
+          async (_, i) =>
+            (await client.workflow.start(sleeper, { taskQueue, workflowId: `page-${Date.now()}-${i}`, args: [WEEK] }))
+              .workflowId,
+        ),
       );
       const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`;
       const seen: string[] = [];
@@ -177,11 +213,18 @@ describe('temporal-test-server: workflow lifecycle', () => {
 
   it('the test helper terminates workflows a test left running on its generated task queue', async () => {
     let leftover = '';
-    const env = await withWorker({ workflowsPath, activities: makeActivities() }, async ({ env, client, taskQueue }) => {
-      const h = await client.workflow.start(sleeper, { taskQueue, workflowId: `leftover-${Date.now()}`, args: [WEEK] });
-      leftover = h.workflowId;
-      return env;
-    });
+    const env = await withWorker(
+      { workflowsPath, activities: makeActivities() },
+      async ({ env, client, taskQueue }) => {
+        const h = await client.workflow.start(sleeper, {
+          taskQueue,
+          workflowId: `leftover-${Date.now()}`,
+          args: [WEEK],
+        });
+        leftover = h.workflowId;
+        return env;
+      },
+    );
     assert.equal((await env.client.workflow.getHandle(leftover).describe()).status.name, 'TERMINATED');
   });
 });

@@ -10,7 +10,9 @@ describe('temporal-test-server: load', () => {
     const results = await withWorker({ workflowsPath, activities }, async ({ client, taskQueue }) => {
       const stamp = Date.now();
       const handles = await Promise.all(
-        Array.from({ length: 200 }, (_, i) => client.workflow.start(threeActivities, { taskQueue, workflowId: `load-${stamp}-${i}`, args: [i] })),
+        Array.from({ length: 200 }, (_, i) =>
+          client.workflow.start(threeActivities, { taskQueue, workflowId: `load-${stamp}-${i}`, args: [i] }),
+        ),
       );
       return await Promise.all(handles.map((h) => h.result()));
     });

@@ -34,15 +34,25 @@ describe('temporal-test-server: signals, queries, conditions', () => {
       await handle.result();
     });
     // A closed workflow is still queryable (legacy query task on the normal queue).
-    const closedAnswer = await withWorker({ workflowsPath, activities: makeActivities(), taskQueue }, () => handle.query(totalQuery));
+    const closedAnswer = await withWorker({ workflowsPath, activities: makeActivities(), taskQueue }, () =>
+      handle.query(totalQuery),
+    );
     assert.equal(closedAnswer, 7);
   });
 
   it('condition() with a timeout: signalled in time → true; otherwise false after virtual time', async () => {
     const results = await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
-      const a = await client.workflow.start(waitForFinish, { taskQueue, workflowId: `cond-a-${Date.now()}`, args: [3_600_000] });
+      const a = await client.workflow.start(waitForFinish, {
+        taskQueue,
+        workflowId: `cond-a-${Date.now()}`,
+        args: [3_600_000],
+      });
       await a.signal(finishSignal);
-      const b = client.workflow.execute(waitForFinish, { taskQueue, workflowId: `cond-b-${Date.now()}`, args: [86_400_000] });
+      const b = client.workflow.execute(waitForFinish, {
+        taskQueue,
+        workflowId: `cond-b-${Date.now()}`,
+        args: [86_400_000],
+      });
       return [await a.result(), await b];
     });
     assert.equal(results[0], true);
@@ -53,8 +63,18 @@ describe('temporal-test-server: signals, queries, conditions', () => {
   it('signal-with-start starts once, then signals the running workflow', async () => {
     const out = await withWorker({ workflowsPath, activities: makeActivities() }, async ({ client, taskQueue }) => {
       const workflowId = `sws-${Date.now()}`;
-      const h1 = await client.workflow.signalWithStart(accumulator, { taskQueue, workflowId, signal: addSignal, signalArgs: [2] });
-      const h2 = await client.workflow.signalWithStart(accumulator, { taskQueue, workflowId, signal: addSignal, signalArgs: [3] });
+      const h1 = await client.workflow.signalWithStart(accumulator, {
+        taskQueue,
+        workflowId,
+        signal: addSignal,
+        signalArgs: [2],
+      });
+      const h2 = await client.workflow.signalWithStart(accumulator, {
+        taskQueue,
+        workflowId,
+        signal: addSignal,
+        signalArgs: [3],
+      });
       assert.equal(h1.signaledRunId, h2.signaledRunId);
       await h1.signal(finishSignal);
       return await h1.result();

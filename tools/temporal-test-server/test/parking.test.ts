@@ -29,7 +29,13 @@ interface Harness {
 }
 
 async function harness(opts: { dbFilename?: string; taskQueue?: string }): Promise<Harness> {
-  const server = await startServer({ port: 0, timeSkipping: false, logger: silentLogger, parkIdleAfterMs: 25, dbFilename: opts.dbFilename });
+  const server = await startServer({
+    port: 0,
+    timeSkipping: false,
+    logger: silentLogger,
+    parkIdleAfterMs: 25,
+    dbFilename: opts.dbFilename,
+  });
   const effects: string[] = [];
   const activities: DurableActivities = {
     async sideEffect(tag) {
@@ -47,7 +53,12 @@ async function harness(opts: { dbFilename?: string; taskQueue?: string }): Promi
   const clientConn = await Connection.connect({ address: server.address });
   const client = new Client({ connection: clientConn });
   const taskQueue = opts.taskQueue ?? uniqueTaskQueue('parking');
-  const worker = await Worker.create({ connection: workerConn, taskQueue, workflowBundle: await workflowBundle(workflowsPath), activities });
+  const worker = await Worker.create({
+    connection: workerConn,
+    taskQueue,
+    workflowBundle: await workflowBundle(workflowsPath),
+    activities,
+  });
   const running = worker.run();
   return {
     server,
@@ -83,7 +94,9 @@ describe('temporal-test-server: idle runs parked as their started event', functi
       const stamp = Date.now();
       const ids = Array.from({ length: 20 }, (_, i) => `idle-${stamp}-${i}`);
       const handles = await Promise.all(
-        ids.map((workflowId) => client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['p', 1], startDelay: '1 hour' })),
+        ids.map((workflowId) =>
+          client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['p', 1], startDelay: '1 hour' }),
+        ),
       );
       // The history as the live run wrote it, read before any parking.
       const before = History.encode({ events: (await handles[0].fetchHistory()).events ?? [] }).finish();
@@ -91,7 +104,11 @@ describe('temporal-test-server: idle runs parked as their started event', functi
         () => 'answered',
         (err: Error) => err.message,
       );
-      await waitFor(() => ids.every((_, i) => server.store.isParked(handles[i].firstExecutionRunId)), 10_000, 'all 20 runs parked');
+      await waitFor(
+        () => ids.every((_, i) => server.store.isParked(handles[i].firstExecutionRunId)),
+        10_000,
+        'all 20 runs parked',
+      );
       assert.equal(server.store.parkedCount, 20);
 
       // History: byte for byte what the live run had.
@@ -106,7 +123,13 @@ describe('temporal-test-server: idle runs parked as their started event', functi
 
       // Signal-with-start ends the delay at once and the workflow runs with the signal.
       await waitFor(() => server.store.isParked(handles[2].firstExecutionRunId), 10_000, 'run 2 parked again');
-      const again = await client.workflow.signalWithStart(collectsSignals, { taskQueue, workflowId: ids[2], args: ['p', 1], signal: durableAddSignal, signalArgs: ['paid'] });
+      const again = await client.workflow.signalWithStart(collectsSignals, {
+        taskQueue,
+        workflowId: ids[2],
+        args: ['p', 1],
+        signal: durableAddSignal,
+        signalArgs: ['paid'],
+      });
       assert.equal(again.signaledRunId, handles[2].firstExecutionRunId);
       assert.equal(await handles[2].result(), 'done p:paid');
 
@@ -124,12 +147,24 @@ describe('temporal-test-server: idle runs parked as their started event', functi
 
       // Its own delay ending wakes it with nobody asking: the activity runs.
       const shortId = `short-${stamp}`;
-      const short = await client.workflow.start(collectsSignals, { taskQueue, workflowId: shortId, args: ['short', 0], startDelay: '1500 ms' });
-      await waitFor(() => server.store.isParked(short.firstExecutionRunId), 1_400, 'the short-delay run parked before its delay ends');
+      const short = await client.workflow.start(collectsSignals, {
+        taskQueue,
+        workflowId: shortId,
+        args: ['short', 0],
+        startDelay: '1500 ms',
+      });
+      await waitFor(
+        () => server.store.isParked(short.firstExecutionRunId),
+        1_400,
+        'the short-delay run parked before its delay ends',
+      );
       await waitFor(() => h.effects.includes('short:'), 10_000, 'the short-delay workflow ran its activity');
       assert.equal(await short.result(), 'done short:');
       const events = (await short.fetchHistory()).events ?? [];
-      assert.deepEqual(events.slice(0, 2).map((e) => e.eventType), [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED]);
+      assert.deepEqual(
+        events.slice(0, 2).map((e) => e.eventType),
+        [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED],
+      );
 
       // Its run timeout fires while parked.
       const timeoutId = `timeout-${stamp}`;
@@ -152,7 +187,10 @@ describe('temporal-test-server: idle runs parked as their started event', functi
       assert.equal(counted.count, 18);
       assert.equal(server.store.parkedCount, stillParked);
       const listed: string[] = [];
-      for await (const w of client.workflow.list({ query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'` })) listed.push(w.workflowId);
+      for await (const w of client.workflow.list({
+        query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
+      }))
+        listed.push(w.workflowId);
       const stillIdle = ids.filter((_, i) => i !== 2 && i !== 3);
       assert.deepEqual(listed.sort(), stillIdle.sort());
       for (const i of [5, 6, 7]) {
@@ -173,11 +211,16 @@ describe('temporal-test-server: idle runs parked as their started event', functi
     const ids = Array.from({ length: 10 }, (_, i) => `durable-idle-${stamp}-${i}`);
     try {
       const handles = await Promise.all(
-        ids.map((workflowId) => h.client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['d', 1], startDelay: '1 hour' })),
+        ids.map((workflowId) =>
+          h.client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['d', 1], startDelay: '1 hour' }),
+        ),
       );
       await waitFor(() => handles.every((x) => h.server.store.isParked(x.firstExecutionRunId)), 10_000, 'all parked');
       // Durable: a parked run keeps only where the journal holds its started event.
-      assert.deepEqual(handles.map((x) => h.server.store.parkedIn(x.firstExecutionRunId)), handles.map(() => 'journal'));
+      assert.deepEqual(
+        handles.map((x) => h.server.store.parkedIn(x.firstExecutionRunId)),
+        handles.map(() => 'journal'),
+      );
       // Woken from the file, the history is what it was.
       const hist = (await handles[1].fetchHistory()).events ?? [];
       assert.equal(hist.length, 1);
@@ -192,8 +235,17 @@ describe('temporal-test-server: idle runs parked as their started event', functi
       const runIds = await Promise.all(ids.map(async (id) => (await h.client.workflow.getHandle(id).describe()).runId));
       assert.equal(h.server.store.parkedCount, 0, 'describe woke every run');
       await waitFor(() => h.server.store.parkedCount === 10, 10_000, 'parked again');
-      assert.deepEqual(runIds.map((r) => h.server.store.parkedIn(r)), runIds.map(() => 'journal'));
-      const woken = await h.client.workflow.signalWithStart(collectsSignals, { taskQueue, workflowId: ids[0], args: ['d', 1], signal: durableAddSignal, signalArgs: ['after restart'] });
+      assert.deepEqual(
+        runIds.map((r) => h.server.store.parkedIn(r)),
+        runIds.map(() => 'journal'),
+      );
+      const woken = await h.client.workflow.signalWithStart(collectsSignals, {
+        taskQueue,
+        workflowId: ids[0],
+        args: ['d', 1],
+        signal: durableAddSignal,
+        signalArgs: ['after restart'],
+      });
       assert.equal(await h.client.workflow.getHandle(ids[0], woken.signaledRunId).result(), 'done d:after restart');
       assert.equal(h.server.store.parkedCount, 9);
     } finally {
@@ -207,11 +259,27 @@ describe('temporal-test-server: idle runs parked as their started event', functi
       const { client, taskQueue, server } = h;
       try {
         const stamp = Date.now();
-        const waits = await client.workflow.start(effectThenWaits, { taskQueue, workflowId: `waits-${stamp}`, args: ['w', 3_600_000] });
-        const timed = await client.workflow.start(effectThenWaits, { taskQueue, workflowId: `timed-${stamp}`, args: ['t', 1_500] });
-        await waitFor(() => h.effects.includes('w:first') && h.effects.includes('t:first'), 10_000, 'the first activities ran');
+        const waits = await client.workflow.start(effectThenWaits, {
+          taskQueue,
+          workflowId: `waits-${stamp}`,
+          args: ['w', 3_600_000],
+        });
+        const timed = await client.workflow.start(effectThenWaits, {
+          taskQueue,
+          workflowId: `timed-${stamp}`,
+          args: ['t', 1_500],
+        });
+        await waitFor(
+          () => h.effects.includes('w:first') && h.effects.includes('t:first'),
+          10_000,
+          'the first activities ran',
+        );
         await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'the waiting run parked');
-        await waitFor(() => server.store.isParked(timed.firstExecutionRunId), 1_400, 'the timed run parked before its timer fires');
+        await waitFor(
+          () => server.store.isParked(timed.firstExecutionRunId),
+          1_400,
+          'the timed run parked before its timer fires',
+        );
         // Durable: only where the journal holds its history (several commits' records).
         assert.equal(server.store.parkedIn(waits.firstExecutionRunId), durable ? 'journal' : 'memory');
 
@@ -219,7 +287,11 @@ describe('temporal-test-server: idle runs parked as their started event', functi
         const events = (await waits.fetchHistory()).events ?? [];
         assert.equal(server.store.isParked(waits.firstExecutionRunId), false, 'a read wakes the run');
         const types = events.map((e) => e.eventType);
-        assert.ok(types.includes(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) && types.at(-1) === EventType.EVENT_TYPE_TIMER_STARTED, `history: ${types.join(',')}`);
+        assert.ok(
+          types.includes(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) &&
+            types.at(-1) === EventType.EVENT_TYPE_TIMER_STARTED,
+          `history: ${types.join(',')}`,
+        );
         await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'parked again');
         const again = History.encode({ events: (await waits.fetchHistory()).events ?? [] }).finish();
         assert.deepEqual(Buffer.from(again), Buffer.from(History.encode({ events }).finish()));
@@ -230,24 +302,44 @@ describe('temporal-test-server: idle runs parked as their started event', functi
         assert.match(stack, /effectThenWaits|condition/);
 
         // Its own timer wakes it with nobody asking (no result long poll either); the signal wakes the other.
-        await waitFor(() => h.effects.includes('t:timer'), 10_000, 'the timed run woke for its timer and ran its activity');
+        await waitFor(
+          () => h.effects.includes('t:timer'),
+          10_000,
+          'the timed run woke for its timer and ran its activity',
+        );
         assert.equal(await timed.result(), 'done t:timer');
         await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'parked again');
         await waits.signal(durableAddSignal, 'paid');
         assert.equal(await waits.result(), 'done w:paid');
         // Each activity ran once: waking replays history, it does not run the workflow again.
-        assert.deepEqual(h.effects.filter((e) => e.startsWith('w:') || e.startsWith('t:')).sort(), ['t:first', 't:timer', 'w:first', 'w:paid']);
-        const timerFired = ((await timed.fetchHistory()).events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED);
+        assert.deepEqual(h.effects.filter((e) => e.startsWith('w:') || e.startsWith('t:')).sort(), [
+          't:first',
+          't:timer',
+          'w:first',
+          'w:paid',
+        ]);
+        const timerFired = ((await timed.fetchHistory()).events ?? []).filter(
+          (e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED,
+        );
         assert.equal(timerFired.length, 1);
         if (durable) {
           // Closed, the runs are parked for their retention: read back as they were, and closed.
           const closedHistory = History.encode({ events: (await waits.fetchHistory()).events ?? [] }).finish();
-          await waitFor(() => server.store.isParked(waits.firstExecutionRunId) && server.store.isParked(timed.firstExecutionRunId), 10_000, 'the closed runs parked');
+          await waitFor(
+            () => server.store.isParked(waits.firstExecutionRunId) && server.store.isParked(timed.firstExecutionRunId),
+            10_000,
+            'the closed runs parked',
+          );
           assert.equal(server.store.parkedIn(waits.firstExecutionRunId), 'journal');
-          const counted = await client.workflow.count(`WorkflowId = '${waits.workflowId}' AND ExecutionStatus = 'Completed'`);
+          const counted = await client.workflow.count(
+            `WorkflowId = '${waits.workflowId}' AND ExecutionStatus = 'Completed'`,
+          );
           assert.equal(counted.count, 1);
           assert.equal(server.store.isParked(waits.firstExecutionRunId), true, 'a count does not wake it');
-          assert.deepEqual(Buffer.from(History.encode({ events: (await waits.fetchHistory()).events ?? [] }).finish()), Buffer.from(closedHistory));
+          assert.deepEqual(
+            Buffer.from(History.encode({ events: (await waits.fetchHistory()).events ?? [] }).finish()),
+            Buffer.from(closedHistory),
+          );
           assert.equal((await timed.describe()).status.name, 'COMPLETED');
           assert.equal(await timed.result(), 'done t:timer');
           await waitFor(() => server.store.isParked(waits.firstExecutionRunId), 10_000, 'parked again after the read');

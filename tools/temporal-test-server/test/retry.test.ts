@@ -14,16 +14,28 @@ describe('temporal-test-server: retry policy arithmetic', () => {
 
   it('applies server defaults to an empty policy', () => {
     const p = normalizeRetryPolicy(null);
-    assert.deepEqual(p, { initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 100_000, maximumAttempts: 0, nonRetryableErrorTypes: [] });
+    assert.deepEqual(p, {
+      initialIntervalMs: 1000,
+      backoffCoefficient: 2,
+      maximumIntervalMs: 100_000,
+      maximumAttempts: 0,
+      nonRetryableErrorTypes: [],
+    });
   });
 
   it('backs off exponentially up to the maximum interval', () => {
-    assert.deepEqual([1, 2, 3, 4, 5].map((a) => backoffMs(policy, a)), [1000, 2000, 4000, 5000, 5000]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map((a) => backoffMs(policy, a)),
+      [1000, 2000, 4000, 5000, 5000],
+    );
   });
 
   it('stops at maximum attempts, on non-retryable failures, and at the deadline', () => {
     const f = { message: 'x', applicationFailureInfo: { type: 'Boom' } };
-    assert.deepEqual(decideRetry({ policy, attempt: 1, failure: f, nowMs: 0, expiresAtMs: 0 }), { retry: true, delayMs: 1000 });
+    assert.deepEqual(decideRetry({ policy, attempt: 1, failure: f, nowMs: 0, expiresAtMs: 0 }), {
+      retry: true,
+      delayMs: 1000,
+    });
     assert.deepEqual(decideRetry({ policy, attempt: 4, failure: f, nowMs: 0, expiresAtMs: 0 }), {
       retry: false,
       state: RetryState.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED,
@@ -42,7 +54,13 @@ describe('temporal-test-server: retry policy arithmetic', () => {
   });
 
   it('honours next_retry_delay from the failure', () => {
-    const f = { message: 'x', applicationFailureInfo: { type: 'Boom', nextRetryDelay: { seconds: Long.fromNumber(42) } } };
-    assert.deepEqual(decideRetry({ policy, attempt: 1, failure: f, nowMs: 0, expiresAtMs: 0 }), { retry: true, delayMs: 42_000 });
+    const f = {
+      message: 'x',
+      applicationFailureInfo: { type: 'Boom', nextRetryDelay: { seconds: Long.fromNumber(42) } },
+    };
+    assert.deepEqual(decideRetry({ policy, attempt: 1, failure: f, nowMs: 0, expiresAtMs: 0 }), {
+      retry: true,
+      delayMs: 42_000,
+    });
   });
 });

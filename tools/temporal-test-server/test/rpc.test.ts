@@ -12,7 +12,11 @@ import { temporal } from '@temporalio/proto';
 import { Connection } from '@temporalio/client';
 import { silentLogger, startServer, type RunningServer } from '../src/index';
 
-function rawCall(address: string, path: string, body: Uint8Array): Promise<{ code: grpc.status; details: string; bytes?: Buffer }> {
+function rawCall(
+  address: string,
+  path: string,
+  body: Uint8Array,
+): Promise<{ code: grpc.status; details: string; bytes?: Buffer }> {
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
   return new Promise((resolve) => {
     client.makeUnaryRequest(
@@ -101,19 +105,30 @@ describe('temporal-test-server: gRPC surface', () => {
     const r = await rawCall(env.address, `${WS}/CreateSchedule`, new Uint8Array());
     assert.equal(r.code, grpc.status.UNIMPLEMENTED);
     assert.match(r.details, /CreateSchedule/);
-    const unknown = await rawCall(env.address, '/temporal.api.operatorservice.v1.OperatorService/NoSuchThing', new Uint8Array());
+    const unknown = await rawCall(
+      env.address,
+      '/temporal.api.operatorservice.v1.OperatorService/NoSuchThing',
+      new Uint8Array(),
+    );
     assert.equal(unknown.code, grpc.status.UNIMPLEMENTED);
     assert.match(unknown.details, /NoSuchThing/);
   });
 
   it('answers INVALID_ARGUMENT to bytes that are not the request message', async () => {
-    const r = await rawCall(env.address, `${WS}/StartWorkflowExecution`, Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]));
+    const r = await rawCall(
+      env.address,
+      `${WS}/StartWorkflowExecution`,
+      Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+    );
     assert.equal(r.code, grpc.status.INVALID_ARGUMENT);
   });
 
   it('answers INVALID_ARGUMENT to requests missing required fields, and bad task tokens', async () => {
     const svc = env.connection.workflowService;
-    await assert.rejects(svc.startWorkflowExecution({ namespace: 'default' }), (e: grpc.ServiceError) => e.code === grpc.status.INVALID_ARGUMENT);
+    await assert.rejects(
+      svc.startWorkflowExecution({ namespace: 'default' }),
+      (e: grpc.ServiceError) => e.code === grpc.status.INVALID_ARGUMENT,
+    );
     await assert.rejects(
       svc.startWorkflowExecution({ namespace: 'default', workflowId: 'x', workflowType: { name: 'y' } }),
       (e: grpc.ServiceError) => e.code === grpc.status.INVALID_ARGUMENT && /TaskQueue/.test(e.details),
@@ -123,7 +138,10 @@ describe('temporal-test-server: gRPC surface', () => {
       (e: grpc.ServiceError) => e.code === grpc.status.INVALID_ARGUMENT,
     );
     await assert.rejects(
-      svc.respondActivityTaskCompleted({ taskToken: Buffer.from('{"t":"a","r":"nope","s":1,"a":1}'), namespace: 'default' }),
+      svc.respondActivityTaskCompleted({
+        taskToken: Buffer.from('{"t":"a","r":"nope","s":1,"a":1}'),
+        namespace: 'default',
+      }),
       (e: grpc.ServiceError) => e.code === grpc.status.NOT_FOUND,
     );
     await assert.rejects(
@@ -134,13 +152,19 @@ describe('temporal-test-server: gRPC surface', () => {
 
   it('answers NOT_FOUND for unknown namespaces and workflows, and serves registered namespaces', async () => {
     const svc = env.connection.workflowService;
-    await assert.rejects(svc.describeNamespace({ namespace: 'nope' }), (e: grpc.ServiceError) => e.code === grpc.status.NOT_FOUND);
+    await assert.rejects(
+      svc.describeNamespace({ namespace: 'nope' }),
+      (e: grpc.ServiceError) => e.code === grpc.status.NOT_FOUND,
+    );
     await assert.rejects(
       svc.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: 'never-started' } }),
       (e: grpc.ServiceError) => e.code === grpc.status.NOT_FOUND,
     );
     const name = `ns-${Date.now()}`;
-    await svc.registerNamespace({ namespace: name, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86400) } });
+    await svc.registerNamespace({
+      namespace: name,
+      workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86400) },
+    });
     const d = await svc.describeNamespace({ namespace: name });
     assert.equal(d.namespaceInfo?.name, name);
     assert.equal(d.namespaceInfo?.state, temporal.api.enums.v1.NamespaceState.NAMESPACE_STATE_REGISTERED);
@@ -156,11 +180,19 @@ describe('temporal-test-server: gRPC surface', () => {
     }
     // Large enough for the asynchronous inflate path.
     const name = `big-${Date.now()}`;
-    const big = ws.RegisterNamespaceRequest.encode({ namespace: name, description: 'x'.repeat(6 * 1024 * 1024) }).finish();
+    const big = ws.RegisterNamespaceRequest.encode({
+      namespace: name,
+      description: 'x'.repeat(6 * 1024 * 1024),
+    }).finish();
     const reg = await http2Call(env.address, `${WS}/RegisterNamespace`, big, 'gzip');
     assert.equal(reg.status, grpc.status.OK, reg.details);
     // (Read back over plain HTTP/2: the answer is larger than the SDK client's 4 MiB default.)
-    const d = await http2Call(env.address, `${WS}/DescribeNamespace`, ws.DescribeNamespaceRequest.encode({ namespace: name }).finish(), 'gzip');
+    const d = await http2Call(
+      env.address,
+      `${WS}/DescribeNamespace`,
+      ws.DescribeNamespaceRequest.encode({ namespace: name }).finish(),
+      'gzip',
+    );
     assert.equal(ws.DescribeNamespaceResponse.decode(d.body).namespaceInfo?.description?.length, 6 * 1024 * 1024);
     // Corrupt compressed bytes: INTERNAL (as grpc-js answers), and the server keeps serving.
     const bad = await http2Call(env.address, `${WS}/DescribeNamespace`, describe, 'gzip', true);
@@ -197,7 +229,7 @@ describe('temporal-test-server: gRPC surface', () => {
     }
   });
 
-  it('hands activities to the completing worker eagerly when asked, on the workflow\'s own queue only', async () => {
+  it("hands activities to the completing worker eagerly when asked, on the workflow's own queue only", async () => {
     const svc = env.connection.workflowService;
     const taskQueue = `eager-${Date.now()}`;
     const otherQueue = `${taskQueue}-other`;
@@ -209,7 +241,11 @@ describe('temporal-test-server: gRPC surface', () => {
       taskQueue: { name: taskQueue },
       requestId: workflowId,
     });
-    const wft = await svc.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'tester' });
+    const wft = await svc.pollWorkflowTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      identity: 'tester',
+    });
     assert.ok(wft.taskToken && wft.taskToken.length > 0);
     const schedule = (activityId: string, queue: string, eager: boolean): temporal.api.command.v1.ICommand => ({
       commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
@@ -225,28 +261,51 @@ describe('temporal-test-server: gRPC surface', () => {
       namespace: 'default',
       taskToken: wft.taskToken,
       identity: 'tester',
-      commands: [schedule('eager', taskQueue, true), schedule('polled', taskQueue, false), schedule('elsewhere', otherQueue, true)],
+      commands: [
+        schedule('eager', taskQueue, true),
+        schedule('polled', taskQueue, false),
+        schedule('elsewhere', otherQueue, true),
+      ],
     });
     assert.deepEqual(
       done.activityTasks.map((t) => [t.activityId, t.attempt]),
       [['eager', 1]],
     );
     const eager = done.activityTasks[0];
-    assert.ok(eager.scheduledTime && eager.currentAttemptScheduledTime && eager.startToCloseTimeout && eager.scheduleToCloseTimeout);
+    assert.ok(
+      eager.scheduledTime &&
+        eager.currentAttemptScheduledTime &&
+        eager.startToCloseTimeout &&
+        eager.scheduleToCloseTimeout,
+    );
     // The other two wait for pollers on their queues.
-    const polled = await svc.pollActivityTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'tester' });
+    const polled = await svc.pollActivityTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      identity: 'tester',
+    });
     assert.equal(polled.activityId, 'polled');
-    const elsewhere = await svc.pollActivityTaskQueue({ namespace: 'default', taskQueue: { name: otherQueue }, identity: 'tester' });
+    const elsewhere = await svc.pollActivityTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: otherQueue },
+      identity: 'tester',
+    });
     assert.equal(elsewhere.activityId, 'elsewhere');
     const described = await svc.describeWorkflowExecution({ namespace: 'default', execution: { workflowId } });
     assert.equal(described.pendingActivities.length, 3);
-    assert.ok(described.pendingActivities.every((a) => a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED));
+    assert.ok(
+      described.pendingActivities.every(
+        (a) => a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+      ),
+    );
     // The eager task's token is a normal started attempt: completing it writes Started + Completed.
     await svc.respondActivityTaskCompleted({ namespace: 'default', taskToken: eager.taskToken, identity: 'tester' });
     const history = await svc.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId } });
     const types = (history.history?.events ?? []).map((e) => e.eventType);
     const ET = temporal.api.enums.v1.EventType;
-    assert.ok(types.includes(ET.EVENT_TYPE_ACTIVITY_TASK_STARTED) && types.includes(ET.EVENT_TYPE_ACTIVITY_TASK_COMPLETED));
+    assert.ok(
+      types.includes(ET.EVENT_TYPE_ACTIVITY_TASK_STARTED) && types.includes(ET.EVENT_TYPE_ACTIVITY_TASK_COMPLETED),
+    );
     await svc.terminateWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId } });
   });
 
@@ -256,11 +315,29 @@ describe('temporal-test-server: gRPC surface', () => {
     const taskQueue = `inline-${Date.now()}`;
     const sticky = `${taskQueue}-sticky`;
     const workflowId = `inline-wf-${Date.now()}`;
-    await svc.startWorkflowExecution({ namespace: 'default', workflowId, workflowType: { name: 'w' }, taskQueue: { name: taskQueue }, requestId: workflowId });
-    const first = await svc.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'tester' });
+    await svc.startWorkflowExecution({
+      namespace: 'default',
+      workflowId,
+      workflowType: { name: 'w' },
+      taskQueue: { name: taskQueue },
+      requestId: workflowId,
+    });
+    const first = await svc.pollWorkflowTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      identity: 'tester',
+    });
     // A signal while the task runs is buffered; completing the task then schedules a new one.
-    await svc.signalWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId }, signalName: 's', identity: 'tester' });
-    const stickyAttributes = { workerTaskQueue: { name: sticky, normalName: taskQueue }, scheduleToStartTimeout: { seconds: Long.fromNumber(10) } };
+    await svc.signalWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId },
+      signalName: 's',
+      identity: 'tester',
+    });
+    const stickyAttributes = {
+      workerTaskQueue: { name: sticky, normalName: taskQueue },
+      scheduleToStartTimeout: { seconds: Long.fromNumber(10) },
+    };
     const done = await svc.respondWorkflowTaskCompleted({
       namespace: 'default',
       taskToken: first.taskToken,
@@ -298,7 +375,10 @@ describe('temporal-test-server: gRPC surface', () => {
     });
     assert.equal(last.workflowTask ?? null, null);
     const described = await svc.describeWorkflowExecution({ namespace: 'default', execution: { workflowId } });
-    assert.equal(described.workflowExecutionInfo?.status, temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED);
+    assert.equal(
+      described.workflowExecutionInfo?.status,
+      temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+    );
   });
 
   it('reports the capabilities the SDK checks, and keeps serving after all of the above', async () => {

@@ -13,8 +13,14 @@ describe('temporal-test-server: run history and task tokens', () => {
       () => now++,
       () => touched++,
     );
-    h.append({ eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, workflowExecutionStartedEventAttributes: { workflowType: { name: 'wf' } } });
-    h.append({ eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, workflowTaskScheduledEventAttributes: { attempt: 1 } });
+    h.append({
+      eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      workflowExecutionStartedEventAttributes: { workflowType: { name: 'wf' } },
+    });
+    h.append({
+      eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+      workflowTaskScheduledEventAttributes: { attempt: 1 },
+    });
     h.append({
       eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
       workflowExecutionCompletedEventAttributes: { result: { payloads: [{ data: Buffer.from('42') }] } },
@@ -28,9 +34,15 @@ describe('temporal-test-server: run history and task tokens', () => {
     assert.equal(toNum(h.last?.eventId), 3);
 
     const events = h.events; // unpacks
-    assert.deepEqual(events.map((e) => toNum(e.eventId)), [1, 2, 3]);
+    assert.deepEqual(
+      events.map((e) => toNum(e.eventId)),
+      [1, 2, 3],
+    );
     assert.deepEqual(Buffer.from(History.encode({ events }).finish()), before);
-    assert.equal(Buffer.from(events[2].workflowExecutionCompletedEventAttributes?.result?.payloads?.[0].data ?? []).toString(), '42');
+    assert.equal(
+      Buffer.from(events[2].workflowExecutionCompletedEventAttributes?.result?.payloads?.[0].data ?? []).toString(),
+      '42',
+    );
   });
 
   it('answers histories from cached event encodings, byte-identical to encoding the events, open and packed', () => {
@@ -45,25 +57,52 @@ describe('temporal-test-server: run history and task tokens', () => {
       Buffer.from(Poll.encode({ taskToken: Buffer.from('t'), history: { events: h.events.slice(from, to) } }).finish());
     const actual = (from: number, to?: number): Buffer =>
       Buffer.from(Poll.encode({ taskToken: Buffer.from('t'), history: h.message(from, to) }).finish());
-    h.append({ eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, workflowExecutionStartedEventAttributes: { workflowType: { name: 'wf' }, input: { payloads: [{ data: Buffer.alloc(300, 7) }] } } });
-    h.append({ eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, workflowTaskScheduledEventAttributes: { attempt: 1 } });
+    h.append({
+      eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      workflowExecutionStartedEventAttributes: {
+        workflowType: { name: 'wf' },
+        input: { payloads: [{ data: Buffer.alloc(300, 7) }] },
+      },
+    });
+    h.append({
+      eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+      workflowTaskScheduledEventAttributes: { attempt: 1 },
+    });
     const early = actual(0); // encodes (and caches) the first two events
     assert.deepEqual(early, expected(0));
-    h.append({ eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, workflowTaskStartedEventAttributes: { scheduledEventId: long(2), identity: 'me' } });
+    h.append({
+      eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+      workflowTaskStartedEventAttributes: { scheduledEventId: long(2), identity: 'me' },
+    });
     h.append({
       eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
       workflowExecutionCompletedEventAttributes: { result: { payloads: [{ data: Buffer.from('42') }] } },
     });
-    const ranges: [number, number | undefined][] = [[0, undefined], [2, undefined], [1, 3], [3, 4], [4, undefined], [9, undefined], [0, 0]];
+    const ranges: [number, number | undefined][] = [
+      [0, undefined],
+      [2, undefined],
+      [1, 3],
+      [3, 4],
+      [4, undefined],
+      [9, undefined],
+      [0, 0],
+    ];
     const open = ranges.map(([from, to]) => expected(from, to));
     for (const [i, [from, to]] of ranges.entries()) assert.deepEqual(actual(from, to), open[i], `open ${from}..${to}`);
 
     h.pack();
     // Packed: full reads, pages and the close event come from the packed bytes, not unpacked objects.
-    for (const [i, [from, to]] of ranges.entries()) assert.deepEqual(actual(from, to), open[i], `packed ${from}..${to}`);
-    assert.deepEqual(Buffer.concat(h.encodedRange(1, 3)), Buffer.concat([...h.encodedRange(1, 2), ...h.encodedRange(2, 3)]));
+    for (const [i, [from, to]] of ranges.entries())
+      assert.deepEqual(actual(from, to), open[i], `packed ${from}..${to}`);
+    assert.deepEqual(
+      Buffer.concat(h.encodedRange(1, 3)),
+      Buffer.concat([...h.encodedRange(1, 2), ...h.encodedRange(2, 3)]),
+    );
     const decoded = History.decode(Buffer.concat(h.encodedRange(0, 4))).events;
-    assert.deepEqual(decoded.map((e) => toNum(e.eventId)), [1, 2, 3, 4]);
+    assert.deepEqual(
+      decoded.map((e) => toNum(e.eventId)),
+      [1, 2, 3, 4],
+    );
     assert.equal(h.last?.eventType, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
   });
 

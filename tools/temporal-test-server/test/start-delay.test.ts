@@ -16,20 +16,33 @@ describe('temporal-test-server: workflow start delay', () => {
   it('runs the first workflow task only once the delay has passed', async () => {
     await withWorker({ workflowsPath, activities }, async ({ client, taskQueue }) => {
       const workflowId = `delayed-${Date.now()}`;
-      const handle = await client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['d', 0], startDelay: '1 day' });
+      const handle = await client.workflow.start(collectsSignals, {
+        taskQueue,
+        workflowId,
+        args: ['d', 0],
+        startDelay: '1 day',
+      });
       assert.equal(await handle.result(), 'd:');
       const events = (await handle.fetchHistory()).events ?? [];
       const started = events.find((e) => e.eventType === ET.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
       const scheduled = events.find((e) => e.eventType === ET.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED);
       assert.equal(ms(started?.workflowExecutionStartedEventAttributes?.firstWorkflowTaskBackoff), DAY_MS);
-      assert.ok(ms(scheduled?.eventTime) - ms(started?.eventTime) >= DAY_MS, 'first task scheduled before the delay ended');
+      assert.ok(
+        ms(scheduled?.eventTime) - ms(started?.eventTime) >= DAY_MS,
+        'first task scheduled before the delay ended',
+      );
     });
   });
 
   it('signal-with-start during the delay dispatches the first workflow task at once with the signal', async () => {
     await withWorker({ workflowsPath, activities }, async ({ client, taskQueue }) => {
       const workflowId = `delayed-sws-${Date.now()}`;
-      const first = await client.workflow.start(collectsSignals, { taskQueue, workflowId, args: ['s', 1], startDelay: '1 day' });
+      const first = await client.workflow.start(collectsSignals, {
+        taskQueue,
+        workflowId,
+        args: ['s', 1],
+        startDelay: '1 day',
+      });
       const again = await client.workflow.signalWithStart(collectsSignals, {
         taskQueue,
         workflowId,

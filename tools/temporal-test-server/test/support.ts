@@ -6,7 +6,11 @@ import type { ConformanceActivities } from './workflows/activities';
 export const workflowsPath = path.join(__dirname, 'workflows');
 
 /** Resolves when `pred()` holds; polls with a short real interval (a condition, not a sleep). */
-export async function waitFor(pred: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+export async function waitFor(
+  pred: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await pred())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -47,7 +47,11 @@ describe('temporal-test-server: time skipping and workflow tasks', () => {
       workflowTaskTimeout: '1 second',
     });
     // A "worker" that takes the task and dies.
-    const stolen = await env.connection.workflowService.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'crashes' });
+    const stolen = await env.connection.workflowService.pollWorkflowTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      identity: 'crashes',
+    });
     assert.ok(stolen.taskToken && stolen.taskToken.length > 0);
     const out = await withWorker({ workflowsPath, activities: makeActivities(), taskQueue }, () => h.result());
     assert.equal(out, 'late');
@@ -59,7 +63,11 @@ describe('temporal-test-server: time skipping and workflow tasks', () => {
     const env = await testEnv();
     const t0 = Date.now();
     const resp = await env.connection.withDeadline(Date.now() + 2000, () =>
-      env.connection.workflowService.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: uniqueTaskQueue('empty') }, identity: 'x' }),
+      env.connection.workflowService.pollWorkflowTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: uniqueTaskQueue('empty') },
+        identity: 'x',
+      }),
     );
     const waited = Date.now() - t0;
     assert.ok(!resp.taskToken || resp.taskToken.length === 0, 'empty response, not an error');

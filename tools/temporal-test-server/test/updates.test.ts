@@ -1,11 +1,25 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { testEnv, uniqueTaskQueue, withWorker, workflowBundle } from '../../../test/support/temporal';
 import { makeActivities, workflowsPath } from './support';
-import { addDoubledUpdate, addUpdate, beginUpdate, earlyReturn, finishUpdatesSignal, untilFinishedUpdate, updatable, updateTotalQuery } from './workflows';
+import {
+  addDoubledUpdate,
+  addUpdate,
+  beginUpdate,
+  earlyReturn,
+  finishUpdatesSignal,
+  untilFinishedUpdate,
+  updatable,
+  updateTotalQuery,
+} from './workflows';
 
 const ET = temporal.api.enums.v1.EventType;
 type History = temporal.api.history.v1.IHistory;
@@ -26,7 +40,11 @@ describe('temporal-test-server: workflow updates', () => {
       const handle = await client.workflow.start(updatable, { taskQueue, workflowId });
       assert.equal(await handle.executeUpdate(addUpdate, { args: [5] }), 5);
 
-      const accepted = await handle.startUpdate(addUpdate, { args: [3], updateId: 'add-3', waitForStage: WorkflowUpdateStage.ACCEPTED });
+      const accepted = await handle.startUpdate(addUpdate, {
+        args: [3],
+        updateId: 'add-3',
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
       assert.equal(await accepted.result(), 8);
       // Same update id again: deduplicated, the handler does not run twice.
       assert.equal(await handle.executeUpdate(addUpdate, { args: [3], updateId: 'add-3' }), 8);
@@ -111,7 +129,11 @@ describe('temporal-test-server: workflow updates', () => {
       assert.equal((await handle.describe()).status.name, 'RUNNING');
 
       // A second update-with-start with USE_EXISTING goes to the running workflow.
-      const again = new WithStartWorkflowOperation(earlyReturn, { workflowId, taskQueue, workflowIdConflictPolicy: 'USE_EXISTING' });
+      const again = new WithStartWorkflowOperation(earlyReturn, {
+        workflowId,
+        taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      });
       const upd = await client.workflow.startUpdateWithStart(beginUpdate, {
         args: [7],
         startWorkflowOperation: again,

@@ -60,7 +60,8 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
   async function listed(query: string, pageSize?: number): Promise<string[]> {
     const byRun = new Map(Object.entries(fx.runs).map(([name, runId]) => [runId, name]));
     const out: string[] = [];
-    for await (const wf of client.workflow.list({ query, pageSize })) out.push(byRun.get(wf.runId) ?? `?${wf.workflowId}`);
+    for await (const wf of client.workflow.list({ query, pageSize }))
+      out.push(byRun.get(wf.runId) ?? `?${wf.workflowId}`);
     return out;
   }
 
@@ -86,21 +87,41 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
     });
     fx.t0 = Date.now() - 1;
     await worker.runUntil(async () => {
-      const a = await client.workflow.start(sleeper, { taskQueue, workflowId: `${p}-a`, args: [HOUR], ...sa('m-1', 'e-a') });
+      const a = await client.workflow.start(sleeper, {
+        taskQueue,
+        workflowId: `${p}-a`,
+        args: [HOUR],
+        ...sa('m-1', 'e-a'),
+      });
       fx.runs.a = a.firstExecutionRunId;
-      const b = await client.workflow.start(returnsInput, { taskQueue, workflowId: `${p}-b`, args: ['x'], ...sa('m-1', 'e-b') });
+      const b = await client.workflow.start(returnsInput, {
+        taskQueue,
+        workflowId: `${p}-b`,
+        args: ['x'],
+        ...sa('m-1', 'e-b'),
+      });
       fx.runs.b = b.firstExecutionRunId;
       await b.result();
       // A time strictly between two starts (a condition on the clock, not a sleep).
       fx.tMid = Date.now();
       await waitFor(() => Date.now() > fx.tMid + 1);
-      const c = await client.workflow.start(sleeper, { taskQueue, workflowId: `${p}-c`, args: [HOUR], ...sa('m-2', undefined) });
+      const c = await client.workflow.start(sleeper, {
+        taskQueue,
+        workflowId: `${p}-c`,
+        args: [HOUR],
+        ...sa('m-2', undefined),
+      });
       fx.runs.c = c.firstExecutionRunId;
       await c.terminate('for the fixture');
       const d = await client.workflow.start(markersAndProperties, { taskQueue, workflowId: `${p}-d`, args: [1] });
       fx.runs.d = d.firstExecutionRunId;
       await d.result();
-      const e = await client.workflow.start(countdown, { taskQueue, workflowId: `${p}-e`, args: [1, 0, 0], ...sa('m-3', 'e-e') });
+      const e = await client.workflow.start(countdown, {
+        taskQueue,
+        workflowId: `${p}-e`,
+        args: [1, 0, 0],
+        ...sa('m-3', 'e-e'),
+      });
       fx.runs.e1 = e.firstExecutionRunId;
       await e.result();
       fx.runs.e2 = (await client.workflow.getHandle(`${p}-e`).describe()).runId;
@@ -170,7 +191,8 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
     const failures: string[] = [];
     for (const [query, want] of table) {
       const got = await listed(query);
-      if (JSON.stringify([...got].sort()) !== JSON.stringify([...want].sort())) failures.push(`${query}: got ${got.join(',')} want ${want.join(',')}`);
+      if (JSON.stringify([...got].sort()) !== JSON.stringify([...want].sort()))
+        failures.push(`${query}: got ${got.join(',')} want ${want.join(',')}`);
       const counted = Number((await client.workflow.count(query)).count);
       if (counted !== want.length) failures.push(`count ${query}: got ${counted} want ${want.length}`);
     }
@@ -180,14 +202,25 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
   it('orders newest start first by default, honours ORDER BY, and pages in that order', async () => {
     const infos: WorkflowExecutionInfo[] = [];
     for await (const wf of client.workflow.list()) infos.push(wf);
-    const byStart = [...infos].sort((x, y) => y.startTime.getTime() - x.startTime.getTime() || (x.runId < y.runId ? 1 : -1));
-    assert.deepEqual(infos.map((i) => i.runId), byStart.map((i) => i.runId));
+    const byStart = [...infos].sort(
+      (x, y) => y.startTime.getTime() - x.startTime.getTime() || (x.runId < y.runId ? 1 : -1),
+    );
+    assert.deepEqual(
+      infos.map((i) => i.runId),
+      byStart.map((i) => i.runId),
+    );
     const defaultOrder = await listed('');
     assert.deepEqual(await listed('ORDER BY StartTime DESC'), defaultOrder);
     assert.deepEqual(await listed('order by StartTime asc'), [...defaultOrder].reverse());
     assert.deepEqual(await listed('', 2), defaultOrder, 'pages of 2 walk the same order');
-    assert.deepEqual(await listed('ORDER BY StartTime', 4), [...defaultOrder].reverse(), 'ASC is the default direction');
-    const closed = infos.filter((i) => i.closeTime).sort((x, y) => (y.closeTime?.getTime() ?? 0) - (x.closeTime?.getTime() ?? 0));
+    assert.deepEqual(
+      await listed('ORDER BY StartTime', 4),
+      [...defaultOrder].reverse(),
+      'ASC is the default direction',
+    );
+    const closed = infos
+      .filter((i) => i.closeTime)
+      .sort((x, y) => (y.closeTime?.getTime() ?? 0) - (x.closeTime?.getTime() ?? 0));
     const byClose = await listed('ORDER BY CloseTime DESC', 1);
     // Open runs (no close time) come last; among equal close times the start order decides.
     assert.equal(byClose[byClose.length - 1], 'a');
@@ -195,13 +228,18 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
       new Set(byClose.slice(0, -1)),
       new Set(closed.map((i) => Object.entries(fx.runs).find(([, r]) => r === i.runId)?.[0])),
     );
-    const closeTimes = byClose.slice(0, -1).map((n) => closed.find((i) => i.runId === fx.runs[n])?.closeTime?.getTime() ?? 0);
-    assert.deepEqual(closeTimes, [...closeTimes].sort((x, y) => y - x));
+    const closeTimes = byClose
+      .slice(0, -1)
+      .map((n) => closed.find((i) => i.runId === fx.runs[n])?.closeTime?.getTime() ?? 0);
+    assert.deepEqual(
+      closeTimes,
+      [...closeTimes].sort((x, y) => y - x),
+    );
     assert.deepEqual(await listed("MerchantId = 'm-1' ORDER BY StartTime ASC"), ['a', 'b']);
     assert.deepEqual(await listed("MerchantId = 'm-1'", 1), ['b', 'a']);
   });
 
-  it('answers INVALID_ARGUMENT with the real server\'s message to bad filters, over List, Scan and Count', async () => {
+  it("answers INVALID_ARGUMENT with the real server's message to bad filters, over List, Scan and Count", async () => {
     const table: [string, RegExp][] = [
       ["WorkflowId = 'a' AND", /^invalid query: malformed SQL query: syntax error at position 21$/],
       ["(WorkflowId = 'a'", /malformed SQL query: syntax error at position/],
@@ -212,14 +250,23 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
       ["Foo = 'a'", /^invalid query: invalid search attribute: Foo$/],
       ["MerchantId = 'm-1' AND merchantid = 'm-1'", /invalid search attribute: merchantid/], // names are case sensitive
       ["WorkflowId = 'a' ORDER BY Foo", /invalid search attribute: Foo/],
-      ['MerchantId = 5', /invalid expression: invalid value type for search attribute MerchantId of type Keyword: 5 \(type: int64\)/],
+      [
+        'MerchantId = 5',
+        /invalid expression: invalid value type for search attribute MerchantId of type Keyword: 5 \(type: int64\)/,
+      ],
       ["StartTime > 'yesterday'", /invalid expression: unable to parse datetime 'yesterday'/],
       ['StartTime > true', /invalid value type for search attribute StartTime of type Datetime/],
       ["ExecutionStatus = 'Sleeping'", /invalid expression: invalid ExecutionStatus value 'Sleeping'/],
-      ["ExecutionStatus BETWEEN 'Running' AND 'Failed'", /cannot do range condition on search attribute 'ExecutionStatus'/],
+      [
+        "ExecutionStatus BETWEEN 'Running' AND 'Failed'",
+        /cannot do range condition on search attribute 'ExecutionStatus'/,
+      ],
       ["WorkflowId LIKE 'a%'", /operation is not supported/],
       ["ExecutionStatus < 'Running'", /operation is not supported: operator '<' not supported/],
-      ["Stage STARTS_WITH 'd' AND CloseTime STARTS_WITH 'x'", /operator 'STARTS_WITH' not supported for Datetime type search attribute 'CloseTime'/],
+      [
+        "Stage STARTS_WITH 'd' AND CloseTime STARTS_WITH 'x'",
+        /operator 'STARTS_WITH' not supported for Datetime type search attribute 'CloseTime'/,
+      ],
       ["WorkflowId = 'a' LIMIT 5", /operation is not supported: 'LIMIT' clause/],
       ['WorkflowId', /invalid expression: incomplete expression/],
       ['WorkflowId = WorkflowType', /did you forget to quote/],
@@ -244,17 +291,26 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
       await expectInvalid(`scan ${query}`, svc.scanWorkflowExecutions({ namespace: 'default', query }), want);
       await expectInvalid(`count ${query}`, svc.countWorkflowExecutions({ namespace: 'default', query }), want);
     }
-    await expectInvalid('list GROUP BY', svc.listWorkflowExecutions({ namespace: 'default', query: 'GROUP BY ExecutionStatus' }), /operation is not supported: 'GROUP BY' clause/);
+    await expectInvalid(
+      'list GROUP BY',
+      svc.listWorkflowExecutions({ namespace: 'default', query: 'GROUP BY ExecutionStatus' }),
+      /operation is not supported: 'GROUP BY' clause/,
+    );
     await expectInvalid(
       'count GROUP BY WorkflowType',
       svc.countWorkflowExecutions({ namespace: 'default', query: 'GROUP BY WorkflowType' }),
       /'GROUP BY' clause is not supported for search attribute WorkflowType/,
     );
-    await expectInvalid('a token of another order', svc.listWorkflowExecutions({
-      namespace: 'default',
-      query: 'ORDER BY CloseTime',
-      nextPageToken: (await svc.listWorkflowExecutions({ namespace: 'default', query: '', pageSize: 1 })).nextPageToken,
-    }), /Malformed next page token/);
+    await expectInvalid(
+      'a token of another order',
+      svc.listWorkflowExecutions({
+        namespace: 'default',
+        query: 'ORDER BY CloseTime',
+        nextPageToken: (await svc.listWorkflowExecutions({ namespace: 'default', query: '', pageSize: 1 }))
+          .nextPageToken,
+      }),
+      /Malformed next page token/,
+    );
     assert.deepEqual(failures, []);
   });
 
@@ -265,9 +321,15 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
     assert.deepEqual(groups, { Running: 1, Completed: 3, Terminated: 1, ContinuedAsNew: 1 });
     const m1 = await client.workflow.count("MerchantId = 'm-1' GROUP BY ExecutionStatus");
     assert.equal(m1.count, 2);
-    assert.deepEqual(Object.fromEntries(m1.groups.map((g) => [String(g.groupValues[0]), g.count])), { Running: 1, Completed: 1 });
+    assert.deepEqual(Object.fromEntries(m1.groups.map((g) => [String(g.groupValues[0]), g.count])), {
+      Running: 1,
+      Completed: 1,
+    });
     // On the wire: json/plain payloads of type Keyword, as the real server encodes a group value.
-    const raw = await conn.workflowService.countWorkflowExecutions({ namespace: 'default', query: "WorkflowType = 'sleeper' GROUP BY ExecutionStatus" });
+    const raw = await conn.workflowService.countWorkflowExecutions({
+      namespace: 'default',
+      query: "WorkflowType = 'sleeper' GROUP BY ExecutionStatus",
+    });
     const first = raw.groups?.[0]?.groupValues?.[0];
     assert.equal(Buffer.from(first?.metadata?.type ?? []).toString(), 'Keyword');
     assert.equal(Buffer.from(first?.data ?? []).toString(), '"Running"');
@@ -279,18 +341,37 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
   });
 
   it('keeps MerchantId listings right after close, continue-as-new, parking and a durable restart', async () => {
-    const want = { e1: Status.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW, e2: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED };
+    const want = {
+      e1: Status.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
+      e2: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+    };
     const check = async (when: string): Promise<void> => {
       assert.deepEqual(await listed("MerchantId = 'm-3'"), ['e2', 'e1'], when);
       const infos: WorkflowExecutionInfo[] = [];
       for await (const wf of client.workflow.list({ query: "MerchantId = 'm-3'" })) infos.push(wf);
-      assert.deepEqual(infos.map((i) => i.status.code), [want.e2, want.e1], when);
-      assert.deepEqual(infos.map((i) => i.searchAttributes.MerchantId), [['m-3'], ['m-3']], when);
+      assert.deepEqual(
+        infos.map((i) => i.status.code),
+        [want.e2, want.e1],
+        when,
+      );
+      assert.deepEqual(
+        infos.map((i) => i.searchAttributes.MerchantId),
+        [['m-3'], ['m-3']],
+        when,
+      );
       assert.deepEqual(await listed("MerchantId = 'm-1' AND ExecutionStatus = 'Running'"), ['a'], when);
       assert.deepEqual(await listed("Stage = 'done'"), ['d'], when);
-      assert.deepEqual(await listed("EntityId = 'e-e' AND CloseTime IS NOT NULL ORDER BY StartTime ASC"), ['e1', 'e2'], when);
+      assert.deepEqual(
+        await listed("EntityId = 'e-e' AND CloseTime IS NOT NULL ORDER BY StartTime ASC"),
+        ['e1', 'e2'],
+        when,
+      );
       const groups = (await client.workflow.count('GROUP BY ExecutionStatus')).groups;
-      assert.deepEqual(Object.fromEntries(groups.map((g) => [String(g.groupValues[0]), g.count])), { Running: 1, Completed: 3, Terminated: 1, ContinuedAsNew: 1 }, when);
+      assert.deepEqual(
+        Object.fromEntries(groups.map((g) => [String(g.groupValues[0]), g.count])),
+        { Running: 1, Completed: 3, Terminated: 1, ContinuedAsNew: 1 },
+        when,
+      );
     };
     await check('before the restart');
     // Parked runs (idle and closed ones, durable mode) are listed from their rows, not woken.
@@ -308,7 +389,10 @@ describe('temporal-test-server: visibility (list filters, counts, indexes)', fun
   });
 
   it('forgets a run purged after its retention', async () => {
-    await conn.workflowService.registerNamespace({ namespace: 'short-lived', workflowExecutionRetentionPeriod: { nanos: 1_000_000 } });
+    await conn.workflowService.registerNamespace({
+      namespace: 'short-lived',
+      workflowExecutionRetentionPeriod: { nanos: 1_000_000 },
+    });
     const other = new Client({ connection: conn, namespace: 'short-lived' });
     const h = await other.workflow.start(sleeper, {
       taskQueue: uniqueTaskQueue('nobody'),

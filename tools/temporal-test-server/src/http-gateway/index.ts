@@ -88,7 +88,17 @@ class HttpCallError extends Error {
 /** What the UI's own server answers at `/api/v1/settings` (temporalio/ui `server/server/api`): its Go field names. */
 function settings(opts: HttpGatewayOptions): Json {
   return {
-    Auth: { Enabled: false, Flow: '', ProviderURL: '', IssuerURL: '', AuthorizationURL: '', ClientID: '', CallbackURL: '', Scopes: null, Options: null },
+    Auth: {
+      Enabled: false,
+      Flow: '',
+      ProviderURL: '',
+      IssuerURL: '',
+      AuthorizationURL: '',
+      ClientID: '',
+      CallbackURL: '',
+      Scopes: null,
+      Options: null,
+    },
     BannerText: '',
     DefaultNamespace: opts.defaultNamespace,
     ShowTemporalSystemNamespace: false,
@@ -129,7 +139,10 @@ function parseJson(text: string): Json {
   try {
     return JSON.parse(text) as Json;
   } catch (err) {
-    throw new HttpCallError(status.INVALID_ARGUMENT, `request body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new HttpCallError(
+      status.INVALID_ARGUMENT,
+      `request body is not JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -138,7 +151,14 @@ function parseJson(text: string): Json {
  * values (a path parameter or query parameter), parsed for the field's type. A name that is not
  * a field is ignored, as grpc-gateway ignores unknown query parameters.
  */
-function bindStrings(type: RType, obj: Record<string, unknown>, path: string[], values: string[], opts: JsonOptions, where: string): void {
+function bindStrings(
+  type: RType,
+  obj: Record<string, unknown>,
+  path: string[],
+  values: string[],
+  opts: JsonOptions,
+  where: string,
+): void {
   let t = type;
   let target = obj;
   for (let i = 0; i < path.length; i++) {
@@ -146,7 +166,8 @@ function bindStrings(type: RType, obj: Record<string, unknown>, path: string[], 
     if (!f) return;
     const ft = fieldType(f);
     if (i < path.length - 1) {
-      if (!isType(ft) || f.repeated || f.map) throw new HttpCallError(status.INVALID_ARGUMENT, `${where}: ${path[i]} is not a message field`);
+      if (!isType(ft) || f.repeated || f.map)
+        throw new HttpCallError(status.INVALID_ARGUMENT, `${where}: ${path[i]} is not a message field`);
       const next = (target[f.name] as Record<string, unknown> | undefined) ?? {};
       target[f.name] = next;
       target = next;
@@ -161,7 +182,9 @@ function bindStrings(type: RType, obj: Record<string, unknown>, path: string[], 
       if (isType(ft)) return fromJson(ft, v, opts, where);
       return scalarFromJson(f.type, v, where);
     };
-    target[f.name] = f.repeated ? [...((target[f.name] as unknown[] | undefined) ?? []), ...values.map(parse)] : parse(values[0]);
+    target[f.name] = f.repeated
+      ? [...((target[f.name] as unknown[] | undefined) ?? []), ...values.map(parse)]
+      : parse(values[0]);
   }
 }
 
@@ -230,11 +253,26 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<Runnin
         }
         // Query parameters bind to fields by (dotted) name; none with a whole-body route.
         for (const key of new Set(query.keys())) {
-          bindStrings(b.requestType, request, key.split('.'), query.getAll(key), jsonOpts, `${where}: query parameter ${key}`);
+          bindStrings(
+            b.requestType,
+            request,
+            key.split('.'),
+            query.getAll(key),
+            jsonOpts,
+            `${where}: query parameter ${key}`,
+          );
         }
       }
       // Path parameters last: they win over the body, as in grpc-gateway.
-      for (const p of match.params) bindStrings(b.requestType, request, p.field, [p.value], jsonOpts, `${where}: path parameter ${p.field.join('.')}`);
+      for (const p of match.params)
+        bindStrings(
+          b.requestType,
+          request,
+          p.field,
+          [p.value],
+          jsonOpts,
+          `${where}: path parameter ${p.field.join('.')}`,
+        );
     } catch (err) {
       if (err instanceof HttpCallError) sendError(res, err.code, err.message, pretty);
       else if (err instanceof JsonError) sendError(res, status.INVALID_ARGUMENT, err.message, pretty);
@@ -253,7 +291,11 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<Runnin
       if (res.writableFinished) return;
       for (const cb of cancels.splice(0)) cb();
     });
-    const ctx: CallContext = { method: b.method.name, remainingMs: () => Infinity, onCancel: (cb) => void cancels.push(cb) };
+    const ctx: CallContext = {
+      method: b.method.name,
+      remainingMs: () => Infinity,
+      onCancel: (cb) => void cancels.push(cb),
+    };
     const result = await invoke(b.method, bytes, ctx, opts.logger);
     if (res.destroyed) return;
     if (!result.ok) {

@@ -37,9 +37,17 @@ const FLOAT_TYPES = new Set(['double', 'float']);
 const PAYLOAD = '.temporal.api.common.v1.Payload';
 const PAYLOADS = '.temporal.api.common.v1.Payloads';
 const WRAPPERS = new Set(
-  ['DoubleValue', 'FloatValue', 'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue'].map(
-    (n) => `.google.protobuf.${n}`,
-  ),
+  [
+    'DoubleValue',
+    'FloatValue',
+    'Int64Value',
+    'UInt64Value',
+    'Int32Value',
+    'UInt32Value',
+    'BoolValue',
+    'StringValue',
+    'BytesValue',
+  ].map((n) => `.google.protobuf.${n}`),
 );
 
 type Msg = Record<string, unknown>;
@@ -198,16 +206,18 @@ function valueJson(m: Msg): Json {
   if (own(m, 'stringValue')) return m.stringValue as string;
   if (own(m, 'boolValue')) return m.boolValue as boolean;
   if (own(m, 'structValue')) return structJson(m.structValue as Msg);
-  if (own(m, 'listValue')) return ((m.listValue as Msg).values as Msg[] | undefined ?? []).map(valueJson);
+  if (own(m, 'listValue')) return (((m.listValue as Msg).values as Msg[] | undefined) ?? []).map(valueJson);
   return null;
 }
 
 function anyJson(m: Msg, opts: JsonOptions): Json {
   const typeUrl = String(m.typeUrl ?? '');
   const inner = lookupType(typeUrl.slice(typeUrl.lastIndexOf('/') + 1));
-  if (!inner) return { '@type': typeUrl, value: Buffer.from((m.value as Uint8Array | undefined) ?? []).toString('base64') };
+  if (!inner)
+    return { '@type': typeUrl, value: Buffer.from((m.value as Uint8Array | undefined) ?? []).toString('base64') };
   const body = toJson(inner, inner.decode((m.value as Uint8Array | undefined) ?? new Uint8Array()), opts);
-  if (body !== null && typeof body === 'object' && !Array.isArray(body) && !specialJson(inner)) return { '@type': typeUrl, ...body };
+  if (body !== null && typeof body === 'object' && !Array.isArray(body) && !specialJson(inner))
+    return { '@type': typeUrl, ...body };
   return { '@type': typeUrl, value: body };
 }
 
@@ -218,7 +228,8 @@ function specialJson(t: RType): boolean {
 
 function metadataOf(p: Msg): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries((p.metadata as Record<string, Uint8Array> | undefined) ?? {})) out[k] = Buffer.from(v).toString('utf8');
+  for (const [k, v] of Object.entries((p.metadata as Record<string, Uint8Array> | undefined) ?? {}))
+    out[k] = Buffer.from(v).toString('utf8');
   return out;
 }
 
@@ -228,7 +239,8 @@ function payloadShorthand(p: Msg): { value: Json } | undefined {
   const keys = Object.keys(md);
   const data = Buffer.from((p.data as Uint8Array | undefined) ?? []).toString('utf8');
   try {
-    if (md.encoding === 'binary/null') return { value: { metadata: { encoding: Buffer.from('binary/null').toString('base64') } } };
+    if (md.encoding === 'binary/null')
+      return { value: { metadata: { encoding: Buffer.from('binary/null').toString('base64') } } };
     if (md.encoding === 'json/plain' && keys.length === 1) return { value: JSON.parse(data) as Json };
     if (md.encoding === 'json/protobuf' && md.messageType && keys.length === 2) {
       const obj = JSON.parse(data) as Json;
@@ -247,7 +259,8 @@ function payloadShorthand(p: Msg): { value: Json } | undefined {
 export function fromJson(type: RType, json: Json, opts: JsonOptions, where = type.fullName.slice(1)): Msg {
   const special = specialFromJson(type, json, opts, where);
   if (special !== undefined) return special;
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonError(`${where}: expected an object`);
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw new JsonError(`${where}: expected an object`);
   const out: Msg = {};
   for (const [key, v] of Object.entries(json)) {
     const f = type.fieldsArray.find((x) => x.name === key || x.name === camelCase(key));
@@ -299,9 +312,10 @@ export function scalarFromJson(type: string, v: Json, where: string): unknown {
     if (v === 'false') return false;
     return bad();
   }
-  if (type === 'bytes') return typeof v === 'string' ? base64Bytes(v) ?? bad() : bad();
+  if (type === 'bytes') return typeof v === 'string' ? (base64Bytes(v) ?? bad()) : bad();
   if (LONG_TYPES.has(type)) {
-    const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : bad()) : typeof v === 'string' ? v.trim() : bad();
+    const s =
+      typeof v === 'number' ? (Number.isInteger(v) ? String(v) : bad()) : typeof v === 'string' ? v.trim() : bad();
     if (!/^-?\d+$/.test(s)) return bad();
     const unsigned = UNSIGNED_LONG.has(type);
     if (unsigned && s.startsWith('-')) return bad();
@@ -343,9 +357,12 @@ function specialFromJson(type: RType, json: Json, opts: JsonOptions, where: stri
       return parseDuration(json, where);
     case '.google.protobuf.FieldMask':
       if (typeof json !== 'string') throw new JsonError(`${where}: expected a field mask string`);
-      return { paths: json === '' ? [] : json.split(',').map((p) => p.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)) };
+      return {
+        paths: json === '' ? [] : json.split(',').map((p) => p.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)),
+      };
     case '.google.protobuf.Struct':
-      if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new JsonError(`${where}: expected an object`);
+      if (json === null || typeof json !== 'object' || Array.isArray(json))
+        throw new JsonError(`${where}: expected an object`);
       return structFromJson(json);
     case '.google.protobuf.Value':
       return valueFromJson(json);
@@ -425,7 +442,10 @@ function payloadFromShorthand(json: Json): Msg {
     if (long) return long;
     if (typeof json._protoMessageType === 'string') {
       const { _protoMessageType: messageType, ...rest } = json;
-      return { metadata: { encoding: bytesOf('json/protobuf'), messageType: bytesOf(messageType) }, data: bytesOf(JSON.stringify(rest)) };
+      return {
+        metadata: { encoding: bytesOf('json/protobuf'), messageType: bytesOf(messageType) },
+        data: bytesOf(JSON.stringify(rest)),
+      };
     }
   }
   return { metadata: { encoding: bytesOf('json/plain') }, data: bytesOf(JSON.stringify(json)) };

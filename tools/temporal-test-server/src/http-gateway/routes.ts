@@ -10,7 +10,11 @@
  */
 import { camelCase, type RMethod, type RService } from './reflect';
 
-type Part = { kind: 'literal'; value: string } | { kind: 'star' } | { kind: 'starstar' } | { kind: 'var'; field: string[]; parts: Part[] };
+type Part =
+  | { kind: 'literal'; value: string }
+  | { kind: 'star' }
+  | { kind: 'starstar' }
+  | { kind: 'var'; field: string[]; parts: Part[] };
 
 export interface Route {
   service: string;
@@ -72,7 +76,9 @@ function parseSegments(text: string, template: string): Part[] {
       let end = text.indexOf('/', i);
       if (end < 0) end = text.length;
       const seg = text.slice(i, end);
-      parts.push(seg === '**' ? { kind: 'starstar' } : seg === '*' ? { kind: 'star' } : { kind: 'literal', value: seg });
+      parts.push(
+        seg === '**' ? { kind: 'starstar' } : seg === '*' ? { kind: 'star' } : { kind: 'literal', value: seg },
+      );
       i = end;
     }
     if (text[i] === '/') i++;

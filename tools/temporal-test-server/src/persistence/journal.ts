@@ -160,7 +160,8 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
     const payload = buf.subarray(off + 8, off + 8 + len);
     if (crc32(payload) !== crc) {
       // The last frame can be torn by a crash mid-write; a bad frame with data after it is damage.
-      if (off + 8 + len < buf.length) throw new Error(`journal is corrupt at byte ${off} (a commit fails its checksum); refusing to start`);
+      if (off + 8 + len < buf.length)
+        throw new Error(`journal is corrupt at byte ${off} (a commit fails its checksum); refusing to start`);
       break;
     }
     let p = 0;
@@ -171,8 +172,16 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
       p += 5 + blen;
       if (kind === KIND_META) {
         const m = JSON.parse(body.toString('utf8')) as Meta;
-        if (m.t === 'ns') namespaces.set(m.name, { name: m.name, id: m.id, description: m.description, retentionMs: m.retentionMs });
-        else if (m.t === 'run') runs.set(m.runId, { namespace: m.namespace, workflowId: m.workflowId, runId: m.runId, requestId: m.requestId, events: [] });
+        if (m.t === 'ns')
+          namespaces.set(m.name, { name: m.name, id: m.id, description: m.description, retentionMs: m.retentionMs });
+        else if (m.t === 'run')
+          runs.set(m.runId, {
+            namespace: m.namespace,
+            workflowId: m.workflowId,
+            runId: m.runId,
+            requestId: m.requestId,
+            events: [],
+          });
         else if (m.t === 'purge') {
           if (runs.delete(m.r)) purged++;
         } else if (m.t === 'trunc') {
@@ -204,7 +213,12 @@ export function parseJournal(buf: Buffer): { state: LoadedState; validLength: nu
     off += 8 + len;
     frames++;
   }
-  return { state: { namespaces: [...namespaces.values()], runs: [...runs.values()] }, validLength: off, purged, frames };
+  return {
+    state: { namespaces: [...namespaces.values()], runs: [...runs.values()] },
+    validLength: off,
+    purged,
+    frames,
+  };
 }
 
 export class Journal {
@@ -571,9 +585,18 @@ function compact(file: string, state: LoadedState): void {
       fs.writeSync(fd, frame(Buffer.concat(records.splice(0))));
     };
     for (const r of state.runs) {
-      records.push(metaRecord({ t: 'run', namespace: r.namespace, workflowId: r.workflowId, runId: r.runId, requestId: r.requestId }));
+      records.push(
+        metaRecord({
+          t: 'run',
+          namespace: r.namespace,
+          workflowId: r.workflowId,
+          runId: r.runId,
+          requestId: r.requestId,
+        }),
+      );
       if (r.events.length > 0) records.push(eventsRecord(r.runId, 1, [encodeMessage(History, { events: r.events })]));
-      if (r.state && (r.state.activities.length > 0 || r.state.buffered.length > 0)) records.push(stateRecord(r.runId, r.state));
+      if (r.state && (r.state.activities.length > 0 || r.state.buffered.length > 0))
+        records.push(stateRecord(r.runId, r.state));
       if (records.length > 256) flush();
     }
     flush();

@@ -126,7 +126,10 @@ const closeStatus = new Map<number, number>([
   [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CANCELED],
   [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED, WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED],
   [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT, WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT],
-  [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW],
+  [
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+    WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
+  ],
 ]);
 
 const activityCloses = new Set<number>([
@@ -186,7 +189,14 @@ export function replay(p: RunParams, events: HistoryEvent[], durable: RunDurable
     switch (t) {
       case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
         sawWftScheduled = true;
-        plan.wft = { state: 'scheduled', scheduledEventId: id, startedEventId: 0, attempt: Number(a.attempt) || 1, scheduledTime: time, startedTime: 0 };
+        plan.wft = {
+          state: 'scheduled',
+          scheduledEventId: id,
+          startedEventId: 0,
+          attempt: Number(a.attempt) || 1,
+          scheduledTime: time,
+          startedTime: 0,
+        };
         plan.nextWftAttempt = plan.wft.attempt;
         break;
       case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
@@ -208,7 +218,11 @@ export function replay(p: RunParams, events: HistoryEvent[], durable: RunDurable
         break;
       case EventType.EVENT_TYPE_TIMER_STARTED: {
         const timerId = String(a.timerId ?? '');
-        timers.set(timerId, { timerId, startedEventId: id, fireAt: time + durationMs(e.timerStartedEventAttributes?.startToFireTimeout) });
+        timers.set(timerId, {
+          timerId,
+          startedEventId: id,
+          fireAt: time + durationMs(e.timerStartedEventAttributes?.startToFireTimeout),
+        });
         break;
       }
       case EventType.EVENT_TYPE_TIMER_FIRED:
@@ -247,7 +261,9 @@ export function replay(p: RunParams, events: HistoryEvent[], durable: RunDurable
         break;
       case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
         const sa = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes ?? {};
-        plan.searchAttributes = { indexedFields: { ...(plan.searchAttributes.indexedFields ?? {}), ...(sa.indexedFields ?? {}) } };
+        plan.searchAttributes = {
+          indexedFields: { ...(plan.searchAttributes.indexedFields ?? {}), ...(sa.indexedFields ?? {}) },
+        };
         break;
       }
       case EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED: {
@@ -266,7 +282,8 @@ export function replay(p: RunParams, events: HistoryEvent[], durable: RunDurable
         }
     }
   }
-  plan.firstTaskPending = !sawWftScheduled && p.backoffMs > 0 && plan.status === WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
+  plan.firstTaskPending =
+    !sawWftScheduled && p.backoffMs > 0 && plan.status === WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
   plan.timers = [...timers.values()];
   plan.children = [...children.values()];
   const states = new Map((durable?.activities ?? []).map((s) => [s.sid, s]));

@@ -62,7 +62,13 @@ export function unaryMethods(serviceName: string, impl: Record<string, Handler>)
     const requestType = method.resolvedRequestType;
     const responseType = method.resolvedResponseType;
     if (method.requestStream || method.responseStream || !requestType || !responseType) continue;
-    out.push({ name, path: `/${service.fullName.replace(/^\./, '')}/${name}`, requestType, responseType, fn: impl[name] });
+    out.push({
+      name,
+      path: `/${service.fullName.replace(/^\./, '')}/${name}`,
+      requestType,
+      responseType,
+      fn: impl[name],
+    });
   }
   return out;
 }
@@ -82,8 +88,18 @@ export function encodeFrame(type: MessageType, message: object): Buffer {
  * error escapes; unexpected ones are logged and become INTERNAL. A handler that answers
  * synchronously gets a synchronous result (no promise per call).
  */
-export function invoke(m: UnaryMethod, body: Uint8Array, ctx: CallContext, logger: Logger): CallResult | Promise<CallResult> {
-  if (!m.fn) return { ok: false, code: status.UNIMPLEMENTED, details: `${m.name} is not implemented by the pixflow test server` };
+export function invoke(
+  m: UnaryMethod,
+  body: Uint8Array,
+  ctx: CallContext,
+  logger: Logger,
+): CallResult | Promise<CallResult> {
+  if (!m.fn)
+    return {
+      ok: false,
+      code: status.UNIMPLEMENTED,
+      details: `${m.name} is not implemented by the pixflow test server`,
+    };
   let req: object;
   try {
     req = decodeMessage(m.requestType, body);
@@ -117,7 +133,10 @@ function encoded(m: UnaryMethod, resp: object, logger: Logger): CallResult {
 
 function handlerFailed(m: UnaryMethod, err: unknown, logger: Logger): CallResult {
   if (err instanceof RpcError) return { ok: false, code: err.code, details: err.message };
-  logger.error({ method: m.name, err: errMessage(err), stack: err instanceof Error ? err.stack : undefined }, 'handler failed');
+  logger.error(
+    { method: m.name, err: errMessage(err), stack: err instanceof Error ? err.stack : undefined },
+    'handler failed',
+  );
   return { ok: false, code: status.INTERNAL, details: `${m.name}: ${errMessage(err)}` };
 }
 

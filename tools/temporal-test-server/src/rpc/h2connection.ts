@@ -274,7 +274,8 @@ export class H2Connection {
     let off = 0;
     try {
       if (!this.preface) {
-        if (!buf.subarray(0, PREFACE.length).equals(PREFACE)) throw new ConnectionError(h2error.PROTOCOL_ERROR, 'not an HTTP/2 client preface');
+        if (!buf.subarray(0, PREFACE.length).equals(PREFACE))
+          throw new ConnectionError(h2error.PROTOCOL_ERROR, 'not an HTTP/2 client preface');
         this.preface = true;
         off = PREFACE.length;
       }
@@ -444,7 +445,8 @@ export class H2Connection {
         for (const s of this.streams.values()) s.sendWindow += delta;
         for (const s of this.blocked) if (!this.streams.has(s.id)) s.sendWindow += delta;
       } else if (key === 0x5) {
-        if (value < 16_384 || value > 16_777_215) throw new ConnectionError(h2error.PROTOCOL_ERROR, 'MAX_FRAME_SIZE out of range');
+        if (value < 16_384 || value > 16_777_215)
+          throw new ConnectionError(h2error.PROTOCOL_ERROR, 'MAX_FRAME_SIZE out of range');
         this.peerMaxFrame = value;
       }
       // HEADER_TABLE_SIZE does not matter (we never index); the rest does not apply to a server.
@@ -524,7 +526,8 @@ export class H2Connection {
 
   private fatal(err: unknown): void {
     const code = err instanceof ConnectionError ? err.code : h2error.INTERNAL_ERROR;
-    if (!(err instanceof ConnectionError)) this.opener.connectionError(err instanceof Error ? err : new Error(String(err)));
+    if (!(err instanceof ConnectionError))
+      this.opener.connectionError(err instanceof Error ? err : new Error(String(err)));
     const reason = Buffer.from(err instanceof Error ? err.message : String(err), 'utf8').subarray(0, 256);
     this.write(frame(Frame.GOAWAY, 0, 0, Buffer.concat([u32s(this.lastStreamId, code), reason])));
     this.flush();

@@ -144,16 +144,28 @@ export class H2Server implements StreamOpener {
     const m = this.methods.get(path);
     if (!m) {
       const name = path.split('/').pop() ?? path;
-      conn.respondTrailersOnly(id, errorHeaders(status.UNIMPLEMENTED, `${name || path} is not implemented by the pixflow test server`), endStream);
+      conn.respondTrailersOnly(
+        id,
+        errorHeaders(status.UNIMPLEMENTED, `${name || path} is not implemented by the pixflow test server`),
+        endStream,
+      );
       return undefined;
     }
     const encoding = headers['grpc-encoding'];
-    if (encoding !== undefined && encoding !== 'identity' && m.name === 'GetSystemInfo' && retriesUncompressed(headers)) {
+    if (
+      encoding !== undefined &&
+      encoding !== 'identity' &&
+      m.name === 'GetSystemInfo' &&
+      retriesUncompressed(headers)
+    ) {
       // See `retriesUncompressed`: the answer a server without gzip gives, so that this client
       // connects again without compressing its requests.
       conn.respondTrailersOnly(
         id,
-        errorHeaders(status.UNIMPLEMENTED, `This server prefers uncompressed requests from this client (grpc-encoding "${encoding}" on GetSystemInfo); compressed ones are still accepted`),
+        errorHeaders(
+          status.UNIMPLEMENTED,
+          `This server prefers uncompressed requests from this client (grpc-encoding "${encoding}" on GetSystemInfo); compressed ones are still accepted`,
+        ),
         endStream,
       );
       return undefined;
@@ -164,7 +176,10 @@ export class H2Server implements StreamOpener {
   /** @internal Called by `Call` when the request is complete. */
   run(call: Call, body: Buffer): void {
     if (call.size > this.opts.maxReceiveBytes + 5) {
-      call.fail(status.RESOURCE_EXHAUSTED, `Received message larger than max (${call.size} vs. ${this.opts.maxReceiveBytes})`);
+      call.fail(
+        status.RESOURCE_EXHAUSTED,
+        `Received message larger than max (${call.size} vs. ${this.opts.maxReceiveBytes})`,
+      );
       return;
     }
     // No promise hops beyond the handler's own: most requests are small and inflated synchronously,
@@ -177,10 +192,12 @@ export class H2Server implements StreamOpener {
       return;
     }
     if (msg instanceof Promise) {
-      msg.then((bytes) => invoke(call.m, bytes, call, this.opts.logger)).then(
-        (r) => call.done(r),
-        (err: unknown) => call.failed(err),
-      );
+      msg
+        .then((bytes) => invoke(call.m, bytes, call, this.opts.logger))
+        .then(
+          (r) => call.done(r),
+          (err: unknown) => call.failed(err),
+        );
       return;
     }
     const r = invoke(call.m, msg, call, this.opts.logger);
@@ -199,7 +216,8 @@ export class H2Server implements StreamOpener {
     if (body.length < 5) throw new CallError(status.INTERNAL, 'No request message received');
     const compressed = body[0] === 1;
     const len = body.readUInt32BE(1);
-    if (body.length !== 5 + len) throw new CallError(status.INTERNAL, 'Unary call got more or less than one request message');
+    if (body.length !== 5 + len)
+      throw new CallError(status.INTERNAL, 'Unary call got more or less than one request message');
     const data = body.subarray(5);
     if (!compressed) return data;
     if (encoding !== 'gzip' && encoding !== 'deflate') {
@@ -209,7 +227,10 @@ export class H2Server implements StreamOpener {
       const tooBig = err instanceof RangeError || /maxOutputLength|buffer/i.test(String(err));
       throw tooBig
         ? new CallError(status.RESOURCE_EXHAUSTED, 'Received message larger than max after decompression')
-        : new CallError(status.INTERNAL, `Failed to decompress the request: ${err instanceof Error ? err.message : String(err)}`);
+        : new CallError(
+            status.INTERNAL,
+            `Failed to decompress the request: ${err instanceof Error ? err.message : String(err)}`,
+          );
     };
     try {
       const out = inflate(encoding, data, this.opts.maxReceiveBytes);
@@ -241,7 +262,10 @@ function percentEncode(s: string): string {
   if (/^[\x20-\x24\x26-\x7e]*$/.test(s)) return s;
   let out = '';
   for (const b of Buffer.from(s, 'utf8')) {
-    out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+    out +=
+      b >= 0x20 && b <= 0x7e && b !== 0x25
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }

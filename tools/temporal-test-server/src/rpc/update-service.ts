@@ -97,9 +97,14 @@ export function updateService(
       const start = ops[0]?.startWorkflow;
       const update = ops[1]?.updateWorkflow;
       if (ops.length !== 2 || !start || !update) {
-        throw invalidArgument('Only update-with-start is supported: operations must be [startWorkflow, updateWorkflow]');
+        throw invalidArgument(
+          'Only update-with-start is supported: operations must be [startWorkflow, updateWorkflow]',
+        );
       }
-      if ((start.namespace || req.namespace) !== req.namespace || (update.namespace || req.namespace) !== req.namespace) {
+      if (
+        (start.namespace || req.namespace) !== req.namespace ||
+        (update.namespace || req.namespace) !== req.namespace
+      ) {
         throw invalidArgument('Operations must use the namespace of the request');
       }
       if (update.workflowExecution?.workflowId && update.workflowExecution.workflowId !== start.workflowId) {

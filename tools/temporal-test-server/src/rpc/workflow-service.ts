@@ -6,7 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { invalidArgument, notFound, RpcError, status } from '../errors';
 import type { Execution } from '../execution';
-import { durationMs, encodeMessage, long, msDuration, msTimestamp, temporal, WorkflowExecutionStatus, type HistoryMsg } from '../proto';
+import {
+  durationMs,
+  encodeMessage,
+  long,
+  msDuration,
+  msTimestamp,
+  temporal,
+  WorkflowExecutionStatus,
+  type HistoryMsg,
+} from '../proto';
 import { normalizeRetryPolicy } from '../retry';
 import type { Matching } from '../matching';
 import { timeouts, type StartOptions, type Store } from '../store';
@@ -36,10 +45,22 @@ interface PollRequest {
  * Both long polls (workflow and activity tasks): the namespace must exist, then the caller waits on
  * that kind of task's queue until a task or the poll's deadline (an empty answer, as the real server).
  */
-async function longPoll<R>(store: Store, matching: Matching<R>, req: PollRequest, ctx: CallContext): Promise<R | Record<string, never>> {
+async function longPoll<R>(
+  store: Store,
+  matching: Matching<R>,
+  req: PollRequest,
+  ctx: CallContext,
+): Promise<R | Record<string, never>> {
   store.requireNamespace(req.namespace);
   const queue = required(req.taskQueue?.name, 'TaskQueue');
-  return (await matching.poll(store.queueKey(req.namespace ?? '', queue), req.identity ?? '', pollTimeout(ctx), ctx.onCancel)) ?? {};
+  return (
+    (await matching.poll(
+      store.queueKey(req.namespace ?? '', queue),
+      req.identity ?? '',
+      pollTimeout(ctx),
+      ctx.onCancel,
+    )) ?? {}
+  );
 }
 
 function required(value: string | null | undefined, what: string): string {
@@ -55,7 +76,9 @@ export function workflowService(store: Store, serverVersion: string): Record<str
     return run;
   };
 
-  const activityFromToken = (bytes: Uint8Array | null | undefined): { run: Execution; act: ReturnType<Execution['activityForToken']> } => {
+  const activityFromToken = (
+    bytes: Uint8Array | null | undefined,
+  ): { run: Execution; act: ReturnType<Execution['activityForToken']> } => {
     const t = decodeToken(bytes);
     if (t.t !== 'a') throw invalidArgument('Not an activity task token');
     const run = runFromToken(t.r);
@@ -144,7 +167,10 @@ export function workflowService(store: Store, serverVersion: string): Record<str
     DescribeTaskQueue: handler<ws.IDescribeTaskQueueRequest>((req) => {
       store.requireNamespace(req.namespace);
       const queue = required(req.taskQueue?.name, 'TaskQueue');
-      const matching = req.taskQueueType === temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY ? store.actMatching : store.wfMatching;
+      const matching =
+        req.taskQueueType === temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY
+          ? store.actMatching
+          : store.wfMatching;
       return {
         pollers: matching.pollers(store.queueKey(req.namespace ?? '', queue)).map((p) => ({
           identity: p.identity,
@@ -166,7 +192,9 @@ export function workflowService(store: Store, serverVersion: string): Record<str
     }),
 
     DescribeNamespace: handler<ws.IDescribeNamespaceRequest>((req) => {
-      const ns = req.id ? [...store.namespaces.values()].find((n) => n.id === req.id) : store.namespaces.get(req.namespace ?? '');
+      const ns = req.id
+        ? [...store.namespaces.values()].find((n) => n.id === req.id)
+        : store.namespaces.get(req.namespace ?? '');
       if (!ns) throw notFound(`Namespace ${req.namespace || req.id} is not found`);
       return namespaceDescription(ns);
     }),
@@ -188,16 +216,28 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       const { run, started } = store.startWorkflow(startOptions(req));
       // Eager start: the first workflow task goes back to the starter (whose client shares a
       // worker's connection) in this answer instead of through the task queue.
-      const eagerWorkflowTask = req.requestEagerExecution && started ? run.takeFirstWorkflowTaskEagerly(req.identity ?? '') : null;
+      const eagerWorkflowTask =
+        req.requestEagerExecution && started ? run.takeFirstWorkflowTaskEagerly(req.identity ?? '') : null;
       return { runId: run.runId, started, eagerWorkflowTask };
     }),
 
     SignalWithStartWorkflowExecution: handler<ws.ISignalWithStartWorkflowExecutionRequest>((req) => {
-      const signal = { name: required(req.signalName, 'SignalName'), input: req.signalInput, header: req.header, identity: req.identity ?? '' };
+      const signal = {
+        name: required(req.signalName, 'SignalName'),
+        input: req.signalInput,
+        header: req.header,
+        identity: req.identity ?? '',
+      };
       const opts = startOptions(req);
       const current = store.findRun(opts.params.namespace, opts.params.workflowId, '');
       if (current?.isOpen) {
-        current.signal({ signalName: signal.name, input: signal.input, header: signal.header, identity: signal.identity, requestId: req.requestId ?? '' });
+        current.signal({
+          signalName: signal.name,
+          input: signal.input,
+          header: signal.header,
+          identity: signal.identity,
+          requestId: req.requestId ?? '',
+        });
         current.endStartDelay();
         return { runId: current.runId, started: false };
       }
@@ -218,7 +258,9 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       return {};
     }),
 
-    PollWorkflowTaskQueue: handler<ws.IPollWorkflowTaskQueueRequest>((req, ctx) => longPoll(store, store.wfMatching, req, ctx)),
+    PollWorkflowTaskQueue: handler<ws.IPollWorkflowTaskQueueRequest>((req, ctx) =>
+      longPoll(store, store.wfMatching, req, ctx),
+    ),
 
     RespondWorkflowTaskCompleted: handler<ws.IRespondWorkflowTaskCompletedRequest>((req) => {
       const t = decodeToken(req.taskToken);
@@ -236,7 +278,9 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       return {};
     }),
 
-    PollActivityTaskQueue: handler<ws.IPollActivityTaskQueueRequest>((req, ctx) => longPoll(store, store.actMatching, req, ctx)),
+    PollActivityTaskQueue: handler<ws.IPollActivityTaskQueueRequest>((req, ctx) =>
+      longPoll(store, store.actMatching, req, ctx),
+    ),
 
     RecordActivityTaskHeartbeat: handler<ws.IRecordActivityTaskHeartbeatRequest>((req) => {
       const { run, act } = activityFromToken(req.taskToken);
@@ -339,7 +383,8 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       store.requireNamespace(req.namespace);
       const run = store.getRun(req.namespace ?? '', req.execution);
       const closeOnly =
-        req.historyEventFilterType === temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
+        req.historyEventFilterType ===
+        temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT;
       // Histories are answered from each event's cached encoding (RunHistory.message), without
       // unpacking a closed run's packed history for its close event or a full read.
       if (closeOnly) {
@@ -352,7 +397,11 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       }
       const from = parseFromToken(req.nextPageToken);
       if (req.waitNewEvent) {
-        await run.waitUntil(() => run.log.length >= from || !run.isOpen, Math.min(HISTORY_WAIT_MS, ctx.remainingMs()), ctx.onCancel);
+        await run.waitUntil(
+          () => run.log.length >= from || !run.isOpen,
+          Math.min(HISTORY_WAIT_MS, ctx.remainingMs()),
+          ctx.onCancel,
+        );
         const history = run.log.message(from - 1);
         const next = run.isOpen ? Buffer.from(`from:${run.log.length + 1}`) : Buffer.alloc(0);
         return { history, nextPageToken: next };
@@ -371,7 +420,9 @@ export function workflowService(store: Store, serverVersion: string): Record<str
       const end = parseBeforeToken(req.nextPageToken) ?? run.log.length;
       const pageSize = req.maximumPageSize && req.maximumPageSize > 0 ? req.maximumPageSize : Infinity;
       const start = Math.max(0, end - pageSize); // 0-based: events [start, end)
-      const page = temporal.api.history.v1.History.decode(encodeMessage(temporal.api.history.v1.History, run.log.message(start, end)));
+      const page = temporal.api.history.v1.History.decode(
+        encodeMessage(temporal.api.history.v1.History, run.log.message(start, end)),
+      );
       const next = start > 0 ? Buffer.from(`before:${start + 1}`) : Buffer.alloc(0);
       return { history: { events: page.events.reverse() }, nextPageToken: next };
     }),
@@ -421,7 +472,12 @@ export function workflowService(store: Store, serverVersion: string): Record<str
   };
 }
 
-function namespaceDescription(ns: { name: string; id: string; description: string; retentionMs: number }): ws.IDescribeNamespaceResponse {
+function namespaceDescription(ns: {
+  name: string;
+  id: string;
+  description: string;
+  retentionMs: number;
+}): ws.IDescribeNamespaceResponse {
   return {
     namespaceInfo: {
       name: ns.name,

@@ -73,7 +73,10 @@ export class Activities {
   }
 
   /** Returns the activity if it is to be started eagerly by the caller. */
-  schedule(a: temporal.api.command.v1.IScheduleActivityTaskCommandAttributes, wftCompletedId: number): Activity | undefined {
+  schedule(
+    a: temporal.api.command.v1.IScheduleActivityTaskCommandAttributes,
+    wftCompletedId: number,
+  ): Activity | undefined {
     const run = this.run;
     // Timeout defaults as the real server fills them in.
     let scheduleToClose = durationMs(a.scheduleToCloseTimeout);
@@ -151,13 +154,17 @@ export class Activities {
     const attempt = act.attempt;
     if (act.scheduleToStartMs) {
       act.attemptTimers.push(
-        this.clock.schedule(act.scheduleToStartMs, () => this.timeOut(act, TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START, attempt)),
+        this.clock.schedule(act.scheduleToStartMs, () =>
+          this.timeOut(act, TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START, attempt),
+        ),
       );
     }
     this.run.touched();
     if (eager) return;
     const store = this.run.store;
-    store.actMatching.add(store.queueKey(this.run.namespace, act.taskQueue), { take: (identity) => this.start(act, attempt, identity) });
+    store.actMatching.add(store.queueKey(this.run.namespace, act.taskQueue), {
+      take: (identity) => this.start(act, attempt, identity),
+    });
   }
 
   live(act: Activity, attempt: number): boolean {
@@ -175,7 +182,9 @@ export class Activities {
     act.retryAt = undefined;
     run.touched();
     act.attemptTimers.push(
-      this.clock.schedule(act.startToCloseMs, () => this.timeOut(act, TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE, attempt)),
+      this.clock.schedule(act.startToCloseMs, () =>
+        this.timeOut(act, TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE, attempt),
+      ),
     );
     this.armHeartbeatTimer(act);
     return {
@@ -206,7 +215,9 @@ export class Activities {
     act.heartbeatTimer = undefined;
     if (!act.heartbeatMs || act.state !== 'started') return;
     const attempt = act.attempt;
-    act.heartbeatTimer = this.clock.schedule(act.heartbeatMs, () => this.timeOut(act, TimeoutType.TIMEOUT_TYPE_HEARTBEAT, attempt));
+    act.heartbeatTimer = this.clock.schedule(act.heartbeatMs, () =>
+      this.timeOut(act, TimeoutType.TIMEOUT_TYPE_HEARTBEAT, attempt),
+    );
   }
 
   private clearAttemptTimers(act: Activity): void {
@@ -359,7 +370,10 @@ export class Activities {
   }
 
   private timeOut(act: Activity, type: number, attempt: number): void {
-    if (!this.live(act, attempt) && !(type === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE && this.byId.get(act.scheduledEventId) === act)) {
+    if (
+      !this.live(act, attempt) &&
+      !(type === TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE && this.byId.get(act.scheduledEventId) === act)
+    ) {
       return;
     }
     const wasStarted = act.state === 'started';
@@ -472,7 +486,9 @@ export class Activities {
         clock.lock();
         const attempt = act.attempt;
         act.attemptTimers.push(
-          clock.scheduleAt(act.startedTime + act.startToCloseMs, () => this.timeOut(act, TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE, attempt)),
+          clock.scheduleAt(act.startedTime + act.startToCloseMs, () =>
+            this.timeOut(act, TimeoutType.TIMEOUT_TYPE_START_TO_CLOSE, attempt),
+          ),
         );
         // The heartbeat timeout counts from the restart: the worker gets one interval to reconnect.
         this.armHeartbeatTimer(act);

@@ -67,8 +67,9 @@ export class ChildWorkflows {
             namespace,
             workflowId: child.workflowId,
             workflowType: { name: child.workflowType },
-            cause: temporal.api.enums.v1.StartChildWorkflowExecutionFailedCause
-              .START_CHILD_WORKFLOW_EXECUTION_FAILED_CAUSE_WORKFLOW_ALREADY_EXISTS,
+            cause:
+              temporal.api.enums.v1.StartChildWorkflowExecutionFailedCause
+                .START_CHILD_WORKFLOW_EXECUTION_FAILED_CAUSE_WORKFLOW_ALREADY_EXISTS,
             control: a.control,
             initiatedEventId: long(initiatedEventId),
             workflowTaskCompletedEventId: long(wftCompletedId),
@@ -114,7 +115,10 @@ export class ChildWorkflows {
         case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
           run.append({
             eventType: EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED,
-            childWorkflowExecutionCompletedEventAttributes: { ...common, result: close.workflowExecutionCompletedEventAttributes?.result },
+            childWorkflowExecutionCompletedEventAttributes: {
+              ...common,
+              result: close.workflowExecutionCompletedEventAttributes?.result,
+            },
           });
           return;
         case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
@@ -130,13 +134,19 @@ export class ChildWorkflows {
         case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
           run.append({
             eventType: EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED,
-            childWorkflowExecutionCanceledEventAttributes: { ...common, details: close.workflowExecutionCanceledEventAttributes?.details },
+            childWorkflowExecutionCanceledEventAttributes: {
+              ...common,
+              details: close.workflowExecutionCanceledEventAttributes?.details,
+            },
           });
           return;
         case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
           run.append({
             eventType: EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT,
-            childWorkflowExecutionTimedOutEventAttributes: { ...common, retryState: close.workflowExecutionTimedOutEventAttributes?.retryState },
+            childWorkflowExecutionTimedOutEventAttributes: {
+              ...common,
+              retryState: close.workflowExecutionTimedOutEventAttributes?.retryState,
+            },
           });
           return;
         default:
@@ -148,7 +158,10 @@ export class ChildWorkflows {
     });
   }
 
-  signalExternal(a: temporal.api.command.v1.ISignalExternalWorkflowExecutionCommandAttributes, wftCompletedId: number): void {
+  signalExternal(
+    a: temporal.api.command.v1.ISignalExternalWorkflowExecutionCommandAttributes,
+    wftCompletedId: number,
+  ): void {
     const run = this.run;
     const namespace = a.namespace || run.namespace;
     const ev = run.append({
@@ -190,8 +203,9 @@ export class ChildWorkflows {
         run.append({
           eventType: EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED,
           signalExternalWorkflowExecutionFailedEventAttributes: {
-            cause: temporal.api.enums.v1.SignalExternalWorkflowExecutionFailedCause
-              .SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED_CAUSE_EXTERNAL_WORKFLOW_EXECUTION_NOT_FOUND,
+            cause:
+              temporal.api.enums.v1.SignalExternalWorkflowExecutionFailedCause
+                .SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED_CAUSE_EXTERNAL_WORKFLOW_EXECUTION_NOT_FOUND,
             workflowTaskCompletedEventId: long(wftCompletedId),
             namespace,
             workflowExecution: a.execution,
@@ -240,8 +254,9 @@ export class ChildWorkflows {
         run.append({
           eventType: EventType.EVENT_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED,
           requestCancelExternalWorkflowExecutionFailedEventAttributes: {
-            cause: temporal.api.enums.v1.CancelExternalWorkflowExecutionFailedCause
-              .CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED_CAUSE_EXTERNAL_WORKFLOW_EXECUTION_NOT_FOUND,
+            cause:
+              temporal.api.enums.v1.CancelExternalWorkflowExecutionFailedCause
+                .CANCEL_EXTERNAL_WORKFLOW_EXECUTION_FAILED_CAUSE_EXTERNAL_WORKFLOW_EXECUTION_NOT_FOUND,
             workflowTaskCompletedEventId: long(wftCompletedId),
             namespace,
             workflowExecution: execution,

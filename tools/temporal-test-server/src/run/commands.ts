@@ -63,13 +63,20 @@ export class Commands {
         run.acts.schedule(cmd.scheduleActivityTaskCommandAttributes ?? {}, wftCompletedId);
         return;
       case CommandType.COMMAND_TYPE_REQUEST_CANCEL_ACTIVITY_TASK:
-        return run.acts.requestCancel(toNum(cmd.requestCancelActivityTaskCommandAttributes?.scheduledEventId), wftCompletedId);
+        return run.acts.requestCancel(
+          toNum(cmd.requestCancelActivityTaskCommandAttributes?.scheduledEventId),
+          wftCompletedId,
+        );
       case CommandType.COMMAND_TYPE_START_TIMER: {
         const a = cmd.startTimerCommandAttributes ?? {};
         const timerId = a.timerId ?? '';
         const ev = run.append({
           eventType: EventType.EVENT_TYPE_TIMER_STARTED,
-          timerStartedEventAttributes: { timerId, startToFireTimeout: a.startToFireTimeout, workflowTaskCompletedEventId: wfc },
+          timerStartedEventAttributes: {
+            timerId,
+            startToFireTimeout: a.startToFireTimeout,
+            workflowTaskCompletedEventId: wfc,
+          },
         });
         this.armTimer(timerId, toNum(ev.eventId), run.store.clock.now() + durationMs(a.startToFireTimeout));
         return;
@@ -89,7 +96,12 @@ export class Commands {
         }
         run.append({
           eventType: EventType.EVENT_TYPE_TIMER_CANCELED,
-          timerCanceledEventAttributes: { timerId, startedEventId: long(startedEventId), workflowTaskCompletedEventId: wfc, identity },
+          timerCanceledEventAttributes: {
+            timerId,
+            startedEventId: long(startedEventId),
+            workflowTaskCompletedEventId: wfc,
+            identity,
+          },
         });
         return;
       }
@@ -154,7 +166,10 @@ export class Commands {
       case CommandType.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION:
         return run.kids.signalExternal(cmd.signalExternalWorkflowExecutionCommandAttributes ?? {}, wftCompletedId);
       case CommandType.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION:
-        return run.kids.cancelExternal(cmd.requestCancelExternalWorkflowExecutionCommandAttributes ?? {}, wftCompletedId);
+        return run.kids.cancelExternal(
+          cmd.requestCancelExternalWorkflowExecutionCommandAttributes ?? {},
+          wftCompletedId,
+        );
       default:
         // validate() rejected everything else before any change was made.
         return;

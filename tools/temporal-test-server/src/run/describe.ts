@@ -27,13 +27,15 @@ export function describeRun(run: Execution): temporal.api.workflowservice.v1.IDe
       lastWorkerIdentity: act.identity,
     });
   }
-  const pendingChildren: temporal.api.workflow.v1.IPendingChildExecutionInfo[] = [...run.kids.byId.values()].map((c) => ({
-    workflowId: c.workflowId,
-    runId: c.runId,
-    workflowTypeName: c.workflowType,
-    initiatedId: long(c.initiatedEventId),
-    parentClosePolicy: c.parentClosePolicy,
-  }));
+  const pendingChildren: temporal.api.workflow.v1.IPendingChildExecutionInfo[] = [...run.kids.byId.values()].map(
+    (c) => ({
+      workflowId: c.workflowId,
+      runId: c.runId,
+      workflowTypeName: c.workflowType,
+      initiatedId: long(c.initiatedEventId),
+      parentClosePolicy: c.parentClosePolicy,
+    }),
+  );
   const wft = run.tasks.wft;
   return {
     executionConfig: {

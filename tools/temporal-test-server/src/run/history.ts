@@ -9,7 +9,17 @@
  * dirty for the durable journal (src/persistence/journal.ts), so a new kind of event is persisted
  * with no code of its own.
  */
-import { encodeEventField, EventType, long, msTimestamp, rawHistorySupported, temporal, toNum, type HistoryEvent, type HistoryMsg } from '../proto';
+import {
+  encodeEventField,
+  EventType,
+  long,
+  msTimestamp,
+  rawHistorySupported,
+  temporal,
+  toNum,
+  type HistoryEvent,
+  type HistoryMsg,
+} from '../proto';
 
 export interface HistoryWriter {
   /** Writes one event now (ids and time assigned here) and returns it. */
@@ -250,7 +260,9 @@ export class RunHistory {
     this.buffered = items.map((events) => ({
       emit: () => this.appendRecorded(events),
       events,
-      timerId: events.find((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED)?.timerFiredEventAttributes?.timerId ?? undefined,
+      timerId:
+        events.find((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED)?.timerFiredEventAttributes?.timerId ??
+        undefined,
     }));
   }
 

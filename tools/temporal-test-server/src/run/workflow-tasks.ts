@@ -7,7 +7,18 @@
 import { randomUUID } from 'node:crypto';
 import type { TimerHandle } from '../clock';
 import { invalidArgument, notFound } from '../errors';
-import { CommandType, durationMs, EventType, long, msDuration, msTimestamp, TaskQueueKind, temporal, TimeoutType, toNum } from '../proto';
+import {
+  CommandType,
+  durationMs,
+  EventType,
+  long,
+  msDuration,
+  msTimestamp,
+  TaskQueueKind,
+  temporal,
+  TimeoutType,
+  toNum,
+} from '../proto';
 import { encodeToken } from '../tokens';
 import type { Execution } from '../execution';
 import type { Activity } from './activities';
@@ -186,7 +197,8 @@ export class WorkflowTasks {
 
   timeOut(sid: number, attempt: number): void {
     const wft = this.wft;
-    if (!this.run.isOpen || !wft || wft.state !== 'started' || wft.scheduledEventId !== sid || wft.attempt !== attempt) return;
+    if (!this.run.isOpen || !wft || wft.state !== 'started' || wft.scheduledEventId !== sid || wft.attempt !== attempt)
+      return;
     this.run.append({
       eventType: EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
       workflowTaskTimedOutEventAttributes: {
@@ -258,7 +270,9 @@ export class WorkflowTasks {
     this.lastCompletedStartedId = wft.startedEventId;
     this.nextAttempt = 1;
     const sq = req.stickyAttributes?.workerTaskQueue?.name;
-    this.sticky = sq ? { queue: sq, scheduleToStartMs: durationMs(req.stickyAttributes?.scheduleToStartTimeout) } : null;
+    this.sticky = sq
+      ? { queue: sq, scheduleToStartMs: durationMs(req.stickyAttributes?.scheduleToStartTimeout) }
+      : null;
 
     run.queries.answer(wft, req);
     // Commands run while the task still counts as started, so anything they cause for this run
@@ -345,7 +359,14 @@ export class WorkflowTasks {
   }
 
   /** After a restart: the task as it was at the crash (see src/persistence/replay.ts). */
-  restore(w: { state: 'scheduled' | 'started'; scheduledEventId: number; startedEventId: number; attempt: number; scheduledTime: number; startedTime: number }): void {
+  restore(w: {
+    state: 'scheduled' | 'started';
+    scheduledEventId: number;
+    startedEventId: number;
+    attempt: number;
+    scheduledTime: number;
+    startedTime: number;
+  }): void {
     const clock = this.run.store.clock;
     const wft: WorkflowTask = {
       state: w.state,
@@ -364,7 +385,9 @@ export class WorkflowTasks {
     } else {
       // Started before the crash: its worker may still complete it; otherwise it times out and is retried.
       wft.queueKey = this.normalKey();
-      wft.timer = clock.scheduleAt(w.startedTime + this.run.p.taskTimeoutMs, () => this.timeOut(w.scheduledEventId, w.attempt));
+      wft.timer = clock.scheduleAt(w.startedTime + this.run.p.taskTimeoutMs, () =>
+        this.timeOut(w.scheduledEventId, w.attempt),
+      );
     }
   }
 }

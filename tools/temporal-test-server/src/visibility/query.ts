@@ -166,8 +166,29 @@ interface Token {
 }
 
 const keywords = new Set([
-  'AND', 'OR', 'NOT', 'IN', 'BETWEEN', 'IS', 'NULL', 'STARTS_WITH', 'ORDER', 'GROUP', 'BY', 'ASC', 'DESC',
-  'TRUE', 'FALSE', 'LIKE', 'LIMIT', 'SELECT', 'FROM', 'WHERE', 'UNION', 'HAVING', 'OFFSET',
+  'AND',
+  'OR',
+  'NOT',
+  'IN',
+  'BETWEEN',
+  'IS',
+  'NULL',
+  'STARTS_WITH',
+  'ORDER',
+  'GROUP',
+  'BY',
+  'ASC',
+  'DESC',
+  'TRUE',
+  'FALSE',
+  'LIKE',
+  'LIMIT',
+  'SELECT',
+  'FROM',
+  'WHERE',
+  'UNION',
+  'HAVING',
+  'OFFSET',
 ]);
 
 function syntaxError(tok: Token | { end: number; raw: string; kind: TokKind }): RpcError {
@@ -193,7 +214,11 @@ export function tokenize(q: string): Token[] {
       while (i < n && /[A-Za-z0-9_]/.test(q[i])) i++;
       const word = q.slice(start, i);
       const upper = word.toUpperCase();
-      out.push(keywords.has(upper) ? { kind: 'kw', text: upper, end: i, raw: word } : { kind: 'ident', text: word, end: i, raw: word });
+      out.push(
+        keywords.has(upper)
+          ? { kind: 'kw', text: upper, end: i, raw: word }
+          : { kind: 'ident', text: word, end: i, raw: word },
+      );
       continue;
     }
     if (c === '`') {
@@ -271,7 +296,10 @@ export function tokenize(q: string): Token[] {
 
 // ---------------------------------------------------------------- parser (untyped AST)
 
-type RawValue = { t: 'str'; v: string; raw: string } | { t: 'num'; v: number; int: boolean; raw: string } | { t: 'bool'; v: boolean; raw: string };
+type RawValue =
+  | { t: 'str'; v: string; raw: string }
+  | { t: 'num'; v: number; int: boolean; raw: string }
+  | { t: 'bool'; v: boolean; raw: string };
 
 type RawExpr =
   | { k: 'and' | 'or'; l: RawExpr; r: RawExpr }
@@ -330,7 +358,8 @@ class Parser {
     const groupBy: string[] = [];
     if (this.acceptKw('GROUP')) {
       this.expectKw('BY');
-      do groupBy.push(this.column()); while (this.acceptPunct(','));
+      do groupBy.push(this.column());
+      while (this.acceptPunct(','));
     }
     const orderBy: RawQuery['orderBy'] = [];
     if (this.acceptKw('ORDER')) {
@@ -402,7 +431,8 @@ class Parser {
     if (this.acceptKw('IN')) {
       this.expectPunct('(');
       const vs: RawValue[] = [];
-      do vs.push(this.value()); while (this.acceptPunct(','));
+      do vs.push(this.value());
+      while (this.acceptPunct(','));
       this.expectPunct(')');
       return { k: 'in', col, vs, not };
     }
@@ -413,9 +443,15 @@ class Parser {
       return { k: 'between', col, lo, hi, not };
     }
     if (this.acceptKw('STARTS_WITH')) return { k: 'prefix', col, v: this.value(), not };
-    if (this.isKw('LIKE')) throw fail(`${NOT_SUPPORTED}: operator '${not ? 'NOT LIKE' : 'LIKE'}' on search attribute ${col}`);
+    if (this.isKw('LIKE'))
+      throw fail(`${NOT_SUPPORTED}: operator '${not ? 'NOT LIKE' : 'LIKE'}' on search attribute ${col}`);
     const after = this.peek();
-    if (!not && (after.kind === 'eof' || (after.kind === 'punct' && after.text === ')') || (after.kind === 'kw' && ['AND', 'OR', 'ORDER', 'GROUP'].includes(after.text)))) {
+    if (
+      !not &&
+      (after.kind === 'eof' ||
+        (after.kind === 'punct' && after.text === ')') ||
+        (after.kind === 'kw' && ['AND', 'OR', 'ORDER', 'GROUP'].includes(after.text)))
+    ) {
       throw fail(`${INVALID}: incomplete expression`);
     }
     throw syntaxError(this.peek());
@@ -424,7 +460,8 @@ class Parser {
   private value(): RawValue {
     const t = this.next();
     if (t.kind === 'str') return { t: 'str', v: t.text, raw: t.raw };
-    if (t.kind === 'kw' && (t.text === 'TRUE' || t.text === 'FALSE')) return { t: 'bool', v: t.text === 'TRUE', raw: t.raw };
+    if (t.kind === 'kw' && (t.text === 'TRUE' || t.text === 'FALSE'))
+      return { t: 'bool', v: t.text === 'TRUE', raw: t.raw };
     let sign = 1;
     let num = t;
     if (t.kind === 'punct' && (t.text === '-' || t.text === '+')) {
@@ -432,10 +469,17 @@ class Parser {
       num = this.next();
     }
     if (num.kind === 'num') {
-      return { t: 'num', v: sign * Number(num.text), int: /^[0-9]+$/.test(num.text), raw: (sign < 0 ? '-' : '') + num.raw };
+      return {
+        t: 'num',
+        v: sign * Number(num.text),
+        int: /^[0-9]+$/.test(num.text),
+        raw: (sign < 0 ? '-' : '') + num.raw,
+      };
     }
     if (num.kind === 'ident') {
-      throw fail(`${NOT_SUPPORTED}: column name on the right side of comparison expression (did you forget to quote '${num.raw}'?)`);
+      throw fail(
+        `${NOT_SUPPORTED}: column name on the right side of comparison expression (did you forget to quote '${num.raw}'?)`,
+      );
     }
     throw syntaxError(num);
   }
@@ -448,7 +492,9 @@ function rawType(v: RawValue): string {
 }
 
 function valueTypeError(col: Column, v: RawValue): RpcError {
-  return fail(`${INVALID}: invalid value type for search attribute ${col.name} of type ${col.type}: ${v.raw} (type: ${rawType(v)})`);
+  return fail(
+    `${INVALID}: invalid value type for search attribute ${col.name} of type ${col.type}: ${v.raw} (type: ${rawType(v)})`,
+  );
 }
 
 /** RFC 3339 (fraction to the nanosecond) to epoch milliseconds, fraction kept; NaN if not one. */
@@ -509,13 +555,16 @@ const comparisonOps: Record<ValueType, ReadonlySet<string>> = {
 };
 
 function opNotSupported(col: Column, op: string): RpcError {
-  return fail(`${NOT_SUPPORTED}: operator '${op.toUpperCase()}' not supported for ${col.type} type search attribute '${col.name}'`);
+  return fail(
+    `${NOT_SUPPORTED}: operator '${op.toUpperCase()}' not supported for ${col.type} type search attribute '${col.name}'`,
+  );
 }
 
 function resolveColumn(name: string, schema: Schema): Column {
   const sys = systemColumns.get(name);
   if (sys) return sys;
-  if (unsupportedSystem.has(name)) throw fail(`${NOT_SUPPORTED}: filtering on search attribute ${name} (not kept by this server)`);
+  if (unsupportedSystem.has(name))
+    throw fail(`${NOT_SUPPORTED}: filtering on search attribute ${name} (not kept by this server)`);
   const type = schema(name) ?? predefinedAttributes.get(name);
   if (!type) throw fail(`invalid search attribute: ${name}`);
   return { name, type, get: (r) => r.attrs?.[name] ?? null };
@@ -565,7 +614,8 @@ export function parseQuery(text: string, schema: Schema): ParsedQuery {
   let groupBy: Column | null = null;
   if (raw.groupBy.length === 1) {
     const col = resolveColumn(raw.groupBy[0], schema);
-    if (!col.status) throw fail(`${NOT_SUPPORTED}: 'GROUP BY' clause is not supported for search attribute ${col.name}`);
+    if (!col.status)
+      throw fail(`${NOT_SUPPORTED}: 'GROUP BY' clause is not supported for search attribute ${col.name}`);
     groupBy = col;
   }
   const orderBy = raw.orderBy.map(({ col: name, desc }) => {
@@ -582,7 +632,10 @@ export function parseQuery(text: string, schema: Schema): ParsedQuery {
 
 /** Words of a Text value, as a search engine's standard analyzer splits them. */
 function words(s: string): string[] {
-  return s.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return s
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
 function compare(a: Literal, b: Literal): number {

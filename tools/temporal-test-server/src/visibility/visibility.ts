@@ -114,7 +114,10 @@ const typeNames: Record<string, ValueType> = {
  * SDK sets typed attributes), decoded to the value filters compare. Untyped ones get the type of
  * their JSON value. Null (an upsert that removes it) or undecodable: undefined.
  */
-export function decodeAttribute(p: Payload, known: ValueType | undefined): { type: ValueType; value: AttrValue } | undefined {
+export function decodeAttribute(
+  p: Payload,
+  known: ValueType | undefined,
+): { type: ValueType; value: AttrValue } | undefined {
   if (metadataText(p, 'encoding') !== 'json/plain' || !p.data) return undefined;
   let v: unknown;
   try {
@@ -127,11 +130,17 @@ export function decodeAttribute(p: Payload, known: ValueType | undefined): { typ
   if (!type) {
     const first: unknown = Array.isArray(v) ? v[0] : v;
     type =
-      Array.isArray(v) && v.length !== 1 ? 'KeywordList'
-      : typeof first === 'string' ? 'Keyword'
-      : typeof first === 'boolean' ? 'Bool'
-      : typeof first === 'number' ? (Number.isInteger(first) ? 'Int' : 'Double')
-      : 'Keyword';
+      Array.isArray(v) && v.length !== 1
+        ? 'KeywordList'
+        : typeof first === 'string'
+          ? 'Keyword'
+          : typeof first === 'boolean'
+            ? 'Bool'
+            : typeof first === 'number'
+              ? Number.isInteger(first)
+                ? 'Int'
+                : 'Double'
+              : 'Keyword';
   }
   // Legacy (untyped) attributes come as one-element arrays.
   if (type !== 'KeywordList' && Array.isArray(v)) {
@@ -348,7 +357,10 @@ export class Visibility {
     if (ns && row) ns.remove(row);
   }
 
-  private decodeAttrs(ns: NamespaceIndex, sa: temporal.api.common.v1.ISearchAttributes): Record<string, AttrValue> | null {
+  private decodeAttrs(
+    ns: NamespaceIndex,
+    sa: temporal.api.common.v1.ISearchAttributes,
+  ): Record<string, AttrValue> | null {
     const fields = sa.indexedFields;
     if (!fields) return null;
     let out: Record<string, AttrValue> | null = null;
@@ -374,7 +386,11 @@ export class Visibility {
    * The rows an index gives for `e`: a superset of its matches, or undefined when no index
    * narrows it (the caller then walks every row). AND takes its most selective side.
    */
-  private candidates(ns: NamespaceIndex, namespace: string, e: Expr): { rows: () => Iterable<VisRow>; size: number } | undefined {
+  private candidates(
+    ns: NamespaceIndex,
+    namespace: string,
+    e: Expr,
+  ): { rows: () => Iterable<VisRow>; size: number } | undefined {
     switch (e.k) {
       case 'cmp':
         return e.op === '=' ? this.lookup(ns, namespace, e.col, [e.v]) : undefined;
@@ -398,7 +414,12 @@ export class Visibility {
     }
   }
 
-  private lookup(ns: NamespaceIndex, namespace: string, col: Column, values: (string | number | boolean)[]): { rows: () => Iterable<VisRow>; size: number } | undefined {
+  private lookup(
+    ns: NamespaceIndex,
+    namespace: string,
+    col: Column,
+    values: (string | number | boolean)[],
+  ): { rows: () => Iterable<VisRow>; size: number } | undefined {
     const distinct = [...new Set(values)];
     let get: (v: string | number | boolean) => VisRow[];
     let size: (v: string | number | boolean) => number;
@@ -454,7 +475,8 @@ export class Visibility {
     const where = q.where;
     const match = (r: VisRow): boolean => r.status !== UNSPECIFIED && (where === null || evaluate(where, r) === true);
     const cand = where ? this.candidates(ns, namespace, where) : undefined;
-    const defaultOrder = q.orderBy.length === 0 || (q.orderBy.length === 1 && q.orderBy[0].col.name === 'StartTime' && q.orderBy[0].desc);
+    const defaultOrder =
+      q.orderBy.length === 0 || (q.orderBy.length === 1 && q.orderBy[0].col.name === 'StartTime' && q.orderBy[0].desc);
     const page: VisRow[] = [];
     let more = false;
     if (defaultOrder && (!cand || cand.size > SORT_LIMIT)) {
@@ -526,17 +548,22 @@ export class Visibility {
         for (const [status, rows] of ns.byStatus) if (rows.size > 0) groups.set(status, rows.size);
       } else {
         for (const r of cand ? cand.rows() : ns.rows.values()) {
-          if (r.status !== UNSPECIFIED && evaluate(where, r) === true) groups.set(r.status, (groups.get(r.status) ?? 0) + 1);
+          if (r.status !== UNSPECIFIED && evaluate(where, r) === true)
+            groups.set(r.status, (groups.get(r.status) ?? 0) + 1);
         }
       }
-      const list = [...groups].filter(([s]) => statusNames.has(s)).sort((a, b) => a[0] - b[0]).map(([status, count]) => ({ status, count }));
+      const list = [...groups]
+        .filter(([s]) => statusNames.has(s))
+        .sort((a, b) => a[0] - b[0])
+        .map(([status, count]) => ({ status, count }));
       return { count: list.reduce((n, g) => n + g.count, 0), groups: list };
     }
     if (!where) return { count: ns.rows.size };
     // One indexed equality is its own answer; anything else is evaluated on the candidates.
     if (cand && where.k === 'cmp' && where.col.key && where.col.key !== 'WorkflowId') return { count: cand.size };
     let n = 0;
-    for (const r of cand ? cand.rows() : ns.rows.values()) if (r.status !== UNSPECIFIED && evaluate(where, r) === true) n++;
+    for (const r of cand ? cand.rows() : ns.rows.values())
+      if (r.status !== UNSPECIFIED && evaluate(where, r) === true) n++;
     return { count: n };
   }
 }

@@ -1,5 +1,14 @@
 /** Workflows of the durability (crash and restart) tests: each does one side effect after waiting. */
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, sleep, startChild, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 
 export interface DurableActivities {
   /** Counted by the test: must run exactly once per workflow. */
@@ -40,7 +49,10 @@ export async function slowEffect(tag: string, ms: number): Promise<string> {
 
 /** A child that sleeps (the crash hits while it waits), then the parent reports its result. */
 export async function parentOfSleeper(tag: string, ms: number): Promise<string> {
-  const child = await startChild(timerThenEffect, { workflowId: `${workflowInfo().workflowId}-child`, args: [tag, ms] });
+  const child = await startChild(timerThenEffect, {
+    workflowId: `${workflowInfo().workflowId}-child`,
+    args: [tag, ms],
+  });
   return `parent got: ${await child.result()}`;
 }
 

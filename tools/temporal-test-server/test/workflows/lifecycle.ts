@@ -33,7 +33,11 @@ export async function parentOfFailingChild(): Promise<string> {
 }
 
 /** Continues as new `n` times, carrying a running sum; the last run returns the sum and run count. */
-export async function countdown(n: number, acc: number, runs: number): Promise<{ acc: number; runs: number; continued: boolean }> {
+export async function countdown(
+  n: number,
+  acc: number,
+  runs: number,
+): Promise<{ acc: number; runs: number; continued: boolean }> {
   if (n > 0) await continueAsNew<typeof countdown>(n - 1, acc + n, runs + 1);
   return { acc, runs: runs + 1, continued: workflowInfo().continuedFromExecutionRunId !== undefined };
 }

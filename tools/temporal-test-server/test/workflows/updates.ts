@@ -1,7 +1,18 @@
-import { condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { ConformanceActivities } from './activities';
 
-const { double } = proxyActivities<ConformanceActivities>({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } });
+const { double } = proxyActivities<ConformanceActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3 },
+});
 
 /** Adds to the total; the validator rejects negative amounts before the update is accepted. */
 export const addUpdate = defineUpdate<number, [number]>('add');
