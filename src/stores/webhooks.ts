@@ -179,14 +179,12 @@ export function webhooksStore(db: Db) {
     async deleteAndCancelPending(merchantId: string, id: string): Promise<boolean> {
       const deleted = await db('webhooks').where({ id, merchant_id: merchantId }).delete();
       if (deleted === 0) return false;
-      await db('webhook_deliveries')
-        .where({ webhook_id: id, merchant_id: merchantId, status: 'PENDING' })
-        .update({
-          status: 'CANCELED',
-          last_error: 'webhook deleted',
-          completed_at: db.fn.now(),
-          updated_at: db.fn.now(),
-        });
+      await db('webhook_deliveries').where({ webhook_id: id, merchant_id: merchantId, status: 'PENDING' }).update({
+        status: 'CANCELED',
+        last_error: 'webhook deleted',
+        completed_at: db.fn.now(),
+        updated_at: db.fn.now(),
+      });
       return true;
     },
 
