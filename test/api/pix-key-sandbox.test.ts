@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { eventually } from '../support/charges';
-import { manualMedStack, type MedStack } from '../support/med';
+import { manualMedStack, pixKeyFlows, type MedStack } from '../support/med';
 
 interface SandboxKeyBody {
   message: string;
@@ -22,23 +22,8 @@ describe('sandbox PIX key activation', function () {
     s = await manualMedStack();
   });
 
-  const keyRow = (id: string) => s.api.knex('pix_keys').where({ id }).first();
-  const untilKey = (id: string, status: string) =>
-    eventually(async () => {
-      const r = await keyRow(id);
-      return r?.status === status ? r : undefined;
-    }, `key ${id} to be ${status}`);
-  const keyEvents = async (keyId: string) =>
-    (
-      (await s.api
-        .knex('events')
-        .where({ type: 'pixkey.updated' })
-        .whereRaw(`data->>'keyId' = ?`, [keyId])
-        .orderBy('id')
-        .select('data')) as Array<{
-        data: { status: string };
-      }>
-    ).map((e) => e.data.status);
+  const { keyRow, untilKey } = pixKeyFlows(() => s);
+  const keyEvents = async (keyId: string) => (await pixKeyFlows(() => s).keyEvents(keyId)).map((d) => d.status);
   const act = (token: string, id: string, action: string) =>
     s.api.request<SandboxKeyBody>('POST', `/v1/sandbox/pix-keys/${id}/${action}`, { token, body: {} });
 

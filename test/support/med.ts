@@ -230,3 +230,24 @@ export function medFlows(stack: () => MedStack) {
     readyMerchant: (o?: { feeBps?: number }) => readyMerchant(stack().api, o),
   };
 }
+
+/** PIX key rows and `pixkey.updated` events of the stack's database (`stack` read at each call). */
+export function pixKeyFlows(stack: () => MedStack) {
+  const keyRow = (id: string) => stack().api.knex('pix_keys').where({ id }).first();
+  const untilKey = (id: string, status: string) =>
+    eventually(async () => {
+      const r = await keyRow(id);
+      return r?.status === status ? r : undefined;
+    }, `key ${id} to be ${status}`);
+  /** The data of the key's `pixkey.updated` events, oldest first. */
+  const keyEvents = async (keyId: string): Promise<Array<Record<string, unknown>>> =>
+    (
+      (await stack()
+        .api.knex('events')
+        .where({ type: 'pixkey.updated' })
+        .whereRaw(`data->>'keyId' = ?`, [keyId])
+        .orderBy('id')
+        .select('data')) as Array<{ data: Record<string, unknown> }>
+    ).map((e) => e.data);
+  return { keyRow, untilKey, keyEvents };
+}

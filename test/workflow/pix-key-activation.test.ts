@@ -13,8 +13,7 @@ import { createLogger } from '../../src/lib/logger';
 import { newId } from '../../src/lib/ids';
 import { reconcilePixKeyRegistrations } from '../../src/services/pix-key-reconciler';
 import { pixKeyWorkflowId } from '../../src/temporal/workflow-ids';
-import { eventually } from '../support/charges';
-import { medStack, type MedStack } from '../support/med';
+import { medStack, pixKeyFlows, type MedStack } from '../support/med';
 import { getTestDb } from '../support/db';
 
 const run = promisify(execFile);
@@ -33,23 +32,7 @@ describe('PIX key registration and activation', function () {
   });
   afterEach(() => s.simulator.control.setFaults({}));
 
-  const keyRow = (id: string) => s.api.knex('pix_keys').where({ id }).first();
-  const untilKey = (id: string, status: string) =>
-    eventually(async () => {
-      const r = await keyRow(id);
-      return r?.status === status ? r : undefined;
-    }, `key ${id} to be ${status}`);
-  const keyEvents = async (keyId: string) =>
-    (
-      (await s.api
-        .knex('events')
-        .where({ type: 'pixkey.updated' })
-        .whereRaw(`data->>'keyId' = ?`, [keyId])
-        .orderBy('id')
-        .select('data')) as Array<{
-        data: Record<string, unknown>;
-      }>
-    ).map((e) => e.data);
+  const { keyRow, untilKey, keyEvents } = pixKeyFlows(() => s);
 
   async function addKey(merchantId: string, key = crypto.randomUUID()): Promise<PixKeyBody['pixKey']> {
     const res = await s.api.request<PixKeyBody>('POST', `/v1/admin/merchants/${merchantId}/pix-keys`, {
