@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { newId } from '../../src/lib/ids';
 import * as ledger from '../../src/services/ledger';
-import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
+import { createMerchantFixture, fundMerchant, getTestDb, balancesAndPosted } from '../support/db';
 
 /**
  * The ledger's rules that PostgreSQL holds by itself since migration 20261126100000
@@ -221,24 +221,13 @@ describe('ledger rules enforced by PostgreSQL', () => {
         from: 'blocked',
         to: 'available',
       });
-      const accounts = (await knex('ledger_accounts')
-        .where({ merchant_id: m })
-        .orderBy('kind')
-        .select('kind', 'balance', 'posted')) as Array<{
-        kind: string;
-        balance: number;
-        posted: number;
-      }>;
-      assert.deepEqual(
-        accounts.map((a) => [a.kind, a.balance, a.posted]),
-        [
-          ['acquirer', -10_000, -10_000],
-          ['available', 9_901, 9_901],
-          ['blocked', 0, 0],
-          ['fee_revenue', 99, 99],
-          ['pending', 0, 0],
-        ],
-      );
+      assert.deepEqual(await balancesAndPosted(knex, m), [
+        ['acquirer', -10_000, -10_000],
+        ['available', 9_901, 9_901],
+        ['blocked', 0, 0],
+        ['fee_revenue', 99, 99],
+        ['pending', 0, 0],
+      ]);
     });
 
     it("a debit refused inside a caller's transaction leaves no empty transaction to refuse at commit", async () => {

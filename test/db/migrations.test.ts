@@ -6,7 +6,7 @@ import { createKnex } from '../../src/db/knex';
 import { MIGRATION_NAMES, migrateDown, migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
 import { newId } from '../../src/lib/ids';
 import * as ledger from '../../src/services/ledger';
-import { createMerchantFixture, getTestDb } from '../support/db';
+import { createMerchantFixture, getTestDb, balancesAndPosted } from '../support/db';
 
 const DOMAIN_TABLES = [
   'users',
@@ -148,23 +148,12 @@ describe('migrations', () => {
 
     assert.deepEqual(await migrateLatest(knex), [LEDGER_CONSTRAINTS]);
     assert.deepEqual(await triggers(), [...TRIGGERS].sort());
-    const accounts = (await knex('ledger_accounts')
-      .where({ merchant_id: m })
-      .orderBy('kind')
-      .select('kind', 'balance', 'posted')) as Array<{
-      kind: string;
-      balance: number;
-      posted: number;
-    }>;
-    assert.deepEqual(
-      accounts.map((a) => [a.kind, a.balance, a.posted]),
-      [
-        ['acquirer', -1_000, -1_000],
-        ['available', 990, 990],
-        ['fee_revenue', 10, 10],
-        ['pending', 0, 0],
-      ],
-    );
+    assert.deepEqual(await balancesAndPosted(knex, m), [
+      ['acquirer', -1_000, -1_000],
+      ['available', 990, 990],
+      ['fee_revenue', 10, 10],
+      ['pending', 0, 0],
+    ]);
     await assert.rejects(
       knex('ledger_accounts').where({ merchant_id: m, kind: 'available' }).update({ balance: 1 }),
       /postings sum to 990/,

@@ -108,3 +108,12 @@ export async function fundMerchant(knex: Knex, merchantId: string, amount: numbe
     postAdjustment(trx, { merchantId, amount, reason: 'test funding', reference: `test-funding:${newId('fund')}` }),
   );
 }
+
+/** Each ledger account of a merchant as [kind, balance, running sum of its postings], by kind. */
+export async function balancesAndPosted(knex: Knex, merchantId: string): Promise<Array<[string, number, number]>> {
+  const rows = (await knex('ledger_accounts')
+    .where({ merchant_id: merchantId })
+    .orderBy('kind')
+    .select('kind', 'balance', 'posted')) as Array<{ kind: string; balance: number; posted: number }>;
+  return rows.map((a) => [a.kind, Number(a.balance), Number(a.posted)]);
+}
