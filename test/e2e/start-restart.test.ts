@@ -167,6 +167,34 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
     assert.equal(await status(), 'PAID');
     assert.doesNotMatch(second.output.join(''), /charge workflows reconciled/);
 
+    // Operators still find it after the restart: the embedded server's HTTP API lists the run by
+    // its merchant (docs/operations.md "Watching workflows") and opens its history.
+    const http = /Temporal HTTP API\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(second.output.join(''))?.[1];
+    assert.ok(http, 'the second start prints its Temporal HTTP API');
+    // Listed by its merchant, and completed once its last workflow task after the settlement runs.
+    const listedRun = async () => {
+      const url = `${http}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`MerchantId = '${merchantId}'`)}`;
+      const listed = (await (await fetch(url)).json()) as {
+        executions?: Array<{ execution: { workflowId: string }; status: string }>;
+      };
+      return listed.executions?.find((e) => e.execution.workflowId === `charge-${id}`);
+    };
+    await waitFor(
+      async () => (await listedRun())?.status === 'WORKFLOW_EXECUTION_STATUS_COMPLETED',
+      30_000,
+      'listed COMPLETED',
+    );
+    const history = (await (
+      await fetch(`${http}/api/v1/namespaces/default/workflows/charge-${id}/history`)
+    ).json()) as {
+      history?: { events?: Array<{ eventType: string }> };
+    };
+    const types = (history.history?.events ?? []).map((e) => e.eventType);
+    assert.ok(
+      types.includes('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED') && types.includes('EVENT_TYPE_TIMER_FIRED'),
+      types.join(' '),
+    );
+
     const stopped = new Promise<number | null>((resolve) => second.child.once('exit', (code) => resolve(code)));
     second.child.kill('SIGTERM');
     assert.equal(await stopped, 0);
