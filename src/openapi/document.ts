@@ -36,7 +36,14 @@ interface Endpoint {
 
 const idempotencyHeader = {
   name: 'x-idempotency-key',
-  description: 'Replays the original answer for a repeated key (unique per merchant)',
+  description:
+    'Replays the original answer for a repeated key (unique per merchant), marked Idempotent-Replayed: true; another body under the key is 422',
+  schema: idempotencyKeyHeader,
+};
+/** The same key under the name integrators send elsewhere (docs/api.md "Idempotency"). */
+const standardIdempotencyHeader = {
+  name: 'Idempotency-Key',
+  description: 'Accepted as well as x-idempotency-key (both at once must agree)',
   schema: idempotencyKeyHeader,
 };
 
@@ -83,7 +90,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Create a PIX charge with its QR Code',
     auth: 'any',
     body: charges.createChargeBody,
-    headers: [idempotencyHeader],
+    headers: [idempotencyHeader, standardIdempotencyHeader],
     responses: {
       201: { description: 'Created', schema: r.chargeCreated },
       200: { description: 'Replay of the charge created with this idempotency key', schema: r.chargeReplayed },
@@ -150,7 +157,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Withdraw available balance to a PIX key',
     auth: 'any',
     body: withdrawals.createWithdrawalBody,
-    headers: [idempotencyHeader],
+    headers: [idempotencyHeader, standardIdempotencyHeader],
     responses: {
       201: {
         description: 'Requested: debited at once, status PROCESSING',

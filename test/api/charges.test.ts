@@ -155,6 +155,8 @@ describe('charges API', function () {
     );
     assert.equal(again.status, 200);
     assert.equal(again.body.idempotent, true);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(first.headers.get('idempotent-replayed'), null, 'only a replay is marked');
     assert.equal(again.body.charge.id, first.body.charge.id);
     assert.equal(again.body.charge.amount, 1000);
     assert.equal(again.body.charge.imageBase64, undefined);
@@ -198,6 +200,27 @@ describe('charges API', function () {
       if (sameBody) assert.equal(r.body.charge.id, winner.body.charge.id);
     }
     assert.equal((await s.api.knex('charges').where({ merchant_id: m.merchantId })).length, 1);
+  });
+
+  it('takes the key from Idempotency-Key as well; both headers must agree', async () => {
+    const m = await readyMerchant(s.api);
+    const key = `std-${Date.now()}`;
+    const first = await create(base, { 'Idempotency-Key': key }, m.token);
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const viaOurs = await create(base, { 'x-idempotency-key': key }, m.token);
+    assert.deepEqual(
+      [viaOurs.status, viaOurs.body.charge.id, viaOurs.headers.get('idempotent-replayed')],
+      [200, first.body.charge.id, 'true'],
+    );
+    const both = await create(base, { 'x-idempotency-key': key, 'Idempotency-Key': `${key}-other` }, m.token);
+    assert.equal(both.status, 400);
+    assert.equal(
+      (both.body as unknown as { message: string }).message,
+      'Headers x-idempotency-key and Idempotency-Key differ: send one key',
+    );
+    const long = await create(base, { 'Idempotency-Key': 'k'.repeat(65) }, m.token);
+    assert.equal(long.status, 400);
+    assert.match((long.body as unknown as { message: string }).message, /^Header Idempotency-Key/);
   });
 
   it('creates exactly one charge for 50 concurrent requests with one idempotency key', async () => {

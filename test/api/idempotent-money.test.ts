@@ -69,6 +69,7 @@ describe('idempotent refunds and adjustments', function () {
     // 422 naming the key, and moves nothing.
     const later = await refund('refund-key-1');
     assert.equal(later.status, 200);
+    assert.equal(later.headers.get('idempotent-replayed'), 'true');
     assert.equal(later.body.refund.id, [...ids][0]);
     assert.equal(later.body.refund.amount, 1_000);
     for (const body of [{ amount: 2_000, reason: 'retry' }, { amount: 1_000, reason: 'other' }, {}]) {
@@ -142,6 +143,7 @@ describe('idempotent refunds and adjustments', function () {
     assert.equal(new Set(all.map((r) => r.body.adjustment.id)).size, 1);
     const later = await adjust('adj-key-1');
     assert.equal(later.status, 200);
+    assert.equal(later.headers.get('idempotent-replayed'), 'true');
     assert.equal(later.body.adjustment.amount, 2_500);
     assert.equal(later.body.balance.available, 2_500);
     // Another amount under the same key: 422, nothing posted.

@@ -214,6 +214,7 @@ describe('withdrawals API', function () {
     );
     assert.equal(again.status, 200);
     assert.equal(again.body.idempotent, true);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
     assert.equal(again.body.withdraw.id, first.body.withdraw.id);
     assert.equal(again.body.withdraw.amount, 1_000);
     // Another amount, PIX key or description under the same key: 422 naming the key, nothing moves.

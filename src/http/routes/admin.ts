@@ -16,8 +16,8 @@ import {
   updatePixKeyBody,
 } from '../../contracts/admin';
 import type { AppContext, RouteModule } from '../types';
-import { idempotencyKeyHeader, idParam, validate } from '../../contracts/validation';
-import { parseBody, parseParams, parseQuery } from '../validation';
+import { idParam } from '../../contracts/validation';
+import { answerReplay, idempotencyKeyOf, parseBody, parseParams, parseQuery } from '../validation';
 import type { Knex } from 'knex';
 
 export const merchantIdParams = z.object({ id: idParam });
@@ -75,12 +75,15 @@ export function adminRoutes(deps: AdminRouteDeps): RouteModule {
 
     router.post('/v1/admin/merchants/:id/adjustments', ...guards.admin, async (ctx) => {
       const { id } = parseParams(ctx, merchantIdParams);
-      const key = validate(idempotencyKeyHeader, ctx.get('x-idempotency-key') || undefined, 'Header x-idempotency-key');
+      const key = idempotencyKeyOf(ctx);
       const input = parseBody(ctx, adjustmentBody);
       const result = await merchants.adjustBalance(actorOf(ctx), id, input, key);
       // A replay of the key answers 200 with `idempotent: true`, as charges do.
-      ctx.status = result.idempotent ? 200 : 201;
-      ctx.body = result;
+      if (result.idempotent) answerReplay(ctx, result);
+      else {
+        ctx.status = 201;
+        ctx.body = result;
+      }
     });
 
     router.get('/v1/admin/audit-log', ...guards.admin, async (ctx) => {

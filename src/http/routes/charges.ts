@@ -1,10 +1,10 @@
 /** Charges (docs/architecture.md "Charges: how they work"): create, list, and (ext) get, cancel, refund. */
 import type { ChargesService } from '../../services/charges';
 import { merchantIdOf } from '../principal';
-import { createChargeBody, idempotencyKeyHeader, listChargesQuery, refundChargeBody } from '../../contracts/charges';
+import { createChargeBody, listChargesQuery, refundChargeBody } from '../../contracts/charges';
 import type { RouteModule } from '../types';
 import { idParam, validate } from '../../contracts/validation';
-import { parseBody, parseParams, parseQuery } from '../validation';
+import { answerReplay, idempotencyKeyOf, parseBody, parseParams, parseQuery } from '../validation';
 import { z } from 'zod';
 import { sendJsonOnce } from '../json-once';
 
@@ -14,12 +14,11 @@ export function chargeRoutes(charges: ChargesService): RouteModule {
   return (router, guards) => {
     router.post('/v1/charges', ...guards.authenticated, async (ctx) => {
       const merchantId = merchantIdOf(ctx);
-      const key = validate(idempotencyKeyHeader, ctx.get('x-idempotency-key') || undefined, 'Header x-idempotency-key');
+      const key = idempotencyKeyOf(ctx);
       const input = parseBody(ctx, createChargeBody);
       const result = await charges.create(merchantId, input, key);
       if (result.replay) {
-        ctx.status = 200;
-        ctx.body = { charge: result.charge, idempotent: true };
+        answerReplay(ctx, { charge: result.charge, idempotent: true });
       } else {
         ctx.status = 201;
         ctx.body = { charge: result.charge };
@@ -44,12 +43,15 @@ export function chargeRoutes(charges: ChargesService): RouteModule {
     router.post('/v1/charges/:id/refund', ...guards.authenticated, async (ctx) => {
       const merchantId = merchantIdOf(ctx);
       const { id } = parseParams(ctx, chargeParams);
-      const key = validate(idempotencyKeyHeader, ctx.get('x-idempotency-key') || undefined, 'Header x-idempotency-key');
+      const key = idempotencyKeyOf(ctx);
       const input = validate(refundChargeBody, ctx.request.body ?? {}, 'Request body');
       const outcome = await charges.refund(merchantId, id, input, key);
       // As on charges: the first answer is 202, a replay of its key 200 with `idempotent: true`.
-      ctx.status = outcome.replay ? 200 : 202;
-      ctx.body = outcome.replay ? { refund: outcome.result, idempotent: true } : { refund: outcome.result };
+      if (outcome.replay) answerReplay(ctx, { refund: outcome.result, idempotent: true });
+      else {
+        ctx.status = 202;
+        ctx.body = { refund: outcome.result };
+      }
     });
   };
 }

@@ -4,8 +4,8 @@ import type { WithdrawalsService } from '../../services/withdrawals';
 import { merchantIdOf } from '../principal';
 import { createWithdrawalBody, listWithdrawalsQuery } from '../../contracts/withdrawals';
 import type { RouteModule } from '../types';
-import { idempotencyKeyHeader, idParam, validate } from '../../contracts/validation';
-import { parseBody, parseParams, parseQuery } from '../validation';
+import { idParam } from '../../contracts/validation';
+import { answerReplay, idempotencyKeyOf, parseBody, parseParams, parseQuery } from '../validation';
 
 const withdrawalParams = z.object({ id: idParam });
 
@@ -13,11 +13,14 @@ export function withdrawalRoutes(withdrawals: WithdrawalsService): RouteModule {
   return (router, guards) => {
     router.post('/v1/merchants/me/withdrawals', ...guards.authenticated, async (ctx) => {
       const merchantId = merchantIdOf(ctx);
-      const key = validate(idempotencyKeyHeader, ctx.get('x-idempotency-key') || undefined, 'Header x-idempotency-key');
+      const key = idempotencyKeyOf(ctx);
       const input = parseBody(ctx, createWithdrawalBody);
       const { replay, message, withdraw, balance } = await withdrawals.create(merchantId, input, key);
-      ctx.status = replay ? 200 : 201;
-      ctx.body = replay ? { message, withdraw, balance, idempotent: true } : { message, withdraw, balance };
+      if (replay) answerReplay(ctx, { message, withdraw, balance, idempotent: true });
+      else {
+        ctx.status = 201;
+        ctx.body = { message, withdraw, balance };
+      }
     });
 
     router.get('/v1/merchants/me/withdrawals', ...guards.authenticated, async (ctx) => {
