@@ -97,7 +97,11 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     const { rows } = (await knex.raw('select rolsuper from pg_roles where rolname = current_user')) as {
       rows: Array<{ rolsuper: boolean }>;
     };
-    if (!rows[0]?.rolsuper) this.skip();
+    if (!rows[0]?.rolsuper) {
+      // Only on a TEST_DATABASE_URL whose role is not a superuser; the embedded database always is.
+      console.log('      pending: writing books past the ledger triggers needs a superuser role in TEST_DATABASE_URL');
+      this.skip();
+    }
     const m = await createMerchantFixture(knex);
     await fundMerchant(knex, m.id, 1_000);
     await knex.transaction(async (trx) => {
