@@ -22,7 +22,7 @@ import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../
 import { startServer, silentLogger } from '../src/index';
 import { parseJournal } from '../src/persistence/journal';
 import { msDuration } from '../src/proto';
-import { waitFor, workflowsPath } from './support';
+import { waitFor, workflowsPath, freePort } from './support';
 import {
   durableAddSignal,
   collectsSignals,
@@ -35,18 +35,6 @@ import {
 } from './workflows';
 
 const EventType = temporal.api.enums.v1.EventType;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
@@ -15,7 +14,7 @@ import { fromJson, type Json } from '../src/http-gateway/json';
 import { root, type RType } from '../src/http-gateway/reflect';
 import { silentLogger, startServer, type RunningServer } from '../src/index';
 import { parseArgs } from '../src/main';
-import { makeActivities, waitFor, workflowsPath } from './support';
+import { makeActivities, waitFor, workflowsPath, freePort } from './support';
 import { accumulator, sleeper, threeActivities, totalQuery } from './workflows';
 
 const WS = 'temporal.api.workflowservice.v1.WorkflowService';
@@ -35,18 +34,6 @@ function responseType(service: string, method: string): Normalizable {
 function normalize(type: Normalizable, msg: object): object {
   const bytes = type.encode(type.fromObject(msg as Record<string, unknown>)).finish();
   return type.toObject(type.decode(bytes), { longs: String, enums: String, bytes: String });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 describe('temporal-test-server: HTTP API', function () {

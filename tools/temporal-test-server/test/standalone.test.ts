@@ -9,20 +9,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
 import { startServer, type Logger } from '../src/index';
-import { makeActivities, waitFor, workflowsPath } from './support';
+import { makeActivities, waitFor, workflowsPath, freePort } from './support';
 import { sleepThenNow, threeActivities } from './workflows';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 describe('temporal-test-server: standalone mode', () => {
   it('runs in-process in real time and logs each workflow start and close', async () => {

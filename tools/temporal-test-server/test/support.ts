@@ -1,4 +1,5 @@
 /** Shared bits of the conformance suite: workflows path, activity implementations with counters. */
+import net from 'node:net';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ConformanceActivities } from './workflows/activities';
@@ -75,4 +76,17 @@ export function makeActivities(): ConformanceActivities & {
     },
   };
   return acts;
+}
+
+/** A port free on 127.0.0.1 at the time of asking. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
 }
