@@ -1,6 +1,7 @@
 import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
 import { merchantsWithHandMadeBooks, openedTestDb } from './db';
 import { runTeardowns } from './lifecycle';
+import { teardownTestEnv } from './temporal';
 
 // Mocha root hook plugin: runs once after every suite of the run.
 export const mochaHooks = {
@@ -24,6 +25,7 @@ export const mochaHooks = {
       }
     } finally {
       await runTeardowns();
+      await teardownTestEnv();
     }
   },
 };

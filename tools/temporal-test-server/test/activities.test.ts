@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { withWorker } from '../../../test/support/temporal';
+import { withWorker } from '../src/testing';
 import { makeActivities, workflowsPath } from './support';
 import { cancelRunningActivity, heartbeatTimeout, nonRetryable, retriesThenFails } from './workflows';
 

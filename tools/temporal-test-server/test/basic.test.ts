@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { testEnv, withWorker } from '../../../test/support/temporal';
+import { testEnv, withWorker } from '../src/testing';
 import { activityThenTimer, returnsInput } from './workflows';
 
 const workflowsPath = path.join(__dirname, 'workflows');

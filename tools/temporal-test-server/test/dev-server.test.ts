@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
+import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../src/testing';
 import { parseArgs } from '../src/main';
 import { makeActivities, workflowsPath } from './support';
 import { sleepThenNow, threeActivities } from './workflows';

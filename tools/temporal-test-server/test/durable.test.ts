@@ -18,7 +18,7 @@ import protoRoot = require('@temporalio/proto/protos/root');
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
+import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../src/testing';
 import { startServer, silentLogger } from '../src/index';
 import { parseJournal } from '../src/persistence/journal';
 import { msDuration } from '../src/proto';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { withWorker } from '../../../test/support/temporal';
+import { withWorker } from '../src/testing';
 import { makeActivities, workflowsPath } from './support';
 import { activityThenTimer } from './workflows';
 

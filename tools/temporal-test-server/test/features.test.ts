@@ -4,7 +4,7 @@ import { Context, CompleteAsyncError } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import { TimeoutFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { testEnv, withWorker } from '../../../test/support/temporal';
+import { testEnv, withWorker } from '../src/testing';
 import { makeActivities, waitFor, workflowsPath } from './support';
 import {
   asyncCompletion,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
+import { TEST_SERVER_LAUNCHER, uniqueTaskQueue, workflowBundle } from '../src/testing';
 import { fromJson, type Json } from '../src/http-gateway/json';
 import { root, type RType } from '../src/http-gateway/reflect';
 import { silentLogger, startServer, type RunningServer } from '../src/index';

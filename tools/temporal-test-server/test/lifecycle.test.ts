@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { withWorker } from '../../../test/support/temporal';
+import { withWorker } from '../src/testing';
 import { makeActivities, waitFor, workflowsPath } from './support';
 import {
   abandonsOrTerminatesChild,

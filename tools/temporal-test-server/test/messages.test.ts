@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { testEnv, uniqueTaskQueue, withWorker } from '../../../test/support/temporal';
+import { testEnv, uniqueTaskQueue, withWorker } from '../src/testing';
 import { makeActivities, waitFor, workflowsPath } from './support';
 import { accumulator, addSignal, finishSignal, infoQuery, totalQuery, waitForFinish } from './workflows';
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
+import { uniqueTaskQueue, workflowBundle } from '../src/testing';
 import { silentLogger, startServer, type RunningServer } from '../src/index';
 import { waitFor, workflowsPath } from './support';
 import { collectsSignals, durableAddSignal, effectThenWaits, type DurableActivities } from './workflows';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { temporal } from '@temporalio/proto';
-import { withWorker } from '../../../test/support/temporal';
+import { withWorker } from '../src/testing';
 import { workflowsPath } from './support';
 import { collectsSignals, durableAddSignal } from './workflows';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import Long from 'long';
 import { temporal } from '@temporalio/proto';
-import { testEnv, uniqueTaskQueue, withWorker } from '../../../test/support/temporal';
+import { testEnv, uniqueTaskQueue, withWorker } from '../src/testing';
 import { makeActivities, workflowsPath } from './support';
 import { failsFirstTask, orderWithReminder, returnsInput, sleepThenNow } from './workflows';
 

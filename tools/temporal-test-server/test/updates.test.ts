@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { testEnv, uniqueTaskQueue, withWorker, workflowBundle } from '../../../test/support/temporal';
+import { testEnv, uniqueTaskQueue, withWorker, workflowBundle } from '../src/testing';
 import { makeActivities, workflowsPath } from './support';
 import {
   addDoubledUpdate,

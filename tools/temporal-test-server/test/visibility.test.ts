@@ -13,7 +13,7 @@ import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/clie
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { uniqueTaskQueue, workflowBundle } from '../../../test/support/temporal';
+import { uniqueTaskQueue, workflowBundle } from '../src/testing';
 import { silentLogger, startServer, type RunningServer } from '../src/index';
 import { makeActivities, waitFor, workflowsPath } from './support';
 import { countdown, markersAndProperties, returnsInput, sleeper } from './workflows';

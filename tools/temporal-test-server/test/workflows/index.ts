@@ -1,4 +1,4 @@
-/** Workflows used by the conformance suite (bundled once per run through test/support/temporal.ts). */
+/** Workflows used by the conformance suite (bundled once per run through src/testing.ts). */
 export * from './basic';
 export * from './activities';
 export * from './messages';
