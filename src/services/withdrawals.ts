@@ -9,6 +9,8 @@ import type { WithdrawalStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
+import { asError } from '../lib/batcher';
+import { keyedGroupCommit } from '../lib/group-commit';
 import { conflict, invalid, notFound } from '../lib/errors';
 import { merchantsStore } from '../stores/merchants';
 import { withdrawalsStore, type WithdrawalRow } from '../stores/withdrawals';
@@ -60,6 +62,18 @@ const listItem = (r: WithdrawalRow): WithdrawalListItem => ({
 /** How long a concurrent request with the same idempotency key waits for the first to commit. */
 const IN_FLIGHT_WAIT_MS = 10_000;
 
+interface DebitRequest {
+  id: string;
+  input: CreateWithdrawalBody;
+  idempotencyKey: string | null;
+  fingerprint: Buffer | null;
+}
+
+interface Debited {
+  row: WithdrawalRow;
+  balance: ledger.Balance;
+}
+
 export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows }) {
   const { knex, logger, workflows } = deps;
   const store = withdrawalsStore(knex);
@@ -75,6 +89,56 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
     if (missing.length > 0) throw invalid(`Cannot withdraw: ${missing.join('; ')}`);
   }
+
+  /**
+   * Inserts the rows and posts the guarded debits of all of one merchant's requests that arrive
+   * together, in one transaction that commits once (docs/performance.md "One merchant's payouts"):
+   * the rows in one statement first (before the balance row is locked), then each debit in arrival
+   * order in its own savepoint, so a refused one (no funds) takes back only its own row. Each
+   * answer carries the balance right after its own debit. null: the key was already taken.
+   */
+  const debitTogether = keyedGroupCommit<DebitRequest, Debited | null>((merchantId, requests) =>
+    knex.transaction(async (trx) => {
+      const rows = await withdrawalsStore(trx).insertManyUnlessKeyTaken(
+        requests.map((r) => ({
+          id: r.id,
+          merchantId,
+          amount: r.input.amount,
+          description: r.input.description ?? null,
+          pixKeyType: r.input.pixKeyType,
+          pixKey: r.input.pixKey,
+          idempotencyKey: r.idempotencyKey,
+          requestHash: r.fingerprint,
+        })),
+      );
+      const inserted = new Map(rows.map((row) => [row.id, row]));
+      const results: Array<Debited | null | Error> = [];
+      for (const r of requests) {
+        const row = inserted.get(r.id);
+        if (!row) {
+          results.push(null);
+          continue;
+        }
+        try {
+          // The guarded debit: available never goes below zero whatever the concurrency (a
+          // conditional UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
+          const balance = await trx.transaction(async (savepoint) => {
+            await ledger.debitWithdrawal(savepoint, { withdrawalId: r.id, merchantId, amount: r.input.amount });
+            return ledger.getBalance(savepoint, merchantId);
+          });
+          results.push({ row, balance });
+        } catch (err) {
+          await withdrawalsStore(trx).deleteUncommitted(r.id);
+          results.push(
+            err instanceof ledger.InsufficientFundsError
+              ? invalid('Insufficient available balance for this withdrawal')
+              : asError(err),
+          );
+        }
+      }
+      return results;
+    }),
+  );
 
   /** The withdrawal a key made; 422 when it was made from another body. */
   async function replayOf(
@@ -105,31 +169,11 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     }
     await prerequisites(merchantId);
 
-    const id = newId('wd');
-    const created = await knex.transaction(async (trx) => {
-      // The row takes the idempotency key first: a concurrent twin blocks on the unique index until
-      // this transaction ends, then finds the key taken (and replays) or free (if this one failed).
-      const row = await withdrawalsStore(trx).insertUnlessKeyTaken({
-        id,
-        merchantId,
-        amount: input.amount,
-        description: input.description ?? null,
-        pixKeyType: input.pixKeyType,
-        pixKey: input.pixKey,
-        idempotencyKey: idempotencyKey ?? null,
-        requestHash: fingerprint,
-      });
-      if (!row) return null;
-      // The guarded debit: available never goes below zero whatever the concurrency (a conditional
-      // UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
-      try {
-        await ledger.debitWithdrawal(trx, { withdrawalId: id, merchantId, amount: input.amount });
-      } catch (err) {
-        if (err instanceof ledger.InsufficientFundsError)
-          throw invalid('Insufficient available balance for this withdrawal');
-        throw err;
-      }
-      return { row, balance: await ledger.getBalance(trx, merchantId) };
+    const created = await debitTogether(merchantId, {
+      id: newId('wd'),
+      input,
+      idempotencyKey: idempotencyKey ?? null,
+      fingerprint,
     });
 
     if (!created) {
@@ -147,10 +191,10 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     // Committed: the money is in transit. If Temporal cannot take the start now the merchant still
     // gets the 201; the reconciler starts the saga of every PROCESSING withdrawal.
     try {
-      await workflows.start({ id, merchantId });
+      await workflows.start({ id: created.row.id, merchantId });
     } catch (err) {
       logger.error(
-        { withdrawalId: id, err: err instanceof Error ? err.message : String(err) },
+        { withdrawalId: created.row.id, err: err instanceof Error ? err.message : String(err) },
         'withdrawal workflow not started',
       );
     }

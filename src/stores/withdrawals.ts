@@ -74,26 +74,35 @@ export function withdrawalsStore(db: Db) {
     },
 
     /**
-     * Inserts a PROCESSING withdrawal unless the merchant's idempotency key is taken (then null).
-     * A concurrent twin blocks on the unique index until the first transaction ends.
+     * Inserts several of one merchant's withdrawals in one statement, each unless its idempotency
+     * key is taken (by an earlier row, or an earlier one of these). Rows go in key order, so two
+     * such statements in flight wait on each other's keys in one order and never deadlock.
+     * Returns the rows inserted; a request missing from them lost its key.
      */
-    async insertUnlessKeyTaken(w: NewWithdrawal): Promise<WithdrawalRow | null> {
-      const rows = (await db('withdrawals')
-        .insert({
-          id: w.id,
-          merchant_id: w.merchantId,
-          amount: w.amount,
-          description: w.description,
-          pix_key_type: w.pixKeyType,
-          pix_key: w.pixKey,
-          status: 'PROCESSING',
-          idempotency_key: w.idempotencyKey,
-          request_hash: w.requestHash,
-        })
+    async insertManyUnlessKeyTaken(ws: readonly NewWithdrawal[]): Promise<WithdrawalRow[]> {
+      const ordered = [...ws].sort((a, b) => (a.idempotencyKey ?? '').localeCompare(b.idempotencyKey ?? ''));
+      return (await db('withdrawals')
+        .insert(
+          ordered.map((w) => ({
+            id: w.id,
+            merchant_id: w.merchantId,
+            amount: w.amount,
+            description: w.description,
+            pix_key_type: w.pixKeyType,
+            pix_key: w.pixKey,
+            status: 'PROCESSING',
+            idempotency_key: w.idempotencyKey,
+            request_hash: w.requestHash,
+          })),
+        )
         .onConflict(['merchant_id', 'idempotency_key'])
         .ignore()
         .returning(COLUMNS)) as WithdrawalRow[];
-      return rows[0] ?? null;
+    },
+
+    /** Takes back a row this transaction inserted, when its debit was refused (no funds). */
+    async deleteUncommitted(id: string): Promise<void> {
+      await db('withdrawals').where({ id }).delete();
     },
 
     /**

@@ -296,6 +296,62 @@ describe('withdrawals API', function () {
     await assertBooksReconcile(s.knex, [m.merchantId]);
   });
 
+  it('group commit: concurrent withdrawals share transactions; twins, refusals and balances stay per request', async () => {
+    // docs/performance.md "One merchant's payouts": 40 keyed requests (20 pairs of twins with the
+    // same body) and 40 unkeyed ones at once, funds for 45 of the 60 distinct withdrawals.
+    const m = await fundedMerchant(s.api, 45_000);
+    const requests = [
+      ...Array.from({ length: 40 }, (_, i) => ({
+        body: { amount: 1_000, ...DEST, description: `par ${i % 20}` },
+        headers: { 'Idempotency-Key': `pair-${i % 20}` },
+      })),
+      ...Array.from({ length: 40 }, (_, i) => ({
+        body: { amount: 1_000, ...DEST, description: `solo ${i}` },
+        headers: {},
+      })),
+    ];
+    const results = await Promise.all(requests.map((r) => withdraw(m.token, r.body, r.headers)));
+    const rows = (await s
+      .knex('withdrawals')
+      .where({ merchant_id: m.merchantId })
+      .select('id', 'idempotency_key', s.knex.raw('xmin::text as xmin'))) as Array<{
+      id: string;
+      idempotency_key: string | null;
+      xmin: string;
+    }>;
+    assert.equal(rows.length, 45);
+    const transactions = new Set(rows.map((r) => r.xmin));
+    assert.ok(transactions.size < rows.length, `${rows.length} withdrawals in ${transactions.size} transactions`);
+    // Twins: each key made at most one withdrawal, and both answers of a pair name the same one
+    // (201 + 200) or are both refused.
+    for (let k = 0; k < 20; k++) {
+      const pair = results.filter((_, i) => i < 40 && i % 20 === k);
+      const ok = pair.filter((r) => r.status === 201 || r.status === 200);
+      if (ok.length > 0) {
+        assert.equal(ok.length, 2, pair.map((r) => r.status).join(','));
+        assert.equal(ok[0]?.body.withdraw.id, ok[1]?.body.withdraw.id);
+        assert.equal(pair.filter((r) => r.status === 201).length, 1);
+      } else
+        assert.deepEqual(
+          pair.map((r) => r.status),
+          [400, 400],
+        );
+    }
+    // Each created withdrawal was answered with the balance its own debit left: all distinct.
+    const created = results.filter((r) => r.status === 201);
+    assert.equal(created.length, 45);
+    assert.deepEqual(
+      created.map((r) => r.body.balance.available).sort((a, b) => a - b),
+      Array.from({ length: 45 }, (_, i) => i * 1_000),
+    );
+    const debits = await s.knex('ledger_transactions').where({ merchant_id: m.merchantId, kind: 'withdrawal_debit' });
+    assert.equal(debits.length, 45);
+    assert.equal((await ledger.getBalance(s.knex, m.merchantId)).available, 0);
+    await assertBooksReconcile(s.knex, [m.merchantId]);
+    await completeAll(created.map((r) => r.body.withdraw.id));
+    await assertBooksReconcile(s.knex, [m.merchantId]);
+  });
+
   it('lists newest first with page, limit and total, items with pixKey and pixKeyType', async () => {
     const m = await fundedMerchant(s.api, 10_000);
     const ids: string[] = [];
