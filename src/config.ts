@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { z } from 'zod';
+import { DEV_WEBHOOK_SECRET_KEYS, parseSecretKeys } from './lib/secret-box';
 
 const intFrom = (def: number, min: number, max: number) =>
   z
@@ -137,6 +138,13 @@ const envSchema = z.object({
     .refine((v) => /^\d+(,\d+)*$/.test(v), { message: 'must be comma-separated seconds, e.g. 60,600' })
     .transform((v) => v.split(',').map(Number)),
   WEBHOOK_SEND_SECRET_HEADER: boolFrom(false),
+  /**
+   * Keys that encrypt webhook secrets at rest, `<id>:<base64 32 bytes>,…`, the first encrypts
+   * (docs/operations.md "Webhook secret encryption"); unset outside production: the embedded dev ring.
+   */
+  WEBHOOK_SECRET_KEYS: optionalString,
+  /** How long a rotated-out webhook secret still signs deliveries (docs/api.md "Rotating the secret"). */
+  WEBHOOK_SECRET_OVERLAP_SECONDS: intFrom(86400, 0, 30 * 86400),
   /** https-only, public-address-only webhook URLs; NODE_ENV=production turns it on whatever it says. */
   WEBHOOK_REQUIRE_PUBLIC_HTTPS: boolFrom(false),
   SIMULATOR_TRANSFER_DELAY_MS: intFrom(2000, 0, 3600000),
@@ -210,6 +218,15 @@ function loadGeneratedSecrets(dataDir: string, missing: SecretName[]): Record<Se
   return stored as Record<SecretName, string>;
 }
 
+function parseSecretKeysProblem(text: string): string | null {
+  try {
+    parseSecretKeys(text);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -225,6 +242,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!e.TEMPORAL_ADDRESS) problems.push('TEMPORAL_ADDRESS: required when NODE_ENV=production');
     if (!e.ACQUIRER_URL) problems.push('ACQUIRER_URL: required when NODE_ENV=production');
     if (e.JWT_SECRET && e.JWT_SECRET.length < 32) problems.push('JWT_SECRET: must be at least 32 characters');
+    if (!e.WEBHOOK_SECRET_KEYS) problems.push('WEBHOOK_SECRET_KEYS: required when NODE_ENV=production');
+    else if (parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS) === null) {
+      const dev = parseSecretKeys(DEV_WEBHOOK_SECRET_KEYS)[0]?.key;
+      if (parseSecretKeys(e.WEBHOOK_SECRET_KEYS).some((k) => dev !== undefined && k.key.equals(dev))) {
+        problems.push('WEBHOOK_SECRET_KEYS: the embedded development key cannot be used in production');
+      }
+    }
     // A real acquirer needs its credentials; the simulator is allowed only when chosen explicitly,
     // and the sandbox's published default secrets only with it.
     if (e.ACQUIRER_SANDBOX && (e.ACQUIRER_CLIENT_ID || e.ACQUIRER_CLIENT_SECRET)) {
@@ -245,7 +269,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         if (e[n]?.startsWith(SANDBOX_SECRET_PREFIX))
           problems.push(`${n}: the sandbox default cannot be used with a real acquirer; set a secret of your own`);
       }
+      if (e.WEBHOOK_SECRET_KEYS && /(^|,)\s*sandbox-only/.test(e.WEBHOOK_SECRET_KEYS))
+        problems.push(
+          'WEBHOOK_SECRET_KEYS: the sandbox default cannot be used with a real acquirer; set a key of your own',
+        );
     }
+  }
+  if (e.WEBHOOK_SECRET_KEYS) {
+    const problem = parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS);
+    if (problem) problems.push(`WEBHOOK_SECRET_KEYS: ${problem}`);
   }
   if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
     problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');

@@ -29,6 +29,7 @@
  *                                 ContinuedAsNew|TimedOut] [--type charge|withdrawal|infraction|
  *                                 webhook-delivery|pix-key] [--limit 50]
  *   npm run ops -- workflows show <workflowId> [--run <runId>] [--json]
+ *   npm run ops -- webhooks rotate-encryption-key
  *
  * `callbacks redrive` puts parked callbacks back to RECEIVED; `reconcile` (and `redrive`, when it
  * can) then hands every due callback on at once, which needs TEMPORAL_ADDRESS and ACQUIRER_URL —
@@ -57,6 +58,7 @@ import {
 import { idempotencyKeyHeader, validate } from '../contracts/validation';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
+import { reencryptWebhookSecrets } from '../services/webhook-secrets';
 import type { MerchantsService } from '../services/merchants';
 import type { UserAccessService } from '../services/user-access';
 import {
@@ -406,6 +408,18 @@ export function buildProgram(): Command {
         if (!report.ok) process.exitCode = 1;
         return report;
       }),
+    );
+
+  // docs/operations.md "Webhook secret encryption": after a new key is put first in WEBHOOK_SECRET_KEYS.
+  program
+    .command('webhooks')
+    .description('webhook secrets at rest')
+    .command('rotate-encryption-key')
+    .description('re-encrypt every webhook secret under the first key of WEBHOOK_SECRET_KEYS')
+    .action(() =>
+      run(async ({ knex, config }) =>
+        reencryptWebhookSecrets({ knex, secretKeys: config.WEBHOOK_SECRET_KEYS, actor: CLI_ACTOR }),
+      ),
     );
 
   return program;

@@ -77,6 +77,10 @@ export const rotateSecretResponse = z.object({
     ...webhookBase,
     updatedAt: z.iso.datetime(),
     secret: z.string().describe('The new secret, shown only here'),
+    previousSecretExpiresAt: z.iso
+      .datetime()
+      .nullable()
+      .describe('Until then the replaced secret signs too (a second v1 entry in webhook-signature)'),
   }),
 });
 export const webhookEventsResponse = z.object({

@@ -254,7 +254,7 @@ export const ENDPOINTS: Endpoint[] = [
     method: 'post',
     path: '/v1/webhooks/merchant/:id/rotate-secret',
     tag: 'Webhooks',
-    summary: 'A new secret, from the next attempt (shown once)',
+    summary: 'A new secret, from the next attempt (shown once); the old one signs too during the overlap',
     auth: 'any',
     responses: { 200: { description: 'Rotated', schema: webhooks.rotateSecretResponse } },
   },

@@ -2,8 +2,9 @@
  * One delivery attempt (docs/api.md "Webhooks"): the activity behind the `webhook-delivery-<id>`
  * workflow. Before each attempt the delivery and its webhook are read again: a delivery no longer
  * PENDING, or a webhook deleted or made INACTIVE, gets no further attempt (the delivery becomes
- * CANCELED). Then the stored envelope bytes are POSTed with the current URL and secret, the
- * attempt is logged, and the outcome says whether and when to try again.
+ * CANCELED). Then the stored envelope bytes are POSTed with the current URL and secrets (the
+ * previous one too during a rotation's overlap), the attempt is logged, and the outcome says
+ * whether and when to try again.
  *
  * Attempts are numbered per delivery; one log row per number makes a retried activity (after a
  * crash between POST and commit) log the attempt once. A series has 1 + retry delays attempts;
@@ -23,7 +24,8 @@ import packageJson from '../../package.json';
 import type { WebhookAttemptOutcome } from '../../workflows/webhook-delivery-types';
 import { postWebhook, type WebhookPostResult } from './webhook-http';
 import { serialiseEnvelope } from './webhook-outbox';
-import { signWebhookBody } from './webhook-signature';
+import { signWebhookBody, standardWebhookSignature } from './webhook-signature';
+import { webhookSecretBox } from '../lib/secret-box';
 import { guardedLookup, systemResolver, type HostResolver } from './webhook-url';
 
 export const WEBHOOK_USER_AGENT = `pixflow-webhooks/${packageJson.version}`;
@@ -39,6 +41,8 @@ export interface WebhookDeliverySettings {
   requirePublicHttps: boolean;
   /** DNS for deliveries (tests inject one); the system resolver by default. */
   resolve?: HostResolver;
+  /** WEBHOOK_SECRET_KEYS, which decrypt the stored secrets; unset: the embedded dev ring. */
+  secretKeys?: string;
 }
 
 export const DEFAULT_WEBHOOK_DELIVERY_SETTINGS: WebhookDeliverySettings = {
@@ -56,6 +60,7 @@ export function webhookDeliverySettings(
     | 'WEBHOOK_RETRY_DELAYS_SECONDS'
     | 'WEBHOOK_SEND_SECRET_HEADER'
     | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS'
+    | 'WEBHOOK_SECRET_KEYS'
     | 'isProduction'
   >,
 ): WebhookDeliverySettings {
@@ -64,6 +69,7 @@ export function webhookDeliverySettings(
     retryDelaysSeconds: config.WEBHOOK_RETRY_DELAYS_SECONDS,
     sendSecretHeader: config.WEBHOOK_SEND_SECRET_HEADER,
     requirePublicHttps: config.isProduction || config.WEBHOOK_REQUIRE_PUBLIC_HTTPS,
+    secretKeys: config.WEBHOOK_SECRET_KEYS,
   };
 }
 
@@ -86,6 +92,7 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
   const settings = deps.settings ?? DEFAULT_WEBHOOK_DELIVERY_SETTINGS;
   const seriesLength = 1 + settings.retryDelaysSeconds.length;
   const lookup = guardedLookup(settings.resolve ?? systemResolver, settings.requirePublicHttps);
+  const box = webhookSecretBox(settings.secretKeys);
 
   const lastOfSeries = (d: DeliveryRow): number => d.attempt_limit ?? seriesLength;
 
@@ -141,14 +148,22 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     const payload = await payloadOf(d);
     const event = await store.eventOf(d.event_id);
     const body = Buffer.from(payload, 'utf8');
+    const secret = box.decrypt(webhook.secret_ciphertext, webhook.id);
+    const previous =
+      webhook.previous_secret_ciphertext === null ? [] : [box.decrypt(webhook.previous_secret_ciphertext, webhook.id)];
+    const timestamp = Math.floor(Date.now() / 1000);
+    // The seed's header keeps one signature, by the current secret (docs/api.md "Rotating the secret").
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': WEBHOOK_USER_AGENT,
       'x-webhook-id': deliveryId,
-      'x-webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-      'x-webhook-signature': signWebhookBody(webhook.secret, body),
+      'x-webhook-timestamp': String(timestamp),
+      'x-webhook-signature': signWebhookBody(secret, body),
+      'webhook-id': deliveryId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': standardWebhookSignature([secret, ...previous], deliveryId, timestamp, body),
     };
-    if (settings.sendSecretHeader) headers['x-webhook-secret'] = webhook.secret;
+    if (settings.sendSecretHeader) headers['x-webhook-secret'] = secret;
 
     const result: WebhookPostResult = await postWebhook({
       url: webhook.url,

@@ -3,8 +3,8 @@
  * each), change, delete, and (ext) the delivery history, redelivery and secret rotation. Every
  * query is scoped to the caller's merchant: another merchant's webhook is "not found".
  *
- * The secret is needed in clear to sign deliveries, so it is stored as is; it leaves the service
- * in full only when created or rotated, and masked everywhere else.
+ * The secret is needed in clear to sign deliveries, so it is stored encrypted (src/lib/secret-box.ts)
+ * rather than hashed; it leaves the service in full only when created or rotated, masked elsewhere.
  */
 import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import { assertPageWithinDepth } from '../contracts/validation';
@@ -13,6 +13,8 @@ import type { Config } from '../config';
 import { conflict, invalid, notFound } from '../lib/errors';
 import { webhooksStore, type DeliveryRow, type LogRow, type WebhookPatch, type WebhookRow } from '../stores/webhooks';
 import { generateWebhookSecret, maskWebhookSecret } from './webhook-signature';
+import { newId } from '../lib/ids';
+import { webhookSecretBox } from '../lib/secret-box';
 import { systemResolver, webhookUrlProblem, type HostResolver, type WebhookUrlPolicy } from './webhook-url';
 
 /** How many delivery logs each webhook carries in the list. */
@@ -74,9 +76,13 @@ export interface UpdateWebhookInput {
 export type WebhooksConfig = Pick<
   Config,
   'MAX_WEBHOOKS_PER_MERCHANT' | 'WEBHOOK_RETRY_DELAYS_SECONDS' | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS'
-> & {
-  isProduction: boolean;
-};
+> &
+  Partial<Pick<Config, 'WEBHOOK_SECRET_KEYS' | 'WEBHOOK_SECRET_OVERLAP_SECONDS'>> & {
+    isProduction: boolean;
+  };
+
+/** docs/api.md "Rotating the secret": how long a replaced secret keeps signing, unless configured. */
+export const DEFAULT_WEBHOOK_SECRET_OVERLAP_SECONDS = 86400;
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
@@ -136,6 +142,8 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     resolve: deps.resolve ?? systemResolver,
   };
   const seriesLength = 1 + config.WEBHOOK_RETRY_DELAYS_SECONDS.length;
+  const box = webhookSecretBox(config.WEBHOOK_SECRET_KEYS);
+  const overlapSeconds = config.WEBHOOK_SECRET_OVERLAP_SECONDS ?? DEFAULT_WEBHOOK_SECRET_OVERLAP_SECONDS;
 
   async function checkUrl(url: string): Promise<void> {
     const problem = await webhookUrlProblem(url, policy);
@@ -151,6 +159,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
   async function create(merchantId: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }> {
     await checkUrl(input.url);
     const secret = generateWebhookSecret();
+    const id = newId('wh');
     const row = await knex.transaction(async (trx) => {
       // Serialise creations per merchant so two concurrent requests cannot both pass the limit.
       const store = webhooksStore(trx);
@@ -161,11 +170,12 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
         );
       }
       return store.insert({
+        id,
         merchantId,
         name: normaliseName(input.name),
         url: input.url,
         events: JSON.stringify(normaliseEvents(input.events)),
-        secret,
+        secretCiphertext: box.encrypt(secret, id),
       });
     });
     return { ...toView(row), secret };
@@ -187,7 +197,11 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
       list.push(toLogView(l));
       byWebhook.set(l.webhook_id, list);
     }
-    return rows.map((r) => ({ ...toView(r), secret: maskWebhookSecret(r.secret), logs: byWebhook.get(r.id) ?? [] }));
+    return rows.map((r) => ({
+      ...toView(r),
+      secret: maskWebhookSecret(box.decrypt(r.secret_ciphertext, r.id)),
+      logs: byWebhook.get(r.id) ?? [],
+    }));
   }
 
   async function update(merchantId: string, id: string, input: UpdateWebhookInput): Promise<WebhookView> {
@@ -242,12 +256,19 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     });
   }
 
-  /** (ext) A new secret, effective from the next attempt; returned in full this once. */
-  async function rotateSecret(merchantId: string, id: string): Promise<WebhookView & { secret: string }> {
+  /**
+   * (ext) A new secret, returned in full this once and signing from the next attempt; the replaced
+   * one signs too until the overlap ends (docs/api.md "Rotating the secret").
+   */
+  async function rotateSecret(
+    merchantId: string,
+    id: string,
+  ): Promise<WebhookView & { secret: string; previousSecretExpiresAt: string | null }> {
     const secret = generateWebhookSecret();
-    const row = await webhooksStore(knex).update(merchantId, id, { secret });
+    const row = await webhooksStore(knex).rotateSecret(merchantId, id, box.encrypt(secret, id), overlapSeconds);
     if (!row) throw notFound('Webhook not found');
-    return { ...toView(row), secret };
+    const expires = row.previous_secret_expires_at;
+    return { ...toView(row), secret, previousSecretExpiresAt: expires === null ? null : iso(expires) };
   }
 
   return { create, list, update, remove, listDeliveries, redeliver, rotateSecret };

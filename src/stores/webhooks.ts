@@ -19,7 +19,11 @@ export interface WebhookRow {
   name: string | null;
   url: string;
   events: string[];
-  secret: string;
+  /** The current secret, encrypted (src/lib/secret-box.ts); never the secret in clear. */
+  secret_ciphertext: string;
+  /** The secret a rotation replaced, still signing until `previous_secret_expires_at`. */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
   status: WebhookStatus;
   created_at: Date;
   updated_at: Date;
@@ -117,20 +121,21 @@ export function webhooksStore(db: Db) {
     },
 
     async insert(w: {
+      id: string;
       merchantId: string;
       name: string | null;
       url: string;
       events: string;
-      secret: string;
+      secretCiphertext: string;
     }): Promise<WebhookRow> {
       const [inserted] = (await db('webhooks')
         .insert({
-          id: newId('wh'),
+          id: w.id,
           merchant_id: w.merchantId,
           name: w.name,
           url: w.url,
           events: w.events,
-          secret: w.secret,
+          secret_ciphertext: w.secretCiphertext,
           status: 'ACTIVE',
         })
         .returning('*')) as WebhookRow[];
@@ -163,16 +168,63 @@ export function webhooksStore(db: Db) {
     },
 
     /** The updated row, or undefined when the merchant has no such webhook. */
-    async update(
-      merchantId: string,
-      id: string,
-      patch: WebhookPatch & { secret?: string },
-    ): Promise<WebhookRow | undefined> {
+    async update(merchantId: string, id: string, patch: WebhookPatch): Promise<WebhookRow | undefined> {
       const [row] = (await db('webhooks')
         .where({ id, merchant_id: merchantId })
         .update({ ...patch, updated_at: db.fn.now() })
         .returning('*')) as WebhookRow[];
       return row;
+    },
+
+    /**
+     * A new current secret; the replaced one keeps signing for `overlapSeconds` (none when 0). A
+     * previous secret still in its overlap is dropped: one overlap at a time.
+     */
+    async rotateSecret(
+      merchantId: string,
+      id: string,
+      secretCiphertext: string,
+      overlapSeconds: number,
+    ): Promise<WebhookRow | undefined> {
+      const keep = overlapSeconds > 0;
+      const [row] = (await db('webhooks')
+        .where({ id, merchant_id: merchantId })
+        .update({
+          previous_secret_ciphertext: keep ? db.ref('secret_ciphertext') : null,
+          previous_secret_expires_at: keep ? db.raw('now() + make_interval(secs => ?)', [overlapSeconds]) : null,
+          secret_ciphertext: secretCiphertext,
+          updated_at: db.fn.now(),
+        })
+        .returning('*')) as WebhookRow[];
+      return row;
+    },
+
+    /** One keyset page of every webhook's ciphertexts, locked (re-encryption under a new key). */
+    async lockSecretsAfter(after: string, limit: number): Promise<StoredSecrets[]> {
+      return (await db('webhooks')
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(limit)
+        .forUpdate()
+        .select(
+          'id',
+          'secret_ciphertext',
+          db.raw(
+            'case when previous_secret_expires_at > now() then previous_secret_ciphertext end as previous_secret_ciphertext',
+          ),
+          db.raw(
+            'case when previous_secret_expires_at > now() then previous_secret_expires_at end as previous_secret_expires_at',
+          ),
+        )) as StoredSecrets[];
+    },
+
+    /** Replaces a webhook's ciphertexts (an expired previous secret goes with its expiry). */
+    async setSecrets(s: StoredSecrets): Promise<void> {
+      await db('webhooks').where({ id: s.id }).update({
+        secret_ciphertext: s.secret_ciphertext,
+        previous_secret_ciphertext: s.previous_secret_ciphertext,
+        previous_secret_expires_at: s.previous_secret_expires_at,
+      });
     },
 
     /** Deletes the webhook and cancels its pending deliveries (false: no such webhook). */
@@ -315,14 +367,18 @@ export function webhooksStore(db: Db) {
     },
 
     /** The webhook a delivery goes to (its merchant's), if it still exists. */
-    async target(
-      webhookId: string,
-      merchantId: string,
-    ): Promise<{ id: string; url: string; secret: string; status: WebhookStatus } | undefined> {
+    async target(webhookId: string, merchantId: string): Promise<DeliveryTarget | undefined> {
       return (await db('webhooks')
         .where({ id: webhookId, merchant_id: merchantId })
-        .first('id', 'url', 'secret', 'status')) as
-        { id: string; url: string; secret: string; status: WebhookStatus } | undefined;
+        .first(
+          'id',
+          'url',
+          'status',
+          'secret_ciphertext',
+          db.raw(
+            'case when previous_secret_expires_at > now() then previous_secret_ciphertext end as previous_secret_ciphertext',
+          ),
+        )) as DeliveryTarget | undefined;
     },
 
     /** Logs one attempt once per (delivery, attempt); false when it was logged already. */
@@ -398,4 +454,21 @@ export interface PendingDelivery {
   id: string;
   merchant_id: string;
   attempts: number;
+}
+
+/** Where a delivery goes and the secrets that sign it (the previous one only within its overlap). */
+export interface DeliveryTarget {
+  id: string;
+  url: string;
+  status: WebhookStatus;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+}
+
+/** A webhook's encrypted secrets (the previous one null once its overlap is over). */
+export interface StoredSecrets {
+  id: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
 }

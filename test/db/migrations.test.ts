@@ -6,6 +6,7 @@ import { createKnex } from '../../src/db/knex';
 import { MIGRATION_NAMES, migrateDown, migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
 import { newId } from '../../src/lib/ids';
 import * as ledger from '../../src/services/ledger';
+import { webhookSecretBox } from '../../src/lib/secret-box';
 import { createMerchantFixture, getTestDb, balancesAndPosted } from '../support/db';
 
 const DOMAIN_TABLES = [
@@ -158,6 +159,32 @@ describe('migrations', () => {
       knex('ledger_accounts').where({ merchant_id: m, kind: 'available' }).update({ balance: 1 }),
       /postings sum to 990/,
     );
+  });
+
+  it('webhook secret encryption: up encrypts the plaintext secrets, down decrypts them back', async () => {
+    const NAME = '20261126130000_webhook_secret_encryption';
+    const m = (await createMerchantFixture(knex)).id;
+    assert.deepEqual(await migrateDown(knex, NAME), [NAME]);
+    const id = newId('wh');
+    const secret = `whsec_${'A'.repeat(42)}w`;
+    await knex('webhooks').insert({
+      id,
+      merchant_id: m,
+      url: 'https://example.com/h',
+      events: '[]',
+      secret,
+      status: 'ACTIVE',
+    });
+
+    assert.deepEqual(await migrateLatest(knex), [NAME]);
+    const row = (await knex('webhooks').where({ id }).first()) as Record<string, unknown>;
+    assert.equal(row.secret, undefined);
+    assert.ok(!JSON.stringify(row).includes(secret.slice(6)), 'the secret is in clear after the migration');
+    assert.equal(webhookSecretBox(undefined).decrypt(String(row.secret_ciphertext), id), secret);
+
+    assert.deepEqual(await migrateDown(knex, NAME), [NAME]);
+    assert.equal(((await knex('webhooks').where({ id }).first('secret')) as { secret: string }).secret, secret);
+    assert.deepEqual(await migrateLatest(knex), [NAME]);
   });
 
   it('roll back completely and apply again', async () => {

@@ -9,6 +9,7 @@ import type { MerchantFixture, TestApi } from '../support/api';
 import { randomCpf, uniqueEmail } from '../support/api';
 import { DEST, fundedMerchant, withdrawalsStack } from '../support/withdrawals';
 import { webhookStack } from '../support/webhooks';
+import { webhookSecretBox } from '../../src/lib/secret-box';
 
 const FORGED = {
   id: 'forged_01',
@@ -159,7 +160,10 @@ describe('security: mass assignment', function () {
     const row = (await wh.knex('webhooks').where({ id: created.body.webhook.id }).first()) as Record<string, unknown>;
     assert.equal(row.merchant_id, m.merchantId);
     assert.equal(row.name, 'renamed');
-    assert.notEqual(row.secret, chosen);
+    // The stored secret (encrypted at rest) is still the one the service generated.
+    const stored = webhookSecretBox(undefined).decrypt(String(row.secret_ciphertext), created.body.webhook.id);
+    assert.equal(stored, created.body.webhook.secret);
+    assert.notEqual(stored, chosen);
     assert.notEqual(new Date(row.created_at as string).getUTCFullYear(), 2000);
     assert.equal(
       await wh

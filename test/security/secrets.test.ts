@@ -167,10 +167,20 @@ describe('security: secrets in logs, responses and the database', function () {
     }
   });
 
-  it('no password, API key value or JWT is stored in clear in any table', async () => {
+  it('no password, API key value, JWT or webhook secret is stored in clear in any table', async () => {
     const tables = (await api.knex('pg_tables').where({ schemaname: 'public' }).pluck('tablename')) as string[];
     assert.ok(tables.includes('users') && tables.includes('api_keys'));
-    const needles = ['merchantPassword', 'adminPassword', 'wrongPassword', 'apiKey', 'merchantJwt', 'adminJwt'];
+    const needles = [
+      'merchantPassword',
+      'adminPassword',
+      'wrongPassword',
+      'apiKey',
+      'merchantJwt',
+      'adminJwt',
+      // Webhook secrets are encrypted at rest (docs/operations.md "Webhook secret encryption").
+      'webhookSecret',
+      'rotatedWebhookSecret',
+    ];
     for (const table of tables) {
       for (const what of needles) {
         const value = secrets[what]!;

@@ -1,18 +1,21 @@
 /**
  * A real local HTTP receiver for webhook tests. Each test uses its own path; the receiver keeps the
- * raw bytes of every request, verifies `x-webhook-signature` on those bytes with the secret
- * registered for the path (answering 401 when it does not match, as a receiver should), and answers
- * with the behaviours scripted for the path (then 200).
+ * raw bytes of every request and verifies them with the secret registered for the path: the seed's
+ * `x-webhook-signature` (independent HMAC) and the Standard Webhooks headers with the official
+ * `standardwebhooks` package, `svix`'s verifier and an independent HMAC (webhook-signature.ts),
+ * never the app's own code. It answers 401 when any check fails, as a receiver should, else with
+ * the behaviours scripted for the path (then 200).
  *
  *   const r = await startReceiver();
  *   r.expect('/a', secret);                       // verify signatures on /a
+ *   r.expect('/a', newSecret, [oldSecret]);       // during a rotation: receivers holding either verify
  *   r.script('/a', [{ status: 500 }]);            // first 500, then 200
  *   r.script('/b', [], { status: 500 });          // always 500
  *   const [req] = await r.waitFor('/a', 1);
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { receiverVerifiesSignature } from './webhook-signature';
+import { receiverVerifiesSignature, standardHeadersOf, standardVerdicts } from './webhook-signature';
 import { eventually } from './charges';
 import { onRunEnd } from './lifecycle';
 
@@ -31,14 +34,18 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   raw: Buffer;
   body: { event: string; timestamp: string; data: Record<string, unknown> };
+  /** `x-webhook-signature` verified with the path's (current) secret. */
   signatureValid: boolean;
+  /** Standard Webhooks: each verifier accepted the request with every secret registered for the path. */
+  standard: { standardwebhooks: boolean; svix: boolean; independent: boolean };
   answered: number;
 }
 
 export interface Receiver {
   baseUrl: string;
   url(path: string): string;
-  expect(path: string, secret: string): void;
+  /** `secret` signs both headers; each of `alsoValid` (a rotated-out secret) must verify `webhook-signature` too. */
+  expect(path: string, secret: string, alsoValid?: string[]): void;
   script(path: string, behaviours: Behaviour[], then?: Behaviour): void;
   requests(path: string): Received[];
   waitFor(path: string, count: number, timeoutMs?: number): Promise<Received[]>;
@@ -46,7 +53,7 @@ export interface Receiver {
 }
 
 export async function startReceiver(): Promise<Receiver> {
-  const secrets = new Map<string, string>();
+  const secrets = new Map<string, { current: string; alsoValid: string[] }>();
   const scripts = new Map<string, { queue: Behaviour[]; then: Behaviour }>();
   const received = new Map<string, Received[]>();
 
@@ -56,13 +63,25 @@ export async function startReceiver(): Promise<Receiver> {
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0] as string;
       const raw = Buffer.concat(chunks);
-      const secret = secrets.get(path);
+      const registered = secrets.get(path);
       const signature = req.headers['x-webhook-signature'];
       const signatureValid =
-        secret !== undefined && typeof signature === 'string' && receiverVerifiesSignature(secret, raw, signature);
+        registered !== undefined &&
+        typeof signature === 'string' &&
+        receiverVerifiesSignature(registered.current, raw, signature);
+      const standardHeaders = standardHeadersOf(req.headers);
+      const verdicts = registered
+        ? [registered.current, ...registered.alsoValid].map((k) => standardVerdicts(k, raw, standardHeaders))
+        : [];
+      const standard = {
+        standardwebhooks: verdicts.length > 0 && verdicts.every((v) => v.standardwebhooks),
+        svix: verdicts.length > 0 && verdicts.every((v) => v.svix),
+        independent: verdicts.length > 0 && verdicts.every((v) => v.independent),
+      };
+      const verified = signatureValid && standard.standardwebhooks && standard.svix && standard.independent;
       const script = scripts.get(path);
       const behaviour: Behaviour = script?.queue.shift() ?? script?.then ?? { status: 200 };
-      const status = signatureValid ? behaviour.status : 401;
+      const status = verified ? behaviour.status : 401;
       let body: Received['body'];
       try {
         body = JSON.parse(raw.toString('utf8')) as Received['body'];
@@ -70,7 +89,7 @@ export async function startReceiver(): Promise<Receiver> {
         body = { event: '', timestamp: '', data: {} };
       }
       const list = received.get(path) ?? [];
-      list.push({ path, headers: req.headers, raw, body, signatureValid, answered: status });
+      list.push({ path, headers: req.headers, raw, body, signatureValid, standard, answered: status });
       received.set(path, list);
       const answer = (): void => {
         if (res.destroyed) return;
@@ -84,7 +103,7 @@ export async function startReceiver(): Promise<Receiver> {
           pump();
           return;
         }
-        res.end(behaviour.body ?? (signatureValid ? 'ok' : 'bad signature'));
+        res.end(behaviour.body ?? (verified ? 'ok' : 'bad signature'));
       };
       if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
       else answer();
@@ -105,7 +124,7 @@ export async function startReceiver(): Promise<Receiver> {
   return {
     baseUrl,
     url: (path) => baseUrl + path,
-    expect: (path, secret) => void secrets.set(path, secret),
+    expect: (path, secret, alsoValid = []) => void secrets.set(path, { current: secret, alsoValid }),
     script: (path, behaviours, then = { status: 200 }) => void scripts.set(path, { queue: [...behaviours], then }),
     requests: (path) => [...(received.get(path) ?? [])],
     waitFor: (path, count, timeoutMs = 20_000) =>

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
+import { DEV_WEBHOOK_SECRET_KEYS } from '../../src/lib/secret-box';
 
 function problems(env: NodeJS.ProcessEnv): string[] {
   try {
@@ -71,6 +72,7 @@ describe('configuration', () => {
       'DATABASE_URL',
       'TEMPORAL_ADDRESS',
       'ACQUIRER_URL',
+      'WEBHOOK_SECRET_KEYS',
     ]) {
       assert.ok(
         p.some((l) => l.startsWith(`${name}:`)),
@@ -94,6 +96,7 @@ describe('configuration', () => {
       JWT_SECRET: 'sandbox-only-jwt-secret-0123456789abcdef',
       API_KEY_PEPPER: 'sandbox-only-pepper',
       ACQUIRER_CALLBACK_SECRET: 'sandbox-only-callback-secret',
+      WEBHOOK_SECRET_KEYS: `sandbox-only:${Buffer.alloc(32, 3).toString('base64')}`,
     };
     const real = problems(services);
     assert.ok(real.some((l) => l.startsWith('ACQUIRER_CLIENT_ID:')));
@@ -102,6 +105,7 @@ describe('configuration', () => {
       real.some((l) => l.startsWith('JWT_SECRET:') && /sandbox default/.test(l)),
       'sandbox secrets never guard a real acquirer',
     );
+    assert.ok(real.some((l) => l.startsWith('WEBHOOK_SECRET_KEYS:') && /sandbox default/.test(l)));
     const sandbox = loadConfig({ ...services, ACQUIRER_SANDBOX: 'true' });
     assert.equal(sandbox.ACQUIRER_SANDBOX, true);
     const mixed = problems({ ...services, ACQUIRER_SANDBOX: 'true', ACQUIRER_CLIENT_ID: 'real-client' });
@@ -109,6 +113,23 @@ describe('configuration', () => {
       mixed.some((l) => l.startsWith('ACQUIRER_SANDBOX:')),
       'real credentials with the sandbox flag are refused',
     );
+  });
+
+  it('checks WEBHOOK_SECRET_KEYS: <id>:<base64 of 32 bytes>, ids unique; the embedded dev key never in production', () => {
+    const key = (b: number): string => Buffer.alloc(32, b).toString('base64');
+    assert.deepEqual(problems({ DATA_DIR: dataDir, WEBHOOK_SECRET_KEYS: `k2:${key(2)}, k1:${key(1)}` }), []);
+    for (const bad of ['nocolon', `k1:${Buffer.alloc(16).toString('base64')}`, `k1:${key(1)},k1:${key(2)}`, 'k 1:abc'])
+      assert.ok(
+        problems({ DATA_DIR: dataDir, WEBHOOK_SECRET_KEYS: bad }).some((l) => l.startsWith('WEBHOOK_SECRET_KEYS:')),
+        bad,
+      );
+    const production = problems({
+      DATA_DIR: dataDir,
+      NODE_ENV: 'production',
+      WEBHOOK_SECRET_KEYS: DEV_WEBHOOK_SECRET_KEYS,
+    });
+    assert.ok(production.some((l) => l.startsWith('WEBHOOK_SECRET_KEYS:') && /development key/.test(l)));
+    assert.equal(loadConfig({ DATA_DIR: dataDir }).WEBHOOK_SECRET_OVERLAP_SECONDS, 86400);
   });
 
   it('keeps the Temporal SDK at WARN unless asked, and checks the metrics settings', () => {

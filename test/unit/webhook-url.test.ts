@@ -8,7 +8,9 @@ import {
   maskWebhookSecret,
   signWebhookBody,
   verifyWebhookSignature,
+  standardWebhookSignature,
 } from '../../src/services/webhook-signature';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { receiverVerifiesSignature } from '../support/webhook-signature';
 import { guardedLookup, isPublicAddress, webhookUrlProblem, type HostResolver } from '../../src/services/webhook-url';
 
@@ -112,6 +114,7 @@ describe('webhook address rule', () => {
       JWT_SECRET: 'x'.repeat(32),
       API_KEY_PEPPER: 'pepper',
       ACQUIRER_CALLBACK_SECRET: 'callback',
+      WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
       WEBHOOK_REQUIRE_PUBLIC_HTTPS: 'false',
     });
     assert.equal(webhookDeliverySettings(production).requirePublicHttps, true);
@@ -128,15 +131,16 @@ describe('webhook address rule', () => {
       retryDelaysSeconds: [5, 30, 300],
       sendSecretHeader: false,
       requirePublicHttps: true,
+      secretKeys: undefined,
     });
   });
 });
 
 describe('webhook secrets and signatures', () => {
-  it('secrets are whsec_ + 32 random bytes base64url, masked as first 6 + **** + last 4', () => {
+  it('secrets are whsec_ + 32 random bytes base64 (Standard Webhooks), masked as first 6 + **** + last 4', () => {
     const secret = generateWebhookSecret();
-    assert.match(secret, /^whsec_[A-Za-z0-9_-]{43}$/);
-    assert.equal(Buffer.from(secret.slice(6), 'base64url').length, 32);
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.equal(Buffer.from(secret.slice(6), 'base64').length, 32);
     assert.notEqual(generateWebhookSecret(), secret);
     assert.equal(maskWebhookSecret(secret), `whsec_****${secret.slice(-4)}`);
   });
@@ -153,5 +157,24 @@ describe('webhook secrets and signatures', () => {
     assert.equal(verifyWebhookSignature('whsec_k', JSON.stringify(JSON.parse(body.toString())), sig), false);
     assert.equal(verifyWebhookSignature('whsec_other', body, sig), false);
     assert.equal(verifyWebhookSignature('whsec_k', body, sig.toUpperCase()), false);
+  });
+
+  it('webhook-signature: v1 + base64 HMAC of "id.timestamp.body" keyed with the decoded secret, as the official libraries check', () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const body = Buffer.from('{"event":"charge.paid","data":{"amount":1}}');
+    const ts = 1_700_000_000;
+    const header = standardWebhookSignature([secret], 'whd_1', ts, body);
+    // A known answer computed with the standardwebhooks package (sign), not with the app.
+    assert.equal(header, new StandardWebhook(secret).sign('whd_1', new Date(ts * 1000), body));
+    const other = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
+    const both = standardWebhookSignature([other, secret], 'whd_1', ts, body);
+    assert.equal(both.split(' ').length, 2);
+    assert.equal(both.split(' ')[1], header);
+    // Secrets issued before the Standard Webhooks form are base64url; their key is what they encode.
+    const legacy = 'whsec_' + Buffer.alloc(32, 0xfb).toString('base64url');
+    assert.equal(
+      standardWebhookSignature([legacy], 'whd_1', ts, body),
+      standardWebhookSignature(['whsec_' + Buffer.alloc(32, 0xfb).toString('base64')], 'whd_1', ts, body),
+    );
   });
 });

@@ -12,6 +12,13 @@ import { WEBHOOK_USER_AGENT } from '../../src/services/webhook-delivery';
 import { webhookDeliveryWorkflowId } from '../../src/temporal/workflow-ids';
 import { assertEventData, SAMPLE_EVENT_DATA, webhookStack, type WebhookStack } from '../support/webhooks';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
+import {
+  receiverVerifiesSignature,
+  receiverVerifiesStandard,
+  standardHeadersOf,
+  standardwebhooksVerifies,
+  svixVerifies,
+} from '../support/webhook-signature';
 
 interface LogRow {
   attempt: number;
@@ -60,6 +67,12 @@ describe('webhook delivery', function () {
       req.headers['x-webhook-signature'],
       crypto.createHmac('sha256', hook.secret).update(req.raw).digest('hex'),
     );
+    // Standard Webhooks: the same delivery id and timestamp, one v1 signature by the one secret.
+    assert.match(hook.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.equal(req.headers['webhook-id'], delivery.id);
+    assert.equal(req.headers['webhook-timestamp'], req.headers['x-webhook-timestamp']);
+    assert.match(String(req.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]{43}=$/);
+    assert.deepEqual(req.standard, { standardwebhooks: true, svix: true, independent: true });
     assert.deepEqual(Object.keys(req.body).sort(), ['data', 'event', 'timestamp']);
     assert.equal(req.body.event, 'pixkey.updated');
     assert.equal(new Date(req.body.timestamp).toISOString(), req.body.timestamp);
@@ -144,8 +157,88 @@ describe('webhook delivery', function () {
     assert.deepEqual(got.map((r) => r.body.event).sort(), [...WEBHOOK_EVENT_TYPES].sort());
     for (const r of got) {
       assert.equal(r.signatureValid, true);
+      assert.deepEqual(r.standard, { standardwebhooks: true, svix: true, independent: true }, r.body.event);
       assertEventData(r.body.event, r.body.data);
     }
+  });
+
+  it("during a rotation's overlap all nine events verify with the old and the new secret; the seed header uses the new", async () => {
+    const m = await s.api.createMerchant();
+    const p = path('overlap');
+    const hook = await s.createWebhook(m.token, { path: p, events: [] });
+    const rotated = await s.api.request<{ webhook: { secret: string; previousSecretExpiresAt: string | null } }>(
+      'POST',
+      `/v1/webhooks/merchant/${hook.id}/rotate-secret`,
+      { token: m.token },
+    );
+    assert.equal(rotated.status, 200);
+    const fresh = rotated.body.webhook.secret;
+    // docs/api.md "Rotating the secret": 24 h by default.
+    const overlapEnds = Date.parse(rotated.body.webhook.previousSecretExpiresAt ?? '');
+    assert.ok(
+      Math.abs(overlapEnds - (Date.now() + 86400_000)) < 600_000,
+      rotated.body.webhook.previousSecretExpiresAt ?? 'null',
+    );
+    s.receiver.expect(p, fresh, [hook.secret]);
+    for (const type of WEBHOOK_EVENT_TYPES)
+      await s.publish(m.merchantId, type, SAMPLE_EVENT_DATA[type] as Record<string, unknown>);
+    const got = await s.receiver.waitFor(p, WEBHOOK_EVENT_TYPES.length);
+    assert.deepEqual(got.map((r) => r.body.event).sort(), [...WEBHOOK_EVENT_TYPES].sort());
+    for (const r of got) {
+      assert.equal(r.answered, 200, r.body.event);
+      assert.equal(String(r.headers['webhook-signature']).split(' ').length, 2, 'one v1 entry per valid secret');
+      assert.deepEqual(r.standard, { standardwebhooks: true, svix: true, independent: true }, r.body.event);
+      // The seed's single hex signature is the new secret's, checked independently.
+      assert.equal(receiverVerifiesSignature(fresh, r.raw, String(r.headers['x-webhook-signature'])), true);
+      assert.equal(receiverVerifiesSignature(hook.secret, r.raw, String(r.headers['x-webhook-signature'])), false);
+    }
+
+    // Once the overlap is over, only the new secret signs.
+    await s
+      .knex('webhooks')
+      .where({ id: hook.id })
+      .update({ previous_secret_expires_at: s.knex.raw(`now() - interval '1 second'`) });
+    const p2 = path('overlap-over');
+    await s.api.request('PATCH', `/v1/webhooks/merchant/${hook.id}`, {
+      token: m.token,
+      body: { url: s.receiver.url(p2) },
+    });
+    s.receiver.expect(p2, fresh);
+    await s.publish(m.merchantId, 'pixkey.updated', SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>);
+    const [after] = await s.receiver.waitFor(p2, 1);
+    assert.ok(after);
+    assert.equal(String(after.headers['webhook-signature']).split(' ').length, 1);
+    assert.deepEqual(after.standard, { standardwebhooks: true, svix: true, independent: true });
+    const raw = after.raw;
+    const headers = standardHeadersOf(after.headers);
+    assert.equal(standardwebhooksVerifies(hook.secret, raw, headers), false, 'the old secret no longer verifies');
+    assert.equal(svixVerifies(hook.secret, raw, headers), false);
+  });
+
+  it('a replay with a fresh timestamp and the captured signature is rejected by every verifier', async () => {
+    const m = await s.api.createMerchant();
+    const p = path('replay');
+    const hook = await s.createWebhook(m.token, { path: p, events: ['withdraw.completed'] });
+    await s.publish(
+      m.merchantId,
+      'withdraw.completed',
+      SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>,
+    );
+    const [captured] = await s.receiver.waitFor(p, 1);
+    assert.ok(captured);
+    const original = standardHeadersOf(captured.headers);
+    assert.equal(standardwebhooksVerifies(hook.secret, captured.raw, original), true, 'the captured request verifies');
+    const replayed = { ...original, 'webhook-timestamp': String(Number(original['webhook-timestamp']) + 120) };
+    assert.equal(standardwebhooksVerifies(hook.secret, captured.raw, replayed), false);
+    assert.equal(svixVerifies(hook.secret, captured.raw, replayed), false);
+    assert.equal(receiverVerifiesStandard(hook.secret, captured.raw, replayed), false);
+    // Another delivery id with the captured signature fails too; an old timestamp is refused as stale.
+    assert.equal(
+      standardwebhooksVerifies(hook.secret, captured.raw, { ...original, 'webhook-id': 'whd_other' }),
+      false,
+    );
+    const stale = Math.floor(Date.now() / 1000) + 600;
+    assert.equal(receiverVerifiesStandard(hook.secret, captured.raw, original, stale), false);
   });
 
   it('filters by subscription: only webhooks subscribed to the type get a delivery', async () => {

@@ -89,7 +89,7 @@ describe('webhook management API', function () {
     const w = byJwt.body.webhook;
     assert.deepEqual(Object.keys(w).sort(), ['createdAt', 'events', 'id', 'name', 'secret', 'status', 'url']);
     assert.match(w.id, /^wh_/);
-    assert.match(w.secret, /^whsec_[A-Za-z0-9_-]{43}$/);
+    assert.match(w.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.equal(w.status, 'ACTIVE');
     assert.equal(w.name, 'ERP');
     assert.deepEqual(w.events, ['charge.paid', 'withdraw.failed']);

@@ -1,11 +1,12 @@
 /**
- * A real webhook receiver for the reliability suites: verifies `x-webhook-signature` on the raw
- * bytes with the secret registered for its path (401 when it does not match), keeps every request,
+ * A real webhook receiver for the reliability suites: verifies `x-webhook-signature` and the
+ * Standard Webhooks headers (official `standardwebhooks` and `svix` verifiers, an independent HMAC)
+ * on the raw bytes with the secret registered for its path (401 when one fails), keeps every request,
  * and can refuse the first attempt of every delivery (500) so that each one needs a retry.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { receiverVerifiesSignature } from '../../support/webhook-signature';
+import { receiverVerifiesSignature, standardHeadersOf, standardVerdicts } from '../../support/webhook-signature';
 import { onRunEnd } from '../../support/lifecycle';
 
 export interface Delivered {
@@ -40,8 +41,16 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
       const raw = Buffer.concat(chunks);
       const route = routes.get(path);
       const signature = req.headers['x-webhook-signature'];
+      const verdicts =
+        route === undefined ? undefined : standardVerdicts(route.secret, raw, standardHeadersOf(req.headers));
       const signatureValid =
-        route !== undefined && typeof signature === 'string' && receiverVerifiesSignature(route.secret, raw, signature);
+        route !== undefined &&
+        typeof signature === 'string' &&
+        receiverVerifiesSignature(route.secret, raw, signature) &&
+        verdicts !== undefined &&
+        verdicts.standardwebhooks &&
+        verdicts.svix &&
+        verdicts.independent;
       const deliveryId = String(req.headers['x-webhook-id'] ?? '');
       let parsed: { event?: string; data?: Record<string, unknown> } = {};
       try {
