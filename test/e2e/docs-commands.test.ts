@@ -86,8 +86,26 @@ describe('docs/api.md and docs/operations.md: every shell command', function () 
   const children: ChildProcess[] = [];
   let dataDir: string;
 
-  after(() => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  after(async () => {
+    // npm start runs in its own process group: npm, the shell it execs through and node all stop
+    // (and PostgreSQL with them) before its data folder goes.
+    for (const c of children) {
+      if (c.pid === undefined) continue;
+      const group = -c.pid;
+      const alive = (): boolean => {
+        try {
+          process.kill(group, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      if (!alive()) continue;
+      process.kill(group, 'SIGTERM');
+      await until(async () => (alive() ? undefined : true), 'npm start to stop', 30_000).catch(() => {
+        if (alive()) process.kill(group, 'SIGKILL');
+      });
+    }
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(path.join(ROOT, 'h.json'), { force: true });
   });
@@ -119,7 +137,7 @@ describe('docs/api.md and docs/operations.md: every shell command', function () 
       SIMULATOR_AUTO_COMPLETE: 'false',
     };
     let serviceOutput = '';
-    const api = spawn('bash', ['-c', terminal1], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const api = spawn('bash', ['-c', terminal1], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     children.push(api);
     api.stdout?.on('data', (d: Buffer) => (serviceOutput += d.toString()));
     api.stderr?.on('data', (d: Buffer) => (serviceOutput += d.toString()));
