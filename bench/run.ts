@@ -9,6 +9,9 @@
  *      (bench/charges.ts)
  *   4. Payment callback → webhook latency, 500 concurrent withdrawals, peak RSS of the API and
  *      worker processes (bench/payments-webhooks.ts)
+ *   5. A merchant's workflows listed by MerchantId over 100,000 runs in the embedded Temporal
+ *      server, over gRPC and the UI's HTTP API (tools/temporal-test-server/bench/visibility.ts)
+ *      → bench/results-visibility.json
  * The Temporal test server's own throughput benchmark: tools/temporal-test-server/bench.
  */
 import fs from 'node:fs';
@@ -17,6 +20,7 @@ import { formatQrBench, runQrBench } from './qr';
 import { formatChargesBench, runChargesBench } from './charges';
 import { DEFAULT_WARMUP_SECONDS, formatExternalBench, runExternalBench } from './external';
 import { formatPaymentsWebhooksBench, runPaymentsWebhooksBench } from './payments-webhooks';
+import { formatVisibilityBench, runVisibilityBench } from '../tools/temporal-test-server/bench/visibility';
 
 async function main(): Promise<void> {
   console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');
@@ -34,6 +38,10 @@ async function main(): Promise<void> {
   console.log(formatChargesBench(await runChargesBench({ count: 1000, concurrency: 16 })));
   console.log('\n== Payments → webhooks, 500 withdrawals, peak RSS (api + worker processes) ==');
   console.log(formatPaymentsWebhooksBench(await runPaymentsWebhooksBench({ payments: 1000, withdrawals: 500 })));
+  console.log('\n== Workflows of a merchant by MerchantId, 100,000 runs (embedded Temporal: gRPC, HTTP API) ==');
+  const visibility = await runVisibilityBench({ runs: 100_000, merchants: 1000, iterations: 200 });
+  console.log(formatVisibilityBench(visibility));
+  fs.writeFileSync(path.join(__dirname, 'results-visibility.json'), `${JSON.stringify(visibility, null, 2)}\n`);
 }
 
 main().catch((err: unknown) => {

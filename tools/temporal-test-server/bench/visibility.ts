@@ -9,7 +9,10 @@
  * does; every 20th run is terminated so that there are two statuses. Idle runs are parked as in
  * `npm start`. Then, through the same client's gRPC connection, `iterations` calls of each query
  * below, reporting the median and p99 latency in ms (the call as the client sees it: encode,
- * local TCP, server, decode). Bounded: the whole script takes about a minute per 100,000 runs.
+ * local TCP, server, decode), and the UI's own request for a merchant's runs over the HTTP API
+ * (`GET /api/v1/namespaces/default/workflows?query=MerchantId…`, JSON both ways). Bounded: the
+ * whole script takes about a minute per 100,000 runs. `npm run bench` runs it (bench/run.ts) and
+ * keeps the figures in bench/results-visibility.json (docs/performance.md "Latest figures").
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -34,18 +37,34 @@ function stats(samples: number[]): { median: number; p99: number } {
   return { median: Number(at(0.5).toFixed(2)), p99: Number(at(0.99).toFixed(2)) };
 }
 
-async function main(): Promise<void> {
-  const runs = Number(process.argv[2] ?? 100_000);
-  const merchants = Number(process.argv[3] ?? 1000);
-  const iterations = Number(process.argv[4] ?? 200);
+export interface VisibilityBenchResult {
+  runs: number;
+  merchants: number;
+  iterations: number;
+  loadSeconds: number;
+  parked: number;
+  heapPerRunKb: number;
+  groups: string[];
+  /** Query → latency in ms. */
+  ms: Record<string, { median: number; p99: number }>;
+}
+
+export async function runVisibilityBench(opts: {
+  runs: number;
+  merchants: number;
+  iterations: number;
+}): Promise<VisibilityBenchResult> {
+  const { runs, merchants, iterations } = opts;
   const server = await startServer({
     port: 0,
+    httpPort: 0,
     timeSkipping: false,
     logger: silentLogger,
     parkIdleAfterMs: 3_600_000,
     searchAttributes: { MerchantId: 'Keyword', EntityId: 'Keyword' },
   });
   const connection = await Connection.connect({ address: server.address });
+  const httpBase = `http://127.0.0.1:${server.httpPort}`;
   const client = new Client({ connection });
   const merchant = (i: number): string => `merchant-${String(i % merchants).padStart(4, '0')}`;
   try {
@@ -88,6 +107,15 @@ async function main(): Promise<void> {
             query: `MerchantId = '${merchant(k * 7919)}'`,
             pageSize: 20,
           }),
+      ],
+      [
+        'HTTP API: list MerchantId = m (page of 20, as the UI asks)',
+        async (k) => {
+          const q = encodeURIComponent(`MerchantId = '${merchant(k * 7919)}'`);
+          const res = await fetch(`${httpBase}/api/v1/namespaces/default/workflows?query=${q}&pageSize=20`);
+          const body = (await res.json()) as { executions?: unknown[] };
+          if (res.status !== 200 || !body.executions?.length) throw new Error(`HTTP list: ${res.status}`);
+        },
       ],
       [
         "list MerchantId = m AND ExecutionStatus = 'Running' (page of 20)",
@@ -168,31 +196,40 @@ async function main(): Promise<void> {
       namespace: 'default',
       query: 'GROUP BY ExecutionStatus',
     });
-    console.log(
-      JSON.stringify(
-        {
-          runs,
-          merchants,
-          iterations,
-          loadSeconds: loadS,
-          parked: server.store.parkedCount,
-          heapPerRunKb: Number(heapPerRunKb.toFixed(2)),
-          groups: (check.groups ?? []).map(
-            (g) => `${Buffer.from(g.groupValues?.[0]?.data ?? []).toString()}: ${String(g.count)}`,
-          ),
-          ms: results,
-        },
-        null,
-        2,
+    return {
+      runs,
+      merchants,
+      iterations,
+      loadSeconds: loadS,
+      parked: server.store.parkedCount,
+      heapPerRunKb: Number(heapPerRunKb.toFixed(2)),
+      groups: (check.groups ?? []).map(
+        (g) => `${Buffer.from(g.groupValues?.[0]?.data ?? []).toString()}: ${String(g.count)}`,
       ),
-    );
+      ms: results,
+    };
   } finally {
     await connection.close();
     await server.close();
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+/** The rows docs/performance.md shows. */
+export function formatVisibilityBench(r: VisibilityBenchResult): string {
+  const lines = [`${r.runs} runs, ${r.merchants} merchants, ${r.iterations} calls each; load ${r.loadSeconds} s`];
+  for (const [name, { median, p99 }] of Object.entries(r.ms)) lines.push(`  ${name}: p50 ${median} ms, p99 ${p99} ms`);
+  return lines.join('\n');
+}
+
+if (require.main === module) {
+  runVisibilityBench({
+    runs: Number(process.argv[2] ?? 100_000),
+    merchants: Number(process.argv[3] ?? 1000),
+    iterations: Number(process.argv[4] ?? 200),
+  })
+    .then((r) => console.log(JSON.stringify(r, null, 2)))
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    });
+}

@@ -124,7 +124,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         services: services.filter((s) => !s.name.includes('testservice')),
         logger,
         defaultNamespace: 'default',
-        version: SERVER_VERSION,
       });
     } catch (err) {
       await server.close(0);

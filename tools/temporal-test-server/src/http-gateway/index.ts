@@ -28,8 +28,14 @@ export interface HttpGatewayOptions {
   logger: Logger;
   /** For `GET /api/v1/settings`. */
   defaultNamespace: string;
-  version: string;
 }
+
+/**
+ * The `Version` settings report: the UI server answers its own version, and the UI reads it to pick
+ * request shapes (from 2.23.0 path parameters are encoded once, not twice; after 2.22 a signal's body
+ * names `workflowExecution`). The @temporalio/ui release whose routes test/http-gateway-ui-routes.test.ts checks.
+ */
+export const UI_VERSION = '2.38.0';
 
 export interface RunningHttpGateway {
   port: number;
@@ -105,7 +111,7 @@ function settings(opts: HttpGatewayOptions): Json {
     FeedbackURL: '',
     NotifyOnNewVersion: false,
     Codec: { Endpoint: '', PassAccessToken: false, IncludeCredentials: false },
-    Version: opts.version,
+    Version: UI_VERSION,
     DisableWriteActions: false,
     WorkflowTerminateDisabled: false,
     WorkflowCancelDisabled: false,

@@ -5,6 +5,7 @@
 import { temporal } from '../proto';
 import type { Store } from '../store';
 import { handler, type Handler } from './grpc';
+import { customSearchAttributes } from './visibility-service';
 
 import os = temporal.api.operatorservice.v1;
 
@@ -41,8 +42,9 @@ export function operatorService(store: Store): Record<string, Handler> {
   return {
     ListSearchAttributes: handler<os.IListSearchAttributesRequest>((req) => {
       store.requireNamespace(req.namespace);
-      // No custom search attributes can be registered here (start-dev's --search-attribute is ignored).
-      return { customAttributes: {}, systemAttributes: SYSTEM_ATTRIBUTES, storageSchema: {} };
+      // The UI types its filter fields by this list, so MerchantId must be here as a Keyword.
+      const customAttributes = customSearchAttributes(store, req.namespace ?? '');
+      return { customAttributes, systemAttributes: SYSTEM_ATTRIBUTES, storageSchema: {} };
     }),
   };
 }

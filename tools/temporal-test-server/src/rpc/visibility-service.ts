@@ -5,7 +5,7 @@
  */
 import { long, temporal } from '../proto';
 import type { Store } from '../store';
-import { statusNames, type ValueType } from '../visibility/query';
+import { isSystemAttribute, predefinedAttributes, statusNames, type ValueType } from '../visibility/query';
 import type { CountResult } from '../visibility/visibility';
 
 import ws = temporal.api.workflowservice.v1;
@@ -61,5 +61,17 @@ export function countAnswer(c: CountResult): ws.ICountWorkflowExecutionsResponse
 export function searchAttributeKeys(store: Store): Record<string, temporal.api.enums.v1.IndexedValueType> {
   const out: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
   for (const [name, type] of store.visibility.attributes('default')) out[name] = indexedValueTypes[type];
+  return out;
+}
+
+/** ListSearchAttributes' custom attributes: registered (`--search-attribute`) or seen in the namespace. */
+export function customSearchAttributes(
+  store: Store,
+  namespace: string,
+): Record<string, temporal.api.enums.v1.IndexedValueType> {
+  const out: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
+  for (const [name, type] of store.visibility.attributes(namespace)) {
+    if (!isSystemAttribute(name) && !predefinedAttributes.has(name)) out[name] = indexedValueTypes[type];
+  }
   return out;
 }
