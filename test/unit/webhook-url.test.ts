@@ -112,6 +112,7 @@ describe('webhook address rule', () => {
       JWT_SECRET: 'x'.repeat(32),
       API_KEY_PEPPER: 'pepper',
       ACQUIRER_CALLBACK_SECRET: 'callback',
+      METRICS_TOKEN: 'metrics-token',
       WEBHOOK_REQUIRE_PUBLIC_HTTPS: 'false',
     });
     assert.equal(webhookDeliverySettings(production).requirePublicHttps, true);
