@@ -33,6 +33,7 @@ import { pixKeySandboxRoutes } from '../http/routes/pix-key-sandbox';
 import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
 import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
 import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
+import { watchCallbackInbox } from '../observability/metrics';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -101,6 +102,8 @@ export async function startApi(opts: {
   await webhookDispatcher.start();
   const callbacks = services.callbacks;
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
+  // The API serves /metrics: its scrape reads the inbox's backlog (docs/operations.md "Metrics and logs").
+  watchCallbackInbox(() => callbacks.inbox.backlog());
   const onPixKeyCreated = (key: { id: string; merchantId: string }) =>
     clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
   const sandbox = services.sandbox;
