@@ -34,6 +34,7 @@ import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
 import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
 import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
 import { watchCallbackInbox } from '../observability/metrics';
+import type { Progress } from './progress';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -178,6 +179,7 @@ export async function startWorker(opts: {
   knex: Knex;
   temporalAddress: string;
   acquirer: AcquirerHandle;
+  progress?: Progress;
 }): Promise<RunningWorker> {
   const { config, logger, knex } = opts;
   installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL, metricsAddress: config.TEMPORAL_METRICS_ADDRESS });
@@ -195,6 +197,7 @@ export async function startWorker(opts: {
     logger,
     maxCachedWorkflows: config.TEMPORAL_MAX_CACHED_WORKFLOWS,
     bundleInChild: true,
+    progress: opts.progress,
   });
   const running = worker.run();
   running.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
