@@ -15,6 +15,9 @@ COPY src src
 COPY workflows workflows
 COPY activities activities
 COPY migrations migrations
+# Type-checking npm start's embedded Temporal server thread needs that workspace's sources; tsc
+# emits none of them (they stay out of the image).
+COPY tools/temporal-test-server tools/temporal-test-server
 RUN npx tsc -p tsconfig.build.json
 
 # Production dependencies only; if this fails the build fails (no fallback to a full install).
