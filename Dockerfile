@@ -1,14 +1,46 @@
-# One image for every pixflow process: `npm run api`, `npm run worker`, `npm run migrate`,
-# `npm run simulator` (docker-compose.yml picks the command). TypeScript runs through tsx.
-FROM node:20-bookworm-slim
+# One image for every pixflow process (docs/production.md "The image"): JavaScript compiled by tsc,
+# run by plain node on a supported LTS, over production dependencies only (no tsx, no test
+# packages, no embedded PostgreSQL), as an unprivileged user. docker-compose.yml picks the command:
+#   node dist/src/cli/api.js | worker.js | migrate.js | simulator.js | ops.js …
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# Compiles with the full (development) install.
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY tools/temporal-test-server/package.json tools/temporal-test-server/package.json
-RUN npm ci --omit=dev --no-audit --no-fund || npm ci --no-audit --no-fund
-COPY . .
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src src
+COPY workflows workflows
+COPY activities activities
+COPY migrations migrations
+# Type-checking npm start's embedded Temporal server thread needs that workspace's sources; tsc
+# emits none of them (they stay out of the image).
+COPY tools/temporal-test-server tools/temporal-test-server
+RUN npx tsc -p tsconfig.build.json
+
+# Production dependencies only; if this fails the build fails (no fallback to a full install).
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY tools/temporal-test-server/package.json tools/temporal-test-server/package.json
+# The workspace link is npm start's embedded Temporal server, whose sources the image leaves out.
+RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@pixflow
+
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules node_modules
+# dist/ holds src, workflows (bundled by the worker at start from dist/workflows), activities,
+# migrations and the package.json they read.
+COPY --from=build /app/dist dist
+COPY package.json ./
 # The processes need no write access to the code; they run unprivileged.
 USER node
 # API, worker metrics (ours, then the Temporal SDK's), acquirer simulator.
 EXPOSE 3000 9100 9464 8090
-CMD ["npm", "run", "api"]
+# The API's liveness on PORT; compose gives the worker and simulator checks of their own.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(process.env.HEALTHCHECK_URL || `http://127.0.0.1:${process.env.PORT || 3000}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/src/cli/api.js"]

@@ -40,10 +40,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
+import { stderrProgress } from '../src/runtime/progress';
 import { isValidCpf } from '../src/pix/document';
 
 const ROOT = path.resolve(__dirname, '..');
 const run = promisify(execFile);
+/** Each long step of a run, as it begins, on stderr (the results go to stdout). */
+const progress = stderrProgress('bench');
 
 export interface ExternalMeasure {
   endpoint: string;
@@ -208,18 +211,25 @@ async function provision(
 async function seedCharges(dbUrl: string, merchantId: string, n: number): Promise<void> {
   const client = new pg.Client({ connectionString: dbUrl });
   await client.connect();
+  // In batches, each announced, so a seeding of a million rows shows it is moving.
+  const batch = 100_000;
   try {
-    await client.query(
-      `insert into charges (id, merchant_id, amount, description, status, expires_in, expires_at, paid_at, settled_at, created_at, updated_at)
+    for (let from = 1; from <= n; from += batch) {
+      const to = Math.min(n, from + batch - 1);
+      progress(`seeding charges ${from.toLocaleString('en')}–${to.toLocaleString('en')} of ${n.toLocaleString('en')}`);
+      await client.query(
+        `insert into charges (id, merchant_id, amount, description, status, expires_in, expires_at, paid_at, settled_at, created_at, updated_at)
        select 'ch_seed' || lpad(g::text, 8, '0'), $1, 100 + (g % 5000), 'Seeded charge',
               case when g % 10 = 0 then 'PAID' else 'CANCELED' end, 3600,
               now() - make_interval(secs => g) + interval '1 hour',
               case when g % 10 = 0 then now() - make_interval(secs => g) end,
               case when g % 10 = 0 then now() end,
               now() - make_interval(secs => g), now()
-       from generate_series(1, $2::int) g`,
-      [merchantId, n],
-    );
+       from generate_series($2::int, $3::int) g`,
+        [merchantId, from, to],
+      );
+    }
+    progress('seeding: vacuum analyze and checkpoint');
     await client.query('vacuum analyze charges');
     await client.query('vacuum analyze charge_counts');
     await client.query('vacuum analyze charge_hour_counts');
@@ -593,6 +603,7 @@ export async function runExternalBench(o: {
 }): Promise<ExternalBenchResult> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
   fs.chmodSync(dir, 0o755);
+  progress('starting PostgreSQL for the benchmark');
   const db = await startEmbeddedPostgres({
     dataDir: path.join(dir, 'pg'),
     persistent: false,
@@ -642,8 +653,10 @@ export async function runExternalBench(o: {
     );
     children.push(service);
     const base = `http://127.0.0.1:${port}`;
+    progress('waiting for the service (npm start) and the baseline server');
     await until('the service', 120_000, async () => (await fetch(`${base}/readyz`)).ok);
     await until('the baseline', 30_000, async () => (await fetch(`http://127.0.0.1:${baselinePort}/`)).status === 404);
+    progress('provisioning a merchant and its API key');
     const { merchantId, apiKey } = await provision(base, admin);
     const cpus = os.cpus();
     const machine = {
@@ -682,6 +695,7 @@ export async function runExternalBench(o: {
       for (const target of deepTargets) {
         const p = target.path;
         resetPeakRss(service.pid);
+        progress(`measuring ${target.endpoint} (${o.seconds} s)`);
         await warmUp(`${base}${p}`, target, { warmup: o.warmup, connections, token: apiKey });
         const before = cpuSnapshot(service.pid, path.join(dir, 'pg'));
         const m = await load(`${base}${p}`, target, { seconds: o.seconds, connections, token: apiKey });
@@ -739,12 +753,14 @@ export async function runExternalBench(o: {
     for (const t of targets.filter((x) => !o.only || x.endpoint.includes(o.only))) {
       // The other merchants of a many-merchant target, four at a time, right before it: their
       // set-up (password hashing, PIX key workflows) is not part of any other endpoint's load.
+      if (tokens.length < (t.merchants ?? 0)) progress(`provisioning ${t.merchants ?? 0} merchants`);
       while (tokens.length < (t.merchants ?? 0)) {
         const batch = await Promise.all(
           Array.from({ length: Math.min(4, (t.merchants ?? 0) - tokens.length) }, () => provision(base, admin)),
         );
         tokens.push(...batch.map((b) => b.apiKey));
       }
+      progress(`measuring ${t.endpoint} and the baseline (${o.seconds} s each, after warm-up)`);
       const baselineUrl = `http://127.0.0.1:${baselinePort}${baselineTarget.path}`;
       await warmUp(baselineUrl, baselineTarget, o);
       const b = await load(baselineUrl, baselineTarget, o);

@@ -227,7 +227,42 @@ function parseSecretKeysProblem(text: string): string | null {
   }
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Settings that may come from a file instead (`<NAME>_FILE`, e.g. a compose or Kubernetes secret
+ * mounted under /run/secrets), so that credentials need not sit in the environment.
+ */
+const FILE_SETTINGS = [
+  ...SECRET_NAMES,
+  'ADMIN_EMAIL',
+  'ADMIN_PASSWORD',
+  'METRICS_TOKEN',
+  'ACQUIRER_CLIENT_SECRET',
+  'DATABASE_URL',
+  'WEBHOOK_SECRET_KEYS',
+] as const;
+
+function readFileSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  const problems: string[] = [];
+  for (const name of FILE_SETTINGS) {
+    const file = env[`${name}_FILE`]?.trim();
+    if (!file) continue;
+    if (env[name]?.trim()) {
+      problems.push(`${name} and ${name}_FILE: set one or the other`);
+      continue;
+    }
+    try {
+      out[name] = fs.readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      problems.push(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out;
+}
+
+export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
+  const env = readFileSettings(rawEnv);
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
@@ -241,6 +276,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!e.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
     if (!e.TEMPORAL_ADDRESS) problems.push('TEMPORAL_ADDRESS: required when NODE_ENV=production');
     if (!e.ACQUIRER_URL) problems.push('ACQUIRER_URL: required when NODE_ENV=production');
+    // Counts and workflow names are not for the public: production serves /metrics only with a token.
+    if (!e.METRICS_TOKEN) problems.push('METRICS_TOKEN: required when NODE_ENV=production (GET /metrics wants it)');
     if (e.JWT_SECRET && e.JWT_SECRET.length < 32) problems.push('JWT_SECRET: must be at least 32 characters');
     if (!e.WEBHOOK_SECRET_KEYS) problems.push('WEBHOOK_SECRET_KEYS: required when NODE_ENV=production');
     else if (parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS) === null) {

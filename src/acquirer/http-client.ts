@@ -32,6 +32,7 @@ import type {
   TransferRequest,
 } from './types';
 import * as wire from './wire';
+import { recordAcquirerCall } from '../observability/metrics';
 
 export interface HttpAcquirerOptions {
   baseUrl: string;
@@ -69,17 +70,19 @@ export class HttpAcquirer implements Acquirer {
       ...(req.description ? { solicitacaoPagador: req.description.slice(0, 140) } : {}),
       ...(req.debtor ? { devedor: toPessoa(req.debtor) } : {}),
     });
-    return toCob(await this.call('PUT', `cob/${req.txid}`, wire.cob, body));
+    return toCob(await this.call('createCob', 'PUT', `cob/${req.txid}`, wire.cob, body));
   }
 
   async getCob(txid: string): Promise<Cob> {
     checkId('txid', txid, wire.OPAQUE_ID);
-    return toCob(await this.call('GET', `cob/${txid}`, wire.cob));
+    return toCob(await this.call('getCob', 'GET', `cob/${txid}`, wire.cob));
   }
 
   async removeCob(txid: string): Promise<Cob> {
     checkId('txid', txid, wire.OPAQUE_ID);
-    return toCob(await this.call('PATCH', `cob/${txid}`, wire.cob, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }));
+    return toCob(
+      await this.call('removeCob', 'PATCH', `cob/${txid}`, wire.cob, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }),
+    );
   }
 
   async requestRefund(e2eId: string, refundId: string, amount: number, reason?: string): Promise<Refund> {
@@ -89,13 +92,15 @@ export class HttpAcquirer implements Acquirer {
       valor: wireAmount(amount),
       ...(reason ? { descricao: reason.slice(0, 140) } : {}),
     });
-    return toRefund(await this.call('PUT', `pix/${e2eId}/devolucao/${refundId}`, wire.devolucao, body));
+    return toRefund(
+      await this.call('requestRefund', 'PUT', `pix/${e2eId}/devolucao/${refundId}`, wire.devolucao, body),
+    );
   }
 
   async getRefund(e2eId: string, refundId: string): Promise<Refund> {
     checkId('endToEndId', e2eId, wire.END_TO_END_ID);
     checkId('refund id', refundId, wire.REFUND_ID);
-    return toRefund(await this.call('GET', `pix/${e2eId}/devolucao/${refundId}`, wire.devolucao));
+    return toRefund(await this.call('getRefund', 'GET', `pix/${e2eId}/devolucao/${refundId}`, wire.devolucao));
   }
 
   async sendTransfer(idempotencyKey: string, req: TransferRequest): Promise<Transfer> {
@@ -107,24 +112,40 @@ export class HttpAcquirer implements Acquirer {
       ...(req.description ? { descricao: req.description.slice(0, 140) } : {}),
     });
     return toTransfer(
-      await this.call('POST', 'transfers', wire.transfer, body, { 'x-idempotency-key': idempotencyKey }),
+      await this.call('sendTransfer', 'POST', 'transfers', wire.transfer, body, {
+        'x-idempotency-key': idempotencyKey,
+      }),
     );
   }
 
   async getTransfer(transferId: string): Promise<Transfer> {
     checkId('transfer id', transferId, wire.OPAQUE_ID);
-    return toTransfer(await this.call('GET', `transfers/${transferId}`, wire.transfer));
+    return toTransfer(await this.call('getTransfer', 'GET', `transfers/${transferId}`, wire.transfer));
   }
 
   async registerPixKey(idempotencyKey: string, keyType: PixKeyType, key: string): Promise<PixKeyRegistration> {
     checkId('idempotency key', idempotencyKey, wire.OPAQUE_ID);
     const body = checkBody(wire.chaveSolicitada, { chave: key, tipoChave: keyType });
-    const w = await this.call('POST', 'keys', wire.chave, body, { 'x-idempotency-key': idempotencyKey });
+    const w = await this.call('registerPixKey', 'POST', 'keys', wire.chave, body, {
+      'x-idempotency-key': idempotencyKey,
+    });
     return { id: w.id, key: w.chave, keyType: w.tipoChave, status: w.status };
   }
 
-  /** One protocol call: bearer token, JSON in and out, one resend after a 401. */
+  /** One protocol call, timed and counted by `operation` (docs/operations.md "Metrics and logs"). */
   private async call<S extends z.ZodType>(
+    operation: string,
+    method: string,
+    path: string,
+    schema: S,
+    body?: object,
+    headers: Record<string, string> = {},
+  ): Promise<z.infer<S>> {
+    return timed(operation, () => this.send(method, path, schema, body, headers));
+  }
+
+  /** Bearer token, JSON in and out, one resend after a 401. */
+  private async send<S extends z.ZodType>(
     method: string,
     path: string,
     schema: S,
@@ -182,7 +203,7 @@ export class HttpAcquirer implements Acquirer {
   private async accessToken(): Promise<string> {
     if (this.token && Date.now() < this.token.expiresAt) return this.token.value;
     // Concurrent callers share one token request.
-    this.tokenRequest ??= this.fetchToken().finally(() => {
+    this.tokenRequest ??= timed('oauthToken', () => this.fetchToken()).finally(() => {
       this.tokenRequest = undefined;
     });
     return this.tokenRequest;
@@ -207,6 +228,23 @@ export class HttpAcquirer implements Acquirer {
       expiresAt: Date.now() + lifeMs - Math.min(TOKEN_SAFETY_MARGIN_MS, lifeMs / 2),
     };
     return t.access_token;
+  }
+}
+
+/** Runs one acquirer call and records its latency, and its error kind when it fails. */
+async function timed<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    const result = await fn();
+    recordAcquirerCall(operation, (performance.now() - started) / 1000);
+    return result;
+  } catch (err) {
+    recordAcquirerCall(
+      operation,
+      (performance.now() - started) / 1000,
+      err instanceof AcquirerError ? err.code : 'unknown',
+    );
+    throw err;
   }
 }
 

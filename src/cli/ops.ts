@@ -59,6 +59,7 @@ import { idempotencyKeyHeader, validate } from '../contracts/validation';
 import { CLI_ACTOR, listAudit } from '../services/audit';
 import { checkLedgerInvariant } from '../services/ledger-invariant';
 import { reencryptWebhookSecrets } from '../services/webhook-secrets';
+import { stderrProgress } from '../runtime/progress';
 import type { MerchantsService } from '../services/merchants';
 import type { UserAccessService } from '../services/user-access';
 import {
@@ -310,7 +311,10 @@ export function buildProgram(): Command {
       run(async ({ knex }) => {
         if (!o.allParked && ids.length === 0) throw new InvalidArgumentError('give callback ids or --all-parked');
         const inbox = createCallbackInbox({ knex, logger: quietLogger(), handlers: {} });
+        const progress = stderrProgress('ops');
+        progress('callbacks: putting the parked callbacks back to RECEIVED');
         const redriven = await inbox.redrive(CLI_ACTOR, o.allParked ? 'all-parked' : ids);
+        progress(`callbacks: ${redriven.length} re-driven; handing the due ones on`);
         const reconciled = await reconcileNow(knex);
         return { redriven, ...reconciled };
       }),
@@ -403,7 +407,8 @@ export function buildProgram(): Command {
     .option('--merchant-id <id...>', 'limit the check to these merchants')
     .action((o: { merchantId?: string[] }) =>
       run(async ({ knex }) => {
-        const report = await checkLedgerInvariant(knex, { merchantIds: o.merchantId });
+        // Progress on stderr; the report (JSON) alone on stdout.
+        const report = await checkLedgerInvariant(knex, { merchantIds: o.merchantId, progress: stderrProgress('ops') });
         // The report is printed either way; a broken ledger must also fail scripts that call this.
         if (!report.ok) process.exitCode = 1;
         return report;

@@ -16,10 +16,13 @@ import { localAddressFile, startLocalTemporal } from '../temporal/local-server';
 import { startApi, startWorker } from '../runtime/processes';
 import { printStartupTable } from '../runtime/lifecycle';
 import { bootProcess, runEntryPoint } from '../runtime/entry-point';
+import { stderrProgress } from '../runtime/progress';
 
 runEntryPoint(async () => {
   const config = loadConfig();
-  const { logger, db, own, openAcquirer } = await bootProcess(config);
+  // Each step on stderr as it begins, so a first start (initdb, bundling) never looks stuck.
+  const progress = stderrProgress();
+  const { logger, db, own, openAcquirer } = await bootProcess(config, progress);
   if (config.generatedSecrets.length > 0) {
     logger.warn(
       { secrets: config.generatedSecrets, file: `${config.DATA_DIR}/secrets.json` },
@@ -27,6 +30,7 @@ runEntryPoint(async () => {
     );
   }
 
+  progress('migrations: applying pending migrations');
   const applied = await migrateLatest(db.knex);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const admin = await ensureAdmin(db.knex, config);
@@ -35,6 +39,11 @@ runEntryPoint(async () => {
   let temporalAddress = config.TEMPORAL_ADDRESS;
   let temporalKind = 'configured';
   let temporalHttp: string | undefined;
+  progress(
+    temporalAddress
+      ? `Temporal: using TEMPORAL_ADDRESS ${temporalAddress}`
+      : 'Temporal: starting the embedded server (replaying its journal)',
+  );
   if (!temporalAddress) {
     const local = await startLocalTemporal({ dataDir: config.DATA_DIR, logger, server: config.TEMPORAL_LOCAL_SERVER });
     own('temporal', () => local.stop());
@@ -47,6 +56,7 @@ runEntryPoint(async () => {
     own('temporal address file', async () => fs.rmSync(addressFile, { force: true }));
   }
 
+  progress(config.ACQUIRER_URL ? `acquirer: ${config.ACQUIRER_URL}` : 'acquirer: starting the embedded simulator');
   const acquirer = await openAcquirer();
   if (acquirer.sandbox)
     logger.warn(
@@ -54,8 +64,9 @@ runEntryPoint(async () => {
       'ACQUIRER_URL is not set: using the embedded acquirer simulator (sandbox endpoints on)',
     );
 
-  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer });
+  const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer, progress });
   own('worker', () => worker.stop());
+  progress(`API: listening on ${config.HOST}:${config.PORT}`);
   const api = await startApi({ config, logger, knex: db.knex, temporalAddress, acquirer });
   own('api', () => api.stop());
 

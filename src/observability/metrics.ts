@@ -9,7 +9,7 @@
  * so the number of series stays bounded.
  */
 import crypto from 'node:crypto';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry, prefix: 'pixflow_' });
@@ -117,8 +117,114 @@ export function recordOperatorCaseOpened(kind: string): void {
   operatorCasesOpened.inc({ kind });
 }
 
+/** The callback inbox as /metrics shows it: read from the database at each scrape. */
+export interface CallbackInboxBacklog {
+  /** Callbacks kept and not yet applied or parked (status RECEIVED). */
+  received: number;
+  /** Age of the oldest of them; 0 when there is none. */
+  oldestAgeSeconds: number;
+  /** PARKED callbacks (an operator's to redrive) by kind. */
+  parkedByKind: Record<string, number>;
+}
+
+let inboxSource: (() => Promise<CallbackInboxBacklog>) | undefined;
+
+/** The process that serves /metrics for the inbox (the API) gives the gauges their source. */
+export function watchCallbackInbox(source: () => Promise<CallbackInboxBacklog>): void {
+  inboxSource = source;
+}
+
+const inboxBacklog = new Gauge({
+  name: 'pixflow_callback_inbox_backlog',
+  help: 'Acquirer callbacks kept and not yet applied or parked (status RECEIVED)',
+  registers: [metricsRegistry],
+});
+const inboxOldestAge = new Gauge({
+  name: 'pixflow_callback_inbox_oldest_age_seconds',
+  help: 'Age of the oldest acquirer callback not yet applied or parked; 0 when none waits',
+  registers: [metricsRegistry],
+});
+const inboxParked = new Gauge({
+  name: 'pixflow_callback_inbox_parked',
+  help: 'Parked acquirer callbacks by kind (docs/operations.md "A callback parked")',
+  labelNames: ['kind'] as const,
+  registers: [metricsRegistry],
+});
+
+/** One database read per scrape sets the three inbox gauges; a failed read leaves the last values. */
+async function refreshInbox(): Promise<void> {
+  if (!inboxSource) return;
+  const b = await inboxSource().catch(() => undefined);
+  if (!b) return;
+  inboxBacklog.set(b.received);
+  inboxOldestAge.set(b.oldestAgeSeconds);
+  inboxParked.reset();
+  for (const [kind, n] of Object.entries(b.parkedByKind)) inboxParked.set({ kind }, n);
+}
+
+const acquirerDuration = new Histogram({
+  name: 'pixflow_acquirer_request_duration_seconds',
+  help: 'Acquirer API calls by operation (createCob, sendTransfer, oauthToken, ...) and outcome (ok, error)',
+  labelNames: ['operation', 'outcome'] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [metricsRegistry],
+});
+const acquirerErrors = new Counter({
+  name: 'pixflow_acquirer_errors_total',
+  help: 'Failed acquirer API calls by operation and kind (the AcquirerError code, lowercase: timeout, network, unavailable, ...)',
+  labelNames: ['operation', 'kind'] as const,
+  registers: [metricsRegistry],
+});
+
+/** One acquirer API call: `kind` is undefined when it succeeded, else its AcquirerError code. */
+export function recordAcquirerCall(operation: string, seconds: number, kind?: string): void {
+  acquirerDuration.observe({ operation, outcome: kind === undefined ? 'ok' : 'error' }, seconds);
+  if (kind !== undefined) acquirerErrors.inc({ operation, kind: kind.toLowerCase() });
+}
+
+/** A refund's step: requested by a merchant, then confirmed or failed; `kind` is the refund's kind. */
+export type RefundOutcome = 'requested' | 'confirmed' | 'failed';
+const refunds = new Counter({
+  name: 'pixflow_refunds_total',
+  help: 'Refunds (devolucoes) by outcome (requested, confirmed, failed) and kind (merchant, unpayable_payment, infraction)',
+  labelNames: ['outcome', 'kind'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Counted after the transaction that applied it committed, once per refund and outcome. */
+export function recordRefund(outcome: RefundOutcome, kind: string): void {
+  refunds.inc({ outcome, kind: kind.toLowerCase() });
+}
+
+/** An infraction's step (docs/operations.md "MED infractions"). */
+export type InfractionOutcome = 'received' | 'rejected' | 'accepted' | 'refunded' | 'refund_refused' | 'released';
+const infractions = new Counter({
+  name: 'pixflow_infractions_total',
+  help: 'MED infractions by outcome: received, rejected, accepted, refunded, refund_refused, released (by an operator)',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Counted after the transaction that applied it committed. */
+export function recordInfraction(outcome: InfractionOutcome): void {
+  infractions.inc({ outcome });
+}
+
+const webhookLatency = new Histogram({
+  name: 'pixflow_webhook_delivery_latency_seconds',
+  help: "Time from a domain event to its webhook's 2xx, retries included",
+  buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600],
+  registers: [metricsRegistry],
+});
+
+/** A delivery answered 2xx; `seconds` since its event was recorded. */
+export function recordWebhookDelivered(seconds: number): void {
+  webhookLatency.observe(Math.max(0, seconds));
+}
+
 /** The Prometheus text exposition of every metric above. */
 export async function renderMetrics(): Promise<{ contentType: string; body: string }> {
+  await refreshInbox();
   return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() };
 }
 

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../acquirer';
 import { onShutdown } from './lifecycle';
 import { limitHeapGrowth } from './heap';
+import { noProgress, type Progress } from './progress';
 
 /** Runs a process entry point: configuration errors print their list; anything else its stack. */
 export function runEntryPoint(main: () => Promise<void>): void {
@@ -44,7 +45,7 @@ export interface ProcessScope {
 }
 
 /** The boot sequence the three entry points share: logger, shutdown handler, database. */
-export async function bootProcess(config: Config): Promise<ProcessScope> {
+export async function bootProcess(config: Config, progress: Progress = noProgress): Promise<ProcessScope> {
   // Before any worker thread starts: the isolates created from here on get the small young
   // generation (docs/performance.md "Memory").
   limitHeapGrowth();
@@ -52,6 +53,11 @@ export async function bootProcess(config: Config): Promise<ProcessScope> {
   const stops: Array<[string, () => Promise<void>]> = [];
   onShutdown(logger, stops);
   const own = (name: string, stop: () => Promise<void>): void => void stops.push([name, stop]);
+  progress(
+    config.DATABASE_URL
+      ? 'database: connecting to DATABASE_URL'
+      : `database: starting the embedded PostgreSQL under ${config.DATA_DIR} (the first start runs initdb)`,
+  );
   const db = await openDatabase(config, logger);
   own('database', () => db.close());
   return {

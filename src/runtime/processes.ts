@@ -33,6 +33,8 @@ import { pixKeySandboxRoutes } from '../http/routes/pix-key-sandbox';
 import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
 import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
 import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
+import { watchCallbackInbox } from '../observability/metrics';
+import type { Progress } from './progress';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;
@@ -101,6 +103,8 @@ export async function startApi(opts: {
   await webhookDispatcher.start();
   const callbacks = services.callbacks;
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
+  // The API serves /metrics: its scrape reads the inbox's backlog (docs/operations.md "Metrics and logs").
+  watchCallbackInbox(() => callbacks.inbox.backlog());
   const onPixKeyCreated = (key: { id: string; merchantId: string }) =>
     clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
   const sandbox = services.sandbox;
@@ -175,6 +179,7 @@ export async function startWorker(opts: {
   knex: Knex;
   temporalAddress: string;
   acquirer: AcquirerHandle;
+  progress?: Progress;
 }): Promise<RunningWorker> {
   const { config, logger, knex } = opts;
   installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL, metricsAddress: config.TEMPORAL_METRICS_ADDRESS });
@@ -192,6 +197,7 @@ export async function startWorker(opts: {
     logger,
     maxCachedWorkflows: config.TEMPORAL_MAX_CACHED_WORKFLOWS,
     bundleInChild: true,
+    progress: opts.progress,
   });
   const running = worker.run();
   running.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));

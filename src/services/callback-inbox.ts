@@ -282,7 +282,10 @@ export function createCallbackInbox(deps: {
     });
   }
 
-  return { keep, receive, dispatch, redriveDue, nudge, list, redrive };
+  /** The backlog /metrics shows (docs/operations.md "Metrics and logs"). */
+  const backlog = () => callbackInboxStore(knex).backlog();
+
+  return { keep, receive, dispatch, redriveDue, nudge, list, redrive, backlog };
 }
 
 export type CallbackInbox = ReturnType<typeof createCallbackInbox>;

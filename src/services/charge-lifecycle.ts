@@ -26,6 +26,7 @@ import { acquirerRefundId } from './charge-refund-ids';
 import { markCallbackApplied, parkCallback } from './callback-inbox';
 import { noticeOfReceived, pixWireOf } from './payment-notices';
 import { closeOperatorCase, openOperatorCase } from './operator-cases';
+import { recordRefund } from '../observability/metrics';
 
 export class NotFoundError extends Error {
   constructor(message: string) {
@@ -288,11 +289,11 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   }
 
   async function settleRefund(result: RefundSettledNotice): Promise<void> {
-    await knex.transaction(async (trx) => {
+    const applied = await knex.transaction(async (trx): Promise<{ kind: string } | undefined> => {
       const charges = chargesStore(trx);
       const refund = await charges.findRefund(result.refundId, { lock: true });
       // A MED devolução's outcome is its infraction workflow's (docs/operations.md "MED infractions").
-      if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return;
+      if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return undefined;
       // The outcome's inbox row (if it came by callback) is applied with it.
       await callbackInboxStore(trx).markAppliedIfKept(
         'refund',
@@ -320,10 +321,10 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
             'refund of an unpayable payment failed: needs an operator',
           );
         }
-        return;
+        return { kind: refund.kind };
       }
       await charges.confirmRefund(refund.id);
-      if (refund.kind !== 'MERCHANT') return;
+      if (refund.kind !== 'MERCHANT') return { kind: refund.kind };
       const refundedAmount = charge.refundedAmount + refund.amount;
       await charges.setRefunded(
         charge.id,
@@ -345,7 +346,9 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
           end2endId: charge.e2eId,
         },
       });
+      return { kind: refund.kind };
     });
+    if (applied) recordRefund(result.outcome === 'CONFIRMED' ? 'confirmed' : 'failed', applied.kind);
   }
 
   /**

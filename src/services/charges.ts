@@ -3,7 +3,7 @@
  * cob at the acquirer; list, get, cancel, refund. What happens after creation (payment, expiry,
  * settlement, refunds at the acquirer) is the charge workflow's, in charge-lifecycle.ts.
  */
-import { recordChargeCreated } from '../observability/metrics';
+import { recordChargeCreated, recordRefund } from '../observability/metrics';
 import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config';
@@ -385,6 +385,7 @@ export function createChargesService(deps: ChargesDeps) {
       );
     });
     if (outcome.replay) return outcome;
+    recordRefund('requested', 'MERCHANT');
     dropListCache(merchantId);
     // Committed (money in transit, refund REQUESTED): the reconciler restarts the workflow of any
     // charge with an open refund, so a signal Temporal cannot take now is only delayed.

@@ -19,6 +19,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
 import { chargesStore, type Charge } from '../stores/charges';
+import { recordInfraction, recordRefund } from '../observability/metrics';
 import { infractionsStore, type Infraction } from '../stores/infractions';
 import type { Acquirer } from '../acquirer/types';
 import { AcquirerError } from '../acquirer/errors';
@@ -157,9 +158,9 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
 
   /** OPEN → REJECTED: every blocked cent goes back to available; `infraction.updated` (REJECTED). */
   async function reject(id: string): Promise<InfractionProgress> {
-    await knex.transaction(async (trx) => {
+    const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'OPEN') return;
+      if (inf.status !== 'OPEN') return false;
       if (inf.blockedAmount > 0) {
         await ledger.moveBlocked(trx, {
           reference: `infraction:${inf.id}:unblock`,
@@ -175,15 +176,17 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         reference: `infraction.updated:${inf.id}:REJECTED`,
         data: eventData(inf, 'REJECTED'),
       });
+      return true;
     });
+    if (applied) recordInfraction('rejected');
     return progress(id);
   }
 
   /** OPEN → ACCEPTED with `infraction.updated` (ACCEPTED); the refund follows (prepareRefund). */
   async function accept(id: string): Promise<InfractionProgress> {
-    await knex.transaction(async (trx) => {
+    const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'OPEN') return;
+      if (inf.status !== 'OPEN') return false;
       await patch(trx, inf.id, { status: 'ACCEPTED' });
       await recordEvent(trx, {
         merchantId: inf.merchantId,
@@ -191,7 +194,9 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         reference: `infraction.updated:${inf.id}:ACCEPTED`,
         data: eventData(inf, 'ACCEPTED'),
       });
+      return true;
     });
+    if (applied) recordInfraction('accepted');
     return progress(id);
   }
 
@@ -325,14 +330,14 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * retry the devolução or release the money (docs/operations.md "Operator cases"). Once per devolução.
    */
   async function failRefund(id: string, reason: string): Promise<InfractionProgress> {
-    await knex.transaction(async (trx) => {
+    const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return;
+      if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return false;
       const refundId = inf.refundId;
       const refund = await chargesStore(trx).findRefund(refundId, { lock: true });
       // Confirmed meanwhile (the charge's own refund path applied a DEVOLVIDO): not a failure; the
       // workflow asks again and completes.
-      if (!refund || refund.status === 'CONFIRMED') return;
+      if (!refund || refund.status === 'CONFIRMED') return false;
       const fromFee = inf.feeReturned;
       const fromBlocked = inf.refundAmount - fromFee;
       await ledger.returnMedRefund(trx, {
@@ -364,7 +369,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
           feeBack: fromFee,
         },
       });
+      return true;
     });
+    if (applied) {
+      recordInfraction('refund_refused');
+      recordRefund('failed', 'INFRACTION');
+    }
     return progress(id);
   }
 
@@ -374,7 +384,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * infraction may choose a new devolução. Nothing while the case still waits.
    */
   async function applyOperatorAction(id: string): Promise<InfractionProgress> {
-    await knex.transaction(async (trx) => {
+    const released = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
       if (inf.operatorAction === 'release') {
         if (inf.blockedAmount > 0) {
@@ -386,10 +396,13 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
           });
         }
         await patch(trx, inf.id, { operatorAction: null, blockedAmount: 0, closedAt: new Date() });
+        return true;
       } else if (inf.operatorAction === 'retry') {
         await patch(trx, inf.id, { operatorAction: null });
       }
+      return false;
     });
+    if (released) recordInfraction('released');
     return progress(id);
   }
 
@@ -399,9 +412,9 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * `infraction.refund_completed` then `charge.refunded`, all in one transaction.
    */
   async function completeRefund(id: string, rtrId: string | null): Promise<InfractionProgress> {
-    await knex.transaction(async (trx) => {
+    const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return;
+      if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return false;
       const refundId = inf.refundId;
       const amount = inf.refundAmount;
       const charges = chargesStore(trx);
@@ -448,7 +461,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
           end2endId: charge.e2eId,
         },
       });
+      return true;
     });
+    if (applied) {
+      recordInfraction('refunded');
+      recordRefund('confirmed', 'INFRACTION');
+    }
     return progress(id);
   }
 

@@ -71,8 +71,14 @@ const num = (v: unknown): number => Number(v ?? 0);
 
 export async function checkLedgerInvariant(
   knex: Knex,
-  opts: { merchantIds?: string[]; excludeMerchantIds?: string[] } = {},
+  opts: {
+    merchantIds?: string[];
+    excludeMerchantIds?: string[];
+    /** Told as each check begins (the ops CLI prints it: a whole ledger takes a while). */
+    progress?: (step: string) => void;
+  } = {},
 ): Promise<LedgerCheckReport> {
+  const step = opts.progress ?? (() => undefined);
   const merchantIds = opts.merchantIds && opts.merchantIds.length > 0 ? opts.merchantIds : null;
   const excluded = opts.excludeMerchantIds ?? [];
   const violations: LedgerViolation[] = [];
@@ -85,6 +91,7 @@ export async function checkLedgerInvariant(
       return q;
     };
 
+    step('ledger check: balanced transactions');
     const unbalanced = (await scope(
       trx('ledger_transactions as t')
         .leftJoin('ledger_postings as p', 'p.transaction_id', 't.id')
@@ -105,6 +112,7 @@ export async function checkLedgerInvariant(
       });
     }
 
+    step('ledger check: account balances');
     const accounts = (await scope(
       trx('ledger_accounts as a')
         .leftJoin('ledger_postings as p', 'p.account_id', 'a.id')
@@ -131,6 +139,7 @@ export async function checkLedgerInvariant(
     }
 
     // Charges: paid exactly when a `charge:<id>:paid` transaction took `amount` from the acquirer.
+    step('ledger check: charges');
     const charges = (await scope(
       trx('charges as c')
         .leftJoin('ledger_transactions as t', 't.reference', trx.raw("'charge:' || c.id || ':paid'"))
@@ -196,6 +205,7 @@ export async function checkLedgerInvariant(
     }
 
     // In transit, per business entity: what each withdrawal's and refund's own references left there.
+    step('ledger check: money in transit');
     const transit = (await scope(
       trx('ledger_postings as p')
         .join('ledger_accounts as a', 'a.id', 'p.account_id')
@@ -225,6 +235,7 @@ export async function checkLedgerInvariant(
     };
 
     // Withdrawals: one debit of the amount; the resolution its status implies; in transit only while PROCESSING.
+    step('ledger check: withdrawals');
     const withdrawals = (await scope(
       trx('withdrawals').select('id', 'merchant_id', 'amount', 'status'),
       'merchant_id',
@@ -285,6 +296,7 @@ export async function checkLedgerInvariant(
     // Refunds: in transit while REQUESTED; a failed return of an unpayable payment (the payer's
     // money) stays there for an operator (docs/architecture.md "Charges: how they work"); a failed MED devolução
     // went back to blocked and the fee (docs/operations.md "The money of an infraction").
+    step('ledger check: refunds');
     const refunds = (await scope(
       trx('charge_refunds').select('id', 'merchant_id', 'amount', 'status', 'kind'),
       'merchant_id',
@@ -304,6 +316,7 @@ export async function checkLedgerInvariant(
     }
 
     // Blocked funds: per merchant, what its infractions hold blocked (docs/operations.md "MED infractions").
+    step('ledger check: blocked funds');
     const infractionBlocks = (await scope(
       trx('infractions').groupBy('merchant_id').select('merchant_id', trx.raw('sum(blocked_amount) as blocked')),
       'merchant_id',

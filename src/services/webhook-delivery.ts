@@ -13,6 +13,7 @@
 import {
   recordWebhookAttempt,
   recordWebhookDeliveryFailed,
+  recordWebhookDelivered,
   type WebhookAttemptOutcome as AttemptMetric,
 } from '../observability/metrics';
 import type { WebhookDeliveryStatus } from '../contracts/statuses';
@@ -203,6 +204,7 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     if (newlyLogged) {
       recordWebhookAttempt(attemptOutcome(success, result));
       if (status === 'FAILED') recordWebhookDeliveryFailed();
+      if (success) recordWebhookDelivered((Date.now() - new Date(event.created_at).getTime()) / 1000);
     }
     logger.info(
       {

@@ -155,6 +155,25 @@ export function callbackInboxStore(db: Db) {
       return rows.map((r) => r.id);
     },
 
+    /** What /metrics shows of the inbox (each query on its partial index): the backlog, its age, the parked. */
+    async backlog(): Promise<{ received: number; oldestAgeSeconds: number; parkedByKind: Record<string, number> }> {
+      const [waiting] = (await db('acquirer_callbacks')
+        .where('status', 'RECEIVED')
+        .select(
+          db.raw('count(*)::int as received'),
+          db.raw('coalesce(extract(epoch from now() - min(received_at)), 0)::float8 as age'),
+        )) as Array<{ received: number; age: number }>;
+      const parked = (await db('acquirer_callbacks')
+        .where('status', 'PARKED')
+        .groupBy('kind')
+        .select('kind', db.raw('count(*)::int as n'))) as Array<{ kind: string; n: number }>;
+      return {
+        received: waiting?.received ?? 0,
+        oldestAgeSeconds: Math.max(0, waiting?.age ?? 0),
+        parkedByKind: Object.fromEntries(parked.map((p) => [p.kind, p.n])),
+      };
+    },
+
     async findMany(ids: string[]): Promise<AcquirerCallback[]> {
       return AcquirerCallback.query(db).whereIn('id', ids);
     },

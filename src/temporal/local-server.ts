@@ -13,7 +13,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { LocalServerThreadData, LocalServerThreadMessage } from './local-server-thread';
 import { workerBootstrap } from '../lib/threads';
 
@@ -53,6 +52,8 @@ export async function startLocalTemporal(opts: {
   server?: 'pixflow' | 'cli';
 }): Promise<LocalTemporal> {
   if (opts.server === 'cli') {
+    // Loaded only here: @temporalio/testing is a development dependency, absent from the image.
+    const { TestWorkflowEnvironment } = await import('@temporalio/testing');
     const env = await TestWorkflowEnvironment.createLocal({
       server: {
         dbFilename: path.join(opts.dataDir, 'temporal.db'),

@@ -18,10 +18,13 @@ export interface WorkerDeps {
   maxCachedWorkflows?: number;
   /** Bundle the workflow code in a child process (keeps webpack's memory out of this one). */
   bundleInChild?: boolean;
+  /** Told as bundling and then the worker's creation begin (src/runtime/progress.ts). */
+  progress?: (step: string) => void;
 }
 
 export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
   let code: string | undefined;
+  deps.progress?.('workflows: bundling the workflow code (webpack)');
   if (deps.bundleInChild) {
     code = await bundleWorkflowsInChild().catch((err: unknown) => {
       deps.logger.warn(
@@ -31,6 +34,7 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
       return undefined;
     });
   }
+  deps.progress?.(`worker: polling task queue ${deps.taskQueue}`);
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

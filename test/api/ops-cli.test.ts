@@ -109,6 +109,9 @@ describe('ops CLI (npm run ops)', function () {
     assert.equal(whole.code, 0, whole.stderr);
     const report = JSON.parse(whole.stdout) as { ok: boolean; merchantIds: string[]; violations: unknown[] };
     assert.deepEqual([report.ok, report.merchantIds, report.violations], [true, [m.id], []]);
+    // Each check announced on stderr as it begins; stdout holds the report alone.
+    assert.match(whole.stderr, /^\[ops \+\d+\.\ds\] ledger check: balanced transactions$/m);
+    assert.match(whole.stderr, /^\[ops \+\d+\.\ds\] ledger check: blocked funds$/m);
 
     // Broken books the database accepts (it refuses a balance that disagrees with its postings):
     // money blocked that no infraction explains.

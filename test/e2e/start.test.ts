@@ -73,6 +73,13 @@ describe('npm start (embedded defaults)', function () {
     assert.equal(ready.status, 200);
     assert.deepEqual((await json(ready)).checks, { database: 'ok', temporal: 'ok' });
     assert.match(output, /pixflow is running/);
+    // Each start-up step was announced (on stderr) as it began, in order.
+    const steps = ['database:', 'migrations:', 'Temporal:', 'acquirer:', 'workflows: bundling', 'worker:', 'API:'];
+    const at = steps.map((step) => output.search(new RegExp(`^\\[pixflow \\+\\d+\\.\\ds\\] ${step}`, 'm')));
+    assert.ok(
+      at.every((i, n) => i >= 0 && (n === 0 || i > (at[n - 1] ?? -1))),
+      `steps in order: ${JSON.stringify(at)}\n${output}`,
+    );
   });
 
   it("prints its embedded Temporal's HTTP API, which answers, and writes its address for the ops CLI", async () => {

@@ -73,6 +73,7 @@ describe('configuration', () => {
       'TEMPORAL_ADDRESS',
       'ACQUIRER_URL',
       'WEBHOOK_SECRET_KEYS',
+      'METRICS_TOKEN',
     ]) {
       assert.ok(
         p.some((l) => l.startsWith(`${name}:`)),
@@ -97,6 +98,7 @@ describe('configuration', () => {
       API_KEY_PEPPER: 'sandbox-only-pepper',
       ACQUIRER_CALLBACK_SECRET: 'sandbox-only-callback-secret',
       WEBHOOK_SECRET_KEYS: `sandbox-only:${Buffer.alloc(32, 3).toString('base64')}`,
+      METRICS_TOKEN: 'metrics-token',
     };
     const real = problems(services);
     assert.ok(real.some((l) => l.startsWith('ACQUIRER_CLIENT_ID:')));
@@ -146,5 +148,19 @@ describe('configuration', () => {
       'TEMPORAL_LOG_LEVEL',
       'TEMPORAL_METRICS_ADDRESS',
     ]);
+  });
+
+  it('reads a setting from <NAME>_FILE (a mounted secret), refusing both or an unreadable file', () => {
+    const file = path.join(dataDir, 'admin-password');
+    fs.writeFileSync(file, 'password-from-a-file\n');
+    const config = loadConfig({ DATA_DIR: dataDir, ADMIN_EMAIL: 'a@b.c', ADMIN_PASSWORD_FILE: file });
+    assert.equal(config.ADMIN_PASSWORD, 'password-from-a-file');
+    assert.deepEqual(
+      problems({ DATA_DIR: dataDir, ADMIN_EMAIL: 'a@b.c', ADMIN_PASSWORD: 'x'.repeat(10), ADMIN_PASSWORD_FILE: file }),
+      ['ADMIN_PASSWORD and ADMIN_PASSWORD_FILE: set one or the other'],
+    );
+    const missing = problems({ DATA_DIR: dataDir, METRICS_TOKEN_FILE: path.join(dataDir, 'absent') });
+    assert.equal(missing.length, 1);
+    assert.match(missing[0] ?? '', /^METRICS_TOKEN_FILE: cannot read .*absent \(ENOENT\)$/);
   });
 });

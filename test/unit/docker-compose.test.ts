@@ -5,11 +5,13 @@
  * service's own configuration accepts in production.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { loadConfig } from '../../src/config';
+import { needing, type Artefact } from '../support/external-artefacts';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -24,6 +26,17 @@ interface Service {
   depends_on?: Record<string, { condition: string; required?: boolean }>;
   healthcheck?: { test: string | string[] };
   volumes?: string[];
+  secrets?: string[];
+}
+
+/** The Compose CLI, if this machine has one (`docker compose` v2, or a v2 `docker-compose`). */
+function composeCli(): Artefact {
+  for (const command of [['docker', 'compose'], ['docker-compose']]) {
+    const [bin = '', ...args] = command;
+    const v = spawnSync(bin, [...args, 'version', '--short'], { encoding: 'utf8' });
+    if (v.status === 0 && /^v?2\./.test(v.stdout.trim())) return { path: command.join(' ') };
+  }
+  return { reason: 'no Docker Compose v2 CLI (`docker compose` or `docker-compose` 2.x) on this machine' };
 }
 
 /** What `docker compose` does with `${NAME:-default}` and `${NAME}` when NAME is not set. */
@@ -39,6 +52,7 @@ describe('docker-compose.yml', () => {
   const compose = YAML.parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
     services: Record<string, Service>;
     volumes?: Record<string, unknown>;
+    secrets?: Record<string, { file?: string }>;
   };
   const services = compose.services;
   const svc = (name: string): Service => {
@@ -48,6 +62,16 @@ describe('docker-compose.yml', () => {
   };
   const image = (name: string): string => interpolate(svc(name).image ?? '');
   const dependsOn = (name: string, on: string): string | undefined => svc(name).depends_on?.[on]?.condition;
+  let secretsDir: string;
+
+  before(() => {
+    secretsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-compose-secrets-'));
+    fs.writeFileSync(path.join(secretsDir, 'admin_email'), 'ops@pixflow.test');
+    fs.writeFileSync(path.join(secretsDir, 'admin_password'), 'compose-test-operator-password');
+    fs.writeFileSync(path.join(secretsDir, 'metrics_token'), 'compose-test-metrics-token');
+  });
+
+  after(() => fs.rmSync(secretsDir, { recursive: true, force: true }));
 
   it('has the production-shaped services, from the official images or our Dockerfile', () => {
     assert.match(image('postgres'), /^postgres:\d+/);
@@ -62,21 +86,70 @@ describe('docker-compose.yml', () => {
     assert.ok(fs.existsSync(path.join(ROOT, 'Dockerfile')));
   });
 
-  it('runs commands that exist in package.json', () => {
-    const scripts = (
-      JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-    ).scripts;
+  it('runs the compiled entry points with node (no npm, no tsx)', () => {
     const expected: Record<string, string> = {
       migrate: 'migrate',
       api: 'api',
       worker: 'worker',
       'acquirer-simulator': 'simulator',
     };
-    for (const [name, script] of Object.entries(expected)) {
-      assert.deepEqual(svc(name).command, ['npm', 'run', script]);
-      assert.ok(scripts[script], `npm run ${script} exists`);
+    for (const [name, cli] of Object.entries(expected)) {
+      assert.deepEqual(svc(name).command, ['node', `dist/src/cli/${cli}.js`]);
+      assert.ok(fs.existsSync(path.join(ROOT, `src/cli/${cli}.ts`)), `src/cli/${cli}.ts exists`);
     }
+    // `docker compose run --rm ops <command>`: the ops CLI, on demand only.
+    assert.deepEqual(svc('ops').entrypoint, ['node', 'dist/src/cli/ops.js']);
+    assert.deepEqual(svc('ops').profiles, ['ops']);
+    assert.match(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), /docker compose run --rm ops /);
   });
+
+  it('creates the first operator and guards /metrics from compose secrets', () => {
+    for (const name of ['admin_email', 'admin_password', 'metrics_token']) {
+      assert.match(interpolate(compose.secrets?.[name]?.file ?? ''), new RegExp(`^\\./secrets/${name}$`));
+      for (const app of ['migrate', 'api', 'worker', 'ops']) {
+        assert.ok(svc(app).secrets?.includes(name), `${app} gets the ${name} secret`);
+      }
+    }
+    const api = env(svc('api'));
+    assert.equal(api.ADMIN_EMAIL_FILE, '/run/secrets/admin_email');
+    assert.equal(api.ADMIN_PASSWORD_FILE, '/run/secrets/admin_password');
+    assert.equal(api.METRICS_TOKEN_FILE, '/run/secrets/metrics_token');
+    const script = spawnSync('sh', [path.join(ROOT, 'tools/compose/make-secrets.sh'), 'ops@pixflow.test'], {
+      env: { PATH: process.env.PATH, PIXFLOW_SECRETS_DIR: path.join(secretsDir, 'made') },
+      encoding: 'utf8',
+    });
+    assert.equal(script.status, 0, script.stderr);
+    assert.equal(fs.readFileSync(path.join(secretsDir, 'made/admin_email'), 'utf8'), 'ops@pixflow.test');
+    assert.ok(fs.readFileSync(path.join(secretsDir, 'made/admin_password'), 'utf8').length >= 32);
+  });
+
+  const COMPOSE = composeCli();
+  const composeTitle = needing(COMPOSE, 'passes `docker compose config` (no daemon needed)');
+  if (!COMPOSE.path) it(composeTitle);
+  else
+    it(composeTitle, () => {
+      const [bin = '', ...args] = (COMPOSE.path ?? '').split(' ');
+      const r = spawnSync(
+        bin,
+        [
+          ...args,
+          '-f',
+          path.join(ROOT, 'docker-compose.yml'),
+          '--profile',
+          'sandbox',
+          '--profile',
+          'ops',
+          'config',
+          '--quiet',
+        ],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, PIXFLOW_SECRETS_DIR: secretsDir },
+          encoding: 'utf8',
+        },
+      );
+      assert.equal(r.status, 0, r.stderr);
+    });
 
   it('publishes the API, the Temporal frontend and the Temporal UI', () => {
     assert.ok(svc('api').ports?.includes('3000:3000'));
@@ -100,7 +173,15 @@ describe('docker-compose.yml', () => {
   });
 
   it('has a healthcheck on every service others wait for, and on the API and worker', () => {
-    for (const name of ['postgres', 'temporal-postgresql', 'temporal', 'api', 'worker', 'acquirer-simulator']) {
+    for (const name of [
+      'postgres',
+      'temporal-postgresql',
+      'temporal',
+      'temporal-ui',
+      'api',
+      'worker',
+      'acquirer-simulator',
+    ]) {
       assert.ok(svc(name).healthcheck?.test, `${name} has a healthcheck`);
     }
     assert.match(JSON.stringify(svc('api').healthcheck?.test), /\/readyz/);
@@ -148,20 +229,27 @@ describe('docker-compose.yml', () => {
 
   it('gives the API and worker an environment their production configuration accepts', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-compose-config-'));
+    // The secrets where compose mounts them: /run/secrets/<name> → the test's files.
+    const appEnv = (app: string): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries(env(svc(app))).map(([k, v]) => [k, v.replace(/^\/run\/secrets\//, `${secretsDir}/`)]),
+      );
     try {
       for (const app of ['api', 'worker']) {
-        const config = loadConfig({ ...env(svc(app)), DATA_DIR: dataDir });
+        const config = loadConfig({ ...appEnv(app), DATA_DIR: dataDir });
         assert.equal(config.isProduction, true);
         assert.equal(config.ACQUIRER_SANDBOX, true);
+        assert.equal(config.ADMIN_EMAIL, 'ops@pixflow.test');
+        assert.equal(config.METRICS_TOKEN, 'compose-test-metrics-token');
       }
-      const worker = loadConfig({ ...env(svc('worker')), DATA_DIR: dataDir });
+      const worker = loadConfig({ ...appEnv('worker'), DATA_DIR: dataDir });
       assert.ok(
         worker.METRICS_PORT > 0 && svc('worker').ports?.includes(`${worker.METRICS_PORT}:${worker.METRICS_PORT}`),
       );
       assert.ok(worker.TEMPORAL_METRICS_ADDRESS);
       // A real acquirer must be chosen explicitly: the sandbox secrets are refused without the flag.
       assert.throws(
-        () => loadConfig({ ...env(svc('api')), ACQUIRER_SANDBOX: 'false', DATA_DIR: dataDir }),
+        () => loadConfig({ ...appEnv('api'), ACQUIRER_SANDBOX: 'false', DATA_DIR: dataDir }),
         /sandbox default/,
       );
     } finally {

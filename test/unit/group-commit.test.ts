@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { keyedGroupCommit } from '../../src/lib/group-commit';
 
-describe('keyedGroupCommit (docs/performance.md "One merchant\'s payouts")', () => {
+// docs/performance.md "One merchant's payouts"
+describe('keyedGroupCommit: one batch in flight per key', () => {
   it('one batch in flight per key: later arrivals form the next batch; keys do not wait on each other', async () => {
     const batches: Array<{ key: string; items: number[] }> = [];
     let release: (() => void) | undefined;

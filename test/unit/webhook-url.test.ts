@@ -115,6 +115,7 @@ describe('webhook address rule', () => {
       API_KEY_PEPPER: 'pepper',
       ACQUIRER_CALLBACK_SECRET: 'callback',
       WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+      METRICS_TOKEN: 'metrics-token',
       WEBHOOK_REQUIRE_PUBLIC_HTTPS: 'false',
     });
     assert.equal(webhookDeliverySettings(production).requirePublicHttps, true);

@@ -315,6 +315,7 @@ describe('webhook delivery', function () {
     const hook = await s.createWebhook(m.token, { path: p });
     const httpErrors = await counter('pixflow_webhook_attempts_total', { outcome: 'http_error' });
     const successes = await counter('pixflow_webhook_attempts_total', { outcome: 'success' });
+    const delivered = await counter('pixflow_webhook_delivery_latency_seconds_count');
     const eventId = await s.publish(
       m.merchantId,
       'withdraw.completed',
@@ -325,6 +326,8 @@ describe('webhook delivery', function () {
     // /metrics counts each attempt by outcome (other deliveries of the run may add to them).
     assert.ok((await counter('pixflow_webhook_attempts_total', { outcome: 'http_error' })) > httpErrors);
     assert.ok((await counter('pixflow_webhook_attempts_total', { outcome: 'success' })) > successes);
+    // Its latency from the event to the 2xx, retries included.
+    assert.ok((await counter('pixflow_webhook_delivery_latency_seconds_count')) > delivered);
     const logs = await logsOf(delivery.id);
     assert.deepEqual(
       logs.map((l) => [l.attempt, l.status_code, l.success]),

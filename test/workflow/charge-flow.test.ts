@@ -16,6 +16,7 @@ import {
   MERCHANT_ID_ATTRIBUTE,
 } from '../../src/temporal/charge-workflow-client';
 import { createLogger } from '../../src/lib/logger';
+import { counter } from '../support/metrics';
 import { newTxid } from '../../src/pix';
 import { createChargesService } from '../../src/services/charges';
 import { createOperatorCaseServices, createWorkflowClients } from '../../src/runtime/composition';
@@ -319,6 +320,9 @@ describe('charge workflow', function () {
     const charge = await newCharge(m.token);
     await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
     await untilStatus(charge.id, 'PAID');
+    const refunds = (outcome: string): Promise<number> =>
+      counter('pixflow_refunds_total', { outcome, kind: 'merchant' });
+    const [requested, confirmed] = [await refunds('requested'), await refunds('confirmed')];
     const partial = await s.api.request<{ refund: { id: string } }>('POST', `/v1/charges/${charge.id}/refund`, {
       token: m.token,
       body: { amount: 2_500, reason: 'item faltando' },
@@ -347,6 +351,9 @@ describe('charge workflow', function () {
     assert.equal(await postingsSum(m.merchantId), 0);
     const again = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, { token: m.token, body: {} });
     assert.equal(again.status, 400);
+    // /metrics counts both refunds requested and confirmed; the refused requests count nothing.
+    assert.equal((await refunds('requested')) - requested, 2);
+    assert.equal((await refunds('confirmed')) - confirmed, 2);
   });
 
   it('turns a devolução the acquirer refuses into a FAILED refund: the money goes back to available', async () => {
@@ -354,6 +361,8 @@ describe('charge workflow', function () {
     const charge = await newCharge(m.token);
     await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
     await untilStatus(charge.id, 'PAID');
+    const failed = await counter('pixflow_refunds_total', { outcome: 'failed', kind: 'merchant' });
+    const refused = await counter('pixflow_acquirer_errors_total', { operation: 'requestRefund', kind: 'rejected' });
     s.simulator.control.setFaults({ failNext: { route: 'refund', times: 1, status: 400 } });
     try {
       const res = await s.api.request<{ refund: { id: string } }>('POST', `/v1/charges/${charge.id}/refund`, {
@@ -366,6 +375,10 @@ describe('charge workflow', function () {
         return r?.status === 'FAILED' ? r : undefined;
       }, 'the refused refund to be FAILED');
       assert.match(refund.failure_reason, /refused by the acquirer/);
+      assert.equal((await counter('pixflow_refunds_total', { outcome: 'failed', kind: 'merchant' })) - failed, 1);
+      assert.ok(
+        (await counter('pixflow_acquirer_errors_total', { operation: 'requestRefund', kind: 'rejected' })) > refused,
+      );
     } finally {
       s.simulator.control.setFaults({});
     }

@@ -11,6 +11,7 @@ import { chargeWorkflowId, infractionWorkflowId } from '../../src/temporal/workf
 import { eventually, readyMerchant } from '../support/charges';
 import { MED_CALLBACK_SECRET, medFlows, medStack, type MedStack } from '../support/med';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
+import { counter } from '../support/metrics';
 
 describe('MED infractions', function () {
   this.timeout(120_000);
@@ -52,6 +53,9 @@ describe('MED infractions', function () {
     const m = await readyMerchant(s.api, { feeBps: 0 });
     const charge = await paidCharge(m, { settle: true });
     assert.deepEqual(await balance(m), { available: 10_000, pending: 0, blocked: 0, total: 10_000 });
+    const infractions = (outcome: string): Promise<number> => counter('pixflow_infractions_total', { outcome });
+    const [acceptedBefore, refundedBefore] = [await infractions('accepted'), await infractions('refunded')];
+    const medRefunds = await counter('pixflow_refunds_total', { outcome: 'confirmed', kind: 'infraction' });
 
     const inf = await raise(m, charge.id);
     assert.equal(inf.status, 'OPEN');
@@ -67,6 +71,13 @@ describe('MED infractions', function () {
     assert.equal(Number(done.refund_amount), 10_000);
     assert.ok(done.refunded_at);
     assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result(), { status: 'REFUNDED' });
+    // /metrics: accepted, then refunded, and the devolução confirmed (each once).
+    assert.equal((await infractions('accepted')) - acceptedBefore, 1);
+    assert.equal((await infractions('refunded')) - refundedBefore, 1);
+    assert.equal(
+      (await counter('pixflow_refunds_total', { outcome: 'confirmed', kind: 'infraction' })) - medRefunds,
+      1,
+    );
 
     // The payer got the money back by a devolução at the acquirer, under the id we chose.
     const devolucao = s.simulator.control.getRefund(acquirerRefundId(done.refund_id));
@@ -124,10 +135,12 @@ describe('MED infractions', function () {
     const inf = await raise(m, charge.id, 'Suspeita de fraude');
     await untilBalance(m, { available: 0, pending: 0, blocked: 5_000, total: 5_000 }, 'the amount blocked');
 
+    const rejectedBefore = await counter('pixflow_infractions_total', { outcome: 'rejected' });
     const rejected = await s.api.request('POST', `/v1/sandbox/infractions/${inf.id}/reject`, { token: m.token });
     assert.equal(rejected.status, 202);
     await untilInfraction(inf.id, 'REJECTED');
     assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result(), { status: 'REJECTED' });
+    assert.equal((await counter('pixflow_infractions_total', { outcome: 'rejected' })) - rejectedBefore, 1);
     assert.deepEqual(await balance(m), { available: 5_000, pending: 0, blocked: 0, total: 5_000 });
     assert.equal((await knex()('charges').where({ id: charge.id }).first()).status, 'PAID');
 
