@@ -158,6 +158,34 @@ describe('Temporal over TLS, mTLS and API keys (client and worker, from configur
     }
   }
 
+  it('configuration: pairs complete, files readable, only for a TEMPORAL_ADDRESS, nothing set means cleartext', () => {
+    const problems = (env: Record<string, string>): string => {
+      try {
+        loadConfig({ DATA_DIR: dir, ...env });
+        return '';
+      } catch (err) {
+        return err instanceof Error ? err.message : String(err);
+      }
+    };
+    const address = { TEMPORAL_ADDRESS: 'temporal.example:7233' };
+    assert.match(problems({ ...address, TEMPORAL_TLS_CERT_PATH: pem['client.pem'] }), /set both or neither/);
+    assert.match(
+      problems({ ...address, TEMPORAL_TLS_CA_PATH: path.join(dir, 'missing.pem') }),
+      /TEMPORAL_TLS_CA_PATH: cannot read/,
+    );
+    assert.match(problems({ TEMPORAL_API_KEY: API_KEY }), /TEMPORAL_API_KEY: needs TEMPORAL_ADDRESS/);
+    assert.match(
+      problems({ ...address, TEMPORAL_TLS: 'false', TEMPORAL_TLS_CA_PATH: pem['ca.pem'] }),
+      /TEMPORAL_TLS=false turns TLS off/,
+    );
+    assert.equal(securityFrom(address.TEMPORAL_ADDRESS, {}), undefined);
+    // An API key alone turns TLS on with the system's CAs, as the SDK does.
+    assert.deepEqual(securityFrom(address.TEMPORAL_ADDRESS, { TEMPORAL_API_KEY: API_KEY }), {
+      tls: {},
+      apiKey: API_KEY,
+    });
+  });
+
   it('TLS: trusts the server through TEMPORAL_TLS_CA_PATH and TEMPORAL_TLS_SERVER_NAME (SNI)', async () => {
     const address = await serve({});
     await runWorkflows(address, { TEMPORAL_TLS_CA_PATH: pem['ca.pem'], TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
