@@ -67,6 +67,23 @@ const envSchema = z.object({
     message: 'must be host:port',
   }),
   TEMPORAL_NAMESPACE: optionalString.transform((v) => v ?? 'default'),
+  /**
+   * TLS to TEMPORAL_ADDRESS (docs/production.md "Connecting to a secured Temporal cluster or
+   * Temporal Cloud"). Unset: on when any TEMPORAL_TLS_* path, the server name or the API key is set.
+   */
+  TEMPORAL_TLS: z
+    .enum(['true', 'false', '1', '0', ''])
+    .optional()
+    .transform((v) => (v === undefined || v === '' ? undefined : v === 'true' || v === '1')),
+  /** PEM CA that signed the server's certificate (unset: the system's trusted CAs). */
+  TEMPORAL_TLS_CA_PATH: optionalString,
+  /** PEM client certificate and key for mTLS (both or neither). */
+  TEMPORAL_TLS_CERT_PATH: optionalString,
+  TEMPORAL_TLS_KEY_PATH: optionalString,
+  /** Name checked against the server's certificate and sent as SNI (unset: the host of TEMPORAL_ADDRESS). */
+  TEMPORAL_TLS_SERVER_NAME: optionalString,
+  /** Temporal Cloud API key, sent as `Authorization: Bearer <key>` on every call. */
+  TEMPORAL_API_KEY: optionalString,
   TEMPORAL_TASK_QUEUE: optionalString.transform((v) => v ?? 'pixflow'),
   /** Local Temporal of `npm start` (TEMPORAL_ADDRESS unset): ours, durable under DATA_DIR; `cli` downloads the official dev server. */
   TEMPORAL_LOCAL_SERVER: z.enum(['pixflow', 'cli']).optional().default('pixflow'),
@@ -101,6 +118,13 @@ const envSchema = z.object({
   ACQUIRER_CLIENT_SECRET: optionalString,
   ACQUIRER_TIMEOUT_MS: intFrom(5000, 100, 120000),
   ACQUIRER_CALLBACK_SECRET: optionalString,
+  /**
+   * mTLS to an https ACQUIRER_URL (docs/production.md "Acquirer mTLS"): the CA of the acquirer's
+   * server certificate (unset: the system's trusted CAs), and our client certificate and key (both or neither).
+   */
+  ACQUIRER_TLS_CA_PATH: optionalString,
+  ACQUIRER_TLS_CERT_PATH: optionalString,
+  ACQUIRER_TLS_KEY_PATH: optionalString,
   /** Base URL at which the acquirer reaches our callback endpoints (default: http://127.0.0.1:PORT). */
   PUBLIC_BASE_URL: urlString(['http:', 'https:']),
   JWT_SECRET: optionalString,
@@ -170,6 +194,11 @@ const envSchema = z.object({
   SIMULATOR_THREAD: boolFrom(true),
   SIMULATOR_PORT: intFrom(8090, 0, 65535),
   SIMULATOR_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
+  /** `npm run simulator` over HTTPS with this PEM certificate and key (both or neither). */
+  SIMULATOR_TLS_CERT_PATH: optionalString,
+  SIMULATOR_TLS_KEY_PATH: optionalString,
+  /** With HTTPS: require a client certificate issued by this PEM CA (the acquirer's mTLS). */
+  SIMULATOR_TLS_CLIENT_CA_PATH: optionalString,
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -216,6 +245,62 @@ function loadGeneratedSecrets(dataDir: string, missing: SecretName[]): Record<Se
     fs.writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
   }
   return stored as Record<SecretName, string>;
+}
+
+/** TLS settings: pairs complete, files readable, and each only where it can apply. */
+function tlsProblems(e: Env): string[] {
+  const problems: string[] = [];
+  const pair = (cert: keyof Env, key: keyof Env): void => {
+    if ((e[cert] === undefined) !== (e[key] === undefined)) problems.push(`${cert} and ${key}: set both or neither`);
+  };
+  const readable = (name: keyof Env): void => {
+    const file = e[name];
+    if (typeof file !== 'string') return;
+    try {
+      fs.accessSync(file, fs.constants.R_OK);
+    } catch {
+      problems.push(`${name}: cannot read ${file}`);
+    }
+  };
+  const temporalTls = [
+    'TEMPORAL_TLS_CA_PATH',
+    'TEMPORAL_TLS_CERT_PATH',
+    'TEMPORAL_TLS_KEY_PATH',
+    'TEMPORAL_TLS_SERVER_NAME',
+  ] as const;
+  pair('TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_TLS_KEY_PATH');
+  pair('ACQUIRER_TLS_CERT_PATH', 'ACQUIRER_TLS_KEY_PATH');
+  pair('SIMULATOR_TLS_CERT_PATH', 'SIMULATOR_TLS_KEY_PATH');
+  for (const n of [
+    'TEMPORAL_TLS_CA_PATH',
+    'TEMPORAL_TLS_CERT_PATH',
+    'TEMPORAL_TLS_KEY_PATH',
+    'ACQUIRER_TLS_CA_PATH',
+    'ACQUIRER_TLS_CERT_PATH',
+    'ACQUIRER_TLS_KEY_PATH',
+    'SIMULATOR_TLS_CERT_PATH',
+    'SIMULATOR_TLS_KEY_PATH',
+    'SIMULATOR_TLS_CLIENT_CA_PATH',
+  ] as const)
+    readable(n);
+  // The local server `npm start` runs is cleartext and keyless: these settings are for a remote one.
+  if (!e.TEMPORAL_ADDRESS) {
+    for (const n of [...temporalTls, 'TEMPORAL_API_KEY', 'TEMPORAL_TLS'] as const) {
+      if (e[n] !== undefined) problems.push(`${n}: needs TEMPORAL_ADDRESS (the local Temporal server has no TLS)`);
+    }
+  } else if (e.TEMPORAL_TLS === false) {
+    for (const n of temporalTls) {
+      if (e[n] !== undefined) problems.push(`${n}: TEMPORAL_TLS=false turns TLS off`);
+    }
+  }
+  const acquirerTls = ['ACQUIRER_TLS_CA_PATH', 'ACQUIRER_TLS_CERT_PATH'] as const;
+  if (acquirerTls.some((n) => e[n] !== undefined) && !e.ACQUIRER_URL?.startsWith('https:')) {
+    problems.push('ACQUIRER_TLS_*: needs an https ACQUIRER_URL');
+  }
+  if (e.SIMULATOR_TLS_CLIENT_CA_PATH !== undefined && e.SIMULATOR_TLS_CERT_PATH === undefined) {
+    problems.push('SIMULATOR_TLS_CLIENT_CA_PATH: needs SIMULATOR_TLS_CERT_PATH and SIMULATOR_TLS_KEY_PATH');
+  }
+  return problems;
 }
 
 function parseSecretKeysProblem(text: string): string | null {
@@ -316,6 +401,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     const problem = parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS);
     if (problem) problems.push(`WEBHOOK_SECRET_KEYS: ${problem}`);
   }
+  problems.push(...tlsProblems(e));
   if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
     problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');
   }

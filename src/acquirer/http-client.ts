@@ -40,6 +40,18 @@ export interface HttpAcquirerOptions {
   clientSecret: string;
   /** Per request (ACQUIRER_TIMEOUT_MS). */
   timeoutMs: number;
+  /**
+   * https only: the CA of the acquirer's certificate (unset: the system's) and our client
+   * certificate and key for mTLS, as the BCB API Pix requires of PSPs (docs/production.md "Acquirer mTLS").
+   */
+  tls?: AcquirerTls;
+}
+
+/** PEM material for the acquirer connection (ACQUIRER_TLS_*_PATH). */
+export interface AcquirerTls {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
 }
 
 /** Refresh this long before the token's stated expiry (or at half its life, if shorter). */
@@ -53,7 +65,11 @@ export class HttpAcquirer implements Acquirer {
 
   constructor(private readonly opts: HttpAcquirerOptions) {
     this.base = new URL(opts.baseUrl.replace(/\/?$/, '/'));
-    this.pool = new Pool(this.base.origin, { connections: 64 });
+    // Every call, the OAuth token request included, goes through this pool and so over its TLS.
+    this.pool = new Pool(this.base.origin, {
+      connections: 64,
+      ...(opts.tls ? { connect: { ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key } } : {}),
+    });
   }
 
   /** Closes the kept-alive connections (shutdown). */

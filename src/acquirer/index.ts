@@ -2,8 +2,9 @@
  * The acquirer a process talks to: the configured one (ACQUIRER_URL), or the simulator started
  * in-process by `npm start` when ACQUIRER_URL is unset (then the sandbox endpoints are mounted).
  */
+import fs from 'node:fs';
 import type { Config } from '../config';
-import { HttpAcquirer } from './http-client';
+import { HttpAcquirer, type AcquirerTls } from './http-client';
 import { startAcquirerSimulator } from './simulator/server';
 import { startSimulatorThread } from './simulator/threaded';
 import { sandboxControlOf, type SandboxControl } from './sandbox-control';
@@ -23,6 +24,23 @@ export interface AcquirerHandle {
 
 export const SIMULATOR_CLIENT = { clientId: 'pixflow', clientSecret: 'pixflow-sandbox-secret' };
 
+/**
+ * ACQUIRER_TLS_*_PATH read now (a restart picks up a renewed certificate); undefined when none is
+ * set (plain https with the system's CAs, or http to a sandbox).
+ */
+export function acquirerTls(
+  config: Pick<Config, 'ACQUIRER_TLS_CA_PATH' | 'ACQUIRER_TLS_CERT_PATH' | 'ACQUIRER_TLS_KEY_PATH'>,
+): AcquirerTls | undefined {
+  const read = (file: string | undefined): Buffer | undefined =>
+    file === undefined ? undefined : fs.readFileSync(file);
+  const tls = {
+    ca: read(config.ACQUIRER_TLS_CA_PATH),
+    cert: read(config.ACQUIRER_TLS_CERT_PATH),
+    key: read(config.ACQUIRER_TLS_KEY_PATH),
+  };
+  return tls.ca || tls.cert ? tls : undefined;
+}
+
 export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
   if (config.ACQUIRER_URL) {
     const acquirer = new HttpAcquirer({
@@ -31,6 +49,7 @@ export async function openAcquirer(config: Config): Promise<AcquirerHandle> {
       clientId: config.ACQUIRER_CLIENT_ID ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientId : ''),
       clientSecret: config.ACQUIRER_CLIENT_SECRET ?? (config.ACQUIRER_SANDBOX ? SIMULATOR_CLIENT.clientSecret : ''),
       timeoutMs: config.ACQUIRER_TIMEOUT_MS,
+      tls: acquirerTls(config),
     });
     return { acquirer, url: config.ACQUIRER_URL, close: () => acquirer.close() };
   }

@@ -75,7 +75,7 @@ import { updateUserBody } from '../contracts/admin-access';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
 import { createCallbackInbox } from '../services/callback-inbox';
-import { connectTemporalClient } from '../temporal/connection';
+import { connectTemporalClient, temporalSecurity } from '../temporal/connection';
 import { readLocalAddress } from '../temporal/local-server';
 import { startPixKeyRegistration } from './pix-key-registration';
 import type { Client } from '@temporalio/client';
@@ -452,7 +452,9 @@ async function reconcileNow(knex: Knex): Promise<{ reconciledNow: boolean; hande
     };
   }
   const logger = quietLogger();
-  const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+  const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, {
+    security: temporalSecurity(config),
+  });
   const acquirer = await openAcquirer(config);
   try {
     const workflows = createWorkflowClients(temporal.client, config);
@@ -475,7 +477,9 @@ async function withWorkflowClients<T>(
 ): Promise<T> {
   const address = temporalAddressOf(config);
   if (!address) return fn(undefined);
-  const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE);
+  const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE, {
+    security: temporalSecurity(config),
+  });
   try {
     return await fn(createWorkflowClients(temporal.client, config));
   } finally {
@@ -505,7 +509,9 @@ async function runTemporal(fn: (client: Client) => Promise<unknown>): Promise<vo
         'Temporal server, e.g. TEMPORAL_ADDRESS=127.0.0.1:7233 npm run ops -- workflows list',
     );
   }
-  const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE).catch((err: unknown) => {
+  const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE, {
+    security: temporalSecurity(config),
+  }).catch((err: unknown) => {
     throw invalid(`Cannot reach Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}`);
   });
   try {

@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
-import { connectTemporalClient } from '../temporal/connection';
+import { connectTemporalClient, temporalSecurity } from '../temporal/connection';
 import { pixKeyWorkflowClient, type PixKeyRef } from '../temporal/pix-key-workflow-client';
 
 export type CliRegistration = 'started' | 'left to the running service';
@@ -18,7 +18,9 @@ export async function startPixKeyRegistration(
 ): Promise<CliRegistration> {
   if (!config.TEMPORAL_ADDRESS) return 'left to the running service';
   try {
-    const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE);
+    const temporal = await connectTemporalClient(config.TEMPORAL_ADDRESS, config.TEMPORAL_NAMESPACE, {
+      security: temporalSecurity(config),
+    });
     try {
       await pixKeyWorkflowClient(temporal.client, config.TEMPORAL_TASK_QUEUE, {
         searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,

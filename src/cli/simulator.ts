@@ -5,6 +5,7 @@
  * ACQUIRER_CALLBACK_SECRET and sends them to PUBLIC_BASE_URL. Its control surface (pay a cob,
  * complete or fail a transfer, raise an infraction) is under /_sim on the same port.
  */
+import fs from 'node:fs';
 import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { SIMULATOR_CLIENT } from '../acquirer';
@@ -28,10 +29,25 @@ runEntryPoint(async () => {
     transferDelayMs: config.SIMULATOR_TRANSFER_DELAY_MS,
     autoComplete: config.SIMULATOR_AUTO_COMPLETE,
     logger,
+    // HTTPS, and mTLS with a client CA (docs/production.md "Acquirer mTLS").
+    ...(config.SIMULATOR_TLS_CERT_PATH && config.SIMULATOR_TLS_KEY_PATH
+      ? {
+          tls: {
+            cert: fs.readFileSync(config.SIMULATOR_TLS_CERT_PATH),
+            key: fs.readFileSync(config.SIMULATOR_TLS_KEY_PATH),
+            ...(config.SIMULATOR_TLS_CLIENT_CA_PATH
+              ? { clientCa: fs.readFileSync(config.SIMULATOR_TLS_CLIENT_CA_PATH) }
+              : {}),
+          },
+        }
+      : {}),
   });
   stops.push(['simulator', () => simulator.close()]);
   printStartupTable([
-    ['Acquirer simulator', simulator.url],
+    [
+      'Acquirer simulator',
+      `${simulator.url}${config.SIMULATOR_TLS_CLIENT_CA_PATH ? ' (client certificate required)' : ''}`,
+    ],
     ['Callbacks to', callbackBaseUrl],
     ['Control', `${simulator.url}/_sim`],
   ]);

@@ -11,7 +11,12 @@ import type { Logger } from '../lib/logger';
 import { createApp } from '../http/app';
 import type { AppState } from '../http/types';
 import { stopCacheInvalidation } from '../services/cache-invalidation';
-import { connectTemporalClient, connectWorkerConnection, type TemporalClientHandle } from '../temporal/connection';
+import {
+  connectTemporalClient,
+  connectWorkerConnection,
+  temporalSecurity,
+  type TemporalClientHandle,
+} from '../temporal/connection';
 import { createPixflowWorker } from '../temporal/worker';
 import { offThreadChargeWorkflows } from '../temporal/charge-workflows-off-thread';
 import { installTemporalRuntime } from '../temporal/runtime';
@@ -58,8 +63,10 @@ export async function startApi(opts: {
   // The worker of `npm start` installed the runtime already (with its metrics); an API process of
   // its own installs it here, without metrics, for its native client.
   if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
+  const security = temporalSecurity(config);
   const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE, {
     native: config.TEMPORAL_CLIENT_NATIVE,
+    security,
   });
   // Charge creation starts a workflow per request: its client runs on a thread of its own
   // (docs/performance.md "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
@@ -69,6 +76,7 @@ export async function startApi(opts: {
         namespace: config.TEMPORAL_NAMESPACE,
         taskQueue: config.TEMPORAL_TASK_QUEUE,
         searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
+        security,
       })
     : undefined;
   const mainThreadClients = createWorkflowClients(temporal.client, config);
@@ -183,7 +191,7 @@ export async function startWorker(opts: {
 }): Promise<RunningWorker> {
   const { config, logger, knex } = opts;
   installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL, metricsAddress: config.TEMPORAL_METRICS_ADDRESS });
-  const connection = await connectWorkerConnection(opts.temporalAddress);
+  const connection = await connectWorkerConnection(opts.temporalAddress, temporalSecurity(config));
   const worker = await createPixflowWorker({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

@@ -5,18 +5,20 @@
 import { workerData } from 'node:worker_threads';
 import { serveThreadRpc } from '../lib/threads';
 import { chargeWorkflowClient, type ChargeWorkflows } from './charge-workflow-client';
-import { connectTemporalClient } from './connection';
+import { connectTemporalClient, type TemporalSecurity } from './connection';
 
 export interface ChargeWorkflowsThreadData {
   address: string;
   namespace: string;
   taskQueue: string;
   searchAttributes: boolean;
+  /** TLS and API key of the main thread's client (PEM bytes cross as they are). */
+  security?: TemporalSecurity;
 }
 
 serveThreadRpc(async () => {
   const data = workerData as ChargeWorkflowsThreadData;
-  const temporal = await connectTemporalClient(data.address, data.namespace);
+  const temporal = await connectTemporalClient(data.address, data.namespace, { security: data.security });
   const workflows: ChargeWorkflows = chargeWorkflowClient(temporal.client, data.taskQueue, {
     searchAttributes: data.searchAttributes,
   });

@@ -8,7 +8,8 @@
  * `npm start` runs it in-process when ACQUIRER_URL is unset. Protocol: src/acquirer/README.md.
  * State is kept in memory for the life of the process: it is a simulator, not a ledger.
  */
-import type { Server } from 'node:http';
+import http from 'node:http';
+import https from 'node:https';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
@@ -66,6 +67,11 @@ export interface SimulatorOptions {
   callbackMaxAttempts?: number;
   callbackRetryBaseMs?: number;
   callbackTimeoutMs?: number;
+  /**
+   * Serve HTTPS with this PEM certificate and key; with `clientCa`, require a client certificate
+   * issued by it, as a PSP's API Pix does (docs/production.md "Acquirer mTLS"). Unset: plain HTTP.
+   */
+  tls?: { cert: Buffer | string; key: Buffer | string; clientCa?: Buffer | string };
 }
 
 /** The protocol routes, as named in faults and the call log. */
@@ -560,13 +566,28 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   app.use(router.routes());
   app.use(router.allowedMethods());
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve(s));
-    s.once('error', reject);
+  const t = opts.tls;
+  const server = t
+    ? https.createServer(
+        {
+          cert: t.cert,
+          key: t.key,
+          // A client without a certificate from clientCa fails the handshake: no request is read.
+          ...(t.clientCa ? { ca: t.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+        },
+        app.callback(),
+      )
+    : http.createServer(app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
-  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+  const url = `${t ? 'https' : 'http'}://${opts.host ?? '127.0.0.1'}:${port}`;
   logger.info({ url, callbackBaseUrl }, 'acquirer simulator listening');
   return {
     url,

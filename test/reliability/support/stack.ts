@@ -62,7 +62,14 @@ export interface StackOptions {
   databaseUrl: string;
   /** Extra environment for every api and worker process. */
   env?: NodeJS.ProcessEnv;
-  simulator?: { transferDelayMs?: number; autoComplete?: boolean };
+  simulator?: {
+    transferDelayMs?: number;
+    autoComplete?: boolean;
+    /** HTTPS (and mTLS with clientCa) at the simulator, as a real acquirer. */
+    tls?: { cert: Buffer; key: Buffer; clientCa?: Buffer };
+  };
+  /** Extra flags for the Temporal launcher (e.g. --tls-cert, --api-key). */
+  temporalArgs?: string[];
 }
 
 export async function waitUntil(
@@ -131,10 +138,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-stack-'));
   const procs: Proc[] = [];
   const temporalPort = await freePort();
-  const temporal = spawnProc('temporal', [TEMPORAL_LAUNCHER, '--port', String(temporalPort), '--quiet'], {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-  });
+  const temporal = spawnProc(
+    'temporal',
+    [TEMPORAL_LAUNCHER, '--port', String(temporalPort), '--quiet', ...(opts.temporalArgs ?? [])],
+    {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+    },
+  );
   procs.push(temporal);
   await waitUntil(() => portOpen(temporalPort), 60_000, 'the Temporal server').catch((err: Error) => {
     throw new Error(`${err.message}\n${temporal.output.join('')}`);
@@ -147,6 +158,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     autoComplete: opts.simulator?.autoComplete ?? true,
     keyActivationDelayMs: 100,
     ...SIMULATOR_CLIENT,
+    ...(opts.simulator?.tls ? { tls: opts.simulator.tls } : {}),
   });
   const taskQueue = `reliability-${crypto.randomUUID()}`;
   const env: NodeJS.ProcessEnv = {

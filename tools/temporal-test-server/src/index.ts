@@ -6,7 +6,7 @@
 import { Clock } from './clock';
 import { consoleLogger, type Logger } from './logger';
 import { unaryMethods } from './rpc/grpc';
-import { H2Server } from './rpc/h2server';
+import { H2Server, type ServerTlsOptions } from './rpc/h2server';
 import { operatorService } from './rpc/operator-service';
 import { startHttpGateway, type RunningHttpGateway } from './http-gateway';
 import { testService } from './rpc/test-service';
@@ -18,6 +18,7 @@ import type { ValueType } from './visibility/query';
 
 export type { Logger } from './logger';
 export type { ValueType } from './visibility/query';
+export type { ServerTlsOptions } from './rpc/h2server';
 export { consoleLogger, silentLogger } from './logger';
 
 export interface ServerOptions {
@@ -57,6 +58,16 @@ export interface ServerOptions {
    * API") on this port of the same host; 0 = any free port. Unset: no HTTP API.
    */
   httpPort?: number;
+  /**
+   * Serve gRPC over TLS (HTTP/2, ALPN h2) with this certificate and key; with `clientCa`, also
+   * require a client certificate issued by it (mTLS). README "TLS and API keys". Unset: cleartext.
+   */
+  tls?: ServerTlsOptions;
+  /**
+   * Refuse every gRPC call that lacks `authorization: Bearer <apiKey>` (how Temporal Cloud's API
+   * keys are sent) with UNAUTHENTICATED. Unset: no check.
+   */
+  apiKey?: string;
 }
 
 export interface RunningServer {
@@ -74,6 +85,10 @@ export interface RunningServer {
 export const SERVER_VERSION = '1.24.0-pixflow-test-server';
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  if (opts.apiKey !== undefined && opts.httpPort !== undefined) {
+    // The HTTP API does not check keys: it would be an open door beside the guarded gRPC port.
+    throw new Error('apiKey cannot be combined with httpPort (the HTTP API does not check API keys)');
+  }
   const logger = opts.logger ?? consoleLogger();
   const host = opts.host ?? '127.0.0.1';
   const timeSkipping = opts.timeSkipping ?? true;
@@ -106,7 +121,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const durable = <T extends Record<string, Handler>>(impl: T): T => (journal ? afterCommit(impl, journal) : impl);
   // Histories of long workflows can be large; the SDK allows 128 MiB too.
-  const server = new H2Server({ maxReceiveBytes: 128 * 1024 * 1024, logger });
+  const server = new H2Server({ maxReceiveBytes: 128 * 1024 * 1024, logger, tls: opts.tls, apiKey: opts.apiKey });
   const services = [
     { name: 'temporal.api.workflowservice.v1.WorkflowService', impl: durable(workflowService(store, SERVER_VERSION)) },
     { name: 'temporal.api.operatorservice.v1.OperatorService', impl: durable(operatorService(store)) },

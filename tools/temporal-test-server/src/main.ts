@@ -11,12 +11,16 @@
  *       and ignored (there is no UI); --search-attribute Name=Type registers a search attribute;
  *       other unknown flags are ignored with one warning.
  *   --http-port H serves the HTTP API on H (README "HTTP API"), as the dev server does.
+ *   --tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--api-key KEY] (standalone and
+ *       start-dev): gRPC over TLS, client certificates from that CA required, calls without
+ *       `authorization: Bearer KEY` refused (README "TLS and API keys").
  * Exits cleanly on SIGTERM/SIGINT.
  *
  * TEMPORAL_TEST_SERVER_PARK_IDLE_MS=<ms> sets how soon idle runs are parked (README, "Memory per
  * idle run"; 0 = never) in every mode, time skipping included: the way to run any test suite with
  * parking forced on everywhere.
  */
+import fs from 'node:fs';
 import { consoleLogger, startServer, type ServerOptions, type ValueType } from './index';
 
 const valueTypes: ValueType[] = ['Keyword', 'KeywordList', 'Text', 'Int', 'Double', 'Bool', 'Datetime'];
@@ -25,12 +29,53 @@ function usage(msg: string): never {
   process.stderr.write(
     `${msg}\nusage: temporal-test-server <port> [--enable-time-skipping]\n` +
       `       temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE] [--http-port H]\n` +
-      `       temporal-test-server server start-dev --port <n> [--namespace N] [--ip I] [--db-filename FILE] [--http-port H]\n`,
+      `       temporal-test-server server start-dev --port <n> [--namespace N] [--ip I] [--db-filename FILE] [--http-port H]\n` +
+      `       (standalone and start-dev) [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-key KEY]\n`,
   );
   process.exit(2);
 }
 
 export type CliOptions = ServerOptions & { quiet: boolean; warnings: string[] };
+
+/** The security flags, shared by the standalone and start-dev shapes (files read here, at parse). */
+interface SecurityFlags {
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsClientCa?: string;
+  apiKey?: string;
+}
+
+const securityFlags: Record<string, keyof SecurityFlags> = {
+  '--tls-cert': 'tlsCert',
+  '--tls-key': 'tlsKey',
+  '--tls-client-ca': 'tlsClientCa',
+  '--api-key': 'apiKey',
+};
+
+function securityOptions(f: SecurityFlags): Pick<ServerOptions, 'tls' | 'apiKey'> {
+  if ((f.tlsCert === undefined) !== (f.tlsKey === undefined)) usage('--tls-cert and --tls-key go together');
+  if (f.tlsClientCa !== undefined && f.tlsCert === undefined) usage('--tls-client-ca needs --tls-cert and --tls-key');
+  if (f.apiKey === '') usage('--api-key needs a value');
+  const read = (file: string): Buffer => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      return usage(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  return {
+    ...(f.tlsCert !== undefined && f.tlsKey !== undefined
+      ? {
+          tls: {
+            cert: read(f.tlsCert),
+            key: read(f.tlsKey),
+            ...(f.tlsClientCa !== undefined ? { clientCa: read(f.tlsClientCa) } : {}),
+          },
+        }
+      : {}),
+    ...(f.apiKey !== undefined ? { apiKey: f.apiKey } : {}),
+  };
+}
 
 /** Dev-server flags that take a value and are accepted without effect (no UI, our own logging). */
 const devIgnoredWithValue = new Set([
@@ -54,6 +99,7 @@ function parseStartDev(argv: string[]): CliOptions {
   let httpPort: number | undefined;
   const namespaces: string[] = [];
   const searchAttributes: Record<string, ValueType> = {};
+  const security: SecurityFlags = {};
   const unknown: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i];
@@ -66,6 +112,7 @@ function parseStartDev(argv: string[]): CliOptions {
     else if (flag === '--namespace' || flag === '-n') namespaces.push(value());
     else if (flag === '--db-filename' || flag === '-f') dbFilename = value();
     else if (flag === '--http-port') httpPort = Number(value());
+    else if (securityFlags[flag]) security[securityFlags[flag]] = value();
     else if (flag === '--search-attribute') {
       // `Name=Type`, as the CLI takes it (Keyword, Text, Int, Double, Bool, Datetime, KeywordList).
       const [name, type] = value().split('=');
@@ -92,6 +139,7 @@ function parseStartDev(argv: string[]): CliOptions {
     namespaces,
     httpPort,
     searchAttributes,
+    ...securityOptions(security),
     timeSkipping: false,
     startLocked: false,
     quiet: true,
@@ -112,9 +160,14 @@ export function parseArgs(argv: string[]): CliOptions {
   let quiet = false;
   let dbFilename: string | undefined;
   let httpPort: number | undefined;
+  const security: SecurityFlags = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === '--port') {
+    const eq = a.indexOf('=');
+    const securityFlag = securityFlags[eq > 0 ? a.slice(0, eq) : a];
+    if (securityFlag) {
+      security[securityFlag] = eq > 0 ? a.slice(eq + 1) : (argv[++i] ?? '');
+    } else if (a === '--port') {
       standalone = true;
       port = Number(argv[++i]);
     } else if (a.startsWith('--port=')) {
@@ -146,6 +199,7 @@ export function parseArgs(argv: string[]): CliOptions {
   if (standalone) {
     return {
       port,
+      ...securityOptions(security),
       timeSkipping: timeSkippingFlag,
       startLocked: !timeSkippingFlag,
       quiet,
@@ -156,6 +210,7 @@ export function parseArgs(argv: string[]): CliOptions {
   }
   return {
     port,
+    ...securityOptions(security),
     timeSkipping: true,
     startLocked: !enableTimeSkipping,
     quiet: true,
@@ -178,7 +233,13 @@ export async function main(argv: string[]): Promise<void> {
     parkEnv !== undefined && parkEnv !== '' && Number.isFinite(Number(parkEnv)) ? Number(parkEnv) : undefined;
   const server = await startServer({ ...opts, logger, parkIdleAfterMs });
   logger.info(
-    { address: server.address, httpPort: server.httpPort, timeSkipping: opts.timeSkipping },
+    {
+      address: server.address,
+      httpPort: server.httpPort,
+      timeSkipping: opts.timeSkipping,
+      tls: opts.tls ? (opts.tls.clientCa ? 'mtls' : 'tls') : 'off',
+      apiKey: opts.apiKey !== undefined,
+    },
     'temporal-test-server listening',
   );
   const stop = (signal: string): void => {

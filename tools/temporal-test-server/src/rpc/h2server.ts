@@ -1,5 +1,6 @@
 /**
- * gRPC over cleartext HTTP/2 (h2c), unary methods only — all the Temporal API needs — on this
+ * gRPC over HTTP/2 (cleartext h2c, or TLS with ALPN h2 and optional client certificates and API
+ * key), unary methods only — all the Temporal API needs — on this
  * package's own HTTP/2 framing (`h2connection.ts`, `hpack.ts`). grpc-js's server, and then
  * `node:http2`, cost several stream objects, events, header objects and frames written one by one
  * per call; this path reads the one request frame, calls the handler and writes headers, one
@@ -14,7 +15,9 @@
  * answer for errors. `grpc-timeout` gives the caller's deadline; a stream reset
  * before the answer cancels the call (long polls drop their place in line).
  */
+import crypto from 'node:crypto';
 import net from 'node:net';
+import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { status } from '../errors';
 import type { Logger } from '../logger';
@@ -29,6 +32,18 @@ export interface H2ServerOptions {
   /** Largest request message accepted (after decompression). */
   maxReceiveBytes: number;
   logger: Logger;
+  /** gRPC over TLS (ALPN h2) instead of cleartext HTTP/2 (README "TLS and API keys"). */
+  tls?: ServerTlsOptions;
+  /** Every call must carry `authorization: Bearer <apiKey>`, else UNAUTHENTICATED. */
+  apiKey?: string;
+}
+
+export interface ServerTlsOptions {
+  /** PEM certificate chain and private key of the server. */
+  cert: string | Buffer;
+  key: string | Buffer;
+  /** PEM CA certificate(s): when set, a client certificate issued by one of them is required (mTLS). */
+  clientCa?: string | Buffer;
 }
 
 /** `grpc-timeout`: digits and a unit (H, M, S, m, u, n) → ms; Infinity when absent or malformed. */
@@ -89,13 +104,44 @@ export class H2Server implements StreamOpener {
   private readonly methods = new Map<string, UnaryMethod>();
   private readonly connections = new Set<H2Connection>();
 
+  private readonly expectedAuthorization: Buffer | undefined;
+
   constructor(readonly opts: H2ServerOptions) {
-    this.server = net.createServer((socket) => {
+    const accept = (socket: net.Socket): void => {
       const c = new H2Connection(socket, this);
       this.connections.add(c);
       socket.on('close', () => this.connections.delete(c));
-    });
+    };
+    if (opts.tls) {
+      const t = opts.tls;
+      this.server = tls.createServer(
+        {
+          cert: t.cert,
+          key: t.key,
+          // gRPC runs on HTTP/2 only: a client that does not offer h2 gets no connection.
+          ALPNProtocols: ['h2'],
+          ...(t.clientCa ? { ca: t.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+        },
+        (socket) => {
+          if (socket.alpnProtocol !== 'h2') socket.destroy();
+          else accept(socket);
+        },
+      );
+      // A refused handshake (no or wrong client certificate, unknown CA on the client's side).
+      this.server.on('tlsClientError', (err: Error) => opts.logger.warn({ err: err.message }, 'TLS handshake refused'));
+    } else {
+      this.server = net.createServer(accept);
+    }
+    this.expectedAuthorization = opts.apiKey === undefined ? undefined : Buffer.from(`Bearer ${opts.apiKey}`);
     this.server.on('error', (err) => opts.logger.error({ err: String(err) }, 'server socket error'));
+  }
+
+  /** With an API key configured: does this request carry it (compared in constant time)? */
+  private authorized(headers: HeaderList): boolean {
+    const want = this.expectedAuthorization;
+    if (want === undefined) return true;
+    const got = Buffer.from(String(headers.authorization ?? ''));
+    return got.length === want.length && crypto.timingSafeEqual(got, want);
   }
 
   addMethods(methods: UnaryMethod[]): void {
@@ -139,6 +185,14 @@ export class H2Server implements StreamOpener {
     const ct = headers['content-type'] ?? '';
     if (headers[':method'] !== 'POST' || !ct.startsWith('application/grpc')) {
       conn.respondTrailersOnly(id, [[':status', ct.startsWith('application/grpc') ? '405' : '415']], endStream);
+      return undefined;
+    }
+    if (!this.authorized(headers)) {
+      conn.respondTrailersOnly(
+        id,
+        errorHeaders(status.UNAUTHENTICATED, 'Request unauthorized: missing or invalid API key'),
+        endStream,
+      );
       return undefined;
     }
     const m = this.methods.get(path);
