@@ -126,7 +126,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
         await ledger.debitWithdrawal(trx, { withdrawalId: id, merchantId, amount: input.amount });
       } catch (err) {
         if (err instanceof ledger.InsufficientFundsError)
-          throw invalid('Insufficient available balance for this withdrawal');
+          throw invalid('Insufficient available balance for this withdrawal', 'insufficient_balance');
         throw err;
       }
       return { row, balance: await ledger.getBalance(trx, merchantId) };
@@ -138,7 +138,8 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
       for (;;) {
         const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
         if (replay) return replay;
-        if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
+        if (Date.now() > deadline)
+          throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
         await new Promise((r) => setTimeout(r, 50));
       }
     }

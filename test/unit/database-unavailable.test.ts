@@ -12,6 +12,7 @@ import { freePort } from '../../src/db/embedded-postgres';
 import { isDatabaseUnavailable } from '../../src/db/unavailable';
 import { createLogger } from '../../src/lib/logger';
 import { TEST_CONFIG } from '../support/api';
+import { assertErrorBody } from '../support/errors';
 
 describe('database unavailable → 503', () => {
   it('classifies connection failures, and only them', () => {
@@ -77,7 +78,7 @@ describe('database unavailable → 503', () => {
         });
         const text = await res.text();
         assert.equal(res.status, 503, `${method} ${path}: ${text}`);
-        assert.deepEqual(Object.keys(JSON.parse(text) as object), ['message']);
+        assertErrorBody(JSON.parse(text) as object);
         assert.equal(res.headers.get('retry-after'), '5');
         assert.ok(Date.now() - started < 15_000, 'answered within the bound');
       }
