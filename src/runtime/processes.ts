@@ -23,6 +23,7 @@ import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { startInboxReconciler } from '../services/inbox-reconciler';
+import { startIdempotencyKeyPurge } from '../services/idempotency-purge';
 import { webhookRoutes } from '../http/routes/webhooks';
 import { webhookDeliverySettings } from '../services/webhook-delivery';
 import { reconcileWithdrawalWorkflows } from '../services/withdrawal-reconciler';
@@ -101,6 +102,8 @@ export async function startApi(opts: {
   await webhookDispatcher.start();
   const callbacks = services.callbacks;
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
+  // Expired idempotency keys go hourly (docs/api.md "Idempotency").
+  const idempotencyPurge = startIdempotencyKeyPurge({ knex, logger, ttlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS });
   const onPixKeyCreated = (key: { id: string; merchantId: string }) =>
     clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
   const sandbox = services.sandbox;
@@ -152,6 +155,7 @@ export async function startApi(opts: {
       await reconciling;
       await webhookDispatcher.stop();
       await inboxReconciler.stop();
+      await idempotencyPurge.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
