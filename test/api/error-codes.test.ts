@@ -10,6 +10,7 @@ import { startApi, type ApiResponse, type MerchantFixture, type TestApi } from '
 import { assertErrorBody } from '../support/errors';
 import { DEST, fundedMerchant, withdrawalsStack } from '../support/withdrawals';
 import { routesOf, type RouteEntry } from '../security/routes';
+import { createLogger } from '../../src/lib/logger';
 import type { ErrorCode } from '../../src/contracts/errors';
 
 describe('API: error codes and request ids on every error answer', function () {
@@ -168,6 +169,28 @@ describe('API: error codes and request ids on every error answer', function () {
       assert.ok(Number(res.headers.get('retry-after')) > 0);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('the requestId is the reqId of the log lines of that request', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logged = await startApi({
+      deps: {
+        logger: createLogger({
+          level: 'info',
+          destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+        }),
+      },
+    });
+    try {
+      const res = await logged.request('GET', '/v1/merchants/me', { token: 'not-a-token' });
+      const { requestId } = assertErrorBody(res.body, 'logged 401', { headers: res.headers, code: 'unauthorized' });
+      const access = lines.find((l) => l.msg === 'request' && l.path === '/v1/merchants/me');
+      assert.ok(access, JSON.stringify(lines));
+      assert.equal(access.reqId, requestId);
+      assert.equal(access.status, 401);
+    } finally {
+      await logged.close();
     }
   });
 
