@@ -156,6 +156,11 @@ const envSchema = z.object({
   DEFAULT_FEE_FIXED: intFrom(0, 0, 1_000_000_00),
   DEFAULT_SETTLEMENT_DELAY_SECONDS: intFrom(86400, 0, 365 * 86400),
   CHARGE_LIST_CACHE_MS: intFrom(3000, 0, 600000),
+  /**
+   * How long an idempotency key replays (docs/api.md "Idempotency"): older keys are purged by the
+   * API's periodic job, after which the same key makes a new charge, refund, withdrawal or adjustment.
+   */
+  IDEMPOTENCY_KEY_TTL_SECONDS: intFrom(86400, 60, 365 * 86400),
   WEBHOOK_TIMEOUT_MS: intFrom(5000, 100, 60000),
   WEBHOOK_RETRY_DELAYS_SECONDS: optionalString
     .transform((v) => v ?? '60,600')

@@ -8,7 +8,7 @@
  * "100" or 100.5 is a 400 (docs/api.md "Errors").
  */
 import { z } from 'zod';
-import { invalid } from '../lib/errors';
+import { validationError } from '../lib/errors';
 
 type Issue = z.core.$ZodIssue;
 
@@ -73,12 +73,22 @@ export function describeIssue(issue: Issue, subject: string): string {
   }
 }
 
+/**
+ * The `param` of a failed validation (docs/api.md "Errors"): the field's path, or the header's name
+ * when the subject is a header (`Header x-idempotency-key`); none for a body that is not an object.
+ */
+export function paramOf(issue: Issue | undefined, subject: string): string | undefined {
+  const field = issue ? fieldName(issue.path) : '';
+  if (field !== '') return field;
+  return subject.startsWith('Header ') ? subject.slice('Header '.length) : undefined;
+}
+
 export function validate<S extends z.ZodType>(schema: S, input: unknown, subject: string): z.output<S> {
   // reportInput lets us tell "missing" from "wrong type"; the input never leaves this function.
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return result.data;
   const first = result.error.issues[0];
-  throw invalid(first ? describeIssue(first, subject) : `Invalid ${subject}`);
+  throw validationError(first ? describeIssue(first, subject) : `Invalid ${subject}`, paramOf(first, subject));
 }
 
 // ---- building blocks shared by the route schemas -------------------------------------------
@@ -144,8 +154,9 @@ export function pageIsRead(offset: number, limit: number, total: number): boolea
 export function assertPageWithinDepth(page: number, limit: number, total: number): void {
   const offset = (page - 1) * limit;
   if (offset < total && Math.min(offset + limit, total) > MAX_LIST_DEPTH) {
-    throw invalid(
+    throw validationError(
       `page is too deep: only the first ${MAX_LIST_DEPTH} items of a list are served by page; narrow the list with a filter`,
+      'page',
     );
   }
 }

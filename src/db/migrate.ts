@@ -17,6 +17,7 @@ import * as operatorCases from '../../migrations/20261126090000_operator_cases';
 import * as ledgerConstraints from '../../migrations/20261126100000_ledger_constraints';
 import * as requestFingerprintsAndListCounts from '../../migrations/20261126110000_request_fingerprints_and_list_counts';
 import * as webhookSecretEncryption from '../../migrations/20261126130000_webhook_secret_encryption';
+import * as idempotencyKeyExpiry from '../../migrations/20261126140000_idempotency_key_expiry';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -37,6 +38,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261126100000_ledger_constraints', ledgerConstraints],
   ['20261126110000_request_fingerprints_and_list_counts', requestFingerprintsAndListCounts],
   ['20261126130000_webhook_secret_encryption', webhookSecretEncryption],
+  ['20261126140000_idempotency_key_expiry', idempotencyKeyExpiry],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import { idempotencyKeyHeader, validate } from '../contracts/validation';
-import { invalid } from '../lib/errors';
+import { validationError } from '../lib/errors';
 import type { AppContext } from './types';
 
 export function parseBody<S extends z.ZodType>(ctx: AppContext, schema: S): z.output<S> {
@@ -30,7 +30,7 @@ export function idempotencyKeyOf(ctx: AppContext): string | undefined {
   const ours = ctx.get('x-idempotency-key') || undefined;
   const standard = ctx.get('idempotency-key') || undefined;
   if (ours !== undefined && standard !== undefined && ours !== standard) {
-    throw invalid('Headers x-idempotency-key and Idempotency-Key differ: send one key');
+    throw validationError('Headers x-idempotency-key and Idempotency-Key differ: send one key', 'Idempotency-Key');
   }
   return validate(
     idempotencyKeyHeader,

@@ -1,41 +1,68 @@
 /**
- * Errors a service raises to say *why* a request cannot be served. Services speak in kinds, not
- * HTTP; the HTTP error middleware maps each kind to the status code fixed in docs/api.md "Errors"
- * ("Status codes and errors"). Any other thrown value is a bug and becomes a logged 500 whose
- * body never carries internals.
+ * Errors a service raises to say *why* a request cannot be served. Services speak in codes from
+ * the catalogue in src/contracts/errors.ts (docs/api.md "Errors"), never in HTTP statuses: each code
+ * has its status there, and the HTTP error middleware answers `{message, code, requestId, param?}`.
+ * Any other thrown value is a bug and becomes a logged 500 whose body never carries internals.
  *
  * The message is shown to the client as-is, so it must never hold secrets, SQL or internal names.
  */
-export type ErrorKind =
-  | 'invalid' // 400: a field, query parameter or body is wrong; a business rule refused the input
-  | 'unauthenticated' // 401: missing, invalid, expired or deleted credential
-  | 'forbidden' // 403: authenticated but not allowed
-  | 'not_found' // 404: unknown id, or one that belongs to another merchant
-  | 'conflict' // 409: e.g. an idempotency key still in flight
-  | 'too_large' // 413
-  | 'unprocessable' // 422: e.g. invalid payer document on charges
-  | 'rate_limited' // 429
-  | 'upstream'; // 502: the acquirer failed
+import { statusOf, type ErrorCode } from '../contracts/errors';
+
+export type { ErrorCode } from '../contracts/errors';
+
+export interface AppErrorOptions {
+  /** Extra response headers (e.g. Retry-After on 429). */
+  headers?: Record<string, string>;
+  /** The one field at fault, as a path (`customer.document`, `items[0].amount`, `x-idempotency-key`). */
+  param?: string;
+}
 
 export class AppError extends Error {
+  readonly headers: Record<string, string>;
+  readonly param: string | undefined;
+
   constructor(
-    readonly kind: ErrorKind,
+    readonly code: ErrorCode,
     message: string,
-    /** Extra response headers (e.g. Retry-After on 429). */
-    readonly headers: Record<string, string> = {},
+    options: AppErrorOptions = {},
   ) {
     super(message);
     this.name = 'AppError';
+    this.headers = options.headers ?? {};
+    this.param = options.param;
+  }
+
+  /** The HTTP status of the code (src/contracts/errors.ts). */
+  get status(): number {
+    return statusOf(this.code);
   }
 }
 
-export const invalid = (message: string): AppError => new AppError('invalid', message);
-export const unauthenticated = (message = 'Not authenticated'): AppError => new AppError('unauthenticated', message);
+/** 400: a rule refuses the input (`invalid_request` unless a more precise 400 code is given). */
+export const invalid = (
+  message: string,
+  code: Extract<
+    ErrorCode,
+    'invalid_request' | 'insufficient_balance' | 'malformed_json' | 'malformed_body'
+  > = 'invalid_request',
+  param?: string,
+): AppError => new AppError(code, message, { param });
+/** 400 `validation_error`: one field, query parameter, path parameter or header is wrong. */
+export const validationError = (message: string, param?: string): AppError =>
+  new AppError('validation_error', message, { param });
+export const unauthenticated = (message = 'Not authenticated'): AppError => new AppError('unauthorized', message);
 export const forbidden = (message: string): AppError => new AppError('forbidden', message);
 export const notFound = (message: string): AppError => new AppError('not_found', message);
-export const conflict = (message: string): AppError => new AppError('conflict', message);
-export const unprocessable = (message: string): AppError => new AppError('unprocessable', message);
-export const upstream = (message: string): AppError => new AppError('upstream', message);
+export const conflict = (
+  message: string,
+  code: Extract<ErrorCode, 'conflict' | 'idempotency_key_in_use'> = 'conflict',
+): AppError => new AppError(code, message);
+export const unprocessable = (
+  message: string,
+  code: Extract<ErrorCode, 'idempotency_key_reused' | 'invalid_document'>,
+  param?: string,
+): AppError => new AppError(code, message, { param });
+export const upstream = (message: string): AppError => new AppError('upstream_error', message);
 
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;

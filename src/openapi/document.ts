@@ -598,7 +598,7 @@ export function buildOpenApiDocument(opts: { serverUrl?: string; version?: strin
       title: 'pixflow API',
       version: opts.version ?? '0.1.0',
       description:
-        'PIX charges with QR Codes, balances with fee split, withdrawals, API keys and signed webhooks. Amounts are integer cents; timestamps ISO 8601; every error is `{"message": string}`.',
+        'PIX charges with QR Codes, balances with fee split, withdrawals, API keys and signed webhooks. Amounts are integer cents; timestamps ISO 8601; every error is `{"message", "code", "requestId"}` (plus `param` when one field is at fault) and every answer carries `x-request-id`.',
     },
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
     tags: [...new Set(ENDPOINTS.map((e) => e.tag))].map((name) => ({ name })),

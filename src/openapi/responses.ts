@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
 import { CHARGE_STATUSES, KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from '../contracts/statuses';
 
-export const errorBody = z.object({ message: z.string() }).describe('Every error has this shape');
+// The error shape lives with its code catalogue (docs/api.md "Errors").
+export { errorBody } from '../contracts/errors';
 export const messageBody = z.object({ message: z.string() });
 
 const isoTime = z.iso.datetime();

@@ -28,6 +28,7 @@ import { sandboxRoutes } from '../http/routes/sandbox';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
 import { reconcileChargeWorkflows } from '../services/charge-reconciler';
 import { startInboxReconciler } from '../services/inbox-reconciler';
+import { startIdempotencyKeyPurge } from '../services/idempotency-purge';
 import { webhookRoutes } from '../http/routes/webhooks';
 import { webhookDeliverySettings } from '../services/webhook-delivery';
 import { reconcileWithdrawalWorkflows } from '../services/withdrawal-reconciler';
@@ -113,6 +114,8 @@ export async function startApi(opts: {
   const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
   // The API serves /metrics: its scrape reads the inbox's backlog (docs/operations.md "Metrics and logs").
   watchCallbackInbox(() => callbacks.inbox.backlog());
+  // Expired idempotency keys go hourly (docs/api.md "Idempotency").
+  const idempotencyPurge = startIdempotencyKeyPurge({ knex, logger, ttlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS });
   const onPixKeyCreated = (key: { id: string; merchantId: string }) =>
     clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
   const sandbox = services.sandbox;
@@ -164,6 +167,7 @@ export async function startApi(opts: {
       await reconciling;
       await webhookDispatcher.stop();
       await inboxReconciler.stop();
+      await idempotencyPurge.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -90,7 +90,7 @@ export type AuthConfig = Pick<
 >;
 
 export function tooManyRequests(message: string, retryAfterSeconds: number): AppError {
-  return new AppError('rate_limited', message, { 'Retry-After': String(retryAfterSeconds) });
+  return new AppError('rate_limited', message, { headers: { 'Retry-After': String(retryAfterSeconds) } });
 }
 
 /** The state that decides whether a user's credentials still work (one primary-key read). */

@@ -145,7 +145,8 @@ export function createChargesService(deps: ChargesDeps) {
       assertSameRequest(key, row.requestHash, fingerprint);
       // The first request is finished once the acquirer answered (the BR Code is stored) or it failed.
       if (row.qrCode || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
-      if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
+      if (Date.now() > deadline)
+        throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -175,7 +176,7 @@ export function createChargesService(deps: ChargesDeps) {
     let pixKey: string;
     try {
       if (input.customer && !isValidDocument(input.customer.document)) {
-        throw unprocessable('customer.document is not a valid CPF or CNPJ');
+        throw unprocessable('customer.document is not a valid CPF or CNPJ', 'invalid_document', 'customer.document');
       }
       ({ pixKey } = await prerequisites(merchantId));
     } catch (err) {
@@ -226,7 +227,7 @@ export function createChargesService(deps: ChargesDeps) {
       // Lost the race for this idempotency key: answer with the winner's charge.
       const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
       if (replay) return replay;
-      throw conflict('A request with this idempotency key is still being processed');
+      throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
     }
     dropListCache(merchantId);
 
@@ -353,7 +354,8 @@ export function createChargesService(deps: ChargesDeps) {
       const refundable = charge.amount - charge.refundedAmount - open;
       const amount = input.amount ?? refundable;
       if (refundable <= 0) throw invalid('Nothing left to refund on this charge');
-      if (amount > refundable) throw invalid(`amount exceeds the refundable ${refundable} cents`);
+      if (amount > refundable)
+        throw invalid(`amount exceeds the refundable ${refundable} cents`, 'invalid_request', 'amount');
       await charges.insertRefund({
         id: refundId,
         chargeId: id,
@@ -367,7 +369,8 @@ export function createChargesService(deps: ChargesDeps) {
       try {
         await ledger.debitRefund(trx, { refundId, merchantId, amount });
       } catch (err) {
-        if (err instanceof ledger.InsufficientFundsError) throw invalid('Insufficient balance for this refund');
+        if (err instanceof ledger.InsufficientFundsError)
+          throw invalid('Insufficient balance for this refund', 'insufficient_balance');
         throw err;
       }
       return { id: refundId, chargeId: id, amount, reason: input.reason ?? null, status: 'REQUESTED' as const };

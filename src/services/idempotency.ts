@@ -39,7 +39,10 @@ export function requestFingerprint(input: unknown): Buffer {
  */
 export function assertSameRequest(key: string, stored: Buffer | null | undefined, fingerprint: Buffer): void {
   if (stored && !stored.equals(fingerprint)) {
-    throw unprocessable(`Idempotency key "${key}" was already used with a different request body`);
+    throw unprocessable(
+      `Idempotency key "${key}" was already used with a different request body`,
+      'idempotency_key_reused',
+    );
   }
 }
 
@@ -65,8 +68,10 @@ export async function withIdempotencyKey<T>(
   const store = idempotencyKeysStore(trx);
   if (!(await store.take(k))) {
     const row = await store.find<T>(k);
-    if (!row || row.result === null) throw conflict('A request with this idempotency key is still being processed');
-    if (row.target_id !== k.targetId) throw conflict('This idempotency key was already used for another resource');
+    if (!row || row.result === null)
+      throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
+    if (row.target_id !== k.targetId)
+      throw conflict('This idempotency key was already used for another resource', 'idempotency_key_in_use');
     assertSameRequest(k.key, row.request_hash, k.fingerprint);
     return { replay: true, result: row.result };
   }

@@ -480,7 +480,8 @@ export async function postAdjustment(
       ],
     });
   } catch (err) {
-    if (err instanceof InsufficientFundsError) throw invalid('Insufficient available balance for this adjustment');
+    if (err instanceof InsufficientFundsError)
+      throw invalid('Insufficient available balance for this adjustment', 'insufficient_balance');
     throw err;
   }
 }

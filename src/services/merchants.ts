@@ -8,7 +8,7 @@ import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
-import { conflict, invalid, notFound } from '../lib/errors';
+import { conflict, notFound, validationError } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { turnBatcher } from '../lib/batcher';
 import { merchantsStore, type Merchant, type PixKey } from '../stores/merchants';
@@ -295,7 +295,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
     input: { type: PixKeyType; key: string },
   ): Promise<PixKeyView> {
     const check = validatePixKey(input.type, input.key);
-    if (!check.ok) throw invalid(check.reason);
+    if (!check.ok) throw validationError(check.reason, 'key');
     let created: PixKey;
     try {
       created = await knex.transaction(async (trx) => {

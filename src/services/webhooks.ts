@@ -10,7 +10,7 @@ import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses
 import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { conflict, invalid, notFound } from '../lib/errors';
+import { conflict, invalid, notFound, validationError } from '../lib/errors';
 import { webhooksStore, type DeliveryRow, type LogRow, type WebhookPatch, type WebhookRow } from '../stores/webhooks';
 import { generateWebhookSecret, maskWebhookSecret } from './webhook-signature';
 import { newId } from '../lib/ids';
@@ -147,7 +147,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
 
   async function checkUrl(url: string): Promise<void> {
     const problem = await webhookUrlProblem(url, policy);
-    if (problem) throw invalid(`url ${problem}`);
+    if (problem) throw validationError(`url ${problem}`, 'url');
   }
 
   async function own(merchantId: string, id: string, q: Knex | Knex.Transaction = knex): Promise<WebhookRow> {

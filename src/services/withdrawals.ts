@@ -131,7 +131,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
           await withdrawalsStore(trx).deleteUncommitted(r.id);
           results.push(
             err instanceof ledger.InsufficientFundsError
-              ? invalid('Insufficient available balance for this withdrawal')
+              ? invalid('Insufficient available balance for this withdrawal', 'insufficient_balance')
               : asError(err),
           );
         }
@@ -182,7 +182,8 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
       for (;;) {
         const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
         if (replay) return replay;
-        if (Date.now() > deadline) throw conflict('A request with this idempotency key is still being processed');
+        if (Date.now() > deadline)
+          throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
         await new Promise((r) => setTimeout(r, 50));
       }
     }

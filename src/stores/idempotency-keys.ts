@@ -38,3 +38,32 @@ export function idempotencyKeysStore(trx: Knex.Transaction) {
     },
   };
 }
+
+/**
+ * The purge of expired keys (docs/api.md "Idempotency"), a batch at a time so that no statement
+ * holds many row locks: key rows of refunds and adjustments are deleted; charges and withdrawals
+ * keep their row and lose the key (and its fingerprint), which frees it for a new request.
+ */
+export function expiredIdempotencyKeysStore(knex: Knex) {
+  return {
+    async deleteKeyRows(before: Date, batch: number): Promise<number> {
+      return (
+        await knex.raw(
+          `delete from idempotency_keys where ctid in
+           (select ctid from idempotency_keys where created_at < ? limit ?)`,
+          [before, batch],
+        )
+      ).rowCount as number;
+    },
+
+    async releaseResourceKeys(table: 'charges' | 'withdrawals', before: Date, batch: number): Promise<number> {
+      return (
+        await knex.raw(
+          `update ?? set idempotency_key = null, request_hash = null where id in
+           (select id from ?? where idempotency_key is not null and created_at < ? limit ?)`,
+          [table, table, before, batch],
+        )
+      ).rowCount as number;
+    },
+  };
+}

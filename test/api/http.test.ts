@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/lib/logger';
 import { startApi, type ErrorBody, type MerchantFixture, type TestApi } from '../support/api';
+import { assertErrorBody } from '../support/errors';
 
 describe('API: cross-cutting behaviour', () => {
   let api: TestApi;
@@ -18,7 +19,7 @@ describe('API: cross-cutting behaviour', () => {
       for (const rawBody of ['{"name": ', 'not json', '{"name": "x",}']) {
         const res = await api.request<ErrorBody>('POST', '/v1/api-keys', { token: m.token, rawBody });
         assert.equal(res.status, 400, rawBody);
-        assert.deepEqual(Object.keys(res.body), ['message']);
+        assertErrorBody(res.body);
       }
     });
 
@@ -184,7 +185,7 @@ describe('API: cross-cutting behaviour', () => {
         const mm = await failing.createMerchant();
         const res = await failing.request<ErrorBody>('GET', '/v1/test/boom', { token: mm.token });
         assert.equal(res.status, 500);
-        assert.deepEqual(res.body, { message: 'Internal server error' });
+        assert.equal(assertErrorBody(res.body, '', { code: 'internal_error' }).message, 'Internal server error');
       } finally {
         await failing.close();
       }

@@ -162,7 +162,11 @@ describe('OpenAPI document', function () {
     for (const field of ['id', 'txid', 'qrCode', 'imageBase64', 'amount', 'status', 'expiresIn', 'customer']) {
       assert.ok(created.properties.charge.required.includes(field), `charge.${field}`);
     }
-    assert.deepEqual((doc.components.schemas.Error as { required: string[] }).required, ['message']);
+    assert.deepEqual((doc.components.schemas.Error as { required: string[] }).required, [
+      'message',
+      'code',
+      'requestId',
+    ]);
     const errorRef = { $ref: '#/components/schemas/Error' };
     assert.deepEqual(op('post', '/v1/charges').responses['400']?.content?.['application/json'].schema, errorRef);
     assert.deepEqual(

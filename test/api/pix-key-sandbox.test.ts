@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { eventually } from '../support/charges';
 import { manualMedStack, pixKeyFlows, type MedStack } from '../support/med';
+import { assertErrorBody } from '../support/errors';
 
 interface SandboxKeyBody {
   message: string;
@@ -82,7 +83,7 @@ describe('sandbox PIX key activation', function () {
     for (const action of ['activate', 'deactivate']) {
       const res = await act(stranger.token, key.id, action);
       assert.equal(res.status, 404);
-      assert.deepEqual(res.body, { message: 'PIX key not found' });
+      assert.equal(assertErrorBody(res.body, '', { code: 'not_found' }).message, 'PIX key not found');
       assert.equal((await act(owner.token, 'pk_unknown', action)).status, 404);
       assert.equal((await s.api.request('POST', `/v1/sandbox/pix-keys/${key.id}/${action}`, { body: {} })).status, 401);
     }

@@ -15,6 +15,7 @@ import {
   type WithdrawalsStack,
 } from '../support/withdrawals';
 import type { MerchantFixture } from '../support/api';
+import { assertErrorBody } from '../support/errors';
 
 interface ListBody {
   page: number;
@@ -40,7 +41,7 @@ describe('withdrawals API', function () {
       headers,
     });
     assert.equal(res.status, 400, JSON.stringify(res.body));
-    assert.deepEqual(Object.keys(res.body), ['message']);
+    assertErrorBody(res.body);
     return res.body.message;
   };
 
@@ -98,7 +99,10 @@ describe('withdrawals API', function () {
       // before the withdrawal's own rule (which stays as a second guard) is reached.
       const refused = await withdraw(suspended.token, { amount: 100, ...DEST });
       assert.equal(refused.status, 403);
-      assert.deepEqual(refused.body, { message: 'This merchant account is suspended; contact support' });
+      assert.equal(
+        assertErrorBody(refused.body, '', { code: 'forbidden' }).message,
+        'This merchant account is suspended; contact support',
+      );
     });
 
     it('refuses more than the available balance, and amounts below 100 or not integers', async () => {
@@ -486,7 +490,7 @@ describe('withdrawals API', function () {
       token: b.token,
     });
     assert.equal(byB.status, 404);
-    assert.deepEqual(byB.body, { message: 'Withdrawal not found' });
+    assert.equal(assertErrorBody(byB.body, '', { code: 'not_found' }).message, 'Withdrawal not found');
     assert.equal(
       (await s.api.request('GET', '/v1/merchants/me/withdrawals/wd_unknown', { token: a.token })).status,
       404,

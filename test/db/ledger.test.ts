@@ -433,7 +433,10 @@ describe('ledger', () => {
         );
       await adjust(500);
       await adjust(-200);
-      await assert.rejects(adjust(-301), (err: unknown) => err instanceof AppError && err.kind === 'invalid');
+      await assert.rejects(
+        adjust(-301),
+        (err: unknown) => err instanceof AppError && err.code === 'insufficient_balance',
+      );
       assert.deepEqual(await ledger.getAccounts(knex, m), { available: 300, adjustments: -300 });
       await assertBooksBalance(knex, m);
     });

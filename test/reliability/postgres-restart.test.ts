@@ -18,6 +18,7 @@ import { postingsTo } from '../support/ledger-postings';
 import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
 import { startStack, waitUntil, type ApiProc, type Stack } from './support/stack';
 import { call, readyMerchant, withdrawalBody, type ReadyMerchant } from './support/client';
+import { assertErrorBody } from '../support/errors';
 
 /** No request may take longer than this, database down or not. */
 const BOUND_MS = 20_000;
@@ -146,11 +147,8 @@ describe('reliability: PostgreSQL restarted under load', function () {
     const unavailable = outcomes.filter((o) => o.status === 503);
     assert.ok(unavailable.length > 0);
     for (const o of unavailable) {
-      assert.deepEqual(
-        JSON.parse(o.body) as object,
-        { message: 'Service temporarily unavailable; retry shortly' },
-        o.body,
-      );
+      const body = assertErrorBody(JSON.parse(o.body) as object, o.body, { code: 'service_unavailable' });
+      assert.equal(body.message, 'Service temporarily unavailable; retry shortly', o.body);
       assert.equal(o.retryAfter, '5', `${o.what}: 503 without Retry-After: 5`);
     }
     for (const o of outcomes.filter((x) => x.status >= 400 && x.status !== 503))

@@ -14,6 +14,7 @@ import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
 import { startStack, waitUntil, type ApiProc, type Stack } from './support/stack';
 import { call, readyMerchant, registerWebhook, withdrawalBody, type ReadyMerchant } from './support/client';
 import { startCountingReceiver, type CountingReceiver } from './support/receiver';
+import { assertErrorBody } from '../support/errors';
 
 const MERCHANTS = 3;
 const CHARGES_PER_MERCHANT = 6;
@@ -211,6 +212,6 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
     const again = await call(b.url, 'GET', '/v1/merchants/me/balance', { token: m.apiKey });
     assert.equal(again.status, 429);
     assert.ok(Number(again.headers.get('retry-after')) > 0);
-    assert.deepEqual(Object.keys(again.body), ['message']);
+    assertErrorBody(again.body);
   });
 });

@@ -10,6 +10,7 @@ import type { MerchantFixture } from '../support/api';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { DEST, fundedMerchant, withdrawalsStack, WITHDRAWALS_CALLBACK_SECRET } from '../support/withdrawals';
+import { assertErrorBody } from '../support/errors';
 
 describe('security: acquirer callbacks replayed or tampered with', function () {
   this.timeout(60_000);
@@ -106,7 +107,7 @@ describe('security: acquirer callbacks replayed or tampered with', function () {
     ]) {
       const res = await post(tampered, signature);
       assert.equal(res.status, 401, tampered);
-      assert.deepEqual(Object.keys((await res.json()) as object), ['message']);
+      assertErrorBody((await res.json()) as object);
     }
     // Signed with another secret: refused too.
     assert.equal((await post(genuine, signCallback('not-the-acquirer', genuine))).status, 401);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import jwt from 'jsonwebtoken';
 import { startApi, type ApiResponse, type MerchantFixture, type TestApi } from '../support/api';
+import { assertErrorBody } from '../support/errors';
 
 const b64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -27,7 +28,7 @@ describe('security: credentials', function () {
 
   const refusedWith = (res: ApiResponse<Record<string, unknown>>, status: number, what: string): void => {
     assert.equal(res.status, status, `${what}: ${res.status} ${JSON.stringify(res.body)}`);
-    assert.deepEqual(Object.keys(res.body), ['message'], `${what}: ${JSON.stringify(res.body)}`);
+    assertErrorBody(res.body, `${what}: ${JSON.stringify(res.body)}`);
   };
 
   /** Tried on a merchant route with data and on an admin route. */

@@ -15,6 +15,7 @@ import { medStack } from '../support/med';
 import { SAMPLE_EVENT_DATA, webhookStack } from '../support/webhooks';
 import { routesOf, type RouteEntry } from './routes';
 import { ENDPOINTS } from '../../src/openapi/document';
+import { assertErrorBody } from '../support/errors';
 
 interface Target {
   api: TestApi;
@@ -212,7 +213,7 @@ describe('security: object-level authorization on every :id route', function () 
           expected,
           `${route} with the other merchant's ${label}: ${res.status} ${JSON.stringify(res.body)}`,
         );
-        assert.deepEqual(Object.keys(res.body), ['message'], `${route}: ${JSON.stringify(res.body)}`);
+        assertErrorBody(res.body, `${route}: ${JSON.stringify(res.body)}`);
         for (const id of Object.values(ids)) {
           assert.ok(!JSON.stringify(res.body).includes(id) || target.path.includes(id), `${route} leaks ${id}`);
         }

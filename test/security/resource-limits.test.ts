@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startApi, type TestApi } from '../support/api';
 import { fundedMerchant, withdrawalsStack } from '../support/withdrawals';
 import { WEBHOOKS_TEST_CONFIG, webhookStack } from '../support/webhooks';
+import { assertErrorBody } from '../support/errors';
 
 describe('security: resource limits', function () {
   this.timeout(60_000);
@@ -22,7 +23,7 @@ describe('security: resource limits', function () {
     const big = JSON.stringify({ name: 'big', description: 'x'.repeat(api.config.BODY_LIMIT_BYTES) });
     const res = await api.request<Record<string, unknown>>('POST', '/v1/api-keys', { token: m.token, rawBody: big });
     assert.equal(res.status, 413, JSON.stringify(res.body));
-    assert.deepEqual(Object.keys(res.body), ['message']);
+    assertErrorBody(res.body);
     assert.equal((await api.knex('api_keys').where({ merchant_id: m.merchantId })).length, 0);
     // Also unauthenticated: the size is refused before anything else is read.
     assert.equal((await api.request('POST', '/v1/auth/login', { rawBody: big })).status, 413);
@@ -40,7 +41,7 @@ describe('security: resource limits', function () {
     ] as const) {
       const over = await target.request<Record<string, unknown>>('GET', `${path}?limit=101`, { token: m.token });
       assert.equal(over.status, 400, `${path}: ${JSON.stringify(over.body)}`);
-      assert.deepEqual(Object.keys(over.body), ['message']);
+      assertErrorBody(over.body);
       assert.equal((await target.request('GET', `${path}?limit=100`, { token: m.token })).status, 200, path);
       assert.equal((await target.request('GET', `${path}?limit=1e9`, { token: m.token })).status, 400, path);
     }
@@ -55,7 +56,7 @@ describe('security: resource limits', function () {
       statuses.push(res.status);
       if (res.status === 429) {
         retryAfter = res.headers.get('retry-after');
-        assert.deepEqual(Object.keys(res.body), ['message']);
+        assertErrorBody(res.body);
       }
     }
     assert.deepEqual(statuses.slice(0, 5), [200, 200, 200, 200, 200]);

@@ -18,6 +18,7 @@ import { createWebhooksService } from '../../src/services/webhooks';
 import { startApi, TEST_ADMIN, type LoginBody, type TestApi } from '../support/api';
 import { CALLBACK_SECRET, chargesStack } from '../support/charges';
 import { WEBHOOKS_TEST_CONFIG } from '../support/webhooks';
+import { assertErrorBody } from '../support/errors';
 
 describe('security: secrets in logs, responses and the database', function () {
   this.timeout(60_000);
@@ -158,7 +159,7 @@ describe('security: secrets in logs, responses and the database', function () {
       const res = await api.request<Record<string, unknown>>(method, path, { token, ...opts });
       const text = JSON.stringify(res.body);
       assert.ok(res.status >= 400 && res.status < 500, `${method} ${path}: ${res.status} ${text}`);
-      assert.deepEqual(Object.keys(res.body), ['message'], `${method} ${path}: ${text}`);
+      assertErrorBody(res.body, `${method} ${path}: ${text}`);
       assert.doesNotMatch(
         text,
         /\bat .+:\d+:\d+|node_modules|stack|select |insert |update |relation "|syntax error|knex|pg-protocol|violates/i,

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { DEST, fundedMerchant, withdrawalsStack, type WithdrawalsStack } from '../support/withdrawals';
 import { SAMPLE_EVENT_DATA, webhookStack } from '../support/webhooks';
 import type { MerchantFixture } from '../support/api';
+import { assertErrorBody } from '../support/errors';
 
 describe('security: tenant isolation beyond path ids', function () {
   this.timeout(60_000);
@@ -86,7 +87,7 @@ describe('security: tenant isolation beyond path ids', function () {
     ] as const) {
       const res = await s.api.request<Record<string, unknown>>(method, path, { token: admin });
       assert.ok(res.status >= 400 && res.status < 500, `${path}: ${res.status}`);
-      assert.deepEqual(Object.keys(res.body), ['message'], path);
+      assertErrorBody(res.body, path);
     }
   });
 });

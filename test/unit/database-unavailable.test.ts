@@ -12,6 +12,7 @@ import { freePort } from '../../src/db/embedded-postgres';
 import { isDatabaseUnavailable } from '../../src/db/unavailable';
 import { createLogger } from '../../src/lib/logger';
 import { TEST_CONFIG } from '../support/api';
+import { assertErrorBody } from '../support/errors';
 
 describe('database unavailable → 503', () => {
   it('classifies connection failures, and only them', () => {
@@ -77,12 +78,19 @@ describe('database unavailable → 503', () => {
         });
         const text = await res.text();
         assert.equal(res.status, 503, `${method} ${path}: ${text}`);
-        assert.deepEqual(Object.keys(JSON.parse(text) as object), ['message']);
+        assertErrorBody(JSON.parse(text) as object, `${method} ${path}`, {
+          code: 'service_unavailable',
+          headers: res.headers,
+        });
         assert.equal(res.headers.get('retry-after'), '5');
         assert.ok(Date.now() - started < 15_000, 'answered within the bound');
       }
-      // Readiness says which dependency is down (its own shape, not an error body).
-      assert.equal((await fetch(`${base}/readyz`)).status, 503);
+      // Readiness says which dependency is down: an error body with the checks beside it.
+      const ready = await fetch(`${base}/readyz`);
+      assert.equal(ready.status, 503);
+      const { checks, ...error } = (await ready.json()) as { checks: Record<string, string> };
+      assert.equal(checks.database, 'failed');
+      assertErrorBody(error, 'readyz', { code: 'service_unavailable', headers: ready.headers });
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

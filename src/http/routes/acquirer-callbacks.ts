@@ -37,7 +37,7 @@ export function acquirerCallbackRoutes(deps: {
     try {
       parsed = JSON.parse(utf8.decode(raw));
     } catch {
-      throw invalid('Malformed JSON body: expected a JSON object');
+      throw invalid('Malformed JSON body: expected a JSON object', 'malformed_json');
     }
     return validate(schema, parsed, 'Callback');
   };

@@ -3,6 +3,7 @@
  * not restart us for a database blip). GET /readyz — every readiness check (database, Temporal, …)
  * answers within a deadline; 503 otherwise, naming which checks failed but never why.
  */
+import { errorAnswer } from '../middleware/errors';
 import type { AppRouter } from '../types';
 
 export type ReadinessCheck = () => Promise<unknown>;
@@ -39,7 +40,7 @@ export function healthRoutes(checks: Record<string, ReadinessCheck>, timeoutMs =
       const failed = names.filter((n) => results[n] === 'failed');
       if (failed.length > 0) {
         ctx.status = 503;
-        ctx.body = { message: `Not ready: ${failed.join(', ')}`, checks: results };
+        ctx.body = { ...errorAnswer(ctx, 'service_unavailable', `Not ready: ${failed.join(', ')}`), checks: results };
         return;
       }
       ctx.body = { status: 'ok', checks: results };

@@ -3,6 +3,7 @@
  * METRICS_TOKEN is set; then it wants `Authorization: Bearer <METRICS_TOKEN>` (compared in
  * constant time), so business volumes are not public where the API is.
  */
+import { unauthenticated } from '../../lib/errors';
 import { metricsTokenMatches, renderMetrics } from '../../observability/metrics';
 import type { AppRouter } from '../types';
 
@@ -11,9 +12,7 @@ export function metricsRoutes(opts: { token?: string } = {}) {
     router.get('/metrics', async (ctx) => {
       if (opts.token) {
         if (!metricsTokenMatches(ctx.get('authorization'), opts.token)) {
-          ctx.status = 401;
-          ctx.body = { message: 'A valid metrics token is required' };
-          return;
+          throw unauthenticated('A valid metrics token is required');
         }
       }
       const { contentType, body } = await renderMetrics();
