@@ -101,6 +101,13 @@ describe('temporal-test-server: Web UI', function () {
     assert.deepEqual(await history(`http://127.0.0.1:${server.httpPort}`), [{ chargeId: 'c1' }]);
   });
 
+  it("answers the schedules page's count of running scheduler runs (none)", async () => {
+    const query = 'TemporalNamespaceDivision="TemporalScheduler" AND ExecutionStatus="Running"';
+    const res = await fetch(`${base}/api/v1/namespaces/default/workflow-count?query=${encodeURIComponent(query)}`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), {});
+  });
+
   it('takes only GET and HEAD for the UI', async () => {
     const res = await fetch(`${base}/`, { method: 'POST', body: '{}' });
     assert.equal(res.status, 405);
