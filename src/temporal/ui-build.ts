@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 
@@ -61,6 +62,14 @@ export function startUiBuild(logger: Logger): UiBuild {
       c.on('error', () => resolve(-1));
       c.on('exit', (exit) => resolve(exit ?? -1));
       c.unref();
+      // Below the service's own threads: the build must not slow requests or workflows on a small machine.
+      if (c.pid !== undefined) {
+        try {
+          os.setPriority(c.pid, 10);
+        } catch {
+          // not permitted here: it builds at normal priority
+        }
+      }
     }).finally(() => fs.closeSync(log));
     if (code !== 0) {
       const output = fs.readFileSync(BUILD_LOG, 'utf8').slice(-4000).trim();
