@@ -5,7 +5,19 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '**/.build/**', 'dist/**', '.data/**', 'coverage/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '**/.build/**',
+      'dist/**',
+      '.data/**',
+      'coverage/**',
+      // The Temporal UI's build output and SvelteKit's generated files (tools/temporal-ui).
+      'tools/temporal-ui/build/**',
+      'tools/temporal-ui/.svelte-kit/**',
+      '.test-output/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -87,6 +87,11 @@ const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: optionalString.transform((v) => v ?? 'pixflow'),
   /** Local Temporal of `npm start` (TEMPORAL_ADDRESS unset): ours, durable under DATA_DIR; `cli` downloads the official dev server. */
   TEMPORAL_LOCAL_SERVER: z.enum(['pixflow', 'cli']).optional().default('pixflow'),
+  /**
+   * The Temporal UI beside the local server of `npm start` (docs/operations.md "Watching workflows"):
+   * built on first start into tools/temporal-ui/build; `off` = headless, nothing built.
+   */
+  TEMPORAL_UI: z.enum(['on', 'off']).optional().default('on'),
   /** `off` disables the charge workflow reconciler (to show that workflows survive restarts on their own). */
   RECONCILER: z.enum(['on', 'off']).optional().default('on'),
   /** Tag workflows with the MerchantId/EntityId search attributes (the cluster must have them registered). */

@@ -1,7 +1,7 @@
 /**
  * Worker-thread side of the embedded Temporal server (local-server.ts): runs the project's server
  * on this thread's own event loop, so its gRPC and history work never delays an API request.
- * Posts `{port, httpPort}` once listening (gRPC and its HTTP API; or `{error}`), and closes the
+ * Posts `{port, httpPort, uiPort}` once listening (gRPC, its HTTP API, the UI; or `{error}`), and closes the
  * server when told `stop`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -12,9 +12,12 @@ import { ENTITY_ID_ATTRIBUTE_NAME, MERCHANT_ID_ATTRIBUTE_NAME } from './search-a
 export interface LocalServerThreadData {
   dbFilename: string;
   logLevel: string;
+  /** The Temporal UI's build folder: served on a port of its own (with the HTTP API) when set. */
+  uiDir?: string;
 }
 
-export type LocalServerThreadMessage = { port: number; httpPort?: number } | { error: string } | { stopped: true };
+export type LocalServerThreadMessage =
+  { port: number; httpPort?: number; uiPort?: number } | { error: string } | { stopped: true };
 
 const port = parentPort;
 if (port) {
@@ -23,6 +26,7 @@ if (port) {
   startServer({
     port: 0,
     httpPort: 0,
+    ...(data.uiDir ? { uiPort: 0, uiDir: data.uiDir } : {}),
     host: '127.0.0.1',
     timeSkipping: false,
     logger,
@@ -39,7 +43,7 @@ if (port) {
           port.postMessage(stopped);
         });
       });
-      const ready: LocalServerThreadMessage = { port: server.port, httpPort: server.httpPort };
+      const ready: LocalServerThreadMessage = { port: server.port, httpPort: server.httpPort, uiPort: server.uiPort };
       port.postMessage(ready);
     },
     (err: unknown) => {

@@ -20,6 +20,8 @@ export interface LocalTemporal {
   address: string;
   /** The embedded server's HTTP API (grpc-gateway surface), `http://host:port`; none for the CLI's. */
   httpUrl?: string;
+  /** The Temporal UI on the embedded server, `http://host:port`, when `uiDir` was given. */
+  uiUrl?: string;
   kind: 'temporal-cli-dev-server' | 'pixflow-durable-server';
   stop(): Promise<void>;
 }
@@ -50,6 +52,8 @@ export async function startLocalTemporal(opts: {
   dataDir: string;
   logger: Logger;
   server?: 'pixflow' | 'cli';
+  /** Serve the Temporal UI from this build folder (src/temporal/ui-build.ts); embedded server only. */
+  uiDir?: string;
 }): Promise<LocalTemporal> {
   if (opts.server === 'cli') {
     // Loaded only here: @temporalio/testing is a development dependency, absent from the image.
@@ -70,6 +74,7 @@ export async function startLocalTemporal(opts: {
     workerData: {
       dbFilename: localJournalPath(opts.dataDir),
       logLevel: opts.logger.level,
+      uiDir: opts.uiDir,
     } satisfies LocalServerThreadData,
   });
   const next = (): Promise<LocalServerThreadMessage> =>
@@ -91,6 +96,7 @@ export async function startLocalTemporal(opts: {
   return {
     address: `127.0.0.1:${first.port}`,
     httpUrl: first.httpPort ? `http://127.0.0.1:${first.httpPort}` : undefined,
+    uiUrl: first.uiPort ? `http://127.0.0.1:${first.uiPort}` : undefined,
     kind: 'pixflow-durable-server',
     stop: async () => {
       const stopped = next().catch(() => undefined);

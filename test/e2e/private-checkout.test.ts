@@ -67,7 +67,14 @@ describe('npm start from a private (0700) checkout', function () {
     base = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'src/cli/start.ts'], {
       cwd: checkout,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1' },
+      // No UI: the copy has no UI build (git ignores it), and building one is temporal-ui.test.ts's part.
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        TEMPORAL_UI: 'off',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));

@@ -8,7 +8,9 @@ import { consoleLogger, type Logger } from './logger';
 import { unaryMethods } from './rpc/grpc';
 import { H2Server, type ServerTlsOptions } from './rpc/h2server';
 import { operatorService } from './rpc/operator-service';
-import { startHttpGateway, type RunningHttpGateway } from './http-gateway';
+import http from 'node:http';
+import { httpGatewayHandler, listen, type RunningHttpGateway } from './http-gateway';
+import { uiRequestHandler } from './http-gateway/ui';
 import { testService } from './rpc/test-service';
 import { workflowService } from './rpc/workflow-service';
 import { afterCommit, Journal } from './persistence/journal';
@@ -68,6 +70,13 @@ export interface ServerOptions {
    * keys are sent) with UNAUTHENTICATED. Unset: no check.
    */
   apiKey?: string;
+  /**
+   * Also serve the Temporal UI (README "Web UI") on this port of the same host, with the HTTP
+   * API's routes on the same origin; 0 = any free port. Unset: no UI (the dev server's `--headless`).
+   */
+  uiPort?: number;
+  /** The UI's static build (an `index.html` and its assets); required with `uiPort`. */
+  uiDir?: string;
 }
 
 export interface RunningServer {
@@ -75,6 +84,8 @@ export interface RunningServer {
   address: string;
   /** The HTTP API's port, when `httpPort` was given. */
   httpPort?: number;
+  /** The UI's port, when `uiPort` was given. */
+  uiPort?: number;
   /** Stops accepting calls, ends open long polls and frees every timer. */
   close(): Promise<void>;
   /** For diagnostics and tests of the server itself. */
@@ -131,16 +142,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const port = await server.listen(host, opts.port);
   // The HTTP API runs the same method tables (same handlers, same durable wrapper) in process.
   let gateway: RunningHttpGateway | undefined;
-  if (opts.httpPort !== undefined) {
-    try {
-      gateway = await startHttpGateway({
+  let ui: RunningHttpGateway | undefined;
+  if (opts.httpPort !== undefined || opts.uiPort !== undefined) {
+    const api = (payloadShorthand: boolean): http.RequestListener =>
+      httpGatewayHandler({
         host,
-        port: opts.httpPort,
+        port: opts.httpPort ?? 0,
         services: services.filter((s) => !s.name.includes('testservice')),
         logger,
         defaultNamespace: 'default',
+        payloadShorthand,
       });
+    try {
+      if (opts.httpPort !== undefined) gateway = await listen(http.createServer(api(true)), host, opts.httpPort);
+      if (opts.uiPort !== undefined) {
+        if (!opts.uiDir) throw new Error('uiPort needs uiDir (the UI build)');
+        // The UI decodes payloads from their long form (base64 `data`), as its own server sends them.
+        const handler = uiRequestHandler({ dir: opts.uiDir, api: api(false) });
+        ui = await listen(http.createServer(handler), host, opts.uiPort);
+      }
     } catch (err) {
+      await gateway?.close();
       await server.close(0);
       clock.close();
       await journal?.close();
@@ -174,6 +196,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     address: `${host}:${port}`,
     httpPort: gateway?.port,
+    uiPort: ui?.port,
     store,
     clock,
     close: async () => {
@@ -183,6 +206,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       clearInterval(parker);
       store.wfMatching.close();
       store.actMatching.close();
+      await ui?.close();
       await gateway?.close();
       await server.close(1000);
       clock.close();

@@ -7,13 +7,17 @@
  *       Standalone: real time unless --time-skipping; logs each workflow start/close at info.
  *   temporal-test-server server start-dev --port P [--namespace N] [--ip I] [--db-filename F] [--http-port H] ...
  *       Drop-in for the Temporal CLI dev server as spawned by `TestWorkflowEnvironment.createLocal`:
- *       real time; with --db-filename, durable. UI, logging and dynamic-config flags are accepted
- *       and ignored (there is no UI); --search-attribute Name=Type registers a search attribute;
- *       other unknown flags are ignored with one warning.
+ *       real time; with --db-filename, durable. Serves the Temporal UI on --ui-port (default: the
+ *       gRPC port + 1000, as the dev server; any free port when --port is 0) unless --headless
+ *       (README "Web UI"). Logging and dynamic-config flags are accepted and ignored;
+ *       --search-attribute Name=Type registers a search attribute; other unknown flags are ignored
+ *       with one warning.
  *   --http-port H serves the HTTP API on H (README "HTTP API"), as the dev server does.
  *   --tls-cert FILE --tls-key FILE [--tls-client-ca FILE] [--api-key KEY] (standalone and
  *       start-dev): gRPC over TLS, client certificates from that CA required, calls without
  *       `authorization: Bearer KEY` refused (README "TLS and API keys").
+ *   --ui-port U (standalone too) serves the UI and the HTTP API on U; --ui-dir D reads the UI's
+ *       build from D (default: the repo's tools/temporal-ui/build).
  * Exits cleanly on SIGTERM/SIGINT.
  *
  * TEMPORAL_TEST_SERVER_PARK_IDLE_MS=<ms> sets how soon idle runs are parked (README, "Memory per
@@ -21,15 +25,20 @@
  * parking forced on everywhere.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { consoleLogger, startServer, type ServerOptions, type ValueType } from './index';
+
+/** Where `npm run build -w @pixflow/temporal-ui` writes the UI (the sibling workspace package). */
+export const DEFAULT_UI_DIR = path.resolve(__dirname, '..', '..', 'temporal-ui', 'build');
 
 const valueTypes: ValueType[] = ['Keyword', 'KeywordList', 'Text', 'Int', 'Double', 'Bool', 'Datetime'];
 
 function usage(msg: string): never {
   process.stderr.write(
     `${msg}\nusage: temporal-test-server <port> [--enable-time-skipping]\n` +
-      `       temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE] [--http-port H]\n` +
+      `       temporal-test-server --port <n> [--time-skipping] [--quiet] [--db-filename FILE] [--http-port H] [--ui-port U]\n` +
       `       temporal-test-server server start-dev --port <n> [--namespace N] [--ip I] [--db-filename FILE] [--http-port H]\n` +
+      `                            [--ui-port U | --headless] [--ui-dir DIR]\n` +
       `       (standalone and start-dev) [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--api-key KEY]\n`,
   );
   process.exit(2);
@@ -77,9 +86,8 @@ function securityOptions(f: SecurityFlags): Pick<ServerOptions, 'tls' | 'apiKey'
   };
 }
 
-/** Dev-server flags that take a value and are accepted without effect (no UI, our own logging). */
+/** Dev-server flags that take a value and are accepted without effect (our own logging; UI on --ip). */
 const devIgnoredWithValue = new Set([
-  '--ui-port',
   '--ui-ip',
   '--ui-public-path',
   '--log-format',
@@ -89,7 +97,7 @@ const devIgnoredWithValue = new Set([
   '--sqlite-pragma',
   '--config',
 ]);
-const devIgnoredFlags = new Set(['--headless', '--log-config']);
+const devIgnoredFlags = new Set(['--log-config']);
 
 /** `server start-dev ...` as the Temporal CLI takes it (and as sdk-core spawns it). */
 function parseStartDev(argv: string[]): CliOptions {
@@ -97,6 +105,9 @@ function parseStartDev(argv: string[]): CliOptions {
   let host = '127.0.0.1';
   let dbFilename: string | undefined;
   let httpPort: number | undefined;
+  let uiPort: number | undefined;
+  let headless = false;
+  let uiDir = DEFAULT_UI_DIR;
   const namespaces: string[] = [];
   const searchAttributes: Record<string, ValueType> = {};
   const security: SecurityFlags = {};
@@ -113,6 +124,9 @@ function parseStartDev(argv: string[]): CliOptions {
     else if (flag === '--db-filename' || flag === '-f') dbFilename = value();
     else if (flag === '--http-port') httpPort = Number(value());
     else if (securityFlags[flag]) security[securityFlags[flag]] = value();
+    else if (flag === '--ui-port') uiPort = Number(value());
+    else if (flag === '--ui-dir') uiDir = path.resolve(value());
+    else if (flag === '--headless') headless = true;
     else if (flag === '--search-attribute') {
       // `Name=Type`, as the CLI takes it (Keyword, Text, Int, Double, Bool, Datetime, KeywordList).
       const [name, type] = value().split('=');
@@ -130,6 +144,9 @@ function parseStartDev(argv: string[]): CliOptions {
   }
   if (!Number.isInteger(port) || port < 0 || port > 65535) usage('--port must be a port number');
   if (httpPort !== undefined && !isPort(httpPort)) usage('--http-port must be a port number');
+  if (uiPort !== undefined && !isPort(uiPort)) usage('--ui-port must be a port number');
+  // As the dev server: the UI beside the gRPC port, + 1000 (a random gRPC port: a random UI port).
+  if (!headless && uiPort === undefined) uiPort = port === 0 || port + 1000 > 65535 ? 0 : port + 1000;
   const warnings =
     unknown.length > 0 ? [`temporal-test-server: ignoring unsupported start-dev arguments: ${unknown.join(' ')}`] : [];
   return {
@@ -138,6 +155,7 @@ function parseStartDev(argv: string[]): CliOptions {
     dbFilename,
     namespaces,
     httpPort,
+    ...(headless ? {} : { uiPort, uiDir }),
     searchAttributes,
     ...securityOptions(security),
     timeSkipping: false,
@@ -161,6 +179,8 @@ export function parseArgs(argv: string[]): CliOptions {
   let dbFilename: string | undefined;
   let httpPort: number | undefined;
   const security: SecurityFlags = {};
+  let uiPort: number | undefined;
+  let uiDir = DEFAULT_UI_DIR;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const eq = a.indexOf('=');
@@ -187,6 +207,10 @@ export function parseArgs(argv: string[]): CliOptions {
       httpPort = Number(argv[++i]);
     } else if (a.startsWith('--http-port=')) {
       httpPort = Number(a.slice('--http-port='.length));
+    } else if (a === '--ui-port' || a.startsWith('--ui-port=')) {
+      uiPort = Number(a === '--ui-port' ? argv[++i] : a.slice('--ui-port='.length));
+    } else if (a === '--ui-dir' || a.startsWith('--ui-dir=')) {
+      uiDir = path.resolve(a === '--ui-dir' ? (argv[++i] ?? '') : a.slice('--ui-dir='.length));
     } else if (/^\d+$/.test(a) && port === undefined) {
       port = Number(a);
     } else {
@@ -196,6 +220,7 @@ export function parseArgs(argv: string[]): CliOptions {
   }
   if (port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) usage('a port is required');
   if (httpPort !== undefined && !isPort(httpPort)) usage('--http-port must be a port number');
+  if (uiPort !== undefined && !isPort(uiPort)) usage('--ui-port must be a port number');
   if (standalone) {
     return {
       port,
@@ -205,6 +230,7 @@ export function parseArgs(argv: string[]): CliOptions {
       quiet,
       dbFilename,
       httpPort,
+      ...(uiPort !== undefined ? { uiPort, uiDir } : {}),
       warnings: [],
     };
   }
@@ -236,6 +262,7 @@ export async function main(argv: string[]): Promise<void> {
     {
       address: server.address,
       httpPort: server.httpPort,
+      uiPort: server.uiPort,
       timeSkipping: opts.timeSkipping,
       tls: opts.tls ? (opts.tls.clientCa ? 'mtls' : 'tls') : 'off',
       apiKey: opts.apiKey !== undefined,

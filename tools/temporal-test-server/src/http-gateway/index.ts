@@ -28,6 +28,11 @@ export interface HttpGatewayOptions {
   logger: Logger;
   /** For `GET /api/v1/settings`. */
   defaultNamespace: string;
+  /**
+   * Payloads in the gateway's shorthand unless `?noPayloadShorthand` (default). `false`: always the
+   * long form `{metadata, data}`, as the UI's own server answers and the UI decodes (README "Web UI").
+   */
+  payloadShorthand?: boolean;
 }
 
 /**
@@ -194,7 +199,8 @@ function bindStrings(
   }
 }
 
-export async function startHttpGateway(opts: HttpGatewayOptions): Promise<RunningHttpGateway> {
+/** The gateway as a request handler, for its own port and for the UI's (ui.ts: same origin as the UI). */
+export function httpGatewayHandler(opts: HttpGatewayOptions): http.RequestListener {
   const bound = new Map<Route, Bound>();
   const routes: Route[] = [];
   for (const svc of opts.services) {
@@ -223,7 +229,7 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<Runnin
     const rawPath = q < 0 ? url : url.slice(0, q);
     const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
     const pretty = query.has('pretty');
-    const jsonOpts: JsonOptions = { shorthand: !query.has('noPayloadShorthand') };
+    const jsonOpts: JsonOptions = { shorthand: opts.payloadShorthand !== false && !query.has('noPayloadShorthand') };
     const httpMethod = (req.method ?? 'GET').toUpperCase();
     if (httpMethod === 'GET' && rawPath === '/api/v1/settings') {
       send(res, 200, settings(opts), pretty);
@@ -314,23 +320,30 @@ export async function startHttpGateway(opts: HttpGatewayOptions): Promise<Runnin
     send(res, 200, toJson(b.responseType, message, jsonOpts), pretty);
   };
 
-  const server = http.createServer((req, res) => {
+  return (req, res) => {
     handle(req, res).catch((err: unknown) => {
       opts.logger.error({ url: req.url, err: err instanceof Error ? err.stack : String(err) }, 'HTTP API call failed');
       if (!res.headersSent) sendError(res, status.INTERNAL, err instanceof Error ? err.message : String(err), false);
       else res.destroy();
     });
-  });
+  };
+}
+
+export async function startHttpGateway(opts: HttpGatewayOptions): Promise<RunningHttpGateway> {
+  return listen(http.createServer(httpGatewayHandler(opts)), opts.host, opts.port);
+}
+
+/** Listens on `host:port` (0 = any free port); `close` also ends kept-alive connections. */
+export async function listen(server: http.Server, host: string, port: number): Promise<RunningHttpGateway> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const port = (server.address() as AddressInfo).port;
   return {
-    port,
+    port: (server.address() as AddressInfo).port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
