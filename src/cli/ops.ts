@@ -71,7 +71,7 @@ import { OPERATOR_CASE_ACTIONS, OPERATOR_CASE_KINDS } from '../contracts/statuse
 import { updateUserBody } from '../contracts/admin-access';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
-import { createCallbackInbox } from '../services/callback-inbox';
+import { createInboxOperations } from '../runtime/composition';
 import { connectTemporalClient } from '../temporal/connection';
 import { readLocalAddress } from '../temporal/local-server';
 import { startPixKeyRegistration } from './pix-key-registration';
@@ -297,7 +297,7 @@ export function buildProgram(): Command {
     .action((o: { status?: string; kind?: string; limit?: number }) =>
       run(async ({ knex }) => {
         const q = input(callbackListQuery, { status: o.status ?? 'PARKED', kind: o.kind, limit: o.limit });
-        const inbox = createCallbackInbox({ knex, logger: quietLogger(), handlers: {} });
+        const inbox = createInboxOperations({ knex, logger: quietLogger() });
         return { callbacks: await inbox.list(q) };
       }),
     );
@@ -307,7 +307,7 @@ export function buildProgram(): Command {
     .action((ids: string[], o: { allParked?: boolean }) =>
       run(async ({ knex }) => {
         if (!o.allParked && ids.length === 0) throw new InvalidArgumentError('give callback ids or --all-parked');
-        const inbox = createCallbackInbox({ knex, logger: quietLogger(), handlers: {} });
+        const inbox = createInboxOperations({ knex, logger: quietLogger() });
         const redriven = await inbox.redrive(CLI_ACTOR, o.allParked ? 'all-parked' : ids);
         const reconciled = await reconcileNow(knex);
         return { redriven, ...reconciled };

@@ -15,7 +15,7 @@ import { connectTemporalClient, connectWorkerConnection, type TemporalClientHand
 import { createPixflowWorker } from '../temporal/worker';
 import { offThreadChargeWorkflows } from '../temporal/charge-workflows-off-thread';
 import { installTemporalRuntime } from '../temporal/runtime';
-import { createActivities } from '../../activities';
+import { createActivities } from './composition';
 import type { AcquirerHandle } from '../acquirer';
 import { chargeRoutes } from '../http/routes/charges';
 import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';

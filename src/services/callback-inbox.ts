@@ -19,6 +19,7 @@
  * left RECEIVED until a handler for them is registered).
  */
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { Logger } from '../lib/logger';
 import type { AcquirerCallback, CallbackStatus } from '../models/acquirer-callback';
 import { callbackInboxStore } from '../stores/callback-inbox';
@@ -71,8 +72,6 @@ const DEFAULTS: Required<InboxOptions> = {
   recheckMs: 10 * 60_000,
   handOffWaitMs: 2_000,
 };
-
-type Db = Knex | Knex.Transaction;
 
 /**
  * Marks a callback APPLIED, inside the caller's transaction (so the effect and the mark commit

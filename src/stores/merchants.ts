@@ -2,7 +2,7 @@
  * Merchants, their users and PIX keys: the queries of the operator's use cases
  * (src/services/merchants.ts), the withdrawal prerequisites and the PIX key registration.
  */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { preparedStatement, queryPrepared } from '../db/prepared';
 import { Merchant } from '../models/merchant';
 import { PixKey } from '../models/pix-key';
@@ -10,8 +10,6 @@ import { pageIsRead } from '../contracts/validation';
 import { User } from '../models/user';
 
 export { Merchant, PixKey, User };
-
-type Db = Knex | Knex.Transaction;
 
 /** A user and its merchant's status, as stored (authentication reads this per token). */
 export interface UserAccessRow {

@@ -8,7 +8,7 @@
 import type Koa from 'koa';
 import type Router from '@koa/router';
 import { z } from 'zod';
-import type { SimulatorControl } from './server';
+import type { SimulatorControl } from './control';
 import { SimulatorStateError } from './psp';
 import { problem } from './problem';
 
