@@ -76,7 +76,7 @@ import { connectTemporalClient } from '../temporal/connection';
 import { readLocalAddress } from '../temporal/local-server';
 import { startPixKeyRegistration } from './pix-key-registration';
 import type { Client } from '@temporalio/client';
-import { WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from '../contracts/statuses';
+import { CALLBACK_KINDS, CALLBACK_STATUSES, WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from '../contracts/statuses';
 import { workflowListQuery, workflowShowQuery } from '../contracts/workflow-inspection';
 import {
   fetchWorkflowHistory,
@@ -291,8 +291,8 @@ export function buildProgram(): Command {
     .description('the acquirer callback inbox: list, re-drive parked, reconcile');
   callbacks
     .command('list')
-    .option('--status <status>', 'RECEIVED | APPLIED | PARKED (default PARKED)')
-    .option('--kind <kind>', 'pix | refund | transfers | infractions | pix-keys')
+    .option('--status <status>', `${CALLBACK_STATUSES.join(' | ')} (default PARKED)`)
+    .option('--kind <kind>', CALLBACK_KINDS.join(' | '))
     .option('--limit <n>', 'at most this many, newest first (default 100)', integer)
     .action((o: { status?: string; kind?: string; limit?: number }) =>
       run(async ({ knex }) => {
@@ -412,8 +412,8 @@ export function buildProgram(): Command {
 }
 
 const callbackListQuery = z.object({
-  status: z.enum(['RECEIVED', 'APPLIED', 'PARKED']),
-  kind: z.enum(['pix', 'refund', 'transfers', 'infractions', 'pix-keys']).optional(),
+  status: z.enum(CALLBACK_STATUSES),
+  kind: z.enum(CALLBACK_KINDS).optional(),
   limit: z.int().min(1).max(1000).optional(),
 });
 

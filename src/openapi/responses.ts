@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
-import { CHARGE_STATUSES, KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from '../contracts/statuses';
+import { CHARGE_STATUSES, KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES, USER_ROLES } from '../contracts/statuses';
 
 export const errorBody = z.object({ message: z.string() }).describe('Every error has this shape');
 export const messageBody = z.object({ message: z.string() });
@@ -64,7 +64,7 @@ export const refundRequested = z.object({
 
 export const loginResult = z.object({
   token: z.string().describe('JWT (HS256)'),
-  user: z.object({ id: z.string(), email: z.string(), role: z.enum(['USER', 'ADMIN']) }),
+  user: z.object({ id: z.string(), email: z.string(), role: z.enum(USER_ROLES) }),
 });
 
 const apiKey = {

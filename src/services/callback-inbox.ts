@@ -21,11 +21,12 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/types';
 import type { Logger } from '../lib/logger';
-import type { AcquirerCallback, CallbackStatus } from '../models/acquirer-callback';
+import type { AcquirerCallback } from '../models/acquirer-callback';
+import type { CallbackKind, CallbackStatus } from '../contracts/statuses';
 import { callbackInboxStore } from '../stores/callback-inbox';
 import { recordAudit, type Actor } from './audit';
 
-export type CallbackKind = 'pix' | 'refund' | 'transfers' | 'infractions' | 'pix-keys';
+export type { CallbackKind };
 
 export type HandlerOutcome =
   /** The callback's effect is complete. */

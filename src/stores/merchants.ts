@@ -8,13 +8,14 @@ import { Merchant } from '../models/merchant';
 import { PixKey } from '../models/pix-key';
 import { pageIsRead } from '../contracts/validation';
 import { User } from '../models/user';
+import type { Role } from '../contracts/statuses';
 
 export { Merchant, PixKey, User };
 
 /** A user and its merchant's status, as stored (authentication reads this per token). */
 export interface UserAccessRow {
   id: string;
-  role: 'ADMIN' | 'USER';
+  role: Role;
   merchant_id: string | null;
   status: 'ACTIVE' | 'DISABLED';
   token_version: number;

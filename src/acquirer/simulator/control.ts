@@ -5,6 +5,7 @@
 import type { PixKeyStatusAtAcquirer, Party } from '../types';
 import type { CallbackSender } from './callbacks';
 import type { SimCob, SimInfraction, SimKey, SimRefund, SimTransfer } from './psp';
+import type { DevolucaoOutcome } from '../../contracts/statuses';
 
 /** The protocol routes, as named in faults and the call log. */
 export type SimRoute =
@@ -43,7 +44,7 @@ export interface SimulatorControl {
   /** The PSP removes an ATIVA cob itself (REMOVIDA_PELO_PSP). */
   expireCob(txid: string): void;
   /** A devolução settles (automatic after refundDelayMs unless setAutoSettleRefunds(false)). */
-  settleRefund(refundId: string, outcome: 'DEVOLVIDO' | 'NAO_REALIZADO', reason?: string): void;
+  settleRefund(refundId: string, outcome: DevolucaoOutcome, reason?: string): void;
   completeTransfer(id: string): void;
   failTransfer(id: string, reason?: string): void;
   returnTransfer(id: string, reason?: string): void;
