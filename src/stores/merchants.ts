@@ -202,12 +202,14 @@ export function merchantsStore(db: Db) {
     },
 
     /** PENDING or ACTIVE keys the acquirer has not registered yet (at most 1000, by id). */
-    async unregisteredPixKeys(): Promise<Array<{ id: string; merchant_id: string }>> {
+    /** Up to `limit` keys after id `after` (keyset order) that should be at the acquirer and are not. */
+    async unregisteredPixKeys(after: string, limit: number): Promise<Array<{ id: string; merchant_id: string }>> {
       return (await db('pix_keys')
         .whereIn('status', ['PENDING', 'ACTIVE'])
         .whereNull('acquirer_key_id')
+        .andWhere('id', '>', after)
         .orderBy('id')
-        .limit(1000)
+        .limit(limit)
         .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
     },
 
