@@ -3,23 +3,24 @@
  * and idempotent: the rules live in src/services.
  */
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
-import type { Knex } from 'knex';
-import type { Logger } from '../src/lib/logger';
-import type { Acquirer } from '../src/acquirer/types';
-import { createWorkerServices, type WorkerServices } from '../src/runtime/composition';
-import type { WebhookDeliverySettings } from '../src/services/webhook-delivery';
+import type { ChargeLifecycle } from '../src/services/charge-lifecycle';
+import type { WebhookDelivery } from '../src/services/webhook-delivery';
+import type { WithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
+import type { InfractionLifecycle } from '../src/services/infraction-lifecycle';
+import type { PixKeyRegistration } from '../src/services/pix-keys';
 import { createChargeActivities, type ChargeActivities } from './charges';
 import { createWebhookActivities, type WebhookActivities } from './webhooks';
 import { createWithdrawalActivities, type WithdrawalActivities } from './withdrawals';
 import { createInfractionActivities, type InfractionActivities } from './infractions';
 import { createPixKeyActivities, type PixKeyActivities } from './pix-keys';
 
-export interface ActivityDeps {
-  knex: Knex;
-  logger: Logger;
-  acquirer: Acquirer;
-  /** Webhook delivery settings (timeouts, retry delays, address rule); defaults of docs/production.md "Configuration" if absent. */
-  webhooks?: WebhookDeliverySettings;
+/** The services the activities wrap (built by src/runtime/composition.ts `createWorkerServices`). */
+export interface ActivityServices {
+  chargeLifecycle: ChargeLifecycle;
+  webhookDelivery: WebhookDelivery;
+  withdrawalLifecycle: WithdrawalLifecycle;
+  infractionLifecycle: InfractionLifecycle;
+  pixKeyRegistration: PixKeyRegistration;
 }
 
 export type Activities = ChargeActivities &
@@ -28,19 +29,15 @@ export type Activities = ChargeActivities &
   InfractionActivities &
   PixKeyActivities;
 
-/** The activities over the worker's services (src/runtime/composition.ts). */
-export function activitiesOver(services: WorkerServices): Activities {
-  return {
+/** The activities over the worker's services (src/runtime/composition.ts `createActivities`). */
+export function activitiesOver(services: ActivityServices): Activities {
+  return withFailureTypes({
     ...createChargeActivities(services.chargeLifecycle),
     ...createWebhookActivities(services.webhookDelivery),
     ...createWithdrawalActivities(services.withdrawalLifecycle),
     ...createInfractionActivities(services.infractionLifecycle),
     ...createPixKeyActivities(services.pixKeyRegistration),
-  };
-}
-
-export function createActivities(deps: ActivityDeps): Activities {
-  return withFailureTypes(activitiesOver(createWorkerServices(deps)));
+  });
 }
 
 /**

@@ -29,6 +29,7 @@ import { startAcquirerSimulator } from '../src/acquirer/simulator/server';
 import { HttpAcquirer } from '../src/acquirer/http-client';
 import { createChargesService } from '../src/services/charges';
 import { chargeRoutes } from '../src/http/routes/charges';
+import { createAccountServices } from '../src/runtime/composition';
 import { createApp } from '../src/http/app';
 import { createLogger } from '../src/lib/logger';
 import { newId } from '../src/lib/ids';
@@ -198,7 +199,8 @@ export async function runChargesBench(
         ctx.body = { charge: { id } };
       });
     };
-    const app = createApp({ config, knex, logger, routes: [chargeRoutes(charges), bare] });
+    const services = createAccountServices({ knex, config, logger });
+    const app = createApp({ config, knex, logger, services, routes: [chargeRoutes(charges), bare] });
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });

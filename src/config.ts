@@ -257,6 +257,31 @@ function loadGeneratedSecrets(dataDir: string, missing: SecretName[]): Record<Se
   return stored as Record<SecretName, string>;
 }
 
+/** The settings the HTTP app (src/http/app.ts) and the account services read. */
+export type AppConfig = Pick<
+  Config,
+  | 'JWT_SECRET'
+  | 'JWT_TTL'
+  | 'API_KEY_PEPPER'
+  | 'RATE_LIMIT_RPS'
+  | 'RATE_LIMIT_BURST'
+  | 'RATE_LIMIT_ADDRESS_RPS'
+  | 'RATE_LIMIT_ADDRESS_BURST'
+  | 'AUTH_FAILURES_PER_ADDRESS'
+  | 'AUTH_FAILURE_WINDOW_SECONDS'
+  | 'LOGIN_MAX_FAILURES_PER_ACCOUNT'
+  | 'LOGIN_MAX_FAILURES_PER_ADDRESS'
+  | 'LOGIN_WINDOW_SECONDS'
+  | 'PASSWORD_HASH_CONCURRENCY'
+  | 'PASSWORD_HASH_QUEUE'
+  | 'TRUST_PROXY'
+  | 'BODY_LIMIT_BYTES'
+  | 'MAX_API_KEYS_PER_MERCHANT'
+  | 'DEFAULT_FEE_BPS'
+  | 'DEFAULT_FEE_FIXED'
+  | 'DEFAULT_SETTLEMENT_DELAY_SECONDS'
+>;
+
 /** TLS settings: pairs complete, files readable, and each only where it can apply. */
 function tlsProblems(e: Env): string[] {
   const problems: string[] = [];

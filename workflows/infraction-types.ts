@@ -3,7 +3,7 @@
  * Pure types only: this file enters the workflow bundle.
  */
 
-import type { InfractionOperatorAction, InfractionStatus } from '../src/contracts/statuses';
+import type { DevolucaoStatus, InfractionOperatorAction, InfractionStatus } from '../src/contracts/statuses';
 
 export type { InfractionStatus };
 
@@ -41,7 +41,7 @@ export interface InfractionProgress {
  * not completed (`NAO_REALIZADO`) or refused outright (`REFUSED`).
  */
 export interface MedRefundState {
-  status: 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO' | 'REFUSED';
+  status: DevolucaoStatus | 'REFUSED';
   rtrId?: string;
   reason?: string;
 }

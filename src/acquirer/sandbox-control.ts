@@ -5,7 +5,7 @@
  * in-process (`sandboxControlOf`, the test stacks); both answer the same and refuse the same way.
  */
 import type { Party, PixKeyStatusAtAcquirer } from './types';
-import type { SimulatorControl } from './simulator/server';
+import type { SimulatorControl } from './simulator/control';
 
 export type SandboxTransferOutcome = 'complete' | 'fail' | 'return';
 

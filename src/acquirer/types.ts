@@ -6,10 +6,11 @@
  * Protocol: README.md beside this file.
  */
 
-export type CobStatus = 'ATIVA' | 'CONCLUIDA' | 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | 'REMOVIDA_PELO_PSP';
+export type { CobStatus };
 
 import type { TransferStatus } from '../contracts/statuses';
 import type { PixKeyType } from '../pix/pix-key';
+import type { CobStatus, DevolucaoStatus, PixKeyStatusAtAcquirer } from '../contracts/statuses';
 
 export type { PixKeyType };
 
@@ -61,7 +62,7 @@ export interface Cob {
   pix: PixReceived[];
 }
 
-export type RefundStatus = 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
+export type RefundStatus = DevolucaoStatus;
 
 /** A devolução: the refund of (part of) a received pix. */
 export interface Refund {
@@ -95,7 +96,7 @@ export interface Transfer {
   reason?: string;
 }
 
-export type PixKeyStatusAtAcquirer = 'PENDENTE' | 'ATIVA' | 'INATIVA';
+export type { PixKeyStatusAtAcquirer };
 
 export interface PixKeyRegistration {
   id: string;

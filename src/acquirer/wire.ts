@@ -10,6 +10,7 @@
 import { INFRACTION_STATUSES, TRANSFER_STATUSES } from '../contracts/statuses';
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
+import { ACQUIRER_PIX_KEY_STATUSES, COB_STATUSES, DEVOLUCAO_STATUSES } from '../contracts/statuses';
 
 export const WIRE_AMOUNT = /^\d{1,10}\.\d{2}$/;
 export const TXID = /^[a-zA-Z0-9]{26,35}$/;
@@ -84,7 +85,7 @@ export const devolucao = z.object({
   rtrId: z.string().regex(END_TO_END_ID),
   valor: amount,
   horario: z.object({ solicitacao: z.string().optional(), liquidacao: z.string().optional() }),
-  status: z.enum(['EM_PROCESSAMENTO', 'DEVOLVIDO', 'NAO_REALIZADO']),
+  status: z.enum(DEVOLUCAO_STATUSES),
   descricao: z.string().optional(),
   motivo: z.string().optional(),
 });
@@ -107,7 +108,7 @@ export const cob = z.object({
   txid: z.string(),
   calendario: z.object({ criacao: z.string(), expiracao: z.number().int() }),
   revisao: z.number().int().min(0),
-  status: z.enum(['ATIVA', 'CONCLUIDA', 'REMOVIDA_PELO_USUARIO_RECEBEDOR', 'REMOVIDA_PELO_PSP']),
+  status: z.enum(COB_STATUSES),
   valor: z.object({ original: amount }),
   chave: z.string(),
   pixCopiaECola: z.string().min(1),
@@ -134,7 +135,7 @@ export const chave = z.object({
   id: z.string().min(1),
   chave: z.string(),
   tipoChave: z.enum(PIX_KEY_TYPES),
-  status: z.enum(['PENDENTE', 'ATIVA', 'INATIVA']),
+  status: z.enum(ACQUIRER_PIX_KEY_STATUSES),
 });
 export type ChaveWire = z.infer<typeof chave>;
 

@@ -74,12 +74,12 @@ import { OPERATOR_CASE_ACTIONS, OPERATOR_CASE_KINDS } from '../contracts/statuse
 import { updateUserBody } from '../contracts/admin-access';
 import type { Knex } from 'knex';
 import { openAcquirer } from '../acquirer';
-import { createCallbackInbox } from '../services/callback-inbox';
+import { createInboxOperations } from '../runtime/composition';
 import { connectTemporalClient, temporalSecurity } from '../temporal/connection';
 import { readLocalAddress } from '../temporal/local-server';
 import { startPixKeyRegistration } from './pix-key-registration';
 import type { Client } from '@temporalio/client';
-import { WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from '../contracts/statuses';
+import { CALLBACK_KINDS, CALLBACK_STATUSES, WORKFLOW_EXECUTION_STATUSES, WORKFLOW_KINDS } from '../contracts/statuses';
 import { workflowListQuery, workflowShowQuery } from '../contracts/workflow-inspection';
 import {
   fetchWorkflowHistory,
@@ -294,13 +294,13 @@ export function buildProgram(): Command {
     .description('the acquirer callback inbox: list, re-drive parked, reconcile');
   callbacks
     .command('list')
-    .option('--status <status>', 'RECEIVED | APPLIED | PARKED (default PARKED)')
-    .option('--kind <kind>', 'pix | refund | transfers | infractions | pix-keys')
+    .option('--status <status>', `${CALLBACK_STATUSES.join(' | ')} (default PARKED)`)
+    .option('--kind <kind>', CALLBACK_KINDS.join(' | '))
     .option('--limit <n>', 'at most this many, newest first (default 100)', integer)
     .action((o: { status?: string; kind?: string; limit?: number }) =>
       run(async ({ knex }) => {
         const q = input(callbackListQuery, { status: o.status ?? 'PARKED', kind: o.kind, limit: o.limit });
-        const inbox = createCallbackInbox({ knex, logger: quietLogger(), handlers: {} });
+        const inbox = createInboxOperations({ knex, logger: quietLogger() });
         return { callbacks: await inbox.list(q) };
       }),
     );
@@ -310,7 +310,7 @@ export function buildProgram(): Command {
     .action((ids: string[], o: { allParked?: boolean }) =>
       run(async ({ knex }) => {
         if (!o.allParked && ids.length === 0) throw new InvalidArgumentError('give callback ids or --all-parked');
-        const inbox = createCallbackInbox({ knex, logger: quietLogger(), handlers: {} });
+        const inbox = createInboxOperations({ knex, logger: quietLogger() });
         const progress = stderrProgress('ops');
         progress('callbacks: putting the parked callbacks back to RECEIVED');
         const redriven = await inbox.redrive(CLI_ACTOR, o.allParked ? 'all-parked' : ids);
@@ -431,8 +431,8 @@ export function buildProgram(): Command {
 }
 
 const callbackListQuery = z.object({
-  status: z.enum(['RECEIVED', 'APPLIED', 'PARKED']),
-  kind: z.enum(['pix', 'refund', 'transfers', 'infractions', 'pix-keys']).optional(),
+  status: z.enum(CALLBACK_STATUSES),
+  kind: z.enum(CALLBACK_KINDS).optional(),
   limit: z.int().min(1).max(1000).optional(),
 });
 

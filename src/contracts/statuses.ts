@@ -39,6 +39,40 @@ export type UserStatus = (typeof USER_STATUSES)[number];
 export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED', 'CANCELED'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
+/** A user's role: a merchant's USER, or an ADMIN operator (no merchant). */
+export const USER_ROLES = ['USER', 'ADMIN'] as const;
+export type Role = (typeof USER_ROLES)[number];
+
+/** A refund of a charge (charge_refunds): REQUESTED at the acquirer until it settles. */
+export const REFUND_STATUSES = ['REQUESTED', 'CONFIRMED', 'FAILED'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+/**
+ * Why a charge is refunded: MERCHANT asked by the merchant; UNPAYABLE_PAYMENT a payment the charge
+ * could not take; INFRACTION returned to the payer under a MED infraction.
+ */
+export const REFUND_KINDS = ['MERCHANT', 'UNPAYABLE_PAYMENT', 'INFRACTION'] as const;
+export type RefundKind = (typeof REFUND_KINDS)[number];
+
+/** An acquirer callback in the inbox (acquirer_callbacks): RECEIVED until applied or parked. */
+export const CALLBACK_STATUSES = ['RECEIVED', 'APPLIED', 'PARKED'] as const;
+export type CallbackStatus = (typeof CALLBACK_STATUSES)[number];
+
+/** What an inbox callback is about: the acquirer's callback routes, a refund outcome split from `pix`. */
+export const CALLBACK_KINDS = ['pix', 'refund', 'transfers', 'infractions', 'pix-keys'] as const;
+export type CallbackKind = (typeof CALLBACK_KINDS)[number];
+
+/** The acquirer's wire enumerations (BACEN API Pix names): a cob, a devolução, a DICT key at the acquirer. */
+export const COB_STATUSES = ['ATIVA', 'CONCLUIDA', 'REMOVIDA_PELO_USUARIO_RECEBEDOR', 'REMOVIDA_PELO_PSP'] as const;
+export type CobStatus = (typeof COB_STATUSES)[number];
+export const DEVOLUCAO_STATUSES = ['EM_PROCESSAMENTO', 'DEVOLVIDO', 'NAO_REALIZADO'] as const;
+export type DevolucaoStatus = (typeof DEVOLUCAO_STATUSES)[number];
+/** The final outcomes of a devolução. */
+export const DEVOLUCAO_OUTCOMES = ['DEVOLVIDO', 'NAO_REALIZADO'] as const satisfies readonly DevolucaoStatus[];
+export type DevolucaoOutcome = (typeof DEVOLUCAO_OUTCOMES)[number];
+export const ACQUIRER_PIX_KEY_STATUSES = ['PENDENTE', 'ATIVA', 'INATIVA'] as const;
+export type PixKeyStatusAtAcquirer = (typeof ACQUIRER_PIX_KEY_STATUSES)[number];
+
 /**
  * An operator case (docs/operations.md "Operator cases"): money or a decision an operator must look at,
  * opened by a workflow instead of only a log line. OPEN until an operator resolves it.

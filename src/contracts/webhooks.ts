@@ -5,7 +5,7 @@
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_STATUSES } from './statuses';
 import { z } from 'zod';
 import { WEBHOOK_EVENT_TYPES } from './webhook-events';
-import { urlSyntaxProblem } from '../services/webhook-url';
+import { urlSyntaxProblem } from './webhook-url';
 import { idParam, paginationQuery, text } from './validation';
 
 const webhookUrl = text({ min: 1, max: 2048 }).superRefine((v, ctx) => {

@@ -17,9 +17,8 @@
  * selects makes PostgreSQL refuse the cached statement until the connection is replaced.
  */
 import type { Knex } from 'knex';
+import type { Db } from './types';
 import pg, { type Client as PgClient, type QueryResultRow } from 'pg';
-
-type Db = Knex | Knex.Transaction;
 
 export interface PreparedStatement {
   /** The name the statement is prepared under on each connection (unique per statement). */

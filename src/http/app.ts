@@ -12,10 +12,8 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Knex } from 'knex';
-import type { Config } from '../config';
+import type { AppConfig } from '../config';
 import { createLogger, type Logger } from '../lib/logger';
-import type { CreatedPixKey } from '../services/merchants';
-import { createAccountServices, type AccountServices } from '../runtime/composition';
 import { cacheInvalidation } from '../services/cache-invalidation';
 import { accessLog } from './middleware/access-log';
 import { authenticate, requireAdmin, requireJwt } from './middleware/authenticate';
@@ -34,31 +32,7 @@ import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { merchantRoutes } from './routes/merchants';
 import { metricsRoutes } from './routes/metrics';
 import { docsRoutes } from './routes/docs';
-import type { AppState, RouteGuards, RouteModule } from './types';
-
-export type AppConfig = Pick<
-  Config,
-  | 'JWT_SECRET'
-  | 'JWT_TTL'
-  | 'API_KEY_PEPPER'
-  | 'RATE_LIMIT_RPS'
-  | 'RATE_LIMIT_BURST'
-  | 'RATE_LIMIT_ADDRESS_RPS'
-  | 'RATE_LIMIT_ADDRESS_BURST'
-  | 'AUTH_FAILURES_PER_ADDRESS'
-  | 'AUTH_FAILURE_WINDOW_SECONDS'
-  | 'LOGIN_MAX_FAILURES_PER_ACCOUNT'
-  | 'LOGIN_MAX_FAILURES_PER_ADDRESS'
-  | 'LOGIN_WINDOW_SECONDS'
-  | 'PASSWORD_HASH_CONCURRENCY'
-  | 'PASSWORD_HASH_QUEUE'
-  | 'TRUST_PROXY'
-  | 'BODY_LIMIT_BYTES'
-  | 'MAX_API_KEYS_PER_MERCHANT'
-  | 'DEFAULT_FEE_BPS'
-  | 'DEFAULT_FEE_FIXED'
-  | 'DEFAULT_SETTLEMENT_DELAY_SECONDS'
->;
+import type { AccountServices, AppState, RouteGuards, RouteModule } from './types';
 
 export interface AppDeps {
   config: AppConfig;
@@ -70,10 +44,8 @@ export interface AppDeps {
    * `{ temporal: () => connection.healthService.check({}) }`. Each must settle within 2 s.
    */
   checks?: Record<string, ReadinessCheck>;
-  /** The account services from the composition root; built from `knex` + `config` when absent. */
-  services?: AccountServices;
-  /** Starts PIX key registration at the acquirer (the `pixkey-<id>` workflow); keys stay PENDING until it activates them. */
-  onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
+  /** The account services, built by the composition root (src/runtime/composition.ts `createAccountServices`). */
+  services: AccountServices;
   /** The payment routes (charges, withdrawals, webhooks, callbacks, sandbox), registered after the account routes. */
   routes?: RouteModule[];
   /**
@@ -89,8 +61,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, knex } = deps;
   const logger = deps.logger ?? createLogger();
 
-  const { auth, apiKeys, merchants, userAccess } =
-    deps.services ?? createAccountServices({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated });
+  const { auth, apiKeys, merchants, userAccess, auditLog, health } = deps.services;
 
   // Rate limits run before any authentication work (docs/api.md "Rate limits"): per address for every
   // request in front of the router, per credential inside `authenticate` before the lookup.
@@ -116,13 +87,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const router = new Router<AppState>();
   const modules: RouteModule[] = [
-    healthRoutes({ database: () => knex.raw('select 1'), ...deps.checks }),
+    healthRoutes({ database: health.database, ...deps.checks }),
     authRoutes(auth),
     apiKeyRoutes(apiKeys),
     merchantRoutes(merchants),
     metricsRoutes({ token: deps.metricsToken }),
     docsRoutes(),
-    adminRoutes({ knex, merchants }),
+    adminRoutes({ auditLog, merchants }),
     adminAccessRoutes(userAccess),
     ...(deps.routes ?? []),
   ];

@@ -6,7 +6,11 @@ import type { ParameterizedContext, Middleware } from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from '../lib/logger';
 
-import type { Principal } from '../services/auth';
+import type { AuthService, Principal } from '../services/auth';
+import type { ApiKeysService } from '../services/api-keys';
+import type { MerchantsService } from '../services/merchants';
+import type { UserAccessService } from '../services/user-access';
+import type { AuditLogService } from '../services/audit';
 
 export type { Principal, Role } from '../services/auth';
 
@@ -35,3 +39,14 @@ export interface RouteGuards {
 
 /** A group of endpoints: adds its routes to the app's router. Later features plug in the same way. */
 export type RouteModule = (router: AppRouter, guards: RouteGuards) => void;
+
+/** The account services the app's own routes use (built by src/runtime/composition.ts `createAccountServices`). */
+export interface AccountServices {
+  auth: AuthService;
+  apiKeys: ApiKeysService;
+  merchants: MerchantsService;
+  userAccess: UserAccessService;
+  auditLog: AuditLogService;
+  /** Readiness of the database (GET /readyz). */
+  health: { database: () => Promise<void> };
+}

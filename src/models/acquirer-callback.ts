@@ -1,6 +1,8 @@
 import { BaseModel } from './base';
 
-export type CallbackStatus = 'RECEIVED' | 'APPLIED' | 'PARKED';
+import type { CallbackStatus } from '../contracts/statuses';
+
+export type { CallbackStatus };
 
 export class AcquirerCallback extends BaseModel {
   static override tableName = 'acquirer_callbacks';

@@ -1,4 +1,5 @@
 import { BaseModel } from './base';
+import type { RefundKind, RefundStatus } from '../contracts/statuses';
 
 export class ChargeRefund extends BaseModel {
   static override tableName = 'charge_refunds';
@@ -8,10 +9,8 @@ export class ChargeRefund extends BaseModel {
   merchantId!: string;
   amount!: number;
   reason!: string | null;
-  /** MERCHANT: asked by the merchant; UNPAYABLE_PAYMENT: a payment the charge could not take;
-   *  INFRACTION: returned to the payer under a MED infraction. */
-  kind!: 'MERCHANT' | 'UNPAYABLE_PAYMENT' | 'INFRACTION';
-  status!: 'REQUESTED' | 'CONFIRMED' | 'FAILED';
+  kind!: RefundKind;
+  status!: RefundStatus;
   rtrId!: string | null;
   e2eId!: string | null;
   failureReason!: string | null;

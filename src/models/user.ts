@@ -1,5 +1,6 @@
 import type { UserStatus } from '../contracts/statuses';
 import { BaseModel } from './base';
+import type { Role } from '../contracts/statuses';
 
 export class User extends BaseModel {
   static override tableName = 'users';
@@ -7,7 +8,7 @@ export class User extends BaseModel {
   id!: string;
   email!: string;
   passwordHash!: string;
-  role!: 'USER' | 'ADMIN';
+  role!: Role;
   merchantId!: string | null;
   status!: UserStatus;
   /** Copied into each JWT as `ver`; bumping it revokes every JWT issued before. */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
-import { CHARGE_STATUSES, KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES } from '../contracts/statuses';
+import { CHARGE_STATUSES, KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES, USER_ROLES } from '../contracts/statuses';
 
 // The error shape lives with its code catalogue (docs/api.md "Errors").
 export { errorBody } from '../contracts/errors';
@@ -65,7 +65,7 @@ export const refundRequested = z.object({
 
 export const loginResult = z.object({
   token: z.string().describe('JWT (HS256)'),
-  user: z.object({ id: z.string(), email: z.string(), role: z.enum(['USER', 'ADMIN']) }),
+  user: z.object({ id: z.string(), email: z.string(), role: z.enum(USER_ROLES) }),
 });
 
 const apiKey = {

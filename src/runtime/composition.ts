@@ -6,7 +6,7 @@
  * the same way wherever it runs. See docs/architecture.md "Layers".
  */
 import type { Knex } from 'knex';
-import type { Config } from '../config';
+import type { AppConfig, Config } from '../config';
 import type { Logger } from '../lib/logger';
 import type { Acquirer } from '../acquirer/types';
 import type { AcquirerHandle } from '../acquirer';
@@ -14,6 +14,8 @@ import { createApiKeysService } from '../services/api-keys';
 import { createAuthService } from '../services/auth';
 import { createMerchantsService, type CreatedPixKey } from '../services/merchants';
 import { createUserAccessService } from '../services/user-access';
+import { createAuditLogService } from '../services/audit';
+import { healthStore } from '../stores/health';
 import { createChargesService } from '../services/charges';
 import { createChargeSandbox } from '../services/charge-sandbox';
 import { createWithdrawalsService } from '../services/withdrawals';
@@ -22,6 +24,7 @@ import { createWithdrawalSandbox } from '../services/withdrawal-sandbox';
 import { createWebhooksService } from '../services/webhooks';
 import { createWebhookDispatcher } from '../services/webhook-dispatcher';
 import { createAcquirerCallbacks } from '../services/acquirer-callbacks';
+import { createCallbackInbox } from '../services/callback-inbox';
 import { createInfractionCallbacks } from '../services/infraction-callbacks';
 import { createPixKeyCallbacks } from '../services/pix-key-callbacks';
 import { createMedCallbackHandlers } from '../services/med-callback-handlers';
@@ -35,8 +38,8 @@ import { infractionCaseResolvers } from '../services/infraction-cases';
 import { chargeCaseResolvers } from '../services/charge-cases';
 import { createOperatorCases } from '../services/operator-cases';
 import { createWebhookDelivery, type WebhookDeliverySettings } from '../services/webhook-delivery';
-import type { AppConfig } from '../http/app';
 import type { WorkflowClients } from '../temporal/workflow-clients';
+import { activitiesOver, type Activities } from '../../activities';
 
 /** Accounts and operators: login, API keys, merchants (users, PIX keys), user access. */
 export function createAccountServices(deps: {
@@ -52,6 +55,8 @@ export function createAccountServices(deps: {
     apiKeys: createApiKeysService({ knex, config }),
     merchants: createMerchantsService({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated }),
     userAccess: createUserAccessService({ knex }),
+    auditLog: createAuditLogService({ knex }),
+    health: { database: () => healthStore(knex).ping() },
   };
 }
 
@@ -78,6 +83,14 @@ export function createCallbacks(deps: { knex: Knex; logger: Logger; acquirer: Ac
       }),
     },
   });
+}
+
+/**
+ * The callback inbox without handlers, for the ops CLI's `callbacks list` and `callbacks redrive`
+ * (listing and re-driving need no handler; the API's reconciler hands callbacks on).
+ */
+export function createInboxOperations(deps: { knex: Knex; logger: Logger }) {
+  return createCallbackInbox({ knex: deps.knex, logger: deps.logger, handlers: {} });
 }
 
 /** The payment side of the API: charges, withdrawals, webhooks, callbacks and (simulator only) the sandbox. */
@@ -148,3 +161,14 @@ export function createWorkerServices(deps: {
 }
 
 export type WorkerServices = ReturnType<typeof createWorkerServices>;
+
+/** Every activity the worker registers, over the worker's services. */
+export function createActivities(deps: {
+  knex: Knex;
+  logger: Logger;
+  acquirer: Acquirer;
+  /** Webhook delivery settings (timeouts, retry delays, address rule); defaults of docs/production.md "Configuration" if absent. */
+  webhooks?: WebhookDeliverySettings;
+}): Activities {
+  return activitiesOver(createWorkerServices(deps));
+}

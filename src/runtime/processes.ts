@@ -20,7 +20,7 @@ import {
 import { createPixflowWorker } from '../temporal/worker';
 import { offThreadChargeWorkflows } from '../temporal/charge-workflows-off-thread';
 import { installTemporalRuntime } from '../temporal/runtime';
-import { createActivities } from '../../activities';
+import { createActivities } from './composition';
 import type { AcquirerHandle } from '../acquirer';
 import { chargeRoutes } from '../http/routes/charges';
 import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';

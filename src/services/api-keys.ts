@@ -19,7 +19,7 @@ import { invalid, notFound } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { apiKeysStore, type ApiKey } from '../stores/api-keys';
 import { LRUCache } from 'lru-cache';
-import { cacheInvalidation, markerSql, type CacheInvalidation } from './cache-invalidation';
+import { cacheInvalidation, sendMarker, type CacheInvalidation } from './cache-invalidation';
 
 // Query builders name columns in snake_case (as in the schema); objects passed to insert/patch use
 // the models' camelCase properties.
@@ -155,7 +155,7 @@ export function createApiKeysService(deps: {
     const seen = invalidation.waitForMarker(marker);
     const deleted = await knex.transaction(async (trx) => {
       const n = await apiKeysStore(trx).deleteOf(merchantId, id);
-      if (n > 0) await trx.raw(...markerSql(marker));
+      if (n > 0) await sendMarker(trx, marker);
       return n;
     });
     invalidation.bump();

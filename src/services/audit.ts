@@ -3,6 +3,7 @@
  * in the same transaction as the action so an action and its trace commit (or roll back) together.
  */
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { auditLogStore } from '../stores/audit-log';
 import { assertPageWithinDepth } from '../contracts/validation';
 
@@ -22,7 +23,7 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
-export async function recordAudit(trx: Knex | Knex.Transaction, actor: Actor, entry: AuditEntry): Promise<void> {
+export async function recordAudit(trx: Db, actor: Actor, entry: AuditEntry): Promise<void> {
   // Tokens carry only the user id; the e-mail is resolved here so the log reads without joins.
   const store = auditLogStore(trx);
   let email = actor.email;
@@ -73,3 +74,12 @@ export async function listAudit(
     })),
   };
 }
+
+/** The audit log as the admin routes read it. */
+export function createAuditLogService(deps: { knex: Knex }) {
+  return {
+    list: (opts: { page: number; limit: number; targetType?: string; targetId?: string }) => listAudit(deps.knex, opts),
+  };
+}
+
+export type AuditLogService = ReturnType<typeof createAuditLogService>;

@@ -29,8 +29,9 @@ import { merchantsStore, type UserAccessRow } from '../stores/merchants';
 import { createLimiter, type LimitOutcome } from './rate-limits';
 import { LRUCache } from 'lru-cache';
 import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation';
+import { USER_ROLES, type Role } from '../contracts/statuses';
 
-export type Role = 'USER' | 'ADMIN';
+export type { Role };
 
 /** Who is calling: a logged-in user (JWT) or a merchant's API key. */
 export type Principal =
@@ -62,7 +63,7 @@ function dummy(): Promise<string> {
 const claimsSchema = z.object({
   sub: z.string().min(1),
   merchantId: z.string().min(1).nullable(),
-  role: z.enum(['USER', 'ADMIN']),
+  role: z.enum(USER_ROLES),
   ver: z.int().min(0),
 });
 

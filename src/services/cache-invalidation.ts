@@ -22,6 +22,7 @@
  */
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { Client as PgClient } from 'pg';
 
 export const CACHE_CHANNEL = 'pixflow_cache';
@@ -57,6 +58,11 @@ export const markerSql = (marker: string): [string, string[]] => [
   'select pg_notify(?, ?)',
   [CACHE_CHANNEL, `marker:${marker}`],
 ];
+
+/** Sends a marker inside the change's transaction (see `markerSql`). */
+export async function sendMarker(trx: Db, marker: string): Promise<void> {
+  await trx.raw(...markerSql(marker));
+}
 
 const shared = new WeakMap<Knex, CacheInvalidation>();
 

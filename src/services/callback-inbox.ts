@@ -19,12 +19,14 @@
  * left RECEIVED until a handler for them is registered).
  */
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { Logger } from '../lib/logger';
-import type { AcquirerCallback, CallbackStatus } from '../models/acquirer-callback';
+import type { AcquirerCallback } from '../models/acquirer-callback';
+import type { CallbackKind, CallbackStatus } from '../contracts/statuses';
 import { callbackInboxStore } from '../stores/callback-inbox';
 import { recordAudit, type Actor } from './audit';
 
-export type CallbackKind = 'pix' | 'refund' | 'transfers' | 'infractions' | 'pix-keys';
+export type { CallbackKind };
 
 export type HandlerOutcome =
   /** The callback's effect is complete. */
@@ -71,8 +73,6 @@ const DEFAULTS: Required<InboxOptions> = {
   recheckMs: 10 * 60_000,
   handOffWaitMs: 2_000,
 };
-
-type Db = Knex | Knex.Transaction;
 
 /**
  * Marks a callback APPLIED, inside the caller's transaction (so the effect and the mark commit

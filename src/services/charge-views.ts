@@ -1,6 +1,8 @@
 /** The charge as the API shows it (docs/architecture.md "Charges: how they work"): one mapping, used by create, replay, list and get. */
-import type { Knex } from 'knex';
 import type { Charge } from '../models/charge';
+import type { ChargeRow } from '../stores/charge-rows';
+
+export type { ChargeRow } from '../stores/charge-rows';
 
 export interface CustomerView {
   id: string;
@@ -20,38 +22,6 @@ export interface ChargeListItem {
   createdAt: string;
   customer: CustomerView | null;
 }
-
-/** The columns the views read, as plain rows (no model hydration on the hot reads). */
-export type ChargeRow = Pick<
-  Charge,
-  'id' | 'txid' | 'qrCode' | 'amount' | 'description' | 'status' | 'expiresIn' | 'paidAt' | 'createdAt' | 'customerId'
-> & { customerName?: string | null; customerDocument?: string | null };
-
-/**
- * `select` list of a ChargeRow straight from SQL, already in the views' property names: the list,
- * get and replay read plain rows instead of hydrating objection models
- * (docs/performance.md "Where a charge's time goes").
- */
-export const CHARGE_ROW_COLUMNS = [
-  'charges.id',
-  'charges.txid',
-  'charges.qr_code as qrCode',
-  'charges.amount',
-  'charges.description',
-  'charges.status',
-  'charges.expires_in as expiresIn',
-  'charges.paid_at as paidAt',
-  'charges.created_at as createdAt',
-  'charges.customer_id as customerId',
-  'customers.name as customerName',
-  'customers.document as customerDocument',
-] as const;
-
-/** Charges joined to their customer, selecting CHARGE_ROW_COLUMNS. */
-export const chargeRows = (db: Knex | Knex.Transaction): Knex.QueryBuilder =>
-  db('charges')
-    .select(...CHARGE_ROW_COLUMNS)
-    .leftJoin('customers', 'customers.id', 'charges.customer_id');
 
 export function customerOf(row: ChargeRow): CustomerView | null {
   if (!row.customerId) return null;

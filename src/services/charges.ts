@@ -5,6 +5,7 @@
  */
 import { recordChargeCreated, recordRefund } from '../observability/metrics';
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
@@ -85,7 +86,7 @@ export function createChargesService(deps: ChargesDeps) {
     return items.map((i) => stored.has(i.id));
   });
 
-  async function findOwn(merchantId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<ChargeRow> {
+  async function findOwn(merchantId: string, id: string, db: Db = knex): Promise<ChargeRow> {
     const row = await chargesStore(db).findOwn(merchantId, id);
     if (!row) throw notFound('Charge not found');
     return row;

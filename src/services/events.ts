@@ -7,6 +7,7 @@
  */
 import { eventsStore } from '../stores/events';
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { newId } from '../lib/ids';
 import { enqueueDeliveries } from './webhook-outbox';
 
@@ -22,10 +23,7 @@ export interface RecordEventInput {
  * Returns the event id, new or existing. Call it with the transaction of the change; given a plain
  * knex it opens its own, so the event and its deliveries still commit together.
  */
-export async function recordEvent(
-  trx: Knex | Knex.Transaction,
-  e: RecordEventInput,
-): Promise<{ id: string; created: boolean }> {
+export async function recordEvent(trx: Db, e: RecordEventInput): Promise<{ id: string; created: boolean }> {
   if (!(trx as Knex.Transaction).isTransaction) return trx.transaction((t) => recordEvent(t, e));
   const id = newId('evt');
   const timestamp = new Date();

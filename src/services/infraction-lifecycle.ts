@@ -110,14 +110,8 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
 
   /** Time until the merchant's next unsettled charge settles; null when none is waiting. */
   async function nextSettlementInMs(db: Knex | Trx, merchantId: string): Promise<number | null> {
-    const row = (await db('charges')
-      .where({ merchant_id: merchantId })
-      .whereIn('status', ['PAID', 'REFUNDED'])
-      .whereNull('settled_at')
-      .whereNotNull('settle_at')
-      .min({ at: 'settle_at' })
-      .first()) as { at: Date | string | null } | undefined;
-    return row?.at ? new Date(row.at).getTime() - Date.now() : null;
+    const at = await chargesStore(db).nextSettlementAt(merchantId);
+    return at ? at.getTime() - Date.now() : null;
   }
 
   async function progress(id: string): Promise<InfractionProgress> {

@@ -12,6 +12,7 @@
  * adjustments), so concurrent payments of different merchants never contend for one row.
  */
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { preparedStatement, queryPrepared } from '../db/prepared';
 import { newId } from '../lib/ids';
 import { invalid } from '../lib/errors';
@@ -74,8 +75,6 @@ export class LedgerInvariantError extends Error {
     this.name = 'InvariantViolation';
   }
 }
-
-type Db = Knex | Knex.Transaction;
 
 /**
  * A transaction of its own, or a savepoint inside the caller's: a refused debit then undoes only

@@ -6,6 +6,7 @@
 import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';
 import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { conflict, notFound, validationError } from '../lib/errors';
@@ -115,7 +116,7 @@ function isUniqueViolation(err: unknown, constraintHint: string): boolean {
 export function createMerchantsService(deps: MerchantsDeps) {
   const { knex, config } = deps;
 
-  async function keysOf(db: Knex | Knex.Transaction, merchantId: string): Promise<PixKey[]> {
+  async function keysOf(db: Db, merchantId: string): Promise<PixKey[]> {
     return merchantsStore(db).pixKeysOf([merchantId]);
   }
 
@@ -146,7 +147,7 @@ export function createMerchantsService(deps: MerchantsDeps) {
     };
   }
 
-  async function findMerchant(db: Knex | Knex.Transaction, id: string): Promise<Merchant> {
+  async function findMerchant(db: Db, id: string): Promise<Merchant> {
     const m = await merchantsStore(db).findById(id);
     if (!m) throw notFound('Merchant not found');
     return m;

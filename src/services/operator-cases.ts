@@ -10,14 +10,13 @@
  * the kind in the composition root, so this module knows no domain.
  */
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { Logger } from '../lib/logger';
 import { invalid, notFound } from '../lib/errors';
 import type { OperatorCaseAction, OperatorCaseKind, OperatorCaseStatus } from '../contracts/statuses';
 import { operatorCasesStore, type NewOperatorCase, type OperatorCase } from '../stores/operator-cases';
 import { recordOperatorCaseOpened } from '../observability/metrics';
 import { recordAudit, type Actor } from './audit';
-
-type Db = Knex | Knex.Transaction;
 
 const SYSTEM: Actor = { userId: null, email: 'system' };
 

@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
+import { forEachKeysetPage } from '../lib/keyset';
 import { merchantsStore } from '../stores/merchants';
 import type { PixKeyWorkflows } from '../temporal/pix-key-workflow-client';
 
@@ -13,9 +14,17 @@ export async function reconcilePixKeyRegistrations(deps: {
   knex: Knex;
   workflows: PixKeyWorkflows;
   logger: Logger;
+  batchSize?: number;
 }): Promise<number> {
-  const rows = await merchantsStore(deps.knex).unregisteredPixKeys();
-  for (const r of rows) await deps.workflows.register({ id: r.id, merchantId: r.merchant_id });
-  if (rows.length > 0) deps.logger.info({ pixKeys: rows.length }, 'PIX key registrations reconciled');
-  return rows.length;
+  const store = merchantsStore(deps.knex);
+  const started = await forEachKeysetPage(
+    {
+      batch: deps.batchSize ?? 500,
+      fetch: (after: string | null, limit) => store.unregisteredPixKeys(after ?? '', limit),
+      keyOf: (r) => r.id,
+    },
+    (r) => deps.workflows.register({ id: r.id, merchantId: r.merchant_id }),
+  );
+  if (started > 0) deps.logger.info({ pixKeys: started }, 'PIX key registrations reconciled');
+  return started;
 }

@@ -12,6 +12,7 @@
 import dns from 'node:dns';
 import net, { type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { urlSyntaxProblem } from '../contracts/webhook-url';
 
 /** Resolves a host name to its addresses (IPv4 and IPv6, as strings). */
 export type HostResolver = (hostname: string) => Promise<string[]>;
@@ -45,18 +46,7 @@ export function urlHost(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
-/** Syntax only: an absolute http(s) URL with a host. Returns the reason it is not, or null. */
-export function urlSyntaxProblem(value: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'must be an absolute URL';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
-  if (url.hostname === '') return 'must name a host';
-  return null;
-}
+export { urlSyntaxProblem } from '../contracts/webhook-url';
 
 /**
  * The registration check. Returns the reason the URL is refused, or null. Outside the

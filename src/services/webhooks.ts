@@ -9,6 +9,7 @@
 import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { Config } from '../config';
 import { conflict, invalid, notFound, validationError } from '../lib/errors';
 import { webhooksStore, type DeliveryRow, type LogRow, type WebhookPatch, type WebhookRow } from '../stores/webhooks';
@@ -150,7 +151,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     if (problem) throw validationError(`url ${problem}`, 'url');
   }
 
-  async function own(merchantId: string, id: string, q: Knex | Knex.Transaction = knex): Promise<WebhookRow> {
+  async function own(merchantId: string, id: string, q: Db = knex): Promise<WebhookRow> {
     const row = await webhooksStore(q).findForMerchant(merchantId, id);
     if (!row) throw notFound('Webhook not found');
     return row;

@@ -6,6 +6,7 @@
  * freely and a duplicate callback changes nothing.
  */
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { Logger } from '../lib/logger';
 import { withdrawalsStore, type Withdrawal } from '../stores/withdrawals';
 import { notificationsStore } from '../stores/notifications';
@@ -52,7 +53,7 @@ export interface ContradictedWithdrawal {
  * resolution per withdrawal). False when it does not contradict, or the case was already open.
  */
 export async function openTransferContradiction(
-  db: Knex | Knex.Transaction,
+  db: Db,
   logger: Logger,
   w: ContradictedWithdrawal,
   outcome: { status: TransferStatus; transferId: string | null; reason?: string },
@@ -82,7 +83,7 @@ const transferDescription = (w: Withdrawal): string => (w.description ?? `Saque 
 export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
   const { knex, acquirer, logger } = deps;
 
-  async function find(db: Knex | Knex.Transaction, id: string, lock = false): Promise<Withdrawal> {
+  async function find(db: Db, id: string, lock = false): Promise<Withdrawal> {
     const w = await withdrawalsStore(db).find(id, { lock });
     if (!w) throw new WithdrawalNotFoundError(`withdrawal ${id} not found`);
     return w;

@@ -9,24 +9,17 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '
 import type { History } from '@temporalio/common/lib/proto-utils';
 import * as proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root';
-import type * as workflows from '../../workflows';
 import type { WorkflowExecutionStatus, WorkflowKind } from '../contracts/statuses';
 import type { WorkflowListQuery } from '../contracts/workflow-inspection';
 import { invalid, notFound } from '../lib/errors';
 import { MERCHANT_ID_ATTRIBUTE } from '../temporal/charge-workflow-client';
+import { WORKFLOW_TYPES } from '../temporal/workflow-types';
 
 const { temporal } = proto;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Failure = proto.temporal.api.failure.v1.IFailure;
 
-/** The workflow type name of each kind: a key of workflows/index.ts, so a rename fails to compile. */
-export const WORKFLOW_TYPES = {
-  charge: 'chargeWorkflow',
-  withdrawal: 'withdrawalWorkflow',
-  infraction: 'infractionWorkflow',
-  'webhook-delivery': 'webhookDeliveryWorkflow',
-  'pix-key': 'pixKeyRegistrationWorkflow',
-} as const satisfies Record<WorkflowKind, keyof typeof workflows>;
+export { WORKFLOW_TYPES };
 
 const KIND_OF_TYPE = new Map<string, WorkflowKind>(
   Object.entries(WORKFLOW_TYPES).map(([kind, type]) => [type, kind as WorkflowKind]),

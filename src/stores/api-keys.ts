@@ -3,12 +3,10 @@
  * the authentication lookup (docs/api.md "Authentication"). `db` is the knex
  * instance or the transaction the caller runs in.
  */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { ApiKey } from '../models/api-key';
 
 export { ApiKey };
-
-type Db = Knex | Knex.Transaction;
 
 /** What authentication reads of a key and its merchant, as stored. */
 export interface ApiKeyAuthRow {

@@ -1,11 +1,9 @@
 /** Every query on `audit_log`: written in the caller's transaction, read by the operator list. */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { newId } from '../lib/ids';
 import { AuditLog } from '../models/audit-log';
 import { User } from '../models/user';
 import { pageIsRead } from '../contracts/validation';
-
-type Db = Knex | Knex.Transaction;
 
 export interface AuditRowInput {
   actorUserId: string | null;

@@ -3,13 +3,11 @@
  * (kind, external id), leased while handed on, then APPLIED or PARKED. `db` is the knex instance
  * or the caller's transaction.
  */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { newId } from '../lib/ids';
 import { AcquirerCallback } from '../models/acquirer-callback';
 
 export { AcquirerCallback };
-
-type Db = Knex | Knex.Transaction;
 
 export function callbackInboxStore(db: Db) {
   return {

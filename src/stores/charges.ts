@@ -5,18 +5,17 @@
  * is hot (no model hydration), as the callers chose.
  */
 import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { preparedStatement, queryPrepared, type PreparedStatement } from '../db/prepared';
 import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
 import type { CreateChargeBody } from '../contracts/charges';
+import type { ChargeStatus } from '../contracts/statuses';
 import { MAX_LIST_DEPTH, MAX_PAGE_LIMIT } from '../contracts/validation';
-import type { ChargeListItem, ChargeRow } from '../services/charge-views';
-import { chargeRows } from '../services/charge-views';
+import { chargeRows, type ChargeRow } from './charge-rows';
 
 export { Charge, ChargeRefund };
-
-type Db = Knex | Knex.Transaction;
 
 export type CustomerInput = NonNullable<CreateChargeBody['customer']>;
 
@@ -85,7 +84,7 @@ export interface PageQuery {
   merchantId: string;
   page: number;
   limit: number;
-  status?: ChargeListItem['status'];
+  status?: ChargeRow['status'];
 }
 
 /**
@@ -150,6 +149,18 @@ export const parkedRefundRows = (db: Db) =>
 
 export function chargesStore(db: Db) {
   return {
+    /** When the merchant's next unsettled (PAID or REFUNDED) charge settles; null when none is waiting. */
+    async nextSettlementAt(merchantId: string): Promise<Date | null> {
+      const row = (await db('charges')
+        .where({ merchant_id: merchantId })
+        .whereIn('status', ['PAID', 'REFUNDED'] satisfies ChargeStatus[])
+        .whereNull('settled_at')
+        .whereNotNull('settle_at')
+        .min({ at: 'settle_at' })
+        .first()) as { at: Date | string | null } | undefined;
+      return row?.at ? new Date(row.at) : null;
+    },
+
     /** The whole row, optionally locked FOR UPDATE (inside a transaction). */
     async find(id: string, opts: { lock?: boolean } = {}): Promise<Charge | undefined> {
       const q = Charge.query(db);

@@ -1,7 +1,5 @@
 /** Every query on `events`: one row per unique reference, the source of webhook deliveries. */
-import type { Knex } from 'knex';
-
-type Db = Knex | Knex.Transaction;
+import type { Db } from '../db/types';
 
 export function eventsStore(db: Db) {
   return {

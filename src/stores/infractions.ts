@@ -4,14 +4,13 @@
  * and the furthest status the acquirer has announced. What the infraction does to money is the
  * workflow's (src/services/infraction-lifecycle.ts).
  */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { Infraction } from '../models/infraction';
 
 export { Infraction };
 
-type Db = Knex | Knex.Transaction;
 import type { InfractionStatus } from '../../workflows/infraction-types';
 
 /** How far along an acquirer status is: a late or duplicate callback never moves it back. */

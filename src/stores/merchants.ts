@@ -2,21 +2,20 @@
  * Merchants, their users and PIX keys: the queries of the operator's use cases
  * (src/services/merchants.ts), the withdrawal prerequisites and the PIX key registration.
  */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { preparedStatement, queryPrepared } from '../db/prepared';
 import { Merchant } from '../models/merchant';
 import { PixKey } from '../models/pix-key';
 import { pageIsRead } from '../contracts/validation';
 import { User } from '../models/user';
+import type { Role } from '../contracts/statuses';
 
 export { Merchant, PixKey, User };
-
-type Db = Knex | Knex.Transaction;
 
 /** A user and its merchant's status, as stored (authentication reads this per token). */
 export interface UserAccessRow {
   id: string;
-  role: 'ADMIN' | 'USER';
+  role: Role;
   merchant_id: string | null;
   status: 'ACTIVE' | 'DISABLED';
   token_version: number;
@@ -203,12 +202,14 @@ export function merchantsStore(db: Db) {
     },
 
     /** PENDING or ACTIVE keys the acquirer has not registered yet (at most 1000, by id). */
-    async unregisteredPixKeys(): Promise<Array<{ id: string; merchant_id: string }>> {
+    /** Up to `limit` keys after id `after` (keyset order) that should be at the acquirer and are not. */
+    async unregisteredPixKeys(after: string, limit: number): Promise<Array<{ id: string; merchant_id: string }>> {
       return (await db('pix_keys')
         .whereIn('status', ['PENDING', 'ACTIVE'])
         .whereNull('acquirer_key_id')
+        .andWhere('id', '>', after)
         .orderBy('id')
-        .limit(1000)
+        .limit(limit)
         .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
     },
 

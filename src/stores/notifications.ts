@@ -1,5 +1,5 @@
 /** Every query on `notifications`: the merchant's notification records, one per reference. */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { newId } from '../lib/ids';
 
 export interface NewNotification {
@@ -12,7 +12,7 @@ export interface NewNotification {
   data: Record<string, unknown>;
 }
 
-export function notificationsStore(db: Knex | Knex.Transaction) {
+export function notificationsStore(db: Db) {
   return {
     async insertOnce(n: NewNotification): Promise<void> {
       await db('notifications')

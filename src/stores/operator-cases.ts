@@ -1,12 +1,10 @@
 /** Every query on `operator_cases` (docs/operations.md "Operator cases"). */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { newId } from '../lib/ids';
 import type { OperatorCaseKind, OperatorCaseStatus } from '../contracts/statuses';
 import { OperatorCase } from '../models/operator-case';
 
 export { OperatorCase };
-
-type Db = Knex | Knex.Transaction;
 
 export interface NewOperatorCase {
   /** Unique: a retried step opens nothing the second time. */

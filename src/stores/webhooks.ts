@@ -3,12 +3,10 @@
  * redeliver) and `webhook_delivery_logs` (the newest of each webhook). `db` is the knex instance
  * or the caller's transaction; every query is scoped to the merchant.
  */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import { newId } from '../lib/ids';
 import { MAX_LIST_DEPTH } from '../contracts/validation';
-
-type Db = Knex | Knex.Transaction;
 
 /** LISTEN/NOTIFY channel that wakes the webhook dispatcher. */
 export const DELIVERY_CHANNEL = 'webhook_deliveries';

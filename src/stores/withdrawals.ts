@@ -3,13 +3,11 @@
  * callback handler, the sandbox and the reconciler all read and write withdrawals through here.
  * `db` is the knex instance or the transaction the caller runs in.
  */
-import type { Knex } from 'knex';
+import type { Db } from '../db/types';
 import { Withdrawal } from '../models/withdrawal';
 import { MAX_LIST_DEPTH } from '../contracts/validation';
 
 export { Withdrawal };
-
-type Db = Knex | Knex.Transaction;
 
 /** The columns the API shows (plus the merchant), as stored. */
 export interface WithdrawalRow {

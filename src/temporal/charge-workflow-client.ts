@@ -7,15 +7,12 @@
  * (docker-compose does; TEMPORAL_SEARCH_ATTRIBUTES=false turns them off), as the Keyword search
  * attributes MerchantId and EntityId, so operators filter money movements by merchant in the UI.
  */
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { defineSearchAttributeKey, type SearchAttributePair } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { PaymentNotice, RefundSettledNotice } from '../../workflows/charge-types';
 import { chargeWorkflowId } from './workflow-ids';
-import { recordWorkflowStartFailure } from '../observability/metrics';
-import { ENTITY_ID_ATTRIBUTE_NAME, MERCHANT_ID_ATTRIBUTE_NAME } from './search-attribute-names';
+import { workflowStarter } from './workflow-starter';
 
-export const MERCHANT_ID_ATTRIBUTE = defineSearchAttributeKey(MERCHANT_ID_ATTRIBUTE_NAME, 'KEYWORD');
-export const ENTITY_ID_ATTRIBUTE = defineSearchAttributeKey(ENTITY_ID_ATTRIBUTE_NAME, 'KEYWORD');
+export { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from './workflow-starter';
 
 /** The charge a message is about: both ids name the workflow and tag it. */
 export interface ChargeRef {
@@ -44,39 +41,18 @@ export function chargeWorkflowClient(
   taskQueue: string,
   opts: { searchAttributes?: boolean } = {},
 ): ChargeWorkflows {
-  const base = (charge: ChargeRef) => {
-    const typedSearchAttributes: SearchAttributePair[] = [
-      { key: MERCHANT_ID_ATTRIBUTE, value: charge.merchantId },
-      { key: ENTITY_ID_ATTRIBUTE, value: charge.id },
-    ];
-    return {
-      taskQueue,
-      workflowId: chargeWorkflowId(charge.id),
-      args: [{ chargeId: charge.id }] as [{ chargeId: string }],
-      memo: { chargeId: charge.id, merchantId: charge.merchantId },
-      ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
-    };
-  };
-  const signal = async (charge: ChargeRef, name: string, args: unknown[]): Promise<void> => {
-    try {
-      await client.workflow.signalWithStart('chargeWorkflow', { ...base(charge), signal: name, signalArgs: args });
-    } catch (err) {
-      recordWorkflowStartFailure('chargeWorkflow');
-      throw err;
-    }
-  };
+  const run = workflowStarter(client, taskQueue, opts, {
+    type: 'chargeWorkflow',
+    workflowId: (charge: ChargeRef) => chargeWorkflowId(charge.id),
+    input: (charge) => ({ chargeId: charge.id }),
+    memo: (charge) => ({ chargeId: charge.id, merchantId: charge.merchantId }),
+    merchantId: (charge) => charge.merchantId,
+    entityId: (charge) => charge.id,
+  });
+  const signal = run.signal;
   return {
     async start(charge, startOpts) {
-      const delay = startOpts?.startDelayMs ?? 0;
-      try {
-        await client.workflow.start('chargeWorkflow', { ...base(charge), ...(delay > 0 ? { startDelay: delay } : {}) });
-      } catch (err) {
-        // Starting an id that already runs is success (docs/architecture.md "Architecture": workflow ids).
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-          recordWorkflowStartFailure('chargeWorkflow');
-          throw err;
-        }
-      }
+      await run.start(charge, startOpts);
     },
     paymentReceived: (charge, notice) => signal(charge, 'paid', [notice]),
     cancelRequested: (charge) => signal(charge, 'cancel', []),

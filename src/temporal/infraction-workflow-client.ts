@@ -3,12 +3,10 @@
  * update is signal-with-start, so the first callback starts the workflow and a later one reaches
  * it — or starts a fresh run that resumes from the database if the previous one has closed.
  */
-import { recordWorkflowStartFailure } from '../observability/metrics';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { AcquirerInfractionUpdate, InfractionWorkflowInput } from '../../workflows/infraction-types';
-import { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from './charge-workflow-client';
 import { infractionWorkflowId } from './workflow-ids';
+import { workflowStarter } from './workflow-starter';
 
 export interface InfractionRef {
   id: string;
@@ -27,43 +25,19 @@ export function infractionWorkflowClient(
   taskQueue: string,
   opts: { searchAttributes?: boolean } = {},
 ): InfractionWorkflows {
-  const base = (inf: InfractionRef) => {
-    const typedSearchAttributes: SearchAttributePair[] = [
-      { key: MERCHANT_ID_ATTRIBUTE, value: inf.merchantId },
-      { key: ENTITY_ID_ATTRIBUTE, value: inf.id },
-    ];
-    return {
-      taskQueue,
-      workflowId: infractionWorkflowId(inf.id),
-      args: [{ infractionId: inf.id }] as [InfractionWorkflowInput],
-      memo: { infractionId: inf.id, merchantId: inf.merchantId },
-      ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
-    };
-  };
+  const run = workflowStarter(client, taskQueue, opts, {
+    type: 'infractionWorkflow',
+    workflowId: (inf: InfractionRef) => infractionWorkflowId(inf.id),
+    input: (inf): InfractionWorkflowInput => ({ infractionId: inf.id }),
+    memo: (inf) => ({ infractionId: inf.id, merchantId: inf.merchantId }),
+    merchantId: (inf) => inf.merchantId,
+    entityId: (inf) => inf.id,
+  });
   return {
     async start(inf) {
-      try {
-        await client.workflow.start('infractionWorkflow', base(inf));
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-          recordWorkflowStartFailure('infractionWorkflow');
-          throw err;
-        }
-      }
+      await run.start(inf);
     },
-    async acquirerUpdate(inf, update) {
-      await client.workflow.signalWithStart('infractionWorkflow', {
-        ...base(inf),
-        signal: 'acquirerUpdate',
-        signalArgs: [update],
-      });
-    },
-    async operatorDecided(inf) {
-      await client.workflow.signalWithStart('infractionWorkflow', {
-        ...base(inf),
-        signal: 'operatorDecided',
-        signalArgs: [],
-      });
-    },
+    acquirerUpdate: (inf, update) => run.signal(inf, 'acquirerUpdate', [update]),
+    operatorDecided: (inf) => run.signal(inf, 'operatorDecided', []),
   };
 }

@@ -3,11 +3,9 @@
  * (docs/architecture.md "PIX keys: registration and activation"). Starting an id that already runs is success; one that has closed
  * starts again (the workflow first checks whether the key still needs registering).
  */
-import { recordWorkflowStartFailure } from '../observability/metrics';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
-import { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from './charge-workflow-client';
+import type { Client } from '@temporalio/client';
 import { pixKeyWorkflowId } from './workflow-ids';
+import { workflowStarter } from './workflow-starter';
 
 export interface PixKeyRef {
   id: string;
@@ -23,26 +21,17 @@ export function pixKeyWorkflowClient(
   taskQueue: string,
   opts: { searchAttributes?: boolean } = {},
 ): PixKeyWorkflows {
+  const run = workflowStarter(client, taskQueue, opts, {
+    type: 'pixKeyRegistrationWorkflow',
+    workflowId: (key: PixKeyRef) => pixKeyWorkflowId(key.id),
+    input: (key) => ({ pixKeyId: key.id }),
+    memo: (key) => ({ pixKeyId: key.id, merchantId: key.merchantId }),
+    merchantId: (key) => key.merchantId,
+    entityId: (key) => key.id,
+  });
   return {
     async register(key) {
-      const typedSearchAttributes: SearchAttributePair[] = [
-        { key: MERCHANT_ID_ATTRIBUTE, value: key.merchantId },
-        { key: ENTITY_ID_ATTRIBUTE, value: key.id },
-      ];
-      try {
-        await client.workflow.start('pixKeyRegistrationWorkflow', {
-          taskQueue,
-          workflowId: pixKeyWorkflowId(key.id),
-          args: [{ pixKeyId: key.id }],
-          memo: { pixKeyId: key.id, merchantId: key.merchantId },
-          ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-          recordWorkflowStartFailure('pixKeyRegistrationWorkflow');
-          throw err;
-        }
-      }
+      await run.start(key);
     },
   };
 }

@@ -4,12 +4,10 @@
  * reconciler may both start the same delivery. Runs carry the merchant and the delivery as memo
  * and, where registered, as the MerchantId/EntityId search attributes.
  */
-import { recordWorkflowStartFailure } from '../observability/metrics';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery-types';
-import { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from './charge-workflow-client';
 import { webhookDeliveryWorkflowId } from './workflow-ids';
+import { workflowStarter } from './workflow-starter';
 
 export interface DeliveryRef {
   deliveryId: string;
@@ -27,27 +25,13 @@ export function webhookDeliveryWorkflowClient(
   taskQueue: string,
   opts: { searchAttributes?: boolean } = {},
 ): WebhookDeliveryWorkflows {
-  return {
-    async start(d) {
-      const typedSearchAttributes: SearchAttributePair[] = [
-        { key: MERCHANT_ID_ATTRIBUTE, value: d.merchantId },
-        { key: ENTITY_ID_ATTRIBUTE, value: d.deliveryId },
-      ];
-      const args: [WebhookDeliveryInput] = [{ deliveryId: d.deliveryId, firstAttempt: d.firstAttempt }];
-      try {
-        await client.workflow.start('webhookDeliveryWorkflow', {
-          taskQueue,
-          workflowId: webhookDeliveryWorkflowId(d.deliveryId),
-          args,
-          memo: { deliveryId: d.deliveryId, merchantId: d.merchantId },
-          ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
-        });
-        return true;
-      } catch (err) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-        recordWorkflowStartFailure('webhookDeliveryWorkflow');
-        throw err;
-      }
-    },
-  };
+  const run = workflowStarter(client, taskQueue, opts, {
+    type: 'webhookDeliveryWorkflow',
+    workflowId: (d: DeliveryRef) => webhookDeliveryWorkflowId(d.deliveryId),
+    input: (d): WebhookDeliveryInput => ({ deliveryId: d.deliveryId, firstAttempt: d.firstAttempt }),
+    memo: (d) => ({ deliveryId: d.deliveryId, merchantId: d.merchantId }),
+    merchantId: (d) => d.merchantId,
+    entityId: (d) => d.deliveryId,
+  });
+  return { start: (d) => run.start(d) };
 }

@@ -7,12 +7,10 @@
  * Runs carry the merchant and the withdrawal as memo and, unless turned off, as the Keyword search
  * attributes MerchantId and EntityId, as charge workflows do.
  */
-import { recordWorkflowStartFailure } from '../observability/metrics';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { TransferNotice, WithdrawalWorkflowInput } from '../../workflows/withdrawal-types';
-import { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from './charge-workflow-client';
 import { withdrawalWorkflowId } from './workflow-ids';
+import { workflowStarter } from './workflow-starter';
 
 export interface WithdrawalRef {
   id: string;
@@ -32,42 +30,21 @@ export function withdrawalWorkflowClient(
   taskQueue: string,
   opts: { searchAttributes?: boolean; resultDeadlineMs?: number } = {},
 ): WithdrawalWorkflows {
-  const base = (w: WithdrawalRef) => {
-    const typedSearchAttributes: SearchAttributePair[] = [
-      { key: MERCHANT_ID_ATTRIBUTE, value: w.merchantId },
-      { key: ENTITY_ID_ATTRIBUTE, value: w.id },
-    ];
-    return {
-      taskQueue,
-      workflowId: withdrawalWorkflowId(w.id),
-      args: [
-        {
-          withdrawalId: w.id,
-          ...(opts.resultDeadlineMs === undefined ? {} : { resultDeadlineMs: opts.resultDeadlineMs }),
-        },
-      ] as [WithdrawalWorkflowInput],
-      memo: { withdrawalId: w.id, merchantId: w.merchantId },
-      ...(opts.searchAttributes === false ? {} : { typedSearchAttributes }),
-    };
-  };
+  const run = workflowStarter(client, taskQueue, opts, {
+    type: 'withdrawalWorkflow',
+    workflowId: (w: WithdrawalRef) => withdrawalWorkflowId(w.id),
+    input: (w): WithdrawalWorkflowInput => ({
+      withdrawalId: w.id,
+      ...(opts.resultDeadlineMs === undefined ? {} : { resultDeadlineMs: opts.resultDeadlineMs }),
+    }),
+    memo: (w) => ({ withdrawalId: w.id, merchantId: w.merchantId }),
+    merchantId: (w) => w.merchantId,
+    entityId: (w) => w.id,
+  });
   return {
     async start(w) {
-      try {
-        await client.workflow.start('withdrawalWorkflow', base(w));
-      } catch (err) {
-        // Starting an id that already runs is success: workflow ids derive from business ids.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
-          recordWorkflowStartFailure('withdrawalWorkflow');
-          throw err;
-        }
-      }
+      await run.start(w);
     },
-    async transferUpdated(w, notice) {
-      await client.workflow.signalWithStart('withdrawalWorkflow', {
-        ...base(w),
-        signal: TRANSFER_SIGNAL,
-        signalArgs: [notice],
-      });
-    },
+    transferUpdated: (w, notice) => run.signal(w, TRANSFER_SIGNAL, [notice]),
   };
 }

@@ -6,11 +6,15 @@
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import {
+  CALLBACK_STATUSES,
   CHARGE_STATUSES,
   INFRACTION_STATUSES,
   KYC_STATUSES,
   MERCHANT_STATUSES,
   PIX_KEY_STATUSES,
+  REFUND_KINDS,
+  REFUND_STATUSES,
+  USER_ROLES,
   USER_STATUSES,
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_STATUSES,
@@ -29,6 +33,10 @@ const CHECKS: Array<[constraint: string, values: readonly string[]]> = [
   ['merchants_status_check', MERCHANT_STATUSES],
   ['merchants_kyc_check', KYC_STATUSES],
   ['users_status_check', USER_STATUSES],
+  ['users_role_check', USER_ROLES],
+  ['charge_refunds_status_check', REFUND_STATUSES],
+  ['charge_refunds_kind_check', REFUND_KINDS],
+  ['acquirer_callbacks_status_check', CALLBACK_STATUSES],
 ];
 
 describe('status CHECK constraints', () => {

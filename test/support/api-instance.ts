@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createKnex, bindModels } from '../../src/db';
+import { createAccountServices } from '../../src/runtime/composition';
 import { createApp } from '../../src/http/app';
 import { createLogger } from '../../src/lib/logger';
 import { TEST_CONFIG } from './api';
@@ -15,7 +16,9 @@ async function main(): Promise<void> {
   if (!url) throw new Error('usage: api-instance.ts <database url>');
   const knex = createKnex(url, 4);
   bindModels(knex);
-  const app = createApp({ config: TEST_CONFIG, knex, logger: createLogger({ level: 'silent' }), checks: {} });
+  const logger = createLogger({ level: 'silent' });
+  const services = createAccountServices({ knex, config: TEST_CONFIG, logger });
+  const app = createApp({ config: TEST_CONFIG, knex, logger, checks: {}, services });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);

@@ -16,7 +16,10 @@ import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import type { Knex } from 'knex';
 import type Koa from 'koa';
-import { createApp, type AppConfig, type AppDeps } from '../../src/http/app';
+import { createApp, type AppDeps } from '../../src/http/app';
+import type { AppConfig } from '../../src/config';
+import type { CreatedPixKey } from '../../src/services/merchants';
+import { createAccountServices } from '../../src/runtime/composition';
 import type { AppState } from '../../src/http/types';
 import { createLogger } from '../../src/lib/logger';
 import { ensureAdmin } from '../../src/services/admin-bootstrap';
@@ -137,20 +140,28 @@ export function randomCpf(): string {
 export const uniqueEmail = (label = 'user'): string => `${label}-${crypto.randomBytes(6).toString('hex')}@pixflow.test`;
 
 export async function startApi(
-  overrides: { config?: Partial<AppConfig>; deps?: Partial<AppDeps> } = {},
+  overrides: {
+    config?: Partial<AppConfig>;
+    deps?: Partial<AppDeps> & { onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void> };
+  } = {},
 ): Promise<TestApi> {
   const { knex } = await getTestDb();
   const config: AppConfig = { ...TEST_CONFIG, ...overrides.config };
   await ensureAdmin(knex, { ADMIN_EMAIL: TEST_ADMIN.email, ADMIN_PASSWORD: TEST_ADMIN.password });
 
+  const { onPixKeyCreated, ...deps } = overrides.deps ?? {};
+  const logger =
+    deps.logger ??
+    createLogger({
+      level: process.env.TEST_LOG_LEVEL === undefined ? 'silent' : (process.env.TEST_LOG_LEVEL as 'info'),
+    });
   const app = createApp({
     config,
     knex,
-    logger: createLogger({
-      level: process.env.TEST_LOG_LEVEL === undefined ? 'silent' : (process.env.TEST_LOG_LEVEL as 'info'),
-    }),
+    logger,
     checks: { temporal: async () => undefined },
-    ...overrides.deps,
+    services: createAccountServices({ knex, config, logger, onPixKeyCreated }),
+    ...deps,
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -9,7 +9,7 @@ import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
-import { createActivities } from '../../activities';
+import { createActivities } from '../../src/runtime/composition';
 import { createChargesService } from '../../src/services/charges';
 import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
 import { chargeRoutes } from '../../src/http/routes/charges';

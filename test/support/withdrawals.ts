@@ -11,7 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Knex } from 'knex';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
-import { createActivities } from '../../activities';
+import { createActivities } from '../../src/runtime/composition';
 import { createChargesService } from '../../src/services/charges';
 import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
 import { withdrawalWorkflowClient, type WithdrawalWorkflows } from '../../src/temporal/withdrawal-workflow-client';

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAccountServices } from '../../src/runtime/composition';
 import { createApp } from '../../src/http/app';
 import { createKnex } from '../../src/db/knex';
 import { freePort } from '../../src/db/embedded-postgres';
@@ -55,7 +56,9 @@ describe('database unavailable → 503', () => {
   it('answers 503 {message} with Retry-After on routes that need the database', async function () {
     this.timeout(60_000);
     const knex = createKnex(`postgres://postgres:pixflow@127.0.0.1:${await freePort()}/nowhere`, 2);
-    const app = createApp({ config: TEST_CONFIG, knex, logger: createLogger({ level: 'silent' }), checks: {} });
+    const logger = createLogger({ level: 'silent' });
+    const services = createAccountServices({ knex, config: TEST_CONFIG, logger });
+    const app = createApp({ config: TEST_CONFIG, knex, logger, checks: {}, services });
     const server = http.createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -12,7 +12,7 @@ import { createLogger } from '../../src/lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../../src/acquirer';
 import { isSimulatorRefusal } from '../../src/acquirer/sandbox-control';
 import { startApi, type RunningApi } from '../../src/runtime/processes';
-import { createActivities } from '../../activities';
+import { createActivities } from '../../src/runtime/composition';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { getTestDb } from '../support/db';
 import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
 import { transferView } from '../../src/acquirer/simulator/psp';
-import { createActivities } from '../../activities';
+import { createActivities } from '../../src/runtime/composition';
 import * as ledger from '../../src/services/ledger';
 import { createWithdrawalsService } from '../../src/services/withdrawals';
 import { reconcileWithdrawalWorkflows } from '../../src/services/withdrawal-reconciler';

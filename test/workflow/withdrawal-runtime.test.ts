@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../../src/acquirer';
 import { startApi, type RunningApi } from '../../src/runtime/processes';
-import { createActivities } from '../../activities';
+import { createActivities } from '../../src/runtime/composition';
 import * as ledger from '../../src/services/ledger';
 import { getTestDb } from '../support/db';
 import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';

@@ -8,19 +8,20 @@
 import type Koa from 'koa';
 import type Router from '@koa/router';
 import { z } from 'zod';
-import type { SimulatorControl } from './server';
+import type { SimulatorControl } from './control';
 import { SimulatorStateError } from './psp';
 import { problem } from './problem';
+import { ACQUIRER_PIX_KEY_STATUSES, DEVOLUCAO_OUTCOMES } from '../../contracts/statuses';
 
 const party = z.object({ name: z.string().min(1).max(200), document: z.string().regex(/^(\d{11}|[0-9A-Z]{14})$/) });
 const payBody = z.object({ payer: party.optional(), amount: z.number().int().min(1).optional() });
 const reasonBody = z.object({ reason: z.string().max(140).optional() });
 const refundBody = z.object({
-  outcome: z.enum(['DEVOLVIDO', 'NAO_REALIZADO']),
+  outcome: z.enum(DEVOLUCAO_OUTCOMES),
   reason: z.string().max(140).optional(),
 });
 const infractionBody = z.object({ endToEndId: z.string().min(1), reason: z.string().max(140).optional() });
-const keyStatusBody = z.object({ status: z.enum(['PENDENTE', 'ATIVA', 'INATIVA']) });
+const keyStatusBody = z.object({ status: z.enum(ACQUIRER_PIX_KEY_STATUSES) });
 const routeName = z.enum([
   'token',
   'createCob',

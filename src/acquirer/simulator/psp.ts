@@ -11,6 +11,7 @@ import { centsToWire } from '../money-wire';
 import type { CobStatus, Party, PixKeyStatusAtAcquirer, PixKeyType, RefundStatus, TransferStatus } from '../types';
 import type { InfractionCallback, PixCallback, PixKeyCallback, TransferCallback } from '../wire';
 import type { CallbackSender } from './callbacks';
+import type { DevolucaoOutcome } from '../../contracts/statuses';
 
 export interface SimPayment {
   e2eId: string;
@@ -288,7 +289,7 @@ export class SimulatedPsp {
    * A devolução settles. Announced through the pix callback (BCB style): the original pix with
    * this devolução in `devolucoes`.
    */
-  settleRefund(id: string, outcome: 'DEVOLVIDO' | 'NAO_REALIZADO', reason?: string): void {
+  settleRefund(id: string, outcome: DevolucaoOutcome, reason?: string): void {
     const r = this.refunds.get(id);
     if (!r) throw new SimulatorStateError(`unknown refund ${id}`, 'unknown');
     if (r.status !== 'EM_PROCESSAMENTO') return; // settling twice is a no-op, like a late duplicate

@@ -3,7 +3,7 @@
  * services it calls. The ops CLI (src/cli/ops.ts) exposes the same services.
  */
 import { z } from 'zod';
-import { listAudit, type Actor } from '../../services/audit';
+import type { Actor, AuditLogService } from '../../services/audit';
 import type { MerchantsService } from '../../services/merchants';
 import { principalOf } from '../principal';
 import {
@@ -18,7 +18,6 @@ import {
 import type { AppContext, RouteModule } from '../types';
 import { idParam } from '../../contracts/validation';
 import { answerReplay, idempotencyKeyOf, parseBody, parseParams, parseQuery } from '../validation';
-import type { Knex } from 'knex';
 
 export const merchantIdParams = z.object({ id: idParam });
 export const pixKeyParams = z.object({ id: idParam, keyId: idParam });
@@ -30,7 +29,7 @@ function actorOf(ctx: AppContext): Actor {
 }
 
 export interface AdminRouteDeps {
-  knex: Knex;
+  auditLog: AuditLogService;
   merchants: MerchantsService;
 }
 
@@ -88,7 +87,7 @@ export function adminRoutes(deps: AdminRouteDeps): RouteModule {
 
     router.get('/v1/admin/audit-log', ...guards.admin, async (ctx) => {
       const { page, limit, targetType, targetId } = parseQuery(ctx, auditLogQuery);
-      const { total, entries } = await listAudit(deps.knex, { page, limit, targetType, targetId });
+      const { total, entries } = await deps.auditLog.list({ page, limit, targetType, targetId });
       ctx.body = { page, limit, total, entries };
     });
   };
