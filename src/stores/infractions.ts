@@ -4,6 +4,8 @@
  * and the furthest status the acquirer has announced. What the infraction does to money is the
  * workflow's (src/services/infraction-lifecycle.ts).
  */
+import type { z } from 'zod';
+import type { infraction as infractionContract } from '../contracts/infractions';
 import type { Knex } from 'knex';
 import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
@@ -31,16 +33,7 @@ export interface AcquirerInfraction {
 }
 
 /** What the API shows of an infraction (the sandbox's answers). */
-export interface InfractionView {
-  id: string;
-  chargeId: string | null;
-  endToEndId: string | null;
-  amount: number;
-  reason: string | null;
-  status: InfractionStatus;
-  blockedAmount: number;
-  createdAt: string;
-}
+export type InfractionView = z.infer<typeof infractionContract>;
 
 export const infractionView = (i: Infraction): InfractionView => ({
   id: i.id,

@@ -2,7 +2,8 @@
  * A real local HTTP receiver for webhook tests. Each test uses its own path; the receiver keeps the
  * raw bytes of every request, verifies `x-webhook-signature` on those bytes with the secret
  * registered for the path (answering 401 when it does not match, as a receiver should), and answers
- * with the behaviours scripted for the path (then 200).
+ * with the behaviours scripted for the path (then 200). Every body is checked against the OpenAPI
+ * document's `webhooks` object: `requests` and `waitFor` fail on a body that drifts from it.
  *
  *   const r = await startReceiver();
  *   r.expect('/a', secret);                       // verify signatures on /a
@@ -15,6 +16,8 @@ import type { AddressInfo } from 'node:net';
 import { receiverVerifiesSignature } from './webhook-signature';
 import { eventually } from './charges';
 import { onRunEnd } from './lifecycle';
+import { webhookBodyProblems } from './openapi-validator';
+import assert from 'node:assert/strict';
 
 export interface Behaviour {
   status: number;
@@ -33,6 +36,19 @@ export interface Received {
   body: { event: string; timestamp: string; data: Record<string, unknown> };
   signatureValid: boolean;
   answered: number;
+  /** Where the body drifts from the document's `webhooks` (empty when it matches). */
+  contractProblems: string[];
+}
+
+/** The received requests, failing when one of them is not what the document describes. */
+function matchingDocument(list: Received[]): Received[] {
+  for (const r of list)
+    assert.deepEqual(
+      r.contractProblems,
+      [],
+      `webhook body on ${r.path} does not match /openapi.json webhooks: ${r.raw.toString()}`,
+    );
+  return list;
 }
 
 export interface Receiver {
@@ -70,7 +86,15 @@ export async function startReceiver(): Promise<Receiver> {
         body = { event: '', timestamp: '', data: {} };
       }
       const list = received.get(path) ?? [];
-      list.push({ path, headers: req.headers, raw, body, signatureValid, answered: status });
+      list.push({
+        path,
+        headers: req.headers,
+        raw,
+        body,
+        signatureValid,
+        answered: status,
+        contractProblems: webhookBodyProblems(raw),
+      });
       received.set(path, list);
       const answer = (): void => {
         if (res.destroyed) return;
@@ -107,12 +131,12 @@ export async function startReceiver(): Promise<Receiver> {
     url: (path) => baseUrl + path,
     expect: (path, secret) => void secrets.set(path, secret),
     script: (path, behaviours, then = { status: 200 }) => void scripts.set(path, { queue: [...behaviours], then }),
-    requests: (path) => [...(received.get(path) ?? [])],
+    requests: (path) => matchingDocument([...(received.get(path) ?? [])]),
     waitFor: (path, count, timeoutMs = 20_000) =>
       eventually(
         async () => {
           const list = received.get(path) ?? [];
-          return list.length >= count ? [...list] : undefined;
+          return list.length >= count ? matchingDocument([...list]) : undefined;
         },
         `${count} request(s) on ${path}`,
         timeoutMs,
