@@ -124,5 +124,6 @@ export const refundRequestedView = z.object({
   status: z.literal('REQUESTED'),
 });
 export const refundRequestedResponse = z.object({ refund: refundRequestedView });
+export const refundReplayedResponse = z.object({ refund: refundRequestedView, idempotent: z.literal(true) });
 
 export const sandboxPaidResponse = z.object({ message: z.string(), endToEndId: z.string() });

@@ -60,7 +60,14 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Log in (JWT)',
     auth: 'none',
     body: auth.loginBody,
-    responses: { 200: { description: 'Logged in', schema: auth.loginResponse } },
+    responses: {
+      200: { description: 'Logged in', schema: auth.loginResponse },
+      401: {
+        description: 'Invalid e-mail or password (the same answer for an unknown e-mail)',
+        schema: common.errorBody,
+      },
+      403: { description: 'The merchant is suspended or the user disabled', schema: common.errorBody },
+    },
   },
   {
     method: 'post',
@@ -103,7 +110,10 @@ export const ENDPOINTS: Endpoint[] = [
         schema: charges.chargeReplayedResponse,
       },
       409: { description: 'The first request with this key is still in flight', schema: common.errorBody },
-      422: { description: 'Invalid payer document', schema: common.errorBody },
+      422: {
+        description: 'Invalid payer document, or another body under this idempotency key',
+        schema: common.errorBody,
+      },
       502: { description: 'The acquirer failed; the charge is kept FAILED', schema: common.errorBody },
     },
   },
@@ -139,7 +149,15 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Refund a PAID charge (full by default)',
     auth: 'any',
     body: charges.refundChargeBody,
-    responses: { 202: { description: 'Refund requested', schema: charges.refundRequestedResponse } },
+    headers: [idempotencyHeader, standardIdempotencyHeader],
+    responses: {
+      202: { description: 'Refund requested', schema: charges.refundRequestedResponse },
+      200: {
+        description: 'Replay of the refund requested with this idempotency key',
+        schema: charges.refundReplayedResponse,
+      },
+      409: { description: 'The first request with this key is still in flight', schema: common.errorBody },
+    },
   },
 
   {
@@ -312,7 +330,10 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Register a PIX key',
     auth: 'admin',
     body: admin.addPixKeyBody,
-    responses: { 201: { description: 'Registered (PENDING)', schema: merchants.pixKeyResponse } },
+    responses: {
+      201: { description: 'Registered (PENDING)', schema: merchants.pixKeyResponse },
+      409: { description: 'The PIX key is already registered', schema: common.errorBody },
+    },
   },
   {
     method: 'patch',
@@ -572,24 +593,24 @@ function operation(e: Endpoint): Record<string, unknown> {
     responses['401'] ??= errorRef(
       e.auth === 'acquirer' ? 'Missing or wrong signature' : 'Missing, invalid, expired or deleted credential',
     );
-  if (
-    e.auth === 'jwt' ||
-    e.auth === 'admin' ||
-    (e.path.startsWith('/v1/charges') && e.method === 'post' && pathParams.length === 0)
-  ) {
-    responses['403'] ??= errorRef(
+  if (e.auth === 'any' || e.auth === 'jwt' || e.auth === 'admin') {
+    const why =
       e.auth === 'admin'
         ? 'Not an ADMIN'
         : e.auth === 'jwt'
           ? 'An API key cannot do this; log in'
-          : 'A charge prerequisite is unmet (named in the message)',
-    );
+          : e.path === '/v1/charges' && e.method === 'post'
+            ? 'A charge prerequisite is unmet (named in the message)'
+            : undefined;
+    responses['403'] ??= errorRef([why, 'the merchant is suspended or the user disabled'].filter(Boolean).join('; '));
   }
   if (pathParams.length > 0 || e.path.startsWith('/v1/merchants/me'))
     responses['404'] ??= errorRef('Not found (or another merchant’s)');
   if (e.body !== undefined) responses['413'] ??= errorRef('Body too large');
-  if (e.auth === 'any' || e.auth === 'jwt' || e.auth === 'admin' || e.path === '/v1/auth/login')
-    responses['429'] ??= errorRef('Rate limited; see Retry-After');
+  if (e.headers?.some((h) => h === idempotencyHeader))
+    responses['422'] ??= errorRef('Another body under this idempotency key');
+  // Every request is limited per address before routing (docs/api.md "Rate limits"), probes and callbacks too.
+  responses['429'] ??= errorRef('Rate limited; see Retry-After');
 
   const op: Record<string, unknown> = {
     operationId: `${e.method}${e.path.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
