@@ -997,8 +997,17 @@ export interface operations {
           };
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1008,6 +1017,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1066,8 +1084,26 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1141,8 +1177,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1152,6 +1197,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1210,7 +1264,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1221,6 +1275,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1301,8 +1364,26 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1439,6 +1520,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description The first request with this key is still in flight */
       409: {
         headers: {
@@ -1452,8 +1542,17 @@ export interface operations {
           };
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1494,6 +1593,15 @@ export interface operations {
           } & {
             [key: string]: unknown;
           };
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
     };
@@ -1564,7 +1672,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1575,6 +1683,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1650,7 +1767,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1661,6 +1778,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1758,7 +1884,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1780,8 +1906,17 @@ export interface operations {
           };
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -1800,6 +1935,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1868,7 +2012,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1879,6 +2023,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -1932,7 +2085,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -1943,6 +2096,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2016,7 +2178,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2027,6 +2189,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2153,7 +2324,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2175,8 +2346,17 @@ export interface operations {
           };
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2195,6 +2375,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2264,7 +2453,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2275,6 +2464,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2373,8 +2571,26 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2471,8 +2687,26 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2482,6 +2716,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2543,8 +2786,26 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2603,7 +2864,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2614,6 +2875,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2714,7 +2984,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2723,8 +2993,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2734,6 +3013,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2812,7 +3100,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2823,6 +3111,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -2896,7 +3193,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -2920,6 +3217,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3002,7 +3308,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3013,6 +3319,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3111,6 +3426,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3233,8 +3557,17 @@ export interface operations {
           };
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3244,6 +3577,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3336,7 +3678,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3347,6 +3689,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3452,7 +3803,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3461,8 +3812,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3472,6 +3832,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3545,7 +3914,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3567,8 +3936,17 @@ export interface operations {
           };
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3578,6 +3956,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3651,7 +4038,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3660,8 +4047,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3671,6 +4067,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3784,7 +4189,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3793,8 +4198,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -3813,6 +4227,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3881,7 +4304,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3892,6 +4315,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -3961,7 +4393,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -3972,6 +4404,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4040,7 +4481,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4051,6 +4492,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4126,7 +4576,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4135,8 +4585,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4146,6 +4605,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4229,6 +4697,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1SandboxChargesIdPay: {
@@ -4290,7 +4767,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4299,8 +4776,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4310,6 +4796,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4375,7 +4870,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4384,8 +4879,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4395,6 +4899,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4460,7 +4973,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4469,8 +4982,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4480,6 +5002,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4545,7 +5076,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4554,8 +5085,17 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4565,6 +5105,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4631,7 +5180,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4642,6 +5191,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4708,7 +5266,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4719,6 +5277,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4794,8 +5361,30 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Body too large */
+      /** @description No such charge of the caller */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Body too large (counted after decompression) */
       413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -4805,6 +5394,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4875,7 +5473,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4886,6 +5484,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -4956,7 +5563,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Not found (or another merchant’s) */
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4967,6 +5574,15 @@ export interface operations {
       };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -5017,8 +5633,35 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -5069,8 +5712,35 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -5121,8 +5791,35 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };
@@ -5173,8 +5870,35 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Rate limited; see Retry-After */
       429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
         headers: {
           [name: string]: unknown;
         };

@@ -438,7 +438,10 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'The simulator raises a MED infraction on a paid charge (sandbox only)',
     auth: 'any',
     body: infractions.sandboxRaiseInfractionBody,
-    responses: { 202: { description: 'Raised', schema: infractions.sandboxInfractionResponse } },
+    responses: {
+      202: { description: 'Raised', schema: infractions.sandboxInfractionResponse },
+      404: { description: 'No such charge of the caller', schema: common.errorBody },
+    },
   },
   ...(['accept', 'reject'] as const).map((decision): Endpoint => ({
     method: 'post',
@@ -604,13 +607,19 @@ function operation(e: Endpoint): Record<string, unknown> {
             : undefined;
     responses['403'] ??= errorRef([why, 'the merchant is suspended or the user disabled'].filter(Boolean).join('; '));
   }
-  if (pathParams.length > 0 || e.path.startsWith('/v1/merchants/me'))
-    responses['404'] ??= errorRef('Not found (or another merchant’s)');
-  if (e.body !== undefined) responses['413'] ??= errorRef('Body too large');
+  // Merchant routes are 404 for a caller without a merchant (SPEC "Errors": merchant not found).
+  if (pathParams.length > 0 || e.auth === 'any')
+    responses['404'] ??= errorRef('Not found (or another merchant’s, or the caller has no merchant)');
+  if (e.body !== undefined || e.auth === 'acquirer') {
+    responses['413'] ??= errorRef('Body too large (counted after decompression)');
+    responses['415'] ??= errorRef('Unsupported Content-Encoding');
+  }
   if (e.headers?.some((h) => h === idempotencyHeader))
     responses['422'] ??= errorRef('Another body under this idempotency key');
   // Every request is limited per address before routing (docs/api.md "Rate limits"), probes and callbacks too.
   responses['429'] ??= errorRef('Rate limited; see Retry-After');
+  if (e.auth !== 'none' || e.path === '/v1/auth/login')
+    responses['503'] ??= errorRef('The database is unreachable; see Retry-After');
 
   const op: Record<string, unknown> = {
     operationId: `${e.method}${e.path.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
