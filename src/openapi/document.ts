@@ -7,8 +7,9 @@
  * (test/support/openapi-validator.ts).
  *
  * One table below lists every endpoint; error responses follow from how it is guarded
- * (docs/api.md "Errors"): 400 when it takes input, 401/429 when authenticated,
- * 403 when only a JWT or an ADMIN may call it, 404 when it names a resource.
+ * (docs/api.md "Errors"): 400 when it takes input, 401/403/503 when authenticated, 404 when it
+ * names a resource or belongs to a merchant, 413/415 when it takes a body, 422 when it takes an
+ * idempotency key, 429 everywhere.
  */
 import { z } from 'zod';
 import * as admin from '../contracts/admin';
