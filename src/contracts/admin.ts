@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { isValidDocument } from '../pix/document';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
 import { cents, paginationQuery, text } from './validation';
+import { isoTime } from './common';
+import { balance } from './merchants';
 
 export { KYC_STATUSES, MERCHANT_STATUSES, PIX_KEY_STATUSES };
 
@@ -61,4 +63,29 @@ export const auditLogQuery = paginationQuery.extend({
   /** Defaults to "merchant" when targetId is given. */
   targetType: text({ min: 1, max: 32 }).optional(),
   targetId: text({ min: 1, max: 64 }).optional(),
+});
+
+// ---- responses ----------------------------------------------------------------------------
+
+export const auditLogEntry = z.object({
+  id: z.string(),
+  actorUserId: z.string().nullable(),
+  actorEmail: z.string(),
+  action: z.string(),
+  targetType: z.string(),
+  targetId: z.string(),
+  details: z.unknown(),
+  createdAt: isoTime,
+});
+export const auditLogResponse = z.object({
+  page: z.int(),
+  limit: z.int(),
+  total: z.int(),
+  entries: z.array(auditLogEntry),
+});
+
+export const adjustmentResponse = z.object({
+  adjustment: z.object({ id: z.string(), amount: z.int(), reason: z.string() }),
+  balance,
+  idempotent: z.literal(true).optional().describe('Present on a replay of an idempotency key (200)'),
 });

@@ -4,6 +4,7 @@ import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../pix/pix-key';
 import { paginationQuery, text, idempotencyKeyHeader } from './validation';
+import { isoTime } from './common';
 
 export { CHARGE_STATUSES };
 
@@ -69,3 +70,60 @@ export const sandboxPayBody = z
       .optional(),
   })
   .default({});
+
+// ---- responses: what the routes answer (charge-views.ts builds them; the OpenAPI document shows them)
+
+export const customerView = z.object({ id: z.string(), name: z.string(), document: z.string() });
+
+export const chargeListItem = z.object({
+  id: z.string(),
+  txid: z.string().nullable(),
+  qrCode: z.string().nullable(),
+  amount: z.int(),
+  description: z.string(),
+  status: z.enum(CHARGE_STATUSES),
+  expiresIn: z.int(),
+  paidAt: isoTime.nullable(),
+  createdAt: isoTime,
+  customer: customerView.nullable(),
+});
+
+/** The replayed creation answer: no imageBase64, plus createdAt. */
+export const chargeReplayView = z.object({
+  id: z.string(),
+  txid: z.string().nullable(),
+  qrCode: z.string().nullable(),
+  amount: z.int(),
+  status: z.enum(CHARGE_STATUSES),
+  expiresIn: z.int(),
+  customer: customerView.nullable(),
+  createdAt: isoTime,
+});
+
+export const chargeCreatedView = chargeReplayView.extend({
+  txid: z.string(),
+  qrCode: z.string().describe('EMV BR Code (copy and paste)'),
+  imageBase64: z.string().describe('data:image/png;base64,…'),
+});
+
+export const chargeCreatedResponse = z.object({ charge: chargeCreatedView });
+export const chargeReplayedResponse = z.object({ charge: chargeReplayView, idempotent: z.literal(true) });
+export const chargeListResponse = z.object({
+  page: z.int(),
+  limit: z.int(),
+  total: z.int(),
+  charges: z.array(chargeListItem),
+});
+export const chargeResponse = z.object({ charge: chargeListItem });
+
+export const refundRequestedView = z.object({
+  id: z.string(),
+  chargeId: z.string(),
+  amount: z.int(),
+  reason: z.string().nullable(),
+  status: z.literal('REQUESTED'),
+});
+export const refundRequestedResponse = z.object({ refund: refundRequestedView });
+export const refundReplayedResponse = z.object({ refund: refundRequestedView, idempotent: z.literal(true) });
+
+export const sandboxPaidResponse = z.object({ message: z.string(), endToEndId: z.string() });

@@ -1,7 +1,13 @@
 /**
  * The catalogue of webhook events (docs/api.md "Webhooks"): what a merchant can subscribe to, with the
- * category and Portuguese description that GET /v1/webhooks/merchant/events shows.
+ * category and Portuguese description that GET /v1/webhooks/merchant/events shows, and the payload
+ * each one delivers (the `webhooks` object of the OpenAPI document is generated from these, and
+ * recordEvent only accepts data of this shape).
  */
+import { z } from 'zod';
+import { PIX_KEY_TYPES } from '../pix/pix-key';
+import { INFRACTION_STATUSES } from './statuses';
+
 export const WEBHOOK_EVENT_TYPES = [
   'charge.paid',
   'charge.refunded',
@@ -45,3 +51,78 @@ export const WEBHOOK_EVENT_CATALOGUE: readonly WebhookEventEntry[] = [
     description: 'Devolução de uma infração PIX (MED) concluída',
   },
 ];
+
+const isoTime = z.iso.datetime();
+const decimalAmount = z
+  .string()
+  .regex(/^\d+\.\d{2}$/)
+  .describe('Decimal with two places (not cents)');
+
+const infractionData = z.object({
+  infractionId: z.string(),
+  chargeId: z.string().nullable(),
+  endToEndId: z.string().nullable(),
+  amount: z.int().describe('Cents'),
+  reason: z.string(),
+  status: z.enum(INFRACTION_STATUSES),
+});
+
+/** Each event's `data` (SPEC "Events"; the events the SPEC leaves unshown as docs/api.md "Events" lists them). */
+export const WEBHOOK_EVENT_DATA = {
+  'charge.paid': z.object({
+    chargeId: z.string(),
+    txid: z.string().nullable(),
+    amount: z.int().describe('Cents'),
+    paidAt: isoTime,
+    payer: z.object({ name: z.string(), document: z.string() }),
+  }),
+  'charge.refunded': z.object({
+    refundId: z.string(),
+    txid: z.string().nullable(),
+    chargeId: z.string(),
+    amount: decimalAmount,
+    status: z.literal('closed'),
+    reason: z.string(),
+    end2endId: z.string().nullable(),
+  }),
+  'withdraw.completed': z.object({
+    withdrawId: z.string(),
+    amount: z.int().describe('Cents'),
+    status: z.literal('COMPLETED'),
+    transferId: z.string(),
+    completedAt: isoTime,
+  }),
+  'withdraw.failed': z.object({
+    withdrawId: z.string(),
+    amount: z.int().describe('Cents'),
+    status: z.literal('FAILED'),
+    reason: z.string(),
+  }),
+  'withdraw.refunded': z.object({
+    withdrawId: z.string(),
+    amount: z.int().describe('Cents'),
+    status: z.literal('REFUNDED'),
+    reason: z.string(),
+    refundedAt: isoTime,
+  }),
+  'pixkey.updated': z.object({
+    keyId: z.string(),
+    key: z.string(),
+    type: z.enum(PIX_KEY_TYPES),
+    status: z.enum(['PENDENTE', 'ATIVA', 'INATIVA']).describe("The acquirer's (BCB's) word for the status"),
+  }),
+  'infraction.received': infractionData.extend({ status: z.literal('OPEN') }),
+  'infraction.updated': infractionData.extend({ status: z.enum(['ACCEPTED', 'REJECTED']) }),
+  'infraction.refund_completed': infractionData.extend({ status: z.literal('REFUNDED'), refundedAt: isoTime }),
+} as const satisfies Record<WebhookEventType, z.ZodType>;
+
+export type WebhookEventData<E extends WebhookEventType = WebhookEventType> = z.infer<(typeof WEBHOOK_EVENT_DATA)[E]>;
+
+/** The body every delivery POSTs: the envelope of SPEC "Envelope" around the event's data. */
+export function webhookEnvelope<E extends WebhookEventType>(event: E) {
+  return z.object({
+    event: z.literal(event),
+    timestamp: isoTime,
+    data: WEBHOOK_EVENT_DATA[event],
+  });
+}

@@ -1,6 +1,6 @@
 /**
  * Webhook contracts (docs/api.md "Webhooks"): the request schemas the routes validate with and the
- * response shapes the OpenAPI document shows.
+ * response shapes they answer with (the OpenAPI document is generated from both).
  */
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_STATUSES } from './statuses';
 import { z } from 'zod';
@@ -33,7 +33,7 @@ export const webhookIdParams = z.object({ id: idParam });
 export const deliveryIdParams = z.object({ id: idParam, deliveryId: idParam });
 export const deliveriesQuery = paginationQuery;
 
-// ---- responses (documentation: the OpenAPI document) -----------------------------------------
+// ---- responses: what the routes answer (the services' views are typed from these) ------------
 
 const webhookBase = {
   id: z.string(),

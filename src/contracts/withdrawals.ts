@@ -1,12 +1,14 @@
 /**
  * Withdrawal contracts (docs/architecture.md "Withdrawals: the saga"): the request body, the list query and the
- * sandbox's transfer outcome body the routes validate with, and the response shapes the OpenAPI
- * document shows.
+ * sandbox's transfer outcome body the routes validate with, and the response shapes the routes
+ * answer with (the OpenAPI document is generated from both).
  */
 import { z } from 'zod';
 import { PIX_KEY_TYPES, validatePixKey } from '../pix/pix-key';
 import { WITHDRAWAL_STATUSES } from './statuses';
 import { paginationQuery, text } from './validation';
+import { isoTime } from './common';
+import { balance } from './merchants';
 
 /** Smallest withdrawal, in cents (docs/architecture.md "Withdrawals: the saga": at least R$ 1,00, the whole amount available). */
 export const MIN_WITHDRAWAL_CENTS = 100;
@@ -40,14 +42,9 @@ export const sandboxTransferOutcomeBody = z.object({ reason: text({ min: 1, max:
 
 export const sandboxTransferResponse = z.object({ message: z.string(), transferId: z.string() });
 
-// ---- responses (documentation: the OpenAPI document) -----------------------------------------
+// ---- responses: what the routes answer (the services' views are typed from these) ------------
 
-export const balance = z.object({
-  available: z.int(),
-  pending: z.int(),
-  blocked: z.int(),
-  total: z.int().describe('available + pending + blocked'),
-});
+export { balance };
 
 export const withdrawal = z.object({
   id: z.string(),
@@ -55,7 +52,7 @@ export const withdrawal = z.object({
   description: z.string().nullable(),
   status: z.enum(WITHDRAWAL_STATUSES),
   batchId: z.string().nullable(),
-  createdAt: z.iso.datetime(),
+  createdAt: isoTime,
 });
 
 export const withdrawalListItem = withdrawal.extend({

@@ -1,18 +1,24 @@
 /**
  * The OpenAPI 3.1 document of the API (served at GET /openapi.json, rendered at GET /docs),
- * generated from the same zod schemas the routes validate with (`z.toJSONSchema`, JSON Schema
- * 2020-12, which OpenAPI 3.1 uses), plus the response shapes of src/contracts and ./responses.ts.
+ * generated from the zod schemas of src/contracts (`z.toJSONSchema`, JSON Schema 2020-12, which
+ * OpenAPI 3.1 uses): the request schemas the routes validate with, the response schemas the
+ * services' views are typed from, and the webhook events' payloads (the `webhooks` object).
+ * The test suite validates every response and webhook body it receives against this document
+ * (test/support/openapi-validator.ts).
  *
  * One table below lists every endpoint; error responses follow from how it is guarded
- * (docs/api.md "Errors"): 400 when it takes input, 401/429 when authenticated,
- * 403 when only a JWT or an ADMIN may call it, 404 when it names a resource.
+ * (docs/api.md "Errors"): 400 when it takes input, 401/403/503 when authenticated, 404 when it
+ * names a resource or belongs to a merchant, 413/415 when it takes a body, 422 when it takes an
+ * idempotency key, 429 everywhere.
  */
 import { z } from 'zod';
 import * as admin from '../contracts/admin';
 import * as auth from '../contracts/auth';
 import * as charges from '../contracts/charges';
 import { CALLBACK_SIGNATURE_HEADER } from '../acquirer/callback-signature';
-import * as r from './responses';
+import * as common from '../contracts/common';
+import * as merchants from '../contracts/merchants';
+import { WEBHOOK_EVENT_CATALOGUE, WEBHOOK_EVENT_TYPES, webhookEnvelope } from '../contracts/webhook-events';
 import * as withdrawals from '../contracts/withdrawals';
 import * as webhooks from '../contracts/webhooks';
 import * as infractions from '../contracts/infractions';
@@ -55,7 +61,14 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Log in (JWT)',
     auth: 'none',
     body: auth.loginBody,
-    responses: { 200: { description: 'Logged in', schema: r.loginResult } },
+    responses: {
+      200: { description: 'Logged in', schema: auth.loginResponse },
+      401: {
+        description: 'Invalid e-mail or password (the same answer for an unknown e-mail)',
+        schema: common.errorBody,
+      },
+      403: { description: 'The merchant is suspended or the user disabled', schema: common.errorBody },
+    },
   },
   {
     method: 'post',
@@ -64,7 +77,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Create an API key (value shown once)',
     auth: 'jwt',
     body: auth.createApiKeyBody,
-    responses: { 201: { description: 'Created', schema: r.apiKeyCreated } },
+    responses: { 201: { description: 'Created', schema: auth.apiKeyCreatedResponse } },
   },
   {
     method: 'get',
@@ -72,7 +85,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'API keys',
     summary: 'List API keys (values masked)',
     auth: 'any',
-    responses: { 200: { description: 'The keys', schema: r.apiKeyList } },
+    responses: { 200: { description: 'The keys', schema: auth.apiKeyListResponse } },
   },
   {
     method: 'delete',
@@ -80,7 +93,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'API keys',
     summary: 'Delete an API key (401 on its next use)',
     auth: 'jwt',
-    responses: { 200: { description: 'Deleted', schema: r.messageBody } },
+    responses: { 200: { description: 'Deleted', schema: common.messageBody } },
   },
 
   {
@@ -92,11 +105,17 @@ export const ENDPOINTS: Endpoint[] = [
     body: charges.createChargeBody,
     headers: [idempotencyHeader, standardIdempotencyHeader],
     responses: {
-      201: { description: 'Created', schema: r.chargeCreated },
-      200: { description: 'Replay of the charge created with this idempotency key', schema: r.chargeReplayed },
-      409: { description: 'The first request with this key is still in flight', schema: r.errorBody },
-      422: { description: 'Invalid payer document', schema: r.errorBody },
-      502: { description: 'The acquirer failed; the charge is kept FAILED', schema: r.errorBody },
+      201: { description: 'Created', schema: charges.chargeCreatedResponse },
+      200: {
+        description: 'Replay of the charge created with this idempotency key',
+        schema: charges.chargeReplayedResponse,
+      },
+      409: { description: 'The first request with this key is still in flight', schema: common.errorBody },
+      422: {
+        description: 'Invalid payer document, or another body under this idempotency key',
+        schema: common.errorBody,
+      },
+      502: { description: 'The acquirer failed; the charge is kept FAILED', schema: common.errorBody },
     },
   },
   {
@@ -106,7 +125,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'List charges, newest first',
     auth: 'any',
     query: charges.listChargesQuery,
-    responses: { 200: { description: 'A page of charges', schema: r.chargeList } },
+    responses: { 200: { description: 'A page of charges', schema: charges.chargeListResponse } },
   },
   {
     method: 'get',
@@ -114,7 +133,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Charges',
     summary: 'Get a charge',
     auth: 'any',
-    responses: { 200: { description: 'The charge', schema: r.chargeOne } },
+    responses: { 200: { description: 'The charge', schema: charges.chargeResponse } },
   },
   {
     method: 'post',
@@ -122,7 +141,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Charges',
     summary: 'Cancel a PENDING charge',
     auth: 'any',
-    responses: { 200: { description: 'Canceled', schema: r.chargeOne } },
+    responses: { 200: { description: 'Canceled', schema: charges.chargeResponse } },
   },
   {
     method: 'post',
@@ -131,7 +150,15 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Refund a PAID charge (full by default)',
     auth: 'any',
     body: charges.refundChargeBody,
-    responses: { 202: { description: 'Refund requested', schema: r.refundRequested } },
+    headers: [idempotencyHeader, standardIdempotencyHeader],
+    responses: {
+      202: { description: 'Refund requested', schema: charges.refundRequestedResponse },
+      200: {
+        description: 'Replay of the refund requested with this idempotency key',
+        schema: charges.refundReplayedResponse,
+      },
+      409: { description: 'The first request with this key is still in flight', schema: common.errorBody },
+    },
   },
 
   {
@@ -140,7 +167,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Merchant',
     summary: 'The caller’s merchant profile',
     auth: 'any',
-    responses: { 200: { description: 'Profile', schema: r.merchantMe } },
+    responses: { 200: { description: 'Profile', schema: merchants.merchantMeResponse } },
   },
   {
     method: 'get',
@@ -148,7 +175,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Merchant',
     summary: 'Balance (cents)',
     auth: 'any',
-    responses: { 200: { description: 'Balance', schema: r.balanceBody } },
+    responses: { 200: { description: 'Balance', schema: merchants.balanceResponse } },
   },
   {
     method: 'post',
@@ -167,7 +194,7 @@ export const ENDPOINTS: Endpoint[] = [
         description: 'Replay of the withdrawal requested with this idempotency key',
         schema: withdrawals.createWithdrawalResponse,
       },
-      409: { description: 'The first request with this key is still in flight', schema: r.errorBody },
+      409: { description: 'The first request with this key is still in flight', schema: common.errorBody },
     },
   },
   {
@@ -228,7 +255,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Webhooks',
     summary: 'Delete a webhook (deliveries stop at once)',
     auth: 'any',
-    responses: { 200: { description: 'Deleted', schema: r.messageBody } },
+    responses: { 200: { description: 'Deleted', schema: common.messageBody } },
   },
   {
     method: 'get',
@@ -247,7 +274,7 @@ export const ENDPOINTS: Endpoint[] = [
     auth: 'any',
     responses: {
       202: { description: 'Redelivering', schema: webhooks.redeliverResponse },
-      409: { description: 'The delivery is still in progress', schema: r.errorBody },
+      409: { description: 'The delivery is still in progress', schema: common.errorBody },
     },
   },
   {
@@ -267,8 +294,8 @@ export const ENDPOINTS: Endpoint[] = [
     auth: 'admin',
     body: admin.createMerchantBody,
     responses: {
-      201: { description: 'Created', schema: r.merchantCreated },
-      409: { description: 'E-mail or document taken', schema: r.errorBody },
+      201: { description: 'Created', schema: merchants.merchantCreatedResponse },
+      409: { description: 'E-mail or document taken', schema: common.errorBody },
     },
   },
   {
@@ -278,7 +305,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'List merchants',
     auth: 'admin',
     query: admin.listMerchantsQuery,
-    responses: { 200: { description: 'A page of merchants', schema: r.merchantList } },
+    responses: { 200: { description: 'A page of merchants', schema: merchants.merchantListResponse } },
   },
   {
     method: 'get',
@@ -286,7 +313,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Operator',
     summary: 'Get a merchant',
     auth: 'admin',
-    responses: { 200: { description: 'The merchant', schema: r.merchantOne } },
+    responses: { 200: { description: 'The merchant', schema: merchants.merchantResponse } },
   },
   {
     method: 'patch',
@@ -295,7 +322,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'KYC, status, acquirer account, fees',
     auth: 'admin',
     body: admin.updateMerchantBody,
-    responses: { 200: { description: 'Changed', schema: r.merchantOne } },
+    responses: { 200: { description: 'Changed', schema: merchants.merchantResponse } },
   },
   {
     method: 'post',
@@ -304,7 +331,10 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Register a PIX key',
     auth: 'admin',
     body: admin.addPixKeyBody,
-    responses: { 201: { description: 'Registered (PENDING)', schema: r.pixKeyOne } },
+    responses: {
+      201: { description: 'Registered (PENDING)', schema: merchants.pixKeyResponse },
+      409: { description: 'The PIX key is already registered', schema: common.errorBody },
+    },
   },
   {
     method: 'patch',
@@ -313,7 +343,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Set a PIX key’s status',
     auth: 'admin',
     body: admin.updatePixKeyBody,
-    responses: { 200: { description: 'Changed', schema: r.pixKeyOne } },
+    responses: { 200: { description: 'Changed', schema: merchants.pixKeyResponse } },
   },
   {
     method: 'post',
@@ -322,7 +352,14 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Signed ledger adjustment of available',
     auth: 'admin',
     body: admin.adjustmentBody,
-    responses: { 201: { description: 'Posted' } },
+    headers: [idempotencyHeader, standardIdempotencyHeader],
+    responses: {
+      201: { description: 'Posted', schema: admin.adjustmentResponse },
+      200: {
+        description: 'Replay of the adjustment posted with this idempotency key',
+        schema: admin.adjustmentResponse,
+      },
+    },
   },
   {
     method: 'get',
@@ -364,7 +401,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'The audit log',
     auth: 'admin',
     query: admin.auditLogQuery,
-    responses: { 200: { description: 'A page of entries', schema: r.auditLog } },
+    responses: { 200: { description: 'A page of entries', schema: admin.auditLogResponse } },
   },
 
   {
@@ -374,7 +411,7 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Pay a charge through the simulator (sandbox only)',
     auth: 'any',
     body: charges.sandboxPayBody,
-    responses: { 202: { description: 'Payment sent', schema: r.sandboxPaid } },
+    responses: { 202: { description: 'Payment sent', schema: charges.sandboxPaidResponse } },
   },
   ...(['complete', 'fail', 'return'] as const).map((action): Endpoint => ({
     method: 'post',
@@ -391,7 +428,9 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Sandbox',
     summary: `The simulator announces the merchant’s PIX key ${action === 'activate' ? 'ATIVA' : 'INATIVA'} by its callback (sandbox only)`,
     auth: 'any',
-    responses: { 202: { description: 'Sent; the status follows by callback', schema: r.sandboxPixKey } },
+    responses: {
+      202: { description: 'Sent; the status follows by callback', schema: merchants.sandboxPixKeyResponse },
+    },
   })),
   {
     method: 'post',
@@ -400,7 +439,10 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'The simulator raises a MED infraction on a paid charge (sandbox only)',
     auth: 'any',
     body: infractions.sandboxRaiseInfractionBody,
-    responses: { 202: { description: 'Raised', schema: infractions.sandboxInfractionResponse } },
+    responses: {
+      202: { description: 'Raised', schema: infractions.sandboxInfractionResponse },
+      404: { description: 'No such charge of the caller', schema: common.errorBody },
+    },
   },
   ...(['accept', 'reject'] as const).map((decision): Endpoint => ({
     method: 'post',
@@ -417,7 +459,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Acquirer callbacks',
     summary: 'Payment notification from the acquirer (signed)',
     auth: 'acquirer',
-    responses: { 200: { description: 'Stored', schema: r.messageBody } },
+    responses: { 200: { description: 'Stored', schema: common.messageBody } },
   },
   {
     method: 'post',
@@ -425,7 +467,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Acquirer callbacks',
     summary: 'Transfer result from the acquirer (signed)',
     auth: 'acquirer',
-    responses: { 202: { description: 'Accepted', schema: r.messageBody } },
+    responses: { 202: { description: 'Accepted', schema: common.messageBody } },
   },
   {
     method: 'post',
@@ -433,7 +475,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Acquirer callbacks',
     summary: 'MED infraction from the acquirer (signed)',
     auth: 'acquirer',
-    responses: { 202: { description: 'Accepted', schema: r.messageBody } },
+    responses: { 202: { description: 'Accepted', schema: common.messageBody } },
   },
   {
     method: 'post',
@@ -441,7 +483,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Acquirer callbacks',
     summary: 'PIX key status from the acquirer (signed)',
     auth: 'acquirer',
-    responses: { 202: { description: 'Accepted', schema: r.messageBody } },
+    responses: { 202: { description: 'Accepted', schema: common.messageBody } },
   },
 
   {
@@ -450,7 +492,7 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Operations',
     summary: 'Liveness',
     auth: 'none',
-    responses: { 200: { description: 'Up', schema: r.health } },
+    responses: { 200: { description: 'Up', schema: common.health } },
   },
   {
     method: 'get',
@@ -459,8 +501,8 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Readiness (database, Temporal)',
     auth: 'none',
     responses: {
-      200: { description: 'Ready', schema: r.readiness },
-      503: { description: 'Not ready', schema: r.errorBody },
+      200: { description: 'Ready', schema: common.readiness },
+      503: { description: 'Not ready', schema: common.errorBody },
     },
   },
   {
@@ -471,7 +513,7 @@ export const ENDPOINTS: Endpoint[] = [
     auth: 'none',
     responses: {
       200: { description: 'Prometheus text exposition' },
-      401: { description: 'METRICS_TOKEN is set and was not sent', schema: r.errorBody },
+      401: { description: 'METRICS_TOKEN is set and was not sent', schema: common.errorBody },
     },
   },
   {
@@ -492,11 +534,13 @@ const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
   acquirer: [{ acquirerSignature: [] }],
 };
 
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
+/**
+ * Requests are described as the routes accept them (`input`: defaults optional, unknown fields let
+ * through); responses as the API writes them (`output`: every field it always sends is required, and
+ * no field beyond the schema's, so an undocumented field is a drift the test suite catches).
+ */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'input'): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   return rest;
 }
 
@@ -539,7 +583,7 @@ function operation(e: Endpoint): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, res] of Object.entries(e.responses)) {
     responses[status] = res.schema
-      ? { description: res.description, content: { 'application/json': { schema: jsonSchema(res.schema) } } }
+      ? { description: res.description, content: { 'application/json': { schema: jsonSchema(res.schema, 'output') } } }
       : { description: res.description };
   }
   const takesInput =
@@ -553,24 +597,30 @@ function operation(e: Endpoint): Record<string, unknown> {
     responses['401'] ??= errorRef(
       e.auth === 'acquirer' ? 'Missing or wrong signature' : 'Missing, invalid, expired or deleted credential',
     );
-  if (
-    e.auth === 'jwt' ||
-    e.auth === 'admin' ||
-    (e.path.startsWith('/v1/charges') && e.method === 'post' && pathParams.length === 0)
-  ) {
-    responses['403'] ??= errorRef(
+  if (e.auth === 'any' || e.auth === 'jwt' || e.auth === 'admin') {
+    const why =
       e.auth === 'admin'
         ? 'Not an ADMIN'
         : e.auth === 'jwt'
           ? 'An API key cannot do this; log in'
-          : 'A charge prerequisite is unmet (named in the message)',
-    );
+          : e.path === '/v1/charges' && e.method === 'post'
+            ? 'A charge prerequisite is unmet (named in the message)'
+            : undefined;
+    responses['403'] ??= errorRef([why, 'the merchant is suspended or the user disabled'].filter(Boolean).join('; '));
   }
-  if (pathParams.length > 0 || e.path.startsWith('/v1/merchants/me'))
-    responses['404'] ??= errorRef('Not found (or another merchant’s)');
-  if (e.body !== undefined) responses['413'] ??= errorRef('Body too large');
-  if (e.auth === 'any' || e.auth === 'jwt' || e.auth === 'admin' || e.path === '/v1/auth/login')
-    responses['429'] ??= errorRef('Rate limited; see Retry-After');
+  // Merchant routes are 404 for a caller without a merchant (SPEC "Errors": merchant not found).
+  if (pathParams.length > 0 || e.auth === 'any')
+    responses['404'] ??= errorRef('Not found (or another merchant’s, or the caller has no merchant)');
+  if (e.body !== undefined || e.auth === 'acquirer') {
+    responses['413'] ??= errorRef('Body too large (counted after decompression)');
+    responses['415'] ??= errorRef('Unsupported Content-Encoding');
+  }
+  if (e.headers?.some((h) => h === idempotencyHeader))
+    responses['422'] ??= errorRef('Another body under this idempotency key');
+  // Every request is limited per address before routing (docs/api.md "Rate limits"), probes and callbacks too.
+  responses['429'] ??= errorRef('Rate limited; see Retry-After');
+  if (e.auth !== 'none' || e.path === '/v1/auth/login')
+    responses['503'] ??= errorRef('The database is unreachable; see Retry-After');
 
   const op: Record<string, unknown> = {
     operationId: `${e.method}${e.path.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
@@ -582,6 +632,42 @@ function operation(e: Endpoint): Record<string, unknown> {
   if (parameters.length > 0) op.parameters = parameters;
   if (e.body) op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(e.body) } } };
   return op;
+}
+
+/**
+ * The nine events a registered webhook receives (OpenAPI 3.1 `webhooks`): each a POST of the
+ * envelope around the event's data, from the event contracts (docs/api.md "Receiving webhooks").
+ */
+function webhookOperations(): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const event of WEBHOOK_EVENT_TYPES) {
+    const entry = WEBHOOK_EVENT_CATALOGUE.find((c) => c.event === event);
+    out[event] = {
+      post: {
+        operationId: `webhook${event.replace(/(^|[._])(\w)/g, (_m, _s: string, c: string) => c.toUpperCase())}`,
+        tags: ['Webhook events'],
+        summary: entry?.description ?? event,
+        parameters: [
+          {
+            name: 'x-webhook-signature',
+            in: 'header',
+            required: true,
+            description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret',
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: jsonSchema(webhookEnvelope(event), 'output') } },
+        },
+        responses: {
+          '200': { description: 'Any 2xx within the timeout acknowledges the delivery' },
+          '401': { description: 'The receiver rejects the signature (the delivery is retried)' },
+        },
+      },
+    };
+  }
+  return out;
 }
 
 /** The whole document; `serverUrl` is where clients reach the API. */
@@ -601,10 +687,11 @@ export function buildOpenApiDocument(opts: { serverUrl?: string; version?: strin
         'PIX charges with QR Codes, balances with fee split, withdrawals, API keys and signed webhooks. Amounts are integer cents; timestamps ISO 8601; every error is `{"message", "code", "requestId"}` (plus `param` when one field is at fault) and every answer carries `x-request-id`.',
     },
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
-    tags: [...new Set(ENDPOINTS.map((e) => e.tag))].map((name) => ({ name })),
+    tags: [...[...new Set(ENDPOINTS.map((e) => e.tag))].map((name) => ({ name })), { name: 'Webhook events' }],
     paths,
+    webhooks: webhookOperations(),
     components: {
-      schemas: { Error: jsonSchema(r.errorBody) },
+      schemas: { Error: jsonSchema(common.errorBody, 'output') },
       securitySchemes: {
         bearerJwt: {
           type: 'http',

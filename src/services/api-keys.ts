@@ -12,6 +12,8 @@
  * listener has received the deletion's own notification: every other process has been told by
  * then, and this one dropped its entries at commit.
  */
+import type { z } from 'zod';
+import type { apiKeyCreatedView, apiKeyListItem } from '../contracts/auth';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
@@ -66,15 +68,9 @@ export function maskApiKey(last4: string): string {
   return `${API_KEY_PREFIX}${'*'.repeat(8)}${last4}`;
 }
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  description: string;
-  value: string;
-  status: string;
-  createdAt: string;
-  lastUsedAt?: string | null;
-}
+/** A key as created (full value) or listed (masked value, lastUsedAt): the response contracts' shapes. */
+export type ApiKeyView = z.infer<typeof apiKeyCreatedView> &
+  Partial<Pick<z.infer<typeof apiKeyListItem>, 'lastUsedAt'>>;
 
 const iso = (d: Date | string | null | undefined): string | null =>
   d === null || d === undefined ? null : new Date(d).toISOString();

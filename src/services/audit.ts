@@ -2,6 +2,8 @@
  * The operator audit log: one row per operator action, from the admin API or the ops CLI, written
  * in the same transaction as the action so an action and its trace commit (or roll back) together.
  */
+import type { z } from 'zod';
+import type { auditLogEntry } from '../contracts/admin';
 import type { Knex } from 'knex';
 import type { Db } from '../db/types';
 import { auditLogStore } from '../stores/audit-log';
@@ -38,16 +40,7 @@ export async function recordAudit(trx: Db, actor: Actor, entry: AuditEntry): Pro
   });
 }
 
-export interface AuditLogView {
-  id: string;
-  actorUserId: string | null;
-  actorEmail: string;
-  action: string;
-  targetType: string;
-  targetId: string;
-  details: unknown;
-  createdAt: string;
-}
+export type AuditLogView = z.infer<typeof auditLogEntry>;
 
 export async function listAudit(
   knex: Knex,

@@ -17,6 +17,7 @@
  * notification drops the entry as it commits): a token whose version an operator has bumped is 401,
  * a disabled user or a suspended merchant is 403, from the very next request on.
  */
+import type { loginResponse } from '../contracts/auth';
 import crypto from 'node:crypto';
 import { hash, verify, Algorithm } from '@node-rs/argon2';
 import jwt from 'jsonwebtoken';
@@ -70,10 +71,7 @@ const claimsSchema = z.object({
 /** A JWT whose signature, expiry and shape are valid; whether its user may still use it is separate. */
 export type JwtClaims = z.infer<typeof claimsSchema>;
 
-export interface LoginResult {
-  token: string;
-  user: { id: string; email: string; role: Role };
-}
+export type LoginResult = z.infer<typeof loginResponse>;
 
 export const INVALID_LOGIN = 'Invalid e-mail or password';
 export const MERCHANT_SUSPENDED = 'This merchant account is suspended; contact support';

@@ -1,27 +1,14 @@
 /** The charge as the API shows it (docs/architecture.md "Charges: how they work"): one mapping, used by create, replay, list and get. */
-import type { Charge } from '../models/charge';
+import type { z } from 'zod';
+import type { chargeListItem, chargeReplayView, customerView } from '../contracts/charges';
 import type { ChargeRow } from '../stores/charge-rows';
 
 export type { ChargeRow } from '../stores/charge-rows';
 
-export interface CustomerView {
-  id: string;
-  name: string;
-  document: string;
-}
-
-export interface ChargeListItem {
-  id: string;
-  txid: string | null;
-  qrCode: string | null;
-  amount: number;
-  description: string;
-  status: Charge['status'];
-  expiresIn: number;
-  paidAt: string | null;
-  createdAt: string;
-  customer: CustomerView | null;
-}
+/** The views are typed from the response contracts, so what the API sends is what the document says. */
+export type CustomerView = z.infer<typeof customerView>;
+export type ChargeListItem = z.infer<typeof chargeListItem>;
+export type ChargeReplayView = z.infer<typeof chargeReplayView>;
 
 export function customerOf(row: ChargeRow): CustomerView | null {
   if (!row.customerId) return null;
@@ -44,7 +31,7 @@ export function listItem(row: ChargeRow): ChargeListItem {
 }
 
 /** The replayed creation response (docs/architecture.md "Charges: how they work"): no imageBase64, plus createdAt. */
-export function replayView(row: ChargeRow) {
+export function replayView(row: ChargeRow): ChargeReplayView {
   return {
     id: row.id,
     txid: row.txid,

@@ -10,14 +10,18 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/types';
 import { newId } from '../lib/ids';
 import { enqueueDeliveries } from './webhook-outbox';
+import type { WebhookEventData, WebhookEventType } from '../contracts/webhook-events';
 
-export interface RecordEventInput {
-  merchantId: string;
-  type: string;
-  data: Record<string, unknown>;
-  /** Idempotency reference, e.g. `charge.paid:ch_x`. */
-  reference: string;
-}
+/** An event of the catalogue with the data its contract (src/contracts/webhook-events.ts) gives it. */
+export type RecordEventInput = {
+  [E in WebhookEventType]: {
+    merchantId: string;
+    type: E;
+    data: WebhookEventData<E>;
+    /** Idempotency reference, e.g. `charge.paid:ch_x`. */
+    reference: string;
+  };
+}[WebhookEventType];
 
 /**
  * Returns the event id, new or existing. Call it with the transaction of the change; given a plain

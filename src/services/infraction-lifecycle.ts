@@ -59,7 +59,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   /** The event data every infraction event shares (docs/api.md "Events"). */
-  function eventData(inf: Infraction, status: Infraction['status'], amount = inf.amount) {
+  function eventData<S extends Infraction['status']>(inf: Infraction, status: S, amount = inf.amount) {
     return {
       infractionId: inf.id,
       chargeId: inf.chargeId,

@@ -3,6 +3,8 @@
  * and the merchant's own profile. Every operator action writes an audit row in the same
  * transaction. Admin API and ops CLI both call these functions, so the rules live here only.
  */
+import type { z } from 'zod';
+import type * as contract from '../contracts/merchants';
 import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';
 import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
@@ -24,35 +26,13 @@ import { cacheInvalidation, type CacheInvalidation } from './cache-invalidation'
 
 export type { KycStatus, MerchantStatus, PixKeyStatus };
 
-export interface PixKeyView {
-  id: string;
-  type: string;
-  key: string;
-  status: string;
-}
+export type PixKeyView = z.infer<typeof contract.pixKeyView>;
 
 /** What a merchant sees of itself (docs/api.md "Balance, fee, settlement": GET /v1/merchants/me). */
-export interface MerchantProfile {
-  id: string;
-  name: string;
-  status: string;
-  kycStatus: string;
-  acquirerConfigured: boolean;
-  pixKey: PixKeyView | null;
-  feeBps: number;
-  feeFixed: number;
-  settlementDelaySeconds: number;
-  createdAt: string;
-}
+export type MerchantProfile = z.infer<typeof contract.merchantProfile>;
 
 /** What the operator sees: the profile plus identity, acquirer account and every PIX key. */
-export interface MerchantAdminView extends MerchantProfile {
-  document: string;
-  email: string;
-  acquirerAccountId: string | null;
-  pixKeys: PixKeyView[];
-  updatedAt: string;
-}
+export type MerchantAdminView = z.infer<typeof contract.merchantAdminView>;
 
 export interface CreateMerchantInput {
   name: string;
@@ -75,12 +55,7 @@ export interface UpdateMerchantInput {
 
 export type CreatedPixKey = PixKeyView & { merchantId: string };
 
-export interface Balance {
-  available: number;
-  pending: number;
-  blocked: number;
-  total: number;
-}
+export type Balance = z.infer<typeof contract.balance>;
 
 export interface MerchantsDeps {
   knex: Knex;
@@ -231,9 +206,9 @@ export function createMerchantsService(deps: MerchantsDeps) {
         r.pix_key_id !== null
           ? {
               id: r.pix_key_id,
-              type: r.pix_key_type as string,
+              type: r.pix_key_type as PixKeyType,
               key: r.pix_key_key as string,
-              status: r.pix_key_status as string,
+              status: r.pix_key_status as PixKeyStatus,
             }
           : null,
       feeBps: r.fee_bps,

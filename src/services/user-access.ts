@@ -5,6 +5,8 @@
  * both take effect on the caller's very next request because every authenticated request re-reads
  * the user and merchant state.
  */
+import type { z } from 'zod';
+import type { userAccess } from '../contracts/admin-access';
 import { USER_STATUSES, type UserStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import { notFound } from '../lib/errors';
@@ -13,15 +15,7 @@ import { recordAudit, type Actor } from './audit';
 
 export { USER_STATUSES, type UserStatus };
 
-export interface UserAccessView {
-  id: string;
-  email: string;
-  role: string;
-  merchantId: string | null;
-  status: UserStatus;
-  tokenVersion: number;
-  createdAt: string;
-}
+export type UserAccessView = z.infer<typeof userAccess>;
 
 function view(u: User): UserAccessView {
   return {

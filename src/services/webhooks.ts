@@ -6,7 +6,9 @@
  * The secret is needed in clear to sign deliveries, so it is stored encrypted (src/lib/secret-box.ts)
  * rather than hashed; it leaves the service in full only when created or rotated, masked elsewhere.
  */
-import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
+import type { z } from 'zod';
+import type * as contract from '../contracts/webhooks';
+import type { WebhookStatus } from '../contracts/statuses';
 import { assertPageWithinDepth } from '../contracts/validation';
 import type { Knex } from 'knex';
 import type { Db } from '../db/types';
@@ -23,20 +25,7 @@ export const WEBHOOK_LIST_LOGS = 20;
 
 export type { WebhookStatus };
 
-export interface WebhookLogView {
-  id: string;
-  deliveryId: string;
-  event: string;
-  url: string;
-  payload: string;
-  statusCode: number | null;
-  response: string | null;
-  attempts: number;
-  success: boolean;
-  /** (ext) why an attempt got no answer, e.g. a timeout. */
-  error: string | null;
-  createdAt: string;
-}
+export type WebhookLogView = z.infer<typeof contract.deliveryLog>;
 
 export interface WebhookView {
   id: string;
@@ -48,18 +37,7 @@ export interface WebhookView {
   updatedAt: string;
 }
 
-export interface DeliveryView {
-  id: string;
-  eventId: string;
-  event: string;
-  status: WebhookDeliveryStatus;
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-  updatedAt: string;
-  completedAt: string | null;
-}
+export type DeliveryView = z.infer<typeof contract.delivery>;
 
 export interface CreateWebhookInput {
   url: string;

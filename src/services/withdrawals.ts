@@ -4,8 +4,12 @@
  * What happens after the request (transfer, outcome, compensation) is the withdrawal workflow's,
  * in withdrawal-lifecycle.ts.
  */
+import type { z } from 'zod';
+import type {
+  withdrawal as withdrawalContract,
+  withdrawalListItem as withdrawalListItemContract,
+} from '../contracts/withdrawals';
 import { recordWithdrawal } from '../observability/metrics';
-import type { WithdrawalStatus } from '../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Logger } from '../lib/logger';
 import { newId } from '../lib/ids';
@@ -21,20 +25,10 @@ import * as ledger from './ledger';
 import { assertSameRequest, requestFingerprint } from './idempotency';
 
 /** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */
-export interface WithdrawalView {
-  id: string;
-  amount: number;
-  description: string | null;
-  status: WithdrawalStatus;
-  batchId: string | null;
-  createdAt: string;
-}
+export type WithdrawalView = z.infer<typeof withdrawalContract>;
 
 /** The list item: the view plus the destination key. */
-export interface WithdrawalListItem extends WithdrawalView {
-  pixKey: string | null;
-  pixKeyType: string | null;
-}
+export type WithdrawalListItem = z.infer<typeof withdrawalListItemContract>;
 
 export interface CreateWithdrawalResult {
   /** true: the idempotency key had already made this withdrawal; nothing new was debited. */

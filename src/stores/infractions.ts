@@ -5,6 +5,8 @@
  * workflow's (src/services/infraction-lifecycle.ts).
  */
 import type { Db } from '../db/types';
+import type { z } from 'zod';
+import type { infraction as infractionContract } from '../contracts/infractions';
 import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { Infraction } from '../models/infraction';
@@ -30,16 +32,7 @@ export interface AcquirerInfraction {
 }
 
 /** What the API shows of an infraction (the sandbox's answers). */
-export interface InfractionView {
-  id: string;
-  chargeId: string | null;
-  endToEndId: string | null;
-  amount: number;
-  reason: string | null;
-  status: InfractionStatus;
-  blockedAmount: number;
-  createdAt: string;
-}
+export type InfractionView = z.infer<typeof infractionContract>;
 
 export const infractionView = (i: Infraction): InfractionView => ({
   id: i.id,

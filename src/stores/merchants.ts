@@ -3,6 +3,8 @@
  * (src/services/merchants.ts), the withdrawal prerequisites and the PIX key registration.
  */
 import type { Db } from '../db/types';
+import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';
+import type { PixKeyType } from '../pix/pix-key';
 import { preparedStatement, queryPrepared } from '../db/prepared';
 import { Merchant } from '../models/merchant';
 import { PixKey } from '../models/pix-key';
@@ -29,17 +31,17 @@ export interface UserAccessRow {
 export interface MerchantProfileRow {
   id: string;
   name: string;
-  status: string;
-  kyc_status: string;
+  status: MerchantStatus;
+  kyc_status: KycStatus;
   acquirer_account_id: string | null;
   fee_bps: number;
   fee_fixed: number;
   settlement_delay_seconds: number;
   created_at: Date;
   pix_key_id: string | null;
-  pix_key_type: string | null;
+  pix_key_type: PixKeyType | null;
   pix_key_key: string | null;
-  pix_key_status: string | null;
+  pix_key_status: PixKeyStatus | null;
 }
 
 // A fixed, prepared statement (docs/performance.md "Where a read's time goes"): no query builder to

@@ -4,6 +4,7 @@
  * or the caller's transaction; every query is scoped to the merchant.
  */
 import type { Db } from '../db/types';
+import type { WebhookEventType } from '../contracts/webhook-events';
 import type { WebhookDeliveryStatus, WebhookStatus } from '../contracts/statuses';
 import { newId } from '../lib/ids';
 import { MAX_LIST_DEPTH } from '../contracts/validation';
@@ -31,7 +32,7 @@ export interface LogRow {
   id: string;
   delivery_id: string;
   webhook_id: string;
-  event: string;
+  event: WebhookEventType;
   url: string;
   payload: string;
   status_code: number | null;

@@ -4,6 +4,7 @@
  * `db` is the knex instance or the transaction the caller runs in.
  */
 import type { Db } from '../db/types';
+import type { PixKeyType } from '../pix/pix-key';
 import { Withdrawal } from '../models/withdrawal';
 import { MAX_LIST_DEPTH } from '../contracts/validation';
 
@@ -16,7 +17,7 @@ export interface WithdrawalRow {
   amount: number;
   description: string | null;
   pix_key: string;
-  pix_key_type: string;
+  pix_key_type: PixKeyType;
   status: Withdrawal['status'];
   batch_id: string | null;
   created_at: Date;

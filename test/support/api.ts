@@ -9,7 +9,8 @@
  *   const res = await api.request('GET', '/v1/api-keys', { token: key.value });
  *   after(() => api.close());
  *
- * Fixtures use random e-mails and documents, so suites can share the run's database.
+ * Fixtures use random e-mails and documents, so suites can share the run's database. Every response
+ * is checked against the OpenAPI document (test/support/openapi-validator.ts).
  */
 import crypto from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,7 @@ import { createLogger } from '../../src/lib/logger';
 import { ensureAdmin } from '../../src/services/admin-bootstrap';
 import { getTestDb } from './db';
 import { onRunEnd } from './lifecycle';
+import { assertResponseMatchesDocument } from './openapi-validator';
 
 export const TEST_CONFIG: AppConfig = {
   JWT_SECRET: 'test-jwt-secret-0123456789abcdef0123456789',
@@ -194,6 +196,8 @@ export async function startApi(
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    // Every answer of a documented operation must be what /openapi.json says (a drift fails the test).
+    assertResponseMatchesDocument(method, path, res.status, res.headers.get('content-type'), parsed);
     return { status: res.status, headers: res.headers, body: parsed as T };
   }
 

@@ -5,6 +5,8 @@
  * `standardwebhooks` package, `svix`'s verifier and an independent HMAC (webhook-signature.ts),
  * never the app's own code. It answers 401 when any check fails, as a receiver should, else with
  * the behaviours scripted for the path (then 200).
+ * Every body is checked against the OpenAPI document's `webhooks` object: `requests` and `waitFor`
+ * fail on a body that drifts from it.
  *
  *   const r = await startReceiver();
  *   r.expect('/a', secret);                       // verify signatures on /a
@@ -18,6 +20,8 @@ import type { AddressInfo } from 'node:net';
 import { receiverVerifiesSignature, standardHeadersOf, standardVerdicts } from './webhook-signature';
 import { eventually } from './charges';
 import { onRunEnd } from './lifecycle';
+import { webhookBodyProblems } from './openapi-validator';
+import assert from 'node:assert/strict';
 
 export interface Behaviour {
   status: number;
@@ -39,6 +43,19 @@ export interface Received {
   /** Standard Webhooks: each verifier accepted the request with every secret registered for the path. */
   standard: { standardwebhooks: boolean; svix: boolean; independent: boolean };
   answered: number;
+  /** Where the body drifts from the document's `webhooks` (empty when it matches). */
+  contractProblems: string[];
+}
+
+/** The received requests, failing when one of them is not what the document describes. */
+function matchingDocument(list: Received[]): Received[] {
+  for (const r of list)
+    assert.deepEqual(
+      r.contractProblems,
+      [],
+      `webhook body on ${r.path} does not match /openapi.json webhooks: ${r.raw.toString()}`,
+    );
+  return list;
 }
 
 export interface Receiver {
@@ -89,7 +106,16 @@ export async function startReceiver(): Promise<Receiver> {
         body = { event: '', timestamp: '', data: {} };
       }
       const list = received.get(path) ?? [];
-      list.push({ path, headers: req.headers, raw, body, signatureValid, standard, answered: status });
+      list.push({
+        path,
+        headers: req.headers,
+        raw,
+        body,
+        signatureValid,
+        standard,
+        answered: status,
+        contractProblems: webhookBodyProblems(raw),
+      });
       received.set(path, list);
       const answer = (): void => {
         if (res.destroyed) return;
@@ -126,12 +152,12 @@ export async function startReceiver(): Promise<Receiver> {
     url: (path) => baseUrl + path,
     expect: (path, secret, alsoValid = []) => void secrets.set(path, { current: secret, alsoValid }),
     script: (path, behaviours, then = { status: 200 }) => void scripts.set(path, { queue: [...behaviours], then }),
-    requests: (path) => [...(received.get(path) ?? [])],
+    requests: (path) => matchingDocument([...(received.get(path) ?? [])]),
     waitFor: (path, count, timeoutMs = 20_000) =>
       eventually(
         async () => {
           const list = received.get(path) ?? [];
-          return list.length >= count ? [...list] : undefined;
+          return list.length >= count ? matchingDocument([...list]) : undefined;
         },
         `${count} request(s) on ${path}`,
         timeoutMs,

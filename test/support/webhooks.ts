@@ -15,7 +15,7 @@ import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createLogger, type Logger } from '../../src/lib/logger';
-import { recordEvent } from '../../src/services/events';
+import { recordEvent, type RecordEventInput } from '../../src/services/events';
 import { createWebhookActivities } from '../../activities/webhooks';
 import {
   createWebhookDelivery,
@@ -177,8 +177,17 @@ async function build(): Promise<WebhookStack> {
     startedDelivery,
     deliveryResult: (deliveryId) =>
       env.client.workflow.getHandle(webhookDeliveryWorkflowId(deliveryId)).result() as Promise<WebhookDeliveryResult>,
+    // Suites publish hand-made data (SAMPLE_EVENT_DATA) under any catalogue name; the receiver checks
+    // what arrives against the document's `webhooks` object.
     publish: async (merchantId, type, data) =>
-      (await recordEvent(knex, { merchantId, type, data, reference: `test:${type}:${newId('ref')}` })).id,
+      (
+        await recordEvent(knex, {
+          merchantId,
+          type,
+          data,
+          reference: `test:${type}:${newId('ref')}`,
+        } as RecordEventInput)
+      ).id,
   };
 }
 

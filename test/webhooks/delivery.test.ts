@@ -7,7 +7,7 @@ import { counter } from '../support/metrics';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { WEBHOOK_EVENT_TYPES } from '../../src/contracts/webhook-events';
-import { recordEvent } from '../../src/services/events';
+import { recordEvent, type RecordEventInput } from '../../src/services/events';
 import { WEBHOOK_USER_AGENT } from '../../src/services/webhook-delivery';
 import { webhookDeliveryWorkflowId } from '../../src/temporal/workflow-ids';
 import { assertEventData, SAMPLE_EVENT_DATA, webhookStack, type WebhookStack } from '../support/webhooks';
@@ -280,7 +280,7 @@ describe('webhook delivery', function () {
       type: 'withdraw.failed',
       data: SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
       reference: `once:${hook.id}`,
-    };
+    } as RecordEventInput;
     const results = await Promise.all(
       Array.from({ length: 8 }, () => s.knex.transaction((trx) => recordEvent(trx, input))),
     );
@@ -297,9 +297,9 @@ describe('webhook delivery', function () {
         await recordEvent(trx, {
           merchantId: m.merchantId,
           type: 'pixkey.updated',
-          data: {},
+          data: SAMPLE_EVENT_DATA['pixkey.updated'],
           reference: `rb:${hook.id}`,
-        });
+        } as RecordEventInput);
         throw new Error('the change failed');
       }),
       /the change failed/,
