@@ -286,7 +286,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A new secret, from the next attempt (shown once) */
+    /** A new secret, from the next attempt (shown once); the old one signs too during the overlap */
     post: operations['postV1WebhooksMerchantIdRotateSecret'];
     delete?: never;
     options?: never;
@@ -913,9 +913,34 @@ export interface webhooks {
 }
 export interface components {
   schemas: {
-    /** @description Every error has this shape */
+    /** @description Every error has this shape (docs/api.md "Errors") */
     Error: {
       message: string;
+      /** @enum {string} */
+      code:
+        | 'validation_error'
+        | 'invalid_request'
+        | 'insufficient_balance'
+        | 'malformed_json'
+        | 'malformed_body'
+        | 'unauthorized'
+        | 'forbidden'
+        | 'not_found'
+        | 'method_not_allowed'
+        | 'conflict'
+        | 'idempotency_key_in_use'
+        | 'length_required'
+        | 'payload_too_large'
+        | 'unsupported_content_encoding'
+        | 'idempotency_key_reused'
+        | 'invalid_document'
+        | 'rate_limited'
+        | 'internal_error'
+        | 'not_implemented'
+        | 'upstream_error'
+        | 'service_unavailable';
+      requestId: string;
+      param?: string;
     } & {
       [key: string]: unknown;
     };
@@ -979,6 +1004,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -992,6 +1042,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -1537,6 +1612,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -1568,6 +1668,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -1590,6 +1715,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -1901,6 +2051,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -2341,6 +2516,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -3210,6 +3410,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -3277,6 +3502,8 @@ export interface operations {
               updatedAt: string;
               /** @description The new secret, shown only here */
               secret: string;
+              /** @description Until then the replaced secret signs too (a second v1 entry in webhook-signature) */
+              previousSecretExpiresAt: string | null;
             };
           };
         };
@@ -3552,6 +3779,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -3931,6 +4183,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -5369,6 +5646,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -5981,6 +6283,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -6012,6 +6339,31 @@ export interface operations {
         content: {
           'application/json': {
             message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
           } & {
             [key: string]: unknown;
           };
@@ -6061,6 +6413,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6110,6 +6468,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6158,6 +6522,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6205,6 +6575,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6250,6 +6626,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6297,6 +6679,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6345,6 +6733,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6392,6 +6786,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;
@@ -6439,6 +6839,12 @@ export interface operations {
       header: {
         /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
         'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
       };
       path?: never;
       cookie?: never;

@@ -634,6 +634,33 @@ function operation(e: Endpoint): Record<string, unknown> {
   return op;
 }
 
+/** The Standard Webhooks headers every delivery also carries (docs/api.md "Webhooks"). */
+const STANDARD_WEBHOOK_HEADERS = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'The delivery id, the same on every attempt (Standard Webhooks)',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'Unix seconds when this attempt was signed (Standard Webhooks)',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part ' +
+      'of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks)',
+    schema: { type: 'string' },
+  },
+] as const;
+
 /**
  * The nine events a registered webhook receives (OpenAPI 3.1 `webhooks`): each a POST of the
  * envelope around the event's data, from the event contracts (docs/api.md "Receiving webhooks").
@@ -655,6 +682,7 @@ function webhookOperations(): Record<string, unknown> {
             description: 'Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret',
             schema: { type: 'string' },
           },
+          ...STANDARD_WEBHOOK_HEADERS,
         ],
         requestBody: {
           required: true,

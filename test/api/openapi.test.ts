@@ -155,7 +155,7 @@ describe('OpenAPI document', function () {
     assert.ok(op('post', '/v1/charges').parameters?.some((p) => p.in === 'header' && p.name === 'x-idempotency-key'));
   });
 
-  it('describes responses and the {message} error shape', () => {
+  it('describes responses and the {message, code, requestId} error shape', () => {
     const created = op('post', '/v1/charges').responses['201']?.content?.['application/json'].schema as {
       properties: { charge: { required: string[] } };
     };

@@ -1,7 +1,7 @@
 /**
  * The generated client of examples/typed-client (openapi-typescript types + openapi-fetch) runs the
  * merchant journey against the real stack: log in, create an API key, register a webhook, create a
- * charge, pay it through the sandbox, receive `charge.paid` (its x-webhook-signature checked with an
+ * charge, pay it through the sandbox, receive `charge.paid` (checked with the `standardwebhooks` package and its x-webhook-signature with an
  * HMAC computed here), read the balance, withdraw, refund. Every answer the client gets is also
  * checked against the document. The checked-in types must equal what the generator makes now.
  */
@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { Worker } from '@temporalio/worker';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator } from '../../src/acquirer/simulator/server';
@@ -43,6 +44,13 @@ import { startReceiver, type Receiver } from '../support/webhook-receiver';
 import { WEBHOOKS_TEST_CONFIG } from '../support/webhooks';
 
 const CALLBACK_SECRET = 'typed-client-callback-secret';
+
+/** The three Standard Webhooks headers of a received request, as the library takes them. */
+const standardHeaders = (h: Record<string, string | string[] | undefined>): Record<string, string> => ({
+  'webhook-id': String(h['webhook-id']),
+  'webhook-timestamp': String(h['webhook-timestamp']),
+  'webhook-signature': String(h['webhook-signature']),
+});
 const CLIENT = { clientId: 'pixflow-typed-client', clientSecret: 'pixflow-typed-client-secret' };
 
 /** The whole merchant-facing stack on one base URL: the simulator settles transfers and refunds itself. */
@@ -183,6 +191,8 @@ describe('the generated typed client (examples/typed-client)', function () {
     assert.ok(delivery);
     const expected = crypto.createHmac('sha256', secret).update(delivery.raw).digest('hex');
     assert.equal(delivery.headers['x-webhook-signature'], expected);
+    // And as the official Standard Webhooks library verifies it (throws on a bad signature).
+    new StandardWebhook(secret).verify(delivery.raw.toString('utf8'), standardHeaders(delivery.headers));
     assert.equal(delivery.body.event, 'charge.paid');
     assert.equal(delivery.body.data.chargeId, charge.id);
     assert.equal(delivery.body.data.amount, 10_000);
@@ -226,6 +236,7 @@ describe('the generated typed client (examples/typed-client)', function () {
     );
     for (const r of all) {
       assert.equal(r.headers['x-webhook-signature'], crypto.createHmac('sha256', secret).update(r.raw).digest('hex'));
+      new StandardWebhook(secret).verify(r.raw.toString('utf8'), standardHeaders(r.headers));
     }
     const completed = all.find((r) => r.body.event === 'withdraw.completed');
     assert.equal(completed?.body.data.withdrawId, withdrawId);
