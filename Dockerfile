@@ -8,7 +8,7 @@ ARG NODE_IMAGE=node:22-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY tools/temporal-test-server/package.json tools/temporal-test-server/package.json
+COPY tools/embedded-temporal/package.json tools/embedded-temporal/package.json
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
@@ -17,14 +17,14 @@ COPY activities activities
 COPY migrations migrations
 # Type-checking npm start's embedded Temporal server thread needs that workspace's sources; tsc
 # emits none of them (they stay out of the image).
-COPY tools/temporal-test-server tools/temporal-test-server
+COPY tools/embedded-temporal tools/embedded-temporal
 RUN npx tsc -p tsconfig.build.json
 
 # Production dependencies only; if this fails the build fails (no fallback to a full install).
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY tools/temporal-test-server/package.json tools/temporal-test-server/package.json
+COPY tools/embedded-temporal/package.json tools/embedded-temporal/package.json
 # The workspace link is npm start's embedded Temporal server, whose sources the image leaves out.
 RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@pixflow
 

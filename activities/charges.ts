@@ -11,7 +11,7 @@ import type {
   RecordPaymentOutcome,
   RefundSettledNotice,
 } from '../workflows/charge-types';
-import type { ChargeLifecycle } from '../src/services/charge-lifecycle';
+import type { ChargeLifecycle } from '../src/services/charges/lifecycle';
 
 export interface ChargeActivities {
   loadChargeSnapshot(chargeId: string): Promise<ChargeSnapshot>;

@@ -3,11 +3,11 @@
  * and idempotent: the rules live in src/services.
  */
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
-import type { ChargeLifecycle } from '../src/services/charge-lifecycle';
-import type { WebhookDelivery } from '../src/services/webhook-delivery';
-import type { WithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
-import type { InfractionLifecycle } from '../src/services/infraction-lifecycle';
-import type { PixKeyRegistration } from '../src/services/pix-keys';
+import type { ChargeLifecycle } from '../src/services/charges/lifecycle';
+import type { WebhookDelivery } from '../src/services/webhooks/delivery';
+import type { WithdrawalLifecycle } from '../src/services/withdrawals/lifecycle';
+import type { InfractionLifecycle } from '../src/services/med/lifecycle';
+import type { PixKeyRegistration } from '../src/services/pix-keys/pix-keys';
 import { createChargeActivities, type ChargeActivities } from './charges';
 import { createWebhookActivities, type WebhookActivities } from './webhooks';
 import { createWithdrawalActivities, type WithdrawalActivities } from './withdrawals';

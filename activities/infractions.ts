@@ -1,9 +1,9 @@
 /**
  * MED infraction activities: thin adapters from the `infraction-<id>` workflow to
- * src/services/infraction-lifecycle.ts. Each one is idempotent, so Temporal may retry it freely.
+ * src/services/med/lifecycle.ts. Each one is idempotent, so Temporal may retry it freely.
  */
 import type { InfractionProgress, MedRefundState } from '../workflows/infraction-types';
-import type { InfractionLifecycle } from '../src/services/infraction-lifecycle';
+import type { InfractionLifecycle } from '../src/services/med/lifecycle';
 
 export interface InfractionActivities {
   /** Blocks what is missing of the disputed amount from available; `infraction.received` once. */

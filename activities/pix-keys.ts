@@ -1,5 +1,5 @@
-/** PIX key activities: thin adapters from the `pixkey-<id>` workflow to src/services/pix-keys.ts. */
-import type { PixKeyRegistration, PixKeyRegistrationOutcome } from '../src/services/pix-keys';
+/** PIX key activities: thin adapters from the `pixkey-<id>` workflow to src/services/pix-keys/pix-keys.ts. */
+import type { PixKeyRegistration, PixKeyRegistrationOutcome } from '../src/services/pix-keys/pix-keys';
 
 export interface PixKeyActivities {
   /** Registers the key at the acquirer (idempotent on our key id). */

@@ -1,5 +1,5 @@
 /** Webhook activities: one line over the delivery service, which is idempotent per attempt. */
-import type { WebhookDelivery } from '../src/services/webhook-delivery';
+import type { WebhookDelivery } from '../src/services/webhooks/delivery';
 import type { WebhookAttemptOutcome } from '../workflows/webhook-delivery-types';
 
 export interface WebhookActivities {

@@ -8,7 +8,7 @@ import type {
   TransferNotice,
   WithdrawalSnapshot,
 } from '../workflows/withdrawal-types';
-import type { WithdrawalLifecycle } from '../src/services/withdrawal-lifecycle';
+import type { WithdrawalLifecycle } from '../src/services/withdrawals/lifecycle';
 import { recordWithdrawal, type WithdrawalOutcome } from '../src/observability/metrics';
 
 /** Counts an outcome once: only the call that changed the withdrawal, never a retry's replay. */

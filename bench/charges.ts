@@ -22,12 +22,12 @@ import type { Server } from 'node:http';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
 import { migrateLatest } from '../src/db/migrate';
-import { silentLogger, startServer } from '@pixflow/temporal-test-server';
+import { silentLogger, startServer } from '@pixflow/embedded-temporal';
 import { connectTemporalClient } from '../src/temporal/connection';
-import { chargeWorkflowClient } from '../src/temporal/charge-workflow-client';
+import { chargeWorkflowClient } from '../src/temporal/clients/charge';
 import { startAcquirerSimulator } from '../src/acquirer/simulator/server';
 import { HttpAcquirer } from '../src/acquirer/http-client';
-import { createChargesService } from '../src/services/charges';
+import { createChargesService } from '../src/services/charges/charges';
 import { chargeRoutes } from '../src/http/routes/charges';
 import { createAccountServices } from '../src/runtime/composition';
 import { createApp } from '../src/http/app';
@@ -40,9 +40,9 @@ import { closeQrRenderer, newTxid, renderQrDataUrl, warmQrRenderer } from '../sr
 import type { RouteModule } from '../src/http/types';
 import type { Knex } from 'knex';
 import type { Acquirer } from '../src/acquirer/types';
-import type { ChargeWorkflows } from '../src/temporal/charge-workflow-client';
+import type { ChargeWorkflows } from '../src/temporal/clients/charge';
 import type { Logger } from '../src/lib/logger';
-import { createApiKeysService } from '../src/services/api-keys';
+import { createApiKeysService } from '../src/services/accounts/api-keys';
 
 export interface LoadResult {
   endpoint: string;

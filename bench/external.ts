@@ -40,7 +40,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
-import { stderrProgress } from '../src/runtime/progress';
+import { stderrProgress } from '../src/process/progress';
 import { isValidCpf } from '../src/pix/document';
 
 const ROOT = path.resolve(__dirname, '..');

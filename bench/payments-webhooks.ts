@@ -21,10 +21,10 @@ import { performance } from 'node:perf_hooks';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
 import { migrateLatest } from '../src/db/migrate';
-import { checkLedgerInvariant } from '../src/services/ledger-invariant';
-import { startStack, waitUntil } from '../test/reliability/support/stack';
-import { call, readyMerchant, registerWebhook, withdrawalBody } from '../test/reliability/support/client';
-import { startCountingReceiver } from '../test/reliability/support/receiver';
+import { checkLedgerInvariant } from '../src/services/ledger/invariant';
+import { startStack, waitUntil } from '../tools/harness/src/stack';
+import { call, readyMerchant, registerWebhook, withdrawalBody } from '../tools/harness/src/client';
+import { startCountingReceiver } from '../tools/harness/src/receiver';
 
 export interface PaymentsWebhooksResult {
   payments: number;

@@ -10,9 +10,9 @@
  *   4. Payment callback → webhook latency, 500 concurrent withdrawals, peak RSS of the API and
  *      worker processes (bench/payments-webhooks.ts)
  *   5. A merchant's workflows listed by MerchantId over 100,000 runs in the embedded Temporal
- *      server, over gRPC and the UI's HTTP API (tools/temporal-test-server/bench/visibility.ts)
+ *      server, over gRPC and the UI's HTTP API (tools/embedded-temporal/bench/visibility.ts)
  *      → bench/results-visibility.json
- * The Temporal test server's own throughput benchmark: tools/temporal-test-server/bench.
+ * The Temporal test server's own throughput benchmark: tools/embedded-temporal/bench.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,7 +20,7 @@ import { formatQrBench, runQrBench } from './qr';
 import { formatChargesBench, runChargesBench } from './charges';
 import { DEFAULT_WARMUP_SECONDS, formatExternalBench, runExternalBench } from './external';
 import { formatPaymentsWebhooksBench, runPaymentsWebhooksBench } from './payments-webhooks';
-import { formatVisibilityBench, runVisibilityBench } from '../tools/temporal-test-server/bench/visibility';
+import { formatVisibilityBench, runVisibilityBench } from '../tools/embedded-temporal/bench/visibility';
 
 async function main(): Promise<void> {
   console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');

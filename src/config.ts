@@ -62,7 +62,7 @@ const envSchema = z.object({
   /** Unset → embedded PostgreSQL under DATA_DIR. */
   DATABASE_URL: urlString(['postgres:', 'postgresql:']),
   DATABASE_POOL_MAX: intFrom(10, 1, 200),
-  /** Unset → a local Temporal server (tools/temporal-test-server in real-time mode). */
+  /** Unset → a local Temporal server (tools/embedded-temporal in real-time mode). */
   TEMPORAL_ADDRESS: optionalString.refine((v) => v === undefined || /^[^\s:]+:\d+$/.test(v), {
     message: 'must be host:port',
   }),

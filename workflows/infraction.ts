@@ -8,7 +8,7 @@
  * The acquirer's updates arrive by signal-with-start, and the callback handler also keeps the
  * furthest status on the infraction row, so a run restarted by the reconciler (or a fresh run after
  * a closed one) knows the decision from the database even without the signal. Only orchestration
- * lives here: every rule is in src/services/infraction-lifecycle.ts behind an activity.
+ * lives here: every rule is in src/services/med/lifecycle.ts behind an activity.
  */
 import {
   ActivityFailure,

@@ -12,7 +12,7 @@
  *
  * Every callback reaches the workflow by signal-with-start and the workflow starts from what
  * PostgreSQL says, so a return that arrives days after completion starts a fresh run that applies
- * it. Only orchestration lives here: every rule is in src/services/withdrawal-lifecycle.ts.
+ * it. Only orchestration lives here: every rule is in src/services/withdrawals/lifecycle.ts.
  */
 import {
   ActivityFailure,

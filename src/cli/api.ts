@@ -1,9 +1,9 @@
 /** `npm run api`: the HTTP API alone, against configured PostgreSQL and Temporal. */
 import { loadConfig } from '../config';
-import { ensureAdmin } from '../services/admin-bootstrap';
+import { ensureAdmin } from '../services/accounts/admin-bootstrap';
 import { startApi } from '../runtime/processes';
-import { printStartupTable } from '../runtime/lifecycle';
-import { bootProcess, requireConfiguredServices, runEntryPoint } from '../runtime/entry-point';
+import { printStartupTable } from '../process/lifecycle';
+import { bootProcess, requireConfiguredServices, runEntryPoint } from '../process/entry-point';
 
 runEntryPoint(async () => {
   const config = loadConfig();

@@ -5,7 +5,7 @@
 import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { openDatabase, migrateLatest, migrateRollbackAll } from '../db';
-import { runEntryPoint } from '../runtime/entry-point';
+import { runEntryPoint } from '../process/entry-point';
 
 runEntryPoint(async () => {
   const config = loadConfig();

@@ -56,12 +56,12 @@ import {
   updatePixKeyBody,
 } from '../contracts/admin';
 import { idempotencyKeyHeader, validate } from '../contracts/validation';
-import { CLI_ACTOR, listAudit } from '../services/audit';
-import { checkLedgerInvariant } from '../services/ledger-invariant';
-import { reencryptWebhookSecrets } from '../services/webhook-secrets';
-import { stderrProgress } from '../runtime/progress';
-import type { MerchantsService } from '../services/merchants';
-import type { UserAccessService } from '../services/user-access';
+import { CLI_ACTOR, listAudit } from '../services/platform/audit';
+import { checkLedgerInvariant } from '../services/ledger/invariant';
+import { reencryptWebhookSecrets } from '../services/webhooks/secrets';
+import { stderrProgress } from '../process/progress';
+import type { MerchantsService } from '../services/accounts/merchants';
+import type { UserAccessService } from '../services/accounts/user-access';
 import {
   createAccountServices,
   createCallbacks,
@@ -87,7 +87,7 @@ import {
   historyAsJson,
   historyRows,
   listWorkflows,
-} from '../services/workflow-inspection';
+} from '../services/platform/workflow-inspection';
 
 interface Ops {
   knex: Knex;

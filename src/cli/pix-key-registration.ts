@@ -7,7 +7,7 @@
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { connectTemporalClient, temporalSecurity } from '../temporal/connection';
-import { pixKeyWorkflowClient, type PixKeyRef } from '../temporal/pix-key-workflow-client';
+import { pixKeyWorkflowClient, type PixKeyRef } from '../temporal/clients/pix-key';
 
 export type CliRegistration = 'started' | 'left to the running service';
 

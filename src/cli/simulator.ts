@@ -10,8 +10,8 @@ import { loadConfig } from '../config';
 import { createLogger } from '../lib/logger';
 import { SIMULATOR_CLIENT } from '../acquirer';
 import { startAcquirerSimulator } from '../acquirer/simulator/server';
-import { onShutdown, printStartupTable } from '../runtime/lifecycle';
-import { runEntryPoint } from '../runtime/entry-point';
+import { onShutdown, printStartupTable } from '../process/lifecycle';
+import { runEntryPoint } from '../process/entry-point';
 
 runEntryPoint(async () => {
   const config = loadConfig();

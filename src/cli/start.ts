@@ -12,13 +12,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
 import { migrateLatest } from '../db';
-import { ensureAdmin } from '../services/admin-bootstrap';
+import { ensureAdmin } from '../services/accounts/admin-bootstrap';
 import { localAddressFile, startLocalTemporal } from '../temporal/local-server';
 import { startUiBuild, UI_BUILD_DIR, type UiBuild } from '../temporal/ui-build';
 import { startApi, startWorker } from '../runtime/processes';
-import { printStartupTable } from '../runtime/lifecycle';
-import { bootProcess, runEntryPoint } from '../runtime/entry-point';
-import { stderrProgress } from '../runtime/progress';
+import { printStartupTable } from '../process/lifecycle';
+import { bootProcess, runEntryPoint } from '../process/entry-point';
+import { stderrProgress } from '../process/progress';
 
 runEntryPoint(async () => {
   const config = loadConfig();

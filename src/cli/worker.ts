@@ -1,9 +1,9 @@
 /** `npm run worker`: the Temporal worker alone, against configured PostgreSQL and Temporal. */
 import { loadConfig } from '../config';
 import { startWorker } from '../runtime/processes';
-import { printStartupTable } from '../runtime/lifecycle';
+import { printStartupTable } from '../process/lifecycle';
 import { startMetricsServer } from '../observability/metrics-server';
-import { bootProcess, requireConfiguredServices, runEntryPoint } from '../runtime/entry-point';
+import { bootProcess, requireConfiguredServices, runEntryPoint } from '../process/entry-point';
 
 runEntryPoint(async () => {
   const config = loadConfig();

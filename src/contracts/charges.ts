@@ -71,7 +71,7 @@ export const sandboxPayBody = z
   })
   .default({});
 
-// ---- responses: what the routes answer (charge-views.ts builds them; the OpenAPI document shows them)
+// ---- responses: what the routes answer (charges/views.ts builds them; the OpenAPI document shows them)
 
 export const customerView = z.object({ id: z.string(), name: z.string(), document: z.string() });
 

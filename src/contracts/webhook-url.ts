@@ -1,4 +1,4 @@
-/** The syntax rule of a webhook URL: the request schema checks it; src/services/webhook-url.ts adds the address rules. */
+/** The syntax rule of a webhook URL: the request schema checks it; src/services/webhooks/url.ts adds the address rules. */
 /** Syntax only: an absolute http(s) URL with a host. Returns the reason it is not, or null. */
 export function urlSyntaxProblem(value: string): string | null {
   let url: URL;

@@ -6,13 +6,13 @@ import type { ParameterizedContext, Middleware } from 'koa';
 import type Router from '@koa/router';
 import type { Logger } from '../lib/logger';
 
-import type { AuthService, Principal } from '../services/auth';
-import type { ApiKeysService } from '../services/api-keys';
-import type { MerchantsService } from '../services/merchants';
-import type { UserAccessService } from '../services/user-access';
-import type { AuditLogService } from '../services/audit';
+import type { AuthService, Principal } from '../services/accounts/auth';
+import type { ApiKeysService } from '../services/accounts/api-keys';
+import type { MerchantsService } from '../services/accounts/merchants';
+import type { UserAccessService } from '../services/accounts/user-access';
+import type { AuditLogService } from '../services/platform/audit';
 
-export type { Principal, Role } from '../services/auth';
+export type { Principal, Role } from '../services/accounts/auth';
 
 export interface AppState {
   requestId: string;

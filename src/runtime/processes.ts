@@ -10,7 +10,7 @@ import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { createApp } from '../http/app';
 import type { AppState } from '../http/types';
-import { stopCacheInvalidation } from '../services/cache-invalidation';
+import { stopCacheInvalidation } from '../services/platform/cache-invalidation';
 import {
   connectTemporalClient,
   connectWorkerConnection,
@@ -24,23 +24,23 @@ import { createActivities } from './composition';
 import type { AcquirerHandle } from '../acquirer';
 import { chargeRoutes } from '../http/routes/charges';
 import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';
-import { sandboxRoutes } from '../http/routes/sandbox';
+import { sandboxRoutes } from '../http/routes/sandbox/charges';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
-import { reconcileChargeWorkflows } from '../services/charge-reconciler';
-import { startInboxReconciler } from '../services/inbox-reconciler';
-import { startIdempotencyKeyPurge } from '../services/idempotency-purge';
+import { reconcileChargeWorkflows } from '../services/charges/reconciler';
+import { startInboxReconciler } from '../services/inbox/reconciler';
+import { startIdempotencyKeyPurge } from '../services/platform/idempotency-purge';
 import { webhookRoutes } from '../http/routes/webhooks';
-import { webhookDeliverySettings } from '../services/webhook-delivery';
-import { reconcileWithdrawalWorkflows } from '../services/withdrawal-reconciler';
+import { webhookDeliverySettings } from '../services/webhooks/delivery';
+import { reconcileWithdrawalWorkflows } from '../services/withdrawals/reconciler';
 import { withdrawalRoutes } from '../http/routes/withdrawals';
-import { withdrawalSandboxRoutes } from '../http/routes/withdrawal-sandbox';
-import { infractionSandboxRoutes } from '../http/routes/infraction-sandbox';
-import { pixKeySandboxRoutes } from '../http/routes/pix-key-sandbox';
-import { reconcilePixKeyRegistrations } from '../services/pix-key-reconciler';
-import { reconcileInfractionWorkflows } from '../services/infraction-reconciler';
+import { withdrawalSandboxRoutes } from '../http/routes/sandbox/withdrawals';
+import { infractionSandboxRoutes } from '../http/routes/sandbox/infractions';
+import { pixKeySandboxRoutes } from '../http/routes/sandbox/pix-keys';
+import { reconcilePixKeyRegistrations } from '../services/pix-keys/reconciler';
+import { reconcileInfractionWorkflows } from '../services/med/reconciler';
 import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
 import { watchCallbackInbox } from '../observability/metrics';
-import type { Progress } from './progress';
+import type { Progress } from '../process/progress';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
 const RECONCILE_INTERVAL_MS = 5 * 60_000;

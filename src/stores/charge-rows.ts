@@ -1,6 +1,6 @@
 /**
  * The SELECT that builds a charge row for the API (create, replay, list, get), used by the charges
- * store; src/services/charge-views.ts maps these rows to what the API shows.
+ * store; src/services/charges/views.ts maps these rows to what the API shows.
  */
 import type { Knex } from 'knex';
 import type { Db } from '../db/types';

@@ -2,7 +2,7 @@
  * MED infractions as the acquirer announces them (docs/operations.md "MED infractions"): one row per acquirer
  * infraction id, created by whichever comes first — its callback or the sandbox that raised it —
  * and the furthest status the acquirer has announced. What the infraction does to money is the
- * workflow's (src/services/infraction-lifecycle.ts).
+ * workflow's (src/services/med/lifecycle.ts).
  */
 import type { Db } from '../db/types';
 import type { z } from 'zod';

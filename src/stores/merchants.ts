@@ -1,6 +1,6 @@
 /**
  * Merchants, their users and PIX keys: the queries of the operator's use cases
- * (src/services/merchants.ts), the withdrawal prerequisites and the PIX key registration.
+ * (src/services/accounts/merchants.ts), the withdrawal prerequisites and the PIX key registration.
  */
 import type { Db } from '../db/types';
 import type { KycStatus, MerchantStatus, PixKeyStatus } from '../contracts/statuses';

@@ -12,7 +12,7 @@
 import path from 'node:path';
 import { ThreadRpc } from '../lib/threads';
 import { recordWorkflowStartFailure } from '../observability/metrics';
-import type { ChargeWorkflows } from './charge-workflow-client';
+import type { ChargeWorkflows } from './clients/charge';
 import type { ChargeWorkflowsThreadData } from './charge-workflows-thread';
 
 export interface OffThreadChargeWorkflows {

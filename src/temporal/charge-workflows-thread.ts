@@ -4,7 +4,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { serveThreadRpc } from '../lib/threads';
-import { chargeWorkflowClient, type ChargeWorkflows } from './charge-workflow-client';
+import { chargeWorkflowClient, type ChargeWorkflows } from './clients/charge';
 import { connectTemporalClient, type TemporalSecurity } from './connection';
 
 export interface ChargeWorkflowsThreadData {

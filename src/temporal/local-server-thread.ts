@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from '../lib/logger';
-import { startServer } from '@pixflow/temporal-test-server';
+import { startServer } from '@pixflow/embedded-temporal';
 import { ENTITY_ID_ATTRIBUTE_NAME, MERCHANT_ID_ATTRIBUTE_NAME } from './search-attribute-names';
 
 export interface LocalServerThreadData {

@@ -1,7 +1,7 @@
 /**
  * The Temporal server `npm start` uses when TEMPORAL_ADDRESS is unset.
  *
- * Default: the project's own server (tools/temporal-test-server) on a worker thread of this
+ * Default: the project's own server (tools/embedded-temporal) on a worker thread of this
  * process (its own event loop, so its gRPC and history work never delays an API request;
  * docs/performance.md "Where a charge's time goes"), in real time, durable: its state is journaled to
  * `<DATA_DIR>/temporal/pixflow-temporal.journal` and replayed at start, so workflows in flight

@@ -18,7 +18,7 @@ export interface WorkerDeps {
   maxCachedWorkflows?: number;
   /** Bundle the workflow code in a child process (keeps webpack's memory out of this one). */
   bundleInChild?: boolean;
-  /** Told as bundling and then the worker's creation begin (src/runtime/progress.ts). */
+  /** Told as bundling and then the worker's creation begin (src/process/progress.ts). */
   progress?: (step: string) => void;
 }
 

@@ -5,11 +5,11 @@
  */
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
-import { chargeWorkflowClient } from './charge-workflow-client';
-import { withdrawalWorkflowClient } from './withdrawal-workflow-client';
-import { infractionWorkflowClient } from './infraction-workflow-client';
-import { pixKeyWorkflowClient } from './pix-key-workflow-client';
-import { webhookDeliveryWorkflowClient } from './webhook-workflow-client';
+import { chargeWorkflowClient } from './clients/charge';
+import { withdrawalWorkflowClient } from './clients/withdrawal';
+import { infractionWorkflowClient } from './clients/infraction';
+import { pixKeyWorkflowClient } from './clients/pix-key';
+import { webhookDeliveryWorkflowClient } from './clients/webhook';
 
 /** The Temporal clients the API side starts and signals workflows with, on one task queue. */
 export function createWorkflowClients(

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { newId } from '../../src/lib/ids';
-import { chargeTotal, listPageReader, pageOfCharges } from '../../src/services/charge-list';
+import { chargeTotal, listPageReader, pageOfCharges } from '../../src/services/charges/list';
 import { DEEP_PAGE_OFFSET, type PageQuery } from '../../src/stores/charges';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { createMerchantFixture, getTestDb } from '../support/db';

@@ -9,8 +9,8 @@ import path from 'node:path';
 import pg from 'pg';
 import readline from 'node:readline';
 import { createKnex } from '../../src/db';
-import { createApiKeysService } from '../../src/services/api-keys';
-import { cacheInvalidation, stopCacheInvalidation } from '../../src/services/cache-invalidation';
+import { createApiKeysService } from '../../src/services/accounts/api-keys';
+import { cacheInvalidation, stopCacheInvalidation } from '../../src/services/platform/cache-invalidation';
 import { startApi, type MerchantFixture, type TestApi } from '../support/api';
 import { getTestDb } from '../support/db';
 

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { MerchantFixture, TestApi } from '../support/api';
 import { DEST, fundedMerchant, withdrawalsStack } from '../support/withdrawals';
-import { purgeExpiredIdempotencyKeys, startIdempotencyKeyPurge } from '../../src/services/idempotency-purge';
+import { purgeExpiredIdempotencyKeys, startIdempotencyKeyPurge } from '../../src/services/platform/idempotency-purge';
 import { createLogger } from '../../src/lib/logger';
 
 const TTL = 86_400;

@@ -11,7 +11,7 @@ import { chargesStack, type ChargesStack } from '../support/charges';
 import { getTestDb } from '../support/db';
 import { sample } from '../support/metrics';
 import { createLogger } from '../../src/lib/logger';
-import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
+import { createAcquirerCallbacks } from '../../src/services/inbox/acquirer-callbacks';
 import { watchCallbackInbox } from '../../src/observability/metrics';
 
 describe('metrics: callback inbox and acquirer calls', function () {

@@ -13,7 +13,7 @@ import { withWorker } from '../support/temporal';
 import { createLogger } from '../../src/lib/logger';
 import { withLogContext } from '../../src/lib/log-context';
 import { activityLogContext } from '../../src/temporal/activity-log-context';
-import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
+import { chargeWorkflowClient } from '../../src/temporal/clients/charge';
 import { startMetricsServer } from '../../src/observability/metrics-server';
 import { recordWebhookAttempt, recordWithdrawal } from '../../src/observability/metrics';
 import { sample } from '../support/metrics';

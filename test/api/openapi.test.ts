@@ -28,12 +28,12 @@ import { apiKeyRoutes } from '../../src/http/routes/api-keys';
 import { authRoutes } from '../../src/http/routes/auth';
 import { chargeRoutes } from '../../src/http/routes/charges';
 import { healthRoutes } from '../../src/http/routes/health';
-import { infractionSandboxRoutes } from '../../src/http/routes/infraction-sandbox';
+import { infractionSandboxRoutes } from '../../src/http/routes/sandbox/infractions';
 import { merchantRoutes } from '../../src/http/routes/merchants';
 import { metricsRoutes } from '../../src/http/routes/metrics';
-import { sandboxRoutes } from '../../src/http/routes/sandbox';
+import { sandboxRoutes } from '../../src/http/routes/sandbox/charges';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
-import { withdrawalSandboxRoutes } from '../../src/http/routes/withdrawal-sandbox';
+import { withdrawalSandboxRoutes } from '../../src/http/routes/sandbox/withdrawals';
 import { withdrawalRoutes } from '../../src/http/routes/withdrawals';
 import { SPEC_ENDPOINTS } from '../support/spec-endpoints';
 

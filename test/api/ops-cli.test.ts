@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { newId } from '../../src/lib/ids';
-import { moveBlocked } from '../../src/services/ledger';
+import { moveBlocked } from '../../src/services/ledger/ledger';
 import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
 import { runOps, type CliResult } from '../support/ops-cli';
 import { randomCpf, startApi, uniqueEmail, type LoginBody, type TestApi } from '../support/api';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { workflowBundle } from '../support/temporal';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
-import { historyFromJson, type WorkflowSummary } from '../../src/services/workflow-inspection';
+import { historyFromJson, type WorkflowSummary } from '../../src/services/platform/workflow-inspection';
 
 interface ListOutput {
   query: string;

@@ -4,7 +4,7 @@
  * (also under concurrency), the guarded debit under 100 concurrent requests, listing and isolation.
  */
 import assert from 'node:assert/strict';
-import * as ledger from '../../src/services/ledger';
+import * as ledger from '../../src/services/ledger/ledger';
 import { eventually } from '../support/charges';
 import {
   assertBooksReconcile,

@@ -1,5 +1,5 @@
 /**
- * The inbox's state machine on its own (src/services/callback-inbox.ts), with handlers registered
+ * The inbox's state machine on its own (src/services/inbox/callback-inbox.ts), with handlers registered
  * as a feature would register its own: RECEIVED → APPLIED, waits with backoff, parking (at once on
  * a permanent error, or after the attempt budget) with one operator alert, re-drive, and kinds
  * without a handler left alone.
@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { createLogger } from '../../src/lib/logger';
-import { CLI_ACTOR } from '../../src/services/audit';
+import { CLI_ACTOR } from '../../src/services/platform/audit';
 import {
   createCallbackInbox,
   PermanentCallbackError,
   type CallbackHandler,
   type HandlerOutcome,
-} from '../../src/services/callback-inbox';
+} from '../../src/services/inbox/callback-inbox';
 import { getTestDb } from '../support/db';
 import { AcquirerCallback } from '../../src/models/acquirer-callback';
 

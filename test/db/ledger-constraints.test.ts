@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { newId } from '../../src/lib/ids';
-import * as ledger from '../../src/services/ledger';
+import * as ledger from '../../src/services/ledger/ledger';
 import { createMerchantFixture, fundMerchant, getTestDb, balancesAndPosted } from '../support/db';
 
 /**

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
 import { newId } from '../../src/lib/ids';
-import * as ledger from '../../src/services/ledger';
-import { checkLedgerInvariant, type LedgerViolation } from '../../src/services/ledger-invariant';
+import * as ledger from '../../src/services/ledger/ledger';
+import { checkLedgerInvariant, type LedgerViolation } from '../../src/services/ledger/invariant';
 
 /** The checks each violation came from, for readable assertions. */
 const checks = (v: LedgerViolation[]): string[] => v.map((x) => x.check).sort();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { AppError } from '../../src/lib/errors';
 import { newId } from '../../src/lib/ids';
-import * as ledger from '../../src/services/ledger';
+import * as ledger from '../../src/services/ledger/ledger';
 import { createMerchantFixture, fundMerchant, getTestDb } from '../support/db';
 
 /**

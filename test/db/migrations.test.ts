@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { createKnex } from '../../src/db/knex';
 import { MIGRATION_NAMES, migrateDown, migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
 import { newId } from '../../src/lib/ids';
-import * as ledger from '../../src/services/ledger';
+import * as ledger from '../../src/services/ledger/ledger';
 import { webhookSecretBox } from '../../src/lib/secret-box';
 import { createMerchantFixture, getTestDb, balancesAndPosted } from '../support/db';
 

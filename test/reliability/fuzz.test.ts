@@ -15,11 +15,18 @@ import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../../src/acquirer';
 import { startApi as startService, type RunningApi } from '../../src/runtime/processes';
-import { ensureAdmin } from '../../src/services/admin-bootstrap';
+import { ensureAdmin } from '../../src/services/accounts/admin-bootstrap';
 import { getTestDb } from '../support/db';
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
-import { startStack, type Stack, STACK_ADMIN } from './support/stack';
-import { call, login, readyMerchant, registerWebhook, withdrawalBody, type ReadyMerchant } from './support/client';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
+import { startStack, type Stack, STACK_ADMIN } from '../../tools/harness/src/stack';
+import {
+  call,
+  login,
+  readyMerchant,
+  registerWebhook,
+  withdrawalBody,
+  type ReadyMerchant,
+} from '../../tools/harness/src/client';
 import { routesOf, type RouteEntry } from '../security/routes';
 import { assertErrorBody } from '../support/errors';
 

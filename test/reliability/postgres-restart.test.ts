@@ -15,9 +15,9 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embed
 import { createKnex } from '../../src/db/knex';
 import { migrateLatest } from '../../src/db/migrate';
 import { postingsTo } from '../support/ledger-postings';
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
-import { startStack, waitUntil, type ApiProc, type Stack } from './support/stack';
-import { call, readyMerchant, withdrawalBody, type ReadyMerchant } from './support/client';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
+import { startStack, waitUntil, type ApiProc, type Stack } from '../../tools/harness/src/stack';
+import { call, readyMerchant, withdrawalBody, type ReadyMerchant } from '../../tools/harness/src/client';
 import { assertErrorBody } from '../support/errors';
 
 /** No request may take longer than this, database down or not. */

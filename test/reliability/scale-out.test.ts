@@ -10,10 +10,16 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { paymentCredits, postingsTo } from '../support/ledger-postings';
 import { getTestDb } from '../support/db';
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
-import { startStack, waitUntil, type ApiProc, type Stack } from './support/stack';
-import { call, readyMerchant, registerWebhook, withdrawalBody, type ReadyMerchant } from './support/client';
-import { startCountingReceiver, type CountingReceiver } from './support/receiver';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
+import { startStack, waitUntil, type ApiProc, type Stack } from '../../tools/harness/src/stack';
+import {
+  call,
+  readyMerchant,
+  registerWebhook,
+  withdrawalBody,
+  type ReadyMerchant,
+} from '../../tools/harness/src/client';
+import { startCountingReceiver, type CountingReceiver } from '../../tools/harness/src/receiver';
 import { assertErrorBody } from '../support/errors';
 
 const MERCHANTS = 3;

@@ -8,10 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { getTestDb } from '../support/db';
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
-import { startStack, waitUntil, type Stack, type ApiProc, type Proc } from './support/stack';
-import { call, readyMerchant, registerWebhook, withdrawalBody } from './support/client';
-import { startCountingReceiver, type CountingReceiver } from './support/receiver';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
+import { startStack, waitUntil, type Stack, type ApiProc, type Proc } from '../../tools/harness/src/stack';
+import { call, readyMerchant, registerWebhook, withdrawalBody } from '../../tools/harness/src/client';
+import { startCountingReceiver, type CountingReceiver } from '../../tools/harness/src/receiver';
 
 const WITHDRAWALS = 6;
 

@@ -12,9 +12,9 @@ import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks
 import { chargeRoutes } from '../../src/http/routes/charges';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { createLogger } from '../../src/lib/logger';
-import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
-import { createChargesService } from '../../src/services/charges';
-import { createWebhooksService } from '../../src/services/webhooks';
+import { createAcquirerCallbacks } from '../../src/services/inbox/acquirer-callbacks';
+import { createChargesService } from '../../src/services/charges/charges';
+import { createWebhooksService } from '../../src/services/webhooks/webhooks';
 import { startApi, TEST_ADMIN, type LoginBody, type TestApi } from '../support/api';
 import { CALLBACK_SECRET, chargesStack } from '../support/charges';
 import { WEBHOOKS_TEST_CONFIG } from '../support/webhooks';

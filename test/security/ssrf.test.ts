@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startApi, type TestApi } from '../support/api';
 import { SAMPLE_EVENT_DATA, WEBHOOKS_TEST_CONFIG, webhookStack, type WebhookStack } from '../support/webhooks';
-import { createWebhooksService } from '../../src/services/webhooks';
+import { createWebhooksService } from '../../src/services/webhooks/webhooks';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { assertErrorBody } from '../support/errors';
 

@@ -19,7 +19,7 @@ import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { migrateLatest } from '../../src/db/migrate';
 import { newId } from '../../src/lib/ids';
 import { Merchant } from '../../src/models/merchant';
-import { postAdjustment } from '../../src/services/ledger';
+import { postAdjustment } from '../../src/services/ledger/ledger';
 import { onRunEnd } from './lifecycle';
 
 export interface TestDb {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { merchantsWithHandMadeBooks } from './db';
 
 export async function assertLedgerInvariant(knex: Knex): Promise<void> {

@@ -1,4 +1,4 @@
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { merchantsWithHandMadeBooks, openedTestDb } from './db';
 import { runTeardowns } from './lifecycle';
 import { teardownTestEnv } from './temporal';

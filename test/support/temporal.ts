@@ -1,6 +1,6 @@
 /**
  * THE Temporal helper for every test of the project: the embedded server's own test helpers
- * (tools/temporal-test-server/README.md "Testing with it"), whose environment the run's last hook
+ * (tools/embedded-temporal/README.md "Testing with it"), whose environment the run's last hook
  * tears down (test/support/root-hooks.ts).
  *
  * Example:
@@ -9,4 +9,4 @@
  *     ({ client, taskQueue }) => client.workflow.execute(chargeWorkflow, { taskQueue, workflowId, args: [input] }),
  *   );
  */
-export * from '@pixflow/temporal-test-server/testing';
+export * from '@pixflow/embedded-temporal/testing';

@@ -15,19 +15,19 @@ import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createLogger, type Logger } from '../../src/lib/logger';
-import { recordEvent, type RecordEventInput } from '../../src/services/events';
+import { recordEvent, type RecordEventInput } from '../../src/services/platform/events';
 import { createWebhookActivities } from '../../activities/webhooks';
 import {
   createWebhookDelivery,
   DEFAULT_WEBHOOK_DELIVERY_SETTINGS,
   type WebhookDelivery,
   type WebhookDeliverySettings,
-} from '../../src/services/webhook-delivery';
-import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/services/webhook-dispatcher';
-import { systemResolver, type HostResolver } from '../../src/services/webhook-url';
-import { createWebhooksService, type WebhooksConfig } from '../../src/services/webhooks';
+} from '../../src/services/webhooks/delivery';
+import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/services/webhooks/dispatcher';
+import { systemResolver, type HostResolver } from '../../src/services/webhooks/url';
+import { createWebhooksService, type WebhooksConfig } from '../../src/services/webhooks/webhooks';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
-import { webhookDeliveryWorkflowClient } from '../../src/temporal/webhook-workflow-client';
+import { webhookDeliveryWorkflowClient } from '../../src/temporal/clients/webhook';
 import { webhookDeliveryWorkflowId } from '../../src/temporal/workflow-ids';
 import type { WebhookDeliveryResult } from '../../workflows/webhook-delivery-types';
 import { newId } from '../../src/lib/ids';

@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { npmStartLaunch } from '../../bench/external';
-import { INITIAL_OLD_SPACE_MB, MAIN_SEMI_SPACE_MB, PRETENURING_FLAG, V8_POOL_SIZE } from '../../src/runtime/heap';
+import { INITIAL_OLD_SPACE_MB, MAIN_SEMI_SPACE_MB, PRETENURING_FLAG, V8_POOL_SIZE } from '../../src/process/heap';
 
 describe('npm start launch line', () => {
-  it('runs node on src/cli/start.ts with the main isolate heap flags, V8 pool size, pretenuring flag of src/runtime/heap.ts and the malloc settings', () => {
+  it('runs node on src/cli/start.ts with the main isolate heap flags, V8 pool size, pretenuring flag of src/process/heap.ts and the malloc settings', () => {
     const launch = npmStartLaunch();
     // The main isolate's sizes are fixed when node starts.
     assert.ok(launch.nodeOptions.includes(`--max-semi-space-size=${MAIN_SEMI_SPACE_MB}`));

@@ -2,17 +2,17 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { loadConfig } from '../../src/config';
-import { webhookDeliverySettings } from '../../src/services/webhook-delivery';
+import { webhookDeliverySettings } from '../../src/services/webhooks/delivery';
 import {
   generateWebhookSecret,
   maskWebhookSecret,
   signWebhookBody,
   verifyWebhookSignature,
   standardWebhookSignature,
-} from '../../src/services/webhook-signature';
+} from '../../src/services/webhooks/signature';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { receiverVerifiesSignature } from '../support/webhook-signature';
-import { guardedLookup, isPublicAddress, webhookUrlProblem, type HostResolver } from '../../src/services/webhook-url';
+import { guardedLookup, isPublicAddress, webhookUrlProblem, type HostResolver } from '../../src/services/webhooks/url';
 
 describe('webhook address rule', () => {
   it('accepts only global unicast addresses; IPv4-mapped IPv6 is judged as IPv4', () => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { WEBHOOK_EVENT_TYPES } from '../../src/contracts/webhook-events';
-import { createWebhooksService } from '../../src/services/webhooks';
+import { createWebhooksService } from '../../src/services/webhooks/webhooks';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { startApi, type TestApi } from '../support/api';
 import { eventually } from '../support/charges';

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { createKnex } from '../../src/db/knex';
 import { migrateLatest } from '../../src/db/migrate';
 import { DEV_WEBHOOK_SECRET_KEYS, webhookSecretBox } from '../../src/lib/secret-box';
-import { createWebhooksService } from '../../src/services/webhooks';
+import { createWebhooksService } from '../../src/services/webhooks/webhooks';
 import { createMerchantFixture, getTestDb } from '../support/db';
 import { runOpsWithEnv } from '../support/ops-cli';
 import { WEBHOOKS_TEST_CONFIG, webhookStack, type WebhookStack } from '../support/webhooks';

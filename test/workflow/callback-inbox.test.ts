@@ -16,12 +16,12 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { createLogger } from '../../src/lib/logger';
-import { CLI_ACTOR } from '../../src/services/audit';
-import { createAcquirerCallbacks } from '../../src/services/acquirer-callbacks';
-import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
-import { createChargesService } from '../../src/services/charges';
-import * as ledger from '../../src/services/ledger';
-import { chargeWorkflowClient } from '../../src/temporal/charge-workflow-client';
+import { CLI_ACTOR } from '../../src/services/platform/audit';
+import { createAcquirerCallbacks } from '../../src/services/inbox/acquirer-callbacks';
+import { reconcileChargeWorkflows } from '../../src/services/charges/reconciler';
+import { createChargesService } from '../../src/services/charges/charges';
+import * as ledger from '../../src/services/ledger/ledger';
+import { chargeWorkflowClient } from '../../src/temporal/clients/charge';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { startApi } from '../support/api';
 import { paymentCredits } from '../support/ledger-postings';

@@ -7,21 +7,17 @@ import { paymentCredits } from '../support/ledger-postings';
 import assert from 'node:assert/strict';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
-import * as ledger from '../../src/services/ledger';
+import * as ledger from '../../src/services/ledger/ledger';
 import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
-import { reconcileChargeWorkflows } from '../../src/services/charge-reconciler';
-import {
-  chargeWorkflowClient,
-  ENTITY_ID_ATTRIBUTE,
-  MERCHANT_ID_ATTRIBUTE,
-} from '../../src/temporal/charge-workflow-client';
+import { reconcileChargeWorkflows } from '../../src/services/charges/reconciler';
+import { chargeWorkflowClient, ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from '../../src/temporal/clients/charge';
 import { createLogger } from '../../src/lib/logger';
 import { counter } from '../support/metrics';
 import { newTxid } from '../../src/pix';
-import { createChargesService } from '../../src/services/charges';
+import { createChargesService } from '../../src/services/charges/charges';
 import { createOperatorCaseServices, createWorkflowClients } from '../../src/runtime/composition';
-import { CLI_ACTOR } from '../../src/services/audit';
-import type { OperatorCaseView } from '../../src/services/operator-cases';
+import { CLI_ACTOR } from '../../src/services/platform/audit';
+import type { OperatorCaseView } from '../../src/services/platform/operator-cases';
 
 interface Charge {
   id: string;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createLogger } from '../../src/lib/logger';
-import { reconcileInfractionWorkflows } from '../../src/services/infraction-reconciler';
+import { reconcileInfractionWorkflows } from '../../src/services/med/reconciler';
 import { infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually, readyMerchant } from '../support/charges';
 import { medStack, type MedStack } from '../support/med';

@@ -6,9 +6,9 @@
  * merchant's shortfall). The ledger invariant is checked after each case.
  */
 import assert from 'node:assert/strict';
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
-import * as ledger from '../../src/services/ledger';
-import { acquirerRefundId } from '../../src/services/charge-refund-ids';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
+import * as ledger from '../../src/services/ledger/ledger';
+import { acquirerRefundId } from '../../src/services/charges/refund-ids';
 import { chargeWorkflowId, infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { infractionStateQuery } from '../../workflows/infraction';
 import { eventually } from '../support/charges';
@@ -16,7 +16,7 @@ import { medFlows, medStack, type MedStack } from '../support/med';
 import { runOps } from '../support/ops-cli';
 import { getTestDb } from '../support/db';
 import type { MerchantFixture } from '../support/api';
-import type { OperatorCaseView } from '../../src/services/operator-cases';
+import type { OperatorCaseView } from '../../src/services/platform/operator-cases';
 
 const MINUTE = 60_000;
 const DEST = { pixKeyType: 'CHAVE_ALEATORIA', pixKey: '123e4567-e89b-42d3-a456-426614174000' };

@@ -4,9 +4,9 @@
  * ledger from the database. Time skipping brings the settlement of pending money.
  */
 import assert from 'node:assert/strict';
-import { acquirerRefundId } from '../../src/services/charge-refund-ids';
-import * as ledger from '../../src/services/ledger';
-import { checkLedgerInvariant } from '../../src/services/ledger-invariant';
+import { acquirerRefundId } from '../../src/services/charges/refund-ids';
+import * as ledger from '../../src/services/ledger/ledger';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { chargeWorkflowId, infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually, readyMerchant } from '../support/charges';
 import { MED_CALLBACK_SECRET, medFlows, medStack, type MedStack } from '../support/med';
@@ -42,7 +42,7 @@ describe('MED infractions', function () {
       .select('type', 'data');
   }
 
-  /** The ledger invariant (src/services/ledger-invariant.ts) over this merchant's books. */
+  /** The ledger invariant (src/services/ledger/invariant.ts) over this merchant's books. */
   async function assertLedgerHolds(merchantId: string): Promise<void> {
     merchants.push(merchantId);
     const report = await checkLedgerInvariant(knex(), { merchantIds: [merchantId] });

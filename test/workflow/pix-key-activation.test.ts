@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createLogger } from '../../src/lib/logger';
 import { newId } from '../../src/lib/ids';
-import { reconcilePixKeyRegistrations } from '../../src/services/pix-key-reconciler';
+import { reconcilePixKeyRegistrations } from '../../src/services/pix-keys/reconciler';
 import { pixKeyWorkflowId } from '../../src/temporal/workflow-ids';
 import { medStack, pixKeyFlows, type MedStack } from '../support/med';
 import { getTestDb } from '../support/db';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
-import { startServer, type Logger, type RunningServer, type ServerOptions } from '@pixflow/temporal-test-server';
+import { startServer, type Logger, type RunningServer, type ServerOptions } from '@pixflow/embedded-temporal';
 import { loadConfig } from '../../src/config';
 import { connectTemporalClient, connectWorkerConnection, temporalSecurity } from '../../src/temporal/connection';
 import { makeCa, writePem } from '../support/certificates';

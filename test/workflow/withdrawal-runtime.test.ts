@@ -11,7 +11,7 @@ import { createLogger } from '../../src/lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../../src/acquirer';
 import { startApi, type RunningApi } from '../../src/runtime/processes';
 import { createActivities } from '../../src/runtime/composition';
-import * as ledger from '../../src/services/ledger';
+import * as ledger from '../../src/services/ledger/ledger';
 import { getTestDb } from '../support/db';
 import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import { startApi as startTestApi, TEST_CONFIG, type TestApi } from '../support/api';

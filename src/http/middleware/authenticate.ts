@@ -13,8 +13,8 @@
  * `requireJwt` (API keys get 403, e.g. creating or deleting keys) and `requireAdmin`.
  */
 import { forbidden, unauthenticated } from '../../lib/errors';
-import { API_KEY_PREFIX } from '../../services/api-keys';
-import { tooManyRequests, type JwtClaims } from '../../services/auth';
+import { API_KEY_PREFIX } from '../../services/accounts/api-keys';
+import { tooManyRequests, type JwtClaims } from '../../services/accounts/auth';
 import type { AppContext, AppMiddleware, Principal } from '../types';
 import type { RequestLimiters } from './rate-limit';
 

@@ -17,8 +17,8 @@
  */
 import type { Knex } from 'knex';
 import type { Config } from '../../config';
-import { tooManyRequests } from '../../services/auth';
-import { createLimiter, type Limiter } from '../../services/rate-limits';
+import { tooManyRequests } from '../../services/accounts/auth';
+import { createLimiter, type Limiter } from '../../services/accounts/rate-limits';
 import type { AppMiddleware } from '../types';
 
 export type RateLimitConfig = Pick<
@@ -42,7 +42,7 @@ export interface RequestLimiters {
 
 /**
  * Points a process takes from a request limit's shared counter at a time: a twentieth of the
- * allowance, at most 50 (one upsert per chunk instead of per request; see rate-limits.ts for what
+ * allowance, at most 50 (one upsert per chunk instead of per request; see services/accounts/rate-limits.ts for what
  * that costs a client near its limit). Failed authentications are always counted one by one.
  */
 export const leaseFor = (points: number): number => Math.max(1, Math.min(50, Math.floor(points / 20)));

@@ -5,14 +5,14 @@
  * signed is 401 before a single byte is decoded or parsed — and only then is it decoded (strict
  * UTF-8) and parsed with the strict callback schemas (src/acquirer/wire.ts): a bad date or a zero
  * amount is a 400 that changes nothing. What to do with a callback is
- * src/services/acquirer-callbacks.ts; answering 2xx means it is kept in the inbox for good.
+ * src/services/inbox/acquirer-callbacks.ts; answering 2xx means it is kept in the inbox for good.
  */
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
 import { invalid, unauthenticated } from '../../lib/errors';
 import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '../../acquirer/callback-signature';
 import { infractionCallback, pixCallback, pixKeyCallback, transferCallback } from '../../acquirer/wire';
-import type { AcquirerCallbacks } from '../../services/acquirer-callbacks';
+import type { AcquirerCallbacks } from '../../services/inbox/acquirer-callbacks';
 import type { AppContext, RouteModule } from '../types';
 import { validate } from '../../contracts/validation';
 

@@ -9,8 +9,8 @@
  * Suspending a merchant stays `PATCH /v1/admin/merchants/:id {status: "SUSPENDED"}`.
  */
 import { z } from 'zod';
-import type { Actor } from '../../services/audit';
-import type { UserAccessService } from '../../services/user-access';
+import type { Actor } from '../../services/platform/audit';
+import type { UserAccessService } from '../../services/accounts/user-access';
 import { updateUserBody } from '../../contracts/admin-access';
 import { principalOf } from '../principal';
 import type { AppContext, RouteModule } from '../types';

@@ -3,8 +3,8 @@
  * services it calls. The ops CLI (src/cli/ops.ts) exposes the same services.
  */
 import { z } from 'zod';
-import type { Actor, AuditLogService } from '../../services/audit';
-import type { MerchantsService } from '../../services/merchants';
+import type { Actor, AuditLogService } from '../../services/platform/audit';
+import type { MerchantsService } from '../../services/accounts/merchants';
 import { principalOf } from '../principal';
 import {
   addPixKeyBody,

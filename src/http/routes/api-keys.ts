@@ -2,7 +2,7 @@
  * API keys (docs/api.md "Authentication"): create and delete need a JWT (an API key gets 403);
  * (ext) the list accepts either credential and shows masked values, newest first.
  */
-import type { ApiKeysService } from '../../services/api-keys';
+import type { ApiKeysService } from '../../services/accounts/api-keys';
 import { merchantIdOf, principalOf } from '../principal';
 import { createApiKeyBody } from '../../contracts/auth';
 import type { RouteModule } from '../types';

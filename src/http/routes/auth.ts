@@ -1,5 +1,5 @@
 /** POST /v1/auth/login (docs/api.md "Authentication"; limits: docs/api.md "Auth hardening"). */
-import type { AuthService } from '../../services/auth';
+import type { AuthService } from '../../services/accounts/auth';
 import { loginBody } from '../../contracts/auth';
 import type { RouteModule } from '../types';
 import { parseBody } from '../validation';

@@ -1,5 +1,5 @@
 /** Charges (docs/architecture.md "Charges: how they work"): create, list, and (ext) get, cancel, refund. */
-import type { ChargesService } from '../../services/charges';
+import type { ChargesService } from '../../services/charges/charges';
 import { merchantIdOf } from '../principal';
 import { createChargeBody, listChargesQuery, refundChargeBody } from '../../contracts/charges';
 import type { RouteModule } from '../types';

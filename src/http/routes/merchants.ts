@@ -1,5 +1,5 @@
 /** (ext) The calling merchant's own profile and balance (docs/api.md "Balance, fee, settlement"). */
-import type { MerchantsService } from '../../services/merchants';
+import type { MerchantsService } from '../../services/accounts/merchants';
 import { merchantIdOf } from '../principal';
 import type { RouteModule } from '../types';
 

@@ -2,7 +2,7 @@
  * Webhook management (docs/api.md "Webhooks"): JWT or API key, every query scoped to the caller's
  * merchant. (ext) delivery history, redelivery and secret rotation under the same prefix.
  */
-import type { WebhooksService } from '../../services/webhooks';
+import type { WebhooksService } from '../../services/webhooks/webhooks';
 import { WEBHOOK_EVENT_CATALOGUE } from '../../contracts/webhook-events';
 import { merchantIdOf } from '../principal';
 import {

@@ -1,6 +1,6 @@
 /** Withdrawals: request, list and (ext) get (docs/architecture.md "Withdrawals: the saga"). */
 import { z } from 'zod';
-import type { WithdrawalsService } from '../../services/withdrawals';
+import type { WithdrawalsService } from '../../services/withdrawals/withdrawals';
 import { merchantIdOf } from '../principal';
 import { createWithdrawalBody, listWithdrawalsQuery } from '../../contracts/withdrawals';
 import type { RouteModule } from '../types';

@@ -1,0 +1,421 @@
+/**
+ * Charges, workflow side: everything that happens to a charge after creation, each step
+ * idempotent (locked rows, guarded updates, ledger references, event references) so the charge
+ * workflow's activities can be retried freely.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../../lib/logger';
+import { newId } from '../../lib/ids';
+import { chargesStore, type Charge, type ChargeRefund } from '../../stores/charges';
+import { merchantsStore, type Merchant } from '../../stores/merchants';
+import { callbackInboxStore } from '../../stores/callback-inbox';
+import type { Acquirer, Refund } from '../../acquirer/types';
+import { AcquirerError } from '../../acquirer/errors';
+import { centsToDecimalString, computeFee } from '../../domain/money';
+import type {
+  ChargeSnapshot,
+  ExpireOutcome,
+  ExpiryCaseNotice,
+  PaymentNotice,
+  RecordPaymentOutcome,
+  RefundSettledNotice,
+} from '../../../workflows/charge-types';
+import * as ledger from '../ledger/ledger';
+import { recordEvent } from '../platform/events';
+import { acquirerRefundId } from './refund-ids';
+import { markCallbackApplied, parkCallback } from '../inbox/callback-inbox';
+import { noticeOfReceived, pixWireOf } from './payment-notices';
+import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
+import { recordRefund } from '../../observability/metrics';
+
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/**
+ * The database refused the data itself (a constraint or a data exception, SQLSTATE classes 22 and
+ * 23): retrying the same statement cannot succeed, so the workflow parks what it was applying
+ * instead of retrying for a day (docs/operations.md "The callback inbox and reconciliation").
+ */
+export class DataIntegrityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataIntegrityError';
+  }
+}
+
+export { parkedRefundRows } from '../../stores/charges';
+
+function asDataIntegrity(err: unknown): unknown {
+  // pg puts the SQLSTATE on `code`; objection wraps it and keeps pg's error as `nativeError`.
+  const e = err as { code?: unknown; nativeError?: { code?: unknown } } | null;
+  const code = typeof e?.code === 'string' ? e.code : e?.nativeError?.code;
+  if (typeof code === 'string' && /^2[23]/.test(code)) {
+    return new DataIntegrityError(
+      `database refused the change (${code}): ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  return err;
+}
+
+export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
+  const { knex, acquirer, logger } = deps;
+
+  async function lockCharge(trx: Knex.Transaction, chargeId: string): Promise<Charge> {
+    const charge = await chargesStore(trx).find(chargeId, { lock: true });
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    return charge;
+  }
+
+  async function loadSnapshot(chargeId: string): Promise<ChargeSnapshot> {
+    const charges = chargesStore(knex);
+    const charge = await charges.find(chargeId);
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    // Refunds parked for an operator are not taken up again until they are re-driven.
+    const open = await charges.openRefundIds(chargeId);
+    return {
+      id: charge.id,
+      merchantId: charge.merchantId,
+      status: charge.status,
+      txid: charge.txid,
+      amount: charge.amount,
+      expiresInMs: charge.expiresAt.getTime() - Date.now(),
+      settlesInMs: charge.settleAt ? charge.settleAt.getTime() - Date.now() : null,
+      settled: charge.settledAt !== null,
+      openRefundIds: open,
+    };
+  }
+
+  /** The inbox row of this payment is APPLIED in the same transaction as its effect. */
+  const paymentApplied = (trx: Knex.Transaction, notice: PaymentNotice, resolution: string) =>
+    markCallbackApplied(trx, { kind: 'pix', externalId: notice.endToEndId, payload: pixWireOf(notice), resolution });
+
+  async function recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome> {
+    try {
+      return await applyPayment(chargeId, notice);
+    } catch (err) {
+      throw asDataIntegrity(err);
+    }
+  }
+
+  async function applyPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome> {
+    return knex.transaction(async (trx) => {
+      const charge = await lockCharge(trx, chargeId);
+      if (charge.e2eId === notice.endToEndId) {
+        await paymentApplied(trx, notice, 'paid');
+        return { kind: 'duplicate' } as const;
+      }
+      const earlier = await chargesStore(trx).findUnpayableRefund(chargeId, notice.endToEndId);
+      if (earlier) {
+        await paymentApplied(trx, notice, 'returned_to_payer');
+        return { kind: 'duplicate' } as const;
+      }
+
+      if (charge.status === 'PENDING' && notice.amount === charge.amount) {
+        const merchant = (await merchantsStore(trx).findById(charge.merchantId)) as Merchant;
+        const fee = computeFee(charge.amount, merchant.feeBps, merchant.feeFixed);
+        const paidAt = new Date(notice.paidAt);
+        const settleAt = new Date(paidAt.getTime() + merchant.settlementDelaySeconds * 1000);
+        await ledger.creditChargePayment(trx, { chargeId, merchantId: charge.merchantId, amount: charge.amount, fee });
+        // Guarded: the row is locked and PENDING, so this names the state it leaves.
+        await chargesStore(trx).markPaid(chargeId, {
+          e2eId: notice.endToEndId,
+          paidAt,
+          payerName: notice.payer?.name ?? null,
+          payerDocument: notice.payer?.document ?? null,
+          feeAmount: fee,
+          settleAt,
+        });
+        await paymentApplied(trx, notice, 'paid');
+        await recordEvent(trx, {
+          merchantId: charge.merchantId,
+          type: 'charge.paid',
+          reference: `charge.paid:${chargeId}`,
+          data: {
+            chargeId,
+            txid: charge.txid,
+            amount: charge.amount,
+            paidAt: paidAt.toISOString(),
+            payer: { name: notice.payer?.name ?? '', document: notice.payer?.document ?? '' },
+          },
+        });
+        return { kind: 'paid' } as const;
+      }
+
+      // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
+      // is held in transit and goes back to the payer (docs/api.md "Charges").
+      const refundId = newId('rf');
+      await chargesStore(trx).insertRefund({
+        id: refundId,
+        chargeId,
+        merchantId: charge.merchantId,
+        amount: notice.amount,
+        reason: `Payment not accepted: charge is ${charge.status}`,
+        kind: 'UNPAYABLE_PAYMENT',
+        status: 'REQUESTED',
+        e2eId: notice.endToEndId,
+      });
+      await ledger.holdUnpayablePayment(trx, { refundId, merchantId: charge.merchantId, amount: notice.amount });
+      await paymentApplied(trx, notice, 'returned_to_payer');
+      logger.warn(
+        { chargeId, e2eId: notice.endToEndId, status: charge.status },
+        'payment for a charge that cannot take it: refunding',
+      );
+      return { kind: 'not_payable', refundId } as const;
+    });
+  }
+
+  /**
+   * A payment the workflow could not apply (recordPayment failed for good): parked in the inbox
+   * with an operator alert, never dropped. `ops callbacks redrive` hands it on again after the fix.
+   */
+  async function parkPayment(chargeId: string, notice: PaymentNotice, reason: string): Promise<void> {
+    const charge = await chargesStore(knex).find(chargeId);
+    await knex.transaction((trx) =>
+      parkCallback(trx, logger, {
+        kind: 'pix',
+        externalId: notice.endToEndId,
+        payload: pixWireOf(notice),
+        reason: `charge ${chargeId}: ${reason}`,
+        merchantId: charge?.merchantId ?? null,
+      }),
+    );
+  }
+
+  /** The payments the acquirer holds for this charge's cob (`GET /cob/{txid}`). */
+  async function paymentsAtAcquirer(chargeId: string): Promise<PaymentNotice[]> {
+    const charge = await chargesStore(knex).find(chargeId);
+    if (!charge?.txid) return [];
+    const { txid } = charge;
+    try {
+      const cob = await acquirer.getCob(txid);
+      return cob.pix.map((p) => noticeOfReceived(p, txid));
+    } catch (err) {
+      // No cob at the acquirer: nothing was paid.
+      if (err instanceof AcquirerError && err.code === 'NOT_FOUND') return [];
+      throw err;
+    }
+  }
+
+  async function expire(chargeId: string): Promise<ExpireOutcome> {
+    const expired = await chargesStore(knex).expirePending(chargeId);
+    return expired ? { kind: 'canceled' } : { kind: 'not_pending' };
+  }
+
+  /** Removes the cob; returns the payments found when it was paid meanwhile (they must be applied). */
+  async function removeCob(chargeId: string): Promise<PaymentNotice[]> {
+    const charge = await chargesStore(knex).find(chargeId);
+    if (!charge?.txid) return [];
+    try {
+      await acquirer.removeCob(charge.txid);
+      return [];
+    } catch (err) {
+      // 404: nothing to remove. 400: the cob was concluded (paid) at the acquirer meanwhile: that
+      // payment is returned to the workflow, which takes it (here: back to the payer, the charge
+      // being CANCELED) whether or not its callback ever arrives.
+      if (err instanceof AcquirerError && err.status === 404) return [];
+      if (err instanceof AcquirerError && err.status === 400) {
+        logger.warn({ chargeId }, 'cob paid at the acquirer before it could be removed');
+        return paymentsAtAcquirer(chargeId);
+      }
+      throw err;
+    }
+  }
+
+  async function settle(chargeId: string): Promise<void> {
+    await knex.transaction(async (trx) => {
+      const charge = await lockCharge(trx, chargeId);
+      if (charge.settledAt || charge.feeAmount === null) return;
+      const net = charge.amount - charge.feeAmount;
+      // Refunds of this charge asked before settlement may have taken part of its net from pending
+      // (available first, then pending): only what they left of it is still this charge's to move.
+      // Pending is a pool shared by the merchant's charges, so the total pending cannot tell; the
+      // split each refund debit recorded can. Bounded by pending as a last guard.
+      const takenFromPending = await chargesStore(trx).pendingTakenByRefunds(chargeId);
+      const { pending } = await ledger.getBalance(trx, charge.merchantId);
+      const toMove = Math.max(0, Math.min(net - takenFromPending, pending));
+      await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: toMove });
+      await chargesStore(trx).markSettled(chargeId);
+    });
+  }
+
+  async function refundTarget(refundId: string): Promise<{ refund: ChargeRefund; e2eId: string }> {
+    const charges = chargesStore(knex);
+    const refund = await charges.findRefund(refundId);
+    if (!refund) throw new NotFoundError(`refund ${refundId} not found`);
+    const e2eId = refund.e2eId ?? (await charges.find(refund.chargeId))?.e2eId;
+    if (!e2eId) throw new NotFoundError(`refund ${refundId} has no payment to return`);
+    return { refund, e2eId };
+  }
+
+  function outcomeOf(refundId: string, r: Refund): RefundSettledNotice | null {
+    if (r.status === 'DEVOLVIDO') return { refundId, outcome: 'CONFIRMED' };
+    if (r.status === 'NAO_REALIZADO') return { refundId, outcome: 'FAILED', reason: r.reason };
+    return null;
+  }
+
+  async function sendRefund(refundId: string): Promise<{ settled: RefundSettledNotice | null }> {
+    const { refund, e2eId } = await refundTarget(refundId);
+    if (refund.status !== 'REQUESTED') return { settled: null };
+    let r: Refund;
+    try {
+      r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), refund.amount, refund.reason ?? undefined);
+    } catch (err) {
+      // The acquirer refused this devolução for good (e.g. more than the pix has left to return, or
+      // an unknown end-to-end id): retrying cannot help, so it is an outcome, not a failure of the
+      // workflow. FAILED gives a merchant's money back to available; a payer's stays for an operator.
+      if (err instanceof AcquirerError && (err.code === 'REJECTED' || err.code === 'NOT_FOUND')) {
+        logger.warn({ refundId, e2eId, err: err.message }, 'devolução refused by the acquirer');
+        return {
+          settled: {
+            refundId,
+            outcome: 'FAILED',
+            reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}`,
+          },
+        };
+      }
+      throw err;
+    }
+    await chargesStore(knex).setRefundRtrId(refundId, r.rtrId);
+    return { settled: outcomeOf(refundId, r) };
+  }
+
+  async function checkRefund(refundId: string): Promise<RefundSettledNotice | null> {
+    const { e2eId } = await refundTarget(refundId);
+    return outcomeOf(refundId, await acquirer.getRefund(e2eId, acquirerRefundId(refundId)));
+  }
+
+  async function settleRefund(result: RefundSettledNotice): Promise<void> {
+    const applied = await knex.transaction(async (trx): Promise<{ kind: string } | undefined> => {
+      const charges = chargesStore(trx);
+      const refund = await charges.findRefund(result.refundId, { lock: true });
+      // A MED devolução's outcome is its infraction workflow's (docs/operations.md "MED infractions").
+      if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return undefined;
+      // The outcome's inbox row (if it came by callback) is applied with it.
+      await callbackInboxStore(trx).markAppliedIfKept(
+        'refund',
+        `${acquirerRefundId(refund.id)}:${result.outcome === 'CONFIRMED' ? 'DEVOLVIDO' : 'NAO_REALIZADO'}`,
+        `refund ${result.outcome}`,
+      );
+      const charge = await lockCharge(trx, refund.chargeId);
+      const confirmed = result.outcome === 'CONFIRMED';
+      // One reference for both outcomes: whichever is applied first wins, enforced by the database.
+      // A failed refund returns the merchant's money; a payer's money stays in transit for an operator.
+      if (confirmed || refund.kind === 'MERCHANT') {
+        await ledger.resolveInTransit(trx, {
+          reference: `refund:${refund.id}:resolved`,
+          kind: confirmed ? 'refund_confirmed' : 'refund_failed',
+          merchantId: refund.merchantId,
+          amount: refund.amount,
+          outcome: confirmed ? 'left' : 'returned',
+        });
+      }
+      if (!confirmed) {
+        await charges.failRefund(refund.id, result.reason ?? 'refund not completed');
+        if (refund.kind !== 'MERCHANT') {
+          logger.error(
+            { refundId: refund.id, chargeId: charge.id },
+            'refund of an unpayable payment failed: needs an operator',
+          );
+        }
+        return { kind: refund.kind };
+      }
+      await charges.confirmRefund(refund.id);
+      if (refund.kind !== 'MERCHANT') return { kind: refund.kind };
+      const refundedAmount = charge.refundedAmount + refund.amount;
+      await charges.setRefunded(
+        charge.id,
+        charge.status,
+        refundedAmount,
+        refundedAmount >= charge.amount ? 'REFUNDED' : charge.status,
+      );
+      await recordEvent(trx, {
+        merchantId: refund.merchantId,
+        type: 'charge.refunded',
+        reference: `charge.refunded:${refund.id}`,
+        data: {
+          refundId: refund.id,
+          txid: charge.txid,
+          chargeId: charge.id,
+          amount: centsToDecimalString(refund.amount),
+          status: 'closed',
+          reason: refund.reason ?? '',
+          end2endId: charge.e2eId,
+        },
+      });
+      return { kind: refund.kind };
+    });
+    if (applied) recordRefund(result.outcome === 'CONFIRMED' ? 'confirmed' : 'failed', applied.kind);
+  }
+
+  /**
+   * A refund the workflow could not carry (refused credentials, its outcome unappliable, or no
+   * outcome after the polling budget): it stays REQUESTED (the money stays in transit, nothing is
+   * lost) and operators are alerted once, through the inbox's parked list.
+   */
+  async function parkRefund(refundId: string, reason: string): Promise<void> {
+    const refund = await chargesStore(knex).findRefund(refundId);
+    await knex.transaction((trx) =>
+      parkCallback(trx, logger, {
+        kind: 'refund',
+        externalId: `${acquirerRefundId(refundId)}:PARKED`,
+        payload: { refundId, chargeId: refund?.chargeId ?? null, amount: refund?.amount ?? null },
+        reason,
+        merchantId: refund?.merchantId ?? null,
+      }),
+    );
+  }
+
+  /**
+   * A due charge whose cob the acquirer cannot be asked about (docs/architecture.md "Charges: how they work",
+   * Expiry): the charge stays PENDING and an operator is told, once per charge and outage.
+   */
+  async function openExpiryCase(chargeId: string, notice: ExpiryCaseNotice): Promise<void> {
+    const charge = await chargesStore(knex).find(chargeId);
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    await knex.transaction((trx) =>
+      openOperatorCase(trx, logger, {
+        reference: notice.reference,
+        kind: 'EXPIRY_ACQUIRER_UNREACHABLE',
+        merchantId: charge.merchantId,
+        subjectType: 'charge',
+        subjectId: chargeId,
+        reason: `charge due to expire, but the acquirer cannot be asked whether its cob was paid (${notice.error}): kept PENDING, asked again until ${notice.askUntil}`,
+        details: {
+          txid: charge.txid,
+          amount: charge.amount,
+          error: notice.error,
+          since: notice.since,
+          askUntil: notice.askUntil,
+        },
+      }),
+    );
+  }
+
+  /** The wait ended on its own: the case (if an operator has not resolved it) is resolved by the system. */
+  async function closeExpiryCase(chargeId: string, reference: string, resolution: string): Promise<void> {
+    await knex.transaction((trx) => closeOperatorCase(trx, logger, reference, resolution));
+    logger.info({ chargeId, reference, resolution }, 'expiry wait for the acquirer ended');
+  }
+
+  return {
+    openExpiryCase,
+    closeExpiryCase,
+    loadSnapshot,
+    recordPayment,
+    parkPayment,
+    paymentsAtAcquirer,
+    expire,
+    removeCob,
+    settle,
+    sendRefund,
+    checkRefund,
+    settleRefund,
+    parkRefund,
+  };
+}
+
+export type ChargeLifecycle = ReturnType<typeof createChargeLifecycle>;

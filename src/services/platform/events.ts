@@ -1,0 +1,54 @@
+/**
+ * Domain events (`charge.paid`, `charge.refunded`, …): the one way every state change publishes
+ * what happened. An event is recorded once per reference in the same transaction as the change
+ * it announces, together with one delivery per subscribed ACTIVE webhook (webhooks/outbox.ts), so
+ * an event and its deliveries exist exactly when the change committed. Their workflows are started
+ * after the commit by the webhook dispatcher.
+ */
+import { eventsStore } from '../../stores/events';
+import type { Knex } from 'knex';
+import type { Db } from '../../db/types';
+import { newId } from '../../lib/ids';
+import { enqueueDeliveries } from '../webhooks/outbox';
+import type { WebhookEventData, WebhookEventType } from '../../contracts/webhook-events';
+
+/** An event of the catalogue with the data its contract (src/contracts/webhook-events.ts) gives it. */
+export type RecordEventInput = {
+  [E in WebhookEventType]: {
+    merchantId: string;
+    type: E;
+    data: WebhookEventData<E>;
+    /** Idempotency reference, e.g. `charge.paid:ch_x`. */
+    reference: string;
+  };
+}[WebhookEventType];
+
+/**
+ * Returns the event id, new or existing. Call it with the transaction of the change; given a plain
+ * knex it opens its own, so the event and its deliveries still commit together.
+ */
+export async function recordEvent(trx: Db, e: RecordEventInput): Promise<{ id: string; created: boolean }> {
+  if (!(trx as Knex.Transaction).isTransaction) return trx.transaction((t) => recordEvent(t, e));
+  const id = newId('evt');
+  const timestamp = new Date();
+  const store = eventsStore(trx);
+  const created = await store.insertOnce({
+    id,
+    merchantId: e.merchantId,
+    type: e.type,
+    data: e.data,
+    reference: e.reference,
+    createdAt: timestamp,
+  });
+  if (created) {
+    await enqueueDeliveries(trx as Knex.Transaction, {
+      eventId: id,
+      merchantId: e.merchantId,
+      type: e.type,
+      data: e.data,
+      timestamp: timestamp.toISOString(),
+    });
+    return { id, created: true };
+  }
+  return { id: await store.idByReference(e.reference), created: false };
+}

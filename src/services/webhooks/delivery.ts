@@ -1,0 +1,234 @@
+/**
+ * One delivery attempt (docs/api.md "Webhooks"): the activity behind the `webhook-delivery-<id>`
+ * workflow. Before each attempt the delivery and its webhook are read again: a delivery no longer
+ * PENDING, or a webhook deleted or made INACTIVE, gets no further attempt (the delivery becomes
+ * CANCELED). Then the stored envelope bytes are POSTed with the current URL and secrets (the
+ * previous one too during a rotation's overlap), the attempt is logged, and the outcome says
+ * whether and when to try again.
+ *
+ * Attempts are numbered per delivery; one log row per number makes a retried activity (after a
+ * crash between POST and commit) log the attempt once. A series has 1 + retry delays attempts;
+ * `attempt_limit` is the last number of the current series (a redelivery opens a new one).
+ */
+import {
+  recordWebhookAttempt,
+  recordWebhookDeliveryFailed,
+  recordWebhookDelivered,
+  type WebhookAttemptOutcome as AttemptMetric,
+} from '../../observability/metrics';
+import type { WebhookDeliveryStatus } from '../../contracts/statuses';
+import type { Knex } from 'knex';
+import type { Config } from '../../config';
+import { webhooksStore, type DeliveryForAttempt } from '../../stores/webhooks';
+import type { Logger } from '../../lib/logger';
+import packageJson from '../../../package.json';
+import type { WebhookAttemptOutcome } from '../../../workflows/webhook-delivery-types';
+import { postWebhook, type WebhookPostResult } from './http';
+import { serialiseEnvelope } from './outbox';
+import { signWebhookBody, standardWebhookSignature } from './signature';
+import { webhookSecretBox } from '../../lib/secret-box';
+import { guardedLookup, systemResolver, type HostResolver } from './url';
+
+export const WEBHOOK_USER_AGENT = `pixflow-webhooks/${packageJson.version}`;
+/** How much of a receiver's answer is read and kept in the log. */
+export const WEBHOOK_RESPONSE_LIMIT_BYTES = 1024;
+
+export interface WebhookDeliverySettings {
+  timeoutMs: number;
+  /** Seconds before attempts 2, 3, … of a series. */
+  retryDelaysSeconds: number[];
+  sendSecretHeader: boolean;
+  /** https only, public addresses only, checked on the address connected to. */
+  requirePublicHttps: boolean;
+  /** DNS for deliveries (tests inject one); the system resolver by default. */
+  resolve?: HostResolver;
+  /** WEBHOOK_SECRET_KEYS, which decrypt the stored secrets; unset: the embedded dev ring. */
+  secretKeys?: string;
+}
+
+export const DEFAULT_WEBHOOK_DELIVERY_SETTINGS: WebhookDeliverySettings = {
+  timeoutMs: 5000,
+  retryDelaysSeconds: [60, 600],
+  sendSecretHeader: false,
+  requirePublicHttps: false,
+};
+
+/** Production always enforces the public-address rule, whatever the flag says. */
+export function webhookDeliverySettings(
+  config: Pick<
+    Config,
+    | 'WEBHOOK_TIMEOUT_MS'
+    | 'WEBHOOK_RETRY_DELAYS_SECONDS'
+    | 'WEBHOOK_SEND_SECRET_HEADER'
+    | 'WEBHOOK_REQUIRE_PUBLIC_HTTPS'
+    | 'WEBHOOK_SECRET_KEYS'
+    | 'isProduction'
+  >,
+): WebhookDeliverySettings {
+  return {
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    retryDelaysSeconds: config.WEBHOOK_RETRY_DELAYS_SECONDS,
+    sendSecretHeader: config.WEBHOOK_SEND_SECRET_HEADER,
+    requirePublicHttps: config.isProduction || config.WEBHOOK_REQUIRE_PUBLIC_HTTPS,
+    secretKeys: config.WEBHOOK_SECRET_KEYS,
+  };
+}
+
+export type DeliveryStatus = WebhookDeliveryStatus;
+
+/** What the workflow does next: stop with a final status, or wait and try the next attempt. */
+export type AttemptOutcome = WebhookAttemptOutcome;
+
+export class DeliveryNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+type DeliveryRow = DeliveryForAttempt;
+
+export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settings?: WebhookDeliverySettings }) {
+  const { knex, logger } = deps;
+  const settings = deps.settings ?? DEFAULT_WEBHOOK_DELIVERY_SETTINGS;
+  const seriesLength = 1 + settings.retryDelaysSeconds.length;
+  const lookup = guardedLookup(settings.resolve ?? systemResolver, settings.requirePublicHttps);
+  const box = webhookSecretBox(settings.secretKeys);
+
+  const lastOfSeries = (d: DeliveryRow): number => d.attempt_limit ?? seriesLength;
+
+  /** After a failed `attempt`: the wait before the next one, or null when the series is over. */
+  function retryDelay(d: DeliveryRow, attempt: number): number | null {
+    const last = lastOfSeries(d);
+    if (attempt >= last) return null;
+    const indexInSeries = attempt - (last - seriesLength); // 1-based
+    const delays = settings.retryDelaysSeconds;
+    return delays[Math.max(0, indexInSeries - 1)] ?? delays[delays.length - 1] ?? 60;
+  }
+
+  async function cancel(deliveryId: string, reason: string): Promise<AttemptOutcome> {
+    await webhooksStore(knex).finishDelivery(deliveryId, 'CANCELED', reason);
+    return { status: 'CANCELED' };
+  }
+
+  /** The envelope bytes, serialised once: rows written before they carried them get them now. */
+  async function payloadOf(d: DeliveryRow): Promise<string> {
+    if (d.payload !== null) return d.payload;
+    const store = webhooksStore(knex);
+    const event = await store.eventOf(d.event_id);
+    const payload = serialiseEnvelope({
+      type: event.type,
+      data: event.data,
+      timestamp: new Date(event.created_at).toISOString(),
+    });
+    return store.setPayloadOnce(d.id, payload);
+  }
+
+  async function attempt(deliveryId: string, attemptNumber: number): Promise<AttemptOutcome> {
+    const store = webhooksStore(knex);
+    const d = await store.findDelivery(deliveryId);
+    if (!d) throw new DeliveryNotFoundError(`webhook delivery ${deliveryId} not found`);
+    if (d.status !== 'PENDING') return { status: d.status };
+
+    const logged = await store.attemptLogged(deliveryId, attemptNumber);
+    if (logged) {
+      // This attempt ran already (the activity is being retried): do not POST twice.
+      if (logged.success) return { status: 'SUCCEEDED' };
+      const wait = retryDelay(d, attemptNumber);
+      return wait === null ? { status: 'FAILED' } : { status: 'RETRY', retryInSeconds: wait };
+    }
+    if (attemptNumber > lastOfSeries(d)) {
+      await store.finishDelivery(deliveryId, 'FAILED');
+      return { status: 'FAILED' };
+    }
+
+    const webhook = await store.target(d.webhook_id, d.merchant_id);
+    if (!webhook) return cancel(deliveryId, 'webhook deleted');
+    if (webhook.status !== 'ACTIVE') return cancel(deliveryId, 'webhook inactive');
+
+    const payload = await payloadOf(d);
+    const event = await store.eventOf(d.event_id);
+    const body = Buffer.from(payload, 'utf8');
+    const secret = box.decrypt(webhook.secret_ciphertext, webhook.id);
+    const previous =
+      webhook.previous_secret_ciphertext === null ? [] : [box.decrypt(webhook.previous_secret_ciphertext, webhook.id)];
+    const timestamp = Math.floor(Date.now() / 1000);
+    // The seed's header keeps one signature, by the current secret (docs/api.md "Rotating the secret").
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': WEBHOOK_USER_AGENT,
+      'x-webhook-id': deliveryId,
+      'x-webhook-timestamp': String(timestamp),
+      'x-webhook-signature': signWebhookBody(secret, body),
+      'webhook-id': deliveryId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': standardWebhookSignature([secret, ...previous], deliveryId, timestamp, body),
+    };
+    if (settings.sendSecretHeader) headers['x-webhook-secret'] = secret;
+
+    const result: WebhookPostResult = await postWebhook({
+      url: webhook.url,
+      body,
+      headers,
+      timeoutMs: settings.timeoutMs,
+      maxResponseBytes: WEBHOOK_RESPONSE_LIMIT_BYTES,
+      lookup,
+      requirePublicHttps: settings.requirePublicHttps,
+    });
+    const success = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const wait = success ? null : retryDelay(d, attemptNumber);
+    const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
+    const error = success ? null : (result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`);
+
+    const newlyLogged = await knex.transaction(async (trx) => {
+      const tx = webhooksStore(trx);
+      const logged = await tx.logAttempt({
+        deliveryId,
+        webhookId: d.webhook_id,
+        merchantId: d.merchant_id,
+        event: event.type,
+        url: webhook.url,
+        payload,
+        statusCode: result.statusCode,
+        response: result.response,
+        attempt: attemptNumber,
+        success,
+        error,
+        durationMs: result.durationMs,
+      });
+      if (!logged) return false;
+      await tx.recordAttempt(deliveryId, { attempt: attemptNumber, statusCode: result.statusCode, error, status });
+      return true;
+    });
+    // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.
+    if (newlyLogged) {
+      recordWebhookAttempt(attemptOutcome(success, result));
+      if (status === 'FAILED') recordWebhookDeliveryFailed();
+      if (success) recordWebhookDelivered((Date.now() - new Date(event.created_at).getTime()) / 1000);
+    }
+    logger.info(
+      {
+        deliveryId,
+        webhookId: d.webhook_id,
+        attempt: attemptNumber,
+        statusCode: result.statusCode,
+        success,
+        durationMs: result.durationMs,
+      },
+      'webhook delivery attempt',
+    );
+    if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };
+    return { status };
+  }
+
+  return { attempt };
+}
+
+export type WebhookDelivery = ReturnType<typeof createWebhookDelivery>;
+
+/** The /metrics label of one attempt's outcome. */
+function attemptOutcome(success: boolean, result: { statusCode: number | null; error?: string | null }): AttemptMetric {
+  if (success) return 'success';
+  if (result.statusCode !== null) return 'http_error';
+  return /time(d)? ?out/i.test(result.error ?? '') ? 'timeout' : 'network_error';
+}

@@ -1,0 +1,98 @@
+/**
+ * One webhook POST (docs/api.md "Receiving webhooks"), built so that a slow or hostile receiver costs
+ * at most `timeoutMs` and `maxResponseBytes`: one deadline covers DNS, connect, TLS, headers and
+ * body; at most `maxResponseBytes` of the answer are read, then the socket is dropped; redirects
+ * are never followed (Node's http client does not follow them, and a 3xx is not a 2xx); no
+ * keep-alive socket outlives the attempt. Node's own http/https modules are enough here and let
+ * the connection use `guardedLookup`, so the address rule applies to the address connected to.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import net, { type LookupFunction } from 'node:net';
+import { BlockedAddressError, isPublicAddress, urlHost } from './url';
+
+export interface WebhookPostInput {
+  url: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  lookup: LookupFunction;
+  /** https only and public addresses only (the lookup enforces the latter for host names). */
+  requirePublicHttps: boolean;
+}
+
+export interface WebhookPostResult {
+  /** Null when no response arrived (timeout, refused connection, blocked address). */
+  statusCode: number | null;
+  /** The first bytes of the answer, as text. */
+  response: string;
+  /** Why the attempt failed before or while reading the answer; null when a status arrived in time. */
+  error: string | null;
+  durationMs: number;
+}
+
+/** Text columns refuse NUL; a receiver's bytes are stored as lossy UTF-8 without it. */
+const asStoredText = (buf: Buffer): string => buf.toString('utf8').replaceAll('\u0000', '');
+
+export function postWebhook(input: WebhookPostInput): Promise<WebhookPostResult> {
+  const started = Date.now();
+  const url = new URL(input.url);
+  const refused = preflight(url, input.requirePublicHttps);
+  if (refused) return Promise.resolve({ statusCode: null, response: '', error: refused, durationMs: 0 });
+  return new Promise((resolve) => {
+    let settled = false;
+    let statusCode: number | null = null;
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const finish = (error: string | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve({
+        statusCode,
+        response: asStoredText(Buffer.concat(chunks).subarray(0, input.maxResponseBytes)),
+        error: statusCode === null ? (error ?? 'no response') : null,
+        durationMs: Date.now() - started,
+      });
+    };
+
+    const transport = url.protocol === 'https:' ? https : http;
+    const req = transport.request(url, {
+      method: 'POST',
+      headers: { ...input.headers, 'content-length': String(input.body.length) },
+      lookup: input.lookup,
+      agent: false,
+    });
+    const timer = setTimeout(() => finish(`timed out after ${input.timeoutMs} ms`), input.timeoutMs);
+    req.on('error', (err: Error) =>
+      finish(err instanceof BlockedAddressError ? `refused: ${err.message}` : describeError(err)),
+    );
+    req.on('response', (res) => {
+      statusCode = res.statusCode ?? null;
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        received += chunk.length;
+        if (received >= input.maxResponseBytes) finish(null);
+      });
+      res.on('end', () => finish(null));
+      res.on('error', () => finish(null));
+    });
+    req.end(input.body);
+  });
+}
+
+/** What the connection's lookup cannot see: the scheme, and a host that is already an address. */
+function preflight(url: URL, requirePublicHttps: boolean): string | null {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'refused: not an http(s) URL';
+  if (!requirePublicHttps) return null;
+  if (url.protocol !== 'https:') return 'refused: https is required';
+  const host = urlHost(url);
+  if (net.isIP(host) !== 0 && !isPublicAddress(host)) return `refused: ${host} is not a public address`;
+  return null;
+}
+
+function describeError(err: Error & { code?: string }): string {
+  return err.code ? `${err.code}: ${err.message}` : err.message;
+}

@@ -1,0 +1,370 @@
+/**
+ * Withdrawals, workflow side (docs/architecture.md "Withdrawals: the saga"): every step of the saga after the
+ * endpoint committed the withdrawal and its debit. Each step is idempotent — the transfer on the
+ * withdrawal id at the acquirer, ledger postings on fixed references, guarded status updates,
+ * events and notifications on unique references — so the workflow's activities can be retried
+ * freely and a duplicate callback changes nothing.
+ */
+import type { Knex } from 'knex';
+import type { Db } from '../../db/types';
+import type { Logger } from '../../lib/logger';
+import { withdrawalsStore, type Withdrawal } from '../../stores/withdrawals';
+import { notificationsStore } from '../../stores/notifications';
+import { auditLogStore } from '../../stores/audit-log';
+import type { Acquirer, Transfer } from '../../acquirer/types';
+import { AcquirerError } from '../../acquirer/errors';
+import type {
+  ApplyOutcome,
+  DebitConfirmation,
+  TransferNotice,
+  WithdrawalSnapshot,
+} from '../../../workflows/withdrawal-types';
+import * as ledger from '../ledger/ledger';
+import { recordEvent } from '../platform/events';
+import { recordAudit, type Actor } from '../platform/audit';
+import { openOperatorCase } from '../platform/operator-cases';
+import { contradictsApplied } from '../../domain/transfer-outcomes';
+import type { TransferStatus, WithdrawalStatus } from '../../contracts/statuses';
+
+/** Final for the activity's retry policy: the withdrawal does not exist. */
+export class WithdrawalNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** Who writes the saga's operator alerts in the audit log. */
+export const SAGA_ACTOR: Actor = { userId: null, email: 'system:withdrawal-saga' };
+
+/** The withdrawal a contradicting outcome is about, as the saga and the callback handler read it. */
+export interface ContradictedWithdrawal {
+  id: string;
+  merchantId: string;
+  status: WithdrawalStatus;
+  amount: number;
+  transferId: string | null;
+}
+
+/**
+ * A transfer outcome that contradicts the one the withdrawal applied
+ * (docs/architecture.md "Withdrawals: the saga", Contradicting outcomes): a TRANSFER_CONTRADICTION operator case, once per withdrawal and
+ * contradicting outcome. Nothing else moves: the first applied outcome stays (the ledger holds one
+ * resolution per withdrawal). False when it does not contradict, or the case was already open.
+ */
+export async function openTransferContradiction(
+  db: Db,
+  logger: Logger,
+  w: ContradictedWithdrawal,
+  outcome: { status: TransferStatus; transferId: string | null; reason?: string },
+): Promise<boolean> {
+  if (!contradictsApplied(outcome.status, w.status)) return false;
+  const transferId = outcome.transferId ?? w.transferId;
+  return openOperatorCase(db, logger, {
+    reference: `withdrawal:${w.id}:contradiction:${outcome.status}`,
+    kind: 'TRANSFER_CONTRADICTION',
+    merchantId: w.merchantId,
+    subjectType: 'withdrawal',
+    subjectId: w.id,
+    reason: `transfer ${transferId ?? '(unknown)'} reported ${outcome.status} after the withdrawal was ${w.status}: the books keep ${w.status}; settle it with the acquirer`,
+    details: {
+      applied: w.status,
+      contradicting: outcome.status,
+      transferId,
+      amount: w.amount,
+      ...(outcome.reason ? { acquirerReason: outcome.reason } : {}),
+    },
+  });
+}
+
+/** The acquirer's description, ≤ 140 chars, of a transfer. */
+const transferDescription = (w: Withdrawal): string => (w.description ?? `Saque ${w.id}`).slice(0, 140);
+
+export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
+  const { knex, acquirer, logger } = deps;
+
+  async function find(db: Db, id: string, lock = false): Promise<Withdrawal> {
+    const w = await withdrawalsStore(db).find(id, { lock });
+    if (!w) throw new WithdrawalNotFoundError(`withdrawal ${id} not found`);
+    return w;
+  }
+
+  const snapshotOf = (w: Withdrawal): WithdrawalSnapshot => ({
+    id: w.id,
+    merchantId: w.merchantId,
+    status: w.status,
+    amount: w.amount,
+    transferId: w.transferId,
+    batchId: w.batchId,
+  });
+
+  async function loadSnapshot(id: string): Promise<WithdrawalSnapshot> {
+    return snapshotOf(await find(knex, id));
+  }
+
+  /**
+   * The saga's first step: the debit (available → in transit) under its fixed reference. The
+   * endpoint posts it in the withdrawal's own transaction, so here it is normally a replay that
+   * names the ledger transaction; posting it is the fallback that keeps the saga correct on its own.
+   */
+  async function confirmDebit(id: string): Promise<DebitConfirmation> {
+    const w = await find(knex, id);
+    const posted = await ledger.debitWithdrawal(knex, {
+      withdrawalId: w.id,
+      merchantId: w.merchantId,
+      amount: w.amount,
+    });
+    return { snapshot: snapshotOf(w), ledgerTransactionId: posted.transactionId, postedNow: posted.created };
+  }
+
+  const noticeOf = (t: Transfer): TransferNotice => ({
+    status: t.status,
+    transferId: t.transferId,
+    ...(t.reason ? { reason: t.reason } : {}),
+  });
+
+  async function storeTransfer(id: string, t: Transfer): Promise<void> {
+    await withdrawalsStore(knex).setTransferOnce(id, t);
+  }
+
+  /**
+   * POST /transfers with the withdrawal id as idempotency key: a retry (or a new worker after a
+   * crash) gets the same transfer back, never a second one. A request the acquirer refuses outright
+   * (its 400: e.g. a key the DICT rejects), or that our own schemas refuse before sending, created
+   * nothing at the acquirer, so it is a REJECTED outcome and the saga compensates.
+   */
+  async function sendTransfer(id: string): Promise<TransferNotice> {
+    const w = await find(knex, id);
+    if (w.status !== 'PROCESSING') return { status: 'PROCESSING', transferId: w.transferId };
+    let t: Transfer;
+    try {
+      t = await acquirer.sendTransfer(w.id, {
+        amount: w.amount,
+        pixKeyType: w.pixKeyType,
+        pixKey: w.pixKey,
+        description: transferDescription(w),
+      });
+    } catch (err) {
+      const nothingCreated =
+        err instanceof AcquirerError &&
+        (err.code === 'INVALID_REQUEST' || (err.code === 'REJECTED' && err.status === 400));
+      if (nothingCreated) {
+        logger.warn({ withdrawalId: id, err: err.message }, 'transfer refused by the acquirer');
+        return {
+          status: 'REJECTED',
+          transferId: null,
+          reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}`,
+        };
+      }
+      throw err;
+    }
+    await storeTransfer(id, t);
+    return noticeOf(t);
+  }
+
+  /**
+   * Asks the acquirer where the transfer stands (the polling fallback when no callback came).
+   * Without a stored transfer id the idempotent send is the question: it answers with the transfer
+   * the key already made, or makes the one the saga owes.
+   */
+  async function checkTransfer(id: string): Promise<TransferNotice> {
+    const w = await find(knex, id);
+    if (!w.transferId) return sendTransfer(id);
+    return noticeOf(await acquirer.getTransfer(w.transferId));
+  }
+
+  /** COMPLETED: in transit → acquirer (the money left the merchant's books), `withdraw.completed`. */
+  async function complete(id: string, notice: TransferNotice): Promise<ApplyOutcome> {
+    return knex.transaction(async (trx) => {
+      const w = await find(trx, id, true);
+      if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
+      const posted = await ledger.resolveWithdrawal(trx, {
+        withdrawalId: id,
+        merchantId: w.merchantId,
+        amount: w.amount,
+        outcome: 'completed',
+      });
+      if (posted.kind !== 'withdrawal_completed') {
+        // The books already say it failed: the ledger's first outcome wins, so the row follows it.
+        logger.error(
+          { withdrawalId: id, ledgerKind: posted.kind },
+          'transfer COMPLETED after the withdrawal was resolved as failed',
+        );
+        return { status: w.status, changed: false };
+      }
+      const completedAt = new Date();
+      const transferId = w.transferId ?? notice.transferId;
+      await withdrawalsStore(trx).patch(id, { status: 'COMPLETED', completedAt, transferId, updatedAt: completedAt });
+      await recordEvent(trx, {
+        merchantId: w.merchantId,
+        type: 'withdraw.completed',
+        reference: `withdraw.completed:${id}`,
+        data: {
+          withdrawId: id,
+          amount: w.amount,
+          status: 'COMPLETED',
+          transferId: transferId ?? '',
+          completedAt: completedAt.toISOString(),
+        },
+      });
+      return { status: 'COMPLETED', changed: true };
+    });
+  }
+
+  /**
+   * The compensation of a rejected transfer: in transit → available (the balance is restored),
+   * FAILED with the reason, `withdraw.failed` and a notification for the merchant. One ledger
+   * reference for completion and failure, so a failure can never be posted twice nor after a
+   * completion.
+   */
+  async function fail(id: string, reason: string): Promise<ApplyOutcome> {
+    return knex.transaction(async (trx) => {
+      const w = await find(trx, id, true);
+      if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
+      const posted = await ledger.resolveWithdrawal(trx, {
+        withdrawalId: id,
+        merchantId: w.merchantId,
+        amount: w.amount,
+        outcome: 'failed',
+      });
+      if (posted.kind !== 'withdrawal_failed') {
+        logger.error(
+          { withdrawalId: id, ledgerKind: posted.kind },
+          'transfer REJECTED after the withdrawal was resolved as completed',
+        );
+        return { status: w.status, changed: false };
+      }
+      const failedAt = new Date();
+      await withdrawalsStore(trx).patch(id, { status: 'FAILED', failureReason: reason, failedAt, updatedAt: failedAt });
+      await recordEvent(trx, {
+        merchantId: w.merchantId,
+        type: 'withdraw.failed',
+        reference: `withdraw.failed:${id}`,
+        data: { withdrawId: id, amount: w.amount, status: 'FAILED', reason },
+      });
+      await notificationsStore(trx).insertOnce({
+        merchantId: w.merchantId,
+        kind: 'withdraw.failed',
+        reference: `withdraw.failed:${id}`,
+        title: 'Withdrawal failed',
+        body: `Your withdrawal of ${w.amount} cents could not be completed (${reason}). The amount is back in your available balance.`,
+        data: { withdrawId: id, amount: w.amount, reason },
+      });
+      return { status: 'FAILED', changed: true };
+    });
+  }
+
+  /**
+   * The destination bank returned a completed transfer: acquirer → available (balance restored),
+   * REFUNDED, `withdraw.refunded`. A return that overtook its completion completes first, so the
+   * books always pass through the state the acquirer went through.
+   */
+  async function refund(id: string, notice: TransferNotice): Promise<ApplyOutcome> {
+    const reason = notice.reason ?? 'returned by the destination bank';
+    let w = await find(knex, id);
+    if (w.status === 'PROCESSING') {
+      await complete(id, notice);
+      w = await find(knex, id);
+    }
+    if (w.status !== 'COMPLETED') return { status: w.status, changed: false };
+    return knex.transaction(async (trx) => {
+      const locked = await find(trx, id, true);
+      if (locked.status !== 'COMPLETED') return { status: locked.status, changed: false };
+      await ledger.creditReturnedTransfer(trx, {
+        withdrawalId: id,
+        merchantId: locked.merchantId,
+        amount: locked.amount,
+      });
+      const refundedAt = new Date();
+      await withdrawalsStore(trx).patch(id, {
+        status: 'REFUNDED',
+        failureReason: reason,
+        refundedAt,
+        updatedAt: refundedAt,
+      });
+      await recordEvent(trx, {
+        merchantId: locked.merchantId,
+        type: 'withdraw.refunded',
+        reference: `withdraw.refunded:${id}`,
+        data: {
+          withdrawId: id,
+          amount: locked.amount,
+          status: 'REFUNDED',
+          reason,
+          refundedAt: refundedAt.toISOString(),
+        },
+      });
+      await notificationsStore(trx).insertOnce({
+        merchantId: locked.merchantId,
+        kind: 'withdraw.refunded',
+        reference: `withdraw.refunded:${id}`,
+        title: 'Withdrawal returned',
+        body: `Your withdrawal of ${locked.amount} cents was returned by the destination bank (${reason}). The amount is back in your available balance.`,
+        data: { withdrawId: id, amount: locked.amount, reason },
+      });
+      return { status: 'REFUNDED', changed: true };
+    });
+  }
+
+  /**
+   * The overall deadline passed and the acquirer still does not say how the transfer ended: an
+   * operator decides, never a guess (completing could lose the merchant's money, failing could pay
+   * it twice). An audit entry for operators and a notification for the merchant, once each.
+   */
+  async function raiseAlert(id: string, lastKnown: TransferNotice): Promise<{ raised: boolean }> {
+    return knex.transaction(async (trx) => {
+      const w = await find(trx, id, true);
+      const already = await auditLogStore(trx).exists({
+        action: 'withdrawal.transfer_unresolved',
+        targetType: 'withdrawal',
+        targetId: id,
+      });
+      if (already) return { raised: false };
+      await recordAudit(trx, SAGA_ACTOR, {
+        action: 'withdrawal.transfer_unresolved',
+        targetType: 'withdrawal',
+        targetId: id,
+        details: {
+          merchantId: w.merchantId,
+          amount: w.amount,
+          transferId: w.transferId,
+          lastKnownStatus: lastKnown.status,
+        },
+      });
+      await notificationsStore(trx).insertOnce({
+        merchantId: w.merchantId,
+        kind: 'withdrawal.delayed',
+        reference: `withdrawal.delayed:${id}`,
+        title: 'Withdrawal delayed',
+        body: `Your withdrawal of ${w.amount} cents is taking longer than usual at the bank. Our operators are checking it; the amount stays reserved.`,
+        data: { withdrawId: id, amount: w.amount },
+      });
+      logger.error(
+        { withdrawalId: id, transferId: w.transferId, status: lastKnown.status },
+        'withdrawal transfer unresolved past its deadline: operator alert raised',
+      );
+      return { raised: true };
+    });
+  }
+
+  /** The saga met an outcome contradicting the applied one: the case (the withdrawal is read again). */
+  async function reportContradiction(id: string, notice: TransferNotice): Promise<{ opened: boolean }> {
+    const w = await find(knex, id);
+    const opened = await knex.transaction((trx) => openTransferContradiction(trx, logger, w, notice));
+    return { opened };
+  }
+
+  return {
+    loadSnapshot,
+    confirmDebit,
+    sendTransfer,
+    checkTransfer,
+    complete,
+    fail,
+    refund,
+    raiseAlert,
+    reportContradiction,
+  };
+}
+
+export type WithdrawalLifecycle = ReturnType<typeof createWithdrawalLifecycle>;

@@ -1,0 +1,216 @@
+/**
+ * Withdrawals, API side (docs/architecture.md "Withdrawals: the saga"): request one — prerequisites, idempotency,
+ * and the guarded debit in the same transaction as the row — then start its saga; list and get.
+ * What happens after the request (transfer, outcome, compensation) is the withdrawal workflow's,
+ * in withdrawals/lifecycle.ts.
+ */
+import type { z } from 'zod';
+import type {
+  withdrawal as withdrawalContract,
+  withdrawalListItem as withdrawalListItemContract,
+} from '../../contracts/withdrawals';
+import { recordWithdrawal } from '../../observability/metrics';
+import type { Knex } from 'knex';
+import type { Logger } from '../../lib/logger';
+import { newId } from '../../lib/ids';
+import { asError } from '../../lib/batcher';
+import { keyedGroupCommit } from '../../lib/group-commit';
+import { conflict, invalid, notFound } from '../../lib/errors';
+import { merchantsStore } from '../../stores/merchants';
+import { withdrawalsStore, type WithdrawalRow } from '../../stores/withdrawals';
+import type { WithdrawalWorkflows } from '../../temporal/clients/withdrawal';
+import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../../contracts/withdrawals';
+import { assertPageWithinDepth } from '../../contracts/validation';
+import * as ledger from '../ledger/ledger';
+import { assertSameRequest, requestFingerprint } from '../platform/idempotency';
+
+/** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */
+export type WithdrawalView = z.infer<typeof withdrawalContract>;
+
+/** The list item: the view plus the destination key. */
+export type WithdrawalListItem = z.infer<typeof withdrawalListItemContract>;
+
+export interface CreateWithdrawalResult {
+  /** true: the idempotency key had already made this withdrawal; nothing new was debited. */
+  replay: boolean;
+  message: string;
+  withdraw: WithdrawalView;
+  balance: ledger.Balance;
+}
+
+const view = (r: WithdrawalRow): WithdrawalView => ({
+  id: r.id,
+  amount: r.amount,
+  description: r.description,
+  status: r.status,
+  batchId: r.batch_id,
+  createdAt: r.created_at.toISOString(),
+});
+
+const listItem = (r: WithdrawalRow): WithdrawalListItem => ({
+  ...view(r),
+  pixKey: r.pix_key,
+  pixKeyType: r.pix_key_type,
+});
+
+/** How long a concurrent request with the same idempotency key waits for the first to commit. */
+const IN_FLIGHT_WAIT_MS = 10_000;
+
+interface DebitRequest {
+  id: string;
+  input: CreateWithdrawalBody;
+  idempotencyKey: string | null;
+  fingerprint: Buffer | null;
+}
+
+interface Debited {
+  row: WithdrawalRow;
+  balance: ledger.Balance;
+}
+
+export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows }) {
+  const { knex, logger, workflows } = deps;
+  const store = withdrawalsStore(knex);
+  const merchants = merchantsStore(knex);
+
+  /** Each unmet prerequisite is named: KYC approved, merchant ACTIVE, acquirer account configured. */
+  async function prerequisites(merchantId: string): Promise<void> {
+    const merchant = await merchants.findById(merchantId);
+    if (!merchant) throw notFound('Merchant not found');
+    const missing: string[] = [];
+    if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
+    if (merchant.status !== 'ACTIVE') missing.push('merchant is not ACTIVE');
+    if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
+    if (missing.length > 0) throw invalid(`Cannot withdraw: ${missing.join('; ')}`);
+  }
+
+  /**
+   * Inserts the rows and posts the guarded debits of all of one merchant's requests that arrive
+   * together, in one transaction that commits once (docs/performance.md "One merchant's payouts"):
+   * the rows in one statement first (before the balance row is locked), then each debit in arrival
+   * order in its own savepoint, so a refused one (no funds) takes back only its own row. Each
+   * answer carries the balance right after its own debit. null: the key was already taken.
+   */
+  const debitTogether = keyedGroupCommit<DebitRequest, Debited | null>((merchantId, requests) =>
+    knex.transaction(async (trx) => {
+      const rows = await withdrawalsStore(trx).insertManyUnlessKeyTaken(
+        requests.map((r) => ({
+          id: r.id,
+          merchantId,
+          amount: r.input.amount,
+          description: r.input.description ?? null,
+          pixKeyType: r.input.pixKeyType,
+          pixKey: r.input.pixKey,
+          idempotencyKey: r.idempotencyKey,
+          requestHash: r.fingerprint,
+        })),
+      );
+      const inserted = new Map(rows.map((row) => [row.id, row]));
+      const results: Array<Debited | null | Error> = [];
+      for (const r of requests) {
+        const row = inserted.get(r.id);
+        if (!row) {
+          results.push(null);
+          continue;
+        }
+        try {
+          // The guarded debit: available never goes below zero whatever the concurrency (a
+          // conditional UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
+          const balance = await trx.transaction(async (savepoint) => {
+            await ledger.debitWithdrawal(savepoint, { withdrawalId: r.id, merchantId, amount: r.input.amount });
+            return ledger.getBalance(savepoint, merchantId);
+          });
+          results.push({ row, balance });
+        } catch (err) {
+          await withdrawalsStore(trx).deleteUncommitted(r.id);
+          results.push(
+            err instanceof ledger.InsufficientFundsError
+              ? invalid('Insufficient available balance for this withdrawal', 'insufficient_balance')
+              : asError(err),
+          );
+        }
+      }
+      return results;
+    }),
+  );
+
+  /** The withdrawal a key made; 422 when it was made from another body. */
+  async function replayOf(
+    merchantId: string,
+    key: string,
+    fingerprint: Buffer,
+  ): Promise<CreateWithdrawalResult | null> {
+    const row = await store.findByIdempotencyKey(merchantId, key);
+    if (!row) return null;
+    assertSameRequest(key, row.request_hash, fingerprint);
+    return {
+      replay: true,
+      message: 'Withdrawal already requested with this idempotency key',
+      withdraw: view(row),
+      balance: await ledger.getBalance(knex, merchantId),
+    };
+  }
+
+  async function create(
+    merchantId: string,
+    input: CreateWithdrawalBody,
+    idempotencyKey?: string,
+  ): Promise<CreateWithdrawalResult> {
+    const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
+    if (idempotencyKey && fingerprint) {
+      const replay = await replayOf(merchantId, idempotencyKey, fingerprint);
+      if (replay) return replay;
+    }
+    await prerequisites(merchantId);
+
+    const created = await debitTogether(merchantId, {
+      id: newId('wd'),
+      input,
+      idempotencyKey: idempotencyKey ?? null,
+      fingerprint,
+    });
+
+    if (!created) {
+      // Lost the race for this key to a request that committed: answer with its withdrawal.
+      const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
+      for (;;) {
+        const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
+        if (replay) return replay;
+        if (Date.now() > deadline)
+          throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+
+    recordWithdrawal('requested');
+    // Committed: the money is in transit. If Temporal cannot take the start now the merchant still
+    // gets the 201; the reconciler starts the saga of every PROCESSING withdrawal.
+    try {
+      await workflows.start({ id: created.row.id, merchantId });
+    } catch (err) {
+      logger.error(
+        { withdrawalId: created.row.id, err: err instanceof Error ? err.message : String(err) },
+        'withdrawal workflow not started',
+      );
+    }
+    return { replay: false, message: 'Withdrawal requested', withdraw: view(created.row), balance: created.balance };
+  }
+
+  async function list(merchantId: string, q: ListWithdrawalsQuery) {
+    if (!(await merchants.findById(merchantId))) throw notFound('Merchant not found');
+    const { rows, total } = await store.page(merchantId, { limit: q.limit, offset: (q.page - 1) * q.limit });
+    assertPageWithinDepth(q.page, q.limit, total);
+    return { page: q.page, limit: q.limit, total, withdrawals: rows.map(listItem) };
+  }
+
+  /** Another merchant's withdrawal is not found, like an unknown id. */
+  async function get(merchantId: string, id: string): Promise<WithdrawalListItem> {
+    const row = await store.findForMerchant(merchantId, id);
+    if (!row) throw notFound('Withdrawal not found');
+    return listItem(row);
+  }
+
+  return { create, list, get };
+}
+
+export type WithdrawalsService = ReturnType<typeof createWithdrawalsService>;
