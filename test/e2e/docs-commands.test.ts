@@ -9,6 +9,7 @@
  * `set -eo pipefail` with curl failing on an HTTP error (`--fail-with-body`), so every command
  * must succeed; a few answers are checked against what the guide shows.
  */
+import { shellBlocks } from '../support/shell-blocks';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,35 +19,8 @@ import { freePort } from '../../src/db/embedded-postgres';
 
 const ROOT = path.resolve(__dirname, '../..');
 const GUIDES = ['docs/api.md', 'docs/operations.md'];
-const NOT_RUN = /^<!-- not-run: (.+?) -->$/;
 /** The variables the guides set and use, carried from one block to the next. */
 const CARRIED = ['B', 'J', 'ADMIN', 'MERCHANT', 'USER', 'APIKEY', 'WH', 'CHARGE', 'W1', 'W2'];
-
-interface Block {
-  file: string;
-  /** 1-based line of the opening fence. */
-  line: number;
-  code: string;
-  /** Why it is not run here, from the marker before it. */
-  notRun?: string;
-}
-
-/** Every ```sh or ```bash block of a markdown file, with the not-run marker before it, if any. */
-function shellBlocks(file: string): Block[] {
-  const lines = fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n');
-  const out: Block[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^```(sh|bash)\s*$/.test(lines[i])) continue;
-    const end = lines.indexOf('```', i + 1);
-    assert.ok(end > i, `${file}:${i + 1}: the block is closed`);
-    let before = i - 1;
-    while (before >= 0 && lines[before].trim() === '') before--;
-    const marker = NOT_RUN.exec(lines[before]?.trim() ?? '');
-    out.push({ file, line: i + 1, code: lines.slice(i + 1, end).join('\n'), notRun: marker?.[1] });
-    i = end;
-  }
-  return out;
-}
 
 /** The ```sh blocks of a README section. */
 function readmeBlocks(heading: string): string[] {
