@@ -9,7 +9,7 @@
  * `set -eo pipefail` with curl failing on an HTTP error (`--fail-with-body`), so every command
  * must succeed; a few answers are checked against what the guide shows.
  */
-import { shellBlocks } from '../support/shell-blocks';
+import { shellBlocks, type Block } from '../support/shell-blocks';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
