@@ -9,6 +9,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY tools/embedded-temporal/package.json tools/embedded-temporal/package.json
+COPY tools/temporal-ui/package.json tools/temporal-ui/package.json
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
@@ -25,6 +26,7 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY tools/embedded-temporal/package.json tools/embedded-temporal/package.json
+COPY tools/temporal-ui/package.json tools/temporal-ui/package.json
 # The workspace link is npm start's embedded Temporal server, whose sources the image leaves out.
 RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@pixflow
 

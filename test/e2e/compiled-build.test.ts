@@ -148,6 +148,7 @@ describe('compiled build (what the image runs)', function () {
         JWT_SECRET: 'compiled-build-test-jwt-secret-0123456789',
         API_KEY_PEPPER: 'compiled-build-test-pepper',
         METRICS_TOKEN: 'compiled-build-test-metrics-token',
+        WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
