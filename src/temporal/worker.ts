@@ -24,7 +24,7 @@ export interface WorkerDeps {
 
 export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
   let code: string | undefined;
-  deps.progress?.('workflows: bundling the workflow code (webpack)');
+  deps.progress?.('workflows: bundling the workflow code');
   if (deps.bundleInChild) {
     code = await bundleWorkflowsInChild().catch((err: unknown) => {
       deps.logger.warn(
