@@ -93,44 +93,55 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
    */
   const debitTogether = keyedGroupCommit<DebitRequest, Debited | null>((merchantId, requests) =>
     knex.transaction(async (trx) => {
-      const rows = await withdrawalsStore(trx).insertManyUnlessKeyTaken(
-        requests.map((r) => ({
-          id: r.id,
-          merchantId,
-          amount: r.input.amount,
-          description: r.input.description ?? null,
-          pixKeyType: r.input.pixKeyType,
-          pixKey: r.input.pixKey,
-          idempotencyKey: r.idempotencyKey,
-          requestHash: r.fingerprint,
-        })),
-      );
-      const inserted = new Map(rows.map((row) => [row.id, row]));
-      const results: Array<Debited | null | Error> = [];
-      for (const r of requests) {
-        const row = inserted.get(r.id);
-        if (!row) {
-          results.push(null);
-          continue;
+      const results = new Map<string, Debited | null | Error>();
+      let round: readonly DebitRequest[] = requests;
+      while (round.length > 0) {
+        const rows = await withdrawalsStore(trx).insertManyUnlessKeyTaken(
+          round.map((r) => ({
+            id: r.id,
+            merchantId,
+            amount: r.input.amount,
+            description: r.input.description ?? null,
+            pixKeyType: r.input.pixKeyType,
+            pixKey: r.input.pixKey,
+            idempotencyKey: r.idempotencyKey,
+            requestHash: r.fingerprint,
+          })),
+        );
+        const inserted = new Map(rows.map((row) => [row.id, row]));
+        const refusedKeys = new Set<string>();
+        for (const r of round) {
+          const row = inserted.get(r.id);
+          if (!row) {
+            results.set(r.id, null);
+            continue;
+          }
+          try {
+            // The guarded debit: available never goes below zero whatever the concurrency (a
+            // conditional UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
+            const balance = await trx.transaction(async (savepoint) => {
+              await ledger.debitWithdrawal(savepoint, { withdrawalId: r.id, merchantId, amount: r.input.amount });
+              return ledger.getBalance(savepoint, merchantId);
+            });
+            results.set(r.id, { row, balance });
+          } catch (err) {
+            await withdrawalsStore(trx).deleteUncommitted(r.id);
+            if (r.idempotencyKey) refusedKeys.add(r.idempotencyKey);
+            results.set(
+              r.id,
+              err instanceof ledger.InsufficientFundsError
+                ? invalid('Insufficient available balance for this withdrawal', 'insufficient_balance')
+                : asError(err),
+            );
+          }
         }
-        try {
-          // The guarded debit: available never goes below zero whatever the concurrency (a
-          // conditional UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
-          const balance = await trx.transaction(async (savepoint) => {
-            await ledger.debitWithdrawal(savepoint, { withdrawalId: r.id, merchantId, amount: r.input.amount });
-            return ledger.getBalance(savepoint, merchantId);
-          });
-          results.push({ row, balance });
-        } catch (err) {
-          await withdrawalsStore(trx).deleteUncommitted(r.id);
-          results.push(
-            err instanceof ledger.InsufficientFundsError
-              ? invalid('Insufficient available balance for this withdrawal', 'insufficient_balance')
-              : asError(err),
-          );
-        }
+        // A twin that lost its key to a request of this round that was then refused takes the key
+        // now, as it would once that request's own transaction had rolled back.
+        round = round.filter(
+          (r) => results.get(r.id) === null && r.idempotencyKey !== null && refusedKeys.has(r.idempotencyKey),
+        );
       }
-      return results;
+      return requests.map((r) => results.get(r.id) ?? null);
     }),
   );
 
