@@ -107,6 +107,9 @@ describe('docs/api.md and docs/operations.md: every shell command', function () 
       PORT: String(apiPort),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
+      // The UI is built once per run by temporal-ui.test.ts; a background build here would load
+      // the machine under the suites that follow (docs/testing.md "The suite layout").
+      TEMPORAL_UI: 'off',
       LOG_LEVEL: 'warn',
       SIMULATOR_AUTO_COMPLETE: 'false',
     };

@@ -45,7 +45,16 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
   let dataDir: string;
 
   after(() => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    // Each terminal is its own process group: killing the group stops npm start and what it spawned,
+    // not only the shell (a bare kill left npm start running after the suite).
+    for (const c of children)
+      if (c.exitCode === null && c.pid !== undefined) {
+        try {
+          process.kill(-c.pid, 'SIGKILL');
+        } catch {
+          c.kill('SIGKILL');
+        }
+      }
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -63,9 +72,22 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-readme-'));
     // As root the embedded PostgreSQL runs as `postgres`, which must reach the folder.
     fs.chmodSync(dataDir, 0o755);
-    const env = { ...process.env, PORT: String(apiPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    // TEMPORAL_UI=off: the UI is built once per run, by temporal-ui.test.ts, not in the background here.
+    const env = {
+      ...process.env,
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      TEMPORAL_UI: 'off',
+    };
     const run = (script: string): ChildProcess => {
-      const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', script], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
       children.push(child);
       return child;
     };

@@ -44,6 +44,9 @@ describe('npm start (embedded defaults)', function () {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATA_DIR: dataDir,
+      // The UI is built once per run by temporal-ui.test.ts; a background build here would load
+      // the machine under the suites that follow (docs/testing.md "The suite layout").
+      TEMPORAL_UI: 'off',
       PORT: String(port),
       HOST: '127.0.0.1',
       ADMIN_EMAIL: 'ops@pixflow.test',
