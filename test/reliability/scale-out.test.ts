@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { paymentCredits, postingsTo } from '../support/ledger-postings';
-import { getTestDb } from '../support/db';
+import { isolatedTestDb, type TestDb } from '../support/db';
 import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { startStack, waitUntil, type ApiProc, type Stack } from '../../tools/harness/src/stack';
 import {
@@ -34,8 +34,13 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
   let apis: ApiProc[];
   let receiver: CountingReceiver;
 
+  // A database of its own: the stack's reconcilers walk every row, and earlier suites leave
+  // deliveries and workflows pending on purpose (test/support/db.ts isolatedTestDb).
+  let db: TestDb;
+
   before(async () => {
-    const { url } = await getTestDb();
+    db = await isolatedTestDb('scale_out');
+    const { url } = db;
     stack = await startStack({
       databaseUrl: url,
       env: { RATE_LIMIT_BURST: String(BURST), RATE_LIMIT_RPS: '1' },
@@ -53,7 +58,7 @@ describe('reliability: scale-out (2 APIs + 2 workers, one PostgreSQL, one Tempor
   });
 
   it('does every charge, payment, withdrawal and delivery exactly once', async () => {
-    const { knex } = await getTestDb();
+    const { knex } = db;
     const [a, b] = apis as [ApiProc, ApiProc];
     const merchants: ReadyMerchant[] = [];
     for (let i = 0; i < MERCHANTS; i++) {

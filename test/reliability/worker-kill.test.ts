@@ -7,7 +7,7 @@
  * server in real time; the run's PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { getTestDb } from '../support/db';
+import { isolatedTestDb, type TestDb } from '../support/db';
 import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { startStack, waitUntil, type Stack, type ApiProc, type Proc } from '../../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook, withdrawalBody } from '../../tools/harness/src/client';
@@ -21,8 +21,13 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
   let api: ApiProc;
   let receiver: CountingReceiver;
 
+  // A database of its own: the stack's reconcilers walk every row, and earlier suites leave
+  // deliveries and workflows pending on purpose (test/support/db.ts isolatedTestDb).
+  let db: TestDb;
+
   before(async () => {
-    const { url } = await getTestDb();
+    db = await isolatedTestDb('worker_kill');
+    const { url } = db;
     // Transfers complete 300 ms after they are sent; a failed delivery is retried after 4 s, then 4 s.
     stack = await startStack({
       databaseUrl: url,
@@ -39,7 +44,7 @@ describe('reliability: worker SIGKILLed mid-withdrawal and mid-webhook retry', f
   });
 
   it('completes every withdrawal and delivers every webhook exactly once across two kills', async () => {
-    const { knex } = await getTestDb();
+    const { knex } = db;
     const m = await readyMerchant(api.url, { fund: 100_000 });
     const hook = await registerWebhook(api.url, m.apiKey, receiver.url('/kill'), ['withdraw.completed']);
     receiver.expect('/kill', hook.secret, { failFirstAttempt: true });

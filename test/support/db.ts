@@ -34,6 +34,27 @@ export function getTestDb(): Promise<TestDb> {
   return instance;
 }
 
+/**
+ * A database of its own in the run's PostgreSQL, migrated, dropped after the run: for suites whose
+ * stacks run every reconciler over the whole database (the reliability stacks), so that what
+ * earlier suites left pending on purpose is not theirs to retry.
+ */
+export async function isolatedTestDb(name: string): Promise<TestDb> {
+  const shared = await getTestDb();
+  const database = `pixflow_${name.replace(/[^a-z0-9_]/g, '_')}_${crypto.randomBytes(3).toString('hex')}`;
+  await shared.knex.raw(`create database ${database}`);
+  const parsed = new URL(shared.url);
+  parsed.pathname = `/${database}`;
+  const url = parsed.toString();
+  const knex = createKnex(url, 10);
+  await migrateLatest(knex);
+  onRunEnd(async () => {
+    await knex.destroy();
+    await shared.knex.raw(`drop database if exists ${database} with (force)`).catch(() => undefined);
+  });
+  return { knex, url };
+}
+
 /** The run's database if some suite opened it, without opening it (for run-wide checks). */
 export function openedTestDb(): Promise<TestDb> | undefined {
   return instance;
