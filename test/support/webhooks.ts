@@ -10,6 +10,7 @@
  * other delivery settings (e.g. the production address rule) on the same worker.
  */
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import type { Knex } from 'knex';
 import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -95,7 +96,13 @@ async function build(): Promise<WebhookStack> {
   const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
   const fakeDns = new Map<string, string[]>();
   const resolve: HostResolver = async (hostname) => {
-    if (!hostname.endsWith('.fake-dns.test')) return systemResolver(hostname);
+    // Only loopback names and IP literals reach the system resolver: any other name answers at once,
+    // so a delivery to a host this machine cannot resolve (no network) never keeps an attempt, and
+    // the shared time-skipping clock, waiting on DNS.
+    if (!hostname.endsWith('.fake-dns.test')) {
+      if (hostname === 'localhost' || net.isIP(hostname) !== 0) return systemResolver(hostname);
+      throw Object.assign(new Error(`${hostname} not found`), { code: 'ENOTFOUND' });
+    }
     const found = fakeDns.get(hostname);
     if (!found) throw Object.assign(new Error(`${hostname} not found`), { code: 'ENOTFOUND' });
     return found;
