@@ -13,8 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../src/db/embedded-postgres';
-import { getTestDb } from '../support/db';
-import { testEnv } from '../support/temporal';
+import { isolatedTestDb } from '../support/db';
+import { terminateRunning, testEnv, uniqueTaskQueue } from '../support/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
@@ -126,7 +126,12 @@ describe('compiled build (what the image runs)', function () {
   });
 
   it('starts `node dist/src/cli/api.js` in production mode and answers /healthz and /readyz', async () => {
-    const [{ url }, env] = await Promise.all([getTestDb(), testEnv()]);
+    // A database of its own, no reconciler and a queue of its own: the API would otherwise start
+    // workflows for what other suites left owing, on a queue no worker polls, and a workflow task
+    // waiting there holds the run's shared time-skipping clock (docs/testing.md "One Temporal
+    // server per run").
+    const [{ url }, env] = await Promise.all([isolatedTestDb('compiled_build'), testEnv()]);
+    const taskQueue = uniqueTaskQueue('compiled-build');
     const port = await freePort();
     let output = '';
     child = spawn(process.execPath, [path.join(out, 'src/cli/api.js')], {
@@ -140,7 +145,9 @@ describe('compiled build (what the image runs)', function () {
         DATA_DIR: path.join(out, '.data'),
         DATABASE_URL: url,
         TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
         TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+        RECONCILER: 'off',
         ACQUIRER_SANDBOX: 'true',
         // Not called while the API only starts.
         ACQUIRER_URL: 'http://127.0.0.1:9',
@@ -174,6 +181,7 @@ describe('compiled build (what the image runs)', function () {
     assert.equal(metrics.status, 200);
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child?.once('exit', resolve));
+    await terminateRunning(env.client, taskQueue);
     assert.equal(code, 0, output);
   });
 });

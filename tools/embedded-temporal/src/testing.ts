@@ -16,6 +16,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from './proto';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -144,6 +145,57 @@ export async function terminateRunning(client: Client, taskQueue: string): Promi
   } catch {
     // Listing unsupported: nothing to clean.
   }
+}
+
+/** The environment if some suite made it, without making it (for run-wide checks). */
+export function openedTestEnv(): Promise<TestWorkflowEnvironment> | undefined {
+  return envPromise;
+}
+
+export interface StuckWorkflow {
+  workflowId: string;
+  runId: string;
+  taskQueue: string;
+  /** What waits: `workflow task` or `activity <type>`, and for how long. */
+  waiting: string[];
+}
+
+/**
+ * Running workflows with a workflow task or an activity that has waited longer than `olderThanMs`
+ * for a worker to take it: work on a queue nobody polls any more. On a time-skipping server each
+ * such task holds the global clock (README "Testing with it"), so a run-wide check reports them.
+ */
+export async function stuckWorkflows(env: TestWorkflowEnvironment, olderThanMs: number): Promise<StuckWorkflow[]> {
+  const now = await env.currentTimeMs();
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
+    t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : now;
+  const stuck: StuckWorkflow[] = [];
+  for await (const wf of env.client.workflow.list({ query: `ExecutionStatus = 'Running'` })) {
+    const raw = (
+      await env.client.workflow
+        .getHandle(wf.workflowId, wf.runId)
+        .describe()
+        .catch(() => undefined)
+    )?.raw;
+    if (!raw) continue;
+    const waiting: string[] = [];
+    const wft = raw.pendingWorkflowTask;
+    if (wft && wft.state === temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED) {
+      const age = now - ms(wft.scheduledTime);
+      if (age > olderThanMs) waiting.push(`workflow task for ${Math.round(age / 1000)} s`);
+    }
+    for (const a of raw.pendingActivities ?? []) {
+      if (a.state !== temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED) continue;
+      // An attempt waiting out its retry backoff is not waiting for a worker.
+      const since = Math.max(ms(a.scheduledTime), a.lastAttemptCompleteTime ? ms(a.lastAttemptCompleteTime) : 0);
+      const due = a.nextAttemptScheduleTime ? ms(a.nextAttemptScheduleTime) : since;
+      const age = now - Math.max(since, due);
+      if (age > olderThanMs) waiting.push(`activity ${a.activityType?.name ?? '?'} for ${Math.round(age / 1000)} s`);
+    }
+    if (waiting.length > 0)
+      stuck.push({ workflowId: wf.workflowId, runId: wf.runId, taskQueue: wf.taskQueue, waiting });
+  }
+  return stuck;
 }
 
 /** Ends the environment made by `testEnv()`, if any (the test runner's last hook calls it). */
