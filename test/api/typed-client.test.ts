@@ -39,7 +39,7 @@ import { eventually } from '../support/charges';
 import { getTestDb } from '../support/db';
 import { onRunEnd } from '../support/lifecycle';
 import { assertResponseMatchesDocument } from '../support/openapi-validator';
-import { testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
+import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import { startReceiver, type Receiver } from '../support/webhook-receiver';
 import { WEBHOOKS_TEST_CONFIG } from '../support/webhooks';
 
@@ -53,8 +53,13 @@ const standardHeaders = (h: Record<string, string | string[] | undefined>): Reco
 });
 const CLIENT = { clientId: 'pixflow-typed-client', clientSecret: 'pixflow-typed-client-secret' };
 
-/** The whole merchant-facing stack on one base URL: the simulator settles transfers and refunds itself. */
-async function journeyStack(): Promise<{ api: TestApi; receiver: Receiver }> {
+/**
+ * The whole merchant-facing stack on one base URL: the simulator settles transfers and refunds
+ * itself. `stop` ends its dispatcher, worker and the runs left on its queue as soon as the journey
+ * is over: a dispatcher left running would go on starting other suites' deliveries on this queue
+ * (docs/testing.md "One Temporal server per run").
+ */
+async function journeyStack(): Promise<{ api: TestApi; receiver: Receiver; stop: () => Promise<void> }> {
   const { knex } = await getTestDb();
   const env = await testEnv();
   const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
@@ -108,12 +113,16 @@ async function journeyStack(): Promise<{ api: TestApi; receiver: Receiver }> {
     pollIntervalMs: 250,
   });
   await dispatcher.start();
-  onRunEnd(async () => {
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => (stopped ??= stopAll());
+  const stopAll = async (): Promise<void> => {
     await dispatcher.stop();
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
-  });
-  return { api, receiver: await startReceiver() };
+    await terminateRunning(env.client, taskQueue);
+  };
+  onRunEnd(stop);
+  return { api, receiver: await startReceiver(), stop };
 }
 
 /** A client whose every answer is also checked against the document, as test/support/api.ts does. */
@@ -145,107 +154,111 @@ describe('the generated typed client (examples/typed-client)', function () {
   });
 
   it('runs the merchant journey: API key, charge, sandbox payment, signed webhook, balance, withdrawal, refund', async () => {
-    const { api, receiver } = await journeyStack();
-    // The operator's part (merchant, KYC, PIX key, immediate settlement) is the fixture's.
-    const m = await api.createMerchant();
-    await api.makeReady(m.merchantId);
-    const patched = await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, {
-      token: await api.adminToken(),
-      body: { settlementDelaySeconds: 0 },
-    });
-    assert.equal(patched.status, 200);
+    const { api, receiver, stop } = await journeyStack();
+    try {
+      // The operator's part (merchant, KYC, PIX key, immediate settlement) is the fixture's.
+      const m = await api.createMerchant();
+      await api.makeReady(m.merchantId);
+      const patched = await api.request('PATCH', `/v1/admin/merchants/${m.merchantId}`, {
+        token: await api.adminToken(),
+        body: { settlementDelaySeconds: 0 },
+      });
+      assert.equal(patched.status, 200);
 
-    // Log in (JWT), then create the API key the integration uses from then on.
-    const anonymous = checkedClient(api.baseUrl);
-    const login = await anonymous.POST('/v1/auth/login', { body: { email: m.email, password: m.password } });
-    assert.ok(login.data, JSON.stringify(login.error));
-    const withJwt = checkedClient(api.baseUrl, login.data.token);
-    const key = await withJwt.POST('/v1/api-keys', { body: { name: 'typed client' } });
-    assert.equal(key.response.status, 201);
-    assert.ok(key.data, JSON.stringify(key.error));
-    assert.ok(key.data.apiKey.value.startsWith('pixflow_'));
-    const client = checkedClient(api.baseUrl, key.data.apiKey.value);
+      // Log in (JWT), then create the API key the integration uses from then on.
+      const anonymous = checkedClient(api.baseUrl);
+      const login = await anonymous.POST('/v1/auth/login', { body: { email: m.email, password: m.password } });
+      assert.ok(login.data, JSON.stringify(login.error));
+      const withJwt = checkedClient(api.baseUrl, login.data.token);
+      const key = await withJwt.POST('/v1/api-keys', { body: { name: 'typed client' } });
+      assert.equal(key.response.status, 201);
+      assert.ok(key.data, JSON.stringify(key.error));
+      assert.ok(key.data.apiKey.value.startsWith('pixflow_'));
+      const client = checkedClient(api.baseUrl, key.data.apiKey.value);
 
-    const path = `/typed-client-${crypto.randomBytes(4).toString('hex')}`;
-    const hook = await client.POST('/v1/webhooks/merchant', { body: { url: receiver.url(path) } });
-    assert.ok(hook.data, JSON.stringify(hook.error));
-    const secret = hook.data.webhook.secret;
-    receiver.expect(path, secret);
+      const path = `/typed-client-${crypto.randomBytes(4).toString('hex')}`;
+      const hook = await client.POST('/v1/webhooks/merchant', { body: { url: receiver.url(path) } });
+      assert.ok(hook.data, JSON.stringify(hook.error));
+      const secret = hook.data.webhook.secret;
+      receiver.expect(path, secret);
 
-    const created = await client.POST('/v1/charges', {
-      body: { amount: 10_000, description: 'Pedido 42' },
-      headers: { 'Idempotency-Key': `typed-${crypto.randomUUID()}` },
-    });
-    assert.equal(created.response.status, 201, JSON.stringify(created.error));
-    const charge = (created.data as { charge: { id: string; qrCode: string } }).charge;
-    assert.match(charge.qrCode, /^000201/);
+      const created = await client.POST('/v1/charges', {
+        body: { amount: 10_000, description: 'Pedido 42' },
+        headers: { 'Idempotency-Key': `typed-${crypto.randomUUID()}` },
+      });
+      assert.equal(created.response.status, 201, JSON.stringify(created.error));
+      const charge = (created.data as { charge: { id: string; qrCode: string } }).charge;
+      assert.match(charge.qrCode, /^000201/);
 
-    const paid = await client.POST('/v1/sandbox/charges/{id}/pay', {
-      params: { path: { id: charge.id } },
-      body: { payer: { name: 'Maria Pagadora', document: '12345678909' } },
-    });
-    assert.equal(paid.response.status, 202, JSON.stringify(paid.error));
+      const paid = await client.POST('/v1/sandbox/charges/{id}/pay', {
+        params: { path: { id: charge.id } },
+        body: { payer: { name: 'Maria Pagadora', document: '12345678909' } },
+      });
+      assert.equal(paid.response.status, 202, JSON.stringify(paid.error));
 
-    // The webhook, verified as a receiver would: HMAC-SHA256 of the raw bytes with the secret, in hex.
-    const [delivery] = await receiver.waitFor(path, 1, 60_000);
-    assert.ok(delivery);
-    const expected = crypto.createHmac('sha256', secret).update(delivery.raw).digest('hex');
-    assert.equal(delivery.headers['x-webhook-signature'], expected);
-    // And as the official Standard Webhooks library verifies it (throws on a bad signature).
-    new StandardWebhook(secret).verify(delivery.raw.toString('utf8'), standardHeaders(delivery.headers));
-    assert.equal(delivery.body.event, 'charge.paid');
-    assert.equal(delivery.body.data.chargeId, charge.id);
-    assert.equal(delivery.body.data.amount, 10_000);
+      // The webhook, verified as a receiver would: HMAC-SHA256 of the raw bytes with the secret, in hex.
+      const [delivery] = await receiver.waitFor(path, 1, 60_000);
+      assert.ok(delivery);
+      const expected = crypto.createHmac('sha256', secret).update(delivery.raw).digest('hex');
+      assert.equal(delivery.headers['x-webhook-signature'], expected);
+      // And as the official Standard Webhooks library verifies it (throws on a bad signature).
+      new StandardWebhook(secret).verify(delivery.raw.toString('utf8'), standardHeaders(delivery.headers));
+      assert.equal(delivery.body.event, 'charge.paid');
+      assert.equal(delivery.body.data.chargeId, charge.id);
+      assert.equal(delivery.body.data.amount, 10_000);
 
-    // 99 bps fee: 9,901 settle to available at once (settlement delay 0).
-    const balance = await eventually(
-      async () => {
-        const res = await client.GET('/v1/merchants/me/balance');
-        return res.data && res.data.balance.available === 9_901 ? res.data.balance : undefined;
-      },
-      'the payment to settle',
-      60_000,
-    );
-    assert.deepEqual(balance, { available: 9_901, pending: 0, blocked: 0, total: 9_901 });
+      // 99 bps fee: 9,901 settle to available at once (settlement delay 0).
+      const balance = await eventually(
+        async () => {
+          const res = await client.GET('/v1/merchants/me/balance');
+          return res.data && res.data.balance.available === 9_901 ? res.data.balance : undefined;
+        },
+        'the payment to settle',
+        60_000,
+      );
+      assert.deepEqual(balance, { available: 9_901, pending: 0, blocked: 0, total: 9_901 });
 
-    const withdrawal = await client.POST('/v1/merchants/me/withdrawals', {
-      body: { amount: 5_000, pixKeyType: 'EMAIL', pixKey: 'saque@pixflow.test', description: 'Saque' },
-    });
-    assert.equal(withdrawal.response.status, 201, JSON.stringify(withdrawal.error));
-    assert.ok(withdrawal.data);
-    assert.equal(withdrawal.data.withdraw.status, 'PROCESSING');
-    assert.equal(withdrawal.data.balance.available, 4_901);
-    const withdrawId = withdrawal.data.withdraw.id;
+      const withdrawal = await client.POST('/v1/merchants/me/withdrawals', {
+        body: { amount: 5_000, pixKeyType: 'EMAIL', pixKey: 'saque@pixflow.test', description: 'Saque' },
+      });
+      assert.equal(withdrawal.response.status, 201, JSON.stringify(withdrawal.error));
+      assert.ok(withdrawal.data);
+      assert.equal(withdrawal.data.withdraw.status, 'PROCESSING');
+      assert.equal(withdrawal.data.balance.available, 4_901);
+      const withdrawId = withdrawal.data.withdraw.id;
 
-    const refund = await client.POST('/v1/charges/{id}/refund', {
-      params: { path: { id: charge.id } },
-      body: { amount: 3_000, reason: 'Devolução parcial' },
-    });
-    assert.equal(refund.response.status, 202, JSON.stringify(refund.error));
-    assert.equal(refund.data?.refund.amount, 3_000);
+      const refund = await client.POST('/v1/charges/{id}/refund', {
+        params: { path: { id: charge.id } },
+        body: { amount: 3_000, reason: 'Devolução parcial' },
+      });
+      assert.equal(refund.response.status, 202, JSON.stringify(refund.error));
+      assert.equal(refund.data?.refund.amount, 3_000);
 
-    // The simulator completes the transfer and settles the devolução: both events arrive, signed.
-    const all = await eventually(
-      async () => {
-        const got = receiver.requests(path);
-        const events = got.map((r) => r.body.event);
-        return events.includes('withdraw.completed') && events.includes('charge.refunded') ? got : undefined;
-      },
-      'withdraw.completed and charge.refunded',
-      60_000,
-    );
-    for (const r of all) {
-      assert.equal(r.headers['x-webhook-signature'], crypto.createHmac('sha256', secret).update(r.raw).digest('hex'));
-      new StandardWebhook(secret).verify(r.raw.toString('utf8'), standardHeaders(r.headers));
+      // The simulator completes the transfer and settles the devolução: both events arrive, signed.
+      const all = await eventually(
+        async () => {
+          const got = receiver.requests(path);
+          const events = got.map((r) => r.body.event);
+          return events.includes('withdraw.completed') && events.includes('charge.refunded') ? got : undefined;
+        },
+        'withdraw.completed and charge.refunded',
+        60_000,
+      );
+      for (const r of all) {
+        assert.equal(r.headers['x-webhook-signature'], crypto.createHmac('sha256', secret).update(r.raw).digest('hex'));
+        new StandardWebhook(secret).verify(r.raw.toString('utf8'), standardHeaders(r.headers));
+      }
+      const completed = all.find((r) => r.body.event === 'withdraw.completed');
+      assert.equal(completed?.body.data.withdrawId, withdrawId);
+      const refunded = all.find((r) => r.body.event === 'charge.refunded');
+      assert.equal(refunded?.body.data.amount, '30.00');
+
+      const got = await client.GET('/v1/merchants/me/withdrawals/{id}', { params: { path: { id: withdrawId } } });
+      assert.equal(got.data?.withdraw.status, 'COMPLETED');
+      const after = await client.GET('/v1/merchants/me/balance');
+      assert.equal(after.data?.balance.available, 1_901);
+    } finally {
+      await stop();
     }
-    const completed = all.find((r) => r.body.event === 'withdraw.completed');
-    assert.equal(completed?.body.data.withdrawId, withdrawId);
-    const refunded = all.find((r) => r.body.event === 'charge.refunded');
-    assert.equal(refunded?.body.data.amount, '30.00');
-
-    const got = await client.GET('/v1/merchants/me/withdrawals/{id}', { params: { path: { id: withdrawId } } });
-    assert.equal(got.data?.withdraw.status, 'COMPLETED');
-    const after = await client.GET('/v1/merchants/me/balance');
-    assert.equal(after.data?.balance.available, 1_901);
   });
 });
