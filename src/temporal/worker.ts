@@ -5,8 +5,10 @@
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../lib/logger';
+import { workerTracing } from '../observability/tracing';
 import { activityLogContext } from './activity-log-context';
 import { bundleWorkflowsInChild } from './workflow-bundle';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-interceptor-modules';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -35,13 +37,21 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
     });
   }
   deps.progress?.(`worker: polling task queue ${deps.taskQueue}`);
+  // Tracing (docs/operations.md "Tracing"): the activity interceptor and the workflow spans' sink
+  // when it is on; the sink alone (a no-op) when off.
+  const tracing = workerTracing();
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(code !== undefined ? { workflowBundle: { code } } : { workflowsPath: require.resolve('../../workflows') }),
     activities: deps.activities,
-    interceptors: { activity: [activityLogContext] },
+    interceptors: {
+      activity: [...tracing.activityInterceptors, activityLogContext],
+      // Used when the worker bundles itself (the child failed); the child's bundle has them already.
+      workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+    },
+    sinks: tracing.sinks,
     // The SDK's default scales with the heap (thousands of runs): every open charge workflow would
     // stay resident. A bounded cache keeps the service's memory flat as open charges grow; an
     // evicted run replays its (short) history on its next task.

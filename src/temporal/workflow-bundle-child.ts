@@ -5,11 +5,15 @@
  */
 import fs from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-interceptor-modules';
 
 async function main(): Promise<void> {
   const out = process.argv[2];
   if (!out) throw new Error('usage: workflow-bundle-child <output file>');
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows') });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+  });
   fs.writeFileSync(out, code);
 }
 
