@@ -8,8 +8,57 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { Writable } from 'node:stream';
+import { trace } from '@opentelemetry/api';
+import { ConfigError, loadConfig } from '../../src/config';
+import { createLogger } from '../../src/lib/logger';
+import { currentTraceparent, tracingActive, tracingFromConfig } from '../../src/observability/tracing';
 import { readyMerchant, eventually } from '../support/charges';
 import { startTracedStack, type TracedStack } from '../support/tracing';
+
+describe('tracing off by default (docs/operations.md "Tracing")', () => {
+  const secrets = {
+    JWT_SECRET: 'x'.repeat(32),
+    API_KEY_PEPPER: 'pepper',
+    ACQUIRER_CALLBACK_SECRET: 'callback',
+    DATA_DIR: '/nonexistent-pixflow-tracing',
+  };
+
+  it('TRACING resolves to off unless set or implied by OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+    assert.equal(loadConfig(secrets).TRACING, 'off');
+    assert.equal(loadConfig({ ...secrets, TRACING: 'otlp' }).TRACING, 'otlp');
+    const implied = loadConfig({ ...secrets, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' });
+    assert.equal(implied.TRACING, 'otlp');
+    assert.equal(implied.OTEL_SERVICE_NAME, 'pixflow');
+    assert.equal(
+      loadConfig({ ...secrets, TRACING: 'off', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).TRACING,
+      'off',
+    );
+    assert.throws(() => loadConfig({ ...secrets, TRACING: 'jaeger' }), ConfigError);
+    assert.throws(() => loadConfig({ ...secrets, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), ConfigError);
+  });
+
+  it('off registers nothing: no provider, no traceparent, no trace ids in log lines', () => {
+    assert.equal(tracingFromConfig(loadConfig(secrets)), undefined);
+    assert.equal(tracingActive(), false);
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(chunk.toString('utf8'));
+          done();
+        },
+      }),
+    });
+    trace.getTracer('test').startActiveSpan('untraced', (span) => {
+      assert.equal(currentTraceparent(), undefined);
+      logger.info('inside a span of the no-op provider');
+      span.end();
+    });
+    assert.equal(lines.length, 1);
+    assert.doesNotMatch(lines[0] ?? '', /traceId|spanId/);
+  });
+});
 
 describe('tracing (docs/operations.md "Tracing")', function () {
   this.timeout(120_000);
@@ -20,6 +69,8 @@ describe('tracing (docs/operations.md "Tracing")', function () {
   });
   after(async () => {
     await s?.close();
+    // Later suites run untraced, as the rest of the suite expects.
+    assert.equal(tracingActive(), false);
   });
 
   it('one trace from the payment callback to the charge.paid delivery, through the workflows and activities', async () => {
@@ -104,6 +155,20 @@ describe('tracing (docs/operations.md "Tracing")', function () {
     assert.ok(
       spans.some((x) => x.kind === SpanKind.CLIENT && x.spanContext().spanId === server.parentSpanId),
       'the callback request made by the simulator is a client span of the same trace',
+    );
+
+    // Where the chain crosses the database, the rows hold the span that wrote them: the inbox row
+    // the callback's server span, the delivery row the recordPayment activity's span.
+    const spanOf = (name: string): string | undefined => chain.find((x) => x.name === name)?.spanContext().spanId;
+    const rows = async (table: string): Promise<string[]> =>
+      s.knex(table).where('traceparent', 'like', `00-${traceId}-%`).pluck('traceparent');
+    assert.deepEqual(
+      (await rows('acquirer_callbacks')).map((t) => t.split('-')[2]),
+      [spanOf('POST /v1/acquirer/pix')],
+    );
+    assert.deepEqual(
+      (await rows('webhook_deliveries')).map((t) => t.split('-')[2]),
+      [spanOf('RunActivity:recordPayment')],
     );
 
     // Log lines written while serving the callback and running the activities carry the trace id.

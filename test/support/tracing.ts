@@ -12,6 +12,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import type { Knex } from 'knex';
 import { decodeTime } from 'ulid';
 import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -45,6 +46,7 @@ const SIMULATOR_CLIENT = { clientId: 'pixflow-tracing-test', clientSecret: 'pixf
 
 export interface TracedStack {
   api: TestApi;
+  knex: Knex;
   receiver: Receiver;
   exporter: InMemorySpanExporter;
   /** Every JSON log line the stack's logger wrote. */
@@ -172,6 +174,7 @@ export async function startTracedStack(): Promise<TracedStack> {
 
     return {
       api,
+      knex,
       receiver,
       exporter,
       logLines,
