@@ -48,8 +48,8 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
     activities: deps.activities,
     interceptors: {
       activity: [...tracing.activityInterceptors, activityLogContext],
-      // Used when the worker bundles itself (the child failed); the child's bundle has them already.
-      workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+      // When the worker bundles itself (the child failed); the child's bundle has them already.
+      ...(code === undefined ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
     },
     sinks: tracing.sinks,
     // The SDK's default scales with the heap (thousands of runs): every open charge workflow would
