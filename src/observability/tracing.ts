@@ -28,26 +28,11 @@ import {
   type Attributes,
   type Span,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { Resource } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  type SpanExporter,
-  type SpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { Resource } from '@opentelemetry/resources';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
-import {
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-  makeWorkflowExporter,
-  type OpenTelemetrySinks,
-} from '@temporalio/interceptors-opentelemetry';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 
 const TRACER_NAME = 'pixflow';
 
@@ -60,6 +45,9 @@ export interface TracingSettings {
 export interface InstalledTracing {
   processor: SpanProcessor;
   resource: Resource;
+  clientInterceptors(): ClientInterceptors;
+  activityInterceptor: ActivityInterceptorsFactory;
+  sinks: InjectedSinks<OpenTelemetrySinks>;
   /** Exports what is buffered (a process about to stop calls it). */
   flush(): Promise<void>;
   /** Flushes, then unregisters everything `installTracing` registered. */
@@ -75,20 +63,45 @@ export function tracingActive(): boolean {
 
 /**
  * Registers the global provider over `processor` (a test passes an in-memory exporter's
- * SimpleSpanProcessor; `tracingFromConfig` a batch processor over OTLP). Once per process.
+ * SimpleSpanProcessor; `tracingFromConfig` a batch processor over OTLP). Once per process. The
+ * SDK is loaded here, not at start-up: a process with tracing off never loads it.
  */
-export function installTracing(opts: { serviceName: string; processor: SpanProcessor }): InstalledTracing {
+export async function installTracing(opts: {
+  serviceName: string;
+  processor: SpanProcessor;
+}): Promise<InstalledTracing> {
   if (installed) throw new Error('tracing is already installed in this process');
-  const resource = new Resource({ [ATTR_SERVICE_NAME]: opts.serviceName });
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [opts.processor] });
+  const [
+    { AsyncLocalStorageContextManager },
+    { W3CTraceContextPropagator },
+    { Resource },
+    sdk,
+    undiciModule,
+    semconv,
+    temporal,
+  ] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/instrumentation-undici'),
+    import('@opentelemetry/semantic-conventions'),
+    import('@temporalio/interceptors-opentelemetry'),
+  ]);
+  if (installed) throw new Error('tracing is already installed in this process');
+  const resource = new Resource({ [semconv.ATTR_SERVICE_NAME]: opts.serviceName });
+  const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: [opts.processor] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   provider.register({ contextManager, propagator: new W3CTraceContextPropagator() });
-  const undici = new UndiciInstrumentation();
+  const undici = new undiciModule.UndiciInstrumentation();
   undici.setTracerProvider(provider);
   undici.enable();
   const self: InstalledTracing = {
     processor: opts.processor,
     resource,
+    clientInterceptors: () => ({ workflow: [new temporal.OpenTelemetryWorkflowClientInterceptor()] }),
+    activityInterceptor: (ctx) => ({ inbound: new temporal.OpenTelemetryActivityInboundInterceptor(ctx) }),
+    sinks: { exporter: temporal.makeWorkflowExporter(opts.processor, resource) },
     flush: () => provider.forceFlush(),
     shutdown: async () => {
       if (installed !== self) return;
@@ -105,12 +118,21 @@ export function installTracing(opts: { serviceName: string; processor: SpanProce
 }
 
 /** The process's tracing as configured: nothing when off; an OTLP/HTTP batch exporter when on. */
-export function tracingFromConfig(settings: TracingSettings, exporter?: SpanExporter): InstalledTracing | undefined {
+export async function tracingFromConfig(
+  settings: TracingSettings,
+  exporter?: SpanExporter,
+): Promise<InstalledTracing | undefined> {
   if (settings.TRACING === 'off') return undefined;
   if (installed) return installed;
   const base = settings.OTEL_EXPORTER_OTLP_ENDPOINT ?? 'http://localhost:4318';
+  const [{ BatchSpanProcessor }, { OTLPTraceExporter }] = await Promise.all([
+    import('@opentelemetry/sdk-trace-base'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+  ]);
   const otlp = exporter ?? new OTLPTraceExporter({ url: `${base.replace(/\/+$/, '')}/v1/traces` });
-  return installTracing({ serviceName: settings.OTEL_SERVICE_NAME, processor: new BatchSpanProcessor(otlp) });
+  return (
+    installed ?? installTracing({ serviceName: settings.OTEL_SERVICE_NAME, processor: new BatchSpanProcessor(otlp) })
+  );
 }
 
 /** Flushes the installed provider, if any (before a process stops). */
@@ -182,25 +204,27 @@ export function traceHeaders(): Record<string, string> {
 
 /** Interceptors for a Temporal client: the caller's context travels in each start's and signal's headers. */
 export function temporalClientInterceptors(): ClientInterceptors | undefined {
-  if (!installed) return undefined;
-  return { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
+  return installed?.clientInterceptors();
 }
 
 /** The worker's share: the activity interceptor, and the sink through which workflow spans leave the sandbox. */
 export function workerTracing(): {
   activityInterceptors: ActivityInterceptorsFactory[];
   sinks: InjectedSinks<OpenTelemetrySinks>;
+  /** Workflow interceptor modules to bundle (workflows/tracing.ts when on). */
+  tracedWorkflows: boolean;
 } {
   const tracing = installed;
   if (!tracing) {
     // Workflows are traced only when their start or signal carried a context (workflows/tracing.ts);
     // a traced client in front of an untraced worker still sends one, so the sink must exist.
-    return { activityInterceptors: [], sinks: { exporter: { export: { fn: () => undefined } } } };
+    return {
+      activityInterceptors: [],
+      sinks: { exporter: { export: { fn: () => undefined } } },
+      tracedWorkflows: false,
+    };
   }
-  return {
-    activityInterceptors: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx) })],
-    sinks: { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) },
-  };
+  return { activityInterceptors: [tracing.activityInterceptor], sinks: tracing.sinks, tracedWorkflows: true };
 }
 
 export { SpanKind, SpanStatusCode };

@@ -63,7 +63,7 @@ export async function startApi(opts: {
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
   // Before the Temporal client is made: its interceptors depend on it (docs/operations.md "Tracing").
-  tracingFromConfig(config);
+  await tracingFromConfig(config);
   // The worker of `npm start` installed the runtime already (with its metrics); an API process of
   // its own installs it here, without metrics, for its native client.
   if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
@@ -198,7 +198,7 @@ export async function startWorker(opts: {
   progress?: Progress;
 }): Promise<RunningWorker> {
   const { config, logger, knex } = opts;
-  tracingFromConfig(config);
+  await tracingFromConfig(config);
   installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL, metricsAddress: config.TEMPORAL_METRICS_ADDRESS });
   const connection = await connectWorkerConnection(opts.temporalAddress, temporalSecurity(config));
   const worker = await createPixflowWorker({

@@ -25,10 +25,15 @@ export interface WorkerDeps {
 }
 
 export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
+  // Tracing (docs/operations.md "Tracing"): the activity interceptor, the workflow spans' sink and
+  // the workflow interceptor modules when it is on; the sink alone (a no-op) when off, and a bundle
+  // without the modules (they would add the OpenTelemetry SDK, about 9 MB resident, to every worker).
+  const tracing = workerTracing();
+  const interceptorModules = tracing.tracedWorkflows ? [...WORKFLOW_INTERCEPTOR_MODULES] : [];
   let code: string | undefined;
   deps.progress?.('workflows: bundling the workflow code');
   if (deps.bundleInChild) {
-    code = await bundleWorkflowsInChild().catch((err: unknown) => {
+    code = await bundleWorkflowsInChild(interceptorModules).catch((err: unknown) => {
       deps.logger.warn(
         { err: err instanceof Error ? err.message : String(err) },
         'workflow bundle child failed; bundling in-process',
@@ -37,9 +42,6 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
     });
   }
   deps.progress?.(`worker: polling task queue ${deps.taskQueue}`);
-  // Tracing (docs/operations.md "Tracing"): the activity interceptor and the workflow spans' sink
-  // when it is on; the sink alone (a no-op) when off.
-  const tracing = workerTracing();
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -49,7 +51,7 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
     interceptors: {
       activity: [...tracing.activityInterceptors, activityLogContext],
       // When the worker bundles itself (the child failed); the child's bundle has them already.
-      ...(code === undefined ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
+      ...(code === undefined ? { workflowModules: interceptorModules } : {}),
     },
     sinks: tracing.sinks,
     // The SDK's default scales with the heap (thousands of runs): every open charge workflow would

@@ -38,8 +38,8 @@ describe('tracing off by default (docs/operations.md "Tracing")', () => {
     assert.throws(() => loadConfig({ ...secrets, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), ConfigError);
   });
 
-  it('off registers nothing: no provider, no traceparent, no trace ids in log lines', () => {
-    assert.equal(tracingFromConfig(loadConfig(secrets)), undefined);
+  it('off registers nothing: no provider, no traceparent, no trace ids in log lines', async () => {
+    assert.equal(await tracingFromConfig(loadConfig(secrets)), undefined);
     assert.equal(tracingActive(), false);
     const lines: string[] = [];
     const logger = createLogger({

@@ -58,7 +58,7 @@ export interface TracedStack {
 
 export async function startTracedStack(): Promise<TracedStack> {
   const exporter = new InMemorySpanExporter();
-  const tracing: InstalledTracing = installTracing({
+  const tracing: InstalledTracing = await installTracing({
     serviceName: 'pixflow-test',
     processor: new SimpleSpanProcessor(exporter),
   });
