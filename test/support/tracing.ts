@@ -163,6 +163,12 @@ export async function startTracedStack(): Promise<TracedStack> {
       await terminateRunning(client, taskQueue);
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      const left: string[] = [];
+      for await (const wf of client.workflow.list({
+        query: `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`,
+      }))
+        left.push(wf.workflowId);
+      assert.deepEqual(left, [], 'no workflow of the traced stack is left running');
     });
 
     const dispatcher = services.webhookDispatcher;
