@@ -197,6 +197,15 @@ const envSchema = z.object({
   METRICS_PORT: intFrom(0, 0, 65535),
   /** When set, GET /metrics wants `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: optionalString,
+  /**
+   * OpenTelemetry tracing (docs/operations.md "Tracing"): `otlp` exports spans over OTLP/HTTP,
+   * `off` registers nothing. Unset: `otlp` when OTEL_EXPORTER_OTLP_ENDPOINT is set, else `off`.
+   */
+  TRACING: z.enum(['off', 'otlp', '']).optional(),
+  /** Base URL of the OTLP/HTTP collector; spans go to `<url>/v1/traces` (unset with TRACING=otlp: http://localhost:4318). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: urlString(['http:', 'https:']),
+  /** The `service.name` of every span. */
+  OTEL_SERVICE_NAME: optionalString.transform((v) => v ?? 'pixflow'),
   /** ACQUIRER_URL is pixflow's acquirer simulator (`npm run simulator`): the sandbox, said explicitly. */
   ACQUIRER_SANDBOX: boolFrom(false),
   /** `npm run simulator`: where it listens. */
@@ -213,7 +222,9 @@ const envSchema = z.object({
 
 export type Env = z.infer<typeof envSchema>;
 
-export interface Config extends Omit<Env, 'JWT_SECRET' | 'API_KEY_PEPPER' | 'ACQUIRER_CALLBACK_SECRET'> {
+export interface Config extends Omit<Env, 'JWT_SECRET' | 'API_KEY_PEPPER' | 'ACQUIRER_CALLBACK_SECRET' | 'TRACING'> {
+  /** Resolved: never unset. */
+  TRACING: 'off' | 'otlp';
   JWT_SECRET: string;
   API_KEY_PEPPER: string;
   ACQUIRER_CALLBACK_SECRET: string;
@@ -449,6 +460,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   const secret = (n: SecretName): string => e[n] ?? (generated as Record<SecretName, string>)[n];
   return {
     ...e,
+    TRACING: e.TRACING === undefined || e.TRACING === '' ? (e.OTEL_EXPORTER_OTLP_ENDPOINT ? 'otlp' : 'off') : e.TRACING,
     JWT_SECRET: secret('JWT_SECRET'),
     API_KEY_PEPPER: secret('API_KEY_PEPPER'),
     ACQUIRER_CALLBACK_SECRET: secret('ACQUIRER_CALLBACK_SECRET'),

@@ -18,6 +18,7 @@ import * as ledgerConstraints from '../../migrations/20261126100000_ledger_const
 import * as requestFingerprintsAndListCounts from '../../migrations/20261126110000_request_fingerprints_and_list_counts';
 import * as webhookSecretEncryption from '../../migrations/20261126130000_webhook_secret_encryption';
 import * as idempotencyKeyExpiry from '../../migrations/20261126140000_idempotency_key_expiry';
+import * as traceContext from '../../migrations/20261126150000_trace_context';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -39,6 +40,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261126110000_request_fingerprints_and_list_counts', requestFingerprintsAndListCounts],
   ['20261126130000_webhook_secret_encryption', webhookSecretEncryption],
   ['20261126140000_idempotency_key_expiry', idempotencyKeyExpiry],
+  ['20261126150000_trace_context', traceContext],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -1,7 +1,7 @@
 /**
  * The Koa application: cross-cutting middleware in a fixed order, then every route module.
  *
- *   request id → access log → errors → per-address rate limit → JSON body → router (guards per
+ *   trace span → request id → access log → errors → per-address rate limit → JSON body → router (guards per
  *   route) → 404/405
  *
  * `createApp` mounts the account and operator routes (auth, API keys, merchants, admin) over the
@@ -23,6 +23,7 @@ import { httpMetrics } from './middleware/metrics';
 import { errorHandler } from './middleware/errors';
 import { addressRateLimit, createRequestLimiters } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
+import { traceRequests } from './middleware/tracing';
 import { adminRoutes } from './routes/admin';
 import { adminAccessRoutes } from './routes/admin-access';
 import { apiKeyRoutes } from './routes/api-keys';
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.proxy = deps.trustProxy ?? config.TRUST_PROXY;
   // Only the entry our own proxy appended: anything to its left was written by the client.
   app.maxIpsCount = 1;
+  app.use(traceRequests());
   app.use(requestId(logger));
   app.use(requestLogContext());
   app.use(accessLog(logger));

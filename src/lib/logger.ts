@@ -5,6 +5,7 @@
  */
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { currentLogContext } from './log-context';
+import { activeTraceIds } from '../observability/tracing';
 
 export type { Logger };
 
@@ -47,9 +48,10 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     formatters: { level: (label) => ({ level: label }) },
     // The request id or workflow id of the work in progress (src/lib/log-context.ts).
     // Fields a child logger already binds (the request logger's reqId) are not repeated.
+    // With tracing on, the trace and span ids of the active span too (docs/operations.md "Tracing").
     mixin: (_merge, _level, logger) => {
-      const context = currentLogContext();
-      const keys = Object.keys(context) as Array<keyof typeof context>;
+      const context: Record<string, string | undefined> = { ...currentLogContext(), ...activeTraceIds() };
+      const keys = Object.keys(context);
       if (keys.length === 0) return {};
       const bound = logger.bindings();
       return Object.fromEntries(keys.filter((k) => !(k in bound)).map((k) => [k, context[k]]));

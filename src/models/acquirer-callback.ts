@@ -22,4 +22,6 @@ export class AcquirerCallback extends BaseModel {
   parkedAt!: Date | null;
   receivedAt!: Date;
   updatedAt!: Date;
+  /** W3C traceparent of the request that brought it (docs/operations.md "Tracing"); null when untraced. */
+  traceparent!: string | null;
 }

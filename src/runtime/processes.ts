@@ -40,6 +40,7 @@ import { reconcilePixKeyRegistrations } from '../services/pix-keys/reconciler';
 import { reconcileInfractionWorkflows } from '../services/med/reconciler';
 import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
 import { watchCallbackInbox } from '../observability/metrics';
+import { flushTracing, tracingFromConfig } from '../observability/tracing';
 import type { Progress } from '../process/progress';
 
 /** How often the API re-checks that every charge still owing something has its workflow. */
@@ -61,6 +62,8 @@ export async function startApi(opts: {
   acquirer: AcquirerHandle;
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
+  // Before the Temporal client is made: its interceptors depend on it (docs/operations.md "Tracing").
+  await tracingFromConfig(config);
   // The worker of `npm start` installed the runtime already (with its metrics); an API process of
   // its own installs it here, without metrics, for its native client.
   if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
@@ -176,6 +179,7 @@ export async function startApi(opts: {
       await temporal.close();
       await closeQrRenderer();
       await stopCacheInvalidation(knex);
+      await flushTracing().catch((err: unknown) => logger.warn({ err }, 'tracing flush failed'));
     },
   };
 }
@@ -194,6 +198,7 @@ export async function startWorker(opts: {
   progress?: Progress;
 }): Promise<RunningWorker> {
   const { config, logger, knex } = opts;
+  await tracingFromConfig(config);
   installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL, metricsAddress: config.TEMPORAL_METRICS_ADDRESS });
   const connection = await connectWorkerConnection(opts.temporalAddress, temporalSecurity(config));
   const worker = await createPixflowWorker({
@@ -219,6 +224,7 @@ export async function startWorker(opts: {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => undefined);
       await connection.close();
+      await flushTracing().catch((err: unknown) => logger.warn({ err }, 'tracing flush failed'));
     },
   };
 }

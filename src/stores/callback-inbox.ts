@@ -12,9 +12,15 @@ export { AcquirerCallback };
 export function callbackInboxStore(db: Db) {
   return {
     /** Inserts the callback unless (kind, externalId) is kept already; returns the kept row. */
-    async keep(kind: string, externalId: string, payload: unknown): Promise<AcquirerCallback> {
+    async keep(kind: string, externalId: string, payload: unknown, traceparent?: string): Promise<AcquirerCallback> {
       await db('acquirer_callbacks')
-        .insert({ id: newId('acb'), kind, external_id: externalId, payload: JSON.stringify(payload) })
+        .insert({
+          id: newId('acb'),
+          kind,
+          external_id: externalId,
+          payload: JSON.stringify(payload),
+          traceparent: traceparent ?? null,
+        })
         .onConflict(['kind', 'external_id'])
         .ignore();
       return (await AcquirerCallback.query(db).findOne({ kind, external_id: externalId })) as AcquirerCallback;

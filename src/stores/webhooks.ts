@@ -84,6 +84,8 @@ export function webhooksStore(db: Db) {
       merchantId: string;
       webhookIds: string[];
       payload: string;
+      /** W3C traceparent of the work recording the event (docs/operations.md "Tracing"). */
+      traceparent?: string;
     }): Promise<string[]> {
       const inserted = (await db('webhook_deliveries')
         .insert(
@@ -94,6 +96,7 @@ export function webhooksStore(db: Db) {
             merchant_id: d.merchantId,
             status: 'PENDING',
             payload: d.payload,
+            traceparent: d.traceparent ?? null,
           })),
         )
         .onConflict(['event_id', 'webhook_id'])
@@ -309,7 +312,7 @@ export function webhooksStore(db: Db) {
         .whereNull('workflow_started_at')
         .orderBy('created_at')
         .limit(limit)
-        .select('id', 'merchant_id', 'attempts')) as PendingDelivery[];
+        .select('id', 'merchant_id', 'attempts', 'traceparent')) as PendingDelivery[];
     },
 
     /** Every PENDING delivery after `after` in id order (keyset pages for the reconciler). */
@@ -319,7 +322,7 @@ export function webhooksStore(db: Db) {
         .where('id', '>', after)
         .orderBy('id')
         .limit(limit)
-        .select('id', 'merchant_id', 'attempts')) as PendingDelivery[];
+        .select('id', 'merchant_id', 'attempts', 'traceparent')) as PendingDelivery[];
     },
 
     async markWorkflowStarted(id: string): Promise<void> {
@@ -453,6 +456,7 @@ export interface PendingDelivery {
   id: string;
   merchant_id: string;
   attempts: number;
+  traceparent: string | null;
 }
 
 /** Where a delivery goes and the secrets that sign it (the previous one only within its overlap). */

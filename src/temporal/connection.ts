@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { Client, Connection, type ConnectionLike } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config';
+import { temporalClientInterceptors } from '../observability/tracing';
 
 /**
  * How to reach a secured Temporal: data only (PEM bytes, strings), so it can cross to the client
@@ -98,7 +99,9 @@ export async function connectTemporalClient(
   const connection: ConnectionLike = opts.native
     ? await NativeConnection.connect({ address, ...secured })
     : await Connection.connect({ address, ...secured });
-  const client = new Client({ connection, namespace });
+  // With tracing on, every start and signal carries the caller's trace (docs/operations.md "Tracing").
+  const interceptors = temporalClientInterceptors();
+  const client = new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) });
   return { client, connection, close: () => connection.close() };
 }
 

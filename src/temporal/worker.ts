@@ -5,8 +5,10 @@
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { Logger } from '../lib/logger';
+import { workerTracing } from '../observability/tracing';
 import { activityLogContext } from './activity-log-context';
 import { bundleWorkflowsInChild } from './workflow-bundle';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-interceptor-modules';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -23,10 +25,15 @@ export interface WorkerDeps {
 }
 
 export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
+  // Tracing (docs/operations.md "Tracing"): the activity interceptor, the workflow spans' sink and
+  // the workflow interceptor modules when it is on; the sink alone (a no-op) when off, and a bundle
+  // without the modules (they would add the OpenTelemetry SDK, about 9 MB resident, to every worker).
+  const tracing = workerTracing();
+  const interceptorModules = tracing.tracedWorkflows ? [...WORKFLOW_INTERCEPTOR_MODULES] : [];
   let code: string | undefined;
   deps.progress?.('workflows: bundling the workflow code');
   if (deps.bundleInChild) {
-    code = await bundleWorkflowsInChild().catch((err: unknown) => {
+    code = await bundleWorkflowsInChild(interceptorModules).catch((err: unknown) => {
       deps.logger.warn(
         { err: err instanceof Error ? err.message : String(err) },
         'workflow bundle child failed; bundling in-process',
@@ -41,7 +48,12 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     ...(code !== undefined ? { workflowBundle: { code } } : { workflowsPath: require.resolve('../../workflows') }),
     activities: deps.activities,
-    interceptors: { activity: [activityLogContext] },
+    interceptors: {
+      activity: [...tracing.activityInterceptors, activityLogContext],
+      // When the worker bundles itself (the child failed); the child's bundle has them already.
+      ...(code === undefined ? { workflowModules: interceptorModules } : {}),
+    },
+    sinks: tracing.sinks,
     // The SDK's default scales with the heap (thousands of runs): every open charge workflow would
     // stay resident. A bounded cache keeps the service's memory flat as open charges grow; an
     // evicted run replays its (short) history on its next task.

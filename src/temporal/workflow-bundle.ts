@@ -12,8 +12,8 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Resolves with the bundle's code. */
-export async function bundleWorkflowsInChild(): Promise<string> {
+/** Resolves with the bundle's code, with `interceptorModules` (workflow interceptor modules) bundled in. */
+export async function bundleWorkflowsInChild(interceptorModules: readonly string[] = []): Promise<string> {
   const ext = path.extname(__filename);
   const script = path.join(__dirname, `workflow-bundle-child${ext}`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-workflows-'));
@@ -21,7 +21,7 @@ export async function bundleWorkflowsInChild(): Promise<string> {
   try {
     // Under tsx (npm start) the child loads tsx too, resolved from the project's root.
     const loader = ext === '.ts' ? ['--import', 'tsx'] : [];
-    await run(process.execPath, [...loader, script, out], {
+    await run(process.execPath, [...loader, script, out, ...interceptorModules], {
       cwd: path.resolve(__dirname, '../..'),
       maxBuffer: 16 * 1024 * 1024,
       timeout: 300_000,

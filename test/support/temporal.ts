@@ -10,3 +10,10 @@
  *   );
  */
 export * from '@pixflow/embedded-temporal/testing';
+
+import { setWorkflowInterceptorModules } from '@pixflow/embedded-temporal/testing';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../src/temporal/workflow-interceptor-modules';
+
+// The one bundle of workflows/ per run carries the worker's interceptor modules, as in production
+// (tracing: a no-op for untraced runs; docs/operations.md "Tracing").
+setWorkflowInterceptorModules(require.resolve('../../workflows'), WORKFLOW_INTERCEPTOR_MODULES);

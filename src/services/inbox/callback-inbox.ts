@@ -25,6 +25,7 @@ import type { AcquirerCallback } from '../../models/acquirer-callback';
 import type { CallbackKind, CallbackStatus } from '../../contracts/statuses';
 import { callbackInboxStore } from '../../stores/callback-inbox';
 import { recordAudit, type Actor } from '../platform/audit';
+import { currentTraceparent, withTraceparent } from '../../observability/tracing';
 
 export type { CallbackKind };
 
@@ -159,7 +160,8 @@ export function createCallbackInbox(deps: {
 
   /** Keeps the callback once per (kind, externalId) and returns its row (the first delivery's). */
   async function keep(kind: CallbackKind, externalId: string, payload: unknown): Promise<AcquirerCallback> {
-    return callbackInboxStore(knex).keep(kind, externalId, payload);
+    // The first receipt's trace goes with the row: a later hand-off continues it (docs/operations.md "Tracing").
+    return callbackInboxStore(knex).keep(kind, externalId, payload, currentTraceparent());
   }
 
   /** Records what the handler said; `attempts` counts every try that did not finish the callback. */
@@ -200,7 +202,7 @@ export function createCallbackInbox(deps: {
     if (!handler || entry.status !== 'RECEIVED') return;
     let outcome: HandlerOutcome;
     try {
-      outcome = await handler(entry);
+      outcome = await withTraceparent(entry.traceparent, () => handler(entry));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       outcome =

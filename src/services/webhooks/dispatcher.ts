@@ -18,6 +18,7 @@ import type { Client as PgClient } from 'pg';
 import type { Logger } from '../../lib/logger';
 import type { WebhookDeliveryWorkflows } from '../../temporal/clients/webhook';
 import { DELIVERY_CHANNEL, webhooksStore, type PendingDelivery } from '../../stores/webhooks';
+import { withTraceparent } from '../../observability/tracing';
 
 type PendingRow = PendingDelivery;
 
@@ -57,8 +58,11 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
           // Marked only when this start created the run. An id already running is either being
           // marked by whoever started it, or is the previous run of a redelivered delivery still
           // closing: the row stays unmarked and the next poll starts the new run once it can.
-          if (await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 }))
-            await markStarted(r.id);
+          // In the trace of the work that recorded the event (docs/operations.md "Tracing").
+          const started = await withTraceparent(r.traceparent, () =>
+            workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 }),
+          );
+          if (started) await markStarted(r.id);
         }),
       );
     }
@@ -102,7 +106,9 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
     for (;;) {
       const rows = await webhooksStore(knex).pendingAfter(after, batchSize);
       for (const r of rows) {
-        if (await workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 })) {
+        const start = () =>
+          workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 });
+        if (await withTraceparent(r.traceparent, start)) {
           await markStarted(r.id);
           restarted++;
         }

@@ -10,6 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
 import { BlockedAddressError, isPublicAddress, urlHost } from './url';
+import { SpanKind, SpanStatusCode, inSpan, traceHeaders } from '../../observability/tracing';
 
 export interface WebhookPostInput {
   url: string;
@@ -35,7 +36,30 @@ export interface WebhookPostResult {
 /** Text columns refuse NUL; a receiver's bytes are stored as lossy UTF-8 without it. */
 const asStoredText = (buf: Buffer): string => buf.toString('utf8').replaceAll('\u0000', '');
 
+/**
+ * The POST in a client span (docs/operations.md "Tracing") whose `traceparent` goes to the
+ * receiver: Node's http module is not covered by the undici instrumentation. The span names the
+ * URL without its query, which may hold a merchant's token.
+ */
 export function postWebhook(input: WebhookPostInput): Promise<WebhookPostResult> {
+  const url = new URL(input.url);
+  return inSpan(
+    'POST',
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': 'POST', 'url.full': `${url.origin}${url.pathname}` },
+    },
+    async (span) => {
+      const result = await post({ ...input, headers: { ...input.headers, ...traceHeaders() } });
+      if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+      if (result.error !== null || (result.statusCode ?? 0) >= 400)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? `HTTP ${result.statusCode}` });
+      return result;
+    },
+  );
+}
+
+function post(input: WebhookPostInput): Promise<WebhookPostResult> {
   const started = Date.now();
   const url = new URL(input.url);
   const refused = preflight(url, input.requirePublicHttps);

@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { DELIVERY_CHANNEL, webhooksStore } from '../../stores/webhooks';
+import { currentTraceparent } from '../../observability/tracing';
 
 export { DELIVERY_CHANNEL };
 
@@ -35,5 +36,7 @@ export async function enqueueDeliveries(trx: Knex.Transaction, e: PublishedEvent
     merchantId: e.merchantId,
     webhookIds,
     payload: serialiseEnvelope(e),
+    // The outbox breaks the call chain: the row carries the trace on (docs/operations.md "Tracing").
+    traceparent: currentTraceparent(),
   });
 }

@@ -31,6 +31,7 @@ export const TEST_SERVER_LAUNCHER = path.resolve(__dirname, '../bin/embedded-tem
 
 let envPromise: Promise<TestWorkflowEnvironment> | undefined;
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
+const interceptorModulesByPath = new Map<string, readonly string[]>();
 let runtimeConfigured = false;
 
 /**
@@ -64,13 +65,27 @@ export function testEnv(): Promise<TestWorkflowEnvironment> {
   return envPromise;
 }
 
+/**
+ * Workflow interceptor modules to bundle with every bundle of `workflowsPath` (as the app's worker
+ * does), so a path still has one bundle per run whoever asks for it. Call before its first bundle.
+ */
+export function setWorkflowInterceptorModules(workflowsPath: string, modules: readonly string[]): void {
+  const key = path.resolve(workflowsPath);
+  if (bundles.has(key)) throw new Error(`${key} is bundled already: set its interceptor modules before`);
+  interceptorModulesByPath.set(key, modules);
+}
+
 /** Webpack bundle of a workflows module (file or directory), made once per path per run. */
 export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
   const key = path.resolve(workflowsPath);
   let b = bundles.get(key);
   if (!b) {
     configureRuntime();
-    b = bundleWorkflowCode({ workflowsPath: key, logger: new DefaultLogger('WARN') });
+    b = bundleWorkflowCode({
+      workflowsPath: key,
+      workflowInterceptorModules: [...(interceptorModulesByPath.get(key) ?? [])],
+      logger: new DefaultLogger('WARN'),
+    });
     bundles.set(key, b);
   }
   return b;
