@@ -1,11 +1,11 @@
 /**
  * Where a payment's time goes on its way to the merchant (docs/performance.md "Payment to
- * webhook: the timeline"): the production-shape stack of `bench/payments-webhooks.ts`, one payment
- * at a time, each timed hop by hop from the Temporal histories of its `charge-<id>` and
+ * webhook: the timeline"): the production-shape stack of `bench/payments-webhooks.ts`, payments made
+ * by C closed loops, each timed hop by hop from the Temporal histories of its `charge-<id>` and
  * `webhook-delivery-<id>` runs (the server's event times, one wall clock on this machine) between
  * the simulator's payment and the receiver's verified arrival.
  *
- *   npx tsx bench/payment-timeline.ts [--payments N]     (default 50; bounded, 127.0.0.1 only)
+ *   npx tsx bench/payment-timeline.ts [--payments N] [--concurrency C]   (defaults 50 and 1; bounded, 127.0.0.1 only)
  *
  * Prints the median and p90 of each hop, in milliseconds, and writes bench/results-timeline.json.
  */
@@ -13,11 +13,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
 import { migrateLatest } from '../src/db/migrate';
-import { startStack, waitUntil } from '../tools/harness/src/stack';
+import { startStack } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook } from '../tools/harness/src/client';
 import { startCountingReceiver } from '../tools/harness/src/receiver';
 
@@ -33,11 +33,12 @@ const ms = (e: HistoryEvent | undefined): number => {
 /** The hops, in order; each is the time from the previous mark to this one. */
 const HOPS = [
   'callback → charge run signalled',
-  '→ workflow task started',
-  '→ first activity scheduled',
-  '→ payment recorded (last activity completed)',
-  '→ delivery run started (outbox, NOTIFY, dispatcher)',
-  '→ delivery activity started',
+  '→ its workflow task started',
+  '→ recordPayment scheduled',
+  '→ recordPayment completed (payment, event, outbox row)',
+  '→ delivery run started (NOTIFY, dispatcher)',
+  '→ its workflow task started',
+  '→ delivery attempt scheduled',
   '→ receiver has the verified webhook',
 ] as const;
 
@@ -51,9 +52,18 @@ function first(events: HistoryEvent[], type: EventType, after = 0): HistoryEvent
 }
 
 async function main(): Promise<void> {
-  const i = process.argv.indexOf('--payments');
-  const payments = i > 0 ? Number(process.argv[i + 1]) : 50;
-  const { EventType } = (await import('@temporalio/proto')).temporal.api.enums.v1;
+  const arg = (name: string, dflt: number): number => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? Number(process.argv[i + 1]) : dflt;
+  };
+  const payments = arg('payments', 50);
+  // One level or several (`--concurrency 1,8`): each pays its own charges, one after the other.
+  const levels = String(process.argv[process.argv.indexOf('--concurrency') + 1] ?? '1')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
+  if (!process.argv.includes('--concurrency')) levels.splice(0, levels.length, 1);
+  const { EventType } = temporal.api.enums.v1;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-tl-'));
   fs.chmodSync(dir, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'pixflow_tl' });
@@ -74,78 +84,96 @@ async function main(): Promise<void> {
     const m = await readyMerchant(api.url, { fund: 1_000 });
     const hook = await registerWebhook(api.url, m.apiKey, receiver.url('/tl'), ['charge.paid']);
     receiver.expect('/tl', hook.secret);
-    const rows: number[][] = [];
-    for (let n = 0; n < payments; n++) {
-      const res = await call<{ charge: { id: string } }>(api.url, 'POST', '/v1/charges', {
-        token: m.apiKey,
-        body: { amount: 1_000 + n, description: `timeline ${n}` },
-      });
-      if (res.status !== 201) throw new Error(`charge: ${res.status} ${res.text}`);
-      const chargeId = res.body.charge.id;
-      const { txid } = (await knex('charges').where({ id: chargeId }).first('txid')) as { txid: string };
-      const t0 = Date.now();
-      await stack.simulator.control.payCob(txid);
-      await waitUntil(
-        () => receiver.received('/tl').some((d) => d.answered === 200 && d.data.chargeId === chargeId),
-        60_000,
-        `webhook of ${chargeId}`,
-        1,
+    const results = [];
+    for (const concurrency of levels) {
+      const charges: Array<{ chargeId: string; txid: string }> = [];
+      for (let n = 0; n < payments; n++) {
+        const res = await call<{ charge: { id: string } }>(api.url, 'POST', '/v1/charges', {
+          token: m.apiKey,
+          body: { amount: 1_000 + n, description: `timeline ${n}` },
+        });
+        if (res.status !== 201) throw new Error(`charge: ${res.status} ${res.text}`);
+        const chargeId = res.body.charge.id;
+        const { txid } = (await knex('charges').where({ id: chargeId }).first('txid')) as { txid: string };
+        charges.push({ chargeId, txid });
+      }
+      // `concurrency` closed loops pay the charges; histories are read once every payment arrived.
+      const paid: Array<{ chargeId: string; t0: number; deliveryId: string; at: number }> = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (next < charges.length) {
+            const { chargeId, txid } = charges[next++] as { chargeId: string; txid: string };
+            const arrival = receiver.arrival((d) => d.answered === 200 && d.data.chargeId === chargeId);
+            const t0 = Date.now();
+            await stack!.simulator.control.payCob(txid);
+            const d = await arrival;
+            paid.push({ chargeId, t0, deliveryId: d.deliveryId, at: d.at });
+          }
+        }),
       );
-      const delivered = receiver.received('/tl').find((d) => d.answered === 200 && d.data.chargeId === chargeId);
-      if (!delivered) throw new Error('no delivery');
-      const charge = await history(client, `charge-${chargeId}`);
-      const delivery = await history(client, `webhook-delivery-${delivered.deliveryId}`);
-      const signalled = first(charge, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, t0 - 1000);
-      const taskStarted = first(charge, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, ms(signalled));
-      const activityScheduled = first(charge, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, ms(taskStarted));
-      // The payment is recorded by the last activity completed before the delivery run starts.
-      const deliveryStarted = first(delivery, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
-      const completed = charge.filter(
-        (e) =>
-          e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
-          ms(e) >= ms(activityScheduled) &&
-          ms(e) <= ms(deliveryStarted),
+      const rows: number[][] = [];
+      for (const { chargeId, t0, deliveryId, at } of paid) {
+        const charge = await history(client, `charge-${chargeId}`);
+        const delivery = await history(client, `webhook-delivery-${deliveryId}`);
+        const signalled = first(charge, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, t0 - 1000);
+        const taskStarted = first(charge, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, ms(signalled));
+        const recordScheduled = charge.find(
+          (e) =>
+            e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+            e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordPayment',
+        );
+        const recorded = charge.find(
+          (e) =>
+            e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
+            String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(recordScheduled?.eventId),
+        );
+        const deliveryStarted = first(delivery, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
+        const deliveryTask = first(delivery, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
+        const attemptScheduled = first(delivery, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+        const marks = [
+          t0,
+          ms(signalled),
+          ms(taskStarted),
+          ms(recordScheduled),
+          ms(recorded),
+          ms(deliveryStarted),
+          ms(deliveryTask),
+          ms(attemptScheduled),
+          at,
+        ];
+        rows.push(marks.slice(1).map((t, k) => t - (marks[k] as number)));
+      }
+      const pct = (xs: number[], p: number): number => {
+        const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+        return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] ?? NaN;
+      };
+      const totals = rows.map((r) => r.reduce((a, b) => a + b, 0));
+      const result = {
+        payments,
+        concurrency,
+        hops: HOPS.map((hop, k) => ({
+          hop,
+          p50Ms: pct(
+            rows.map((r) => r[k] as number),
+            50,
+          ),
+          p90Ms: pct(
+            rows.map((r) => r[k] as number),
+            90,
+          ),
+        })),
+        totalP50Ms: pct(totals, 50),
+        totalP90Ms: pct(totals, 90),
+      };
+      for (const h of result.hops) console.log(`${h.hop.padEnd(56)} p50 ${h.p50Ms} ms  p90 ${h.p90Ms} ms`);
+      console.log(
+        `${'total (payment → verified webhook)'.padEnd(56)} p50 ${result.totalP50Ms} ms  p90 ${result.totalP90Ms} ms`,
       );
-      const recorded = completed[completed.length - 1];
-      const deliveryActivity = first(delivery, EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED);
-      const marks = [
-        t0,
-        ms(signalled),
-        ms(taskStarted),
-        ms(activityScheduled),
-        ms(recorded),
-        ms(deliveryStarted),
-        ms(deliveryActivity),
-        delivered.at,
-      ];
-      rows.push(marks.slice(1).map((t, k) => t - (marks[k] as number)));
+      console.log(`(${payments} payments, ${concurrency} at a time)`);
+      results.push(result);
     }
-    const pct = (xs: number[], p: number): number => {
-      const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-      return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] ?? NaN;
-    };
-    const totals = rows.map((r) => r.reduce((a, b) => a + b, 0));
-    const result = {
-      payments,
-      hops: HOPS.map((hop, k) => ({
-        hop,
-        p50Ms: pct(
-          rows.map((r) => r[k] as number),
-          50,
-        ),
-        p90Ms: pct(
-          rows.map((r) => r[k] as number),
-          90,
-        ),
-      })),
-      totalP50Ms: pct(totals, 50),
-      totalP90Ms: pct(totals, 90),
-    };
-    for (const h of result.hops) console.log(`${h.hop.padEnd(56)} p50 ${h.p50Ms} ms  p90 ${h.p90Ms} ms`);
-    console.log(
-      `${'total (payment → verified webhook)'.padEnd(56)} p50 ${result.totalP50Ms} ms  p90 ${result.totalP90Ms} ms`,
-    );
-    fs.writeFileSync(path.join(__dirname, 'results-timeline.json'), JSON.stringify(result, null, 2) + '\n');
+    fs.writeFileSync(path.join(__dirname, 'results-timeline.json'), JSON.stringify(results, null, 2) + '\n');
   } finally {
     await connection?.close();
     await stack?.stop();

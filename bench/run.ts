@@ -12,8 +12,11 @@
  *   5. A merchant's workflows listed by MerchantId over 100,000 runs in the embedded Temporal
  *      server, over gRPC and the UI's HTTP API (tools/embedded-temporal/bench/visibility.ts)
  *      → bench/results-visibility.json
+ *   6. Payment → webhook hop by hop, 1 and 8 payments at a time (bench/payment-timeline.ts)
+ *      → bench/results-timeline.json
  * The Temporal test server's own throughput benchmark: tools/embedded-temporal/bench.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { formatQrBench, runQrBench } from './qr';
@@ -42,6 +45,13 @@ async function main(): Promise<void> {
   const visibility = await runVisibilityBench({ runs: 100_000, merchants: 1000, iterations: 200 });
   console.log(formatVisibilityBench(visibility));
   fs.writeFileSync(path.join(__dirname, 'results-visibility.json'), `${JSON.stringify(visibility, null, 2)}\n`);
+  console.log('\n== Payment → webhook, hop by hop, 1 and 8 at a time ==');
+  const timeline = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'payment-timeline.ts'), '--payments', '300', '--concurrency', '1,8'],
+    { stdio: 'inherit' },
+  );
+  if (timeline.status !== 0) throw new Error(`bench/payment-timeline.ts exited with ${timeline.status}`);
 }
 
 main().catch((err: unknown) => {

@@ -28,6 +28,11 @@ export interface CountingReceiver {
   url(path: string): string;
   expect(path: string, secret: string, opts?: { failFirstAttempt?: boolean }): void;
   received(path?: string): Delivered[];
+  /**
+   * The first request (already kept or still to come) that `match` accepts: waits on arrivals, so a
+   * benchmark's wait costs nothing per poll (bounded by `timeoutMs`).
+   */
+  arrival(match: (d: Delivered) => boolean, timeoutMs?: number): Promise<Delivered>;
   /** Requests answered 2xx, by delivery id. */
   successesByDelivery(path?: string): Map<string, number>;
   close(): Promise<void>;
@@ -37,6 +42,7 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
   const routes = new Map<string, { secret: string; failFirstAttempt: boolean }>();
   const seenIds = new Set<string>();
   const all: Delivered[] = [];
+  const waiters = new Set<{ match: (d: Delivered) => boolean; resolve: (d: Delivered) => void }>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -66,7 +72,7 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
       if (!signatureValid) answered = 401;
       else if (route?.failFirstAttempt && !seenIds.has(deliveryId)) answered = 500;
       seenIds.add(deliveryId);
-      all.push({
+      const delivered: Delivered = {
         path,
         deliveryId,
         event: parsed.event ?? '',
@@ -74,7 +80,13 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
         signatureValid,
         answered,
         at: Date.now(),
-      });
+      };
+      all.push(delivered);
+      for (const w of waiters)
+        if (w.match(delivered)) {
+          waiters.delete(w);
+          w.resolve(delivered);
+        }
       res.writeHead(answered, { 'content-type': 'text/plain' }).end(answered === 200 ? 'ok' : 'no');
     });
   });
@@ -95,6 +107,24 @@ export async function startCountingReceiver(): Promise<CountingReceiver> {
     expect: (path, secret, opts = {}) =>
       void routes.set(path, { secret, failFirstAttempt: opts.failFirstAttempt === true }),
     received,
+    arrival(match, timeoutMs = 60_000) {
+      const kept = all.find(match);
+      if (kept) return Promise.resolve(kept);
+      return new Promise<Delivered>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`no matching webhook within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const waiter = {
+          match,
+          resolve: (d: Delivered) => {
+            clearTimeout(timer);
+            resolve(d);
+          },
+        };
+        waiters.add(waiter);
+      });
+    },
     successesByDelivery(path) {
       const m = new Map<string, number>();
       for (const d of received(path))

@@ -92,7 +92,15 @@ export async function waitUntil(
 }
 
 function spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // HARNESS_CPU_PROF_DIR=<dir>: every process of the stack writes a V8 CPU profile there when it
+  // exits (docs/performance.md "Running the benchmarks"), one folder per process (a file per thread).
+  const profDir = process.env.HARNESS_CPU_PROF_DIR;
+  const profile = profDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profDir, name)}`] : [];
+  const child = spawn(process.execPath, [...profile, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   const keep = (d: Buffer): void => {
     output.push(d.toString());
