@@ -8,15 +8,18 @@ import type {
   ExpireOutcome,
   ExpiryCaseNotice,
   PaymentNotice,
-  RecordPaymentOutcome,
+  RecordedPayment,
   RefundSettledNotice,
 } from '../workflows/charge-types';
 import type { ChargeLifecycle } from '../src/services/charges/lifecycle';
 
 export interface ChargeActivities {
   loadChargeSnapshot(chargeId: string): Promise<ChargeSnapshot>;
-  /** Applies a payment once per endToEndId: ledger credit with fee split, PAID, `charge.paid`. */
-  recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome>;
+  /**
+   * Applies a payment once per endToEndId: ledger credit with fee split, PAID, `charge.paid`; answers
+   * with the charge as it left it.
+   */
+  recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordedPayment>;
   /** A payment recordPayment could not apply: parked in the inbox with an operator alert. */
   parkPayment(chargeId: string, notice: PaymentNotice, reason: string): Promise<void>;
   /** What the acquirer says was paid on the charge's cob (`GET /cob/{txid}`). */
@@ -49,7 +52,9 @@ export function createChargeActivities(lifecycle: ChargeLifecycle): ChargeActivi
       const outcome = await lifecycle.recordPayment(chargeId, notice);
       // Counted once the transaction committed; a duplicate payment is not counted again.
       if (outcome.kind === 'paid') recordChargePaid(notice.amount);
-      return outcome;
+      // Read after the commit: should this read fail, the retried activity finds the payment
+      // applied (a duplicate) and reads again.
+      return { ...outcome, snapshot: await lifecycle.loadSnapshot(chargeId) };
     },
     parkPayment: (chargeId, notice, reason) => lifecycle.parkPayment(chargeId, notice, reason),
     paymentsAtAcquirer: (chargeId) => lifecycle.paymentsAtAcquirer(chargeId),

@@ -84,6 +84,13 @@ export type RecordPaymentOutcome =
    *  the money must go back to the payer. `refundId` names the refund created for it. */
   | { kind: 'not_payable'; refundId: string };
 
+/**
+ * What the `recordPayment` activity answers: the outcome and the charge as the payment left it, so
+ * the workflow needs no second activity to read it (docs/performance.md "Payment to webhook: the
+ * timeline"). `snapshot` is absent from results recorded before it existed.
+ */
+export type RecordedPayment = RecordPaymentOutcome & { snapshot?: ChargeSnapshot };
+
 export type ExpireOutcome = { kind: 'canceled' } | { kind: 'not_pending' };
 
 export interface ChargeWorkflowState {

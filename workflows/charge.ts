@@ -142,12 +142,12 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
   // continues a wait for the acquirer is already past its expiry.
   let expiryDeadline: number | undefined = expiryWait ? Date.now() : undefined;
   let settleDeadline: number | undefined;
-  const load = async (): Promise<ChargeSnapshot> => {
-    const s = await loadChargeSnapshot(input.chargeId);
+  const adopt = (s: ChargeSnapshot): ChargeSnapshot => {
     expiryDeadline ??= Date.now() + s.expiresInMs;
     if (s.settlesInMs !== null) settleDeadline ??= Date.now() + s.settlesInMs;
     return s;
   };
+  const load = async (): Promise<ChargeSnapshot> => adopt(await loadChargeSnapshot(input.chargeId));
   let snapshot: ChargeSnapshot = await load();
   let phase: ChargeWorkflowState['phase'] = 'awaiting_payment';
   /** Refunds sent to the acquirer and waiting for the outcome, with the next poll time. */
@@ -232,15 +232,20 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     while (payments.length > 0) {
       const notice = payments.shift() as PaymentNotice;
       applied.add(notice.endToEndId);
+      let after: ChargeSnapshot | undefined;
       try {
         const outcome = await recordPayment(input.chargeId, notice);
         if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
+        after = outcome.snapshot;
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;
         await parkPayment(input.chargeId, notice, failureMessage(err));
         parked.add(notice.endToEndId);
       }
-      snapshot = await load();
+      // The charge as the payment left it comes with the outcome; read it only when it did not
+      // (a parked payment, or a result recorded before outcomes carried it: such a history replays
+      // through the read it recorded). Deterministic either way: the recorded result decides.
+      snapshot = after ? adopt(after) : await load();
     }
 
     // 2. Refunds: send each to the acquirer once (idempotent on the refund id), then await the outcome.

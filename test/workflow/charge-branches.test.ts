@@ -165,6 +165,25 @@ describe('charge workflow (stubbed activities)', function () {
       await replay(history, handle.workflowId); // deterministic: the recorded history replays on a fresh worker
     });
 
+    it('a payment answered with the charge as it left it is not followed by a read: one activity fewer per payment', async () => {
+      const { stub } = chargeStubs((d) => ({
+        recordPayment: async (id, n) => ({
+          ...(await d.recordPayment(id, n)),
+          snapshot: await d.loadChargeSnapshot(id),
+        }),
+      }));
+      const { result, history, handle } = await runCharge(stub, async (h) => {
+        await ready(h);
+        await h.signal(paymentReceivedSignal, notice('E1'));
+      });
+      assert.deepEqual(result, { ok: true, value: { phase: 'done', chargeStatus: 'PAID', openRefunds: [] } });
+      // The read at the start, then the payment and the settlement: no read between them.
+      assert.deepEqual(stub.names().slice(0, 3), ['loadChargeSnapshot', 'recordPayment', 'settleCharge']);
+      // The settlement deadline still comes from the snapshot the payment answered with.
+      assert.deepEqual(seconds(timersStarted(history)), [EXPIRES_IN / 1000, SETTLES_IN / 1000]);
+      await replay(history, handle.workflowId);
+    });
+
     it('a payment signalled twice (a repeated callback) is recorded as a duplicate: no refund, one settlement', async () => {
       const { stub } = chargeStubs();
       const { result } = await runCharge(stub, async (h) => {
