@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Execution } from '../execution';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../logger';
 import type { Handler } from '../rpc/grpc';
 import { encodeMessage, temporal, type HistoryEvent } from '../proto';
@@ -80,7 +81,12 @@ export interface JournalStats {
   fsyncs: number;
   bytes: number;
   events: number;
+  /** The longest write + fdatasync of one commit, in ms: every answer of that commit waited for it. */
+  slowestCommitMs: number;
 }
+
+/** A commit slower than this is logged: the RPCs it answers all waited that long (README "Durable state"). */
+const SLOW_COMMIT_MS = 250;
 
 function record(kind: number, body: Buffer): Buffer {
   const head = Buffer.allocUnsafe(5);
@@ -247,7 +253,7 @@ export class Journal {
   private inFlight: Promise<void> | null = null;
   private waiters: { resolve: () => void; reject: (err: unknown) => void }[] = [];
   private closed = false;
-  readonly stats: JournalStats = { commits: 0, fsyncs: 0, bytes: 0, events: 0 };
+  readonly stats: JournalStats = { commits: 0, fsyncs: 0, bytes: 0, events: 0, slowestCommitMs: 0 };
 
   private constructor(
     readonly file: string,
@@ -454,6 +460,7 @@ export class Journal {
     const locating = this.locating;
     this.locating = [];
     for (const l of locating) this.writing.add(l.run);
+    const began = performance.now();
     const flight = new Promise<void>((resolve, reject) => {
       fs.write(this.fd, data, 0, data.length, null, (err) => {
         if (err) return reject(err);
@@ -463,6 +470,14 @@ export class Journal {
     this.inFlight = flight;
     flight.then(
       () => {
+        const tookMs = performance.now() - began;
+        if (tookMs > this.stats.slowestCommitMs) this.stats.slowestCommitMs = tookMs;
+        if (tookMs > SLOW_COMMIT_MS) {
+          this.logger.warn(
+            { ms: Math.round(tookMs), bytes: data.length, waiting: waiters.length },
+            'journal: slow commit (write + fdatasync); its answers waited for it',
+          );
+        }
         this.stats.commits++;
         this.stats.fsyncs++;
         this.stats.bytes += data.length;
