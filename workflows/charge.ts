@@ -148,17 +148,45 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     return s;
   };
   const load = async (): Promise<ChargeSnapshot> => adopt(await loadChargeSnapshot(input.chargeId));
-  let snapshot: ChargeSnapshot = await load();
+  /** End-to-end ids this run has applied, so a payment the acquirer reports again is not re-queued. */
+  const applied = new Set<string>();
+  /** Payments of this charge parked for an operator: paid at the acquirer, so the charge never expires. */
+  const parked = new Set<string>();
+
+  /**
+   * Records one payment (or parks it for an operator, never drops it) and answers with the charge
+   * as the payment left it: it comes with the outcome, and is read only when it did not (a parked
+   * payment, or a result recorded before outcomes carried it: such a history replays through the
+   * read it recorded; the recorded result decides, so either way is deterministic).
+   */
+  const takePayment = async (notice: PaymentNotice): Promise<ChargeSnapshot> => {
+    applied.add(notice.endToEndId);
+    let after: ChargeSnapshot | undefined;
+    try {
+      const outcome = await recordPayment(input.chargeId, notice);
+      if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
+      after = outcome.snapshot;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      await parkPayment(input.chargeId, notice, failureMessage(err));
+      parked.add(notice.endToEndId);
+    }
+    return after ? adopt(after) : await load();
+  };
+
+  // Registered first: a payment that started this run (signal-with-start) is delivered here at
+  // once, so it is recorded before anything else and answers with the charge, with no read ahead
+  // of it (docs/performance.md "Payment to webhook: the timeline"). `patched`: runs recorded
+  // before this read the charge first, and replay so.
+  setHandler(paymentReceivedSignal, (p) => void payments.push(p));
+  const startedByPayment = payments.length > 0 && patched('charge-records-a-starting-payment-first');
+  let snapshot: ChargeSnapshot = startedByPayment ? await takePayment(payments.shift() as PaymentNotice) : await load();
   let phase: ChargeWorkflowState['phase'] = 'awaiting_payment';
   /** Refunds sent to the acquirer and waiting for the outcome, with the next poll time. */
   const openRefunds = new Map<string, number>();
   /** Polls made per refund, carried across continue-as-new. */
   const refundPolls = new Map<string, number>(Object.entries(input.refundPolls ?? {}));
   let pollsThisRun = 0;
-  /** End-to-end ids this run has applied, so a payment the acquirer reports again is not re-queued. */
-  const applied = new Set<string>();
-  /** Payments of this charge parked for an operator: paid at the acquirer, so the charge never expires. */
-  const parked = new Set<string>();
   const pollDelay = (refundId: string): number =>
     Math.min(REFUND_POLL_FIRST_MS * 2 ** (refundPolls.get(refundId) ?? 0), REFUND_POLL_MAX_MS);
   const dropRefund = (refundId: string): void => {
@@ -166,7 +194,6 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     refundPolls.delete(refundId);
   };
 
-  setHandler(paymentReceivedSignal, (p) => void payments.push(p));
   setHandler(cancelRequestedSignal, () => void (cancelRequested = true));
   setHandler(refundRequestedSignal, ({ refundId }) => void refundRequests.push(refundId));
   setHandler(refundSettledSignal, (r) => void refundResults.set(r.refundId, r));
@@ -222,31 +249,17 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     }
   };
 
-  for (const refundId of snapshot.openRefundIds) refundRequests.push(refundId);
+  // The charge's open refunds are taken up; one the starting payment has just queued (it could not
+  // be taken: its money goes back) is in the snapshot too and is queued once.
+  for (const refundId of snapshot.openRefundIds)
+    if (!startedByPayment || !refundRequests.includes(refundId)) refundRequests.push(refundId);
 
   for (;;) {
     phase = currentPhase(snapshot, openRefunds.size + refundRequests.length);
 
     // 1. Payments: the first valid one pays the charge; any other goes back to the payer. One that
     //    cannot be applied is parked with an operator alert, never dropped.
-    while (payments.length > 0) {
-      const notice = payments.shift() as PaymentNotice;
-      applied.add(notice.endToEndId);
-      let after: ChargeSnapshot | undefined;
-      try {
-        const outcome = await recordPayment(input.chargeId, notice);
-        if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
-        after = outcome.snapshot;
-      } catch (err) {
-        if (!(err instanceof ActivityFailure)) throw err;
-        await parkPayment(input.chargeId, notice, failureMessage(err));
-        parked.add(notice.endToEndId);
-      }
-      // The charge as the payment left it comes with the outcome; read it only when it did not
-      // (a parked payment, or a result recorded before outcomes carried it: such a history replays
-      // through the read it recorded). Deterministic either way: the recorded result decides.
-      snapshot = after ? adopt(after) : await load();
-    }
+    while (payments.length > 0) snapshot = await takePayment(payments.shift() as PaymentNotice);
 
     // 2. Refunds: send each to the acquirer once (idempotent on the refund id), then await the outcome.
     while (refundRequests.length > 0) {

@@ -184,6 +184,30 @@ describe('charge workflow (stubbed activities)', function () {
       await replay(history, handle.workflowId);
     });
 
+    it('a run started by its payment (signal-with-start) records it before any read, and replays', async () => {
+      const { stub } = chargeStubs((d) => ({
+        recordPayment: async (id, n) => ({
+          ...(await d.recordPayment(id, n)),
+          snapshot: await d.loadChargeSnapshot(id),
+        }),
+      }));
+      const { result, history, workflowId } = await withStubWorker(stub.activities, async (ctx) => {
+        const h = await ctx.client.workflow.signalWithStart(chargeWorkflow, {
+          taskQueue: ctx.taskQueue,
+          workflowId: ctx.workflowId,
+          args: [{ chargeId: 'ch-1' }],
+          signal: paymentReceivedSignal,
+          signalArgs: [notice('E1')],
+        });
+        return { result: await h.result(), history: await h.fetchHistory(), workflowId: ctx.workflowId };
+      });
+      assert.deepEqual(result, { phase: 'done', chargeStatus: 'PAID', openRefunds: [] });
+      // The payment is the run's first activity; the charge comes with its outcome.
+      assert.deepEqual(stub.names().slice(0, 2), ['recordPayment', 'settleCharge']);
+      assert.deepEqual(stub.of('recordPayment')[0].args, ['ch-1', notice('E1')]);
+      await replay(history, workflowId);
+    });
+
     it('a payment signalled twice (a repeated callback) is recorded as a duplicate: no refund, one settlement', async () => {
       const { stub } = chargeStubs();
       const { result } = await runCharge(stub, async (h) => {
