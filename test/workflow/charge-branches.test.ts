@@ -34,6 +34,7 @@ import {
   timersStarted,
   withStubWorker,
   type Recorder,
+  type StubContext,
 } from '../support/stub-activities';
 import type { WorkerContext } from '../support/temporal';
 
@@ -139,6 +140,22 @@ async function runCharge(
 /** Names of the calls, without the snapshot reads between steps. */
 const steps = (stub: Recorder<ChargeActivities>): string[] => stub.names().filter((n) => n !== 'loadChargeSnapshot');
 
+/** Starts `charge-ch-1` by its payment (signal-with-start), as the acquirer's callback does. */
+function startedByPayment(ctx: StubContext, payment: PaymentNotice) {
+  return ctx.client.workflow.signalWithStart(chargeWorkflow, {
+    taskQueue: ctx.taskQueue,
+    workflowId: ctx.workflowId,
+    args: [{ chargeId: 'ch-1' }],
+    signal: paymentReceivedSignal,
+    signalArgs: [payment],
+  });
+}
+
+/** recordPayment as the real activity answers: the outcome with the charge as the payment left it. */
+const answeringWithTheCharge = (d: ChargeActivities): Partial<ChargeActivities> => ({
+  recordPayment: async (id, n) => ({ ...(await d.recordPayment(id, n)), snapshot: await d.loadChargeSnapshot(id) }),
+});
+
 describe('charge workflow (stubbed activities)', function () {
   this.timeout(60_000);
 
@@ -166,12 +183,7 @@ describe('charge workflow (stubbed activities)', function () {
     });
 
     it('a payment answered with the charge as it left it is not followed by a read: one activity fewer per payment', async () => {
-      const { stub } = chargeStubs((d) => ({
-        recordPayment: async (id, n) => ({
-          ...(await d.recordPayment(id, n)),
-          snapshot: await d.loadChargeSnapshot(id),
-        }),
-      }));
+      const { stub } = chargeStubs(answeringWithTheCharge);
       const { result, history, handle } = await runCharge(stub, async (h) => {
         await ready(h);
         await h.signal(paymentReceivedSignal, notice('E1'));
@@ -185,20 +197,9 @@ describe('charge workflow (stubbed activities)', function () {
     });
 
     it('a run started by its payment (signal-with-start) records it before any read, and replays', async () => {
-      const { stub } = chargeStubs((d) => ({
-        recordPayment: async (id, n) => ({
-          ...(await d.recordPayment(id, n)),
-          snapshot: await d.loadChargeSnapshot(id),
-        }),
-      }));
+      const { stub } = chargeStubs(answeringWithTheCharge);
       const { result, history, workflowId } = await withStubWorker(stub.activities, async (ctx) => {
-        const h = await ctx.client.workflow.signalWithStart(chargeWorkflow, {
-          taskQueue: ctx.taskQueue,
-          workflowId: ctx.workflowId,
-          args: [{ chargeId: 'ch-1' }],
-          signal: paymentReceivedSignal,
-          signalArgs: [notice('E1')],
-        });
+        const h = await startedByPayment(ctx, notice('E1'));
         return { result: await h.result(), history: await h.fetchHistory(), workflowId: ctx.workflowId };
       });
       assert.deepEqual(result, { phase: 'done', chargeStatus: 'PAID', openRefunds: [] });
@@ -577,13 +578,7 @@ describe('charge workflow (stubbed activities)', function () {
       const late = await withStubWorker(
         stub.activities,
         async (ctx) => {
-          const h = await ctx.client.workflow.signalWithStart(chargeWorkflow, {
-            taskQueue: ctx.taskQueue,
-            workflowId: ctx.workflowId,
-            args: [{ chargeId: 'ch-1' }],
-            signal: paymentReceivedSignal,
-            signalArgs: [notice('E5')],
-          });
+          const h = await startedByPayment(ctx, notice('E5'));
           return h.result();
         },
         handle.workflowId,
