@@ -99,9 +99,9 @@ export function withdrawalsStore(db: Db) {
         .returning(COLUMNS)) as WithdrawalRow[];
     },
 
-    /** Takes back a row this transaction inserted, when its debit was refused (no funds). */
-    async deleteUncommitted(id: string): Promise<void> {
-      await db('withdrawals').where({ id }).delete();
+    /** Takes back rows this transaction inserted, when their debits were refused (no funds). */
+    async deleteUncommitted(ids: readonly string[]): Promise<void> {
+      await db('withdrawals').whereIn('id', ids).delete();
     },
 
     /**

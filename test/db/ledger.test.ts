@@ -291,6 +291,72 @@ describe('ledger', () => {
     });
   });
 
+  describe("postBatch: one merchant's movements together", () => {
+    const debit = (m: string, amount: number): ledger.PostInput => ({
+      reference: `withdrawal:${newId('wd')}:debit`,
+      kind: 'withdrawal_debit',
+      merchantId: m,
+      postings: [
+        { kind: 'available', amount: -amount },
+        { kind: 'in_transit', amount },
+      ],
+    });
+
+    it('decides in arrival order against the running balance; a refused one leaves no trace', async () => {
+      const m = await newMerchantId(knex);
+      await fundMerchant(knex, m, 1_000);
+      const replayed = debit(m, 100);
+      await ledger.post(knex, replayed);
+      // 900 left: 500 fits, 600 does not, 400 fits, 1 does not, the replay posts nothing.
+      const inputs = [debit(m, 500), debit(m, 600), replayed, debit(m, 400), debit(m, 1)];
+      const outcomes = await ledger.postBatch(knex, m, inputs);
+      const seen = outcomes.map((o) =>
+        'refused' in o
+          ? `refused ${o.refused.requested}`
+          : `${o.posted.created ? 'posted' : 'replay'} ${o.balancesAfter.get('available')}`,
+      );
+      assert.deepEqual(seen, ['posted 400', 'refused 600', 'replay 400', 'posted 0', 'refused 1']);
+      const refused = outcomes[1] as { refused: ledger.InsufficientFundsError };
+      assert.ok(refused.refused instanceof ledger.InsufficientFundsError);
+      assert.equal(refused.refused.account, 'available');
+      assert.deepEqual(await ledger.getAccounts(knex, m), { available: 0, in_transit: 1_000, adjustments: -1_000 });
+      // The funding, the earlier debit and the two new ones: the refused references are free again.
+      const refs = (await knex('ledger_transactions').where({ merchant_id: m }).pluck('reference')) as string[];
+      assert.equal(refs.length, 4);
+      for (const i of [1, 4]) assert.ok(!refs.includes(inputs[i]!.reference));
+      await assertBooksBalance(knex, m);
+    });
+
+    it('two batches of one merchant racing with shared references post each reference once, never overdrawing', async () => {
+      const m = await newMerchantId(knex);
+      await fundMerchant(knex, m, 3_000);
+      const inputs = Array.from({ length: 40 }, () => debit(m, 100));
+      // Overlapping halves, in opposite orders, all at once.
+      const a = inputs.slice(0, 30);
+      const b = inputs.slice(10).reverse();
+      const [ra, rb] = await Promise.all([ledger.postBatch(knex, m, a), ledger.postBatch(knex, m, b)]);
+      const created = [...ra, ...rb].filter((o) => 'posted' in o && o.posted.created).length;
+      assert.equal(created, 30, 'funds for 30 of the 40 distinct debits');
+      const posted = (await knex('ledger_transactions')
+        .where({ merchant_id: m, kind: 'withdrawal_debit' })
+        .pluck('reference')) as string[];
+      assert.equal(new Set(posted).size, posted.length);
+      assert.equal(posted.length, 30);
+      assert.deepEqual(await ledger.getAccounts(knex, m), { available: 0, in_transit: 3_000, adjustments: -3_000 });
+      await assertBooksBalance(knex, m);
+    });
+
+    it("refuses a reference twice in one batch, or another merchant's movement, before writing anything", async () => {
+      const m = await newMerchantId(knex);
+      const other = await newMerchantId(knex);
+      await fundMerchant(knex, m, 1_000);
+      const twice = debit(m, 10);
+      await assert.rejects(ledger.postBatch(knex, m, [twice, twice]), ledger.LedgerInvariantError);
+      await assert.rejects(ledger.postBatch(knex, m, [debit(m, 10), debit(other, 10)]), ledger.LedgerInvariantError);
+      assert.deepEqual(await ledger.getAccounts(knex, m), { available: 1_000, adjustments: -1_000 });
+    });
+  });
+
   describe('movements', () => {
     it('withdrawal: debit, then completed (money left) or failed (back to available), first outcome wins', async () => {
       const m = await newMerchantId(knex);

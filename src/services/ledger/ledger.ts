@@ -77,12 +77,12 @@ export class LedgerInvariantError extends Error {
 }
 
 /**
- * A transaction of its own, or a savepoint inside the caller's: a refused debit then undoes only
- * this movement (no orphan transaction row burning the reference), and the caller's transaction
- * stays usable if it chooses to catch the error.
+ * The caller's transaction, or one of its own when `db` is not a transaction. No savepoint is
+ * needed: a refused movement writes nothing that stays (its transaction row is taken back in the
+ * same statement round as the postings are written), so the caller's transaction stays usable.
  */
 function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(fn);
+  return 'isTransaction' in db && db.isTransaction ? fn(db as Knex.Transaction) : db.transaction(fn);
 }
 
 function validate(input: PostInput): void {
@@ -101,63 +101,176 @@ function validate(input: PostInput): void {
 
 /**
  * Posts one balanced transaction, once per reference. Runs inside `db` when it is a transaction
- * (so callers can post together with their own writes; a savepoint isolates a refused debit),
- * else in a transaction of its own. A debit below zero of any non-negative account throws
- * InsufficientFundsError and changes nothing.
+ * (so callers can post together with their own writes), else in a transaction of its own. A debit
+ * below zero of any non-negative account throws InsufficientFundsError and changes nothing.
  */
 export async function post(db: Db, input: PostInput): Promise<PostResult> {
-  validate(input);
-  return inTransaction(db, async (trx) => {
-    const id = newId('ltx');
-    // The unique reference is the idempotency gate. A concurrent duplicate waits here for the
-    // first to commit and then finds the conflict; read-then-write would let both through.
-    const inserted = await trx('ledger_transactions')
-      .insert({
-        id,
-        reference: input.reference,
-        kind: input.kind,
-        merchant_id: input.merchantId,
-        description: input.description ?? null,
-        metadata: input.metadata ? JSON.stringify(input.metadata) : null,
-      })
-      .onConflict('reference')
-      .ignore()
-      .returning('id');
-    if (inserted.length === 0) {
-      const existing = (await trx('ledger_transactions').where({ reference: input.reference }).first('id', 'kind')) as {
-        id: string;
-        kind: string;
-      };
-      return { transactionId: existing.id, kind: existing.kind, created: false };
-    }
-
-    // Lock accounts in one global order (kind name, as PostgreSQL's `order by kind` sorts these
-    // ASCII names) so two movements of one merchant never deadlock.
-    const ordered = [...input.postings].sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
-    const rows: Array<{ transaction_id: string; account_id: string; amount: number }> = [];
-    for (const p of ordered) {
-      const accountId = await ensureAccount(trx, input.merchantId, p.kind);
-      const q = trx('ledger_accounts').where({ id: accountId });
-      if (p.amount < 0 && !SIGNED_KINDS.has(p.kind)) q.andWhere('balance', '>=', -p.amount);
-      const updated = await q.update({ balance: trx.raw('balance + ?', [p.amount]), updated_at: trx.fn.now() });
-      if (updated === 0) throw new InsufficientFundsError(input.merchantId, p.kind, -p.amount);
-      rows.push({ transaction_id: id, account_id: accountId, amount: p.amount });
-    }
-    await trx('ledger_postings').insert(rows);
-    return { transactionId: id, kind: input.kind, created: true };
-  });
+  const [outcome] = await postBatch(db, input.merchantId, [input]);
+  if (!outcome) throw new LedgerInvariantError('a batch of one posting answered nothing');
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome.posted;
 }
 
-async function ensureAccount(trx: Knex.Transaction, merchantId: string, kind: LedgerAccountKind): Promise<string> {
-  const found = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).first('id')) as
-    { id: string } | undefined;
-  if (found) return found.id;
+/** What one movement of a batch came to. */
+export type BatchOutcome =
+  | {
+      posted: PostResult;
+      /** The balances of the accounts the batch locked, right after this movement. */
+      balancesAfter: ReadonlyMap<LedgerAccountKind, number>;
+    }
+  | { refused: InsufficientFundsError };
+
+interface LockedAccount {
+  id: string;
+  kind: LedgerAccountKind;
+  balance: number;
+}
+
+/** The merchant's accounts of `kinds`, locked FOR UPDATE in kind order, created when missing. */
+async function lockAccounts(
+  trx: Knex.Transaction,
+  merchantId: string,
+  kinds: readonly LedgerAccountKind[],
+): Promise<Map<LedgerAccountKind, LockedAccount>> {
+  const read = async () =>
+    new Map(
+      (
+        (await trx('ledger_accounts')
+          .where({ merchant_id: merchantId })
+          .whereIn('kind', kinds)
+          .orderBy('kind') // PostgreSQL locks the rows in this order (LockRows above the sort)
+          .forUpdate()
+          .select('id', 'kind', 'balance')) as LockedAccount[]
+      ).map((a) => [a.kind, a]),
+    );
+  const found = await read();
+  const missing = kinds.filter((k) => !found.has(k));
+  if (missing.length === 0) return found;
   await trx('ledger_accounts')
-    .insert({ id: newId('acc'), merchant_id: merchantId, kind, balance: 0 })
+    .insert(missing.map((kind) => ({ id: newId('acc'), merchant_id: merchantId, kind, balance: 0 })))
     .onConflict(['merchant_id', 'kind'])
     .ignore();
-  const row = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).first('id')) as { id: string };
-  return row.id;
+  return read();
+}
+
+/**
+ * Posts the movements of one merchant together, in arrival order, as if each were posted alone
+ * one after the other, in a handful of statements whatever their number (docs/performance.md
+ * "One merchant's payouts"):
+ *
+ * 1. every new reference's transaction row in one INSERT … ON CONFLICT DO NOTHING: the unique
+ *    reference is the idempotency gate, so a concurrent duplicate waits here for the first to
+ *    commit and then finds the conflict (read-then-write would let both through); a reference
+ *    posted before is a replay (`created: false`, its first kind);
+ * 2. the accounts the new movements touch, locked in one statement in the one global lock order
+ *    (kind name), so two batches or movements of one merchant never deadlock;
+ * 3. each movement decided in order against the running balances: one that would take a
+ *    non-negative account below zero is refused (InsufficientFundsError, for it alone) and its
+ *    transaction row is taken back; the others move the balances;
+ * 4. one UPDATE for every balance, one INSERT for every posting.
+ *
+ * The database backs each rule at commit (CHECK balance ≥ 0, zero sum, balance = its postings).
+ * A reference given twice in one batch is a caller's bug: LedgerInvariantError, nothing posted.
+ */
+export async function postBatch(db: Db, merchantId: string, inputs: readonly PostInput[]): Promise<BatchOutcome[]> {
+  const seen = new Set<string>();
+  for (const input of inputs) {
+    validate(input);
+    if (input.merchantId !== merchantId)
+      throw new LedgerInvariantError(`${input.reference} is not a movement of merchant ${merchantId}`);
+    if (seen.has(input.reference)) throw new LedgerInvariantError(`${input.reference} is twice in one batch`);
+    seen.add(input.reference);
+  }
+  if (inputs.length === 0) return [];
+  return inTransaction(db, async (trx) => {
+    // 1. The idempotency gate, in reference order (two batches never wait on each other crosswise).
+    const ids = new Map(inputs.map((i) => [i.reference, newId('ltx')]));
+    const byReference = [...inputs].sort((a, b) =>
+      a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0,
+    );
+    const inserted = new Set(
+      (
+        (await trx('ledger_transactions')
+          .insert(
+            byReference.map((i) => ({
+              id: ids.get(i.reference),
+              reference: i.reference,
+              kind: i.kind,
+              merchant_id: merchantId,
+              description: i.description ?? null,
+              metadata: i.metadata ? JSON.stringify(i.metadata) : null,
+            })),
+          )
+          .onConflict('reference')
+          .ignore()
+          .returning('reference')) as Array<{ reference: string }>
+      ).map((r) => r.reference),
+    );
+    const replayed = inputs.filter((i) => !inserted.has(i.reference)).map((i) => i.reference);
+    const earlier = new Map(
+      replayed.length === 0
+        ? []
+        : (
+            (await trx('ledger_transactions')
+              .whereIn('reference', replayed)
+              .select('id', 'kind', 'reference')) as Array<{
+              id: string;
+              kind: string;
+              reference: string;
+            }>
+          ).map((r) => [r.reference, r]),
+    );
+
+    // 2. The accounts the new movements touch, locked.
+    const kinds = [
+      ...new Set(inputs.filter((i) => inserted.has(i.reference)).flatMap((i) => i.postings.map((p) => p.kind))),
+    ].sort();
+    const accounts =
+      kinds.length === 0 ? new Map<LedgerAccountKind, LockedAccount>() : await lockAccounts(trx, merchantId, kinds);
+    const balances = new Map([...accounts].map(([kind, a]) => [kind, a.balance]));
+
+    // 3. Each movement in arrival order.
+    const refusedIds: string[] = [];
+    const postings: Array<{ transaction_id: string; account_id: string; amount: number }> = [];
+    const outcomes = inputs.map((input): BatchOutcome => {
+      const before = earlier.get(input.reference);
+      if (before)
+        return {
+          posted: { transactionId: before.id, kind: before.kind, created: false },
+          balancesAfter: new Map(balances),
+        };
+      const id = ids.get(input.reference) as string;
+      const ordered = [...input.postings].sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+      const short = ordered.find(
+        (p) => p.amount < 0 && !SIGNED_KINDS.has(p.kind) && (balances.get(p.kind) ?? 0) + p.amount < 0,
+      );
+      if (short) {
+        refusedIds.push(id);
+        return { refused: new InsufficientFundsError(merchantId, short.kind, -short.amount) };
+      }
+      for (const p of ordered) {
+        const account = accounts.get(p.kind);
+        if (!account) throw new LedgerInvariantError(`no ${p.kind} account locked for ${merchantId}`);
+        balances.set(p.kind, (balances.get(p.kind) ?? 0) + p.amount);
+        postings.push({ transaction_id: id, account_id: account.id, amount: p.amount });
+      }
+      return { posted: { transactionId: id, kind: input.kind, created: true }, balancesAfter: new Map(balances) };
+    });
+
+    // 4. The writes.
+    if (refusedIds.length > 0) await trx('ledger_transactions').whereIn('id', refusedIds).delete();
+    const changed = [...accounts.values()].filter((a) => balances.get(a.kind) !== a.balance);
+    if (changed.length > 0) {
+      await trx.raw(
+        `update ledger_accounts a set balance = a.balance + v.delta, updated_at = now()
+         from (values ${changed.map(() => '(?::text, ?::bigint)').join(', ')}) as v(id, delta)
+         where a.id = v.id`,
+        changed.flatMap((a) => [a.id, (balances.get(a.kind) ?? 0) - a.balance]),
+      );
+    }
+    if (postings.length > 0) await trx('ledger_postings').insert(postings);
+    return outcomes;
+  });
 }
 
 type BalanceRow = { kind: LedgerAccountKind | null; balance: number | null };
@@ -342,18 +455,24 @@ export function resolveInTransit(
 }
 
 /** Withdrawal requested: available → in transit, at once (docs/architecture.md "Withdrawals: the saga"). */
+export function withdrawalDebit(a: { withdrawalId: string; merchantId: string; amount: number }): PostInput {
+  return {
+    reference: `withdrawal:${a.withdrawalId}:debit`,
+    kind: 'withdrawal_debit',
+    merchantId: a.merchantId,
+    postings: [
+      { kind: 'available', amount: -a.amount },
+      { kind: 'in_transit', amount: a.amount },
+    ],
+  };
+}
+
+/** The withdrawal's debit alone (the API debits them in batches: `withdrawalDebit`, `postBatch`). */
 export function debitWithdrawal(
   db: Db,
   a: { withdrawalId: string; merchantId: string; amount: number },
 ): Promise<PostResult> {
-  return move(db, {
-    reference: `withdrawal:${a.withdrawalId}:debit`,
-    kind: 'withdrawal_debit',
-    merchantId: a.merchantId,
-    amount: a.amount,
-    from: 'available',
-    to: 'in_transit',
-  });
+  return post(db, withdrawalDebit(a));
 }
 
 /**

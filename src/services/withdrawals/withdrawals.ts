@@ -13,7 +13,6 @@ import { recordWithdrawal } from '../../observability/metrics';
 import type { Knex } from 'knex';
 import type { Logger } from '../../lib/logger';
 import { newId } from '../../lib/ids';
-import { asError } from '../../lib/batcher';
 import { keyedGroupCommit } from '../../lib/group-commit';
 import { conflict, invalid, notFound } from '../../lib/errors';
 import { merchantsStore } from '../../stores/merchants';
@@ -87,16 +86,17 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   /**
    * Inserts the rows and posts the guarded debits of all of one merchant's requests that arrive
    * together, in one transaction that commits once (docs/performance.md "One merchant's payouts"):
-   * the rows in one statement first (before the balance row is locked), then each debit in arrival
-   * order in its own savepoint, so a refused one (no funds) takes back only its own row. Each
-   * answer carries the balance right after its own debit. null: the key was already taken.
+   * the rows in one statement first (before the balance row is locked), then every debit in one
+   * ledger batch, decided in arrival order; a refused one (no funds) takes back only its own row.
+   * Each answer carries the balance right after its own debit. null: the key was already taken.
    */
   const debitTogether = keyedGroupCommit<DebitRequest, Debited | null>((merchantId, requests) =>
     knex.transaction(async (trx) => {
+      const rowsStore = withdrawalsStore(trx);
       const results = new Map<string, Debited | null | Error>();
       let round: readonly DebitRequest[] = requests;
       while (round.length > 0) {
-        const rows = await withdrawalsStore(trx).insertManyUnlessKeyTaken(
+        const rows = await rowsStore.insertManyUnlessKeyTaken(
           round.map((r) => ({
             id: r.id,
             merchantId,
@@ -109,32 +109,34 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
           })),
         );
         const inserted = new Map(rows.map((row) => [row.id, row]));
+        for (const r of round) if (!inserted.has(r.id)) results.set(r.id, null);
+        const debiting = round.filter((r) => inserted.has(r.id));
+        // The guarded debits: available never goes below zero whatever the concurrency, each
+        // posted once under `withdrawal:<id>:debit`.
+        const outcomes = await ledger.postBatch(
+          trx,
+          merchantId,
+          debiting.map((r) => ledger.withdrawalDebit({ withdrawalId: r.id, merchantId, amount: r.input.amount })),
+        );
+        const refused = debiting.filter((_, i) => {
+          const o = outcomes[i];
+          return o === undefined || 'refused' in o;
+        });
+        if (refused.length > 0) await rowsStore.deleteUncommitted(refused.map((r) => r.id));
+        // Pending and blocked are not locked by the debits; read once, after them.
+        const rest = debiting.length > refused.length ? await ledger.getBalance(trx, merchantId) : null;
         const refusedKeys = new Set<string>();
-        for (const r of round) {
-          const row = inserted.get(r.id);
-          if (!row) {
-            results.set(r.id, null);
-            continue;
+        debiting.forEach((r, i) => {
+          const o = outcomes[i];
+          if (o && 'posted' in o && rest) {
+            const available = o.balancesAfter.get('available') ?? 0;
+            const balance = { ...rest, available, total: available + rest.pending + rest.blocked };
+            results.set(r.id, { row: inserted.get(r.id) as WithdrawalRow, balance });
+            return;
           }
-          try {
-            // The guarded debit: available never goes below zero whatever the concurrency (a
-            // conditional UPDATE on the balance row), posted once under `withdrawal:<id>:debit`.
-            const balance = await trx.transaction(async (savepoint) => {
-              await ledger.debitWithdrawal(savepoint, { withdrawalId: r.id, merchantId, amount: r.input.amount });
-              return ledger.getBalance(savepoint, merchantId);
-            });
-            results.set(r.id, { row, balance });
-          } catch (err) {
-            await withdrawalsStore(trx).deleteUncommitted(r.id);
-            if (r.idempotencyKey) refusedKeys.add(r.idempotencyKey);
-            results.set(
-              r.id,
-              err instanceof ledger.InsufficientFundsError
-                ? invalid('Insufficient available balance for this withdrawal', 'insufficient_balance')
-                : asError(err),
-            );
-          }
-        }
+          if (r.idempotencyKey) refusedKeys.add(r.idempotencyKey);
+          results.set(r.id, invalid('Insufficient available balance for this withdrawal', 'insufficient_balance'));
+        });
         // A twin that lost its key to a request of this round that was then refused takes the key
         // now, as it would once that request's own transaction had rolled back.
         round = round.filter(
