@@ -8,10 +8,13 @@
  *   1. Payment callback → webhook: `payments` charges are created, then paid one after another by
  *      `concurrency` closed loops; each latency runs from the simulator's payment (which sends the
  *      signed callback) to the moment the receiver has the verified `charge.paid` (p50/p99).
- *   2. `withdrawals` withdrawals requested at once: request throughput (201s per second), then the
- *      time until every one is COMPLETED (transfer sent, callback, ledger, `withdraw.completed`),
- *      then the ledger invariant over the whole database.
- *   3. Peak RSS of the API and the worker process (the kernel's high-water mark, VmHWM).
+ *   2. `withdrawals` withdrawals of one merchant requested at once, twice: with the worker stopped
+ *      (201s per second of the request path alone; the held sagas run when it is back), then with
+ *      the worker running the sagas meanwhile (201s per second, then the rate until every one is
+ *      COMPLETED: transfer sent, callback, ledger, `withdraw.completed`).
+ *   3. 20 requests at once with one idempotency key (one withdrawal, one id answered), then the
+ *      ledger invariant over the whole database.
+ *   4. Peak RSS of the API and the worker process (the kernel's high-water mark, VmHWM).
  * Bounded: the counts above (defaults 1,000 and 500), every wait capped.
  */
 import fs from 'node:fs';
@@ -32,8 +35,13 @@ export interface PaymentsWebhooksResult {
   callbackToWebhookP50Ms: number;
   callbackToWebhookP99Ms: number;
   withdrawals: number;
+  /** 201s per second with the worker stopped: the request path alone. */
+  withdrawalRequestsPerSecondSagasHeld: number;
+  /** 201s per second while the worker runs the sagas of the withdrawals being accepted. */
   withdrawalRequestsPerSecond: number;
   withdrawalsCompletedPerSecond: number;
+  /** 20 requests at once with one idempotency key: withdrawals made, and distinct withdrawal ids answered. */
+  oneKeyTwentyRequests: { withdrawals: number; distinctAnswers: number };
   withdrawalErrors: number;
   /** How the withdrawal requests were answered, by status (0: no answer within 120 s). */
   withdrawalStatuses: Record<string, number>;
@@ -86,8 +94,9 @@ export async function runPaymentsWebhooksBench(opts: {
       env: { DATABASE_POOL_MAX: '10', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_RPS: '1000000', LOG_LEVEL: 'error' },
       simulator: { transferDelayMs: 0 },
     });
-    const [api, worker] = await Promise.all([stack.startApi(), stack.startWorker()]);
-    const m = await readyMerchant(api.url, { fund: opts.withdrawals * 100 + 1_000 });
+    const api = await stack.startApi();
+    let worker = await stack.startWorker();
+    const m = await readyMerchant(api.url, { fund: opts.withdrawals * 2 * 100 + 10_000 });
     const hook = await registerWebhook(api.url, m.apiKey, receiver.url('/bench'), ['charge.paid']);
     receiver.expect('/bench', hook.secret);
 
@@ -111,33 +120,72 @@ export async function runPaymentsWebhooksBench(opts: {
     });
     latencies.sort((a, b) => a - b);
 
-    // 2. 500 withdrawals at once.
-    const w0 = performance.now();
-    const answers = await Promise.all(
-      Array.from({ length: opts.withdrawals }, () =>
-        call(api.url, 'POST', '/v1/merchants/me/withdrawals', {
-          token: m.apiKey,
-          body: withdrawalBody(100),
-          timeoutMs: 120_000,
-        })
-          .then((r) => r.status)
-          .catch(() => 0),
-      ),
-    );
-    const requestedMs = performance.now() - w0;
-    const accepted = answers.filter((s) => s === 201).length;
-    await waitUntil(
-      async () =>
+    // 2. `withdrawals` withdrawals at once, twice: first with the worker stopped, so the answer
+    // rate is the request path's alone (API, PostgreSQL, the durable saga start); then with the
+    // worker running every saga on the same two cores meanwhile. The held sagas run once the
+    // worker is back.
+    const requestAll = async (): Promise<{ statuses: number[]; ms: number }> => {
+      const t0 = performance.now();
+      const statuses = await Promise.all(
+        Array.from({ length: opts.withdrawals }, () =>
+          call(api.url, 'POST', '/v1/merchants/me/withdrawals', {
+            token: m.apiKey,
+            body: withdrawalBody(100),
+            timeoutMs: 120_000,
+          })
+            .then((r) => r.status)
+            .catch(() => 0),
+        ),
+      );
+      return { statuses, ms: performance.now() - t0 };
+    };
+    const completed = async (): Promise<number> =>
+      Number(
         (
           await knex('withdrawals')
             .where({ merchant_id: m.merchantId, status: 'COMPLETED' })
             .count<{ n: number }[]>('* as n')
-        )[0]?.n === accepted,
-      300_000,
-      'every withdrawal COMPLETED',
-      100,
-    );
+        )[0]?.n,
+      );
+    const allCompleted = (n: number): Promise<void> =>
+      waitUntil(async () => (await completed()) === n, 300_000, 'every withdrawal COMPLETED', 100);
+
+    await worker.stop();
+    const held = await requestAll();
+    const heldAccepted = held.statuses.filter((st) => st === 201).length;
+    worker = await stack.startWorker();
+    await allCompleted(heldAccepted);
+
+    const w0 = performance.now();
+    const live = await requestAll();
+    const accepted = live.statuses.filter((st) => st === 201).length;
+    await allCompleted(heldAccepted + accepted);
     const completedMs = performance.now() - w0;
+
+    // 3. 20 requests at once with one idempotency key: one withdrawal, every answer naming it.
+    const key = `bench-${Date.now()}`;
+    const body = withdrawalBody(100);
+    const twins = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call<{ withdraw: { id: string } }>(api.url, 'POST', '/v1/merchants/me/withdrawals', {
+          token: m.apiKey,
+          body,
+          headers: { 'idempotency-key': key },
+          timeoutMs: 60_000,
+        }),
+      ),
+    );
+    const twinIds = new Set(
+      twins.map((t) => (t.status === 201 || t.status === 200 ? t.body.withdraw.id : `status ${t.status}`)),
+    );
+    const keyRows = Number(
+      (
+        await knex('withdrawals')
+          .where({ merchant_id: m.merchantId, idempotency_key: key })
+          .count<{ n: number }[]>('* as n')
+      )[0]?.n,
+    );
+
     const report = await checkLedgerInvariant(knex);
 
     return {
@@ -146,13 +194,15 @@ export async function runPaymentsWebhooksBench(opts: {
       callbackToWebhookP50Ms: round(pct(latencies, 50)),
       callbackToWebhookP99Ms: round(pct(latencies, 99)),
       withdrawals: opts.withdrawals,
-      withdrawalRequestsPerSecond: round(accepted / (requestedMs / 1000)),
+      withdrawalRequestsPerSecondSagasHeld: round(heldAccepted / (held.ms / 1000)),
+      withdrawalRequestsPerSecond: round(accepted / (live.ms / 1000)),
       withdrawalsCompletedPerSecond: round(accepted / (completedMs / 1000)),
-      withdrawalErrors: opts.withdrawals - accepted,
-      withdrawalStatuses: answers.reduce<Record<string, number>>(
+      withdrawalErrors: 2 * opts.withdrawals - heldAccepted - accepted,
+      withdrawalStatuses: [...held.statuses, ...live.statuses].reduce<Record<string, number>>(
         (acc, st) => ({ ...acc, [st]: (acc[st] ?? 0) + 1 }),
         {},
       ),
+      oneKeyTwentyRequests: { withdrawals: keyRows, distinctAnswers: twinIds.size },
       ledgerInvariantOk: report.ok,
       apiPeakRssMb: peakRssMb(api.child.pid),
       workerPeakRssMb: peakRssMb(worker.child.pid),
@@ -169,7 +219,8 @@ export async function runPaymentsWebhooksBench(opts: {
 export function formatPaymentsWebhooksBench(r: PaymentsWebhooksResult): string {
   return [
     `Payment callback → webhook received (${r.payments} payments, ${r.concurrency} at a time): p50 ${r.callbackToWebhookP50Ms} ms, p99 ${r.callbackToWebhookP99Ms} ms`,
-    `${r.withdrawals} concurrent withdrawals: ${r.withdrawalRequestsPerSecond} requests/s accepted (answers by status: ${JSON.stringify(r.withdrawalStatuses)}), all COMPLETED at ${r.withdrawalsCompletedPerSecond}/s; ledger invariant ${r.ledgerInvariantOk ? 'OK' : 'VIOLATED'}`,
+    `${r.withdrawals} concurrent withdrawals of one merchant: ${r.withdrawalRequestsPerSecondSagasHeld} accepted/s with the sagas held (worker stopped), ${r.withdrawalRequestsPerSecond} accepted/s with the worker running them meanwhile (answers by status: ${JSON.stringify(r.withdrawalStatuses)}); all COMPLETED at ${r.withdrawalsCompletedPerSecond}/s`,
+    `20 concurrent requests with one idempotency key: ${r.oneKeyTwentyRequests.withdrawals} withdrawal(s), ${r.oneKeyTwentyRequests.distinctAnswers} distinct answer(s); ledger invariant ${r.ledgerInvariantOk ? 'OK' : 'VIOLATED'}`,
     `Peak RSS under this load: API ${r.apiPeakRssMb} MB, worker ${r.workerPeakRssMb} MB`,
   ].join('\n');
 }

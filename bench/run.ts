@@ -7,8 +7,9 @@
  *   2. QR image cost per charge (bench/qr.ts)
  *   3. Charge creation vs a bare endpoint on the same stack, and where a charge's time goes
  *      (bench/charges.ts)
- *   4. Payment callback → webhook latency, 500 concurrent withdrawals, peak RSS of the API and
- *      worker processes (bench/payments-webhooks.ts)
+ *   4. Payment callback → webhook latency, 500 concurrent withdrawals of one merchant (sagas held,
+ *      then running), one idempotency key 20 times at once, peak RSS of the API and worker
+ *      processes (bench/payments-webhooks.ts) → bench/results-payments.json
  *   5. A merchant's workflows listed by MerchantId over 100,000 runs in the embedded Temporal
  *      server, over gRPC and the UI's HTTP API (tools/embedded-temporal/bench/visibility.ts)
  *      → bench/results-visibility.json
@@ -40,7 +41,9 @@ async function main(): Promise<void> {
   console.log('\n== Charge creation (HTTP, 127.0.0.1) ==');
   console.log(formatChargesBench(await runChargesBench({ count: 1000, concurrency: 16 })));
   console.log('\n== Payments → webhooks, 500 withdrawals, peak RSS (api + worker processes) ==');
-  console.log(formatPaymentsWebhooksBench(await runPaymentsWebhooksBench({ payments: 1000, withdrawals: 500 })));
+  const paymentsWebhooks = await runPaymentsWebhooksBench({ payments: 1000, withdrawals: 500 });
+  console.log(formatPaymentsWebhooksBench(paymentsWebhooks));
+  fs.writeFileSync(path.join(__dirname, 'results-payments.json'), `${JSON.stringify(paymentsWebhooks, null, 2)}\n`);
   console.log('\n== Workflows of a merchant by MerchantId, 100,000 runs (embedded Temporal: gRPC, HTTP API) ==');
   const visibility = await runVisibilityBench({ runs: 100_000, merchants: 1000, iterations: 200 });
   console.log(formatVisibilityBench(visibility));

@@ -7,6 +7,13 @@ import type { TransferStatus, WithdrawalStatus } from '../src/contracts/statuses
 
 export interface WithdrawalWorkflowInput {
   withdrawalId: string;
+  /**
+   * The debit the endpoint posted with the withdrawal row, given when the endpoint starts the run
+   * right after that commit: the run then begins at the transfer, and its input shows the debit's
+   * ledger transaction (docs/architecture.md "Withdrawals: the saga"). Absent when anything else
+   * starts the run (the reconciler, a callback): the run confirms the debit from PostgreSQL first.
+   */
+  debit?: { ledgerTransactionId: string };
   /** How long to wait for the transfer's outcome before the operator alert (default 24 hours). */
   resultDeadlineMs?: number;
 }

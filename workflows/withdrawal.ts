@@ -94,10 +94,14 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
   setHandler(transferSignal, (n) => void notices.push(n));
   setHandler(withdrawalStateQuery, state);
 
-  // 1. The debit: already in the ledger with the withdrawal; its transaction id goes into the history.
-  const debit = await confirmWithdrawalDebit(id);
-  status = debit.snapshot.status;
-  transferId = debit.snapshot.transferId;
+  // 1. The debit: already in the ledger with the withdrawal; its transaction id goes into the
+  // history — in the input when the endpoint started the run just after posting it (the withdrawal
+  // is then PROCESSING with no transfer yet), else as the result of confirming it here.
+  if (!input.debit) {
+    const debit = await confirmWithdrawalDebit(id);
+    status = debit.snapshot.status;
+    transferId = debit.snapshot.transferId;
+  }
 
   /** The acquirer's answer, or null when it cannot be asked now (the next poll asks again). */
   const ask = async (): Promise<TransferNotice | null> => {

@@ -177,6 +177,21 @@ describe('withdrawal workflow (stubbed activities)', function () {
       assert.deepEqual(stub.names(), ['confirmWithdrawalDebit', 'sendWithdrawalTransfer', 'completeWithdrawal']);
     });
 
+    it('started by the endpoint with its debit: begins at the transfer, and replays', async () => {
+      const { stub } = withdrawalStubs();
+      const { result, history } = await runWithdrawal(
+        stub,
+        async (h) => {
+          await phaseIs(h, 'awaiting_result');
+          await h.signal(transferSignal, completed);
+        },
+        { debit: { ledgerTransactionId: 'ltx-1' } },
+      );
+      assert.equal(result.ok && result.value.status, 'COMPLETED');
+      assert.deepEqual(stub.names(), ['sendWithdrawalTransfer', 'completeWithdrawal']);
+      await replay(history);
+    });
+
     it('the same callback twice (and a poll racing it) is applied once', async () => {
       const { stub } = withdrawalStubs();
       const { result } = await runWithdrawal(stub, async (h) => {

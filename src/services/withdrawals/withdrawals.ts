@@ -65,6 +65,8 @@ interface DebitRequest {
 interface Debited {
   row: WithdrawalRow;
   balance: ledger.Balance;
+  /** The ledger transaction of the debit. */
+  debitTransactionId: string;
 }
 
 export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows }) {
@@ -131,7 +133,11 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
           if (o && 'posted' in o && rest) {
             const available = o.balancesAfter.get('available') ?? 0;
             const balance = { ...rest, available, total: available + rest.pending + rest.blocked };
-            results.set(r.id, { row: inserted.get(r.id) as WithdrawalRow, balance });
+            results.set(r.id, {
+              row: inserted.get(r.id) as WithdrawalRow,
+              balance,
+              debitTransactionId: o.posted.transactionId,
+            });
             return;
           }
           if (r.idempotencyKey) refusedKeys.add(r.idempotencyKey);
@@ -199,7 +205,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     // Committed: the money is in transit. If Temporal cannot take the start now the merchant still
     // gets the 201; the reconciler starts the saga of every PROCESSING withdrawal.
     try {
-      await workflows.start({ id: created.row.id, merchantId });
+      await workflows.start({ id: created.row.id, merchantId, debitTransactionId: created.debitTransactionId });
     } catch (err) {
       logger.error(
         { withdrawalId: created.row.id, err: err instanceof Error ? err.message : String(err) },

@@ -15,6 +15,8 @@ import { workflowStarter } from './starter';
 export interface WithdrawalRef {
   id: string;
   merchantId: string;
+  /** The debit's ledger transaction, when the endpoint that just posted it starts the run. */
+  debitTransactionId?: string;
 }
 
 /** The signal name the workflow listens on for transfer results. */
@@ -35,6 +37,7 @@ export function withdrawalWorkflowClient(
     workflowId: (w: WithdrawalRef) => withdrawalWorkflowId(w.id),
     input: (w): WithdrawalWorkflowInput => ({
       withdrawalId: w.id,
+      ...(w.debitTransactionId ? { debit: { ledgerTransactionId: w.debitTransactionId } } : {}),
       ...(opts.resultDeadlineMs === undefined ? {} : { resultDeadlineMs: opts.resultDeadlineMs }),
     }),
     memo: (w) => ({ withdrawalId: w.id, merchantId: w.merchantId }),
