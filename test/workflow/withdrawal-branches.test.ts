@@ -179,7 +179,7 @@ describe('withdrawal workflow (stubbed activities)', function () {
 
     it('started by the endpoint with its debit: begins at the transfer, and replays', async () => {
       const { stub } = withdrawalStubs();
-      const { result, history } = await runWithdrawal(
+      const { result, history, workflowId } = await runWithdrawal(
         stub,
         async (h) => {
           await phaseIs(h, 'awaiting_result');
@@ -189,7 +189,7 @@ describe('withdrawal workflow (stubbed activities)', function () {
       );
       assert.equal(result.ok && result.value.status, 'COMPLETED');
       assert.deepEqual(stub.names(), ['sendWithdrawalTransfer', 'completeWithdrawal']);
-      await replay(history);
+      await replay(history, workflowId);
     });
 
     it('the same callback twice (and a poll racing it) is applied once', async () => {
