@@ -85,6 +85,9 @@ function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Pr
   return 'isTransaction' in db && db.isTransaction ? fn(db as Knex.Transaction) : db.transaction(fn);
 }
 
+/** Code-unit order: PostgreSQL's `order by` over these ASCII names, so lock orders agree. */
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 function validate(input: PostInput): void {
   if (!input.reference) throw new LedgerInvariantError('ledger reference is required');
   if (!input.merchantId) throw new LedgerInvariantError('ledger merchantId is required');
@@ -185,9 +188,7 @@ export async function postBatch(db: Db, merchantId: string, inputs: readonly Pos
   return inTransaction(db, async (trx) => {
     // 1. The idempotency gate, in reference order (two batches never wait on each other crosswise).
     const ids = new Map(inputs.map((i) => [i.reference, newId('ltx')]));
-    const byReference = [...inputs].sort((a, b) =>
-      a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0,
-    );
+    const byReference = [...inputs].sort((a, b) => byName(a.reference, b.reference));
     const inserted = new Set(
       (
         (await trx('ledger_transactions')
@@ -240,7 +241,7 @@ export async function postBatch(db: Db, merchantId: string, inputs: readonly Pos
           balancesAfter: new Map(balances),
         };
       const id = ids.get(input.reference) as string;
-      const ordered = [...input.postings].sort((a, b) => (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+      const ordered = [...input.postings].sort((a, b) => byName(a.kind, b.kind));
       const short = ordered.find(
         (p) => p.amount < 0 && !SIGNED_KINDS.has(p.kind) && (balances.get(p.kind) ?? 0) + p.amount < 0,
       );
@@ -331,20 +332,19 @@ export async function getAccounts(db: Db, merchantId: string): Promise<Partial<R
   return Object.fromEntries(rows.map((r) => [r.kind, r.balance]));
 }
 
+interface Movement {
+  reference: string;
+  kind: string;
+  merchantId: string;
+  amount: number;
+  from: LedgerAccountKind;
+  to: LedgerAccountKind;
+  metadata?: Record<string, unknown>;
+}
+
 /** The shape of most movements: `amount` from one of the merchant's accounts to another. */
-export function move(
-  db: Db,
-  a: {
-    reference: string;
-    kind: string;
-    merchantId: string;
-    amount: number;
-    from: LedgerAccountKind;
-    to: LedgerAccountKind;
-    metadata?: Record<string, unknown>;
-  },
-): Promise<PostResult> {
-  return post(db, {
+function movement(a: Movement): PostInput {
+  return {
     reference: a.reference,
     kind: a.kind,
     merchantId: a.merchantId,
@@ -353,7 +353,12 @@ export function move(
       { kind: a.from, amount: -a.amount },
       { kind: a.to, amount: a.amount },
     ],
-  });
+  };
+}
+
+/** Posts a `movement`. */
+export function move(db: Db, a: Movement): Promise<PostResult> {
+  return post(db, movement(a));
 }
 
 // ---- The movements of the domain, each a `post` with a fixed reference scheme. ----
@@ -456,15 +461,14 @@ export function resolveInTransit(
 
 /** Withdrawal requested: available → in transit, at once (docs/architecture.md "Withdrawals: the saga"). */
 export function withdrawalDebit(a: { withdrawalId: string; merchantId: string; amount: number }): PostInput {
-  return {
+  return movement({
     reference: `withdrawal:${a.withdrawalId}:debit`,
     kind: 'withdrawal_debit',
     merchantId: a.merchantId,
-    postings: [
-      { kind: 'available', amount: -a.amount },
-      { kind: 'in_transit', amount: a.amount },
-    ],
-  };
+    amount: a.amount,
+    from: 'available',
+    to: 'in_transit',
+  });
 }
 
 /** The withdrawal's debit alone (the API debits them in batches: `withdrawalDebit`, `postBatch`). */
