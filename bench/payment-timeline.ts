@@ -5,7 +5,8 @@
  * `webhook-delivery-<id>` runs (the server's event times, one wall clock on this machine) between
  * the simulator's payment and the receiver's verified arrival.
  *
- *   npx tsx bench/payment-timeline.ts [--payments N] [--concurrency C]   (defaults 50 and 1; bounded, 127.0.0.1 only)
+ *   npx tsx bench/payment-timeline.ts [--payments N] [--concurrency C] [--settlement-delay S]
+ *   (defaults 50, 1 and 0 seconds; bounded, 127.0.0.1 only)
  *
  * Prints the median and p90 of each hop, in milliseconds, and writes bench/results-timeline.json.
  */
@@ -81,7 +82,9 @@ async function main(): Promise<void> {
     const [api] = await Promise.all([stack.startApi(), stack.startWorker()]);
     connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
-    const m = await readyMerchant(api.url, { fund: 1_000 });
+    // The merchant settles at once by default (`--settlement-delay 0`), so each payment's settlement
+    // runs beside the next payments; the platform's default delay (86400) moves it a day later.
+    const m = await readyMerchant(api.url, { fund: 1_000, settlementDelaySeconds: arg('settlement-delay', 0) });
     const hook = await registerWebhook(api.url, m.apiKey, receiver.url('/tl'), ['charge.paid']);
     receiver.expect('/tl', hook.secret);
     const results = [];

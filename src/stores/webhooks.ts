@@ -332,8 +332,57 @@ export function webhooksStore(db: Db) {
         .update({ workflow_started_at: db.fn.now() });
     },
 
-    async findDelivery(id: string): Promise<DeliveryForAttempt | undefined> {
-      return (await db('webhook_deliveries').where({ id }).first()) as DeliveryForAttempt | undefined;
+    /**
+     * Everything an attempt reads before it POSTs, in one statement: the delivery, whether this
+     * attempt number was logged already (a retried activity), its webhook if it is still its
+     * merchant's, and its event (the data only for a row written before it carried its envelope).
+     */
+    async attemptContext(id: string, attempt: number): Promise<AttemptContext | undefined> {
+      const { rows } = (await db.raw(
+        `select d.id, d.event_id, d.webhook_id, d.merchant_id, d.status, d.attempts, d.attempt_limit, d.payload,
+                l.success as logged_success,
+                w.id as target_id, w.url as target_url, w.status as target_status,
+                w.secret_ciphertext as target_secret_ciphertext,
+                case when w.previous_secret_expires_at > now() then w.previous_secret_ciphertext end
+                  as target_previous_secret_ciphertext,
+                e.type as event_type, e.created_at as event_created_at,
+                case when d.payload is null then e.data end as event_data
+           from webhook_deliveries d
+           join events e on e.id = d.event_id
+           left join webhook_delivery_logs l on l.delivery_id = d.id and l.attempt = ?
+           left join webhooks w on w.id = d.webhook_id and w.merchant_id = d.merchant_id
+          where d.id = ?`,
+        [attempt, id],
+      )) as { rows: AttemptContextRow[] };
+      const r = rows[0];
+      if (!r) return undefined;
+      return {
+        delivery: {
+          id: r.id,
+          event_id: r.event_id,
+          webhook_id: r.webhook_id,
+          merchant_id: r.merchant_id,
+          status: r.status,
+          attempts: r.attempts,
+          attempt_limit: r.attempt_limit,
+          payload: r.payload,
+        },
+        logged: r.logged_success === null ? undefined : { success: r.logged_success },
+        target:
+          r.target_id === null ||
+          r.target_url === null ||
+          r.target_status === null ||
+          r.target_secret_ciphertext === null
+            ? undefined
+            : {
+                id: r.target_id,
+                url: r.target_url,
+                status: r.target_status,
+                secret_ciphertext: r.target_secret_ciphertext,
+                previous_secret_ciphertext: r.target_previous_secret_ciphertext,
+              },
+        event: { type: r.event_type, created_at: r.event_created_at, data: r.event_data },
+      };
     },
 
     /** Ends a PENDING delivery (no more attempts). */
@@ -348,43 +397,18 @@ export function webhooksStore(db: Db) {
         });
     },
 
-    /** The event a delivery carries. */
-    async eventOf(eventId: string): Promise<{ type: string; data: Record<string, unknown>; created_at: Date }> {
-      return (await db('events').where({ id: eventId }).first('type', 'data', 'created_at')) as {
-        type: string;
-        data: Record<string, unknown>;
-        created_at: Date;
-      };
-    },
-
     /** Stores the envelope bytes once; returns the stored ones (a concurrent writer may have won). */
     async setPayloadOnce(id: string, payload: string): Promise<string> {
       await db('webhook_deliveries').where({ id }).whereNull('payload').update({ payload });
       return ((await db('webhook_deliveries').where({ id }).first('payload')) as { payload: string }).payload;
     },
 
-    async attemptLogged(deliveryId: string, attempt: number): Promise<{ success: boolean } | undefined> {
-      return (await db('webhook_delivery_logs').where({ delivery_id: deliveryId, attempt }).first('success')) as
-        { success: boolean } | undefined;
-    },
-
-    /** The webhook a delivery goes to (its merchant's), if it still exists. */
-    async target(webhookId: string, merchantId: string): Promise<DeliveryTarget | undefined> {
-      return (await db('webhooks')
-        .where({ id: webhookId, merchant_id: merchantId })
-        .first(
-          'id',
-          'url',
-          'status',
-          'secret_ciphertext',
-          db.raw(
-            'case when previous_secret_expires_at > now() then previous_secret_ciphertext end as previous_secret_ciphertext',
-          ),
-        )) as DeliveryTarget | undefined;
-    },
-
-    /** Logs one attempt once per (delivery, attempt); false when it was logged already. */
-    async logAttempt(l: {
+    /**
+     * Logs one attempt once per (delivery, attempt) and records what it did to the PENDING delivery,
+     * in one statement (so one commit); false when the attempt was logged already, and then the
+     * delivery is left as it is.
+     */
+    async logAndRecordAttempt(l: {
       deliveryId: string;
       webhookId: string;
       merchantId: string;
@@ -397,46 +421,71 @@ export function webhooksStore(db: Db) {
       success: boolean;
       error: string | null;
       durationMs: number;
+      status: WebhookDeliveryStatus;
     }): Promise<boolean> {
-      const inserted = (await db('webhook_delivery_logs')
-        .insert({
-          id: newId('whl'),
-          delivery_id: l.deliveryId,
-          webhook_id: l.webhookId,
-          merchant_id: l.merchantId,
-          event: l.event,
-          url: l.url,
-          payload: l.payload,
-          status_code: l.statusCode,
-          response: l.response,
-          attempt: l.attempt,
-          success: l.success,
-          error: l.error,
-          duration_ms: l.durationMs,
-        })
-        .onConflict(['delivery_id', 'attempt'])
-        .ignore()
-        .returning('id')) as Array<{ id: string }>;
-      return inserted.length > 0;
-    },
-
-    /** What an attempt did to a PENDING delivery. */
-    async recordAttempt(
-      id: string,
-      a: { attempt: number; statusCode: number | null; error: string | null; status: WebhookDeliveryStatus },
-    ): Promise<void> {
-      await db('webhook_deliveries')
-        .where({ id, status: 'PENDING' })
-        .update({
-          attempts: db.raw('greatest(attempts, ?)', [a.attempt]),
-          last_status_code: a.statusCode,
-          last_error: a.error,
-          status: a.status,
-          completed_at: a.status === 'PENDING' ? null : db.fn.now(),
-          updated_at: db.fn.now(),
-        });
+      const { rows } = (await db.raw(
+        `with logged as (
+           insert into webhook_delivery_logs
+             (id, delivery_id, webhook_id, merchant_id, event, url, payload, status_code, response, attempt, success, error, duration_ms)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           on conflict (delivery_id, attempt) do nothing
+           returning id
+         ), recorded as (
+           update webhook_deliveries
+              set attempts = greatest(attempts, ?), last_status_code = ?, last_error = ?, status = ?,
+                  completed_at = case when ? = 'PENDING' then null else now() end, updated_at = now()
+            where id = ? and status = 'PENDING' and exists (select 1 from logged)
+         )
+         select exists (select 1 from logged) as logged`,
+        [
+          newId('whl'),
+          l.deliveryId,
+          l.webhookId,
+          l.merchantId,
+          l.event,
+          l.url,
+          l.payload,
+          l.statusCode,
+          l.response,
+          l.attempt,
+          l.success,
+          l.error,
+          l.durationMs,
+          l.attempt,
+          l.statusCode,
+          l.error,
+          l.status,
+          l.status,
+          l.deliveryId,
+        ],
+      )) as { rows: Array<{ logged: boolean }> };
+      return rows[0]?.logged === true;
     },
   };
+}
+
+/** What `attemptContext` reads, as PostgreSQL answers it. */
+interface AttemptContextRow extends DeliveryForAttempt {
+  logged_success: boolean | null;
+  target_id: string | null;
+  target_url: string | null;
+  target_status: DeliveryTarget['status'] | null;
+  target_secret_ciphertext: string | null;
+  target_previous_secret_ciphertext: string | null;
+  event_type: string;
+  event_created_at: Date;
+  event_data: Record<string, unknown> | null;
+}
+
+/** What an attempt reads before it POSTs (`attemptContext`). */
+export interface AttemptContext {
+  delivery: DeliveryForAttempt;
+  /** This attempt number's log, when it ran already. */
+  logged: { success: boolean } | undefined;
+  /** The webhook, unless it was deleted or is not the delivery's merchant's. */
+  target: DeliveryTarget | undefined;
+  /** `data` only when the delivery has no stored envelope yet. */
+  event: { type: string; created_at: Date; data: Record<string, unknown> | null };
 }
 
 /** A delivery as its attempts read it. */

@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import { WEBHOOK_EVENT_TYPES } from '../../src/contracts/webhook-events';
 import { recordEvent, type RecordEventInput } from '../../src/services/platform/events';
 import { WEBHOOK_USER_AGENT } from '../../src/services/webhooks/delivery';
+import { webhooksStore } from '../../src/stores/webhooks';
 import { webhookDeliveryWorkflowId } from '../../src/temporal/workflow-ids';
 import { assertEventData, SAMPLE_EVENT_DATA, webhookStack, type WebhookStack } from '../support/webhooks';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
@@ -348,6 +349,58 @@ describe('webhook delivery', function () {
     const row = await deliveryRow(delivery.id);
     assert.equal(row.status, 'SUCCEEDED');
     assert.equal(row.attempts, 2);
+  });
+
+  it("an attempt's reads are one statement, and its log and record one more that never repeats", async () => {
+    const m = await s.api.createMerchant();
+    const p = path('once');
+    const hook = await s.createWebhook(m.token, { path: p });
+    const eventId = await s.publish(
+      m.merchantId,
+      'withdraw.completed',
+      SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>,
+    );
+    const delivery = await s.startedDelivery(eventId, hook.id);
+    assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 1 });
+    const store = webhooksStore(s.knex);
+    const context = await store.attemptContext(delivery.id, 1);
+    assert.deepEqual(context?.logged, { success: true });
+    assert.equal(context?.target?.id, hook.id);
+    assert.equal(context?.event.type, 'withdraw.completed');
+    assert.equal(context?.event.data, null, 'the envelope is stored, so the event data is not read');
+    assert.equal((await store.attemptContext(delivery.id, 2))?.logged, undefined);
+    assert.equal(await store.attemptContext('whd_unknown', 1), undefined);
+
+    const attempt = (n: number) =>
+      store.logAndRecordAttempt({
+        deliveryId: delivery.id,
+        webhookId: hook.id,
+        merchantId: m.merchantId,
+        event: 'withdraw.completed',
+        url: 'http://127.0.0.1:9/never',
+        payload: '{}',
+        statusCode: 500,
+        response: null,
+        attempt: n,
+        success: false,
+        error: 'replayed',
+        durationMs: 1,
+        status: 'FAILED',
+      });
+    // The attempt that ran (a retried activity after a crash between POST and commit): nothing.
+    assert.equal(await attempt(1), false);
+    // A new number is logged, but a delivery no longer PENDING is not changed by it.
+    assert.equal(await attempt(2), true);
+    const row = await deliveryRow(delivery.id);
+    assert.equal(row.status, 'SUCCEEDED');
+    assert.equal(row.attempts, 1);
+    assert.deepEqual(
+      (await logsOf(delivery.id)).map((l) => [l.attempt, l.success]),
+      [
+        [1, true],
+        [2, false],
+      ],
+    );
   });
 
   it('always 500: exactly three attempts at the configured intervals, then FAILED', async () => {

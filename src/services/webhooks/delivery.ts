@@ -19,7 +19,7 @@ import {
 import type { WebhookDeliveryStatus } from '../../contracts/statuses';
 import type { Knex } from 'knex';
 import type { Config } from '../../config';
-import { webhooksStore, type DeliveryForAttempt } from '../../stores/webhooks';
+import { webhooksStore, type AttemptContext, type DeliveryForAttempt } from '../../stores/webhooks';
 import type { Logger } from '../../lib/logger';
 import packageJson from '../../../package.json';
 import type { WebhookAttemptOutcome } from '../../../workflows/webhook-delivery-types';
@@ -112,25 +112,25 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
   }
 
   /** The envelope bytes, serialised once: rows written before they carried them get them now. */
-  async function payloadOf(d: DeliveryRow): Promise<string> {
+  async function payloadOf(d: DeliveryForAttempt, event: AttemptContext['event']): Promise<string> {
     if (d.payload !== null) return d.payload;
-    const store = webhooksStore(knex);
-    const event = await store.eventOf(d.event_id);
     const payload = serialiseEnvelope({
       type: event.type,
-      data: event.data,
+      data: event.data ?? {},
       timestamp: new Date(event.created_at).toISOString(),
     });
-    return store.setPayloadOnce(d.id, payload);
+    return webhooksStore(knex).setPayloadOnce(d.id, payload);
   }
 
   async function attempt(deliveryId: string, attemptNumber: number): Promise<AttemptOutcome> {
     const store = webhooksStore(knex);
-    const d = await store.findDelivery(deliveryId);
-    if (!d) throw new DeliveryNotFoundError(`webhook delivery ${deliveryId} not found`);
+    // One statement reads the delivery, this attempt's log, the webhook and the event
+    // (docs/performance.md "Payment to webhook: the timeline").
+    const context = await store.attemptContext(deliveryId, attemptNumber);
+    if (!context) throw new DeliveryNotFoundError(`webhook delivery ${deliveryId} not found`);
+    const { delivery: d, logged, target: webhook, event } = context;
     if (d.status !== 'PENDING') return { status: d.status };
 
-    const logged = await store.attemptLogged(deliveryId, attemptNumber);
     if (logged) {
       // This attempt ran already (the activity is being retried): do not POST twice.
       if (logged.success) return { status: 'SUCCEEDED' };
@@ -142,12 +142,10 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
       return { status: 'FAILED' };
     }
 
-    const webhook = await store.target(d.webhook_id, d.merchant_id);
     if (!webhook) return cancel(deliveryId, 'webhook deleted');
     if (webhook.status !== 'ACTIVE') return cancel(deliveryId, 'webhook inactive');
 
-    const payload = await payloadOf(d);
-    const event = await store.eventOf(d.event_id);
+    const payload = await payloadOf(d, event);
     const body = Buffer.from(payload, 'utf8');
     const secret = box.decrypt(webhook.secret_ciphertext, webhook.id);
     const previous =
@@ -180,25 +178,20 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
     const error = success ? null : (result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`);
 
-    const newlyLogged = await knex.transaction(async (trx) => {
-      const tx = webhooksStore(trx);
-      const logged = await tx.logAttempt({
-        deliveryId,
-        webhookId: d.webhook_id,
-        merchantId: d.merchant_id,
-        event: event.type,
-        url: webhook.url,
-        payload,
-        statusCode: result.statusCode,
-        response: result.response,
-        attempt: attemptNumber,
-        success,
-        error,
-        durationMs: result.durationMs,
-      });
-      if (!logged) return false;
-      await tx.recordAttempt(deliveryId, { attempt: attemptNumber, statusCode: result.statusCode, error, status });
-      return true;
+    const newlyLogged = await store.logAndRecordAttempt({
+      deliveryId,
+      webhookId: d.webhook_id,
+      merchantId: d.merchant_id,
+      event: event.type,
+      url: webhook.url,
+      payload,
+      statusCode: result.statusCode,
+      response: result.response,
+      attempt: attemptNumber,
+      success,
+      error,
+      durationMs: result.durationMs,
+      status,
     });
     // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.
     if (newlyLogged) {
