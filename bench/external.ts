@@ -314,7 +314,7 @@ async function load(
  * Per request, it says what one request costs the machine all in — service or baseline, PostgreSQL,
  * the load generator — and so how many requests per second two cores can give at most.
  */
-function machineCpuSeconds(): number {
+export function machineCpuSeconds(): number {
   try {
     const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
     const [, ...ticks] = line.trim().split(/\s+/);

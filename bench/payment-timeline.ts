@@ -21,6 +21,7 @@ import { migrateLatest } from '../src/db/migrate';
 import { startStack } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook } from '../tools/harness/src/client';
 import { startCountingReceiver } from '../tools/harness/src/receiver';
+import { machineCpuSeconds } from './external';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type EventType = temporal.api.enums.v1.EventType;
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
       // `concurrency` closed loops pay the charges; histories are read once every payment arrived.
       const paid: Array<{ chargeId: string; t0: number; deliveryId: string; at: number }> = [];
       let next = 0;
+      const cpu0 = machineCpuSeconds();
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
           while (next < charges.length) {
@@ -115,6 +117,9 @@ async function main(): Promise<void> {
           }
         }),
       );
+      // What a payment costs the whole machine (every process: the stack, PostgreSQL, the simulator
+      // and receiver of this process), the figure that bounds how many payments two cores can carry.
+      const machineCpuMsPerPayment = Math.round(((machineCpuSeconds() - cpu0) * 1000 * 10) / paid.length) / 10;
       const rows: number[][] = [];
       for (const { chargeId, t0, deliveryId, at } of paid) {
         const charge = await history(client, `charge-${chargeId}`);
@@ -168,11 +173,13 @@ async function main(): Promise<void> {
         })),
         totalP50Ms: pct(totals, 50),
         totalP90Ms: pct(totals, 90),
+        machineCpuMsPerPayment,
       };
       for (const h of result.hops) console.log(`${h.hop.padEnd(56)} p50 ${h.p50Ms} ms  p90 ${h.p90Ms} ms`);
       console.log(
         `${'total (payment → verified webhook)'.padEnd(56)} p50 ${result.totalP50Ms} ms  p90 ${result.totalP90Ms} ms`,
       );
+      console.log(`${'machine CPU per payment (all processes)'.padEnd(56)} ${machineCpuMsPerPayment} ms`);
       console.log(`(${payments} payments, ${concurrency} at a time)`);
       results.push(result);
     }
