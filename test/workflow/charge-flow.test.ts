@@ -106,6 +106,30 @@ describe('charge workflow', function () {
     assert.equal(await postingsSum(m.merchantId), 0);
   });
 
+  it('a merchant that settles at once is settled by the payment itself: no timer, no settling step', async () => {
+    const m = await readyMerchant(s.api);
+    await s.api.knex('merchants').where({ id: m.merchantId }).update({ settlement_delay_seconds: 0 });
+    const charge = await newCharge(m.token);
+    const pay = await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+    assert.equal(pay.status, 202);
+    const row = await untilStatus(charge.id, 'PAID');
+    // Settled in the payment's own transaction: PAID is never seen unsettled.
+    assert.ok(row.settled_at, 'settled with the payment');
+    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+      available: 9_901,
+      pending: 0,
+      blocked: 0,
+      total: 9_901,
+    });
+    assert.equal(await postingsSum(m.merchantId), 0);
+    const handle = s.client.workflow.getHandle(chargeWorkflowId(charge.id));
+    await handle.result();
+    const scheduled = (await handle.fetchHistory()).events
+      ?.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((n): n is string => typeof n === 'string');
+    assert.deepEqual(scheduled, ['recordPayment']);
+  });
+
   it('expires an unpaid charge: CANCELED and the cob removed at the acquirer', async () => {
     const m = await readyMerchant(s.api);
     const charge = await newCharge(m.token, { expiresIn: 60 });

@@ -129,6 +129,14 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
           feeAmount: fee,
           settleAt,
         });
+        // Settlement already due (a merchant that settles at once, or a callback later than the
+        // delay): the net moves pending → available in the payment's own transaction, and the
+        // charge run, finding it settled, waits for no timer and runs no settling step
+        // (docs/architecture.md "Charges: how they work"). Nothing can have taken from this net yet.
+        if (settleAt.getTime() <= Date.now()) {
+          await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: charge.amount - fee });
+          await chargesStore(trx).markSettled(chargeId);
+        }
         await paymentApplied(trx, notice, 'paid');
         await recordEvent(trx, {
           merchantId: charge.merchantId,
