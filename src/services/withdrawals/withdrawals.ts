@@ -75,8 +75,8 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   const merchants = merchantsStore(knex);
 
   /** Each unmet prerequisite is named: KYC approved, merchant ACTIVE, acquirer account configured. */
-  async function prerequisites(merchantId: string): Promise<void> {
-    const merchant = await merchants.findById(merchantId);
+  async function prerequisites(trx: Knex.Transaction, merchantId: string): Promise<void> {
+    const merchant = await merchantsStore(trx).findById(merchantId);
     if (!merchant) throw notFound('Merchant not found');
     const missing: string[] = [];
     if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
@@ -88,12 +88,14 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
   /**
    * Inserts the rows and posts the guarded debits of all of one merchant's requests that arrive
    * together, in one transaction that commits once (docs/performance.md "One merchant's payouts"):
-   * the rows in one statement first (before the balance row is locked), then every debit in one
+   * the merchant's prerequisites once (an unmet one refuses the whole batch, as it would each of
+   * its requests), the rows in one statement (before the balance row is locked), then every debit in one
    * ledger batch, decided in arrival order; a refused one (no funds) takes back only its own row.
    * Each answer carries the balance right after its own debit. null: the key was already taken.
    */
   const debitTogether = keyedGroupCommit<DebitRequest, Debited | null>((merchantId, requests) =>
     knex.transaction(async (trx) => {
+      await prerequisites(trx, merchantId);
       const rowsStore = withdrawalsStore(trx);
       const results = new Map<string, Debited | null | Error>();
       let round: readonly DebitRequest[] = requests;
@@ -180,7 +182,6 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
       const replay = await replayOf(merchantId, idempotencyKey, fingerprint);
       if (replay) return replay;
     }
-    await prerequisites(merchantId);
 
     const created = await debitTogether(merchantId, {
       id: newId('wd'),
