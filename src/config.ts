@@ -116,7 +116,7 @@ const envSchema = z.object({
    * one thread's isolate costs more resident memory (about 10 MB) than its 0.3 ms of main-thread CPU
    * per charge is worth on a small machine (docs/performance.md "Memory").
    */
-  QR_THREADS: intFrom(0, 0, 16),
+  QR_THREADS: intFrom(1, 0, 16),
   /** Unset → the acquirer simulator, in-process on a local port. */
   ACQUIRER_URL: urlString(['http:', 'https:']),
   ACQUIRER_CLIENT_ID: optionalString,

