@@ -42,17 +42,15 @@ describe('webhook delivery', function () {
   const logsOf = (deliveryId: string): Promise<LogRow[]> =>
     s.knex('webhook_delivery_logs').where({ delivery_id: deliveryId }).orderBy('attempt') as Promise<LogRow[]>;
   const deliveryRow = (deliveryId: string) => s.knex('webhook_deliveries').where({ id: deliveryId }).first();
+  /** Publishes `type`'s sample event for the merchant and answers its delivery to `hookId` once started. */
+  const publishSample = async (merchantId: string, type: keyof typeof SAMPLE_EVENT_DATA, hookId: string) =>
+    s.startedDelivery(await s.publish(merchantId, type, SAMPLE_EVENT_DATA[type] as Record<string, unknown>), hookId);
 
   it('delivers a signed envelope: exact stored bytes, headers, 2xx is success, one attempt logged', async () => {
     const m = await s.api.createMerchant();
     const p = path('signed');
     const hook = await s.createWebhook(m.token, { path: p, events: ['pixkey.updated'] });
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 1 });
 
     const [req] = s.receiver.requests(p);
@@ -96,12 +94,7 @@ describe('webhook delivery', function () {
     const p = path('legacy');
     const hook = await s.createWebhook(m.token, { path: p });
     s.withDeliverySettings(hook.id, { sendSecretHeader: true });
-    const eventId = await s.publish(
-      m.merchantId,
-      'withdraw.failed',
-      SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'withdraw.failed', hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     assert.equal(s.receiver.requests(p)[0]?.headers['x-webhook-secret'], hook.secret);
   });
@@ -317,12 +310,7 @@ describe('webhook delivery', function () {
     const httpErrors = await counter('pixflow_webhook_attempts_total', { outcome: 'http_error' });
     const successes = await counter('pixflow_webhook_attempts_total', { outcome: 'success' });
     const delivered = await counter('pixflow_webhook_delivery_latency_seconds_count');
-    const eventId = await s.publish(
-      m.merchantId,
-      'withdraw.completed',
-      SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'withdraw.completed', hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 2 });
     // /metrics counts each attempt by outcome (other deliveries of the run may add to them).
     assert.ok((await counter('pixflow_webhook_attempts_total', { outcome: 'http_error' })) > httpErrors);
@@ -355,12 +343,7 @@ describe('webhook delivery', function () {
     const m = await s.api.createMerchant();
     const p = path('once');
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'withdraw.completed',
-      SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'withdraw.completed', hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 1 });
     const store = webhooksStore(s.knex);
     const context = await store.attemptContext(delivery.id, 1);
@@ -408,12 +391,7 @@ describe('webhook delivery', function () {
     const p = path('down');
     s.receiver.script(p, [], { status: 500 });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'withdraw.completed',
-      SAMPLE_EVENT_DATA['withdraw.completed'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'withdraw.completed', hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'FAILED', lastAttempt: 3 });
     assert.equal(s.receiver.requests(p).length, 3);
     const logs = await logsOf(delivery.id);
@@ -444,12 +422,7 @@ describe('webhook delivery', function () {
     const p = path('slow');
     s.receiver.script(p, [{ status: 200, delayMs: 6_000 }]);
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     assert.deepEqual(await s.deliveryResult(delivery.id), { status: 'SUCCEEDED', lastAttempt: 2 });
     const [first, second] = await logsOf(delivery.id);
     assert.equal(first?.success, false);
@@ -503,12 +476,7 @@ describe('webhook delivery', function () {
     const target = path('target');
     s.receiver.script(p, [], { status: 302, headers: { location: target } });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'FAILED');
     const logs = await logsOf(delivery.id);
     assert.equal(logs.length, 3);
@@ -521,12 +489,7 @@ describe('webhook delivery', function () {
     const p = path('paused');
     s.receiver.script(p, [{ status: 500 }]);
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     await eventually(async () => ((await logsOf(delivery.id)).length === 1 ? true : undefined), 'the first attempt');
 
     const patched = await s.api.request('PATCH', `/v1/webhooks/merchant/${hook.id}`, {
@@ -562,12 +525,7 @@ describe('webhook delivery', function () {
     const p = path('deleted');
     s.receiver.script(p, [], { status: 503 });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     await eventually(async () => ((await logsOf(delivery.id)).length === 1 ? true : undefined), 'the first attempt');
     const deleted = await s.api.request('DELETE', `/v1/webhooks/merchant/${hook.id}`, { token: m.token });
     assert.equal(deleted.status, 200);
@@ -582,12 +540,7 @@ describe('webhook delivery', function () {
     const p = path('redeliver');
     s.receiver.script(p, [{ status: 500 }, { status: 500 }, { status: 500 }]);
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'withdraw.failed',
-      SAMPLE_EVENT_DATA['withdraw.failed'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'withdraw.failed', hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'FAILED');
 
     const again = await s.api.request<{ delivery: { id: string; status: string } }>(
@@ -635,12 +588,7 @@ describe('webhook delivery', function () {
     assert.equal(rotated.status, 200);
     assert.notEqual(rotated.body.webhook.secret, hook.secret);
     s.receiver.expect(p, rotated.body.webhook.secret);
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     assert.equal(s.receiver.requests(p)[0]?.signatureValid, true);
   });
@@ -650,12 +598,7 @@ describe('webhook delivery', function () {
     const p = path('race');
     s.receiver.script(p, [], { status: 500 });
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     await eventually(async () => ((await logsOf(delivery.id)).length === 1 ? true : undefined), 'the first attempt');
     // As if a redelivery had reset the row while this run still ran: the start is refused, the row stays unstarted.
     await s.knex('webhook_deliveries').where({ id: delivery.id }).update({ workflow_started_at: null });
@@ -679,12 +622,7 @@ describe('webhook delivery', function () {
     const m = await s.api.createMerchant();
     const p = path('reconcile');
     const hook = await s.createWebhook(m.token, { path: p });
-    const eventId = await s.publish(
-      m.merchantId,
-      'pixkey.updated',
-      SAMPLE_EVENT_DATA['pixkey.updated'] as Record<string, unknown>,
-    );
-    const delivery = await s.startedDelivery(eventId, hook.id);
+    const delivery = await publishSample(m.merchantId, 'pixkey.updated', hook.id);
     assert.equal((await s.deliveryResult(delivery.id)).status, 'SUCCEEDED');
     // As if the workflow had been lost mid-way: the row is PENDING again with its attempt made.
     await s.knex('webhook_deliveries').where({ id: delivery.id }).update({ status: 'PENDING', attempt_limit: 3 });
