@@ -49,12 +49,10 @@ export function createChargeActivities(lifecycle: ChargeLifecycle): ChargeActivi
   return {
     loadChargeSnapshot: (chargeId) => lifecycle.loadSnapshot(chargeId),
     recordPayment: async (chargeId, notice) => {
-      const outcome = await lifecycle.recordPayment(chargeId, notice);
+      const recorded = await lifecycle.recordPayment(chargeId, notice);
       // Counted once the transaction committed; a duplicate payment is not counted again.
-      if (outcome.kind === 'paid') recordChargePaid(notice.amount);
-      // Read after the commit: should this read fail, the retried activity finds the payment
-      // applied (a duplicate) and reads again.
-      return { ...outcome, snapshot: await lifecycle.loadSnapshot(chargeId) };
+      if (recorded.kind === 'paid') recordChargePaid(notice.amount);
+      return recorded;
     },
     parkPayment: (chargeId, notice, reason) => lifecycle.parkPayment(chargeId, notice, reason),
     paymentsAtAcquirer: (chargeId) => lifecycle.paymentsAtAcquirer(chargeId),

@@ -310,7 +310,8 @@ async function load(
 }
 
 /**
- * CPU seconds the whole machine has spent busy (every core; /proc/stat, all but idle and iowait).
+ * CPU seconds the whole machine has spent busy (every core; /proc/stat: user, nice, system, irq and
+ * softirq, so neither idle, iowait nor steal — the time the host gave our cores to another guest).
  * Per request, it says what one request costs the machine all in — service or baseline, PostgreSQL,
  * the load generator — and so how many requests per second two cores can give at most.
  */
@@ -319,7 +320,7 @@ export function machineCpuSeconds(): number {
     const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
     const [, ...ticks] = line.trim().split(/\s+/);
     const n = ticks.map(Number);
-    const busy = n.reduce((a, b) => a + b, 0) - (n[3] ?? 0) - (n[4] ?? 0);
+    const busy = [0, 1, 2, 5, 6].reduce((sum, k) => sum + (n[k] ?? 0), 0);
     return busy / 100;
   } catch {
     return NaN;
@@ -467,7 +468,7 @@ async function settle(
 }
 
 /** CPU seconds a process has used, all its threads (utime + stime; with `reaped`, its waited-for children too). */
-function processCpuSeconds(pid: number, reaped = false): number {
+export function processCpuSeconds(pid: number, reaped = false): number {
   try {
     // Fields after the command (which may hold spaces) start at the state, field 3.
     const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
@@ -483,7 +484,7 @@ function processCpuSeconds(pid: number, reaped = false): number {
  * live backends and those it has reaped): on a shared machine, where req/s and latencies swing
  * with other jobs, CPU per request is what compares across runs.
  */
-function cpuSnapshot(servicePid: number | undefined, pgDataDir: string): { service: number; postgres: number } {
+export function cpuSnapshot(servicePid: number | undefined, pgDataDir: string): { service: number; postgres: number } {
   let postgres: number;
   try {
     const postmaster = Number(fs.readFileSync(path.join(pgDataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);

@@ -21,7 +21,7 @@ import { migrateLatest } from '../src/db/migrate';
 import { startStack } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook } from '../tools/harness/src/client';
 import { startCountingReceiver } from '../tools/harness/src/receiver';
-import { machineCpuSeconds } from './external';
+import { cpuSnapshot, machineCpuSeconds, processCpuSeconds } from './external';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type EventType = temporal.api.enums.v1.EventType;
@@ -80,7 +80,19 @@ async function main(): Promise<void> {
       env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_RPS: '1000000', LOG_LEVEL: 'error' },
       simulator: { transferDelayMs: 0 },
     });
-    const [api] = await Promise.all([stack.startApi(), stack.startWorker()]);
+    const [api, worker] = await Promise.all([stack.startApi(), stack.startWorker()]);
+    const temporalPid = stack.temporalPid;
+    // Each process's share of a payment: where the machine CPU goes.
+    const byProcess = (): Record<string, number> => {
+      const self = process.cpuUsage();
+      return {
+        api: processCpuSeconds(api.child.pid ?? 0),
+        worker: processCpuSeconds(worker.child.pid ?? 0),
+        temporal: processCpuSeconds(temporalPid),
+        postgres: cpuSnapshot(undefined, path.join(dir, 'pg')).postgres,
+        'bench (simulator, receiver)': (self.user + self.system) / 1e6,
+      };
+    };
     connection = await Connection.connect({ address: stack.temporalAddress });
     const client = new Client({ connection });
     // The merchant settles at once by default (`--settlement-delay 0`), so each payment's settlement
@@ -105,6 +117,7 @@ async function main(): Promise<void> {
       const paid: Array<{ chargeId: string; t0: number; deliveryId: string; at: number }> = [];
       let next = 0;
       const cpu0 = machineCpuSeconds();
+      const proc0 = byProcess();
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
           while (next < charges.length) {
@@ -120,6 +133,10 @@ async function main(): Promise<void> {
       // What a payment costs the whole machine (every process: the stack, PostgreSQL, the simulator
       // and receiver of this process), the figure that bounds how many payments two cores can carry.
       const machineCpuMsPerPayment = Math.round(((machineCpuSeconds() - cpu0) * 1000 * 10) / paid.length) / 10;
+      const proc1 = byProcess();
+      const cpuMsPerPaymentByProcess = Object.fromEntries(
+        Object.entries(proc1).map(([k, v]) => [k, Math.round(((v - (proc0[k] ?? 0)) * 1000 * 10) / paid.length) / 10]),
+      );
       const rows: number[][] = [];
       for (const { chargeId, t0, deliveryId, at } of paid) {
         const charge = await history(client, `charge-${chargeId}`);
@@ -174,12 +191,14 @@ async function main(): Promise<void> {
         totalP50Ms: pct(totals, 50),
         totalP90Ms: pct(totals, 90),
         machineCpuMsPerPayment,
+        cpuMsPerPaymentByProcess,
       };
       for (const h of result.hops) console.log(`${h.hop.padEnd(56)} p50 ${h.p50Ms} ms  p90 ${h.p90Ms} ms`);
       console.log(
         `${'total (payment → verified webhook)'.padEnd(56)} p50 ${result.totalP50Ms} ms  p90 ${result.totalP90Ms} ms`,
       );
       console.log(`${'machine CPU per payment (all processes)'.padEnd(56)} ${machineCpuMsPerPayment} ms`);
+      for (const [k, v] of Object.entries(cpuMsPerPaymentByProcess)) console.log(`  ${k.padEnd(54)} ${v} ms`);
       console.log(`(${payments} payments, ${concurrency} at a time)`);
       results.push(result);
     }

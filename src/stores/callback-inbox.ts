@@ -9,8 +9,36 @@ import { AcquirerCallback } from '../models/acquirer-callback';
 
 export { AcquirerCallback };
 
+/** Until when a callback being handed on is left alone by the reconciler: a minute from now. */
+const LEASE_END = `now() + interval '1 minute'`;
+
 export function callbackInboxStore(db: Db) {
   return {
+    /**
+     * Inserts the callback leased for its first hand-off (due again in a minute, as `lease` sets),
+     * in one statement; undefined when (kind, externalId) was kept already.
+     */
+    async keepLeased(
+      kind: string,
+      externalId: string,
+      payload: unknown,
+      traceparent?: string,
+    ): Promise<AcquirerCallback | undefined> {
+      const [row] = (await db('acquirer_callbacks')
+        .insert({
+          id: newId('acb'),
+          kind,
+          external_id: externalId,
+          payload: JSON.stringify(payload),
+          traceparent: traceparent ?? null,
+          next_attempt_at: db.raw(LEASE_END),
+        })
+        .onConflict(['kind', 'external_id'])
+        .ignore()
+        .returning('*')) as Array<Record<string, unknown>>;
+      return row ? AcquirerCallback.fromDatabaseJson(row) : undefined;
+    },
+
     /** Inserts the callback unless (kind, externalId) is kept already; returns the kept row. */
     async keep(kind: string, externalId: string, payload: unknown, traceparent?: string): Promise<AcquirerCallback> {
       await db('acquirer_callbacks')
@@ -97,7 +125,7 @@ export function callbackInboxStore(db: Db) {
       const leased = await db('acquirer_callbacks')
         .where({ id, status: 'RECEIVED' })
         .where('next_attempt_at', '<=', db.fn.now())
-        .update({ next_attempt_at: db.raw(`now() + interval '1 minute'`) });
+        .update({ next_attempt_at: db.raw(LEASE_END) });
       return leased > 0;
     },
 

@@ -147,6 +147,30 @@ export const parkedRefundRows = (db: Db) =>
     .where({ kind: 'refund', status: 'PARKED' })
     .whereRaw(`acquirer_callbacks.external_id = replace(charge_refunds.id, '_', '') || ':PARKED'`);
 
+/** A charge's REQUESTED refunds not parked for an operator (a MED devolução is its infraction's). */
+const openRefundRows = (db: Db, chargeId: string | Knex.Ref<string, Record<string, string>>) =>
+  db('charge_refunds')
+    .where('charge_refunds.charge_id', chargeId)
+    .where('charge_refunds.status', 'REQUESTED')
+    .whereNot('charge_refunds.kind', 'INFRACTION')
+    .whereNotExists(parkedRefundRows(db));
+
+/** Whether the charge (of the outer query) took this end-to-end id as a payment it could not accept, as `ctx_unpayable`. */
+const unpayableTakenColumn = (db: Db, e2eId: string) =>
+  db.raw(
+    `exists (select 1 from charge_refunds u where u.charge_id = charges.id and u.e2e_id = ? and u.kind = 'UNPAYABLE_PAYMENT') as ctx_unpayable`,
+    [e2eId],
+  );
+
+/** A charge locked for a payment, and what deciding the payment needs (`lockForPayment`). */
+export interface PaymentContext {
+  charge: Charge;
+  terms: { feeBps: number; feeFixed: number; settlementDelaySeconds: number };
+  /** This end-to-end id was taken before as a payment the charge could not accept. */
+  takenAsUnpayable: boolean;
+  openRefundIds: string[];
+}
+
 export function chargesStore(db: Db) {
   return {
     /** When the merchant's next unsettled (PAID or REFUNDED) charge settles; null when none is waiting. */
@@ -168,9 +192,16 @@ export function chargesStore(db: Db) {
       return q.findById(id);
     },
 
-    /** The charge a payment names by its txid. */
-    async findByTxid(txid: string): Promise<Charge | undefined> {
-      return Charge.query(db).findOne({ txid });
+    /** The charge a payment names by its txid, and whether it took this payment as unpayable already (one statement). */
+    async findForPayment(
+      txid: string,
+      e2eId: string,
+    ): Promise<{ charge: Charge; takenAsUnpayable: boolean } | undefined> {
+      const row = (await db('charges').where({ txid }).select('charges.*', unpayableTakenColumn(db, e2eId)).first()) as
+        (Record<string, unknown> & { ctx_unpayable: boolean }) | undefined;
+      if (!row) return undefined;
+      const { ctx_unpayable: taken, ...charge } = row;
+      return { charge: Charge.fromDatabaseJson(charge), takenAsUnpayable: taken };
     },
 
     /** A refund of the charge for an accepted infraction, REQUESTED (its money in transit). */
@@ -235,22 +266,63 @@ export function chargesStore(db: Db) {
 
     /** The charge's REQUESTED refunds not parked for an operator (a MED devolução is its infraction's). */
     async openRefundIds(chargeId: string): Promise<string[]> {
-      return (await db('charge_refunds')
-        .where({ charge_id: chargeId, status: 'REQUESTED' })
-        .whereNot({ kind: 'INFRACTION' })
-        .whereNotExists(parkedRefundRows(db))
-        .pluck('id')) as string[];
+      return (await openRefundRows(db, chargeId).pluck('charge_refunds.id')) as string[];
     },
 
-    /** The refund to the payer of a payment the charge could not take, by its end-to-end id. */
-    async findUnpayableRefund(chargeId: string, e2eId: string): Promise<ChargeRefund | undefined> {
-      return ChargeRefund.query(db).findOne({ charge_id: chargeId, e2e_id: e2eId, kind: 'UNPAYABLE_PAYMENT' });
+    /**
+     * What applying a payment needs, in one statement (docs/performance.md "Payment to webhook: the
+     * timeline"): the charge locked FOR UPDATE (its merchant's row is read, not locked), whether
+     * this end-to-end id was already taken as unpayable, the merchant's fee and settlement terms,
+     * and the charge's open refunds as the lock sees them.
+     */
+    async lockForPayment(chargeId: string, e2eId: string): Promise<PaymentContext | undefined> {
+      const row = (await db('charges')
+        .join('merchants as m', 'm.id', 'charges.merchant_id')
+        .where('charges.id', chargeId)
+        .select('charges.*')
+        .select({
+          ctx_fee_bps: 'm.fee_bps',
+          ctx_fee_fixed: 'm.fee_fixed',
+          ctx_settlement_delay_seconds: 'm.settlement_delay_seconds',
+        })
+        .select(unpayableTakenColumn(db, e2eId))
+        .select(
+          openRefundRows(db, db.ref('charges.id'))
+            .select(db.raw(`coalesce(array_agg(charge_refunds.id), '{}'::text[])`))
+            .as('ctx_open_refund_ids'),
+        )
+        .forUpdate('charges')
+        .first()) as
+        | (Record<string, unknown> & {
+            ctx_fee_bps: number;
+            ctx_fee_fixed: number;
+            ctx_settlement_delay_seconds: number;
+            ctx_unpayable: boolean;
+            ctx_open_refund_ids: string[];
+          })
+        | undefined;
+      if (!row) return undefined;
+      const {
+        ctx_fee_bps: feeBps,
+        ctx_fee_fixed: feeFixed,
+        ctx_settlement_delay_seconds: settlementDelaySeconds,
+        ctx_unpayable: takenAsUnpayable,
+        ctx_open_refund_ids: openRefundIds,
+        ...charge
+      } = row;
+      return {
+        charge: Charge.fromDatabaseJson(charge),
+        terms: { feeBps, feeFixed, settlementDelaySeconds },
+        takenAsUnpayable,
+        openRefundIds,
+      };
     },
 
-    /** PENDING → PAID with the payment's facts (guarded: only from PENDING). */
+    /** PENDING → PAID with the payment's facts, settled too when `settledAt` is given (guarded: only from PENDING). */
     async markPaid(
       id: string,
-      p: Pick<Charge, 'e2eId' | 'paidAt' | 'payerName' | 'payerDocument' | 'feeAmount' | 'settleAt'>,
+      p: Pick<Charge, 'e2eId' | 'paidAt' | 'payerName' | 'payerDocument' | 'feeAmount' | 'settleAt'> &
+        Partial<Pick<Charge, 'settledAt'>>,
     ): Promise<void> {
       await Charge.query(db)
         .patch({ status: 'PAID', ...p, updatedAt: new Date() })

@@ -64,17 +64,15 @@ export interface WebhookPatch {
   status?: WebhookStatus;
 }
 
+/** The merchant's ACTIVE webhooks subscribed to this event type (or to every event: `[]`), as a subquery of their ids. */
+export const subscribedWebhooks = (db: Db, merchantId: string, type: string) =>
+  db('webhooks')
+    .where({ merchant_id: merchantId, status: 'ACTIVE' })
+    .andWhere((q) => q.whereRaw(`events = '[]'::jsonb`).orWhereRaw('events @> ?::jsonb', [JSON.stringify([type])]))
+    .select('id');
+
 export function webhooksStore(db: Db) {
   return {
-    /** The merchant's ACTIVE webhooks subscribed to this event type (or to every event: `[]`). */
-    async subscribedTo(merchantId: string, type: string): Promise<string[]> {
-      const rows = (await db('webhooks')
-        .where({ merchant_id: merchantId, status: 'ACTIVE' })
-        .andWhere((q) => q.whereRaw(`events = '[]'::jsonb`).orWhereRaw('events @> ?::jsonb', [JSON.stringify([type])]))
-        .select('id')) as Array<{ id: string }>;
-      return rows.map((r) => r.id);
-    },
-
     /**
      * One PENDING delivery of the event per webhook (once per pair), and a NOTIFY that reaches the
      * dispatcher only when the transaction commits. Returns the ids created.
@@ -87,22 +85,31 @@ export function webhooksStore(db: Db) {
       /** W3C traceparent of the work recording the event (docs/operations.md "Tracing"). */
       traceparent?: string;
     }): Promise<string[]> {
-      const inserted = (await db('webhook_deliveries')
-        .insert(
-          d.webhookIds.map((webhookId) => ({
-            id: newId('whd'),
-            event_id: d.eventId,
-            webhook_id: webhookId,
-            merchant_id: d.merchantId,
-            status: 'PENDING',
-            payload: d.payload,
-            traceparent: d.traceparent ?? null,
-          })),
+      // One statement: the NOTIFY is sent with each inserted row, which PostgreSQL folds into one
+      // per transaction (same channel, same payload), and with none when every pair existed.
+      const inserted = (await db
+        .with(
+          'd',
+          db('webhook_deliveries')
+            .insert(
+              d.webhookIds.map((webhookId) => ({
+                id: newId('whd'),
+                event_id: d.eventId,
+                webhook_id: webhookId,
+                merchant_id: d.merchantId,
+                status: 'PENDING',
+                payload: d.payload,
+                traceparent: d.traceparent ?? null,
+              })),
+            )
+            .onConflict(['event_id', 'webhook_id'])
+            .ignore()
+            .returning('id'),
         )
-        .onConflict(['event_id', 'webhook_id'])
-        .ignore()
-        .returning('id')) as Array<{ id: string }>;
-      if (inserted.length > 0) await db.raw('select pg_notify(?, ?)', [DELIVERY_CHANNEL, d.merchantId]);
+        .from('d')
+        .select('d.id', db.raw('pg_notify(?, ?) as notified', [DELIVERY_CHANNEL, d.merchantId]))) as Array<{
+        id: string;
+      }>;
       return inserted.map((r) => r.id);
     },
 

@@ -7,7 +7,6 @@ import type { Knex } from 'knex';
 import type { Logger } from '../../lib/logger';
 import { newId } from '../../lib/ids';
 import { chargesStore, type Charge, type ChargeRefund } from '../../stores/charges';
-import { merchantsStore, type Merchant } from '../../stores/merchants';
 import { callbackInboxStore } from '../../stores/callback-inbox';
 import type { Acquirer, Refund } from '../../acquirer/types';
 import { AcquirerError } from '../../acquirer/errors';
@@ -17,7 +16,7 @@ import type {
   ExpireOutcome,
   ExpiryCaseNotice,
   PaymentNotice,
-  RecordPaymentOutcome,
+  RecordedPayment,
   RefundSettledNotice,
 } from '../../../workflows/charge-types';
 import * as ledger from '../ledger/ledger';
@@ -61,6 +60,24 @@ function asDataIntegrity(err: unknown): unknown {
   return err;
 }
 
+/** The charge as its workflow sees it; the times left are counted from now. */
+function snapshotOf(
+  charge: Pick<Charge, 'id' | 'merchantId' | 'status' | 'txid' | 'amount' | 'expiresAt' | 'settleAt' | 'settledAt'>,
+  openRefundIds: string[],
+): ChargeSnapshot {
+  return {
+    id: charge.id,
+    merchantId: charge.merchantId,
+    status: charge.status,
+    txid: charge.txid,
+    amount: charge.amount,
+    expiresInMs: charge.expiresAt.getTime() - Date.now(),
+    settlesInMs: charge.settleAt ? charge.settleAt.getTime() - Date.now() : null,
+    settled: charge.settledAt !== null,
+    openRefundIds,
+  };
+}
+
 export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
   const { knex, acquirer, logger } = deps;
 
@@ -75,25 +92,14 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     const charge = await charges.find(chargeId);
     if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
     // Refunds parked for an operator are not taken up again until they are re-driven.
-    const open = await charges.openRefundIds(chargeId);
-    return {
-      id: charge.id,
-      merchantId: charge.merchantId,
-      status: charge.status,
-      txid: charge.txid,
-      amount: charge.amount,
-      expiresInMs: charge.expiresAt.getTime() - Date.now(),
-      settlesInMs: charge.settleAt ? charge.settleAt.getTime() - Date.now() : null,
-      settled: charge.settledAt !== null,
-      openRefundIds: open,
-    };
+    return snapshotOf(charge, await charges.openRefundIds(chargeId));
   }
 
   /** The inbox row of this payment is APPLIED in the same transaction as its effect. */
   const paymentApplied = (trx: Knex.Transaction, notice: PaymentNotice, resolution: string) =>
     markCallbackApplied(trx, { kind: 'pix', externalId: notice.endToEndId, payload: pixWireOf(notice), resolution });
 
-  async function recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome> {
+  async function recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordedPayment> {
     try {
       return await applyPayment(chargeId, notice);
     } catch (err) {
@@ -101,42 +107,55 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     }
   }
 
-  async function applyPayment(chargeId: string, notice: PaymentNotice): Promise<RecordPaymentOutcome> {
+  /**
+   * One transaction: the charge locked with what deciding needs (one statement), the ledger
+   * movements posted as one batch, the charge updated once, the inbox row applied, the event and
+   * its deliveries recorded; it answers with the charge as it leaves it, so the charge run reads
+   * nothing back (docs/performance.md "Payment to webhook: the timeline"). The charge row is
+   * locked, and every change to its refunds locks it too, so the snapshot is the committed state.
+   */
+  async function applyPayment(chargeId: string, notice: PaymentNotice): Promise<RecordedPayment> {
     return knex.transaction(async (trx) => {
-      const charge = await lockCharge(trx, chargeId);
+      const locked = await chargesStore(trx).lockForPayment(chargeId, notice.endToEndId);
+      if (!locked) throw new NotFoundError(`charge ${chargeId} not found`);
+      const { charge, terms, openRefundIds } = locked;
       if (charge.e2eId === notice.endToEndId) {
         await paymentApplied(trx, notice, 'paid');
-        return { kind: 'duplicate' } as const;
+        return { kind: 'duplicate', snapshot: snapshotOf(charge, openRefundIds) } as const;
       }
-      const earlier = await chargesStore(trx).findUnpayableRefund(chargeId, notice.endToEndId);
-      if (earlier) {
+      if (locked.takenAsUnpayable) {
         await paymentApplied(trx, notice, 'returned_to_payer');
-        return { kind: 'duplicate' } as const;
+        return { kind: 'duplicate', snapshot: snapshotOf(charge, openRefundIds) } as const;
       }
 
       if (charge.status === 'PENDING' && notice.amount === charge.amount) {
-        const merchant = (await merchantsStore(trx).findById(charge.merchantId)) as Merchant;
-        const fee = computeFee(charge.amount, merchant.feeBps, merchant.feeFixed);
+        const fee = computeFee(charge.amount, terms.feeBps, terms.feeFixed);
         const paidAt = new Date(notice.paidAt);
-        const settleAt = new Date(paidAt.getTime() + merchant.settlementDelaySeconds * 1000);
-        await ledger.creditChargePayment(trx, { chargeId, merchantId: charge.merchantId, amount: charge.amount, fee });
-        // Guarded: the row is locked and PENDING, so this names the state it leaves.
-        await chargesStore(trx).markPaid(chargeId, {
+        const settleAt = new Date(paidAt.getTime() + terms.settlementDelaySeconds * 1000);
+        // Settlement already due (a merchant that settles at once, or a callback later than the
+        // delay): the net moves pending → available in the payment's own transaction and batch,
+        // and the charge run, finding it settled, waits for no timer and runs no settling step
+        // (docs/architecture.md "Charges: how they work"). Nothing can have taken from this net yet.
+        const settledAt = settleAt.getTime() <= Date.now() ? new Date() : null;
+        const movements = [
+          ledger.chargePaymentCredit({ chargeId, merchantId: charge.merchantId, amount: charge.amount, fee }),
+        ];
+        const settlement = settledAt
+          ? ledger.chargeSettlement({ chargeId, merchantId: charge.merchantId, net: charge.amount - fee })
+          : null;
+        if (settlement) movements.push(settlement);
+        await ledger.postAll(trx, charge.merchantId, movements);
+        const paid = {
           e2eId: notice.endToEndId,
           paidAt,
           payerName: notice.payer?.name ?? null,
           payerDocument: notice.payer?.document ?? null,
           feeAmount: fee,
           settleAt,
-        });
-        // Settlement already due (a merchant that settles at once, or a callback later than the
-        // delay): the net moves pending → available in the payment's own transaction, and the
-        // charge run, finding it settled, waits for no timer and runs no settling step
-        // (docs/architecture.md "Charges: how they work"). Nothing can have taken from this net yet.
-        if (settleAt.getTime() <= Date.now()) {
-          await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: charge.amount - fee });
-          await chargesStore(trx).markSettled(chargeId);
-        }
+          ...(settledAt ? { settledAt } : {}),
+        };
+        // Guarded: the row is locked and PENDING, so this names the state it leaves.
+        await chargesStore(trx).markPaid(chargeId, paid);
         await paymentApplied(trx, notice, 'paid');
         await recordEvent(trx, {
           merchantId: charge.merchantId,
@@ -150,7 +169,8 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
             payer: { name: notice.payer?.name ?? '', document: notice.payer?.document ?? '' },
           },
         });
-        return { kind: 'paid' } as const;
+        const after = { ...charge, status: 'PAID' as const, settleAt, settledAt };
+        return { kind: 'paid', snapshot: snapshotOf(after, openRefundIds) } as const;
       }
 
       // Not payable (expired, canceled, failed, paid by another payment, wrong amount): the money
@@ -172,7 +192,11 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         { chargeId, e2eId: notice.endToEndId, status: charge.status },
         'payment for a charge that cannot take it: refunding',
       );
-      return { kind: 'not_payable', refundId } as const;
+      return {
+        kind: 'not_payable',
+        refundId,
+        snapshot: snapshotOf(charge, [...openRefundIds, refundId]),
+      } as const;
     });
   }
 

@@ -79,7 +79,8 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
   /** A stored payment (kind `pix`): hand it to its charge's workflow, which applies it once per e2e id. */
   async function handlePayment(entry: AcquirerCallback): Promise<HandlerOutcome> {
     const p = storedPix(entry);
-    const charge = p.txid ? await chargesStore(knex).findByTxid(p.txid) : undefined;
+    const found = p.txid ? await chargesStore(knex).findForPayment(p.txid, p.endToEndId) : undefined;
+    const charge = found?.charge;
     if (!charge?.txid) {
       if (Date.now() - new Date(entry.receivedAt).getTime() < unmatchedGraceMs) {
         return { kind: 'wait', reason: `no charge with txid ${p.txid ?? '(none)'} yet` };
@@ -88,8 +89,7 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
     }
     // Already applied by an earlier delivery (paid, or taken as unpayable and returned).
     if (charge.e2eId === p.endToEndId) return { kind: 'applied', resolution: 'paid' };
-    const unpayable = await chargesStore(knex).findUnpayableRefund(charge.id, p.endToEndId);
-    if (unpayable) return { kind: 'applied', resolution: 'returned_to_payer' };
+    if (found?.takenAsUnpayable) return { kind: 'applied', resolution: 'returned_to_payer' };
     await workflows.paymentReceived({ id: charge.id, merchantId: charge.merchantId }, noticeOf(p, charge.txid));
     return { kind: 'handed' };
   }

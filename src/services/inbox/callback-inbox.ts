@@ -227,13 +227,23 @@ export function createCallbackInbox(deps: {
    * lease keeps the reconciler off it meanwhile.
    */
   async function receive(kind: CallbackKind, externalId: string, payload: unknown): Promise<AcquirerCallback> {
+    if (handlers[kind]) {
+      // The first delivery of a callback is kept and leased in one statement.
+      const fresh = await callbackInboxStore(knex).keepLeased(kind, externalId, payload, currentTraceparent());
+      if (fresh) return handOff(fresh);
+    }
     const entry = await keep(kind, externalId, payload);
     if (entry.status !== 'RECEIVED' || !handlers[kind]) return entry;
     // Someone (the reconciler, a concurrent delivery) is handing it on already.
     if (!(await callbackInboxStore(knex).lease(entry.id))) return entry;
-    const handOff = dispatch(entry);
+    return handOff(entry);
+  }
+
+  /** Hands a leased callback on, waiting for that at most `handOffWaitMs`. */
+  async function handOff(entry: AcquirerCallback): Promise<AcquirerCallback> {
+    const handedOff = dispatch(entry);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([handOff, new Promise<void>((resolve) => (timer = setTimeout(resolve, opts.handOffWaitMs)))]);
+    await Promise.race([handedOff, new Promise<void>((resolve) => (timer = setTimeout(resolve, opts.handOffWaitMs)))]);
     clearTimeout(timer);
     return entry;
   }

@@ -108,10 +108,22 @@ function validate(input: PostInput): void {
  * below zero of any non-negative account throws InsufficientFundsError and changes nothing.
  */
 export async function post(db: Db, input: PostInput): Promise<PostResult> {
-  const [outcome] = await postBatch(db, input.merchantId, [input]);
-  if (!outcome) throw new LedgerInvariantError('a batch of one posting answered nothing');
-  if ('refused' in outcome) throw outcome.refused;
-  return outcome.posted;
+  const [posted] = await postAll(db, input.merchantId, [input]);
+  if (!posted) throw new LedgerInvariantError('a batch of one posting answered nothing');
+  return posted;
+}
+
+/**
+ * Posts several movements of one merchant as one batch (`postBatch`: one statement per step
+ * whatever their number), each seeing the ones before it; the first refusal throws, as `post`
+ * does, so inside a transaction nothing of the batch stands.
+ */
+export async function postAll(db: Db, merchantId: string, inputs: readonly PostInput[]): Promise<PostResult[]> {
+  const outcomes = await postBatch(db, merchantId, inputs);
+  return outcomes.map((outcome) => {
+    if ('refused' in outcome) throw outcome.refused;
+    return outcome.posted;
+  });
 }
 
 /** What one movement of a batch came to. */
@@ -364,30 +376,37 @@ export function move(db: Db, a: Movement): Promise<PostResult> {
 // ---- The movements of the domain, each a `post` with a fixed reference scheme. ----
 
 /** Payment received: the acquirer owes us `amount`; the merchant's net waits in pending. */
-export function creditChargePayment(
-  db: Db,
-  a: { chargeId: string; merchantId: string; amount: number; fee: number },
-): Promise<PostResult> {
+export function chargePaymentCredit(a: {
+  chargeId: string;
+  merchantId: string;
+  amount: number;
+  fee: number;
+}): PostInput {
   const net = a.amount - a.fee;
   const postings: Posting[] = [{ kind: 'acquirer', amount: -a.amount }];
   if (net > 0) postings.push({ kind: 'pending', amount: net });
   if (a.fee > 0) postings.push({ kind: 'fee_revenue', amount: a.fee });
-  return post(db, {
+  return {
     reference: `charge:${a.chargeId}:paid`,
     kind: 'charge_paid',
     merchantId: a.merchantId,
     metadata: { chargeId: a.chargeId, amount: a.amount, fee: a.fee },
     postings,
-  });
+  };
 }
 
-/** Settlement: the charge's net moves pending → available. */
-export async function settleChargePayment(
+/** Posts a `chargePaymentCredit`. */
+export function creditChargePayment(
   db: Db,
-  a: { chargeId: string; merchantId: string; net: number },
-): Promise<PostResult | null> {
+  a: { chargeId: string; merchantId: string; amount: number; fee: number },
+): Promise<PostResult> {
+  return post(db, chargePaymentCredit(a));
+}
+
+/** Settlement: the charge's net moves pending → available; nothing to move when the net is 0. */
+export function chargeSettlement(a: { chargeId: string; merchantId: string; net: number }): PostInput | null {
   if (a.net <= 0) return null;
-  return move(db, {
+  return movement({
     reference: `charge:${a.chargeId}:settled`,
     kind: 'charge_settled',
     merchantId: a.merchantId,
@@ -396,6 +415,15 @@ export async function settleChargePayment(
     to: 'available',
     metadata: { chargeId: a.chargeId },
   });
+}
+
+/** Posts a `chargeSettlement`. */
+export async function settleChargePayment(
+  db: Db,
+  a: { chargeId: string; merchantId: string; net: number },
+): Promise<PostResult | null> {
+  const settlement = chargeSettlement(a);
+  return settlement ? post(db, settlement) : null;
 }
 
 /** A payment the charge could not take: held in transit until it is returned to the payer. */

@@ -9,7 +9,7 @@ import { eventsStore } from '../../stores/events';
 import type { Knex } from 'knex';
 import type { Db } from '../../db/types';
 import { newId } from '../../lib/ids';
-import { enqueueDeliveries } from '../webhooks/outbox';
+import { enqueueDeliveries, subscribersOf } from '../webhooks/outbox';
 import type { WebhookEventData, WebhookEventType } from '../../contracts/webhook-events';
 
 /** An event of the catalogue with the data its contract (src/contracts/webhook-events.ts) gives it. */
@@ -32,22 +32,18 @@ export async function recordEvent(trx: Db, e: RecordEventInput): Promise<{ id: s
   const id = newId('evt');
   const timestamp = new Date();
   const store = eventsStore(trx);
-  const created = await store.insertOnce({
-    id,
-    merchantId: e.merchantId,
-    type: e.type,
-    data: e.data,
-    reference: e.reference,
-    createdAt: timestamp,
-  });
-  if (created) {
-    await enqueueDeliveries(trx as Knex.Transaction, {
-      eventId: id,
-      merchantId: e.merchantId,
-      type: e.type,
-      data: e.data,
-      timestamp: timestamp.toISOString(),
-    });
+  // The event and the webhooks it goes to in one statement, its deliveries and their NOTIFY in one
+  // more (docs/performance.md "Payment to webhook: the timeline").
+  const inserted = await store.insertOnceFor(
+    { id, merchantId: e.merchantId, type: e.type, data: e.data, reference: e.reference, createdAt: timestamp },
+    subscribersOf(trx, e.merchantId, e.type),
+  );
+  if (inserted) {
+    await enqueueDeliveries(
+      trx as Knex.Transaction,
+      { eventId: id, merchantId: e.merchantId, type: e.type, data: e.data, timestamp: timestamp.toISOString() },
+      inserted.webhookIds,
+    );
     return { id, created: true };
   }
   return { id: await store.idByReference(e.reference), created: false };

@@ -48,6 +48,8 @@ export interface ApiProc extends Proc {
 export interface Stack {
   databaseUrl: string;
   temporalAddress: string;
+  /** The Temporal server's process id (for CPU accounting in benchmarks). */
+  temporalPid: number;
   taskQueue: string;
   simulator: RunningSimulator;
   /** Environment every api/worker process gets (before per-process overrides). */
@@ -205,6 +207,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   return {
     databaseUrl: opts.databaseUrl,
     temporalAddress,
+    temporalPid: temporal.child.pid ?? 0,
     taskQueue,
     simulator,
     env,
