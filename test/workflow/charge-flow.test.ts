@@ -12,6 +12,9 @@ import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesS
 import { reconcileChargeWorkflows } from '../../src/services/charges/reconciler';
 import { chargeWorkflowClient, ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from '../../src/temporal/clients/charge';
 import { createLogger } from '../../src/lib/logger';
+import { createKnex } from '../../src/db/knex';
+import { getTestDb } from '../support/db';
+import { createChargeLifecycle } from '../../src/services/charges/lifecycle';
 import { counter } from '../support/metrics';
 import { newTxid } from '../../src/pix';
 import { createChargesService } from '../../src/services/charges/charges';
@@ -128,6 +131,78 @@ describe('charge workflow', function () {
       ?.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter((n): n is string => typeof n === 'string');
     assert.deepEqual(scheduled, ['recordPayment']);
+  });
+
+  it('records a payment in one transaction of eleven statements and answers with the charge as it left it', async () => {
+    const m = await readyMerchant(s.api);
+    await s.api.knex('merchants').where({ id: m.merchantId }).update({ settlement_delay_seconds: 0 });
+    // A subscribed webhook, so the event has a delivery (this stack mounts no webhook routes and
+    // runs no dispatcher; the delivery is canceled at the end, so no later suite picks it up).
+    const webhookId = `wh_count_${m.merchantId}`;
+    await s.api.knex('webhooks').insert({
+      id: webhookId,
+      merchant_id: m.merchantId,
+      url: 'http://127.0.0.1:9/paid',
+      events: JSON.stringify(['charge.paid']),
+      secret_ciphertext: 'not used',
+    });
+    const first = await newCharge(m.token);
+    const charge = await newCharge(m.token);
+    // Its own knex, so that only this payment's statements are counted.
+    const { url } = await getTestDb();
+    const knex = createKnex(url, 1);
+    const statements: string[] = [];
+    knex.on('query', (q: { sql: string }) => statements.push(q.sql));
+    try {
+      const lifecycle = createChargeLifecycle({
+        knex,
+        acquirer: s.acquirer,
+        logger: createLogger({ level: 'silent' }),
+      });
+      const noticeOf = (c: Charge, e2eId: string) => ({
+        txid: c.txid,
+        endToEndId: e2eId,
+        amount: 10_000,
+        paidAt: new Date().toISOString(),
+        payer: { name: 'Pagador', document: '12345678909' },
+      });
+      // The merchant's first movement also creates its ledger accounts; the count is of the next.
+      await lifecycle.recordPayment(first.id, noticeOf(first, `E${Date.now()}1`.padEnd(32, '0')));
+      statements.length = 0;
+      const notice = noticeOf(charge, `E${Date.now()}2`.padEnd(32, '0'));
+      const recorded = await lifecycle.recordPayment(charge.id, notice);
+      // BEGIN, the lock with what deciding needs, four for the ledger batch (payment and
+      // settlement), the charge, the inbox row, the event with its webhooks, the delivery with its
+      // NOTIFY, COMMIT (docs/performance.md "Payment to webhook: the timeline").
+      assert.equal(statements.length, 11, statements.join('\n'));
+      assert.equal(recorded.kind, 'paid');
+      assert.equal(recorded.snapshot?.status, 'PAID');
+      assert.equal(recorded.snapshot?.settled, true);
+      assert.deepEqual(recorded.snapshot?.openRefundIds, []);
+      assert.deepEqual(recorded.snapshot, {
+        ...(await lifecycle.loadSnapshot(charge.id)),
+        expiresInMs: recorded.snapshot?.expiresInMs,
+        settlesInMs: recorded.snapshot?.settlesInMs,
+      });
+      const deliveries = await s.api.knex('webhook_deliveries').where({ merchant_id: m.merchantId });
+      assert.equal(deliveries.length, 2);
+      // A second delivery of the same payment is a duplicate: nothing moves, the same charge comes back.
+      statements.length = 0;
+      const again = await lifecycle.recordPayment(charge.id, notice);
+      assert.equal(again.kind, 'duplicate');
+      assert.equal(again.snapshot?.status, 'PAID');
+      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
+        available: 2 * 9_901,
+        pending: 0,
+        blocked: 0,
+        total: 2 * 9_901,
+      });
+      assert.equal(await postingsSum(m.merchantId), 0);
+    } finally {
+      await knex.destroy();
+      await s.api.knex('webhook_deliveries').where({ webhook_id: webhookId }).update({ status: 'CANCELED' });
+      await s.api.knex('webhooks').where({ id: webhookId }).update({ status: 'INACTIVE' });
+    }
   });
 
   it('expires an unpaid charge: CANCELED and the cob removed at the acquirer', async () => {
