@@ -12,6 +12,15 @@ export { AcquirerCallback };
 /** Until when a callback being handed on is left alone by the reconciler: a minute from now. */
 const LEASE_END = `now() + interval '1 minute'`;
 
+/** A callback's row as it is first kept (RECEIVED, due now unless the caller leases it). */
+const newRow = (kind: string, externalId: string, payload: unknown, traceparent: string | undefined) => ({
+  id: newId('acb'),
+  kind,
+  external_id: externalId,
+  payload: JSON.stringify(payload),
+  traceparent: traceparent ?? null,
+});
+
 export function callbackInboxStore(db: Db) {
   return {
     /**
@@ -25,14 +34,7 @@ export function callbackInboxStore(db: Db) {
       traceparent?: string,
     ): Promise<AcquirerCallback | undefined> {
       const [row] = (await db('acquirer_callbacks')
-        .insert({
-          id: newId('acb'),
-          kind,
-          external_id: externalId,
-          payload: JSON.stringify(payload),
-          traceparent: traceparent ?? null,
-          next_attempt_at: db.raw(LEASE_END),
-        })
+        .insert({ ...newRow(kind, externalId, payload, traceparent), next_attempt_at: db.raw(LEASE_END) })
         .onConflict(['kind', 'external_id'])
         .ignore()
         .returning('*')) as Array<Record<string, unknown>>;
@@ -42,13 +44,7 @@ export function callbackInboxStore(db: Db) {
     /** Inserts the callback unless (kind, externalId) is kept already; returns the kept row. */
     async keep(kind: string, externalId: string, payload: unknown, traceparent?: string): Promise<AcquirerCallback> {
       await db('acquirer_callbacks')
-        .insert({
-          id: newId('acb'),
-          kind,
-          external_id: externalId,
-          payload: JSON.stringify(payload),
-          traceparent: traceparent ?? null,
-        })
+        .insert(newRow(kind, externalId, payload, traceparent))
         .onConflict(['kind', 'external_id'])
         .ignore();
       return (await AcquirerCallback.query(db).findOne({ kind, external_id: externalId })) as AcquirerCallback;

@@ -66,6 +66,16 @@ describe('charge workflow', function () {
       .first();
     return Number(row?.s ?? 0);
   }
+  /** Everything the merchant was paid is available (settled), and the ledger sums to zero. */
+  async function assertAllAvailable(merchantId: string, amount: number): Promise<void> {
+    assert.deepEqual(await ledger.getBalance(s.api.knex, merchantId), {
+      available: amount,
+      pending: 0,
+      blocked: 0,
+      total: amount,
+    });
+    assert.equal(await postingsSum(merchantId), 0);
+  }
 
   it('pays through the sandbox: PAID with paidAt and payer, fee split, zero-sum ledger, then settles', async () => {
     const m = await readyMerchant(s.api);
@@ -100,13 +110,7 @@ describe('charge workflow', function () {
 
     // The run ends after settlement (1 day later): result() skips the time.
     await s.client.workflow.getHandle(chargeWorkflowId(charge.id)).result();
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
-      available: 9_901,
-      pending: 0,
-      blocked: 0,
-      total: 9_901,
-    });
-    assert.equal(await postingsSum(m.merchantId), 0);
+    await assertAllAvailable(m.merchantId, 9_901);
   });
 
   it('a merchant that settles at once is settled by the payment itself: no timer, no settling step', async () => {
@@ -118,13 +122,7 @@ describe('charge workflow', function () {
     const row = await untilStatus(charge.id, 'PAID');
     // Settled in the payment's own transaction: PAID is never seen unsettled.
     assert.ok(row.settled_at, 'settled with the payment');
-    assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
-      available: 9_901,
-      pending: 0,
-      blocked: 0,
-      total: 9_901,
-    });
-    assert.equal(await postingsSum(m.merchantId), 0);
+    await assertAllAvailable(m.merchantId, 9_901);
     const handle = s.client.workflow.getHandle(chargeWorkflowId(charge.id));
     await handle.result();
     const scheduled = (await handle.fetchHistory()).events
@@ -191,13 +189,7 @@ describe('charge workflow', function () {
       const again = await lifecycle.recordPayment(charge.id, notice);
       assert.equal(again.kind, 'duplicate');
       assert.equal(again.snapshot?.status, 'PAID');
-      assert.deepEqual(await ledger.getBalance(s.api.knex, m.merchantId), {
-        available: 2 * 9_901,
-        pending: 0,
-        blocked: 0,
-        total: 2 * 9_901,
-      });
-      assert.equal(await postingsSum(m.merchantId), 0);
+      await assertAllAvailable(m.merchantId, 2 * 9_901);
     } finally {
       await knex.destroy();
       await s.api.knex('webhook_deliveries').where({ webhook_id: webhookId }).update({ status: 'CANCELED' });

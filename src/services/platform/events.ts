@@ -9,7 +9,8 @@ import { eventsStore } from '../../stores/events';
 import type { Knex } from 'knex';
 import type { Db } from '../../db/types';
 import { newId } from '../../lib/ids';
-import { enqueueDeliveries, subscribersOf } from '../webhooks/outbox';
+import { enqueueDeliveries } from '../webhooks/outbox';
+import { subscribedWebhooks } from '../../stores/webhooks';
 import type { WebhookEventData, WebhookEventType } from '../../contracts/webhook-events';
 
 /** An event of the catalogue with the data its contract (src/contracts/webhook-events.ts) gives it. */
@@ -36,7 +37,7 @@ export async function recordEvent(trx: Db, e: RecordEventInput): Promise<{ id: s
   // more (docs/performance.md "Payment to webhook: the timeline").
   const inserted = await store.insertOnceFor(
     { id, merchantId: e.merchantId, type: e.type, data: e.data, reference: e.reference, createdAt: timestamp },
-    subscribersOf(trx, e.merchantId, e.type),
+    subscribedWebhooks(trx, e.merchantId, e.type),
   );
   if (inserted) {
     await enqueueDeliveries(

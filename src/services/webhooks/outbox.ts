@@ -7,7 +7,7 @@
  * committed deliveries, whichever process recorded them; its poll catches any it missed.
  */
 import type { Knex } from 'knex';
-import { DELIVERY_CHANNEL, subscribedWebhooks, webhooksStore } from '../../stores/webhooks';
+import { DELIVERY_CHANNEL, webhooksStore } from '../../stores/webhooks';
 import { currentTraceparent } from '../../observability/tracing';
 
 export { DELIVERY_CHANNEL };
@@ -26,12 +26,9 @@ export function serialiseEnvelope(e: Pick<PublishedEvent, 'type' | 'timestamp' |
   return JSON.stringify({ event: e.type, timestamp: e.timestamp, data: e.data });
 }
 
-/** The webhooks an event of `type` goes to, as a subquery of ids (the event's insert reads it in the same statement). */
-export const subscribersOf = (db: Knex, merchantId: string, type: string) => subscribedWebhooks(db, merchantId, type);
-
 /**
  * Must run inside the event's transaction, with the ids of the webhooks subscribed to it
- * (`subscribersOf`). Returns the ids of the deliveries created.
+ * (`subscribedWebhooks`, read with the event's insert). Returns the ids of the deliveries created.
  */
 export async function enqueueDeliveries(
   trx: Knex.Transaction,
