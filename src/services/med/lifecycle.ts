@@ -413,7 +413,10 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const amount = inf.refundAmount;
       const charges = chargesStore(trx);
       await charges.lockRefundRow(refundId);
-      const charge = await chargeOf(trx, inf);
+      // Locked before the ledger's accounts, as every path that changes a charge and its merchant's
+      // balances locks them (the charge run's settleRefund, a merchant's refund): the other order
+      // deadlocks against them.
+      const charge = await chargeOf(trx, inf, { lock: true });
       await ledger.resolveInTransit(trx, {
         reference: `refund:${refundId}:resolved`,
         kind: 'infraction_refund_confirmed',
