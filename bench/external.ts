@@ -42,6 +42,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { stderrProgress } from '../src/process/progress';
 import { isValidCpf } from '../src/pix/document';
+import { startTemporalProcess } from '../tools/harness/src/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -86,6 +87,13 @@ export interface ExternalRow {
   baseline: ExternalMeasure;
   /** Service req/s over baseline req/s, measured back to back. */
   ratio: number;
+  /**
+   * `POST /v1/charges` only: the baseline's insert followed by a durable workflow start (a run in
+   * the project's Temporal server, parked in a start delay), measured right after the service, and
+   * its req/s over the bare insert's: what that one guarantee leaves of the ratio.
+   */
+  durableBaseline?: ExternalMeasure;
+  durableRatio?: number;
 }
 
 export interface ExternalBenchResult {
@@ -611,11 +619,19 @@ export async function runExternalBench(o: {
     database: 'pixflow_bench',
   });
   const children: ChildProcess[] = [];
+  // The durable baseline's Temporal server, in its own process, for POST /v1/charges only.
+  const durable = !o.deepList && (!o.only || 'POST /v1/charges'.includes(o.only));
+  const temporal = durable ? await startTemporalProcess() : undefined;
   try {
     const baselinePort = await freePort();
     const baseline = startChild(
       [path.join(ROOT, 'bench/baseline-server.ts')],
-      { ...process.env, DATABASE_URL: db.url, PORT: String(baselinePort) },
+      {
+        ...process.env,
+        DATABASE_URL: db.url,
+        PORT: String(baselinePort),
+        ...(temporal ? { BASELINE_TEMPORAL_ADDRESS: temporal.address } : {}),
+      },
       'baseline',
     );
     children.push(baseline);
@@ -772,12 +788,17 @@ export async function runExternalBench(o: {
         threadMap,
         pgDataDir: path.join(dir, 'pg'),
       });
-      rows.push({
-        endpoint: t.endpoint,
-        service: s,
-        baseline: b,
-        ratio: b.reqPerSec > 0 ? Math.round((s.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0,
-      });
+      const ratioTo = (x: ExternalMeasure): number =>
+        b.reqPerSec > 0 ? Math.round((x.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0;
+      const row: ExternalRow = { endpoint: t.endpoint, service: s, baseline: b, ratio: ratioTo(s) };
+      if (temporal && t.endpoint === 'POST /v1/charges') {
+        const d = { ...baselineTarget, endpoint: 'baseline POST /insert-and-start', path: '/insert-and-start' };
+        const url = `http://127.0.0.1:${baselinePort}${d.path}`;
+        await warmUp(url, d, o);
+        row.durableBaseline = await load(url, d, o);
+        row.durableRatio = ratioTo(row.durableBaseline);
+      }
+      rows.push(row);
     }
     const servicePeakRssMb = Math.max(0, ...rows.map((x) => x.service.peakRssMb ?? 0));
     return {
@@ -792,6 +813,7 @@ export async function runExternalBench(o: {
     };
   } finally {
     for (const c of children.reverse()) await stopChild(c);
+    await temporal?.proc.stop();
     await db.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -807,6 +829,12 @@ export function formatExternalBench(r: ExternalBenchResult): string {
       (x) =>
         `| \`${x.endpoint}\` | ${x.service.reqPerSec} | ${x.service.p50Ms} | ${x.service.p99Ms} | ${x.service.non2xx + x.service.errors} | ${x.baseline.reqPerSec} | ${x.baseline.p99Ms} | ${x.ratio} | ${x.service.cpuMsPerRequest ? `${x.service.cpuMsPerRequest.mainThread} / ${x.service.cpuMsPerRequest.process}` : '—'} | ${x.service.machineCpuMsPerRequest ?? '—'} / ${x.baseline.machineCpuMsPerRequest ?? '—'} |`,
     ),
+    ...r.rows
+      .filter((x) => x.durableBaseline)
+      .map(
+        (x) =>
+          `\nThe bare insert followed by a durable workflow start (\`/insert-and-start\`, measured after \`${x.endpoint}\`): ${x.durableBaseline?.reqPerSec} req/s, p99 ${x.durableBaseline?.p99Ms} ms, ratio ${x.durableRatio} to the bare insert, machine CPU ${x.durableBaseline?.machineCpuMsPerRequest ?? '—'} ms/req.`,
+      ),
     '',
     'After each load the next waits for the service and PostgreSQL to be quiet again (each below a tenth of a core over 500 ms); what the service spent until then is charged to the endpoint just measured:',
     '',

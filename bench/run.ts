@@ -15,6 +15,8 @@
  *      → bench/results-visibility.json
  *   6. Payment → webhook hop by hop, 1 and 8 payments at a time (bench/payment-timeline.ts)
  *      → bench/results-timeline.json
+ *   7. The Temporal steps of a payment alone, 1, 8 and 64 at a time: no database, no API
+ *      (bench/payment-floor.ts) → bench/results-floor.json
  * The Temporal test server's own throughput benchmark: tools/embedded-temporal/bench.
  */
 import { spawnSync } from 'node:child_process';
@@ -24,6 +26,7 @@ import { formatQrBench, runQrBench } from './qr';
 import { formatChargesBench, runChargesBench } from './charges';
 import { DEFAULT_WARMUP_SECONDS, formatExternalBench, runExternalBench } from './external';
 import { formatPaymentsWebhooksBench, runPaymentsWebhooksBench } from './payments-webhooks';
+import { formatPaymentFloorBench, runPaymentFloorBench } from './payment-floor';
 import { formatVisibilityBench, runVisibilityBench } from '../tools/embedded-temporal/bench/visibility';
 
 async function main(): Promise<void> {
@@ -55,6 +58,10 @@ async function main(): Promise<void> {
     { stdio: 'inherit' },
   );
   if (timeline.status !== 0) throw new Error(`bench/payment-timeline.ts exited with ${timeline.status}`);
+  console.log('\n== The Temporal steps of a payment alone (no database, no API), 1, 8 and 64 at a time ==');
+  const floor = await runPaymentFloorBench({ payments: 300, levels: [1, 8, 64], warmup: 100 });
+  console.log(formatPaymentFloorBench(floor));
+  fs.writeFileSync(path.join(__dirname, 'results-floor.json'), `${JSON.stringify(floor, null, 2)}\n`);
 }
 
 main().catch((err: unknown) => {

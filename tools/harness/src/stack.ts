@@ -93,7 +93,8 @@ export async function waitUntil(
   }
 }
 
-function spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
+/** A Node child process of the stack (`node <args>` from the repository's root), output kept. */
+export function spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   // HARNESS_CPU_PROF_DIR=<dir>: every process of the stack writes a V8 CPU profile there when it
   // exits (docs/performance.md "Running the benchmarks"), one folder per process (a file per thread).
   const profDir = process.env.HARNESS_CPU_PROF_DIR;
@@ -144,23 +145,24 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/** The project's Temporal server in its own process (real time), once it listens. */
+export async function startTemporalProcess(args: string[] = []): Promise<{ proc: Proc; address: string }> {
+  const port = await freePort();
+  const proc = spawnProc('temporal', [TEMPORAL_LAUNCHER, '--port', String(port), '--quiet', ...args], {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+  });
+  await waitUntil(() => portOpen(port), 60_000, 'the Temporal server').catch((err: Error) => {
+    throw new Error(`${err.message}\n${proc.output.join('')}`);
+  });
+  return { proc, address: `127.0.0.1:${port}` };
+}
+
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-stack-'));
   const procs: Proc[] = [];
-  const temporalPort = await freePort();
-  const temporal = spawnProc(
-    'temporal',
-    [TEMPORAL_LAUNCHER, '--port', String(temporalPort), '--quiet', ...(opts.temporalArgs ?? [])],
-    {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-    },
-  );
+  const { proc: temporal, address: temporalAddress } = await startTemporalProcess(opts.temporalArgs);
   procs.push(temporal);
-  await waitUntil(() => portOpen(temporalPort), 60_000, 'the Temporal server').catch((err: Error) => {
-    throw new Error(`${err.message}\n${temporal.output.join('')}`);
-  });
-  const temporalAddress = `127.0.0.1:${temporalPort}`;
   const callbackSecret = crypto.randomBytes(24).toString('hex');
   const simulator = await startAcquirerSimulator({
     callbackSecret,
