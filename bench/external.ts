@@ -79,6 +79,11 @@ export interface ExternalMeasure {
   cpuMsPerRequestByThread?: Record<string, number>;
   /** Peak resident memory of the service during this endpoint's warm-up and load (see `resetPeakRss`), MB. */
   peakRssMb?: number;
+  /**
+   * Deadlocks PostgreSQL detected in the service's database during the warm-up and load: each one
+   * held its transactions for `deadlock_timeout` (1 s) first, a stall every request in flight shares.
+   */
+  postgresDeadlocks?: number;
 }
 
 export interface ExternalRow {
@@ -400,9 +405,11 @@ async function loadService(
     tokens?: string[];
     threadMap?: string;
     pgDataDir: string;
+    databaseUrl: string;
   },
 ): Promise<ExternalMeasure> {
   resetPeakRss(pid);
+  const deadlocksBefore = await deadlocks(o.databaseUrl);
   await warmUp(url, t, o);
   const before = pid
     ? {
@@ -427,6 +434,7 @@ async function loadService(
   const after = await settle(pid, o.pgDataDir);
   measured.settled = { ...after, cpuMsPerRequest: { process: per(cpuSeconds(pid) - before.all) } };
   measured.peakRssMb = peakRssMb(pid);
+  measured.postgresDeadlocks = (await deadlocks(o.databaseUrl)) - deadlocksBefore;
   if (before.threads) {
     const byThread: Record<string, number> = {};
     for (const [name, s] of [...threadCpu(pid, o.threadMap)].sort((a, b) => b[1] - a[1])) {
@@ -436,6 +444,20 @@ async function loadService(
     measured.cpuMsPerRequestByThread = byThread;
   }
   return measured;
+}
+
+/** Deadlocks PostgreSQL has detected in this database so far (`pg_stat_database`). */
+async function deadlocks(databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      'select deadlocks as n from pg_stat_database where datname = current_database()',
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -613,10 +635,13 @@ export async function runExternalBench(o: {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-'));
   fs.chmodSync(dir, 0o755);
   progress('starting PostgreSQL for the benchmark');
+  // BENCH_PG_LOG=<file>: PostgreSQL's own log (deadlocks, with the statements involved).
+  const pgLog = process.env.BENCH_PG_LOG;
   const db = await startEmbeddedPostgres({
     dataDir: path.join(dir, 'pg'),
     persistent: false,
     database: 'pixflow_bench',
+    ...(pgLog ? { onLog: (line: string) => fs.appendFileSync(pgLog, line) } : {}),
   });
   const children: ChildProcess[] = [];
   // The durable baseline's Temporal server, in its own process, for POST /v1/charges only.
@@ -787,6 +812,7 @@ export async function runExternalBench(o: {
         tokens,
         threadMap,
         pgDataDir: path.join(dir, 'pg'),
+        databaseUrl: db.url,
       });
       const ratioTo = (x: ExternalMeasure): number =>
         b.reqPerSec > 0 ? Math.round((x.reqPerSec / b.reqPerSec) * 1000) / 1000 : 0;
@@ -844,6 +870,8 @@ export function formatExternalBench(r: ExternalBenchResult): string {
     ),
     '',
     `PostgreSQL CPU µs per service request: ${r.rows.map((x) => `\`${x.endpoint}\` ${x.service.postgresCpuUsPerReq ?? '—'}`).join(', ')}`,
+    '',
+    `PostgreSQL deadlocks during each endpoint's warm-up and load: ${r.rows.map((x) => `\`${x.endpoint}\` ${x.service.postgresDeadlocks ?? '—'}`).join(', ')}`,
     '',
     "Service CPU ms per request by thread (main; our worker threads by name; `node`: other JavaScript threads such as the SDK's workflow thread; the rest by their OS name):",
     '',

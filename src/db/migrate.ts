@@ -19,6 +19,7 @@ import * as requestFingerprintsAndListCounts from '../../migrations/202611261100
 import * as webhookSecretEncryption from '../../migrations/20261126130000_webhook_secret_encryption';
 import * as idempotencyKeyExpiry from '../../migrations/20261126140000_idempotency_key_expiry';
 import * as traceContext from '../../migrations/20261126150000_trace_context';
+import * as orderedCountUpserts from '../../migrations/20261127050000_ordered_count_upserts';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -41,6 +42,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261126130000_webhook_secret_encryption', webhookSecretEncryption],
   ['20261126140000_idempotency_key_expiry', idempotencyKeyExpiry],
   ['20261126150000_trace_context', traceContext],
+  ['20261127050000_ordered_count_upserts', orderedCountUpserts],
 ];
 
 /** Names of every migration, in the order they apply. */
