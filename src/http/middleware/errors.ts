@@ -5,6 +5,7 @@
  * safe message; anything else is a bug, logged in full and answered with a bare 500 so internals
  * never reach the client. The requestId is the request's `x-request-id`, the one its log lines carry.
  */
+import type { IncomingMessage } from 'node:http';
 import { codeForStatus, statusOf, type ErrorBody, type ErrorCode } from '../../contracts/errors';
 import { isAppError } from '../../lib/errors';
 import { isDatabaseUnavailable } from '../../db/unavailable';
@@ -35,9 +36,16 @@ interface HttpLikeError {
  * Maps a client error raised outside our services (co-body/raw-body in the body parser, the
  * router, `ctx.throw`) to a status and a message that is safe to show.
  */
-function libraryClientError(err: unknown): { status: number; message: string; code?: ErrorCode } | undefined {
+function libraryClientError(
+  err: unknown,
+  req: IncomingMessage,
+): { status: number; message: string; code?: ErrorCode } | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as HttpLikeError;
+  // The client closed the connection mid-body (raw-body's request.aborted) or before the body
+  // parser ran (its stream.not.readable, on a request already destroyed): its doing, not ours.
+  if (e.type === 'request.aborted' || (e.type === 'stream.not.readable' && req.destroyed))
+    return { status: 400, message: 'Request aborted', code: 'malformed_body' };
   // A body whose Content-Encoding (gzip, deflate, br) does not match its bytes: zlib fails while
   // the body parser inflates it, with a code but no HTTP status. The client sent it wrong.
   if (isZlibError(err))
@@ -49,7 +57,6 @@ function libraryClientError(err: unknown): { status: number; message: string; co
   if (err instanceof SyntaxError)
     return { status: 400, message: 'Malformed JSON body: expected a JSON object', code: 'malformed_json' };
   if (status === 413) return { status, message: DEFAULT_MESSAGES[413] as string };
-  if (e.type === 'request.aborted') return { status: 400, message: 'Request aborted', code: 'malformed_body' };
   // raw-body: a body shorter or longer than its Content-Length.
   if (e.type === 'request.size.invalid')
     return { status: 400, message: 'Request body size did not match Content-Length', code: 'malformed_body' };
@@ -89,7 +96,7 @@ export function errorHandler(): AppMiddleware {
         send(ctx, statusOf(err.code), err.message, err.code, err.param);
         return;
       }
-      const known = libraryClientError(err);
+      const known = libraryClientError(err, ctx.req);
       if (known) {
         send(ctx, known.status, known.message, known.code ?? codeForStatus(known.status));
         return;
