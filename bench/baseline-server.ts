@@ -7,8 +7,9 @@
  *   DATABASE_URL=postgres://… PORT=0 npx tsx bench/baseline-server.ts   → prints `listening <port>`
  *
  * With BASELINE_TEMPORAL_ADDRESS set, `POST /insert-and-start` also starts a durable workflow run
- * parked in a start delay after the insert, as a charge's run is started (docs/performance.md
- * "What a durable charge costs at least"): the cheapest endpoint that keeps that guarantee.
+ * parked in a start delay after the insert, as a charge's run is started (what a durable charge
+ * costs at least, docs/performance.md "Where a charge's time goes"): the cheapest endpoint that
+ * keeps that guarantee.
  */
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';

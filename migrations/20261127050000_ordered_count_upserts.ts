@@ -1,10 +1,11 @@
 /**
  * The list counts' insert triggers (`charge_counts`, `charge_hour_counts`, `list_counts`) upsert
- * their shard rows in key order (docs/performance.md "The second-long stall"). Before, each
- * upserted them in its hash aggregate's order, which changes with the number of rows a statement
- * inserts: concurrent batches of one owner locked shared shard rows in opposite orders and
- * deadlocked, and PostgreSQL held them all for `deadlock_timeout` (1 s) before aborting one, a
- * second-long stall for every request behind them. One order for everyone leaves no cycle.
+ * their shard rows in key order (the second-long stall in docs/performance.md "Where a charge's
+ * time goes"). Before, each upserted them in its hash aggregate's order, which changes with the
+ * number of rows a statement inserts: concurrent batches of one owner locked shared shard rows in
+ * opposite orders and deadlocked, and PostgreSQL held them all for `deadlock_timeout` (1 s) before
+ * aborting one, a second-long stall for every request behind them. One order for everyone leaves
+ * no cycle.
  */
 import type { Knex } from 'knex';
 

@@ -3,9 +3,9 @@
  * triggers that upsert one row per shard a statement touched. Two multi-row inserts of one owner
  * that upsert shared shards in different orders deadlock; PostgreSQL then holds both for
  * `deadlock_timeout` (1 s) before it aborts one, and every request waiting behind them stalls
- * (docs/performance.md "The second-long stall"). The triggers upsert in key order, so concurrent
- * batches never deadlock. Here each session detects deadlocks after 10 ms, so a deadlock would
- * show up as a 40P01 error quickly.
+ * (the second-long stall in docs/performance.md "Where a charge's time goes"). The triggers upsert
+ * in key order, so concurrent batches never deadlock. Here each session detects deadlocks after
+ * 10 ms, so a deadlock would show up as a 40P01 error quickly.
  */
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
