@@ -43,6 +43,7 @@ import type { Acquirer } from '../src/acquirer/types';
 import type { ChargeWorkflows } from '../src/temporal/clients/charge';
 import type { Logger } from '../src/lib/logger';
 import { createApiKeysService } from '../src/services/accounts/api-keys';
+import { percentile } from './stats';
 
 export interface LoadResult {
   endpoint: string;
@@ -70,9 +71,6 @@ export interface ChargesBenchResult {
   breakdown: PieceResult[];
 }
 
-const pct = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
-
 async function closedLoop(
   name: string,
   count: number,
@@ -95,14 +93,13 @@ async function closedLoop(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
   return {
     endpoint: name,
     requests: count,
     errors,
     perSecond: count / seconds,
-    p50Ms: pct(latencies, 50),
-    p99Ms: pct(latencies, 99),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
   };
 }
 
@@ -113,8 +110,7 @@ async function timed(piece: string, n: number, fn: (i: number) => Promise<unknow
     await fn(i);
     latencies.push(performance.now() - t);
   }
-  latencies.sort((a, b) => a - b);
-  return { piece, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99) };
+  return { piece, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
 }
 
 export async function runChargesBench(
@@ -408,8 +404,7 @@ async function chargeBreakdown(d: {
     rest: 'the rest (QR image, JS), after overlaps',
   };
   return Object.entries(rows).map(([k, v]) => {
-    v.sort((a, b) => a - b);
-    return { piece: label[k] ?? k, p50Ms: pct(v, 50), p99Ms: pct(v, 99) };
+    return { piece: label[k] ?? k, p50Ms: percentile(v, 50), p99Ms: percentile(v, 99) };
   });
 }
 

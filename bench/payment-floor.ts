@@ -22,7 +22,8 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { spawnProc, startTemporalProcess, waitUntil, type Proc } from '../tools/harness/src/stack';
-import { machineCpuSeconds, processCpuSeconds } from './external';
+import { processCpuSeconds } from './external';
+import { closedLoops, percentile } from './stats';
 
 interface Receiver {
   url: string;
@@ -73,11 +74,6 @@ export interface FloorLevel {
   machineCpuMsPerPayment: number;
   cpuMsPerPaymentByProcess: Record<string, number>;
 }
-
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] ?? NaN;
-};
 
 export async function runPaymentFloorBench(opts: {
   payments: number;
@@ -130,39 +126,31 @@ export async function runPaymentFloorBench(opts: {
         });
       }
       const latencies: number[] = [];
-      let next = 0;
-      const cpu0 = machineCpuSeconds();
-      const proc0 = byProcess();
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < ids.length) {
-            const id = ids[next++] as string;
-            const arrival = receiver.arrival(id);
-            const t0 = Date.now();
-            await client.workflow.signalWithStart(chargeType, {
-              workflowId: `floor-charge-${id}`,
-              taskQueue,
-              signal: 'paid',
-              signalArgs: [{ paymentId: id }],
-            });
-            latencies.push((await arrival) - t0);
-          }
-        }),
+      const cost = await closedLoops(
+        ids,
+        concurrency,
+        async (id) => {
+          const arrival = receiver.arrival(id);
+          const t0 = Date.now();
+          await client.workflow.signalWithStart(chargeType, {
+            workflowId: `floor-charge-${id}`,
+            taskQueue,
+            signal: 'paid',
+            signalArgs: [{ paymentId: id }],
+          });
+          latencies.push((await arrival) - t0);
+        },
+        byProcess,
       );
-      const cpu1 = machineCpuSeconds();
-      const proc1 = byProcess();
-      const perPayment = (seconds: number): number => Math.round((seconds * 1000 * 10) / ids.length) / 10;
       if (level === 0) continue;
       results.push({
         payments: ids.length,
         concurrency,
-        p50Ms: pct(latencies, 50),
-        p90Ms: pct(latencies, 90),
-        p99Ms: pct(latencies, 99),
-        machineCpuMsPerPayment: perPayment(cpu1 - cpu0),
-        cpuMsPerPaymentByProcess: Object.fromEntries(
-          Object.entries(proc1).map(([k, v]) => [k, perPayment(v - (proc0[k] ?? 0))]),
-        ),
+        p50Ms: percentile(latencies, 50),
+        p90Ms: percentile(latencies, 90),
+        p99Ms: percentile(latencies, 99),
+        machineCpuMsPerPayment: cost.machineCpuMsPerItem,
+        cpuMsPerPaymentByProcess: cost.cpuMsPerItemByProcess,
       });
     }
     return results;

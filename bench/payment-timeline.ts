@@ -21,7 +21,8 @@ import { migrateLatest } from '../src/db/migrate';
 import { startStack } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook } from '../tools/harness/src/client';
 import { startCountingReceiver } from '../tools/harness/src/receiver';
-import { cpuSnapshot, machineCpuSeconds, processCpuSeconds } from './external';
+import { cpuSnapshot, processCpuSeconds } from './external';
+import { closedLoops, percentile } from './stats';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type EventType = temporal.api.enums.v1.EventType;
@@ -115,28 +116,22 @@ async function main(): Promise<void> {
       }
       // `concurrency` closed loops pay the charges; histories are read once every payment arrived.
       const paid: Array<{ chargeId: string; t0: number; deliveryId: string; at: number }> = [];
-      let next = 0;
-      const cpu0 = machineCpuSeconds();
-      const proc0 = byProcess();
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < charges.length) {
-            const { chargeId, txid } = charges[next++] as { chargeId: string; txid: string };
-            const arrival = receiver.arrival((d) => d.answered === 200 && d.data.chargeId === chargeId);
-            const t0 = Date.now();
-            await stack!.simulator.control.payCob(txid);
-            const d = await arrival;
-            paid.push({ chargeId, t0, deliveryId: d.deliveryId, at: d.at });
-          }
-        }),
-      );
       // What a payment costs the whole machine (every process: the stack, PostgreSQL, the simulator
       // and receiver of this process), the figure that bounds how many payments two cores can carry.
-      const machineCpuMsPerPayment = Math.round(((machineCpuSeconds() - cpu0) * 1000 * 10) / paid.length) / 10;
-      const proc1 = byProcess();
-      const cpuMsPerPaymentByProcess = Object.fromEntries(
-        Object.entries(proc1).map(([k, v]) => [k, Math.round(((v - (proc0[k] ?? 0)) * 1000 * 10) / paid.length) / 10]),
+      const cost = await closedLoops(
+        charges,
+        concurrency,
+        async ({ chargeId, txid }) => {
+          const arrival = receiver.arrival((d) => d.answered === 200 && d.data.chargeId === chargeId);
+          const t0 = Date.now();
+          await stack!.simulator.control.payCob(txid);
+          const d = await arrival;
+          paid.push({ chargeId, t0, deliveryId: d.deliveryId, at: d.at });
+        },
+        byProcess,
       );
+      const machineCpuMsPerPayment = cost.machineCpuMsPerItem;
+      const cpuMsPerPaymentByProcess = cost.cpuMsPerItemByProcess;
       const rows: number[][] = [];
       for (const { chargeId, t0, deliveryId, at } of paid) {
         const charge = await history(client, `charge-${chargeId}`);
@@ -169,27 +164,23 @@ async function main(): Promise<void> {
         ];
         rows.push(marks.slice(1).map((t, k) => t - (marks[k] as number)));
       }
-      const pct = (xs: number[], p: number): number => {
-        const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-        return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))] ?? NaN;
-      };
       const totals = rows.map((r) => r.reduce((a, b) => a + b, 0));
       const result = {
         payments,
         concurrency,
         hops: HOPS.map((hop, k) => ({
           hop,
-          p50Ms: pct(
+          p50Ms: percentile(
             rows.map((r) => r[k] as number),
             50,
           ),
-          p90Ms: pct(
+          p90Ms: percentile(
             rows.map((r) => r[k] as number),
             90,
           ),
         })),
-        totalP50Ms: pct(totals, 50),
-        totalP90Ms: pct(totals, 90),
+        totalP50Ms: percentile(totals, 50),
+        totalP90Ms: percentile(totals, 90),
         machineCpuMsPerPayment,
         cpuMsPerPaymentByProcess,
       };

@@ -28,6 +28,7 @@ import { checkLedgerInvariant } from '../src/services/ledger/invariant';
 import { startStack, waitUntil } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook, withdrawalBody } from '../tools/harness/src/client';
 import { startCountingReceiver } from '../tools/harness/src/receiver';
+import { percentile } from './stats';
 
 export interface PaymentsWebhooksResult {
   payments: number;
@@ -50,8 +51,6 @@ export interface PaymentsWebhooksResult {
   workerPeakRssMb: number;
 }
 
-const pct = (sorted: number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
 const round = (n: number): number => Math.round(n * 10) / 10;
 
 function peakRssMb(pid: number | undefined): number {
@@ -118,7 +117,6 @@ export async function runPaymentsWebhooksBench(opts: {
       // From the payment to the receiver's verified arrival, both on this process's wall clock.
       return (await arrival).at - t0;
     });
-    latencies.sort((a, b) => a - b);
 
     // 2. `withdrawals` withdrawals at once, twice: first with the worker stopped, so the answer
     // rate is the request path's alone (API, PostgreSQL, the durable saga start); then with the
@@ -191,8 +189,8 @@ export async function runPaymentsWebhooksBench(opts: {
     return {
       payments: opts.payments,
       concurrency,
-      callbackToWebhookP50Ms: round(pct(latencies, 50)),
-      callbackToWebhookP99Ms: round(pct(latencies, 99)),
+      callbackToWebhookP50Ms: round(percentile(latencies, 50)),
+      callbackToWebhookP99Ms: round(percentile(latencies, 99)),
       withdrawals: opts.withdrawals,
       withdrawalRequestsPerSecondSagasHeld: round(heldAccepted / (held.ms / 1000)),
       withdrawalRequestsPerSecond: round(accepted / (live.ms / 1000)),
