@@ -611,6 +611,21 @@ export async function lockedBalance(
 }
 
 /**
+ * Several of the merchant's balances, their rows locked FOR UPDATE in the ledger's one lock order
+ * (kind name, as every posting locks them), created when missing: a step that reads a balance
+ * before posting locks everything the posting will touch at once, so it never takes a later row
+ * before an earlier one (docs/architecture.md "Money and the ledger").
+ */
+export async function lockedBalances(
+  trx: Knex.Transaction,
+  merchantId: string,
+  kinds: readonly LedgerAccountKind[],
+): Promise<Map<LedgerAccountKind, number>> {
+  const accounts = await lockAccounts(trx, merchantId, [...new Set(kinds)].sort(byName));
+  return new Map([...accounts].map(([kind, a]) => [kind, a.balance]));
+}
+
+/**
  * Operator adjustment of `available` (credit > 0, debit < 0; never below zero). The platform's
  * `adjustments` account takes the other side, so adjustments stay visible and sum to zero.
  */

@@ -228,11 +228,11 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         0,
         (charge.feeAmount ?? 0) - (await infractionsStore(trx).feeReturnedOnCharge(charge.id, inf.id)),
       );
-      const fromFee = Math.min(
-        owed - fromBlocked,
-        feeLeft,
-        await ledger.lockedBalance(trx, inf.merchantId, 'fee_revenue'),
-      );
+      // blocked, fee_revenue and in_transit locked together in kind order before the fee is read,
+      // as failRefund's posting locks them: fee_revenue first would deadlock two infractions of one
+      // merchant (docs/operations.md "The money of an infraction").
+      const locked = await ledger.lockedBalances(trx, inf.merchantId, ['blocked', 'fee_revenue', 'in_transit']);
+      const fromFee = Math.min(owed - fromBlocked, feeLeft, locked.get('fee_revenue') ?? 0);
       const amount = fromBlocked + fromFee;
       const caseOf = (kind: 'MED_NOTHING_TO_RETURN' | 'MED_SHORTFALL', reason: string) =>
         openOperatorCase(trx, logger, {
