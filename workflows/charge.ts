@@ -165,6 +165,8 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     try {
       const outcome = await recordPayment(input.chargeId, notice);
       if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
+      // Not a payment after all: should the acquirer report this id later, it is taken then.
+      if (outcome.kind === 'unconfirmed') applied.delete(notice.endToEndId);
       after = outcome.snapshot;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;

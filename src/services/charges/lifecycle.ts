@@ -23,7 +23,9 @@ import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
 import { acquirerRefundId } from './refund-ids';
 import { markCallbackApplied, parkCallback } from '../inbox/callback-inbox';
-import { noticeOfReceived, pixWireOf } from './payment-notices';
+import { noticeOf, noticeOfReceived, pixWireOf } from './payment-notices';
+import { pix as pixSchema } from '../../acquirer/wire';
+import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordRefund } from '../../observability/metrics';
 
@@ -99,13 +101,52 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   const paymentApplied = (trx: Knex.Transaction, notice: PaymentNotice, resolution: string) =>
     markCallbackApplied(trx, { kind: 'pix', externalId: notice.endToEndId, payload: pixWireOf(notice), resolution });
 
+  /**
+   * A `paid` signal only says "look again" (docs/architecture.md "Workflows carry intent;
+   * activities check facts"): the payment applied is the one the signed callback row of its
+   * end-to-end id holds, or else the one the acquirer reports on the cob; with neither, nothing
+   * moves and the signal is recorded. One already applied to this charge needs no second look.
+   */
   async function recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordedPayment> {
+    const charge = await chargesStore(knex).find(chargeId);
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    const fact = charge.e2eId === notice.endToEndId ? notice : await confirmedPayment(charge, notice);
+    if (!fact || !samePayment(fact, notice)) {
+      await recordUnconfirmedSignal(knex, logger, {
+        workflow: 'charge',
+        signal: 'paid',
+        verdict: fact ? 'disagrees' : 'no_source',
+        subjectType: 'charge',
+        subjectId: chargeId,
+        merchantId: charge.merchantId,
+        claimed: notice,
+        source: fact,
+      });
+    }
+    if (!fact) return { kind: 'unconfirmed', snapshot: await loadSnapshot(chargeId) };
     try {
-      return await applyPayment(chargeId, notice);
+      return await applyPayment(chargeId, fact);
     } catch (err) {
       throw asDataIntegrity(err);
     }
   }
+
+  /** The payment of this end-to-end id on the charge's cob, as the signed inbox row or else the acquirer says it. */
+  async function confirmedPayment(charge: Charge, notice: PaymentNotice): Promise<PaymentNotice | null> {
+    if (!charge.txid) return null;
+    const row = await callbackInboxStore(knex).findSigned('pix', notice.endToEndId);
+    const signed = row ? pixSchema.safeParse(row.payload) : undefined;
+    if (signed?.success && signed.data.txid === charge.txid) return noticeOf(signed.data, charge.txid);
+    const atAcquirer = await paymentsAtAcquirer(charge.id);
+    return atAcquirer.find((p) => p.endToEndId === notice.endToEndId) ?? null;
+  }
+
+  const samePayment = (a: PaymentNotice, b: PaymentNotice): boolean =>
+    a.endToEndId === b.endToEndId &&
+    a.txid === b.txid &&
+    a.amount === b.amount &&
+    new Date(a.paidAt).getTime() === new Date(b.paidAt).getTime() &&
+    (a.payer?.document ?? null) === (b.payer?.document ?? null);
 
   /**
    * One transaction: the charge locked with what deciding needs (one statement), the ledger

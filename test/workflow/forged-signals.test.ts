@@ -1,0 +1,126 @@
+/**
+ * Workflows carry intent; activities check facts (docs/architecture.md "Workflows carry intent;
+ * activities check facts"): a signal sent straight to Temporal — as anyone who can reach it could,
+ * with the run's own type, queue and input — moves no money. A `paid` signal with no signed callback
+ * and no payment at the acquirer changes nothing and is audited and counted, whether it starts the
+ * run (signal-with-start, which also ends its start delay) or reaches it running. Each case ends
+ * with the ledger invariant.
+ */
+import assert from 'node:assert/strict';
+import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
+import { paymentReceivedSignal } from '../../workflows/charge';
+import type { PaymentNotice } from '../../workflows/charge-types';
+import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
+import { assertLedgerInvariant } from '../support/ledger-invariant';
+import { counter } from '../support/metrics';
+
+/** A well-formed end-to-end id nobody paid. */
+const inventedE2e = (n: number): string => `E00000000${Date.now()}${n}`.padEnd(32, '7').slice(0, 32);
+
+describe('forged signals move no money', function () {
+  this.timeout(120_000);
+
+  describe('charges: `paid`', () => {
+    let s: ChargesStack;
+    before(async () => {
+      s = await chargesStack();
+    });
+
+    const auditOf = (chargeId: string) =>
+      s.api
+        .knex('audit_log')
+        .where({ action: 'signal.unconfirmed', target_type: 'charge', target_id: chargeId })
+        .orderBy('created_at');
+
+    it('signal-with-start and a signal to the running charge, with no inbox row and no acquirer payment, change nothing and are audited', async () => {
+      const m = await readyMerchant(s.api);
+      const created = await s.api.request<{ charge: { id: string; txid: string } }>('POST', '/v1/charges', {
+        token: m.token,
+        body: { amount: 7_777, description: 'Pedido' },
+      });
+      assert.equal(created.status, 201);
+      const charge = created.body.charge;
+      const counted = await counter('pixflow_signals_unconfirmed_total', {
+        workflow: 'charge',
+        signal: 'paid',
+        verdict: 'no_source',
+      });
+      const forged = (n: number): PaymentNotice => ({
+        endToEndId: inventedE2e(n),
+        txid: charge.txid,
+        amount: 7_777,
+        paidAt: new Date().toISOString(),
+        payer: { name: 'Quem Forjou', document: '12345678909' },
+      });
+
+      // As over gRPC: the charge run's own workflow type, task queue and input.
+      const handle = await s.client.workflow.signalWithStart('chargeWorkflow', {
+        workflowId: chargeWorkflowId(charge.id),
+        taskQueue: s.taskQueue,
+        args: [{ chargeId: charge.id }],
+        signal: 'paid',
+        signalArgs: [forged(1)],
+      });
+      await eventually(
+        async () => ((await auditOf(charge.id)).length === 1 ? true : undefined),
+        'the first audit entry',
+      );
+      await handle.signal(paymentReceivedSignal, forged(2));
+      const entries = await eventually(async () => {
+        const rows = await auditOf(charge.id);
+        return rows.length === 2 ? rows : undefined;
+      }, 'the second audit entry');
+
+      assert.deepEqual(
+        entries.map((e: { details: { verdict: string; signal: string; source: unknown } }) => [
+          e.details.signal,
+          e.details.verdict,
+          e.details.source,
+        ]),
+        [
+          ['paid', 'no_source', null],
+          ['paid', 'no_source', null],
+        ],
+      );
+      const row = await s.api.knex('charges').where({ id: charge.id }).first();
+      assert.equal(row.status, 'PENDING');
+      assert.equal(row.e2e_id, null);
+      const postings = await s.api.knex('ledger_transactions').where({ merchant_id: m.merchantId });
+      assert.deepEqual(postings, [], 'no ledger movement for the merchant');
+      const refunds = await s.api.knex('charge_refunds').where({ charge_id: charge.id });
+      assert.deepEqual(refunds, [], 'nothing taken as a payment to return either');
+      const inbox = await s.api
+        .knex('acquirer_callbacks')
+        .whereIn('external_id', [forged(1).endToEndId, forged(2).endToEndId]);
+      assert.deepEqual(inbox, [], 'no inbox row that would look like a callback');
+      assert.equal(
+        await counter('pixflow_signals_unconfirmed_total', {
+          workflow: 'charge',
+          signal: 'paid',
+          verdict: 'no_source',
+        }),
+        counted + 2,
+      );
+      const state = await handle.query<{ chargeStatus: string }>('state');
+      assert.equal(state.chargeStatus, 'PENDING');
+      await assertLedgerInvariant(s.api.knex);
+    });
+
+    it('a real payment still pays once through its signed callback', async () => {
+      const m = await readyMerchant(s.api);
+      const created = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
+        token: m.token,
+        body: { amount: 5_000, description: 'Pedido' },
+      });
+      const charge = created.body.charge;
+      const pay = await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} });
+      assert.equal(pay.status, 202);
+      await eventually(async () => {
+        const r = await s.api.knex('charges').where({ id: charge.id }).first();
+        return r?.status === 'PAID' ? r : undefined;
+      }, 'the charge to be PAID');
+      assert.deepEqual(await auditOf(charge.id), []);
+      await assertLedgerInvariant(s.api.knex);
+    });
+  });
+});
