@@ -13,6 +13,17 @@ import type { PaymentNotice } from '../../workflows/charge-types';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { counter } from '../support/metrics';
+import * as ledger from '../../src/services/ledger/ledger';
+import { withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
+import { transferSignal } from '../../workflows/withdrawal';
+import {
+  assertBooksReconcile,
+  DEST,
+  fundedMerchant,
+  withdrawalsStack,
+  type WithdrawBody,
+  type WithdrawalsStack,
+} from '../support/withdrawals';
 
 /** A well-formed end-to-end id nobody paid. */
 const inventedE2e = (n: number): string => `E00000000${Date.now()}${n}`.padEnd(32, '7').slice(0, 32);
@@ -121,6 +132,68 @@ describe('forged signals move no money', function () {
       }, 'the charge to be PAID');
       assert.deepEqual(await auditOf(charge.id), []);
       await assertLedgerInvariant(s.api.knex);
+    });
+  });
+  describe('withdrawals: `transfer`', () => {
+    let s: WithdrawalsStack;
+    before(async () => {
+      s = await withdrawalsStack();
+    });
+
+    const auditOf = (id: string) =>
+      s
+        .knex('audit_log')
+        .where({ action: 'signal.unconfirmed', target_type: 'withdrawal', target_id: id })
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+
+    it('a forged REJECTED, while the acquirer holds the transfer and after it completed it, restores nothing', async () => {
+      const m = await fundedMerchant(s.api, 10_000);
+      const res = await s.api.request<WithdrawBody>('POST', '/v1/merchants/me/withdrawals', {
+        token: m.token,
+        body: { amount: 500, ...DEST },
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const id = res.body.withdraw.id;
+      const transferId = await eventually(
+        async () => ((await s.knex('withdrawals').where({ id }).first())?.transfer_id as string | null) ?? undefined,
+        'the transfer to be sent',
+      );
+      const rejection = { status: 'REJECTED' as const, transferId, reason: 'conta inexistente' };
+      const handle = s.client.workflow.getHandle(withdrawalWorkflowId(id));
+
+      // 1. The acquirer still holds the transfer.
+      await handle.signal(transferSignal, rejection);
+      await eventually(async () => ((await auditOf(id)).length === 1 ? true : undefined), 'the first audit entry');
+      assert.equal((await s.knex('withdrawals').where({ id }).first()).status, 'PROCESSING');
+      assert.equal((await ledger.getBalance(s.knex, m.merchantId)).available, 9_500);
+
+      // 2. The acquirer completes it (its callback held back), and the forged rejection comes again.
+      s.simulator.control.setFaults({ outOfOrderCallbacks: true });
+      try {
+        s.simulator.control.completeTransfer(transferId);
+        await handle.signal(transferSignal, rejection);
+        const done = await handle.result(); // time skips to the poll, which asks the acquirer
+        assert.equal(done.status, 'COMPLETED');
+      } finally {
+        s.simulator.control.setFaults({});
+      }
+      const entries = (await auditOf(id)) as Array<{ details: { verdict: string; source: { status: string } } }>;
+      assert.deepEqual(entries.map((e) => [e.details.verdict, e.details.source.status]).sort(), [
+        ['disagrees', 'COMPLETED'],
+        ['disagrees', 'PROCESSING'],
+      ]);
+      assert.deepEqual(await ledger.getBalance(s.knex, m.merchantId), {
+        available: 9_500,
+        pending: 0,
+        blocked: 0,
+        total: 9_500,
+      });
+      assert.equal((await ledger.getAccounts(s.knex, m.merchantId)).in_transit, 0);
+      const failed = await s
+        .knex('ledger_transactions')
+        .where({ merchant_id: m.merchantId, kind: 'withdrawal_failed' });
+      assert.deepEqual(failed, []);
+      await assertBooksReconcile(s.knex, [m.merchantId]);
     });
   });
 });
