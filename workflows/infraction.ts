@@ -15,6 +15,7 @@ import {
   condition,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
@@ -109,19 +110,26 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
   p = await db.blockInfractionFunds(id);
   if (p.closed || p.status === 'REJECTED' || p.status === 'REFUNDED') return { status: p.status };
 
-  // 1. Open: wait for the decision, blocking what settles meanwhile.
-  while (p.status === 'OPEN' && !decided()) {
-    const wait = nextTopUpIn(p);
-    if (wait === null) await condition(decided);
-    else if (!(await condition(decided, wait))) p = await db.blockInfractionFunds(id);
-  }
-  if (p.status === 'OPEN') {
-    if (decision() === 'REJECTED') {
-      p = await db.rejectInfraction(id);
-      return { status: p.status };
+  // 1. Open: wait for the decision, blocking what settles meanwhile. Deciding applies only what the
+  //    database holds from the acquirer's signed callback (docs/architecture.md "Workflows carry
+  //    intent; activities check facts"): a decision it does not hold leaves the infraction OPEN,
+  //    the signal's claim is forgotten and the wait goes on. (`patched`: runs recorded before the
+  //    decision was checked ended on the activity's answer.)
+  let rejecting = false;
+  for (;;) {
+    while (p.status === 'OPEN' && !decided()) {
+      const wait = nextTopUpIn(p);
+      if (wait === null) await condition(decided);
+      else if (!(await condition(decided, wait))) p = await db.blockInfractionFunds(id);
     }
-    p = await db.acceptInfraction(id);
+    if (p.status !== 'OPEN') break;
+    rejecting = decision() === 'REJECTED';
+    p = rejecting ? await db.rejectInfraction(id) : await db.acceptInfraction(id);
+    if (p.status !== 'OPEN' || !patched('infraction-decision-checked-against-the-row')) break;
+    rejecting = false;
+    signalled = 'OPEN';
   }
+  if (rejecting) return { status: p.status };
 
   // 2. Accepted: until the payer has its money back through our own devolução, or the infraction
   //    is closed (nothing to return, or released by an operator).

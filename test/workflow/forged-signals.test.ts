@@ -7,15 +7,16 @@
  * with the ledger invariant.
  */
 import assert from 'node:assert/strict';
-import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
+import { chargeWorkflowId, infractionWorkflowId, withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
 import { paymentReceivedSignal } from '../../workflows/charge';
 import type { PaymentNotice } from '../../workflows/charge-types';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { counter } from '../support/metrics';
 import * as ledger from '../../src/services/ledger/ledger';
-import { withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
 import { transferSignal } from '../../workflows/withdrawal';
+import { acquirerUpdateSignal } from '../../workflows/infraction';
+import { medFlows, medStack, type MedStack } from '../support/med';
 import {
   assertBooksReconcile,
   DEST,
@@ -194,6 +195,52 @@ describe('forged signals move no money', function () {
         .where({ merchant_id: m.merchantId, kind: 'withdrawal_failed' });
       assert.deepEqual(failed, []);
       await assertBooksReconcile(s.knex, [m.merchantId]);
+    });
+  });
+  describe('infractions: `acquirerUpdate`', () => {
+    let s: MedStack;
+    const flows = medFlows(() => s);
+    before(async () => {
+      s = await medStack();
+    });
+
+    it("a forged decision (REJECTED, then ACCEPTED) moves nothing; the acquirer's own decision then applies", async () => {
+      const m = await flows.readyMerchant();
+      const charge = await flows.paidCharge(m, { settle: true, amount: 10_000 });
+      const raised = await flows.raise(m, charge.id);
+      await eventually(async () => {
+        const r = await flows.infractionRow(raised.id);
+        return r && Number(r.blocked_amount) > 0 ? r : undefined;
+      }, 'the disputed amount blocked (what the merchant has of it)');
+      const before = await flows.balance(m);
+      const auditOf = () =>
+        s.api
+          .knex('audit_log')
+          .where({ action: 'signal.unconfirmed', target_type: 'infraction', target_id: raised.id });
+      const handle = s.client.workflow.getHandle(infractionWorkflowId(raised.id));
+
+      await handle.signal(acquirerUpdateSignal, { status: 'REJECTED' });
+      await eventually(async () => ((await auditOf()).length === 1 ? true : undefined), 'the first audit entry');
+      await handle.signal(acquirerUpdateSignal, { status: 'ACCEPTED' });
+      const entries = await eventually(async () => {
+        const rows = (await auditOf()) as Array<{ details: { claimed: { status: string }; verdict: string } }>;
+        return rows.length === 2 ? rows : undefined;
+      }, 'the second audit entry');
+      assert.deepEqual(entries.map((e) => [e.details.claimed.status, e.details.verdict]).sort(), [
+        ['ACCEPTED', 'disagrees'],
+        ['REJECTED', 'disagrees'],
+      ]);
+      const row = await flows.infractionRow(raised.id);
+      assert.equal(row.status, 'OPEN');
+      assert.equal(row.refund_id, null, 'no devolução chosen');
+      assert.deepEqual(await flows.balance(m), before, 'nothing unblocked, nothing sent');
+
+      // The acquirer's own rejection, through its signed callback.
+      const rejected = await s.api.request('POST', `/v1/sandbox/infractions/${raised.id}/reject`, { token: m.token });
+      assert.equal(rejected.status, 202);
+      await flows.untilInfraction(raised.id, 'REJECTED');
+      await flows.untilBalance(m, { ...before, available: before.available + before.blocked, blocked: 0 }, 'unblocked');
+      await assertLedgerInvariant(s.api.knex);
     });
   });
 });

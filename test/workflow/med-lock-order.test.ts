@@ -41,6 +41,14 @@ describe('MED refund paths: one lock order for blocked and fee_revenue', functio
     });
     assert.ok(row);
     await life.block(row.id);
+    // The acquirer's decision, as its signed callback stores it, then the acceptance.
+    await infractionsStore(knex()).recordFromAcquirer({
+      acquirerId: row.acquirerInfractionId,
+      endToEndId: charge.e2eId,
+      amount: 10_000,
+      reason: 'lock order',
+      status: 'ACCEPTED',
+    });
     await life.accept(row.id);
 
     const holder = await knex().transaction();

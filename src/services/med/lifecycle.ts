@@ -29,6 +29,8 @@ import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
 import { acquirerRefundId } from '../charges/refund-ids';
 import { openOperatorCase } from '../platform/operator-cases';
+import { recordUnconfirmedSignal } from '../platform/signal-checks';
+import type { InfractionStatus } from '../../contracts/statuses';
 
 export class InfractionNotFoundError extends Error {
   constructor(message: string) {
@@ -150,11 +152,35 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return progress(id);
   }
 
+  /**
+   * The acquirer's decision is the one its signed callback stored on the row (docs/architecture.md
+   * "Workflows carry intent; activities check facts"): a decision the row does not hold is recorded
+   * and applies nothing, whatever signal asked for it.
+   */
+  async function decidedByAcquirer(trx: Trx, inf: Infraction, claimed: InfractionStatus): Promise<boolean> {
+    const holds =
+      claimed === 'REJECTED'
+        ? inf.acquirerStatus === 'REJECTED'
+        : inf.acquirerStatus === 'ACCEPTED' || inf.acquirerStatus === 'REFUNDED';
+    if (holds) return true;
+    await recordUnconfirmedSignal(trx, logger, {
+      workflow: 'infraction',
+      signal: 'acquirerUpdate',
+      verdict: 'disagrees',
+      subjectType: 'infraction',
+      subjectId: inf.id,
+      merchantId: inf.merchantId,
+      claimed: { status: claimed },
+      source: { acquirerStatus: inf.acquirerStatus },
+    });
+    return false;
+  }
+
   /** OPEN → REJECTED: every blocked cent goes back to available; `infraction.updated` (REJECTED). */
   async function reject(id: string): Promise<InfractionProgress> {
     const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'OPEN') return false;
+      if (inf.status !== 'OPEN' || !(await decidedByAcquirer(trx, inf, 'REJECTED'))) return false;
       if (inf.blockedAmount > 0) {
         await ledger.moveBlocked(trx, {
           reference: `infraction:${inf.id}:unblock`,
@@ -180,7 +206,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function accept(id: string): Promise<InfractionProgress> {
     const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'OPEN') return false;
+      if (inf.status !== 'OPEN' || !(await decidedByAcquirer(trx, inf, 'ACCEPTED'))) return false;
       await patch(trx, inf.id, { status: 'ACCEPTED' });
       await recordEvent(trx, {
         merchantId: inf.merchantId,
