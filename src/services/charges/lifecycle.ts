@@ -26,6 +26,7 @@ import { markCallbackApplied, parkCallback } from '../inbox/callback-inbox';
 import { noticeOf, noticeOfReceived, pixWireOf } from './payment-notices';
 import { pix as pixSchema } from '../../acquirer/wire';
 import { recordUnconfirmedSignal } from '../platform/signal-checks';
+import { reportFailedRefundShortfall } from '../med/shortfall';
 import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordRefund } from '../../observability/metrics';
 
@@ -388,6 +389,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       }
       if (!confirmed) {
         await charges.failRefund(refund.id, result.reason ?? 'refund not completed');
+        if (refund.kind === 'MERCHANT') await reportFailedRefundShortfall(trx, logger, refund);
         if (refund.kind !== 'MERCHANT') {
           logger.error(
             { refundId: refund.id, chargeId: charge.id },

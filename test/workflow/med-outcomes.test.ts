@@ -1,0 +1,86 @@
+/**
+ * MED outcomes booked by rule (docs/operations.md "The money of an infraction", "Operator cases"),
+ * through the HTTP API, the simulator's signed callbacks and the real workflows. Each case ends with
+ * the ledger invariant.
+ */
+import assert from 'node:assert/strict';
+import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
+import { acquirerRefundId } from '../../src/services/charges/refund-ids';
+import { infractionWorkflowId } from '../../src/temporal/workflow-ids';
+import { eventually } from '../support/charges';
+import { medFlows, medStack, type MedStack } from '../support/med';
+import type { MerchantFixture } from '../support/api';
+import type { OperatorCaseView } from '../../src/services/platform/operator-cases';
+
+describe('MED outcomes booked by rule', function () {
+  this.timeout(180_000);
+  let s: MedStack;
+  const flows = medFlows(() => s);
+  const { paidCharge, balance, raise } = flows;
+  const knex = () => s.api.knex;
+
+  before(async () => {
+    s = await medStack();
+  });
+  afterEach(() => {
+    s.simulator.control.setAutoSettleRefunds(true);
+    s.simulator.control.setFaults({});
+  });
+
+  async function assertLedgerHolds(merchantId: string): Promise<void> {
+    const report = await checkLedgerInvariant(knex(), { merchantIds: [merchantId] });
+    assert.deepEqual(report.violations, []);
+  }
+  const accept = async (m: MerchantFixture, infractionId: string) =>
+    assert.equal(
+      (await s.api.request('POST', `/v1/sandbox/infractions/${infractionId}/accept`, { token: m.token })).status,
+      202,
+    );
+  const casesOf = (subjectId: string): Promise<OperatorCaseView[]> => s.cases.list({ subjectId });
+  /** The charge's devolução of this kind, once the acquirer has been asked for it. */
+  const devolucaoAsked = (chargeId: string, kind: 'MERCHANT' | 'INFRACTION') =>
+    eventually(async () => {
+      const r = await knex()('charge_refunds').where({ charge_id: chargeId, kind }).first();
+      return r?.rtr_id ? (r as { id: string; amount: string | number }) : undefined;
+    }, `the ${kind} devolução asked at the acquirer`);
+
+  it('a merchant refund counted as on its way to the payer fails after the MED devolução: MED_SHORTFALL', async () => {
+    const m = await flows.readyMerchant({ feeBps: 0 });
+    const a = await paidCharge(m, { settle: true });
+    await paidCharge(m, { settle: true });
+    s.simulator.control.setAutoSettleRefunds(false);
+    const asked = await s.api.request('POST', `/v1/charges/${a.id}/refund`, {
+      token: m.token,
+      body: { amount: 4_000 },
+    });
+    assert.ok(asked.status < 300, JSON.stringify(asked.body));
+    const merchantRefund = await devolucaoAsked(a.id, 'MERCHANT');
+
+    const inf = await raise(m, a.id);
+    await eventually(async () => {
+      const r = await flows.infractionRow(inf.id);
+      return r && Number(r.blocked_amount) === 6_000 ? r : undefined;
+    }, 'what the payment has left blocked');
+    await accept(m, inf.id);
+    const med = await devolucaoAsked(a.id, 'INFRACTION');
+    assert.equal(Number(med.amount), 6_000, 'the merchant refund in transit is counted as on its way to the payer');
+    s.simulator.control.settleRefund(acquirerRefundId(med.id), 'DEVOLVIDO');
+    await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result();
+
+    // The merchant's refund then fails: its money goes back to the merchant, the payer is short.
+    s.simulator.control.settleRefund(
+      acquirerRefundId(merchantRefund.id),
+      'NAO_REALIZADO',
+      'conta do pagador encerrada',
+    );
+    const shortfall = await eventually(
+      async () => (await casesOf(inf.id)).find((c) => c.kind === 'MED_SHORTFALL'),
+      'the MED_SHORTFALL case',
+    );
+    assert.equal((shortfall.details as { shortfall: number }).shortfall, 4_000);
+    assert.deepEqual(shortfall.actions, ['acknowledge']);
+    assert.equal((await knex()('charge_refunds').where({ id: merchantRefund.id }).first()).status, 'FAILED');
+    assert.deepEqual(await balance(m), { available: 14_000, pending: 0, blocked: 0, total: 14_000 });
+    await assertLedgerHolds(m.merchantId);
+  });
+});
