@@ -85,6 +85,7 @@ export type OperatorCaseStatus = (typeof OPERATOR_CASE_STATUSES)[number];
  * - MED_NOTHING_TO_RETURN: an accepted infraction found none of the merchant's money to return;
  * - MED_SHORTFALL: its devolução returns less than the payer is owed (the remainder is the case);
  * - MED_REFUND_REFUSED: the acquirer refused or could not complete the devolução (money re-blocked);
+ * - MED_REFUND_UNKNOWN: the devolução's outcome cannot be learnt (money kept in transit, still asked);
  * - TRANSFER_CONTRADICTION: a transfer outcome that contradicts the one already applied;
  * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about.
  */
@@ -92,6 +93,7 @@ export const OPERATOR_CASE_KINDS = [
   'MED_NOTHING_TO_RETURN',
   'MED_SHORTFALL',
   'MED_REFUND_REFUSED',
+  'MED_REFUND_UNKNOWN',
   'TRANSFER_CONTRADICTION',
   'EXPIRY_ACQUIRER_UNREACHABLE',
 ] as const;

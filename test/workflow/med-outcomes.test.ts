@@ -83,4 +83,42 @@ describe('MED outcomes booked by rule', function () {
     assert.deepEqual(await balance(m), { available: 14_000, pending: 0, blocked: 0, total: 14_000 });
     await assertLedgerHolds(m.merchantId);
   });
+  it('a devolução whose outcome cannot be asked for six hours stays in transit with a case, and pays once when it settles', async () => {
+    const m = await flows.readyMerchant({ feeBps: 0 });
+    const a = await paidCharge(m, { settle: true, amount: 7_000 });
+    const inf = await raise(m, a.id);
+    await flows.untilBalance(m, { available: 0, pending: 0, blocked: 7_000, total: 7_000 }, 'blocked');
+    s.simulator.control.setAutoSettleRefunds(false);
+    s.simulator.control.setFaults({ failNext: { route: 'getRefund', times: 1_000_000, status: 503 } });
+    await accept(m, inf.id);
+    const med = await devolucaoAsked(a.id, 'INFRACTION');
+    await s.env.sleep(7 * 60 * 60_000); // the whole window of asking, and more
+    const unknown = await eventually(
+      async () => (await casesOf(inf.id)).find((c) => c.kind === 'MED_REFUND_UNKNOWN'),
+      'the MED_REFUND_UNKNOWN case',
+    );
+    assert.deepEqual(unknown.actions, ['acknowledge'], 'nothing offered that could pay twice');
+    assert.equal((await knex()('charge_refunds').where({ id: med.id }).first()).status, 'REQUESTED');
+    assert.equal((await flows.infractionRow(inf.id)).status, 'ACCEPTED');
+    assert.deepEqual(
+      await balance(m),
+      { available: 0, pending: 0, blocked: 0, total: 0 },
+      'in transit, not re-blocked',
+    );
+    assert.equal((await casesOf(inf.id)).filter((c) => c.kind === 'MED_REFUND_REFUSED').length, 0);
+    await assertLedgerHolds(m.merchantId);
+
+    // The acquirer answers again and the devolução settles: booked once, the case closed.
+    s.simulator.control.setFaults({});
+    s.simulator.control.settleRefund(acquirerRefundId(med.id), 'DEVOLVIDO');
+    assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result(), { status: 'REFUNDED' });
+    const refunds = await knex()('charge_refunds').where({ charge_id: a.id, kind: 'INFRACTION' });
+    assert.deepEqual(
+      refunds.map((r: { status: string }) => r.status),
+      ['CONFIRMED'],
+    );
+    assert.equal((await casesOf(inf.id)).find((c) => c.id === unknown.id)?.status, 'RESOLVED');
+    assert.deepEqual(await balance(m), { available: 0, pending: 0, blocked: 0, total: 0 });
+    await assertLedgerHolds(m.merchantId);
+  });
 });

@@ -28,7 +28,7 @@ import type { InfractionProgress, MedRefundState } from '../../../workflows/infr
 import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
 import { acquirerRefundId } from '../charges/refund-ids';
-import { openOperatorCase } from '../platform/operator-cases';
+import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import type { InfractionStatus } from '../../contracts/statuses';
 
@@ -337,8 +337,10 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const r = await acquirer.getRefund(e2eId, acquirerRefundId(refundId));
       return { status: r.status, rtrId: r.rtrId, reason: r.reason };
     } catch (err) {
+      // Not known there is no outcome: the money stays in transit and the request is made again
+      // (idempotent on its id), never taken as refused.
       if (err instanceof AcquirerError && err.code === 'NOT_FOUND')
-        return { status: 'REFUSED', reason: 'unknown devolução' };
+        return { status: 'UNKNOWN', reason: 'the acquirer does not know the devolução' };
       throw err;
     }
   }
@@ -367,6 +369,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         toFee: fromFee,
       });
       await chargesStore(trx).failRefund(refundId, reason);
+      await closeOperatorCase(
+        trx,
+        logger,
+        unknownCase(inf.id, refundId),
+        `the acquirer did not complete it: ${reason}`,
+      );
       await patch(trx, inf.id, {
         refundId: null,
         refundAmount: null,
@@ -395,6 +403,33 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       recordInfraction('refund_refused');
       recordRefund('failed', 'INFRACTION');
     }
+    return progress(id);
+  }
+
+  /** The reference of the MED_REFUND_UNKNOWN case of one devolução. */
+  const unknownCase = (infractionId: string, refundId: string): string =>
+    `infraction:${infractionId}:MED_REFUND_UNKNOWN:${refundId}`;
+
+  /**
+   * The devolução's outcome cannot be learnt (the acquirer unreachable for the whole window, or it
+   * does not know the devolução): its money stays in transit, never re-blocked or released by
+   * guess, and a MED_REFUND_UNKNOWN case tells an operator while the workflow keeps asking. Only
+   * `acknowledge` is offered: nothing an operator does there can pay twice.
+   */
+  async function reportUnknownRefund(id: string, reason: string): Promise<InfractionProgress> {
+    await knex.transaction(async (trx) => {
+      const inf = await lock(trx, id);
+      if (inf.status !== 'ACCEPTED' || !inf.refundId) return;
+      await openOperatorCase(trx, logger, {
+        reference: unknownCase(inf.id, inf.refundId),
+        kind: 'MED_REFUND_UNKNOWN',
+        merchantId: inf.merchantId,
+        subjectType: 'infraction',
+        subjectId: inf.id,
+        reason: `the outcome of the devolução of ${inf.refundAmount ?? 0} cents cannot be learnt (${reason}): kept in transit, asked again hourly`,
+        details: { chargeId: inf.chargeId, refundId: inf.refundId, amount: inf.refundAmount, error: reason },
+      });
+    });
     return progress(id);
   }
 
@@ -464,6 +499,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
           'MED refund on a charge that is no longer PAID',
         );
       await patch(trx, inf.id, { status: 'REFUNDED', refundedAt, closedAt: refundedAt, blockedAmount: 0 });
+      await closeOperatorCase(
+        trx,
+        logger,
+        unknownCase(inf.id, refundId),
+        'the devolução settled: the payer has the money',
+      );
       await recordEvent(trx, {
         merchantId: inf.merchantId,
         type: 'infraction.refund_completed',
@@ -502,6 +543,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     sendRefund,
     checkRefund,
     failRefund,
+    reportUnknownRefund,
     applyOperatorAction,
     completeRefund,
   };
