@@ -121,4 +121,40 @@ describe('MED outcomes booked by rule', function () {
     assert.deepEqual(await balance(m), { available: 0, pending: 0, blocked: 0, total: 0 });
     await assertLedgerHolds(m.merchantId);
   });
+  it("the acquirer's own devolução is booked once: REFUNDED, no case offering release", async () => {
+    const m = await flows.readyMerchant({ feeBps: 0 });
+    const a = await paidCharge(m, { settle: true, amount: 8_000 });
+    const inf = await raise(m, a.id);
+    await flows.untilBalance(m, { available: 0, pending: 0, blocked: 8_000, total: 8_000 }, 'blocked');
+    const simId = (await flows.infractionRow(inf.id)).acquirer_infraction_id as string;
+    // The acquirer accepts and returns the payment itself; its REFUNDED callback comes first.
+    s.simulator.control.setFaults({ outOfOrderCallbacks: true });
+    s.simulator.control.acceptInfraction(simId);
+    s.simulator.control.refundInfraction(simId);
+    s.simulator.control.setFaults({});
+    await s.simulator.control.callbacks.idle();
+    assert.deepEqual(await s.client.workflow.getHandle(infractionWorkflowId(inf.id)).result(), { status: 'REFUNDED' });
+
+    const cases = await casesOf(inf.id);
+    assert.deepEqual(
+      cases.filter((c) => c.actions.includes('release')),
+      [],
+      'no case offers to give the merchant money the payer already has',
+    );
+    const refunds = await knex()('charge_refunds').where({ charge_id: a.id, kind: 'INFRACTION' });
+    assert.deepEqual(
+      refunds.map((r: { status: string }) => r.status),
+      ['CONFIRMED'],
+    );
+    const own = s.simulator.control.getInfraction(simId)?.refund;
+    assert.equal((refunds[0] as { rtr_id: string }).rtr_id, own?.rtrId, "booked as the acquirer's devolução");
+    assert.deepEqual(await balance(m), { available: 0, pending: 0, blocked: 0, total: 0 });
+    const out = await knex()('ledger_transactions').where({
+      merchant_id: m.merchantId,
+      kind: 'infraction_refund_confirmed',
+    });
+    assert.equal(out.length, 1, 'booked once');
+    assert.equal((await knex()('charges').where({ id: a.id }).first()).status, 'REFUNDED');
+    await assertLedgerHolds(m.merchantId);
+  });
 });

@@ -27,7 +27,10 @@ import { centsToDecimalString } from '../../domain/money';
 import type { InfractionProgress, MedRefundState } from '../../../workflows/infraction-types';
 import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
-import { acquirerRefundId } from '../charges/refund-ids';
+import { acquirerRefundId, internalRefundId } from '../charges/refund-ids';
+import { callbackInboxStore } from '../../stores/callback-inbox';
+import { infractionCallback } from '../../acquirer/wire';
+import { wireToCents } from '../../acquirer/money-wire';
 import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import type { InfractionStatus } from '../../contracts/statuses';
@@ -346,12 +349,29 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   }
 
   /**
+   * The acquirer's own devolução of the payment, as its signed REFUNDED callback of this infraction
+   * carries it: settled (DEVOLVIDO) and none of ours. The payer has that money back.
+   */
+  async function acquirersOwnReturn(
+    db: Knex | Trx,
+    inf: Infraction,
+  ): Promise<{ id: string; rtrId: string; amount: number } | null> {
+    const row = await callbackInboxStore(db).findSigned('infractions', `${inf.acquirerInfractionId}:REFUNDED`);
+    const parsed = row ? infractionCallback.safeParse(row.payload) : undefined;
+    const d = parsed?.success ? parsed.data.infraction.devolucao : undefined;
+    if (!d || d.status !== 'DEVOLVIDO') return null;
+    if (await chargesStore(db).findRefund(internalRefundId(d.id))) return null;
+    return { id: d.id, rtrId: d.rtrId, amount: wireToCents(d.valor) ?? 0 };
+  }
+
+  /**
    * The infraction's own devolução was refused or not completed: in one transaction its refund is
    * FAILED, its money leaves transit — the merchant's part re-blocked (still held for the payer),
    * the fee's part back to the platform — and a MED_REFUND_REFUSED case waits for an operator to
    * retry the devolução or release the money (docs/operations.md "Operator cases"). Once per devolução.
    */
   async function failRefund(id: string, reason: string): Promise<InfractionProgress> {
+    let ownReturn: { id: string; rtrId: string; amount: number } | null = null;
     const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
       if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return false;
@@ -360,6 +380,11 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       // Confirmed meanwhile (the charge's own refund path applied a DEVOLVIDO): not a failure; the
       // workflow asks again and completes.
       if (!refund || refund.status === 'CONFIRMED') return false;
+      // Refused because the acquirer already returned the payment itself: the payer has the money,
+      // so it is booked as this devolução's completion, once, and no case offers to release it
+      // (docs/operations.md "The money of an infraction").
+      ownReturn = await acquirersOwnReturn(trx, inf);
+      if (ownReturn) return false;
       const fromFee = inf.feeReturned;
       const fromBlocked = inf.refundAmount - fromFee;
       await ledger.returnMedRefund(trx, {
@@ -402,6 +427,14 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     if (applied) {
       recordInfraction('refund_refused');
       recordRefund('failed', 'INFRACTION');
+    }
+    const own = ownReturn as { id: string; rtrId: string; amount: number } | null;
+    if (own) {
+      logger.warn(
+        { infractionId: id, acquirerDevolucao: own.id, amount: own.amount },
+        "the acquirer returned the payment itself: booked as the MED devolução's completion",
+      );
+      return completeRefund(id, own.rtrId);
     }
     return progress(id);
   }
