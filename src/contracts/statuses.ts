@@ -87,6 +87,7 @@ export type OperatorCaseStatus = (typeof OPERATOR_CASE_STATUSES)[number];
  * - MED_REFUND_REFUSED: the acquirer refused or could not complete the devolução (money re-blocked);
  * - MED_REFUND_UNKNOWN: the devolução's outcome cannot be learnt (money kept in transit, still asked);
  * - TRANSFER_CONTRADICTION: a transfer outcome that contradicts the one already applied;
+ * - REFUND_CONTRADICTION: a devolução the acquirer settled (DEVOLVIDO) after its refund was FAILED;
  * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about.
  */
 export const OPERATOR_CASE_KINDS = [
@@ -95,6 +96,7 @@ export const OPERATOR_CASE_KINDS = [
   'MED_REFUND_REFUSED',
   'MED_REFUND_UNKNOWN',
   'TRANSFER_CONTRADICTION',
+  'REFUND_CONTRADICTION',
   'EXPIRY_ACQUIRER_UNREACHABLE',
 ] as const;
 export type OperatorCaseKind = (typeof OPERATOR_CASE_KINDS)[number];

@@ -8,7 +8,9 @@ import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { acquirerRefundId } from '../../src/services/charges/refund-ids';
 import { infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually } from '../support/charges';
-import { medFlows, medStack, type MedStack } from '../support/med';
+import { MED_CALLBACK_SECRET, medFlows, medStack, type MedStack } from '../support/med';
+import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
+import { centsToWire } from '../../src/acquirer/money-wire';
 import type { MerchantFixture } from '../support/api';
 import type { OperatorCaseView } from '../../src/services/platform/operator-cases';
 
@@ -41,7 +43,7 @@ describe('MED outcomes booked by rule', function () {
   const devolucaoAsked = (chargeId: string, kind: 'MERCHANT' | 'INFRACTION') =>
     eventually(async () => {
       const r = await knex()('charge_refunds').where({ charge_id: chargeId, kind }).first();
-      return r?.rtr_id ? (r as { id: string; amount: string | number }) : undefined;
+      return r?.rtr_id ? (r as { id: string; amount: string | number; rtr_id: string }) : undefined;
     }, `the ${kind} devolução asked at the acquirer`);
 
   it('a merchant refund counted as on its way to the payer fails after the MED devolução: MED_SHORTFALL', async () => {
@@ -155,6 +157,62 @@ describe('MED outcomes booked by rule', function () {
     });
     assert.equal(out.length, 1, 'booked once');
     assert.equal((await knex()('charges').where({ id: a.id }).first()).status, 'REFUNDED');
+    await assertLedgerHolds(m.merchantId);
+  });
+  it('a DEVOLVIDO after the refund was FAILED opens a contradiction case and pays nothing twice', async () => {
+    const m = await flows.readyMerchant({ feeBps: 0 });
+    const a = await paidCharge(m, { settle: true, amount: 6_000 });
+    s.simulator.control.setAutoSettleRefunds(false);
+    const asked = await s.api.request('POST', `/v1/charges/${a.id}/refund`, {
+      token: m.token,
+      body: { amount: 2_500 },
+    });
+    assert.ok(asked.status < 300, JSON.stringify(asked.body));
+    const refund = await devolucaoAsked(a.id, 'MERCHANT');
+    s.simulator.control.settleRefund(acquirerRefundId(refund.id), 'NAO_REALIZADO', 'conta do pagador encerrada');
+    await eventually(async () => {
+      const r = await knex()('charge_refunds').where({ id: refund.id }).first();
+      return r?.status === 'FAILED' ? r : undefined;
+    }, 'the refund FAILED');
+    assert.deepEqual(await balance(m), { available: 6_000, pending: 0, blocked: 0, total: 6_000 });
+
+    // The acquirer then says, signed, that the same devolução settled.
+    const now = new Date().toISOString();
+    const body = JSON.stringify({
+      pix: [
+        {
+          endToEndId: a.e2eId,
+          txid: a.txid,
+          valor: centsToWire(6_000),
+          horario: now,
+          devolucoes: [
+            {
+              id: acquirerRefundId(refund.id),
+              rtrId: refund.rtr_id,
+              valor: centsToWire(2_500),
+              horario: { solicitacao: now, liquidacao: now },
+              status: 'DEVOLVIDO',
+            },
+          ],
+        },
+      ],
+    });
+    const res = await fetch(`${s.api.baseUrl}/v1/acquirer/pix`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [CALLBACK_SIGNATURE_HEADER]: signCallback(MED_CALLBACK_SECRET, body),
+      },
+      body,
+    });
+    assert.ok(res.status < 300, String(res.status));
+    const contradiction = await eventually(
+      async () => (await casesOf(a.id)).find((c) => c.kind === 'REFUND_CONTRADICTION'),
+      'the REFUND_CONTRADICTION case',
+    );
+    assert.deepEqual(contradiction.actions, ['acknowledge']);
+    assert.equal((await knex()('charge_refunds').where({ id: refund.id }).first()).status, 'FAILED');
+    assert.deepEqual(await balance(m), { available: 6_000, pending: 0, blocked: 0, total: 6_000 }, 'nothing moved');
     await assertLedgerHolds(m.merchantId);
   });
 });
