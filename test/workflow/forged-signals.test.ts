@@ -8,7 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { chargeWorkflowId, infractionWorkflowId, withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
-import { paymentReceivedSignal } from '../../workflows/charge';
+import { paymentReceivedSignal, refundSettledSignal } from '../../workflows/charge';
+import { acquirerRefundId } from '../../src/services/charges/refund-ids';
 import type { PaymentNotice } from '../../workflows/charge-types';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
@@ -115,6 +116,60 @@ describe('forged signals move no money', function () {
       );
       const state = await handle.query<{ chargeStatus: string }>('state');
       assert.equal(state.chargeStatus, 'PENDING');
+      await assertLedgerInvariant(s.api.knex);
+    });
+
+    it('a forged refundSettled (CONFIRMED, then FAILED) for a devolução the acquirer still holds changes nothing; the real one settles it once', async () => {
+      const m = await readyMerchant(s.api);
+      const created = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
+        token: m.token,
+        body: { amount: 4_000, description: 'Pedido' },
+      });
+      const charge = created.body.charge;
+      assert.equal(
+        (await s.api.request('POST', `/v1/sandbox/charges/${charge.id}/pay`, { token: m.token, body: {} })).status,
+        202,
+      );
+      await eventually(async () => {
+        const r = await s.api.knex('charges').where({ id: charge.id }).first();
+        return r?.status === 'PAID' ? r : undefined;
+      }, 'the charge to be PAID');
+      s.simulator.control.setAutoSettleRefunds(false);
+      try {
+        const asked = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, {
+          token: m.token,
+          body: { amount: 1_000 },
+        });
+        assert.ok(asked.status < 300, JSON.stringify(asked.body));
+        const refund = await eventually(async () => {
+          const r = await s.api.knex('charge_refunds').where({ charge_id: charge.id, kind: 'MERCHANT' }).first();
+          return r?.rtr_id ? (r as { id: string }) : undefined;
+        }, 'the devolução asked at the acquirer');
+        const handle = s.client.workflow.getHandle(chargeWorkflowId(charge.id));
+        await handle.signal(refundSettledSignal, { refundId: refund.id, outcome: 'CONFIRMED' });
+        await eventually(
+          async () => ((await auditOf(charge.id)).length === 1 ? true : undefined),
+          'the first audit entry',
+        );
+        await handle.signal(refundSettledSignal, { refundId: refund.id, outcome: 'FAILED', reason: 'forjado' });
+        await eventually(
+          async () => ((await auditOf(charge.id)).length === 2 ? true : undefined),
+          'the second audit entry',
+        );
+        assert.equal((await s.api.knex('charge_refunds').where({ id: refund.id }).first()).status, 'REQUESTED');
+        assert.equal((await ledger.getAccounts(s.api.knex, m.merchantId)).in_transit, 1_000, 'still in transit');
+
+        s.simulator.control.settleRefund(acquirerRefundId(refund.id), 'DEVOLVIDO');
+        await eventually(async () => {
+          const r = await s.api.knex('charge_refunds').where({ id: refund.id }).first();
+          return r?.status === 'CONFIRMED' ? r : undefined;
+        }, 'the refund CONFIRMED by the real callback');
+        const events = await s.api.knex('events').where({ reference: `charge.refunded:${refund.id}` });
+        assert.equal(events.length, 1);
+        assert.equal((await ledger.getAccounts(s.api.knex, m.merchantId)).in_transit, 0);
+      } finally {
+        s.simulator.control.setAutoSettleRefunds(true);
+      }
       await assertLedgerInvariant(s.api.knex);
     });
 

@@ -343,13 +343,10 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       // workflow. FAILED gives a merchant's money back to available; a payer's stays for an operator.
       if (err instanceof AcquirerError && (err.code === 'REJECTED' || err.code === 'NOT_FOUND')) {
         logger.warn({ refundId, e2eId, err: err.message }, 'devolução refused by the acquirer');
-        return {
-          settled: {
-            refundId,
-            outcome: 'FAILED',
-            reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}`,
-          },
-        };
+        const reason = `refused by the acquirer: ${err.problem?.detail ?? err.code}`;
+        // Kept on the row: the acquirer's own answer, which settling the refund then relies on.
+        await chargesStore(knex).setRefundRefusal(refundId, reason);
+        return { settled: { refundId, outcome: 'FAILED', reason } };
       }
       throw err;
     }
@@ -362,7 +359,43 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     return outcomeOf(refundId, await acquirer.getRefund(e2eId, acquirerRefundId(refundId)));
   }
 
-  async function settleRefund(result: RefundSettledNotice): Promise<void> {
+  /**
+   * A refund outcome handed to the workflow (a `refundSettled` signal, or its own question) as the
+   * source states it (docs/architecture.md "Workflows carry intent; activities check facts"): the
+   * signed callback of that outcome, the refusal the acquirer gave our request (kept on the row),
+   * or else the acquirer's answer; null — recorded, nothing applied — when they do not bear it out.
+   */
+  async function confirmedRefundOutcome(result: RefundSettledNotice): Promise<RefundSettledNotice | null> {
+    const charges = chargesStore(knex);
+    const refund = await charges.findRefund(result.refundId);
+    if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return result;
+    const status = result.outcome === 'CONFIRMED' ? 'DEVOLVIDO' : 'NAO_REALIZADO';
+    if (await callbackInboxStore(knex).findSigned('refund', `${acquirerRefundId(refund.id)}:${status}`)) return result;
+    if (result.outcome === 'FAILED' && refund.failureReason) return { ...result, reason: refund.failureReason };
+    const { e2eId } = await refundTarget(refund.id);
+    let fact: RefundSettledNotice | null = null;
+    try {
+      fact = outcomeOf(refund.id, await acquirer.getRefund(e2eId, acquirerRefundId(refund.id)));
+    } catch (err) {
+      if (!(err instanceof AcquirerError && err.code === 'NOT_FOUND')) throw err;
+    }
+    if (fact?.outcome === result.outcome) return fact;
+    await recordUnconfirmedSignal(knex, logger, {
+      workflow: 'charge',
+      signal: 'refundSettled',
+      verdict: fact ? 'disagrees' : 'no_source',
+      subjectType: 'charge',
+      subjectId: refund.chargeId,
+      merchantId: refund.merchantId,
+      claimed: result,
+      source: fact,
+    });
+    return null;
+  }
+
+  async function settleRefund(claimed: RefundSettledNotice): Promise<void> {
+    const result = await confirmedRefundOutcome(claimed);
+    if (!result) return;
     const applied = await knex.transaction(async (trx): Promise<{ kind: string } | undefined> => {
       const charges = chargesStore(trx);
       const refund = await charges.findRefund(result.refundId, { lock: true });
