@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
-import { migrateLatest } from '../db';
+import { migrateAsOwner } from '../db';
 import { ensureAdmin } from '../services/accounts/admin-bootstrap';
 import { localAddressFile, startLocalTemporal } from '../temporal/local-server';
 import { startUiBuild, UI_BUILD_DIR, type UiBuild } from '../temporal/ui-build';
@@ -38,8 +38,8 @@ runEntryPoint(async () => {
     uiBuild = startUiBuild(logger);
   }
 
-  progress('migrations: applying pending migrations');
-  const applied = await migrateLatest(db.knex);
+  progress('migrations: applying pending migrations (as the owner role)');
+  const applied = await migrateAsOwner(db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const admin = await ensureAdmin(db.knex, config);
   if (admin === 'created') logger.info({ email: config.ADMIN_EMAIL }, 'admin user created');

@@ -4,7 +4,7 @@
  */
 import { ConfigError, type Config } from '../config';
 import { EmbeddedPostgresError } from '../db/embedded-postgres';
-import { openDatabase, type Database } from '../db';
+import { DatabaseRoleError, openDatabase, type Database } from '../db';
 import { createLogger, type Logger } from '../lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../acquirer';
 import { onShutdown } from './lifecycle';
@@ -14,7 +14,11 @@ import { noProgress, type Progress } from './progress';
 /** Runs a process entry point: configuration errors print their list; anything else its stack. */
 export function runEntryPoint(main: () => Promise<void>): void {
   main().catch((err: unknown) => {
-    console.error(err instanceof ConfigError || err instanceof EmbeddedPostgresError ? err.message : err);
+    console.error(
+      err instanceof ConfigError || err instanceof EmbeddedPostgresError || err instanceof DatabaseRoleError
+        ? err.message
+        : err,
+    );
     process.exit(1);
   });
 }
