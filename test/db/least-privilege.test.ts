@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { loadConfig } from '../../src/config';
+import { DatabaseRoleError, bindModels, openDatabase } from '../../src/db';
+import { assertLeastPrivilege } from '../../src/db/privileges';
+import { createLogger } from '../../src/lib/logger';
+import { newId } from '../../src/lib/ids';
+import * as ledger from '../../src/services/ledger/ledger';
+import { createMerchantFixture, fundMerchant, getTestDb, superuserTestKnex } from '../support/db';
+
+/**
+ * The database's promises hold against the service's own role (docs/production.md "Database
+ * roles"): every suite runs as `pixflow_app` (test/support/db.ts), and here PostgreSQL itself
+ * refuses that role each way around the ledger's rules.
+ */
+describe('least privilege in PostgreSQL', () => {
+  let knex: Knex;
+  let owner: Knex;
+  let merchantId: string;
+  before(async () => {
+    ({ knex, ownerKnex: owner } = await getTestDb());
+    merchantId = (await createMerchantFixture(knex)).id;
+    await fundMerchant(knex, merchantId, 1_000);
+  });
+
+  /** PostgreSQL's insufficient_privilege (42501), whatever the wording. */
+  const refused = async (work: Promise<unknown>, message: RegExp): Promise<void> => {
+    await assert.rejects(work, (err: Error & { code?: string }) => {
+      assert.equal(err.code, '42501', err.message);
+      assert.match(err.message, message);
+      return true;
+    });
+  };
+
+  it('the suites run as pixflow_app, which is no superuser, cannot create roles or bypass RLS, and owns nothing', async () => {
+    const { rows } = (await knex.raw(`select current_user as role, r.rolsuper, r.rolcreaterole, r.rolbypassrls,
+        (select count(*)::int from pg_class c where pg_has_role(current_user, c.relowner, 'USAGE')
+           and c.relnamespace = 'public'::regnamespace) as owned
+      from pg_roles r where r.rolname = current_user`)) as { rows: Array<Record<string, unknown>> };
+    assert.deepEqual(rows, [
+      { role: 'pixflow_app', rolsuper: false, rolcreaterole: false, rolbypassrls: false, owned: 0 },
+    ]);
+  });
+
+  it('UPDATE ledger_accounts is refused', async () => {
+    await refused(
+      knex('ledger_accounts').where({ merchant_id: merchantId, kind: 'available' }).update({ balance: 1_000_000 }),
+      /permission denied for table ledger_accounts/,
+    );
+    await refused(
+      knex('ledger_accounts').insert({ id: newId('acc'), merchant_id: merchantId, kind: 'blocked', balance: 0 }),
+      /permission denied for table ledger_accounts/,
+    );
+  });
+
+  it('UPDATE ledger_transactions is refused (and DELETE, and writing postings)', async () => {
+    await refused(
+      knex('ledger_transactions')
+        .where({ merchant_id: merchantId })
+        .update({ metadata: JSON.stringify({ fromPending: 1 }) }),
+      /permission denied for table ledger_transactions/,
+    );
+    await refused(
+      knex('ledger_transactions').where({ merchant_id: merchantId }).delete(),
+      /permission denied for table ledger_transactions/,
+    );
+    await refused(
+      knex('ledger_postings').insert({ transaction_id: newId('ltx'), account_id: newId('acc'), amount: 1 }),
+      /permission denied for table ledger_postings/,
+    );
+  });
+
+  it('CREATE TEMP TABLE is refused (nothing can shadow a table), and so is creating anything in the schema', async () => {
+    await refused(
+      knex.raw('create temp table ledger_accounts (id text)'),
+      /permission denied to create temporary tables/,
+    );
+    await refused(knex.raw('create table shadow (id text)'), /permission denied for schema public/);
+    await refused(
+      knex.raw(`create function public.now() returns timestamptz language sql as 'select null::timestamptz'`),
+      /permission denied for schema public/,
+    );
+  });
+
+  it('ALTER TABLE … DISABLE TRIGGER is refused, and so is a trigger of its own on a business table', async () => {
+    await refused(
+      knex.raw('alter table ledger_accounts disable trigger all'),
+      /must be owner of table ledger_accounts/,
+    );
+    await refused(
+      knex.raw('alter table ledger_postings disable trigger user'),
+      /must be owner of table ledger_postings/,
+    );
+    await refused(
+      knex.raw(`create trigger sneak after insert on charges for each row execute function ledger_postings_apply()`),
+      /permission denied for table charges/,
+    );
+  });
+
+  it('SET session_replication_role is refused (triggers cannot be switched off for the session)', async () => {
+    await refused(
+      knex.raw('set session_replication_role = replica'),
+      /permission denied to set parameter "session_replication_role"/,
+    );
+  });
+
+  it('posts only through ledger_post_batch, whose rules it cannot get around by calling it by hand', async () => {
+    const { rows } = (await owner.raw(`select p.proname, p.prosecdef, p.proconfig, pg_get_userbyid(p.proowner) as owner,
+        has_function_privilege('public', p.oid, 'execute') as public_may,
+        has_function_privilege('pixflow_app', p.oid, 'execute') as app_may
+      from pg_proc p where p.proname in ('ledger_post_batch', 'ledger_lock_balances') order by p.proname`)) as {
+      rows: Array<Record<string, unknown>>;
+    };
+    assert.deepEqual(
+      rows.map((r) => [r.proname, r.prosecdef, r.proconfig, r.owner, r.public_may, r.app_may]),
+      [
+        ['ledger_lock_balances', true, ['search_path=public, pg_catalog, pg_temp'], 'pixflow_owner', false, true],
+        ['ledger_post_batch', true, ['search_path=public, pg_catalog, pg_temp'], 'pixflow_owner', false, true],
+      ],
+    );
+    // Postings that do not sum to zero: the function posts them, the commit refuses them.
+    const movement = {
+      id: newId('ltx'),
+      reference: `forged:${newId('ref')}`,
+      kind: 'forged',
+      postings: [{ kind: 'available', amount: 500 }],
+    };
+    await assert.rejects(
+      knex.raw('select ledger_post_batch(?, ?::jsonb, ?::jsonb)', [
+        merchantId,
+        JSON.stringify([movement]),
+        JSON.stringify({ available: newId('acc') }),
+      ]),
+      /does not sum to zero/,
+    );
+    // A debit beyond the balance is refused by the function itself, changing nothing.
+    const overdraft = {
+      ...movement,
+      id: newId('ltx'),
+      reference: `forged:${newId('ref')}`,
+      postings: [
+        { kind: 'available', amount: -5_000 },
+        { kind: 'in_transit', amount: 5_000 },
+      ],
+    };
+    const answer = (await knex.raw('select ledger_post_batch(?, ?::jsonb, ?::jsonb) as o', [
+      merchantId,
+      JSON.stringify([overdraft]),
+      JSON.stringify({ available: newId('acc'), in_transit: newId('acc') }),
+    ])) as { rows: Array<{ o: unknown }> };
+    assert.deepEqual(answer.rows[0]?.o, [{ status: 'refused', account: 'available', requested: 5_000 }]);
+    // (The accounts it touches exist from then on, empty, as with any first movement.)
+    assert.deepEqual(await ledger.getAccounts(knex, merchantId), {
+      available: 1_000,
+      adjustments: -1_000,
+      in_transit: 0,
+    });
+  });
+
+  it('a role with UPDATE on ledger_accounts cannot move balance and posted together from a trigger of its own', async () => {
+    // The hole of the former guard (pg_trigger_depth() < 2): an UPDATE at depth 2 passed.
+    const su = await superuserTestKnex();
+    const intruder = `intruder_${crypto.randomBytes(4).toString('hex')}`;
+    const m = (await createMerchantFixture(knex)).id;
+    await fundMerchant(knex, m, 100);
+    await su.raw(`create role ${intruder} nologin`);
+    try {
+      await su.raw(`grant select, update on ledger_accounts to ${intruder}`);
+      await su.raw(`create schema ${intruder} authorization ${intruder}`);
+      await su.transaction(async (trx) => {
+        await trx.raw(`set local role ${intruder}`);
+        await trx.raw(`create table ${intruder}.poke (merchant_id text)`);
+        await trx.raw(`create function ${intruder}.poke() returns trigger language plpgsql as $$ begin
+            update public.ledger_accounts set balance = balance + 1_000_000, posted = posted + 1_000_000
+              where merchant_id = new.merchant_id and kind = 'available';
+            return null; end $$`);
+        await trx.raw(
+          `create trigger poke after insert on ${intruder}.poke for each row execute function ${intruder}.poke()`,
+        );
+      });
+      await assert.rejects(
+        su.transaction(async (trx) => {
+          await trx.raw(`set local role ${intruder}`);
+          await trx(`${intruder}.poke`).insert({ merchant_id: m });
+        }),
+        /posted is the running sum of its postings, written only by the posting trigger/,
+      );
+      assert.deepEqual(await ledger.getAccounts(knex, m), { available: 100, adjustments: -100 });
+    } finally {
+      await su.raw(`drop schema if exists ${intruder} cascade`);
+      await su.raw(`drop owned by ${intruder}`);
+      await su.raw(`drop role ${intruder}`);
+    }
+  });
+
+  describe('production refuses to start with a role that could get around the rules', () => {
+    it('names a superuser, and a role that owns the tables, in one line; the service role passes', async () => {
+      const su = await superuserTestKnex();
+      await assert.rejects(assertLeastPrivilege(su), (err: Error) => {
+        assert.ok(err instanceof DatabaseRoleError);
+        assert.match(
+          err.message,
+          /^DATABASE_URL's role postgres is a superuser: in production the service runs as a role that owns nothing/,
+        );
+        assert.doesNotMatch(err.message, /\n/);
+        return true;
+      });
+      await assert.rejects(assertLeastPrivilege(owner), /role pixflow_owner owns table \w+/);
+      await assertLeastPrivilege(knex);
+    });
+
+    it('openDatabase with NODE_ENV=production and a superuser DATABASE_URL fails with that line', async () => {
+      const { superuserUrl, url } = await urls();
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-roles-'));
+      try {
+        const config = { ...loadConfig({ DATA_DIR: dataDir }), isProduction: true };
+        const logger = createLogger({ level: 'silent' });
+        await assert.rejects(openDatabase({ ...config, DATABASE_URL: superuserUrl }, logger), DatabaseRoleError);
+        const db = await openDatabase({ ...config, DATABASE_URL: url }, logger);
+        await db.close();
+      } finally {
+        // openDatabase binds the models to its knex: give them back the run's.
+        bindModels(knex);
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  });
+});
+
+/** The run database's URLs as the superuser and as the service's role. */
+async function urls(): Promise<{ superuserUrl: string; url: string }> {
+  const { url } = await getTestDb();
+  const su = await superuserTestKnex();
+  const config = su.client.config as { connection: { connectionString: string } };
+  return { superuserUrl: config.connection.connectionString, url };
+}
