@@ -3,14 +3,20 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import type { Knex } from 'knex';
+import pg from 'pg';
 import { loadConfig } from '../../src/config';
 import { DatabaseRoleError, bindModels, openDatabase } from '../../src/db';
-import { assertLeastPrivilege } from '../../src/db/privileges';
+import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { createKnex } from '../../src/db/knex';
+import { migrateLatest } from '../../src/db/migrate';
+import { assertLeastPrivilege, roleFacts } from '../../src/db/privileges';
 import { createLogger } from '../../src/lib/logger';
 import { newId } from '../../src/lib/ids';
 import * as ledger from '../../src/services/ledger/ledger';
 import { createMerchantFixture, fundMerchant, getTestDb, superuserTestKnex } from '../support/db';
+import { needing, type Artefact } from '../support/external-artefacts';
 
 /**
  * The database's promises hold against the service's own role (docs/production.md "Database
@@ -197,6 +203,83 @@ describe('least privilege in PostgreSQL', () => {
     }
   });
 
+  const PSQL = psql();
+  const initRolesTitle = needing(PSQL, "tools/compose/init-roles.sh gives compose's PostgreSQL the same two roles");
+  if (!PSQL.path) it(initRolesTitle);
+  else
+    it(initRolesTitle, async function () {
+      this.timeout(120_000);
+      // A cluster of its own, stripped back to what the postgres image starts from: no roles of ours.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-init-roles-'));
+      fs.chmodSync(dir, 0o755);
+      const cluster = await startEmbeddedPostgres({
+        dataDir: path.join(dir, 'data'),
+        persistent: false,
+        database: 'pixflow',
+      });
+      try {
+        const su = new URL(cluster.superuserUrl);
+        await sql(cluster.superuserUrl, [
+          'reassign owned by pixflow_owner to postgres',
+          'drop owned by pixflow_owner',
+          'drop owned by pixflow_app',
+          'drop role pixflow_app',
+          'drop role pixflow_owner',
+        ]);
+        const secrets = path.join(dir, 'secrets');
+        fs.mkdirSync(secrets);
+        fs.writeFileSync(path.join(secrets, 'db_owner_password'), 'compose-owner-password');
+        fs.writeFileSync(path.join(secrets, 'db_app_password'), 'compose-app-password');
+        const run = spawnSync('sh', [path.join(__dirname, '../../tools/compose/init-roles.sh')], {
+          encoding: 'utf8',
+          env: {
+            PATH: process.env.PATH,
+            PGHOST: su.hostname,
+            PGPORT: su.port,
+            PGPASSWORD: decodeURIComponent(su.password),
+            POSTGRES_USER: 'postgres',
+            POSTGRES_DB: 'pixflow',
+            PIXFLOW_DB_SECRETS_DIR: secrets,
+          },
+        });
+        assert.equal(run.status, 0, run.stderr);
+        const as = (user: string, password: string): string => {
+          const u = new URL(cluster.superuserUrl);
+          u.username = user;
+          u.password = password;
+          return u.toString();
+        };
+        const app = as('pixflow_app', 'compose-app-password');
+        const owner = as('pixflow_owner', 'compose-owner-password');
+        const migrated = createKnex(owner, 2);
+        try {
+          await migrateLatest(migrated);
+        } finally {
+          await migrated.destroy();
+        }
+        const appKnex = createKnex(app, 2);
+        try {
+          assert.deepEqual(await roleFacts(appKnex), {
+            role: 'pixflow_app',
+            superuser: false,
+            bypassrls: false,
+            createrole: false,
+            owned: null,
+          });
+          await refused(appKnex.raw('create temp table t (v int)'), /permission denied to create temporary tables/);
+          await refused(
+            appKnex.raw('update ledger_accounts set balance = 0'),
+            /permission denied for table ledger_accounts/,
+          );
+        } finally {
+          await appKnex.destroy();
+        }
+      } finally {
+        await cluster.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
   describe('production refuses to start with a role that could get around the rules', () => {
     it('names a superuser, and a role that owns the tables, in one line; the service role passes', async () => {
       const su = await superuserTestKnex();
@@ -230,6 +313,23 @@ describe('least privilege in PostgreSQL', () => {
     });
   });
 });
+
+/** psql, which the postgres image runs tools/compose/init-roles.sh with. */
+function psql(): Artefact {
+  const v = spawnSync('psql', ['--version'], { encoding: 'utf8' });
+  return v.status === 0 ? { path: 'psql' } : { reason: 'no psql on PATH (Debian: postgresql-client)' };
+}
+
+/** Runs statements one by one on `url`. */
+async function sql(url: string, statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
 
 /** The run database's URLs as the superuser and as the service's role. */
 async function urls(): Promise<{ superuserUrl: string; url: string }> {
