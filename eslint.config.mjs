@@ -16,6 +16,8 @@ export default tseslint.config(
       'tools/temporal-ui/build/**',
       'tools/temporal-ui/.svelte-kit/**',
       '.test-output/**',
+      // The official Temporal binaries fetched by npm install (tools/temporal-binaries).
+      '.tools/**',
     ],
   },
   js.configs.recommended,
