@@ -1472,7 +1472,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Replays the original answer for a repeated key (unique per merchant), marked Idempotent-Replayed: true; another body under the key is 422 */
+        /** @description Replays the original charge for a key the merchant already used (unique per merchant), whatever the body, marked Idempotent-Replayed: true */
         'x-idempotency-key'?: string;
         /** @description Accepted as well as x-idempotency-key (both at once must agree) */
         'Idempotency-Key'?: string;
@@ -1511,9 +1511,11 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Replay of the charge created with this idempotency key */
+      /** @description Replay of the charge created with this idempotency key, whatever the body of this request */
       200: {
         headers: {
+          /** @description Present, `true`, on a replay only */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -1660,7 +1662,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Invalid payer document, or another body under this idempotency key */
+      /** @description Invalid payer document */
       422: {
         headers: {
           [name: string]: unknown;

@@ -62,7 +62,8 @@ export const ERROR_CODES = {
   },
   idempotency_key_reused: {
     status: 422,
-    description: 'The idempotency key was already used with a different request body',
+    description:
+      'The idempotency key was already used with a different request body (withdrawals, refunds, adjustments; a charge replays)',
   },
   invalid_document: {
     status: 422,
