@@ -938,6 +938,7 @@ export interface components {
         | 'internal_error'
         | 'not_implemented'
         | 'upstream_error'
+        | 'webhook_secret_unavailable'
         | 'service_unavailable';
       requestId: string;
       param?: string;
@@ -1026,6 +1027,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1064,6 +1066,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1636,6 +1639,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1692,6 +1696,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1739,6 +1744,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -2075,6 +2081,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -2540,6 +2547,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -2791,13 +2799,43 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The database is unreachable; see Retry-After */
+      /** @description The database is unreachable (service_unavailable, with Retry-After), or a webhook secret is encrypted under a key this server lacks (webhook_secret_unavailable, naming the key) */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -3434,6 +3472,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -3555,13 +3594,43 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The database is unreachable; see Retry-After */
+      /** @description The database is unreachable (service_unavailable, with Retry-After), or a webhook secret is encrypted under a key this server lacks (webhook_secret_unavailable, naming the key) */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -3803,6 +3872,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -4207,6 +4277,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -5670,6 +5741,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -6307,6 +6379,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -6363,6 +6436,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;

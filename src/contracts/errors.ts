@@ -73,6 +73,11 @@ export const ERROR_CODES = {
   internal_error: { status: 500, description: 'A bug on our side; quote the requestId to support' },
   not_implemented: { status: 501, description: 'The method is not implemented by this server' },
   upstream_error: { status: 502, description: 'The acquirer failed (the charge is kept FAILED)' },
+  webhook_secret_unavailable: {
+    status: 503,
+    description:
+      "A webhook's signing secret is encrypted under a key this server does not hold (named in the message); an operator must restore it",
+  },
   service_unavailable: {
     status: 503,
     description: 'The database (or another dependency) is unreachable; retry after `Retry-After` seconds',

@@ -84,6 +84,12 @@ export const CHARGE_REPLAY_EXAMPLE = {
     idempotent: true,
   },
 };
+/** Routes that decrypt a webhook's secret (docs/operations.md "Webhook secret encryption"). */
+const secretUnavailableResponse: ResponseSpec = {
+  description:
+    'The database is unreachable (service_unavailable, with Retry-After), or a webhook secret is encrypted under a key this server lacks (webhook_secret_unavailable, naming the key)',
+  schema: common.errorBody,
+};
 /** The same key under the name integrators send elsewhere (docs/api.md "Idempotency"). */
 const standardIdempotencyHeader = {
   name: 'Idempotency-Key',
@@ -267,7 +273,10 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Webhooks',
     summary: 'List webhooks with their last 20 delivery logs',
     auth: 'any',
-    responses: { 200: { description: 'The webhooks', schema: webhooks.listWebhooksResponse } },
+    responses: {
+      200: { description: 'The webhooks', schema: webhooks.listWebhooksResponse },
+      503: secretUnavailableResponse,
+    },
   },
   {
     method: 'get',
@@ -320,7 +329,10 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Webhooks',
     summary: 'A new secret, from the next attempt (shown once); the old one signs too during the overlap',
     auth: 'any',
-    responses: { 200: { description: 'Rotated', schema: webhooks.rotateSecretResponse } },
+    responses: {
+      200: { description: 'Rotated', schema: webhooks.rotateSecretResponse },
+      503: secretUnavailableResponse,
+    },
   },
 
   {
