@@ -71,18 +71,39 @@ export async function endProcess(pid: number, gone: () => boolean, graceMs = 10_
   if (!(await until(gone, 5_000))) throw new Error(`Temporal dev server (pid ${pid}) did not end after SIGKILL`);
 }
 
+function parentOf(pid: number): number | undefined {
+  try {
+    // Field 4 of /proc/<pid>/stat, after the command name in parentheses (which may hold spaces).
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) || undefined;
+  } catch {
+    const ps = spawnSync('ps', ['-p', String(pid), '-o', 'ppid='], { encoding: 'utf8' });
+    return Number(ps.stdout.trim()) || undefined;
+  }
+}
+
+/** The `npm start` (src/cli/start) still running the dev server `pid`, if its parent is one. */
+function liveOwner(pid: number): number | undefined {
+  const parent = parentOf(pid);
+  const args = parent === undefined ? undefined : commandLine(parent);
+  return args?.some((a) => /src\/cli\/start\.[jt]s$/.test(a)) ? parent : undefined;
+}
+
 /**
  * Ends the dev server a killed `npm start` left behind on this DATA_DIR (its pidfile names it and
- * its command line is ours), so the new one gets the database file; returns its pid if there was one.
+ * its command line is ours), so the new one gets the database file. A dev server whose `npm start`
+ * still runs is not an orphan: that is `owner`, and nothing is ended.
  */
-export async function endOrphan(pidFile: string, dbFile: string): Promise<number | undefined> {
+export async function endOrphan(pidFile: string, dbFile: string): Promise<{ ended?: number; owner?: number }> {
   const pid = readPidFile(pidFile);
-  if (pid === undefined) return undefined;
+  if (pid === undefined) return {};
   if (!isOurDevServer(pid, dbFile)) {
     fs.rmSync(pidFile, { force: true });
-    return undefined;
+    return {};
   }
+  const owner = liveOwner(pid);
+  if (owner !== undefined) return { owner };
   await endProcess(pid, () => !isOurDevServer(pid, dbFile));
   fs.rmSync(pidFile, { force: true });
-  return pid;
+  return { ended: pid };
 }

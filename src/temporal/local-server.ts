@@ -184,7 +184,12 @@ export async function startLocalTemporal(opts: LocalTemporalOptions): Promise<Lo
   }
   fs.mkdirSync(localDir(opts.dataDir), { recursive: true });
   const orphan = await endOrphan(localPidFile(opts.dataDir), localDbFile(opts.dataDir));
-  if (orphan) opts.logger.warn({ pid: orphan }, 'ended the Temporal dev server a killed npm start left running');
+  if (orphan.owner)
+    throw new LocalTemporalError(
+      `another npm start (pid ${orphan.owner}) runs the Temporal dev server of ${opts.dataDir}: stop it, or use another DATA_DIR`,
+    );
+  if (orphan.ended)
+    opts.logger.warn({ pid: orphan.ended }, 'ended the Temporal dev server a killed npm start left running');
   let child: ChildProcess | undefined;
   let ports: Ports | undefined;
   // A free port can be taken between our pick and the server's bind: pick again, twice at most.

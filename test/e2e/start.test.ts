@@ -12,7 +12,8 @@ import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
 import { startReceiver } from '../support/webhook-receiver';
 import { isOurDevServer, readPidFile } from '../../src/temporal/local-server-process';
-import { localDbFile, localPidFile } from '../../src/temporal/local-server';
+import { localDbFile, localPidFile, startLocalTemporal } from '../../src/temporal/local-server';
+import { createLogger } from '../../src/lib/logger';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -101,6 +102,16 @@ describe('npm start (embedded defaults)', function () {
     assert.equal(path.basename(cmdline[0] ?? ''), 'temporal');
     assert.deepEqual(cmdline.slice(1, 3), ['server', 'start-dev']);
     assert.ok(isOurDevServer(pid, localDbFile(dataDir)));
+  });
+
+  it('keeps its dev server when a second start on the same DATA_DIR asks for it', async () => {
+    const pid = readPidFile(localPidFile(dataDir));
+    await assert.rejects(
+      startLocalTemporal({ dataDir, logger: createLogger({ level: 'silent' }), ui: false }),
+      /another npm start \(pid \d+\) runs the Temporal dev server of/,
+    );
+    assert.ok(pid && isOurDevServer(pid, localDbFile(dataDir)), 'still running');
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
   });
 
   it("prints its dev server's HTTP API, which answers, and writes its address for the ops CLI", async () => {
