@@ -86,7 +86,8 @@ export type OperatorCaseStatus = (typeof OPERATOR_CASE_STATUSES)[number];
  * - MED_SHORTFALL: its devolução returns less than the payer is owed (the remainder is the case);
  * - MED_REFUND_REFUSED: the acquirer refused or could not complete the devolução (money re-blocked);
  * - TRANSFER_CONTRADICTION: a transfer outcome that contradicts the one already applied;
- * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about.
+ * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about;
+ * - WEBHOOK_SECRET_UNAVAILABLE: a delivery stopped FAILED because its webhook's secret cannot be decrypted.
  */
 export const OPERATOR_CASE_KINDS = [
   'MED_NOTHING_TO_RETURN',
@@ -94,6 +95,7 @@ export const OPERATOR_CASE_KINDS = [
   'MED_REFUND_REFUSED',
   'TRANSFER_CONTRADICTION',
   'EXPIRY_ACQUIRER_UNREACHABLE',
+  'WEBHOOK_SECRET_UNAVAILABLE',
 ] as const;
 export type OperatorCaseKind = (typeof OPERATOR_CASE_KINDS)[number];
 

@@ -20,7 +20,8 @@ import * as webhookSecretEncryption from '../../migrations/20261126130000_webhoo
 import * as idempotencyKeyExpiry from '../../migrations/20261126140000_idempotency_key_expiry';
 import * as traceContext from '../../migrations/20261126150000_trace_context';
 import * as orderedCountUpserts from '../../migrations/20261127050000_ordered_count_upserts';
-import * as leastPrivilege from '../../migrations/20261201100000_least_privilege';
+import * as webhookSecretSlots from '../../migrations/20261201150000_webhook_secret_slots';
+import * as leastPrivilege from '../../migrations/20261201170000_least_privilege';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -44,7 +45,8 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261126140000_idempotency_key_expiry', idempotencyKeyExpiry],
   ['20261126150000_trace_context', traceContext],
   ['20261127050000_ordered_count_upserts', orderedCountUpserts],
-  ['20261201100000_least_privilege', leastPrivilege],
+  ['20261201150000_webhook_secret_slots', webhookSecretSlots],
+  ['20261201170000_least_privilege', leastPrivilege],
 ];
 
 /** Names of every migration, in the order they apply. */

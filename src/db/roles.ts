@@ -1,7 +1,7 @@
 /**
  * The two database roles (docs/production.md "Database roles"): `pixflow_owner` owns the schema
  * and runs the migrations; `pixflow_app`, the service's, owns nothing, is neither superuser nor
- * CREATEROLE, and gets its privileges from the migrations (migrations/20261201100000_least_privilege).
+ * CREATEROLE, and gets its privileges from the migrations (migrations/20261201170000_least_privilege).
  * The embedded PostgreSQL and the test suite provision them here, as the cluster's superuser;
  * docker-compose does the same in tools/compose/init-roles.sh.
  */

@@ -129,7 +129,7 @@ type BatchRow =
 /**
  * Posts the movements of one merchant together, in arrival order, as if each were posted alone
  * one after the other, in one call of `ledger_post_batch` whatever their number
- * (docs/performance.md "One merchant's payouts"; migration 20261201100000_least_privilege holds
+ * (docs/performance.md "One merchant's payouts"; migration 20261201170000_least_privilege holds
  * the SQL, run as the ledger's owner: the service's role may not write the ledger's tables,
  * docs/production.md "Database roles"). The function:
  *
