@@ -11,8 +11,8 @@ import { runEntryPoint } from '../process/entry-point';
 runEntryPoint(async () => {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL });
-  // Only the migration URL is used; the service's is not checked (production checks it at start).
-  const db = await openDatabase({ ...config, isProduction: false }, logger);
+  // Only the migration URL is used; the service's role is checked where the service starts.
+  const db = await openDatabase(config, logger, { checkServiceRole: false });
   try {
     await withOwner(db, async (owner) => {
       if (process.argv.includes('--rollback')) {

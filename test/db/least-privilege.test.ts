@@ -296,6 +296,40 @@ describe('least privilege in PostgreSQL', () => {
       await assertLeastPrivilege(knex);
     });
 
+    it('npm run api with NODE_ENV=production and a superuser DATABASE_URL exits 1 with that line alone', async function () {
+      this.timeout(60_000);
+      const { superuserUrl } = await urls();
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-roles-api-'));
+      try {
+        const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, '../../src/cli/api.ts')], {
+          encoding: 'utf8',
+          timeout: 50_000,
+          env: {
+            PATH: process.env.PATH,
+            NODE_ENV: 'production',
+            DATA_DIR: dataDir,
+            LOG_LEVEL: 'silent',
+            DATABASE_URL: superuserUrl,
+            TEMPORAL_ADDRESS: '127.0.0.1:1',
+            ACQUIRER_URL: 'http://127.0.0.1:1',
+            ACQUIRER_SANDBOX: 'true',
+            JWT_SECRET: 'a-production-jwt-secret-of-32-characters!',
+            API_KEY_PEPPER: 'a-production-pepper',
+            ACQUIRER_CALLBACK_SECRET: 'a-production-callback-secret',
+            METRICS_TOKEN: 'a-production-metrics-token',
+            WEBHOOK_SECRET_KEYS: `k1:${crypto.randomBytes(32).toString('base64')}`,
+          },
+        });
+        assert.equal(run.status, 1, run.stderr);
+        assert.match(
+          run.stderr.trim(),
+          /^DATABASE_URL's role postgres is a superuser: in production the service runs as a role that owns nothing .*"Database roles"\)$/,
+        );
+      } finally {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+
     it('openDatabase with NODE_ENV=production and a superuser DATABASE_URL fails with that line', async () => {
       const { superuserUrl, url } = await urls();
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-roles-'));
