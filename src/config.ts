@@ -61,6 +61,8 @@ const envSchema = z.object({
   HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
   /** Unset → embedded PostgreSQL under DATA_DIR. */
   DATABASE_URL: urlString(['postgres:', 'postgresql:']),
+  /** The owner role's URL for migrations (docs/production.md "Database roles"); unset → DATABASE_URL. */
+  DATABASE_MIGRATION_URL: urlString(['postgres:', 'postgresql:']),
   DATABASE_POOL_MAX: intFrom(10, 1, 200),
   /** Unset → `npm start` runs the official Temporal CLI dev server (src/temporal/local-server.ts). */
   TEMPORAL_ADDRESS: optionalString.refine((v) => v === undefined || /^[^\s:]+:\d+$/.test(v), {
@@ -370,6 +372,7 @@ const FILE_SETTINGS = [
   'METRICS_TOKEN',
   'ACQUIRER_CLIENT_SECRET',
   'DATABASE_URL',
+  'DATABASE_MIGRATION_URL',
   'WEBHOOK_SECRET_KEYS',
 ] as const;
 

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
-import { migrateLatest } from '../db';
+import { migrateAsOwner } from '../db';
 import { ensureAdmin } from '../services/accounts/admin-bootstrap';
 import { localAddressFile, startLocalTemporal } from '../temporal/local-server';
 import { startApi, startWorker } from '../runtime/processes';
@@ -31,8 +31,8 @@ runEntryPoint(async () => {
     );
   }
 
-  progress('migrations: applying pending migrations');
-  const applied = await migrateLatest(db.knex);
+  progress('migrations: applying pending migrations (as the owner role)');
+  const applied = await migrateAsOwner(db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const admin = await ensureAdmin(db.knex, config);
   if (admin === 'created') logger.info({ email: config.ADMIN_EMAIL }, 'admin user created');

@@ -4,7 +4,7 @@
  */
 import { ConfigError, type Config } from '../config';
 import { EmbeddedPostgresError } from '../db/embedded-postgres';
-import { openDatabase, type Database } from '../db';
+import { DatabaseRoleError, openDatabase, type Database } from '../db';
 import { createLogger, type Logger } from '../lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../acquirer';
 import { onShutdown } from './lifecycle';
@@ -16,7 +16,10 @@ import { LocalTemporalError } from '../temporal/local-server';
 export function runEntryPoint(main: () => Promise<void>): void {
   main().catch((err: unknown) => {
     const known =
-      err instanceof ConfigError || err instanceof EmbeddedPostgresError || err instanceof LocalTemporalError;
+      err instanceof ConfigError ||
+      err instanceof EmbeddedPostgresError ||
+      err instanceof LocalTemporalError ||
+      err instanceof DatabaseRoleError;
     console.error(known ? err.message : err);
     process.exit(1);
   });

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { createKnex } from '../../src/db/knex';
 import { MIGRATION_NAMES, migrateDown, migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
 import { newId } from '../../src/lib/ids';
 import * as ledger from '../../src/services/ledger/ledger';
 import { webhookSecretBox } from '../../src/lib/secret-box';
-import { createMerchantFixture, getTestDb, balancesAndPosted } from '../support/db';
+import { createMerchantFixture, createTestDatabase, balancesAndPosted } from '../support/db';
 import { decryptAny, encryptAs, ringFromEnv } from '../../migrations/support/webhook-secret-crypto';
 
 const SLOTS = '20261201150000_webhook_secret_slots';
@@ -54,23 +53,18 @@ async function publicTables(knex: Knex): Promise<string[]> {
 }
 
 describe('migrations', () => {
-  let admin: Knex;
   let knex: Knex;
-  let name: string;
+  let drop: () => Promise<void>;
 
   // A database of its own: rolling back must not disturb the suites sharing the run's database.
+  // Migrations run as the owner role, as `npm run migrate` does (docs/production.md "Database roles").
   before(async () => {
-    const db = await getTestDb();
-    admin = db.knex;
-    name = `mig_${Date.now()}_${process.pid}`;
-    await admin.raw(`create database ${name}`);
-    const u = new URL(db.url);
-    u.pathname = `/${name}`;
-    knex = createKnex(u.toString(), 2);
+    const db = await createTestDatabase('mig', { migrate: false });
+    knex = db.ownerKnex;
+    drop = db.drop;
   });
   after(async () => {
-    await knex.destroy();
-    await admin.raw(`drop database ${name} with (force)`);
+    await drop();
   });
 
   it('list every file of migrations/ in src/db/migrate.ts, in order', () => {

@@ -5,11 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
-import { createKnex } from '../../src/db/knex';
-import { migrateLatest } from '../../src/db/migrate';
 import { DEV_WEBHOOK_SECRET_KEYS, webhookSecretBox } from '../../src/lib/secret-box';
 import { createWebhooksService } from '../../src/services/webhooks/webhooks';
-import { createMerchantFixture, getTestDb } from '../support/db';
+import { createMerchantFixture, createTestDatabase } from '../support/db';
 import { runOpsWithEnv } from '../support/ops-cli';
 import { WEBHOOKS_TEST_CONFIG, webhookStack, type WebhookStack } from '../support/webhooks';
 
@@ -61,26 +59,17 @@ describe('webhook secrets at rest', function () {
   });
 
   describe('ops webhooks rotate-encryption-key', () => {
-    let admin: Knex;
     let knex: Knex;
-    let name: string;
     let url: string;
+    let drop: (() => Promise<void>) | undefined;
 
     // A database of its own: re-encrypting every webhook must not touch the suites sharing the run's database.
     before(async () => {
-      const db = await getTestDb();
-      admin = db.knex;
-      name = `whkeys_${Date.now()}_${process.pid}`;
-      await admin.raw(`create database ${name}`);
-      const u = new URL(db.url);
-      u.pathname = `/${name}`;
-      url = u.toString();
-      knex = createKnex(url, 2);
-      await migrateLatest(knex);
+      const db = await createTestDatabase('whkeys');
+      ({ knex, url, drop } = db);
     });
     after(async () => {
-      await knex?.destroy();
-      await admin?.raw(`drop database if exists ${name} with (force)`);
+      await drop?.();
     });
 
     it('re-encrypts every current and overlapping secret under the first key; the old key can then go', async () => {
