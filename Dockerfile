@@ -8,27 +8,24 @@ ARG NODE_IMAGE=node:22-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY tools/embedded-temporal/package.json tools/embedded-temporal/package.json
-COPY tools/temporal-ui/package.json tools/temporal-ui/package.json
-RUN npm ci --no-audit --no-fund
+# Its postinstall step and npm start's binary lookup (compiled in); the image runs no local
+# Temporal (TEMPORAL_ADDRESS is required in production), so the binaries are not fetched.
+COPY tools/temporal-binaries tools/temporal-binaries
+RUN PIXFLOW_SKIP_TEMPORAL_BINARIES=1 npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
 COPY workflows workflows
 COPY activities activities
 COPY migrations migrations
-# Type-checking npm start's embedded Temporal server thread needs that workspace's sources; tsc
-# emits none of them (they stay out of the image).
-COPY tools/embedded-temporal tools/embedded-temporal
 RUN npx tsc -p tsconfig.build.json
 
 # Production dependencies only; if this fails the build fails (no fallback to a full install).
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY tools/embedded-temporal/package.json tools/embedded-temporal/package.json
-COPY tools/temporal-ui/package.json tools/temporal-ui/package.json
-# The workspace link is npm start's embedded Temporal server, whose sources the image leaves out.
-RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@pixflow
+# The postinstall step, which does nothing without the development dependencies.
+COPY tools/temporal-binaries/postinstall.cjs tools/temporal-binaries/postinstall.cjs
+RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production

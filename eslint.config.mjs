@@ -12,10 +12,9 @@ export default tseslint.config(
       'dist/**',
       '.data/**',
       'coverage/**',
-      // The Temporal UI's build output and SvelteKit's generated files (tools/temporal-ui).
-      'tools/temporal-ui/build/**',
-      'tools/temporal-ui/.svelte-kit/**',
       '.test-output/**',
+      // The official Temporal binaries fetched by npm install (tools/temporal-binaries).
+      '.tools/**',
     ],
   },
   js.configs.recommended,

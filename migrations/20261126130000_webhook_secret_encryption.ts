@@ -6,14 +6,16 @@
  *
  * The key ring comes from the environment, as the service reads it: in production the migration
  * refuses to run without WEBHOOK_SECRET_KEYS rather than encrypt under the published dev key.
+ * It writes the `aesgcm1` format of its time (migrations/support/webhook-secret-crypto.ts);
+ * 20261201150000_webhook_secret_slots moves it on.
  */
 import type { Knex } from 'knex';
-import { webhookSecretBoxFromEnv } from '../src/lib/secret-box';
+import { decryptAny, encryptAs, ringFromEnv } from './support/webhook-secret-crypto';
 
 const BATCH = 500;
 
 export async function up(knex: Knex): Promise<void> {
-  const box = webhookSecretBoxFromEnv();
+  const { ring, firstId } = ringFromEnv();
   await knex.raw(`alter table webhooks
     add column secret_ciphertext text,
     add column previous_secret_ciphertext text,
@@ -29,7 +31,7 @@ export async function up(knex: Knex): Promise<void> {
     for (const r of rows) {
       await knex('webhooks')
         .where({ id: r.id })
-        .update({ secret_ciphertext: box.encrypt(r.secret, r.id) });
+        .update({ secret_ciphertext: encryptAs('aesgcm1', ring, firstId, r.secret, 'webhook-current', r.id) });
     }
     after = (rows[rows.length - 1] as { id: string }).id;
   }
@@ -40,16 +42,16 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Back to plaintext (the current secret; a rotation's previous one is dropped). */
 export async function down(knex: Knex): Promise<void> {
-  const box = webhookSecretBoxFromEnv();
+  const { ring } = ringFromEnv();
   await knex.raw(`alter table webhooks add column secret text`);
   const rows = (await knex('webhooks').select('id', 'secret_ciphertext')) as Array<{
     id: string;
     secret_ciphertext: string;
   }>;
   for (const r of rows) {
-    await knex('webhooks')
-      .where({ id: r.id })
-      .update({ secret: box.decrypt(r.secret_ciphertext, r.id) });
+    const opened = decryptAny(ring, r.secret_ciphertext, 'webhook-current', r.id);
+    if (!opened) throw new Error(`webhook ${r.id}: its secret does not decrypt with WEBHOOK_SECRET_KEYS`);
+    await knex('webhooks').where({ id: r.id }).update({ secret: opened.plain });
   }
   await knex.raw(`alter table webhooks alter column secret set not null,
     drop constraint webhooks_previous_secret_pair,

@@ -61,8 +61,10 @@ const envSchema = z.object({
   HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
   /** Unset → embedded PostgreSQL under DATA_DIR. */
   DATABASE_URL: urlString(['postgres:', 'postgresql:']),
+  /** The owner role's URL for migrations (docs/production.md "Database roles"); unset → DATABASE_URL. */
+  DATABASE_MIGRATION_URL: urlString(['postgres:', 'postgresql:']),
   DATABASE_POOL_MAX: intFrom(10, 1, 200),
-  /** Unset → a local Temporal server (tools/embedded-temporal in real-time mode). */
+  /** Unset → `npm start` runs the official Temporal CLI dev server (src/temporal/local-server.ts). */
   TEMPORAL_ADDRESS: optionalString.refine((v) => v === undefined || /^[^\s:]+:\d+$/.test(v), {
     message: 'must be host:port',
   }),
@@ -85,13 +87,14 @@ const envSchema = z.object({
   /** Temporal Cloud API key, sent as `Authorization: Bearer <key>` on every call. */
   TEMPORAL_API_KEY: optionalString,
   TEMPORAL_TASK_QUEUE: optionalString.transform((v) => v ?? 'pixflow'),
-  /** Local Temporal of `npm start` (TEMPORAL_ADDRESS unset): ours, durable under DATA_DIR; `cli` downloads the official dev server. */
-  TEMPORAL_LOCAL_SERVER: z.enum(['pixflow', 'cli']).optional().default('pixflow'),
   /**
-   * The Temporal UI beside the local server of `npm start` (docs/operations.md "Watching workflows"):
-   * built on first start into tools/temporal-ui/build; `off` = headless, nothing built.
+   * The official Temporal Web UI beside `npm start`'s dev server (TEMPORAL_ADDRESS unset;
+   * docs/operations.md "Watching workflows"); `off` = `--headless`.
    */
   TEMPORAL_UI: z.enum(['on', 'off']).optional().default('on'),
+  /** Ports of `npm start`'s dev server (gRPC) and its UI; 0 = a free port at each start. */
+  TEMPORAL_LOCAL_PORT: intFrom(0, 0, 65535),
+  TEMPORAL_UI_PORT: intFrom(0, 0, 65535),
   /** `off` disables the charge workflow reconciler (to show that workflows survive restarts on their own). */
   RECONCILER: z.enum(['on', 'off']).optional().default('on'),
   /** Tag workflows with the MerchantId/EntityId search attributes (the cluster must have them registered). */
@@ -369,6 +372,7 @@ const FILE_SETTINGS = [
   'METRICS_TOKEN',
   'ACQUIRER_CLIENT_SECRET',
   'DATABASE_URL',
+  'DATABASE_MIGRATION_URL',
   'WEBHOOK_SECRET_KEYS',
 ] as const;
 

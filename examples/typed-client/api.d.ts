@@ -938,6 +938,7 @@ export interface components {
         | 'internal_error'
         | 'not_implemented'
         | 'upstream_error'
+        | 'webhook_secret_unavailable'
         | 'service_unavailable';
       requestId: string;
       param?: string;
@@ -1026,6 +1027,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1064,6 +1066,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1472,7 +1475,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description Replays the original answer for a repeated key (unique per merchant), marked Idempotent-Replayed: true; another body under the key is 422 */
+        /** @description Replays the original charge for a key the merchant already used (unique per merchant), whatever the body, marked Idempotent-Replayed: true */
         'x-idempotency-key'?: string;
         /** @description Accepted as well as x-idempotency-key (both at once must agree) */
         'Idempotency-Key'?: string;
@@ -1511,9 +1514,11 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Replay of the charge created with this idempotency key */
+      /** @description Replay of the charge created with this idempotency key, whatever the body of this request */
       200: {
         headers: {
+          /** @description Present, `true`, on a replay only */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -1634,6 +1639,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1660,7 +1666,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Invalid payer document, or another body under this idempotency key */
+      /** @description Invalid payer document */
       422: {
         headers: {
           [name: string]: unknown;
@@ -1690,6 +1696,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -1737,6 +1744,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -2073,6 +2081,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -2538,6 +2547,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -2789,13 +2799,43 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The database is unreachable; see Retry-After */
+      /** @description The database is unreachable (service_unavailable, with Retry-After), or a webhook secret is encrypted under a key this server lacks (webhook_secret_unavailable, naming the key) */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -3432,6 +3472,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -3553,13 +3594,43 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description The database is unreachable; see Retry-After */
+      /** @description The database is unreachable (service_unavailable, with Retry-After), or a webhook secret is encrypted under a key this server lacks (webhook_secret_unavailable, naming the key) */
       503: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
         };
       };
     };
@@ -3801,6 +3872,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -4205,6 +4277,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -5668,6 +5741,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -6305,6 +6379,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;
@@ -6361,6 +6436,7 @@ export interface operations {
               | 'internal_error'
               | 'not_implemented'
               | 'upstream_error'
+              | 'webhook_secret_unavailable'
               | 'service_unavailable';
             requestId: string;
             param?: string;

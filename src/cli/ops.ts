@@ -488,18 +488,14 @@ async function withWorkflowClients<T>(
 }
 
 /**
- * Runs `fn` against the deployment's Temporal and prints its result (a string as-is, anything else
- * as JSON). Without TEMPORAL_ADDRESS there is nothing to ask: `npm start` keeps its embedded server's
- * address to itself, so the operator must pass the one its startup table shows.
- */
-/**
- * The Temporal the service uses: TEMPORAL_ADDRESS, else the embedded server of an `npm start`
- * running on the same DATA_DIR (it writes its address there while it runs).
+ * The Temporal the service uses: TEMPORAL_ADDRESS, else the dev server of an `npm start` running
+ * on the same DATA_DIR (it writes its address there while it runs).
  */
 function temporalAddressOf(config: Config): string | undefined {
   return config.TEMPORAL_ADDRESS ?? readLocalAddress(config.DATA_DIR);
 }
 
+/** Runs `fn` against the deployment's Temporal and prints its result (a string as-is, anything else as JSON). */
 async function runTemporal(fn: (client: Client) => Promise<unknown>): Promise<void> {
   const config = loadConfig();
   const address = temporalAddressOf(config);

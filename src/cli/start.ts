@@ -2,8 +2,8 @@
  * `npm start`: the whole service in one process, on embedded defaults where nothing is configured.
  *
  *   config → database (DATABASE_URL or embedded PostgreSQL) → migrations → admin bootstrap →
- *   Temporal (TEMPORAL_ADDRESS or a local server, with the Temporal UI) → API + worker → a table of
- *   what runs where. The UI's build (first start, or changed inputs) runs beside all this.
+ *   Temporal (TEMPORAL_ADDRESS, or the official dev server with its Web UI, spawned here) → API +
+ *   worker → a table of what runs where.
  *
  * SIGTERM/SIGINT: stop accepting requests and drain them, shut the worker down (in-flight activities
  * finish), then stop whatever this process started; exit 0.
@@ -11,10 +11,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config';
-import { migrateLatest } from '../db';
+import { migrateAsOwner } from '../db';
 import { ensureAdmin } from '../services/accounts/admin-bootstrap';
 import { localAddressFile, startLocalTemporal } from '../temporal/local-server';
-import { startUiBuild, UI_BUILD_DIR, type UiBuild } from '../temporal/ui-build';
 import { startApi, startWorker } from '../runtime/processes';
 import { printStartupTable } from '../process/lifecycle';
 import { bootProcess, runEntryPoint } from '../process/entry-point';
@@ -32,14 +31,8 @@ runEntryPoint(async () => {
     );
   }
 
-  // The embedded server's UI, built (when missing or stale) while the rest starts.
-  let uiBuild: UiBuild | undefined;
-  if (!config.TEMPORAL_ADDRESS && config.TEMPORAL_LOCAL_SERVER === 'pixflow' && config.TEMPORAL_UI === 'on') {
-    uiBuild = startUiBuild(logger);
-  }
-
-  progress('migrations: applying pending migrations');
-  const applied = await migrateLatest(db.knex);
+  progress('migrations: applying pending migrations (as the owner role)');
+  const applied = await migrateAsOwner(db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const admin = await ensureAdmin(db.knex, config);
   if (admin === 'created') logger.info({ email: config.ADMIN_EMAIL }, 'admin user created');
@@ -47,23 +40,26 @@ runEntryPoint(async () => {
   let temporalAddress = config.TEMPORAL_ADDRESS;
   let temporalKind = 'configured';
   let temporalHttp: string | undefined;
+  let temporalLog: string | undefined;
   progress(
     temporalAddress
       ? `Temporal: using TEMPORAL_ADDRESS ${temporalAddress}`
-      : 'Temporal: starting the embedded server (replaying its journal)',
+      : `Temporal: starting the official dev server (temporal server start-dev) under ${config.DATA_DIR}/temporal`,
   );
   let temporalUi: string | undefined;
   if (!temporalAddress) {
     const local = await startLocalTemporal({
       dataDir: config.DATA_DIR,
       logger,
-      server: config.TEMPORAL_LOCAL_SERVER,
-      uiDir: uiBuild ? UI_BUILD_DIR : undefined,
+      ui: config.TEMPORAL_UI === 'on',
+      port: config.TEMPORAL_LOCAL_PORT,
+      uiPort: config.TEMPORAL_UI_PORT,
     });
     own('temporal', () => local.stop());
     temporalAddress = local.address;
     temporalKind = local.kind;
     temporalHttp = local.httpUrl;
+    temporalLog = local.logFile;
     temporalUi = local.uiUrl;
     const addressFile = localAddressFile(config.DATA_DIR);
     fs.mkdirSync(path.dirname(addressFile), { recursive: true });
@@ -85,19 +81,6 @@ runEntryPoint(async () => {
   const api = await startApi({ config, logger, knex: db.knex, temporalAddress, acquirer });
   own('api', () => api.stop());
 
-  const ui = uiBuild;
-  if (ui && temporalUi && !ui.settled()) {
-    const url = temporalUi;
-    void ui.done.then((state) => {
-      if (state === 'ready') logger.info({ url }, 'Temporal UI ready');
-    });
-  }
-  const uiNote = !ui?.settled()
-    ? ' (building: ready in a minute or two)'
-    : (await ui.done) === 'failed'
-      ? ' (not built: see the warning above)'
-      : '';
-
   printStartupTable([
     ['API', api.url],
     [
@@ -108,7 +91,8 @@ runEntryPoint(async () => {
     ...(temporalHttp
       ? [['Temporal HTTP API', `${temporalHttp}/api/v1/namespaces (npm run ops -- workflows list)`] as [string, string]]
       : []),
-    ...(temporalUi ? [['Temporal UI', `${temporalUi}${uiNote}`] as [string, string]] : []),
+    ...(temporalUi ? [['Temporal UI', `${temporalUi} (official Web UI)`] as [string, string]] : []),
+    ...(temporalLog ? [['Temporal log', temporalLog] as [string, string]] : []),
     ['Acquirer', acquirer.sandbox ? `${acquirer.url} (embedded simulator; sandbox on)` : acquirer.url],
     ['Worker', `task queue ${config.TEMPORAL_TASK_QUEUE}, namespace ${config.TEMPORAL_NAMESPACE}`],
     [

@@ -62,7 +62,8 @@ export const ERROR_CODES = {
   },
   idempotency_key_reused: {
     status: 422,
-    description: 'The idempotency key was already used with a different request body',
+    description:
+      'The idempotency key was already used with a different request body (withdrawals, refunds, adjustments; a charge replays)',
   },
   invalid_document: {
     status: 422,
@@ -72,6 +73,11 @@ export const ERROR_CODES = {
   internal_error: { status: 500, description: 'A bug on our side; quote the requestId to support' },
   not_implemented: { status: 501, description: 'The method is not implemented by this server' },
   upstream_error: { status: 502, description: 'The acquirer failed (the charge is kept FAILED)' },
+  webhook_secret_unavailable: {
+    status: 503,
+    description:
+      "A webhook's signing secret is encrypted under a key this server does not hold (named in the message); an operator must restore it",
+  },
   service_unavailable: {
     status: 503,
     description: 'The database (or another dependency) is unreachable; retry after `Retry-After` seconds',

@@ -88,7 +88,8 @@ export type OperatorCaseStatus = (typeof OPERATOR_CASE_STATUSES)[number];
  * - MED_REFUND_UNKNOWN: the devolução's outcome cannot be learnt (money kept in transit, still asked);
  * - TRANSFER_CONTRADICTION: a transfer outcome that contradicts the one already applied;
  * - REFUND_CONTRADICTION: a devolução the acquirer settled (DEVOLVIDO) after its refund was FAILED;
- * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about.
+ * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about;
+ * - WEBHOOK_SECRET_UNAVAILABLE: a delivery stopped FAILED because its webhook's secret cannot be decrypted.
  */
 export const OPERATOR_CASE_KINDS = [
   'MED_NOTHING_TO_RETURN',
@@ -98,6 +99,7 @@ export const OPERATOR_CASE_KINDS = [
   'TRANSFER_CONTRADICTION',
   'REFUND_CONTRADICTION',
   'EXPIRY_ACQUIRER_UNREACHABLE',
+  'WEBHOOK_SECRET_UNAVAILABLE',
 ] as const;
 export type OperatorCaseKind = (typeof OPERATOR_CASE_KINDS)[number];
 

@@ -15,6 +15,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { APP_ROLE, OWNER_ROLE, adoptObjects, embeddedPasswords, provisionRoles, type RolePasswords } from './roles';
 import {
   EmbeddedPostgresError,
   binaryPath,
@@ -32,7 +33,12 @@ import {
 export { EmbeddedPostgresError } from './postgres-runtime-paths';
 
 export interface EmbeddedDatabase {
+  /** As the service's role, `pixflow_app` (docs/production.md "Database roles"). */
   url: string;
+  /** As the owner role, `pixflow_owner`: for migrations. */
+  ownerUrl: string;
+  /** As the cluster's superuser: for provisioning (tests create databases with it). */
+  superuserUrl: string;
   port: number;
   /** Where the cluster's files really are (differs from the requested folder when relocated). */
   dataDir: string;
@@ -50,10 +56,13 @@ export interface EmbeddedDatabaseOptions {
   binaries?: PostgresBinaries;
   /** How long the server may take to accept connections. */
   startTimeoutMs?: number;
+  /** Where the roles' generated passwords are kept; default: `secrets.json` beside `dataDir`. */
+  secretsFile?: string;
 }
 
 const USER = 'postgres';
-const PASSWORD = 'pixflow';
+/** The superuser's password of clusters made before the passwords were generated. */
+const LEGACY_PASSWORD = 'pixflow';
 const HINT = 'set DATABASE_URL to use another PostgreSQL';
 
 export async function freePort(): Promise<number> {
@@ -176,7 +185,7 @@ function lastErrorLine(output: string): string {
   return (fatal.at(-1) ?? lines.at(-1) ?? 'no output').slice(0, 300);
 }
 
-async function initialise(placement: Placement, log: (line: string) => void): Promise<void> {
+async function initialise(placement: Placement, password: string, log: (line: string) => void): Promise<void> {
   const { dataDir, user } = placement;
   // Folders above the data are made enterable (the server user walks through them); the data
   // folder itself is private to the server, as initdb requires.
@@ -186,7 +195,7 @@ async function initialise(placement: Placement, log: (line: string) => void): Pr
   const pwDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-pg-init-'));
   const pwFile = path.join(pwDir, 'pw');
   try {
-    fs.writeFileSync(pwFile, `${PASSWORD}\n`, { mode: 0o600 });
+    fs.writeFileSync(pwFile, `${password}\n`, { mode: 0o600 });
     if (user) {
       for (const p of [dataDir, pwDir, pwFile]) fs.chownSync(p, user.uid, user.gid);
       // The server user must reach the password file through the OS temporary folder too.
@@ -220,6 +229,7 @@ async function initialise(placement: Placement, log: (line: string) => void): Pr
 /** Starts the postmaster and resolves once it accepts connections (or rejects as soon as it dies). */
 async function startServer(
   placement: Placement,
+  password: string,
   port: number,
   timeoutMs: number,
   log: (line: string) => void,
@@ -249,14 +259,16 @@ async function startServer(
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
+      const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
       client.on('error', () => undefined);
       try {
         await client.connect();
         await client.end();
         return;
-      } catch {
+      } catch (err) {
         await client.end().catch(() => undefined);
+        // A refused password (a cluster still on the legacy one) is a server that answers: ready.
+        if ((err as { code?: string }).code === '28P01') return;
       }
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
@@ -280,25 +292,75 @@ async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The URLs of the cluster's three roles for `database` on `port`. */
+function urls(
+  port: number,
+  database: string,
+  passwords: RolePasswords,
+): Pick<EmbeddedDatabase, 'url' | 'ownerUrl' | 'superuserUrl'> {
+  const url = (user: string, password: string): string =>
+    `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  return {
+    url: url(APP_ROLE, passwords.app),
+    ownerUrl: url(OWNER_ROLE, passwords.owner),
+    superuserUrl: url(USER, passwords.superuser),
+  };
+}
+
+/**
+ * A superuser session on `database`; a cluster made before the passwords were generated still has
+ * the legacy one, which is replaced by the generated one here.
+ */
+async function superuserClient(port: number, database: string, password: string): Promise<pg.Client> {
+  const connect = async (pw: string): Promise<pg.Client> => {
+    const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: pw, database });
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  };
+  try {
+    return await connect(password);
+  } catch (err) {
+    if ((err as { code?: string }).code !== '28P01') throw err;
+    const client = await connect(LEGACY_PASSWORD);
+    await client.query(`alter role ${USER} password ${client.escapeLiteral(password)}`);
+    return client;
+  }
+}
+
+/** Both roles and the database (src/db/roles.ts), then the objects of an earlier cluster adopted. */
+async function provision(port: number, database: string, passwords: RolePasswords): Promise<void> {
+  const cluster = await superuserClient(port, 'postgres', passwords.superuser);
+  try {
+    await provisionRoles(cluster, database, passwords);
+  } finally {
+    await cluster.end();
+  }
+  const inDatabase = await superuserClient(port, database, passwords.superuser);
+  try {
+    await adoptObjects(inDatabase);
+  } finally {
+    await inDatabase.end();
+  }
+}
+
 export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const database = opts.database ?? 'pixflow';
   const log = opts.onLog ?? (() => undefined);
+  const passwords = embeddedPasswords(
+    opts.secretsFile ?? path.join(path.dirname(path.resolve(opts.dataDir)), 'secrets.json'),
+  );
   const placement = await place(opts);
   const { dataDir } = placement;
   // Another process of ours (e.g. `npm start` while an operator runs `npm run ops`) already serves
   // this folder: share it instead of failing on the lock. The owner stops it, not us.
   const sharedPort = runningServerPort(dataDir);
   if (sharedPort !== null) {
-    return {
-      url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${sharedPort}/${database}`,
-      port: sharedPort,
-      dataDir,
-      stop: () => Promise.resolve(),
-    };
+    return { ...urls(sharedPort, database, passwords), port: sharedPort, dataDir, stop: () => Promise.resolve() };
   }
   const port = opts.port && opts.port > 0 ? opts.port : await freePort();
-  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(placement, log);
-  const child = await startServer(placement, port, opts.startTimeoutMs ?? 60_000, log);
+  if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(placement, passwords.superuser, log);
+  const child = await startServer(placement, passwords.superuser, port, opts.startTimeoutMs ?? 60_000, log);
   let stopped = false;
   const stopOnExit = (): void => {
     // 'exit' handlers must be synchronous: signal the postmaster (fast shutdown) by its pid.
@@ -323,17 +385,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
     }
   };
   try {
-    const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
-    await client.connect();
-    try {
-      const exists = await client.query('select 1 from pg_database where datname = $1', [database]);
-      if (exists.rowCount === 0) await client.query(`create database "${database.replace(/"/g, '')}"`);
-    } finally {
-      await client.end();
-    }
+    await provision(port, database, passwords);
   } catch (err) {
     await stop();
     throw err;
   }
-  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`, port, dataDir, stop };
+  return { ...urls(port, database, passwords), port, dataDir, stop };
 }

@@ -20,7 +20,9 @@ import * as webhookSecretEncryption from '../../migrations/20261126130000_webhoo
 import * as idempotencyKeyExpiry from '../../migrations/20261126140000_idempotency_key_expiry';
 import * as traceContext from '../../migrations/20261126150000_trace_context';
 import * as orderedCountUpserts from '../../migrations/20261127050000_ordered_count_upserts';
-import * as signedCallbacks from '../../migrations/20261201100000_signed_callbacks';
+import * as webhookSecretSlots from '../../migrations/20261201150000_webhook_secret_slots';
+import * as leastPrivilege from '../../migrations/20261201170000_least_privilege';
+import * as signedCallbacks from '../../migrations/20261201180000_signed_callbacks';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -44,7 +46,9 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261126140000_idempotency_key_expiry', idempotencyKeyExpiry],
   ['20261126150000_trace_context', traceContext],
   ['20261127050000_ordered_count_upserts', orderedCountUpserts],
-  ['20261201100000_signed_callbacks', signedCallbacks],
+  ['20261201150000_webhook_secret_slots', webhookSecretSlots],
+  ['20261201170000_least_privilege', leastPrivilege],
+  ['20261201180000_signed_callbacks', signedCallbacks],
 ];
 
 /** Names of every migration, in the order they apply. */
@@ -69,10 +73,26 @@ const migrationConfig = (): Knex.MigratorConfig => ({
   tableName: 'knex_migrations',
 });
 
-/** Applies every pending migration; returns the names applied. */
+/**
+ * Applies every pending migration; returns the names applied. With none pending it takes no lock,
+ * so a role that may only read knex_migrations (the service's) can check a migrated database;
+ * one with pending migrations and no right to apply them gets a message naming the fix.
+ */
 export async function migrateLatest(knex: Knex): Promise<string[]> {
-  const [, applied] = (await knex.migrate.latest(migrationConfig())) as [number, string[]];
-  return applied;
+  const [, pending] = (await knex.migrate.list(migrationConfig())) as [unknown[], unknown[]];
+  if (pending.length === 0) return [];
+  try {
+    const [, applied] = (await knex.migrate.latest(migrationConfig())) as [number, string[]];
+    return applied;
+  } catch (err) {
+    if ((err as { code?: string }).code === '42501')
+      throw new Error(
+        `migrations pending, and this role may not apply them (${(err as Error).message}): run npm run migrate ` +
+          'with DATABASE_MIGRATION_URL, the owner role (docs/production.md "Database roles")',
+        { cause: err },
+      );
+    throw err;
+  }
 }
 
 /** Rolls back every migration (tests and `npm run migrate -- --rollback`). */

@@ -63,6 +63,9 @@ export const unprocessable = (
   param?: string,
 ): AppError => new AppError(code, message, { param });
 export const upstream = (message: string): AppError => new AppError('upstream_error', message);
+/** 503 that no retry cures: the server lacks something an operator must restore. */
+export const unavailable = (message: string, code: Extract<ErrorCode, 'webhook_secret_unavailable'>): AppError =>
+  new AppError(code, message);
 
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;

@@ -53,10 +53,10 @@ const withdrawals = new Counter({
 });
 
 /** One delivery attempt of a webhook: a 2xx, another status, a timeout, or no connection. */
-export type WebhookAttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error';
+export type WebhookAttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'secret_unavailable';
 const webhookAttempts = new Counter({
   name: 'pixflow_webhook_attempts_total',
-  help: 'Webhook delivery attempts by outcome: success (2xx), http_error, timeout, network_error',
+  help: 'Webhook delivery attempts by outcome: success (2xx), http_error, timeout, network_error, secret_unavailable',
   labelNames: ['outcome'] as const,
   registers: [metricsRegistry],
 });

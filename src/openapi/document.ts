@@ -37,7 +37,15 @@ interface Endpoint {
   body?: z.ZodType;
   query?: z.ZodObject;
   headers?: Array<{ name: string; description: string; schema: z.ZodType; required?: boolean }>;
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  responses: Record<number, ResponseSpec>;
+}
+
+interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  /** Named examples of the body (OpenAPI `examples`). */
+  examples?: Record<string, { summary: string; value: unknown }>;
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
 }
 
 const idempotencyHeader = {
@@ -45,6 +53,42 @@ const idempotencyHeader = {
   description:
     'Replays the original answer for a repeated key (unique per merchant), marked Idempotent-Replayed: true; another body under the key is 422',
   schema: idempotencyKeyHeader,
+};
+/** On charges a used key replays whatever the body, as the API contract says (docs/api.md "Idempotency"). */
+const chargeIdempotencyHeader = {
+  ...idempotencyHeader,
+  description:
+    'Replays the original charge for a key the merchant already used (unique per merchant), whatever the body, marked Idempotent-Replayed: true',
+};
+const replayedHeader = {
+  'Idempotent-Replayed': {
+    description: 'Present, `true`, on a replay only',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+/** A second POST with the key of the first and another body: the first charge, unchanged. */
+export const CHARGE_REPLAY_EXAMPLE = {
+  summary: 'The key again, with another description: the original charge',
+  value: {
+    charge: {
+      id: 'ch_01JD8Z6Q3V5W7X9Y1Z2A3B4C5D',
+      txid: 'pixflow01jd8z6q3v5w7x9y1z2a3b4c',
+      qrCode:
+        '00020101021226830014br.gov.bcb.pix2561pix.example.com/qr/v2/cobv/9d36b84f5204000053039865802BR5913Loja Exemplo6009SAO PAULO62070503***6304ABCD',
+      amount: 2990,
+      status: 'PENDING',
+      expiresIn: 86400,
+      customer: null,
+      createdAt: '2026-11-30T12:00:00.000Z',
+    },
+    idempotent: true,
+  },
+};
+/** Routes that decrypt a webhook's secret (docs/operations.md "Webhook secret encryption"). */
+const secretUnavailableResponse: ResponseSpec = {
+  description:
+    'The database is unreachable (service_unavailable, with Retry-After), or a webhook secret is encrypted under a key this server lacks (webhook_secret_unavailable, naming the key)',
+  schema: common.errorBody,
 };
 /** The same key under the name integrators send elsewhere (docs/api.md "Idempotency"). */
 const standardIdempotencyHeader = {
@@ -103,18 +147,17 @@ export const ENDPOINTS: Endpoint[] = [
     summary: 'Create a PIX charge with its QR Code',
     auth: 'any',
     body: charges.createChargeBody,
-    headers: [idempotencyHeader, standardIdempotencyHeader],
+    headers: [chargeIdempotencyHeader, standardIdempotencyHeader],
     responses: {
       201: { description: 'Created', schema: charges.chargeCreatedResponse },
       200: {
-        description: 'Replay of the charge created with this idempotency key',
+        description: 'Replay of the charge created with this idempotency key, whatever the body of this request',
         schema: charges.chargeReplayedResponse,
+        examples: { replay: CHARGE_REPLAY_EXAMPLE },
+        headers: replayedHeader,
       },
       409: { description: 'The first request with this key is still in flight', schema: common.errorBody },
-      422: {
-        description: 'Invalid payer document, or another body under this idempotency key',
-        schema: common.errorBody,
-      },
+      422: { description: 'Invalid payer document', schema: common.errorBody },
       502: { description: 'The acquirer failed; the charge is kept FAILED', schema: common.errorBody },
     },
   },
@@ -230,7 +273,10 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Webhooks',
     summary: 'List webhooks with their last 20 delivery logs',
     auth: 'any',
-    responses: { 200: { description: 'The webhooks', schema: webhooks.listWebhooksResponse } },
+    responses: {
+      200: { description: 'The webhooks', schema: webhooks.listWebhooksResponse },
+      503: secretUnavailableResponse,
+    },
   },
   {
     method: 'get',
@@ -283,7 +329,10 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Webhooks',
     summary: 'A new secret, from the next attempt (shown once); the old one signs too during the overlap',
     auth: 'any',
-    responses: { 200: { description: 'Rotated', schema: webhooks.rotateSecretResponse } },
+    responses: {
+      200: { description: 'Rotated', schema: webhooks.rotateSecretResponse },
+      503: secretUnavailableResponse,
+    },
   },
 
   {
@@ -582,9 +631,14 @@ function operation(e: Endpoint): Record<string, unknown> {
 
   const responses: Record<string, unknown> = {};
   for (const [status, res] of Object.entries(e.responses)) {
-    responses[status] = res.schema
-      ? { description: res.description, content: { 'application/json': { schema: jsonSchema(res.schema, 'output') } } }
-      : { description: res.description };
+    const media = res.schema
+      ? { schema: jsonSchema(res.schema, 'output'), ...(res.examples ? { examples: res.examples } : {}) }
+      : undefined;
+    responses[status] = {
+      description: res.description,
+      ...(res.headers ? { headers: res.headers } : {}),
+      ...(media ? { content: { 'application/json': media } } : {}),
+    };
   }
   const takesInput =
     e.body !== undefined ||

@@ -4,17 +4,23 @@
  */
 import { ConfigError, type Config } from '../config';
 import { EmbeddedPostgresError } from '../db/embedded-postgres';
-import { openDatabase, type Database } from '../db';
+import { DatabaseRoleError, openDatabase, type Database } from '../db';
 import { createLogger, type Logger } from '../lib/logger';
 import { openAcquirer, type AcquirerHandle } from '../acquirer';
 import { onShutdown } from './lifecycle';
 import { limitHeapGrowth } from './heap';
 import { noProgress, type Progress } from './progress';
+import { LocalTemporalError } from '../temporal/local-server';
 
 /** Runs a process entry point: configuration errors print their list; anything else its stack. */
 export function runEntryPoint(main: () => Promise<void>): void {
   main().catch((err: unknown) => {
-    console.error(err instanceof ConfigError || err instanceof EmbeddedPostgresError ? err.message : err);
+    const known =
+      err instanceof ConfigError ||
+      err instanceof EmbeddedPostgresError ||
+      err instanceof LocalTemporalError ||
+      err instanceof DatabaseRoleError;
+    console.error(known ? err.message : err);
     process.exit(1);
   });
 }

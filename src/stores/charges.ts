@@ -28,8 +28,6 @@ export interface NewCharge {
   expiresIn: number;
   txid: string;
   idempotencyKey: string | null;
-  /** The request's fingerprint when it has an idempotency key (docs/api.md "Idempotency"). */
-  requestHash: Buffer | null;
   tracking: CreateChargeBody['tracking'];
 }
 
@@ -67,13 +65,12 @@ const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | n
   expires_at: db.raw(`now() + make_interval(secs => ?)`, [c.expiresIn]),
   txid: c.txid,
   idempotency_key: c.idempotencyKey,
-  request_hash: c.requestHash,
   tracking: c.tracking ? JSON.stringify(c.tracking) : null,
 });
 
 /** `insertManyUnlessKeyTaken`: the `chargeInsertRow` columns, as SQL around the VALUES list. */
 const INSERT_CHARGES_SQL = `insert into charges
-  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, request_hash, tracking)`;
+  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, tracking)`;
 const INSERT_CHARGES_TAIL = 'on conflict (merchant_id, idempotency_key) do nothing returning id, created_at';
 
 /** A row of the list statement: which query of the batch, its total, and a charge (its columns all null past the last page). */
@@ -405,15 +402,11 @@ export function chargesStore(db: Db) {
         ChargeRow | undefined;
     },
 
-    /** The charge the key made, with the fingerprint of the request that made it (null before fingerprints). */
-    async findByIdempotencyKey(
-      merchantId: string,
-      key: string,
-    ): Promise<(ChargeRow & { requestHash: Buffer | null }) | undefined> {
+    /** The charge the merchant's idempotency key made. */
+    async findByIdempotencyKey(merchantId: string, key: string): Promise<ChargeRow | undefined> {
       return (await chargeRows(db)
-        .select('charges.request_hash as requestHash')
         .where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key })
-        .first()) as (ChargeRow & { requestHash: Buffer | null }) | undefined;
+        .first()) as ChargeRow | undefined;
     },
 
     /** The merchant's status, KYC, acquirer account and oldest ACTIVE PIX key, in one statement. */
@@ -482,7 +475,7 @@ export function chargesStore(db: Db) {
      */
     async insertManyUnlessKeyTaken(cs: NewCharge[]): Promise<Map<string, Date>> {
       const values = cs
-        .map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?::bytea, ?)`)
+        .map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?)`)
         .join(', ');
       const bindings = cs.flatMap((c) => [
         c.id,
@@ -493,7 +486,6 @@ export function chargesStore(db: Db) {
         c.expiresIn,
         c.txid,
         c.idempotencyKey,
-        c.requestHash,
         c.tracking ? JSON.stringify(c.tracking) : null,
       ]);
       const { rows } = (await db.raw(`${INSERT_CHARGES_SQL} values ${values} ${INSERT_CHARGES_TAIL}`, bindings)) as {

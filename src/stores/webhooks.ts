@@ -185,23 +185,29 @@ export function webhooksStore(db: Db) {
       return row;
     },
 
+    /** The merchant's webhook, locked until the transaction ends (a rotation reads and replaces its secrets). */
+    async lockForMerchant(merchantId: string, id: string): Promise<WebhookRow | undefined> {
+      return (await db('webhooks').where({ id, merchant_id: merchantId }).forUpdate().first()) as
+        WebhookRow | undefined;
+    },
+
     /**
-     * A new current secret; the replaced one keeps signing for `overlapSeconds` (none when 0). A
-     * previous secret still in its overlap is dropped: one overlap at a time.
+     * A new current secret; the replaced one, re-encrypted for the previous slot by the caller,
+     * keeps signing for `overlapSeconds` (none when null or 0). One overlap at a time.
      */
     async rotateSecret(
       merchantId: string,
       id: string,
-      secretCiphertext: string,
+      secrets: { current: string; previous: string | null },
       overlapSeconds: number,
     ): Promise<WebhookRow | undefined> {
-      const keep = overlapSeconds > 0;
+      const keep = overlapSeconds > 0 && secrets.previous !== null;
       const [row] = (await db('webhooks')
         .where({ id, merchant_id: merchantId })
         .update({
-          previous_secret_ciphertext: keep ? db.ref('secret_ciphertext') : null,
+          previous_secret_ciphertext: keep ? secrets.previous : null,
           previous_secret_expires_at: keep ? db.raw('now() + make_interval(secs => ?)', [overlapSeconds]) : null,
-          secret_ciphertext: secretCiphertext,
+          secret_ciphertext: secrets.current,
           updated_at: db.fn.now(),
         })
         .returning('*')) as WebhookRow[];

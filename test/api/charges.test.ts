@@ -142,7 +142,7 @@ describe('charges API', function () {
     await expectStatus(base, 400, { 'x-idempotency-key': 'k'.repeat(65) });
   });
 
-  it('replays an idempotent request with the same body (200, idempotent: true, no image); another body is 422', async () => {
+  it('replays an idempotent request with the same body (200, idempotent: true, no image)', async () => {
     const m = await readyMerchant(s.api);
     const key = `idem-${Date.now()}`;
     const first = await create(base, { 'x-idempotency-key': key }, m.token);
@@ -161,43 +161,52 @@ describe('charges API', function () {
     assert.equal(again.body.charge.amount, 1000);
     assert.equal(again.body.charge.imageBase64, undefined);
     assert.ok(again.body.charge.createdAt);
-    // Another amount, description, expiry or customer under the same key: 422 naming the key, no new charge.
+  });
+
+  it('replays the first charge whatever the body: 201, then 200 with it and idempotent: true', async () => {
+    const m = await readyMerchant(s.api);
+    const key = `any-body-${Date.now()}`;
+    const first = await create(base, { 'x-idempotency-key': key }, m.token);
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    // Another amount, description, expiry or customer under the same key: the first charge, unchanged.
     for (const body of [
       { ...base, amount: 5 },
-      { ...base, description: 'other' },
+      { ...base, description: 'regenerated description' },
       { ...base, expiresIn: 60 },
       { ...base, customer: customer() },
     ]) {
       const other = await create(body, { 'x-idempotency-key': key }, m.token);
-      assert.equal(other.status, 422, JSON.stringify(other.body));
-      assert.equal(
-        (other.body as unknown as { message: string }).message,
-        `Idempotency key "${key}" was already used with a different request body`,
+      assert.equal(other.status, 200, JSON.stringify(other.body));
+      assert.equal(other.body.idempotent, true);
+      assert.equal(other.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(
+        [other.body.charge.id, other.body.charge.amount, other.body.charge.txid, other.body.charge.expiresIn],
+        [first.body.charge.id, 1000, first.body.charge.txid, 86400],
       );
+      assert.equal(other.body.charge.customer, null, 'the replay does not take the new body’s customer');
     }
-    assert.equal((await s.api.knex('charges').where({ merchant_id: m.merchantId })).length, 1);
-    // A charge made before fingerprints existed (null) replays whatever the body says.
-    await s.api.knex('charges').where({ id: first.body.charge.id }).update({ request_hash: null });
-    const legacy = await create({ amount: 5, description: 'other' }, { 'x-idempotency-key': key }, m.token);
-    assert.deepEqual([legacy.status, legacy.body.charge.id], [200, first.body.charge.id]);
+    const rows = await s.api.knex('charges').where({ merchant_id: m.merchantId });
+    assert.deepEqual(
+      rows.map((r: { amount: number; description: string }) => [r.amount, r.description]),
+      [[1000, 'Pedido 42']],
+    );
   });
 
-  it('concurrent requests with one key and different bodies: one charge; same bodies replay, the others 422', async () => {
+  it('concurrent requests with one key and different bodies: exactly one charge, every other answer replays it', async () => {
     const m = await readyMerchant(s.api);
     const key = `race-${Date.now()}`;
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        create({ ...base, amount: 1000 + (i % 2) }, { 'x-idempotency-key': key }, m.token),
+        create({ ...base, amount: 1000 + i, description: `Pedido ${i}` }, { 'x-idempotency-key': key }, m.token),
       ),
     );
     const winner = results.find((r) => r.status === 201);
     assert.ok(winner, results.map((r) => r.status).join(','));
+    assert.equal(results.filter((r) => r.status === 201).length, 1);
     for (const [i, r] of results.entries()) {
       if (r === winner) continue;
-      // Requests with the winner's body replay its charge; the others are told the key is taken.
-      const sameBody: boolean = 1000 + (i % 2) === winner.body.charge.amount;
-      assert.equal(r.status, sameBody ? 200 : 422, `request ${i}: ${JSON.stringify(r.body)}`);
-      if (sameBody) assert.equal(r.body.charge.id, winner.body.charge.id);
+      assert.equal(r.status, 200, `request ${i}: ${JSON.stringify(r.body)}`);
+      assert.deepEqual([r.body.charge.id, r.body.idempotent], [winner.body.charge.id, true]);
     }
     assert.equal((await s.api.knex('charges').where({ merchant_id: m.merchantId })).length, 1);
   });
@@ -276,7 +285,7 @@ describe('charges API', function () {
     }
   });
 
-  it('lets only the winner of an idempotency key write the customer; the others (other bodies) are 422', async () => {
+  it('lets only the winner of an idempotency key write the customer; the others (other bodies) replay it', async () => {
     const m = await readyMerchant(s.api);
     const key = `customer-race-${Date.now()}`;
     const document = '52998224725';
@@ -294,7 +303,7 @@ describe('charges API', function () {
     const row = await s.api.knex('customers').where({ merchant_id: m.merchantId, document }).first();
     assert.equal(row.name, winner.body.charge.customer?.name);
     for (const r of results) {
-      if (r !== winner) assert.equal(r.status, 422);
+      if (r !== winner) assert.deepEqual([r.status, r.body.charge.customer?.name], [200, row.name]);
     }
     // Without a key the customer is upserted with the charge (one statement): the latest data wins.
     const later = await create({ ...base, customer: customer({ name: 'Cliente Novo', document }) }, {}, m.token);

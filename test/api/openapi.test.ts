@@ -36,6 +36,8 @@ import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { withdrawalSandboxRoutes } from '../../src/http/routes/sandbox/withdrawals';
 import { withdrawalRoutes } from '../../src/http/routes/withdrawals';
 import { SPEC_ENDPOINTS } from '../support/spec-endpoints';
+import { assertResponseMatchesDocument } from '../support/openapi-validator';
+import { CHARGE_REPLAY_EXAMPLE } from '../../src/openapi/document';
 
 /**
  * Every [method, OpenAPI path] the route modules register. Handlers never run here, so the
@@ -175,6 +177,25 @@ describe('OpenAPI document', function () {
     );
     assert.ok(op('post', '/v1/charges').responses['403'], 'prerequisites unmet');
     assert.ok(op('post', '/v1/charges').responses['422'], 'invalid payer document');
+  });
+
+  it('shows the charge replay: any body under a used key is 200 with the original charge, marked Idempotent-Replayed', () => {
+    const replay = op('post', '/v1/charges').responses['200'] as unknown as {
+      description: string;
+      headers: Record<string, unknown>;
+      content: { 'application/json': { examples: Record<string, { value: unknown }> } };
+    };
+    assert.match(replay.description, /whatever the body/);
+    assert.ok(replay.headers['Idempotent-Replayed']);
+    const example = replay.content['application/json'].examples.replay?.value;
+    assert.deepEqual(example, CHARGE_REPLAY_EXAMPLE.value);
+    assertResponseMatchesDocument('POST', '/v1/charges', 200, 'application/json', example);
+    const header = op('post', '/v1/charges').parameters?.find((p) => p.name === 'x-idempotency-key') as
+      { description: string } | undefined;
+    assert.match(header?.description ?? '', /whatever the body/);
+    assert.doesNotMatch(header?.description ?? '', /422/);
+    const withdraw = op('post', '/v1/merchants/me/withdrawals');
+    assert.ok(withdraw.responses['422'], 'a withdrawal keeps 422 for another body');
   });
 
   it('declares the security schemes and which endpoint takes which credential', () => {

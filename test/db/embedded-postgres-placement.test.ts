@@ -57,7 +57,7 @@ describe('embedded PostgreSQL from a private (0700) checkout', function () {
 
   it('starts, serves and keeps its data across a restart', async () => {
     running = await startEmbeddedPostgres({ dataDir, binaries, database: 'private_checkout', startTimeoutMs: 60_000 });
-    await query(running.url, 'create table kept (v int); insert into kept values (7)');
+    await query(running.ownerUrl, 'create table kept (v int); insert into kept values (7)');
     const firstLocation = running.dataDir;
     if (isRoot) {
       const user = serverUser();
@@ -77,7 +77,7 @@ describe('embedded PostgreSQL from a private (0700) checkout', function () {
     await running.stop();
     running = await startEmbeddedPostgres({ dataDir, binaries, database: 'private_checkout' });
     assert.equal(running.dataDir, firstLocation, 'a restart finds the same cluster');
-    assert.deepEqual((await query(running.url, 'select v from kept')).rows, [{ v: 7 }]);
+    assert.deepEqual((await query(running.ownerUrl, 'select v from kept')).rows, [{ v: 7 }]);
   });
 
   it('leaves nothing behind for a throwaway (persistent: false) cluster', async () => {

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
-import { createMerchantFixture, fundMerchant, getTestDb, merchantsWithHandMadeBooks } from '../support/db';
+import {
+  createMerchantFixture,
+  fundMerchant,
+  getTestDb,
+  merchantsWithHandMadeBooks,
+  superuserTestKnex,
+} from '../support/db';
 import { newId } from '../../src/lib/ids';
 import * as ledger from '../../src/services/ledger/ledger';
 import { checkLedgerInvariant, type LedgerViolation } from '../../src/services/ledger/invariant';
@@ -93,8 +99,9 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     // PostgreSQL refuses such a balance at commit (test/db/ledger-constraints.test.ts); the check
     // is for books written where triggers do not run, as a restore or a replication apply does
     // (session_replication_role = replica), which is how this test writes them. Setting that
-    // takes a superuser, which the embedded test database is.
-    const { rows } = (await knex.raw('select rolsuper from pg_roles where rolname = current_user')) as {
+    // takes a superuser, which the embedded test cluster has (the suites' own role is not one).
+    const su = await superuserTestKnex();
+    const { rows } = (await su.raw('select rolsuper from pg_roles where rolname = current_user')) as {
       rows: Array<{ rolsuper: boolean }>;
     };
     if (!rows[0]?.rolsuper) {
@@ -104,7 +111,7 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
     }
     const m = await createMerchantFixture(knex);
     await fundMerchant(knex, m.id, 1_000);
-    await knex.transaction(async (trx) => {
+    await su.transaction(async (trx) => {
       await trx.raw('set local session_replication_role = replica');
       await trx('ledger_accounts').where({ merchant_id: m.id, kind: 'available' }).update({ balance: 1_001 });
     });
@@ -118,7 +125,7 @@ describe('ledger invariant (checkLedgerInvariant)', () => {
       balance: 1_001,
       postings: 1_000,
     });
-    await knex('ledger_accounts').where({ merchant_id: m.id, kind: 'available' }).update({ balance: 1_000 });
+    await su('ledger_accounts').where({ merchant_id: m.id, kind: 'available' }).update({ balance: 1_000 });
     assert.equal((await checkLedgerInvariant(knex, { merchantIds: [m.id] })).ok, true);
   });
 

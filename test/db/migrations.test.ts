@@ -2,12 +2,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { createKnex } from '../../src/db/knex';
 import { MIGRATION_NAMES, migrateDown, migrateLatest, migrateRollbackAll } from '../../src/db/migrate';
 import { newId } from '../../src/lib/ids';
 import * as ledger from '../../src/services/ledger/ledger';
 import { webhookSecretBox } from '../../src/lib/secret-box';
-import { createMerchantFixture, getTestDb, balancesAndPosted } from '../support/db';
+import { createMerchantFixture, createTestDatabase, balancesAndPosted } from '../support/db';
+import { decryptAny, encryptAs, ringFromEnv } from '../../migrations/support/webhook-secret-crypto';
+
+const SLOTS = '20261201150000_webhook_secret_slots';
 
 const DOMAIN_TABLES = [
   'users',
@@ -51,23 +53,18 @@ async function publicTables(knex: Knex): Promise<string[]> {
 }
 
 describe('migrations', () => {
-  let admin: Knex;
   let knex: Knex;
-  let name: string;
+  let drop: () => Promise<void>;
 
   // A database of its own: rolling back must not disturb the suites sharing the run's database.
+  // Migrations run as the owner role, as `npm run migrate` does (docs/production.md "Database roles").
   before(async () => {
-    const db = await getTestDb();
-    admin = db.knex;
-    name = `mig_${Date.now()}_${process.pid}`;
-    await admin.raw(`create database ${name}`);
-    const u = new URL(db.url);
-    u.pathname = `/${name}`;
-    knex = createKnex(u.toString(), 2);
+    const db = await createTestDatabase('mig', { migrate: false });
+    knex = db.ownerKnex;
+    drop = db.drop;
   });
   after(async () => {
-    await knex.destroy();
-    await admin.raw(`drop database ${name} with (force)`);
+    await drop();
   });
 
   it('list every file of migrations/ in src/db/migrate.ts, in order', () => {
@@ -164,6 +161,7 @@ describe('migrations', () => {
   it('webhook secret encryption: up encrypts the plaintext secrets, down decrypts them back', async () => {
     const NAME = '20261126130000_webhook_secret_encryption';
     const m = (await createMerchantFixture(knex)).id;
+    assert.deepEqual(await migrateDown(knex, SLOTS), [SLOTS]);
     assert.deepEqual(await migrateDown(knex, NAME), [NAME]);
     const id = newId('wh');
     const secret = `whsec_${'A'.repeat(42)}w`;
@@ -176,15 +174,55 @@ describe('migrations', () => {
       status: 'ACTIVE',
     });
 
-    assert.deepEqual(await migrateLatest(knex), [NAME]);
+    assert.deepEqual(await migrateLatest(knex), [NAME, SLOTS]);
     const row = (await knex('webhooks').where({ id }).first()) as Record<string, unknown>;
     assert.equal(row.secret, undefined);
     assert.ok(!JSON.stringify(row).includes(secret.slice(6)), 'the secret is in clear after the migration');
-    assert.equal(webhookSecretBox(undefined).decrypt(String(row.secret_ciphertext), id), secret);
+    assert.equal(webhookSecretBox(undefined).decrypt(String(row.secret_ciphertext), 'webhook-current', id), secret);
 
+    assert.deepEqual(await migrateDown(knex, SLOTS), [SLOTS]);
     assert.deepEqual(await migrateDown(knex, NAME), [NAME]);
     assert.equal(((await knex('webhooks').where({ id }).first('secret')) as { secret: string }).secret, secret);
-    assert.deepEqual(await migrateLatest(knex), [NAME]);
+    assert.deepEqual(await migrateLatest(knex), [NAME, SLOTS]);
+  });
+
+  it('webhook secret slots: aesgcm1 values become aesgcm2 bound to their slot; down goes back; an unreadable one stays', async () => {
+    const m = (await createMerchantFixture(knex)).id;
+    const { ring } = ringFromEnv({});
+    const [a, b] = [newId('wh'), newId('wh')];
+    const v1 = (plain: string, slot: 'webhook-current' | 'webhook-previous', whId: string) =>
+      encryptAs('aesgcm1', ring, 'dev', plain, slot, whId);
+    const lost = `aesgcm1:gone:${'A'.repeat(16)}:${'B'.repeat(8)}:${'C'.repeat(22)}`;
+    assert.deepEqual(await migrateDown(knex, SLOTS), [SLOTS]);
+    await knex('webhooks').insert([
+      {
+        id: a,
+        merchant_id: m,
+        url: 'https://example.com/a',
+        events: '[]',
+        status: 'ACTIVE',
+        secret_ciphertext: v1('whsec_new', 'webhook-current', a),
+        previous_secret_ciphertext: v1('whsec_old', 'webhook-previous', a),
+        previous_secret_expires_at: knex.raw(`now() + interval '1 hour'`),
+      },
+      { id: b, merchant_id: m, url: 'https://example.com/b', events: '[]', status: 'ACTIVE', secret_ciphertext: lost },
+    ]);
+    assert.deepEqual(await migrateLatest(knex), [SLOTS]);
+    const box = webhookSecretBox(undefined);
+    const rowA = (await knex('webhooks').where({ id: a }).first()) as Record<string, string>;
+    assert.match(String(rowA.secret_ciphertext), /^aesgcm2:dev:/);
+    assert.equal(box.decrypt(String(rowA.secret_ciphertext), 'webhook-current', a), 'whsec_new');
+    assert.equal(box.decrypt(String(rowA.previous_secret_ciphertext), 'webhook-previous', a), 'whsec_old');
+    assert.throws(() => box.decrypt(String(rowA.previous_secret_ciphertext), 'webhook-current', a), /authenticate/);
+    assert.equal((await knex('webhooks').where({ id: b }).first('secret_ciphertext')).secret_ciphertext, lost);
+    assert.equal(box.keyIdOf(lost), 'gone');
+
+    assert.deepEqual(await migrateDown(knex, SLOTS), [SLOTS]);
+    const backA = (await knex('webhooks').where({ id: a }).first()) as Record<string, string>;
+    assert.equal(decryptAny(ring, String(backA.secret_ciphertext), 'webhook-current', a)?.format, 'aesgcm1');
+    assert.equal(decryptAny(ring, String(backA.previous_secret_ciphertext), 'webhook-previous', a)?.plain, 'whsec_old');
+    assert.deepEqual(await migrateLatest(knex), [SLOTS]);
+    await knex('webhooks').whereIn('id', [a, b]).delete();
   });
 
   it('roll back completely and apply again', async () => {

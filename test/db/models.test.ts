@@ -167,7 +167,9 @@ describe('models', () => {
     const m = await createMerchantFixture(knex, { booksOutsideTheDomain: true });
     const txId = newId('ltx');
     const [a, b] = [newId('acc'), newId('acc')];
-    await knex.transaction(async (trx) => {
+    // By hand, past the ledger's functions: as the owner role (the service's may not write these).
+    const { ownerKnex } = await getTestDb();
+    await ownerKnex.transaction(async (trx) => {
       await LedgerAccount.query(trx).insert([
         { id: a, merchantId: m.id, kind: 'available', balance: 10 },
         { id: b, merchantId: m.id, kind: 'adjustments', balance: -10 },

@@ -44,11 +44,11 @@ describe('prepared statements', () => {
   it('run on the transaction inside one', async () => {
     const { knex } = await getTestDb();
     const n = await knex.transaction(async (trx) => {
-      await trx.raw('create temporary table prepared_probe (n int) on commit drop');
-      await trx.raw('insert into prepared_probe values (41)');
+      // A setting local to the transaction: only a statement inside it sees 41.
+      await trx.raw("select set_config('pixflow.prepared_probe', '41', true)");
       const rows = await queryPrepared<{ n: number }>(
         trx,
-        preparedStatement('test_prepared_tx', 'select n + ? as n from prepared_probe'),
+        preparedStatement('test_prepared_tx', "select current_setting('pixflow.prepared_probe')::int + ? as n"),
         [1],
       );
       return rows[0]?.n;

@@ -2,8 +2,9 @@
  * What the image runs (Dockerfile, docs/production.md "The image"): JavaScript compiled by `tsc -p
  * tsconfig.build.json`, started with plain `node` (no tsx), over production dependencies only.
  * The build goes to a temporary folder; the compiled API starts against the run's embedded
- * PostgreSQL and Temporal test server and answers its health routes, and the compiled worker's
- * bundler finds the workflows beside it in the output.
+ * PostgreSQL and an official Temporal dev server of its own (the binary `npm start` spawns) and
+ * answers its health routes, and the compiled worker's bundler finds the workflows beside it in
+ * the output.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -14,7 +15,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../src/db/embedded-postgres';
 import { isolatedTestDb } from '../support/db';
-import { terminateRunning, testEnv, uniqueTaskQueue } from '../support/temporal';
+import { createLogger } from '../../src/lib/logger';
+import { startLocalTemporal, type LocalTemporal } from '../../src/temporal/local-server';
 
 const ROOT = path.resolve(__dirname, '../..');
 const run = promisify(execFile);
@@ -37,10 +39,9 @@ const DEVELOPMENT_ONLY = [
 
 /**
  * Loaded by the compiled code only on `npm start`'s embedded path (lazily, never by the image's
- * entry points): the embedded Temporal server (a workspace package), the official dev server and
- * the PostgreSQL binaries.
+ * entry points): the PostgreSQL binaries. (The official Temporal dev server is a binary, spawned.)
  */
-const EMBEDDED_ONLY = new Set(['@pixflow/embedded-temporal', '@temporalio/testing', 'embedded-postgres']);
+const EMBEDDED_ONLY = new Set(['embedded-postgres']);
 
 function packageOf(specifier: string): string {
   const parts = specifier.split('/');
@@ -57,6 +58,7 @@ describe('compiled build (what the image runs)', function () {
   this.timeout(300_000);
   let out: string;
   let child: ChildProcess | undefined;
+  let temporal: LocalTemporal | undefined;
 
   before(async () => {
     out = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-build-'));
@@ -72,8 +74,9 @@ describe('compiled build (what the image runs)', function () {
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(out, 'node_modules'), 'dir');
   });
 
-  after(() => {
+  after(async () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
+    await temporal?.stop();
     if (out) fs.rmSync(out, { recursive: true, force: true });
   });
 
@@ -126,12 +129,14 @@ describe('compiled build (what the image runs)', function () {
   });
 
   it('starts `node dist/src/cli/api.js` in production mode and answers /healthz and /readyz', async () => {
-    // A database of its own, no reconciler and a queue of its own: the API would otherwise start
-    // workflows for what other suites left owing, on a queue no worker polls, and a workflow task
-    // waiting there holds the run's shared time-skipping clock (docs/testing.md "One Temporal
-    // server per run").
-    const [{ url }, env] = await Promise.all([isolatedTestDb('compiled_build'), testEnv()]);
-    const taskQueue = uniqueTaskQueue('compiled-build');
+    // A database and a Temporal of its own, no reconciler: the API would otherwise start workflows
+    // for what other suites left owing, on a queue no worker polls.
+    const logger = createLogger({ level: 'warn' });
+    const [{ url }, local] = await Promise.all([
+      isolatedTestDb('compiled_build'),
+      startLocalTemporal({ dataDir: path.join(out, '.temporal'), logger, ui: false }),
+    ]);
+    temporal = local;
     const port = await freePort();
     let output = '';
     child = spawn(process.execPath, [path.join(out, 'src/cli/api.js')], {
@@ -144,9 +149,7 @@ describe('compiled build (what the image runs)', function () {
         LOG_LEVEL: 'warn',
         DATA_DIR: path.join(out, '.data'),
         DATABASE_URL: url,
-        TEMPORAL_ADDRESS: env.address,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        TEMPORAL_SEARCH_ATTRIBUTES: 'false',
+        TEMPORAL_ADDRESS: local.address,
         RECONCILER: 'off',
         ACQUIRER_SANDBOX: 'true',
         // Not called while the API only starts.
@@ -181,7 +184,6 @@ describe('compiled build (what the image runs)', function () {
     assert.equal(metrics.status, 200);
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child?.once('exit', resolve));
-    await terminateRunning(env.client, taskQueue);
     assert.equal(code, 0, output);
   });
 });

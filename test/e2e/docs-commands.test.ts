@@ -16,6 +16,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
+import { isOurDevServer, readPidFile } from '../../src/temporal/local-server-process';
+import { localDbFile, localPidFile } from '../../src/temporal/local-server';
 
 const ROOT = path.resolve(__dirname, '../..');
 const GUIDES = ['docs/api.md', 'docs/operations.md'];
@@ -80,6 +82,10 @@ describe('docs/api.md and docs/operations.md: every shell command', function () 
         if (alive()) process.kill(group, 'SIGKILL');
       });
     }
+    // The dev server runs in a process group of its own (so a Ctrl-C reaches npm start first): a
+    // killed npm start leaves it running, so end it by its pidfile.
+    const devServer = dataDir ? readPidFile(localPidFile(dataDir)) : undefined;
+    if (devServer && isOurDevServer(devServer, localDbFile(dataDir))) process.kill(devServer, 'SIGKILL');
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(path.join(ROOT, 'h.json'), { force: true });
   });
@@ -107,9 +113,6 @@ describe('docs/api.md and docs/operations.md: every shell command', function () 
       PORT: String(apiPort),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
-      // The UI is built once per run by temporal-ui.test.ts; a background build here would load
-      // the machine under the suites that follow (docs/testing.md "The suite layout").
-      TEMPORAL_UI: 'off',
       LOG_LEVEL: 'warn',
       SIMULATOR_AUTO_COMPLETE: 'false',
     };

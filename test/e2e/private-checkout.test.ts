@@ -1,9 +1,10 @@
 /**
  * `npm start` from a checkout inside a private (0700) folder, as a newcomer cloning into root's
  * home would run it: the checkout (working tree files, and the PostgreSQL binaries as npm installs
- * them) is copied there, the real entry point starts from it with no environment but a port, and
- * must come up with its embedded PostgreSQL, print the table of what runs where (not the SDK's
- * bundle report), and stop cleanly.
+ * them, and the official Temporal CLI as `npm install` fetches it) is copied there, the real entry
+ * point starts from it with no environment but a port, and must come up with its embedded
+ * PostgreSQL and the official dev server with its Web UI, print the table of what runs where (not
+ * the SDK's bundle report), and stop cleanly.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -12,6 +13,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
 import { runtimeRoot } from '../../src/db/postgres-runtime-paths';
+import { isOurDevServer, readPidFile } from '../../src/temporal/local-server-process';
+import { localDbFile, localPidFile } from '../../src/temporal/local-server';
+import { projectBinaryDir } from '../../tools/temporal-binaries/src/binaries';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -26,7 +30,8 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 
 /**
  * The working tree's files (tracked and new, not ignored) plus a node_modules whose packages link
- * to ours, except the PostgreSQL binaries, which are real files inside the private folder.
+ * to ours, except the PostgreSQL binaries, which are real files inside the private folder, as is
+ * the Temporal CLI in `.tools/` (git-ignored; `npm install` puts it there).
  */
 function copyCheckout(target: string): void {
   const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' })
@@ -48,6 +53,8 @@ function copyCheckout(target: string): void {
     recursive: true,
     verbatimSymlinks: true,
   });
+  const cli = projectBinaryDir('cli');
+  fs.cpSync(cli, path.join(target, path.relative(ROOT, cli)), { recursive: true });
 }
 
 describe('npm start from a private (0700) checkout', function () {
@@ -67,13 +74,15 @@ describe('npm start from a private (0700) checkout', function () {
     base = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), 'src/cli/start.ts'], {
       cwd: checkout,
-      // No UI: the copy has no UI build (git ignores it), and building one is temporal-ui.test.ts's part.
       env: {
-        PATH: process.env.PATH,
+        // No `temporal` on PATH: the copy's own `.tools/` binary runs, as from a fresh clone.
+        PATH: (process.env.PATH ?? '')
+          .split(path.delimiter)
+          .filter((d) => !fs.existsSync(path.join(d, 'temporal')))
+          .join(path.delimiter),
         HOME: process.env.HOME,
         PORT: String(port),
         HOST: '127.0.0.1',
-        TEMPORAL_UI: 'off',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -93,6 +102,9 @@ describe('npm start from a private (0700) checkout', function () {
 
   after(() => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
+    const dataDir = path.join(checkout, '.data');
+    const devServer = readPidFile(localPidFile(dataDir));
+    if (devServer && isOurDevServer(devServer, localDbFile(dataDir))) process.kill(devServer, 'SIGKILL');
     // The cluster of this checkout, when it had to live outside it (as root).
     const location = /PostgreSQL\s+embedded \((.+)\)/.exec(output)?.[1];
     if (location && !location.startsWith(privateRoot) && location.startsWith(runtimeRoot())) {
@@ -108,6 +120,18 @@ describe('npm start from a private (0700) checkout', function () {
     assert.match(output, /PostgreSQL\s+embedded \(/);
     assert.doesNotMatch(output, /webpack|workflow-bundle|Workflow bundle created/);
     assert.doesNotMatch(output, /EACCES/);
+  });
+
+  it("runs the checkout's own `temporal server start-dev` and names it and its Web UI", async () => {
+    assert.match(output, /Temporal\s+127\.0\.0\.1:\d+ \(official dev server, temporal CLI 1\.9\.1\)/);
+    const ui = /Temporal UI\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    assert.ok(ui, `the table names the Temporal UI:\n${output}`);
+    assert.equal((await fetch(ui)).status, 200);
+    const pid = readPidFile(localPidFile(path.join(checkout, '.data')));
+    assert.ok(pid, 'a pidfile under the checkout');
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    assert.equal(cmdline[0], path.join(checkout, path.relative(ROOT, projectBinaryDir('cli')), 'bin', 'temporal'));
+    assert.deepEqual(cmdline.slice(1, 3), ['server', 'start-dev']);
   });
 
   it('drains and exits 0 on SIGTERM', async () => {

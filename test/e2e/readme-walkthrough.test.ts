@@ -13,6 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
+import { isOurDevServer, readPidFile } from '../../src/temporal/local-server-process';
+import { localDbFile, localPidFile } from '../../src/temporal/local-server';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -55,6 +57,10 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
           c.kill('SIGKILL');
         }
       }
+    // The dev server runs in a process group of its own (so a Ctrl-C reaches npm start first): a
+    // killed npm start leaves it running, so end it by its pidfile.
+    const devServer = dataDir ? readPidFile(localPidFile(dataDir)) : undefined;
+    if (devServer && isOurDevServer(devServer, localDbFile(dataDir))) process.kill(devServer, 'SIGKILL');
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -72,14 +78,12 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-readme-'));
     // As root the embedded PostgreSQL runs as `postgres`, which must reach the folder.
     fs.chmodSync(dataDir, 0o755);
-    // TEMPORAL_UI=off: the UI is built once per run, by temporal-ui.test.ts, not in the background here.
     const env = {
       ...process.env,
       PORT: String(apiPort),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
-      TEMPORAL_UI: 'off',
     };
     const run = (script: string): ChildProcess => {
       const child = spawn('bash', ['-c', script], {

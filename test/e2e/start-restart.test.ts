@@ -1,8 +1,9 @@
 /**
  * `npm start` killed with SIGKILL and started again on the same DATA_DIR: a charge workflow begun
- * before the kill (paid, sleeping until its settlement time) finishes after the restart. The
- * charge reconciler is OFF (`RECONCILER=off`) in both runs, so nothing restarts the workflow: it
- * survives only because the embedded Temporal server keeps its state under DATA_DIR.
+ * before the kill (paid, sleeping until its settlement time) finishes after the restart, and an
+ * unpaid one still runs. The charge reconciler is OFF (`RECONCILER=off`) in both runs, so nothing
+ * restarts the workflows: they survive only because the official dev server keeps its state in
+ * SQLite under DATA_DIR. The second start ends the dev server the killed one left running.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
 import { relocatedHome, runtimeRoot } from '../../src/db/postgres-runtime-paths';
-import { localJournalPath } from '../../src/temporal/local-server';
+import { isOurDevServer, readPidFile } from '../../src/temporal/local-server-process';
+import { localDbFile, localPidFile } from '../../src/temporal/local-server';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -61,8 +63,7 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATA_DIR: dataDir,
-      // The UI is built once per run by temporal-ui.test.ts; a background build here would load
-      // the machine under the suites that follow (docs/testing.md "The suite layout").
+      // The browser test opens the UI; here the HTTP API answers the same questions.
       TEMPORAL_UI: 'off',
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -78,6 +79,9 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
 
   after(async () => {
     for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+    // A dev server a failed run left behind (its pidfile names it).
+    const devServer = readPidFile(localPidFile(dataDir));
+    if (devServer && isOurDevServer(devServer, localDbFile(dataDir))) process.kill(devServer, 'SIGKILL');
     // The first run was killed, so its embedded PostgreSQL outlived it (the second run shared it).
     // From a private (0700) checkout its cluster lives relocated under /var/tmp
     // (docs/production.md "The embedded PostgreSQL"): stop it there too, and remove that copy with the test's data.
@@ -141,6 +145,10 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
       status: 'ACTIVE',
     });
     const user = await login('restart@start.test', 'merchant-password-3');
+    // Left unpaid: its run waits for the payment or the expiry, across the restart.
+    const waiting = await call('POST', '/v1/charges', user, { amount: 1000, description: 'Pedido em aberto' });
+    assert.equal(waiting.status, 201, JSON.stringify(waiting.body));
+    const waitingId = (waiting.body.charge as { id: string }).id;
     const charge = await call('POST', '/v1/charges', user, { amount: 2990, description: 'Pedido antes do kill' });
     assert.equal(charge.status, 201, JSON.stringify(charge.body));
     const id = (charge.body.charge as { id: string }).id;
@@ -151,13 +159,21 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
     const balance = async (): Promise<unknown> => (await call('GET', '/v1/merchants/me/balance', user)).body.balance;
     assert.deepEqual(await balance(), { available: 0, pending: 2960, blocked: 0, total: 2960 });
 
-    // The workflow now sleeps until the settlement time (8 s). Kill everything at once.
+    // The workflow now sleeps until the settlement time (8 s). Kill npm start at once: its dev
+    // server, a process of its own, runs on.
+    const orphan = readPidFile(localPidFile(dataDir));
+    assert.ok(orphan && isOurDevServer(orphan, localDbFile(dataDir)), 'the first start wrote its dev server pid');
     const exited = new Promise<void>((resolve) => first.child.once('exit', () => resolve()));
     first.child.kill('SIGKILL');
     await exited;
-    assert.ok(fs.statSync(localJournalPath(dataDir)).size > 0, 'the embedded Temporal journal is under DATA_DIR');
+    assert.ok(isOurDevServer(orphan, localDbFile(dataDir)), 'SIGKILL of npm start leaves its dev server running');
+    assert.ok(fs.statSync(localDbFile(dataDir)).size > 0, "the dev server's SQLite file is under DATA_DIR");
 
     const second = await start();
+    assert.equal(isOurDevServer(orphan, localDbFile(dataDir)), false, 'the second start ended the orphan');
+    const current = readPidFile(localPidFile(dataDir));
+    assert.ok(current && current !== orphan && isOurDevServer(current, localDbFile(dataDir)));
+    assert.match(second.output.join(''), /ended the Temporal dev server a killed npm start left running/);
     // Only the workflow begun in the first run can move the money: the reconciler is off.
     await waitFor(
       async () =>
@@ -170,22 +186,32 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
     assert.equal(await status(), 'PAID');
     assert.doesNotMatch(second.output.join(''), /charge workflows reconciled/);
 
-    // Operators still find it after the restart: the embedded server's HTTP API lists the run by
-    // its merchant (docs/operations.md "Watching workflows") and opens its history.
+    // Operators still find both after the restart: the dev server's HTTP API lists the runs by
+    // their merchant (docs/operations.md "Watching workflows") and opens the history.
     const http = /Temporal HTTP API\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(second.output.join(''))?.[1];
     assert.ok(http, 'the second start prints its Temporal HTTP API');
-    // Listed by its merchant, and completed once its last workflow task after the settlement runs.
-    const listedRun = async () => {
+    // Listed by its merchant (visibility on SQLite lags a little: poll), the paid one completed
+    // once its last workflow task after the settlement runs, the unpaid one still running.
+    const listedRun = async (chargeId: string) => {
       const url = `${http}/api/v1/namespaces/default/workflows?query=${encodeURIComponent(`MerchantId = '${merchantId}'`)}`;
       const listed = (await (await fetch(url)).json()) as {
         executions?: Array<{ execution: { workflowId: string }; status: string }>;
       };
-      return listed.executions?.find((e) => e.execution.workflowId === `charge-${id}`);
+      return listed.executions?.find((e) => e.execution.workflowId === `charge-${chargeId}`);
     };
     await waitFor(
-      async () => (await listedRun())?.status === 'WORKFLOW_EXECUTION_STATUS_COMPLETED',
+      async () => (await listedRun(id))?.status === 'WORKFLOW_EXECUTION_STATUS_COMPLETED',
       30_000,
       'listed COMPLETED',
+    );
+    await waitFor(
+      async () => (await listedRun(waitingId))?.status === 'WORKFLOW_EXECUTION_STATUS_RUNNING',
+      30_000,
+      'the unpaid charge listed RUNNING',
+    );
+    assert.equal(
+      ((await call('GET', `/v1/charges/${waitingId}`, user)).body.charge as { status: string }).status,
+      'PENDING',
     );
     const history = (await (
       await fetch(`${http}/api/v1/namespaces/default/workflows/charge-${id}/history`)
@@ -201,5 +227,7 @@ describe('npm start: a charge workflow survives SIGKILL and a restart (reconcile
     const stopped = new Promise<number | null>((resolve) => second.child.once('exit', (code) => resolve(code)));
     second.child.kill('SIGTERM');
     assert.equal(await stopped, 0);
+    assert.equal(isOurDevServer(current, localDbFile(dataDir)), false, 'a SIGTERM of npm start ends its dev server');
+    assert.equal(fs.existsSync(localPidFile(dataDir)), false, 'and removes its pidfile');
   });
 });

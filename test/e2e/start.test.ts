@@ -1,8 +1,8 @@
 /**
  * `npm start` on a fresh machine: no environment but a temporary DATA_DIR, a port and an admin.
- * The real entry point runs as a child process with embedded PostgreSQL and the in-memory
- * Temporal server; the test walks the operator → merchant → API key path over HTTP and then
- * checks that SIGTERM drains and exits 0.
+ * The real entry point runs as a child process with embedded PostgreSQL and the official
+ * Temporal dev server it spawns (with its Web UI); the test walks the operator → merchant → API
+ * key path over HTTP and then checks that SIGTERM drains, ends the dev server and exits 0.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -11,6 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
 import { startReceiver } from '../support/webhook-receiver';
+import { isOurDevServer, readPidFile } from '../../src/temporal/local-server-process';
+import { localDbFile, localPidFile, startLocalTemporal } from '../../src/temporal/local-server';
+import { createLogger } from '../../src/lib/logger';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -44,9 +47,6 @@ describe('npm start (embedded defaults)', function () {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATA_DIR: dataDir,
-      // The UI is built once per run by temporal-ui.test.ts; a background build here would load
-      // the machine under the suites that follow (docs/testing.md "The suite layout").
-      TEMPORAL_UI: 'off',
       PORT: String(port),
       HOST: '127.0.0.1',
       ADMIN_EMAIL: 'ops@pixflow.test',
@@ -67,6 +67,9 @@ describe('npm start (embedded defaults)', function () {
 
   after(async () => {
     if (child.exitCode === null) child.kill('SIGKILL');
+    // The dev server outlives a SIGKILLed npm start: end it by its pidfile.
+    const devServer = readPidFile(localPidFile(dataDir));
+    if (devServer && isOurDevServer(devServer, localDbFile(dataDir))) process.kill(devServer, 'SIGKILL');
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -85,7 +88,33 @@ describe('npm start (embedded defaults)', function () {
     );
   });
 
-  it("prints its embedded Temporal's HTTP API, which answers, and writes its address for the ops CLI", async () => {
+  it('runs `temporal server start-dev` and names it and its Web UI, which answers, in the table', async () => {
+    assert.match(output, /Temporal\s+127\.0\.0\.1:\d+ \(official dev server, temporal CLI 1\.9\.1\)/);
+    const ui = /Temporal UI\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+    assert.ok(ui, `the table names the Temporal UI:\n${output}`);
+    const page = await fetch(ui);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<html/i);
+    // What `ps` shows: the pid npm start wrote runs the official binary's dev server on our database.
+    const pid = readPidFile(localPidFile(dataDir));
+    assert.ok(pid, 'a pidfile under DATA_DIR/temporal');
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    assert.equal(path.basename(cmdline[0] ?? ''), 'temporal');
+    assert.deepEqual(cmdline.slice(1, 3), ['server', 'start-dev']);
+    assert.ok(isOurDevServer(pid, localDbFile(dataDir)));
+  });
+
+  it('keeps its dev server when a second start on the same DATA_DIR asks for it', async () => {
+    const pid = readPidFile(localPidFile(dataDir));
+    await assert.rejects(
+      startLocalTemporal({ dataDir, logger: createLogger({ level: 'silent' }), ui: false }),
+      /another npm start \(pid \d+\) runs the Temporal dev server of/,
+    );
+    assert.ok(pid && isOurDevServer(pid, localDbFile(dataDir)), 'still running');
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+  });
+
+  it("prints its dev server's HTTP API, which answers, and writes its address for the ops CLI", async () => {
     const http = /Temporal HTTP API\s+\|?\s*(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
     assert.ok(http, `the startup table names the HTTP API:\n${output}`);
     const namespaces = await json(await fetch(`${http}/api/v1/namespaces`));
@@ -235,10 +264,13 @@ describe('npm start (embedded defaults)', function () {
     }
   });
 
-  it('drains and exits 0 on SIGTERM', async () => {
+  it('drains, ends its dev server and exits 0 on SIGTERM', async () => {
+    const devServer = readPidFile(localPidFile(dataDir));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
+    assert.ok(devServer && !isOurDevServer(devServer, localDbFile(dataDir)), 'the dev server ended');
+    assert.equal(fs.existsSync(localPidFile(dataDir)), false, 'its pidfile removed');
     assert.equal(fs.existsSync(path.join(dataDir, 'temporal', 'address')), false, 'no stale address for the ops CLI');
   });
 });

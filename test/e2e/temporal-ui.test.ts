@@ -1,10 +1,10 @@
 /**
- * The Temporal UI of `npm start` (docs/operations.md "Watching workflows") in a real headless
- * Chromium (found by configuration, test/support/external-artefacts.ts; pending without one):
- * opened from the URL the start-up table prints, it lists a charge's `charge-<id>` run, narrows
- * the list by MerchantId, shows the run's event history and its call stack, and terminates a run.
- * The UI is built on the first start of a run of the suite (cached in tools/temporal-ui/build);
- * screenshots are kept in .test-output/temporal-ui/.
+ * The official Temporal Web UI of `npm start`'s dev server (docs/operations.md "Watching
+ * workflows") in a real headless Chromium (found by configuration,
+ * test/support/external-artefacts.ts; pending without one): opened from the URL the start-up
+ * table prints, it lists a charge's `charge-<id>` run, narrows the list by MerchantId, shows the
+ * run's event history and its call stack, and terminates a run. Screenshots are kept in
+ * .test-output/temporal-ui/.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,10 +14,11 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { freePort } from '../../src/db/embedded-postgres';
 import { chromiumBrowser, needing } from '../support/external-artefacts';
+import { isOurDevServer, readPidFile } from '../../src/temporal/local-server-process';
+import { localDbFile, localPidFile } from '../../src/temporal/local-server';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SHOTS = path.join(ROOT, '.test-output', 'temporal-ui');
-const BUILD_SCRIPT = path.join(ROOT, 'tools', 'temporal-ui', 'scripts', 'build.mjs');
 const CHROMIUM = chromiumBrowser();
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -30,8 +31,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
 }
 
 describe('npm start: the Temporal UI in a browser', function () {
-  // A first start builds the UI (a minute or two on a busy machine) before the page can open.
-  this.timeout(600_000);
+  this.timeout(300_000);
   let child: ChildProcess | undefined;
   let output = '';
   let dataDir: string;
@@ -126,15 +126,7 @@ describe('npm start: the Temporal UI in a browser', function () {
     const printed = /Temporal UI\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
     assert.ok(printed, `the start-up table names the Temporal UI:\n${output}`);
     ui = printed;
-    // The page is there once the build is current (its script's check says so; the port answers 503
-    // while there is no build at all).
-    const built = (): Promise<boolean> =>
-      new Promise((resolve) =>
-        spawn(process.execPath, [BUILD_SCRIPT, '--check'], { stdio: 'ignore' }).on('exit', (code) =>
-          resolve(code === 0),
-        ),
-      );
-    await waitFor(async () => (await built()) && (await fetch(`${ui}/`)).status === 200, 480_000, 'the UI built').catch(
+    await waitFor(async () => (await fetch(`${ui}/`)).status === 200, 60_000, 'the UI to answer').catch(
       (err: Error) => {
         throw new Error(`${err.message}; output:\n${output}`);
       },
@@ -153,6 +145,9 @@ describe('npm start: the Temporal UI in a browser', function () {
       child.kill('SIGTERM');
       await exited;
     }
+    // Ended with npm start; if that was cut short, by its pidfile.
+    const devServer = dataDir ? readPidFile(localPidFile(dataDir)) : undefined;
+    if (devServer && isOurDevServer(devServer, localDbFile(dataDir))) process.kill(devServer, 'SIGKILL');
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -184,20 +179,23 @@ describe('npm start: the Temporal UI in a browser', function () {
       await page.goto(`${ui}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
       await page.getByText(paidRun, { exact: true }).first().waitFor({ timeout: 60_000 });
       // That merchant's runs are its charge and its Pix key's registration; the other's are gone.
-      await page.getByRole('heading', { name: /^2 Workflows/ }).waitFor({ timeout: 30_000 });
+      const count = page.locator('[data-testid="workflow-count"]').first();
+      await waitFor(async () => (await count.textContent())?.trim() === '2', 30_000, 'the list to count 2 runs');
       assert.equal(await page.getByText(openRun, { exact: true }).count(), 0, 'the other merchant is filtered out');
       await shot(page, '2-filtered-by-merchant');
 
-      // The run's page: its event history (payment signal, activities, the settlement timer).
+      // The run's page (it opens on its timeline), then its event history: the payment signal, the
+      // activities, the settlement timer.
       await page.getByText(paidRun, { exact: true }).first().click();
-      await page.waitForURL(/\/workflows\/charge-[^/]+\/[^/]+\/history/, { timeout: 60_000 });
+      await page.waitForURL(/\/workflows\/charge-[^/]+\/[^/]+\/(history|timeline)/, { timeout: 60_000 });
+      const runPath = new URL(page.url()).pathname.replace(/\/(history|timeline)$/, '');
+      await page.goto(`${ui}${runPath}/history`);
       for (const event of ['Workflow Execution Signaled', 'Activity Task Completed', 'Timer Started']) {
         await page.getByText(event, { exact: false }).first().waitFor({ timeout: 60_000 });
       }
       await shot(page, '3-history');
 
       // The call stack tab answers (the worker's __stack_trace query): the workflow's own frames.
-      const runPath = new URL(page.url()).pathname.replace(/\/history$/, '');
       await page.goto(`${ui}${runPath}/call-stack`);
       const stack = page.locator('[data-testid="query-call-stack"]');
       await stack.waitFor({ timeout: 60_000 });
@@ -210,11 +208,11 @@ describe('npm start: the Temporal UI in a browser', function () {
 
       // Terminate the unpaid charge's run from its page: it closes as Terminated.
       await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(openRun)}`);
-      await page.waitForURL(/\/history/, { timeout: 60_000 });
-      // (The page holds a second, hidden copy of the actions menu for small screens.)
-      await page.locator('#workflow-actions-menu-button:visible').click();
-      await page.locator('[data-testid="terminate-button"]:visible').click();
+      await page.waitForURL(/\/(history|timeline)/, { timeout: 60_000 });
+      await page.getByRole('button', { name: 'More Actions' }).click();
+      await page.getByRole('menuitem', { name: /Terminate/ }).click();
       const modal = page.locator('[data-testid="terminate-confirmation-modal"]:visible');
+      await modal.waitFor({ timeout: 30_000 });
       await modal.locator('input, textarea').first().fill('closed from the UI by the test');
       await modal.locator('[data-testid="confirm-modal-button"]').click();
       await page.getByText('Terminated', { exact: true }).first().waitFor({ timeout: 60_000 });

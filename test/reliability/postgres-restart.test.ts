@@ -51,8 +51,14 @@ describe('reliability: PostgreSQL restarted under load', function () {
       persistent: true,
       database: 'pixflow_restart',
     });
+    // Migrated as the owner role; the stack and this suite's own queries run as the service's.
+    const owner = createKnex(pg.ownerUrl, 1);
+    try {
+      await migrateLatest(owner);
+    } finally {
+      await owner.destroy();
+    }
     knex = createKnex(pg.url, 4);
-    await migrateLatest(knex);
     stack = await startStack({ databaseUrl: pg.url, simulator: { transferDelayMs: 200 } });
     [api] = await Promise.all([stack.startApi(), stack.startWorker()]);
   });

@@ -161,7 +161,11 @@ describe('security: mass assignment', function () {
     assert.equal(row.merchant_id, m.merchantId);
     assert.equal(row.name, 'renamed');
     // The stored secret (encrypted at rest) is still the one the service generated.
-    const stored = webhookSecretBox(undefined).decrypt(String(row.secret_ciphertext), created.body.webhook.id);
+    const stored = webhookSecretBox(undefined).decrypt(
+      String(row.secret_ciphertext),
+      'webhook-current',
+      created.body.webhook.id,
+    );
     assert.equal(stored, created.body.webhook.secret);
     assert.notEqual(stored, chosen);
     assert.notEqual(new Date(row.created_at as string).getUTCFullYear(), 2000);

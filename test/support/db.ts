@@ -1,7 +1,9 @@
 /**
  * One PostgreSQL per test run: the embedded one in a temporary folder, or TEST_DATABASE_URL /
- * DATABASE_URL when set (a throwaway database: the suite migrates it). Created lazily by the first
- * suite that asks, migrated once, stopped after the last suite. Tests never truncate: each makes
+ * DATABASE_URL when set (a throwaway database and a superuser's URL: the suite provisions the roles
+ * and migrates it). Created lazily by the first suite that asks, migrated once as the owner role,
+ * handed to the suites as the service's role (docs/production.md "Database roles"), stopped after
+ * the last suite. Tests never truncate: each makes
  * its own merchants with unique ids (createMerchantFixture), so suites are independent and run in
  * any order.
  *
@@ -14,6 +16,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
+import pg from 'pg';
+import { APP_ROLE, OWNER_ROLE, provisionRoles } from '../../src/db/roles';
 import { bindModels, createKnex } from '../../src/db/knex';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { migrateLatest } from '../../src/db/migrate';
@@ -23,15 +27,79 @@ import { postAdjustment } from '../../src/services/ledger/ledger';
 import { onRunEnd } from './lifecycle';
 
 export interface TestDb {
+  /** As the service's role, `pixflow_app`: what every suite runs as (docs/production.md "Database roles"). */
   knex: Knex;
   url: string;
+  /**
+   * As the owner role, which ran the migrations. Only for tests that write the ledger's rows by
+   * hand on purpose (their merchants are `booksOutsideTheDomain`) or test the database's own rules.
+   */
+  ownerKnex: Knex;
+  ownerUrl: string;
+}
+
+/** The run's cluster: a superuser URL (to make databases and roles) and the roles' passwords. */
+interface Cluster {
+  superuserUrl: string;
+  passwords: { owner: string; app: string };
 }
 
 let instance: Promise<TestDb> | undefined;
+let cluster: Cluster | undefined;
 
 export function getTestDb(): Promise<TestDb> {
   instance ??= open();
   return instance;
+}
+
+const withDatabase = (url: string, database: string, user?: { name: string; password: string }): string => {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  if (user) {
+    parsed.username = user.name;
+    parsed.password = encodeURIComponent(user.password);
+  }
+  return parsed.toString();
+};
+
+/**
+ * A database of its own in the run's cluster, owned by the owner role, with both roles' URLs:
+ * migrated when `migrate` (default), dropped by `drop`.
+ */
+export async function createTestDatabase(
+  name: string,
+  opts: { migrate?: boolean } = {},
+): Promise<TestDb & { drop(): Promise<void> }> {
+  await getTestDb();
+  const c = cluster as Cluster;
+  const database = `pixflow_${name.replace(/[^a-z0-9_]/g, '_')}_${crypto.randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: c.superuserUrl });
+  await admin.connect();
+  try {
+    await provisionRoles(admin, database, c.passwords);
+  } finally {
+    await admin.end();
+  }
+  const ownerUrl = withDatabase(c.superuserUrl, database, { name: OWNER_ROLE, password: c.passwords.owner });
+  const url = withDatabase(c.superuserUrl, database, { name: APP_ROLE, password: c.passwords.app });
+  const ownerKnex = createKnex(ownerUrl, 4);
+  if (opts.migrate !== false) await migrateLatest(ownerKnex);
+  const knex = createKnex(url, 10);
+  let dropped = false;
+  const drop = async (): Promise<void> => {
+    if (dropped) return;
+    dropped = true;
+    await Promise.all([knex.destroy(), ownerKnex.destroy()]);
+    const su = new pg.Client({ connectionString: c.superuserUrl });
+    await su.connect();
+    try {
+      await su.query(`drop database if exists ${database} with (force)`);
+    } finally {
+      await su.end();
+    }
+  };
+  onRunEnd(() => drop().catch(() => undefined));
+  return { knex, url, ownerKnex, ownerUrl, drop };
 }
 
 /**
@@ -40,19 +108,23 @@ export function getTestDb(): Promise<TestDb> {
  * earlier suites left pending on purpose is not theirs to retry.
  */
 export async function isolatedTestDb(name: string): Promise<TestDb> {
-  const shared = await getTestDb();
-  const database = `pixflow_${name.replace(/[^a-z0-9_]/g, '_')}_${crypto.randomBytes(3).toString('hex')}`;
-  await shared.knex.raw(`create database ${database}`);
-  const parsed = new URL(shared.url);
-  parsed.pathname = `/${database}`;
-  const url = parsed.toString();
-  const knex = createKnex(url, 10);
-  await migrateLatest(knex);
-  onRunEnd(async () => {
-    await knex.destroy();
-    await shared.knex.raw(`drop database if exists ${database} with (force)`).catch(() => undefined);
-  });
-  return { knex, url };
+  return createTestDatabase(name);
+}
+
+let superuser: Knex | undefined;
+
+/**
+ * The run's database as the cluster's superuser: only for tests of what only a superuser can do
+ * (writing books where triggers do not run, as a restore does).
+ */
+export async function superuserTestKnex(): Promise<Knex> {
+  await getTestDb();
+  if (!superuser) {
+    const knex = createKnex((cluster as Cluster).superuserUrl, 2);
+    superuser = knex;
+    onRunEnd(() => knex.destroy());
+  }
+  return superuser;
 }
 
 /** The run's database if some suite opened it, without opening it (for run-wide checks). */
@@ -60,31 +132,52 @@ export function openedTestDb(): Promise<TestDb> | undefined {
   return instance;
 }
 
-async function open(): Promise<TestDb> {
+/**
+ * The run's cluster: the embedded PostgreSQL in a temporary folder, or TEST_DATABASE_URL /
+ * DATABASE_URL, which must then be a superuser's (the suite provisions both roles in it).
+ */
+async function startCluster(): Promise<{ superuserUrl: string; database: string }> {
   const configured = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
-  let url: string;
-  if (configured) {
-    url = configured;
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-test-pg-'));
-    // As root the server runs as the `postgres` OS user, which must reach the folder.
-    fs.chmodSync(dir, 0o755);
-    const embedded = await startEmbeddedPostgres({
-      dataDir: path.join(dir, 'data'),
-      persistent: false,
-      database: 'pixflow_test',
-    });
-    url = embedded.url;
-    onRunEnd(async () => {
-      await embedded.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+  if (configured) return { superuserUrl: configured, database: new URL(configured).pathname.slice(1) };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-test-pg-'));
+  // As root the server runs as the `postgres` OS user, which must reach the folder.
+  fs.chmodSync(dir, 0o755);
+  const embedded = await startEmbeddedPostgres({
+    dataDir: path.join(dir, 'data'),
+    persistent: false,
+    database: 'pixflow_test',
+  });
+  onRunEnd(async () => {
+    await embedded.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { superuserUrl: embedded.superuserUrl, database: 'pixflow_test' };
+}
+
+async function open(): Promise<TestDb> {
+  const { superuserUrl, database } = await startCluster();
+  const passwords = {
+    owner: crypto.randomBytes(18).toString('base64url'),
+    app: crypto.randomBytes(18).toString('base64url'),
+  };
+  const admin = new pg.Client({ connectionString: superuserUrl });
+  await admin.connect();
+  try {
+    await provisionRoles(admin, database, passwords);
+    // test/db/counter-deadlocks.test.ts shortens the deadlock timeout in its transactions.
+    await admin.query(`grant set on parameter deadlock_timeout to ${APP_ROLE}`);
+  } finally {
+    await admin.end();
   }
+  cluster = { superuserUrl, passwords };
+  const ownerUrl = withDatabase(superuserUrl, database, { name: OWNER_ROLE, password: passwords.owner });
+  const url = withDatabase(superuserUrl, database, { name: APP_ROLE, password: passwords.app });
+  const ownerKnex = createKnex(ownerUrl, 4);
+  await migrateLatest(ownerKnex);
   const knex = createKnex(url, 20);
-  await migrateLatest(knex);
   bindModels(knex);
-  onRunEnd(() => knex.destroy());
-  return { knex, url };
+  onRunEnd(() => Promise.all([knex.destroy(), ownerKnex.destroy()]).then(() => undefined));
+  return { knex, url, ownerKnex, ownerUrl };
 }
 
 export type MerchantFixtureInput = Partial<

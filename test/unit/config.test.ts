@@ -63,6 +63,21 @@ describe('configuration', () => {
     assert.ok(p.some((l) => l.startsWith('LOG_LEVEL:')));
   });
 
+  it("takes fixed ports for npm start's Temporal dev server and its UI, 0 (a free one) by default", () => {
+    const c = loadConfig({ DATA_DIR: dataDir });
+    assert.deepEqual([c.TEMPORAL_LOCAL_PORT, c.TEMPORAL_UI_PORT, c.TEMPORAL_UI], [0, 0, 'on']);
+    const d = loadConfig({
+      DATA_DIR: dataDir,
+      TEMPORAL_LOCAL_PORT: '7233',
+      TEMPORAL_UI_PORT: '8233',
+      TEMPORAL_UI: 'off',
+    });
+    assert.deepEqual([d.TEMPORAL_LOCAL_PORT, d.TEMPORAL_UI_PORT, d.TEMPORAL_UI], [7233, 8233, 'off']);
+    const p = problems({ DATA_DIR: dataDir, TEMPORAL_LOCAL_PORT: '70000', TEMPORAL_UI_PORT: 'ui' });
+    assert.ok(p.some((l) => l.startsWith('TEMPORAL_LOCAL_PORT:')));
+    assert.ok(p.some((l) => l.startsWith('TEMPORAL_UI_PORT:')));
+  });
+
   it('requires secrets and real services in production', () => {
     const p = problems({ DATA_DIR: dataDir, NODE_ENV: 'production' });
     for (const name of [

@@ -24,7 +24,7 @@ const scriptsOf = (dir: string): Record<string, string> =>
     .scripts ?? {};
 
 function workspaceDir(name: string): string | undefined {
-  for (const dir of ['tools/embedded-temporal', 'tools/temporal-ui']) {
+  for (const dir of ['tools/embedded-temporal']) {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8')) as { name: string };
     if (pkg.name === name || dir === name) return dir;
   }

@@ -76,7 +76,20 @@ describe('docker-compose.yml', () => {
     fs.writeFileSync(path.join(secretsDir, 'admin_email'), 'ops@pixflow.test');
     fs.writeFileSync(path.join(secretsDir, 'admin_password'), 'compose-test-operator-password');
     fs.writeFileSync(path.join(secretsDir, 'metrics_token'), 'compose-test-metrics-token');
+    for (const name of ['db_superuser_password', 'db_owner_password', 'db_app_password'])
+      fs.writeFileSync(path.join(secretsDir, name), `compose-test-${name}`);
+    fs.writeFileSync(path.join(secretsDir, 'database_url'), 'postgres://pixflow_app:pw@postgres:5432/pixflow');
+    fs.writeFileSync(
+      path.join(secretsDir, 'database_migration_url'),
+      'postgres://pixflow_owner:pw@postgres:5432/pixflow',
+    );
   });
+
+  /** A service's environment with the secrets where compose mounts them: /run/secrets/<name> → the test's files. */
+  const appEnv = (app: string): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(env(svc(app))).map(([k, v]) => [k, v.replace(/^\/run\/secrets\//, `${secretsDir}/`)]),
+    );
 
   after(() => fs.rmSync(secretsDir, { recursive: true, force: true }));
 
@@ -128,6 +141,20 @@ describe('docker-compose.yml', () => {
     assert.equal(script.status, 0, script.stderr);
     assert.equal(fs.readFileSync(path.join(secretsDir, 'made/admin_email'), 'utf8'), 'ops@pixflow.test');
     assert.ok(fs.readFileSync(path.join(secretsDir, 'made/admin_password'), 'utf8').length >= 32);
+    // The database's roles: the URLs carry the passwords the init script gives the roles.
+    const made = (name: string): string => fs.readFileSync(path.join(secretsDir, 'made', name), 'utf8');
+    for (const [file, role, password] of [
+      ['database_url', 'pixflow_app', 'db_app_password'],
+      ['database_migration_url', 'pixflow_owner', 'db_owner_password'],
+    ] as const) {
+      const url = new URL(made(file));
+      assert.deepEqual(
+        [url.username, url.password, url.host, url.pathname],
+        [role, made(password), 'postgres:5432', '/pixflow'],
+      );
+      assert.ok(made(password).length >= 32);
+    }
+    assert.ok(made('db_superuser_password').length >= 32);
   });
 
   const COMPOSE = composeCli();
@@ -161,6 +188,8 @@ describe('docker-compose.yml', () => {
           'sandbox',
           '--profile',
           'ops',
+          '--profile',
+          'local-ports',
           'config',
           '--quiet',
         ],
@@ -173,11 +202,77 @@ describe('docker-compose.yml', () => {
       assert.equal(r.status, 0, r.stderr);
     });
 
-  it('publishes the API, the Temporal frontend and the Temporal UI', () => {
+  const composeTitleDefault = needing(
+    COMPOSE,
+    `\`${COMPOSE.path ?? 'docker compose'} config\` publishes no Temporal or UI port by default, and only on 127.0.0.1 with local-ports`,
+  );
+  if (!COMPOSE.path) it(composeTitleDefault);
+  else
+    it(composeTitleDefault, () => {
+      const [bin = '', ...args] = (COMPOSE.path ?? '').split(' ');
+      let file = path.join(ROOT, 'docker-compose.yml');
+      if (COMPOSE.legacy) {
+        file = path.join(secretsDir, 'docker-compose.compose1-ports.yml');
+        fs.writeFileSync(
+          file,
+          fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8').replace(/^\s+required: (true|false)\n/gm, ''),
+        );
+      }
+      type Port = string | { host_ip?: string; published?: string | number; target: number };
+      /** Every published port of the resolved file, as [service, host address, host port]. */
+      const published = (profiles: string[]): Array<[string, string, string]> => {
+        const r = spawnSync(
+          bin,
+          [...args, '-f', file, '--project-directory', ROOT, ...profiles.flatMap((p) => ['--profile', p]), 'config'],
+          {
+            cwd: ROOT,
+            env: { PATH: process.env.PATH, HOME: process.env.HOME, PIXFLOW_SECRETS_DIR: secretsDir },
+            encoding: 'utf8',
+          },
+        );
+        assert.equal(r.status, 0, r.stderr);
+        const config = YAML.parse(r.stdout) as {
+          services: Record<string, { ports?: Port[]; profiles?: string[] }>;
+        };
+        // Compose 1 lists the services of every profile, with their profiles; v2 only the active ones.
+        const active = Object.entries(config.services).filter(
+          ([, c]) => !c.profiles || c.profiles.some((p) => profiles.includes(p)),
+        );
+        return active.flatMap(([service, svcConfig]) =>
+          (svcConfig.ports ?? []).map((p): [string, string, string] => {
+            if (typeof p !== 'string') return [service, p.host_ip ?? '', String(p.published ?? p.target)];
+            // Compose 1 keeps the short form: [host_ip:]published:target.
+            const parts = p.split(':');
+            return [service, parts.length === 3 ? (parts[0] ?? '') : '', parts.at(-2) ?? ''];
+          }),
+        );
+      };
+      const temporalish = (p: [string, string, string]): boolean =>
+        ['7233', '8080'].includes(p[2]) || p[0].startsWith('temporal');
+      assert.deepEqual(published(['sandbox', 'ops']).filter(temporalish), []);
+      assert.deepEqual(published(['sandbox', 'local-ports']).filter(temporalish).sort(), [
+        ['temporal-local-ports', '127.0.0.1', '7233'],
+        ['temporal-local-ports', '127.0.0.1', '8080'],
+      ]);
+    });
+
+  it('publishes the API; Temporal and its UI only with --profile local-ports, on 127.0.0.1, the UI read-only', () => {
     assert.ok(svc('api').ports?.includes('3000:3000'));
-    assert.ok(svc('temporal').ports?.includes('7233:7233'));
-    assert.ok(svc('temporal-ui').ports?.includes('8080:8080'));
+    // Whoever can signal a workflow must not reach Temporal (docs/production.md "Temporal is not a side door").
+    for (const name of ['temporal', 'temporal-ui', 'temporal-postgresql', 'temporal-admin-tools']) {
+      assert.equal(svc(name).ports, undefined, `${name} publishes no port`);
+    }
+    const forward = svc('temporal-local-ports');
+    assert.deepEqual(forward.profiles, ['local-ports']);
+    assert.deepEqual(forward.ports, ['127.0.0.1:7233:7233', '127.0.0.1:8080:8080']);
+    for (const [name, s] of Object.entries(services)) {
+      for (const port of s.ports ?? []) {
+        if (/(^|:)(7233|8080)$/.test(port))
+          assert.match(port, /^127\.0\.0\.1:/, `${name} binds ${port} to loopback only`);
+      }
+    }
     assert.equal(env(svc('temporal-ui')).TEMPORAL_ADDRESS, 'temporal:7233', 'the UI points at the compose Temporal');
+    assert.equal(env(svc('temporal-ui')).TEMPORAL_DISABLE_WRITE_ACTIONS, 'true', 'the UI is read-only by default');
   });
 
   it('starts in order: databases healthy → Temporal schema → Temporal → namespace → migrations → API and worker', () => {
@@ -234,7 +329,10 @@ describe('docker-compose.yml', () => {
     const simEnv = env(sim);
     for (const app of ['api', 'worker', 'migrate']) {
       const e = env(svc(app));
-      assert.equal(new URL(e.DATABASE_URL ?? '').hostname, 'postgres', `${app} uses the compose PostgreSQL`);
+      const url = new URL(fs.readFileSync(appEnv(app).DATABASE_URL_FILE ?? '', 'utf8'));
+      assert.equal(url.hostname, 'postgres', `${app} uses the compose PostgreSQL`);
+      assert.equal(url.username, 'pixflow_app', `${app} connects as the service's role`);
+      assert.ok(svc(app).secrets?.includes('database_url'));
       assert.equal(e.TEMPORAL_ADDRESS, 'temporal:7233', `${app} uses the compose Temporal`);
       const acquirer = new URL(e.ACQUIRER_URL ?? '');
       assert.equal(acquirer.hostname, 'acquirer-simulator');
@@ -247,15 +345,23 @@ describe('docker-compose.yml', () => {
       );
     }
     assert.equal(new URL(simEnv.PUBLIC_BASE_URL ?? '').host, 'api:3000', 'the simulator calls the API back');
+    // Only the migrations run as the owner role.
+    const owner = new URL(fs.readFileSync(appEnv('migrate').DATABASE_MIGRATION_URL_FILE ?? '', 'utf8'));
+    assert.equal(owner.username, 'pixflow_owner');
+    assert.ok(svc('migrate').secrets?.includes('database_migration_url'));
+    for (const app of ['api', 'worker', 'ops']) {
+      assert.equal(env(svc(app)).DATABASE_MIGRATION_URL_FILE, undefined, `${app} has no owner URL`);
+      assert.ok(!svc(app).secrets?.includes('database_migration_url'), `${app} gets no owner URL`);
+    }
+    // The postgres image creates both roles on a fresh volume, from the same secrets.
+    const pg = svc('postgres');
+    assert.ok(pg.volumes?.includes('./tools/compose/init-roles.sh:/docker-entrypoint-initdb.d/10-pixflow-roles.sh:ro'));
+    assert.deepEqual(pg.secrets, ['db_superuser_password', 'db_owner_password', 'db_app_password']);
+    assert.equal(env(pg).POSTGRES_USER, 'postgres');
   });
 
   it('gives the API and worker an environment their production configuration accepts', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-compose-config-'));
-    // The secrets where compose mounts them: /run/secrets/<name> → the test's files.
-    const appEnv = (app: string): Record<string, string> =>
-      Object.fromEntries(
-        Object.entries(env(svc(app))).map(([k, v]) => [k, v.replace(/^\/run\/secrets\//, `${secretsDir}/`)]),
-      );
     try {
       for (const app of ['api', 'worker']) {
         const config = loadConfig({ ...appEnv(app), DATA_DIR: dataDir });

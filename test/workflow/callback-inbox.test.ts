@@ -172,13 +172,15 @@ describe('callback inbox and reconciliation', function () {
     const charge = await newCharge(m.token);
     const fn = `test_refuse_${crypto.randomBytes(4).toString('hex')}`;
     // The fault: the database refuses this charge's update with a CHECK violation, something no retry can cure.
-    await s.api.knex.raw(`
+    // Planted as the owner role: the service's may create no function or trigger.
+    const { ownerKnex } = await getTestDb();
+    await ownerKnex.raw(`
       create function ${fn}() returns trigger language plpgsql as $$
       begin
         if new.id = '${charge.id}' then raise exception 'refused for the test' using errcode = '23514'; end if;
         return new;
       end $$`);
-    await s.api.knex.raw(`create trigger ${fn} before update on charges for each row execute function ${fn}()`);
+    await ownerKnex.raw(`create trigger ${fn} before update on charges for each row execute function ${fn}()`);
     let e2e: string;
     try {
       const pay = await s.api.request<{ endToEndId: string }>('POST', `/v1/sandbox/charges/${charge.id}/pay`, {
@@ -203,8 +205,8 @@ describe('callback inbox and reconciliation', function () {
       assert.equal((await chargeRow(charge.id)).status, 'PENDING');
     } finally {
       // The fix.
-      await s.api.knex.raw(`drop trigger if exists ${fn} on charges`);
-      await s.api.knex.raw(`drop function if exists ${fn}()`);
+      await ownerKnex.raw(`drop trigger if exists ${fn} on charges`);
+      await ownerKnex.raw(`drop function if exists ${fn}()`);
     }
 
     const { url } = await getTestDb();

@@ -13,6 +13,7 @@ import { infractionsStore } from '../../src/stores/infractions';
 import { eventually } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { medFlows, medStack, type MedStack } from '../support/med';
+import { getTestDb } from '../support/db';
 
 describe('MED refund paths: one lock order for blocked and fee_revenue', function () {
   this.timeout(120_000);
@@ -51,7 +52,9 @@ describe('MED refund paths: one lock order for blocked and fee_revenue', functio
     });
     await life.accept(row.id);
 
-    const holder = await knex().transaction();
+    // The observer holds and probes the rows as the owner role (the service's role locks them only
+    // through the ledger's functions).
+    const holder = await (await getTestDb()).ownerKnex.transaction();
     let prepared: Promise<unknown> | undefined;
     try {
       await holder('ledger_accounts').where({ merchant_id: m.merchantId, kind: 'blocked' }).forUpdate().first();

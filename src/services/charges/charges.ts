@@ -19,7 +19,7 @@ import type { ChargeWorkflows } from '../../temporal/clients/charge';
 import type { CreateChargeBody, ListChargesQuery } from '../../contracts/charges';
 import { assertPageWithinDepth } from '../../contracts/validation';
 import * as ledger from '../ledger/ledger';
-import { assertSameRequest, requestFingerprint, withIdempotencyKey } from '../platform/idempotency';
+import { requestFingerprint, withIdempotencyKey } from '../platform/idempotency';
 import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './views';
 import { cacheInvalidation, type CacheInvalidation } from '../platform/cache-invalidation';
 import { listPageReader } from './list';
@@ -137,13 +137,15 @@ export function createChargesService(deps: ChargesDeps) {
     }
   }
 
-  /** The charge a key made, once its creation finished; 422 when it was made from another body. */
-  async function replayOf(merchantId: string, key: string, fingerprint: Buffer): Promise<CreateChargeResult | null> {
+  /**
+   * The charge a key made, once its creation finished, whatever body the replay carries: the API
+   * contract replays a used key unconditionally (docs/api.md "Idempotency").
+   */
+  async function replayOf(merchantId: string, key: string): Promise<CreateChargeResult | null> {
     const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
     for (;;) {
       const row = await chargesStore(knex).findByIdempotencyKey(merchantId, key);
       if (!row) return null;
-      assertSameRequest(key, row.requestHash, fingerprint);
       // The first request is finished once the acquirer answered (the BR Code is stored) or it failed.
       if (row.qrCode || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
       if (Date.now() > deadline)
@@ -169,11 +171,9 @@ export function createChargesService(deps: ChargesDeps) {
     input: CreateChargeBody,
     idempotencyKey?: string,
   ): Promise<CreateChargeResult> {
-    // A replay (same body: docs/api.md "Idempotency") answers whatever a check
-    // would say now, so an idempotency key is looked up before any check could refuse the request
-    // — but only then: on the usual path the insert below finds a used key by itself (no extra
-    // round trip). The fingerprint is computed only with a key, and stored by that same insert.
-    const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
+    // A replay (any body: docs/api.md "Idempotency") answers whatever a check would say now, so
+    // a key is looked up before any check could refuse the request — but only then: on the usual
+    // path the insert below finds a used key by itself (no extra round trip).
     let pixKey: string;
     try {
       if (input.customer && !isValidDocument(input.customer.document)) {
@@ -181,7 +181,7 @@ export function createChargesService(deps: ChargesDeps) {
       }
       ({ pixKey } = await prerequisites(merchantId));
     } catch (err) {
-      const replay = idempotencyKey && fingerprint ? await replayOf(merchantId, idempotencyKey, fingerprint) : null;
+      const replay = idempotencyKey ? await replayOf(merchantId, idempotencyKey) : null;
       if (replay) return replay;
       throw err;
     }
@@ -199,7 +199,6 @@ export function createChargesService(deps: ChargesDeps) {
       expiresIn: input.expiresIn,
       txid,
       idempotencyKey: idempotencyKey ?? null,
-      requestHash: fingerprint,
       tracking: input.tracking,
     };
     const { customer: customerInput } = input;
@@ -226,7 +225,7 @@ export function createChargesService(deps: ChargesDeps) {
     }
     if (!inserted) {
       // Lost the race for this idempotency key: answer with the winner's charge.
-      const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
+      const replay = await replayOf(merchantId, idempotencyKey as string);
       if (replay) return replay;
       throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
     }

@@ -3,9 +3,10 @@
  *
  * Every movement is one transaction of postings that sum to zero, identified by a unique
  * reference so that posting it again (a retried activity, a duplicate callback) is a no-op.
- * Balances are materialised on `ledger_accounts` and changed only here, by guarded UPDATEs:
- * a debit that would take a non-negative account below zero changes nothing and raises
- * InsufficientFundsError. The database backs each rule (unique reference, CHECK balance ≥ 0,
+ * Balances are materialised on `ledger_accounts` and changed only through here, by the ledger's
+ * own database function (`ledger_post_batch`: the service's role cannot write the ledger's tables,
+ * docs/production.md "Database roles"): a debit that would take a non-negative account (all but
+ * `acquirer` and `adjustments`) below zero changes nothing and raises InsufficientFundsError. The database backs each rule (unique reference, CHECK balance ≥ 0,
  * a deferred zero-sum trigger), so a bug here fails loudly instead of losing money.
  *
  * Accounts are per merchant, including the platform-side counterparts (fee_revenue, acquirer,
@@ -20,9 +21,6 @@ import type { LedgerAccountKind } from '../../models/ledger-account';
 import { splitAvailableFirst } from '../../domain/money';
 
 export type { LedgerAccountKind };
-
-/** Kinds that may go negative: mirrors of money outside the merchant's balance. */
-const SIGNED_KINDS: ReadonlySet<LedgerAccountKind> = new Set(['acquirer', 'adjustments']);
 
 export interface Posting {
   kind: LedgerAccountKind;
@@ -76,18 +74,6 @@ export class LedgerInvariantError extends Error {
   }
 }
 
-/**
- * The caller's transaction, or one of its own when `db` is not a transaction. No savepoint is
- * needed: a refused movement writes nothing that stays (its transaction row is taken back in the
- * same statement round as the postings are written), so the caller's transaction stays usable.
- */
-function inTransaction<T>(db: Db, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return 'isTransaction' in db && db.isTransaction ? fn(db as Knex.Transaction) : db.transaction(fn);
-}
-
-/** Code-unit order: PostgreSQL's `order by` over these ASCII names, so lock orders agree. */
-const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 function validate(input: PostInput): void {
   if (!input.reference) throw new LedgerInvariantError('ledger reference is required');
   if (!input.merchantId) throw new LedgerInvariantError('ledger merchantId is required');
@@ -135,54 +121,28 @@ export type BatchOutcome =
     }
   | { refused: InsufficientFundsError };
 
-interface LockedAccount {
-  id: string;
-  kind: LedgerAccountKind;
-  balance: number;
-}
-
-/** The merchant's accounts of `kinds`, locked FOR UPDATE in kind order, created when missing. */
-async function lockAccounts(
-  trx: Knex.Transaction,
-  merchantId: string,
-  kinds: readonly LedgerAccountKind[],
-): Promise<Map<LedgerAccountKind, LockedAccount>> {
-  const read = async () =>
-    new Map(
-      (
-        (await trx('ledger_accounts')
-          .where({ merchant_id: merchantId })
-          .whereIn('kind', kinds)
-          .orderBy('kind') // PostgreSQL locks the rows in this order (LockRows above the sort)
-          .forUpdate()
-          .select('id', 'kind', 'balance')) as LockedAccount[]
-      ).map((a) => [a.kind, a]),
-    );
-  const found = await read();
-  const missing = kinds.filter((k) => !found.has(k));
-  if (missing.length === 0) return found;
-  await trx('ledger_accounts')
-    .insert(missing.map((kind) => ({ id: newId('acc'), merchant_id: merchantId, kind, balance: 0 })))
-    .onConflict(['merchant_id', 'kind'])
-    .ignore();
-  return read();
-}
+/** What `ledger_post_batch` answers for one movement. */
+type BatchRow =
+  | { status: 'posted' | 'replayed'; transactionId: string; kind: string; balances: Record<string, number> }
+  | { status: 'refused'; account: LedgerAccountKind; requested: number };
 
 /**
  * Posts the movements of one merchant together, in arrival order, as if each were posted alone
- * one after the other, in a handful of statements whatever their number (docs/performance.md
- * "One merchant's payouts"):
+ * one after the other, in one call of `ledger_post_batch` whatever their number
+ * (docs/performance.md "One merchant's payouts"; migration 20261201170000_least_privilege holds
+ * the SQL, run as the ledger's owner: the service's role may not write the ledger's tables,
+ * docs/production.md "Database roles"). The function:
  *
- * 1. every new reference's transaction row in one INSERT … ON CONFLICT DO NOTHING: the unique
- *    reference is the idempotency gate, so a concurrent duplicate waits here for the first to
- *    commit and then finds the conflict (read-then-write would let both through); a reference
- *    posted before is a replay (`created: false`, its first kind);
- * 2. the accounts the new movements touch, locked in one statement in the one global lock order
- *    (kind name), so two batches or movements of one merchant never deadlock;
- * 3. each movement decided in order against the running balances: one that would take a
+ * 1. inserts every new reference's transaction row in one INSERT … ON CONFLICT DO NOTHING: the unique
+ *    reference is the idempotency gate, so a concurrent duplicate waits there for the first to
+ *    commit and then finds the conflict; a reference posted before is a replay (`created: false`,
+ *    its first kind);
+ * 2. locks the accounts the new movements touch in one statement in the one global lock order
+ *    (kind name), creating missing ones, so two batches of one merchant never deadlock;
+ * 3. decides each movement in order against the running balances: one that would take a
  *    non-negative account below zero is refused (InsufficientFundsError, for it alone) and its
  *    transaction row is taken back; the others move the balances;
- * 4. one UPDATE for every balance, one INSERT for every posting.
+ * 4. writes one UPDATE for every balance and one INSERT for every posting.
  *
  * The database backs each rule at commit (CHECK balance ≥ 0, zero sum, balance = its postings).
  * A reference given twice in one batch is a caller's bug: LedgerInvariantError, nothing posted.
@@ -197,93 +157,48 @@ export async function postBatch(db: Db, merchantId: string, inputs: readonly Pos
     seen.add(input.reference);
   }
   if (inputs.length === 0) return [];
-  return inTransaction(db, async (trx) => {
-    // 1. The idempotency gate, in reference order (two batches never wait on each other crosswise).
-    const ids = new Map(inputs.map((i) => [i.reference, newId('ltx')]));
-    const byReference = [...inputs].sort((a, b) => byName(a.reference, b.reference));
-    const inserted = new Set(
-      (
-        (await trx('ledger_transactions')
-          .insert(
-            byReference.map((i) => ({
-              id: ids.get(i.reference),
-              reference: i.reference,
-              kind: i.kind,
-              merchant_id: merchantId,
-              description: i.description ?? null,
-              metadata: i.metadata ? JSON.stringify(i.metadata) : null,
-            })),
-          )
-          .onConflict('reference')
-          .ignore()
-          .returning('reference')) as Array<{ reference: string }>
-      ).map((r) => r.reference),
-    );
-    const replayed = inputs.filter((i) => !inserted.has(i.reference)).map((i) => i.reference);
-    const earlier = new Map(
-      replayed.length === 0
-        ? []
-        : (
-            (await trx('ledger_transactions')
-              .whereIn('reference', replayed)
-              .select('id', 'kind', 'reference')) as Array<{
-              id: string;
-              kind: string;
-              reference: string;
-            }>
-          ).map((r) => [r.reference, r]),
-    );
-
-    // 2. The accounts the new movements touch, locked.
-    const kinds = [
-      ...new Set(inputs.filter((i) => inserted.has(i.reference)).flatMap((i) => i.postings.map((p) => p.kind))),
-    ].sort();
-    const accounts =
-      kinds.length === 0 ? new Map<LedgerAccountKind, LockedAccount>() : await lockAccounts(trx, merchantId, kinds);
-    const balances = new Map([...accounts].map(([kind, a]) => [kind, a.balance]));
-
-    // 3. Each movement in arrival order.
-    const refusedIds: string[] = [];
-    const postings: Array<{ transaction_id: string; account_id: string; amount: number }> = [];
-    const outcomes = inputs.map((input): BatchOutcome => {
-      const before = earlier.get(input.reference);
-      if (before)
-        return {
-          posted: { transactionId: before.id, kind: before.kind, created: false },
-          balancesAfter: new Map(balances),
-        };
-      const id = ids.get(input.reference) as string;
-      const ordered = [...input.postings].sort((a, b) => byName(a.kind, b.kind));
-      const short = ordered.find(
-        (p) => p.amount < 0 && !SIGNED_KINDS.has(p.kind) && (balances.get(p.kind) ?? 0) + p.amount < 0,
-      );
-      if (short) {
-        refusedIds.push(id);
-        return { refused: new InsufficientFundsError(merchantId, short.kind, -short.amount) };
-      }
-      for (const p of ordered) {
-        const account = accounts.get(p.kind);
-        if (!account) throw new LedgerInvariantError(`no ${p.kind} account locked for ${merchantId}`);
-        balances.set(p.kind, (balances.get(p.kind) ?? 0) + p.amount);
-        postings.push({ transaction_id: id, account_id: account.id, amount: p.amount });
-      }
-      return { posted: { transactionId: id, kind: input.kind, created: true }, balancesAfter: new Map(balances) };
-    });
-
-    // 4. The writes.
-    if (refusedIds.length > 0) await trx('ledger_transactions').whereIn('id', refusedIds).delete();
-    const changed = [...accounts.values()].filter((a) => balances.get(a.kind) !== a.balance);
-    if (changed.length > 0) {
-      await trx.raw(
-        `update ledger_accounts a set balance = a.balance + v.delta, updated_at = now()
-         from (values ${changed.map(() => '(?::text, ?::bigint)').join(', ')}) as v(id, delta)
-         where a.id = v.id`,
-        changed.flatMap((a) => [a.id, (balances.get(a.kind) ?? 0) - a.balance]),
-      );
-    }
-    if (postings.length > 0) await trx('ledger_postings').insert(postings);
-    return outcomes;
+  const movements = inputs.map((i) => ({
+    id: newId('ltx'),
+    reference: i.reference,
+    kind: i.kind,
+    description: i.description ?? null,
+    metadata: i.metadata ?? null,
+    postings: i.postings,
+  }));
+  // Ids for the accounts the function may have to create (used only for missing ones).
+  const accountIds = Object.fromEntries(
+    [...new Set(inputs.flatMap((i) => i.postings.map((p) => p.kind)))].map((k) => [k, newId('acc')]),
+  );
+  const result = (await db.raw('select ledger_post_batch(?, ?::jsonb, ?::jsonb) as outcomes', [
+    merchantId,
+    JSON.stringify(movements),
+    JSON.stringify(accountIds),
+  ])) as { rows: Array<{ outcomes: BatchRow[] }> };
+  const rows = result.rows[0]?.outcomes ?? [];
+  if (rows.length !== inputs.length) throw new LedgerInvariantError('the ledger answered another number of movements');
+  return rows.map((r): BatchOutcome => {
+    if (r.status === 'refused') return { refused: new InsufficientFundsError(merchantId, r.account, r.requested) };
+    return {
+      posted: { transactionId: r.transactionId, kind: r.kind, created: r.status === 'posted' },
+      balancesAfter: new Map(Object.entries(r.balances).map(([k, v]) => [k as LedgerAccountKind, Number(v)])),
+    };
   });
+}
+
+/**
+ * The merchant's balances of `kinds`, their rows locked FOR UPDATE in kind order (the ledger's
+ * lock order) until the caller's transaction ends; an account without a row is absent.
+ */
+async function lockBalances(
+  trx: Knex.Transaction,
+  merchantId: string,
+  kinds: readonly LedgerAccountKind[],
+): Promise<Map<LedgerAccountKind, number>> {
+  const result = (await trx.raw('select kind, balance from ledger_lock_balances(?, ?::text[])', [
+    merchantId,
+    [...kinds],
+  ])) as { rows: Array<{ kind: LedgerAccountKind; balance: number | string }> };
+  return new Map(result.rows.map((r) => [r.kind, Number(r.balance)]));
 }
 
 type BalanceRow = { kind: LedgerAccountKind | null; balance: number | null };
@@ -446,14 +361,10 @@ export async function debitRefund(
   trx: Knex.Transaction,
   a: { refundId: string; merchantId: string; amount: number },
 ): Promise<PostResult> {
-  // Lock both rows so the split we compute is the split we post.
-  const rows = (await trx('ledger_accounts')
-    .where({ merchant_id: a.merchantId })
-    .whereIn('kind', ['available', 'pending'])
-    .orderBy('kind') // the lock order post() uses, so refunds and withdrawals never deadlock
-    .forUpdate()
-    .select('kind', 'balance')) as Array<{ kind: LedgerAccountKind; balance: number }>;
-  const of = (k: LedgerAccountKind): number => rows.find((r) => r.kind === k)?.balance ?? 0;
+  // Lock both rows so the split we compute is the split we post (the lock order post() uses, so
+  // refunds and withdrawals never deadlock).
+  const locked = await lockBalances(trx, a.merchantId, ['available', 'pending']);
+  const of = (k: LedgerAccountKind): number => locked.get(k) ?? 0;
   const split = splitAvailableFirst(a.amount, of('available'), of('pending'));
   if (!split) throw new InsufficientFundsError(a.merchantId, 'available', a.amount);
   const postings: Posting[] = [{ kind: 'in_transit', amount: a.amount }];
@@ -605,24 +516,22 @@ export async function lockedBalance(
   merchantId: string,
   kind: LedgerAccountKind,
 ): Promise<number> {
-  const row = (await trx('ledger_accounts').where({ merchant_id: merchantId, kind }).forUpdate().first('balance')) as
-    { balance: number } | undefined;
-  return row?.balance ?? 0;
+  return (await lockBalances(trx, merchantId, [kind])).get(kind) ?? 0;
 }
 
 /**
  * Several of the merchant's balances, their rows locked FOR UPDATE in the ledger's one lock order
- * (kind name, as every posting locks them), created when missing: a step that reads a balance
- * before posting locks everything the posting will touch at once, so it never takes a later row
- * before an earlier one (docs/architecture.md "Money and the ledger").
+ * (kind name, as every posting locks them): a step that reads a balance before posting locks
+ * everything the posting will touch at once, so it never takes a later row before an earlier one
+ * (docs/architecture.md "Money and the ledger"). An account without a row reads 0.
  */
 export async function lockedBalances(
   trx: Knex.Transaction,
   merchantId: string,
   kinds: readonly LedgerAccountKind[],
 ): Promise<Map<LedgerAccountKind, number>> {
-  const accounts = await lockAccounts(trx, merchantId, [...new Set(kinds)].sort(byName));
-  return new Map([...accounts].map(([kind, a]) => [kind, a.balance]));
+  const locked = await lockBalances(trx, merchantId, kinds);
+  return new Map(kinds.map((k) => [k, locked.get(k) ?? 0]));
 }
 
 /**

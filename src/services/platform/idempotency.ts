@@ -33,9 +33,9 @@ export function requestFingerprint(input: unknown): Buffer {
 }
 
 /**
- * The one rule for every idempotent endpoint: a key first used with another request body is a 422
- * (a client bug must not look like a success). A key stored before fingerprints existed (null)
- * matches any body.
+ * The rule for the endpoints where money leaves (withdrawals, refunds, adjustments): a key first
+ * used with another body is a 422, since a mismatch can hide a money error. Charges replay any body
+ * (docs/api.md "Idempotency"). A key stored before fingerprints existed (null) matches any body.
  */
 export function assertSameRequest(key: string, stored: Buffer | null | undefined, fingerprint: Buffer): void {
   if (stored && !stored.equals(fingerprint)) {

@@ -26,7 +26,9 @@ import type { WebhookAttemptOutcome } from '../../../workflows/webhook-delivery-
 import { postWebhook, type WebhookPostResult } from './http';
 import { serialiseEnvelope } from './outbox';
 import { signWebhookBody, standardWebhookSignature } from './signature';
-import { webhookSecretBox } from '../../lib/secret-box';
+import { SecretUnavailableError, webhookSecretBox } from '../../lib/secret-box';
+import { openOperatorCase } from '../platform/operator-cases';
+import { openWebhookSecrets } from './secrets';
 import { guardedLookup, systemResolver, type HostResolver } from './url';
 
 export const WEBHOOK_USER_AGENT = `pixflow-webhooks/${packageJson.version}`;
@@ -147,9 +149,15 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
 
     const payload = await payloadOf(d, event);
     const body = Buffer.from(payload, 'utf8');
-    const secret = box.decrypt(webhook.secret_ciphertext, webhook.id);
-    const previous =
-      webhook.previous_secret_ciphertext === null ? [] : [box.decrypt(webhook.previous_secret_ciphertext, webhook.id)];
+    let secrets: ReturnType<typeof openWebhookSecrets>;
+    try {
+      secrets = openWebhookSecrets(box, webhook);
+    } catch (err) {
+      if (err instanceof SecretUnavailableError)
+        return park({ d, url: webhook.url, event, payload, attemptNumber, err });
+      throw err;
+    }
+    const { current: secret, previous } = secrets;
     const timestamp = Math.floor(Date.now() / 1000);
     // The seed's header keeps one signature, by the current secret (docs/api.md "Rotating the secret").
     const headers: Record<string, string> = {
@@ -212,6 +220,56 @@ export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settin
     );
     if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };
     return { status };
+  }
+
+  /**
+   * A secret this worker cannot decrypt: no retry can cure it, so the attempt is logged, the delivery
+   * stops FAILED (the reconciler restarts only PENDING ones) and an operator case says which key to
+   * restore before redelivering (docs/operations.md "Webhook secret encryption").
+   */
+  async function park(p: {
+    d: DeliveryRow;
+    url: string;
+    event: AttemptContext['event'];
+    payload: string;
+    attemptNumber: number;
+    err: SecretUnavailableError;
+  }): Promise<AttemptOutcome> {
+    const { d, attemptNumber, err } = p;
+    const error = `webhook secret unavailable: ${err.message}`;
+    const newlyLogged = await knex.transaction(async (trx) => {
+      const logged = await webhooksStore(trx).logAndRecordAttempt({
+        deliveryId: d.id,
+        webhookId: d.webhook_id,
+        merchantId: d.merchant_id,
+        event: p.event.type,
+        url: p.url,
+        payload: p.payload,
+        statusCode: null,
+        response: null,
+        attempt: attemptNumber,
+        success: false,
+        error,
+        durationMs: 0,
+        status: 'FAILED',
+      });
+      if (logged)
+        await openOperatorCase(trx, logger, {
+          reference: `webhook-secret-unavailable:${d.id}:${attemptNumber}`,
+          kind: 'WEBHOOK_SECRET_UNAVAILABLE',
+          merchantId: d.merchant_id,
+          subjectType: 'webhook_delivery',
+          subjectId: d.id,
+          reason: `${error}; restore the key to WEBHOOK_SECRET_KEYS, then redeliver`,
+          details: { webhookId: d.webhook_id, keyId: err.keyId, attempt: attemptNumber },
+        });
+      return logged;
+    });
+    if (newlyLogged) {
+      recordWebhookAttempt('secret_unavailable');
+      recordWebhookDeliveryFailed();
+    }
+    return { status: 'FAILED' };
   }
 
   return { attempt };

@@ -24,6 +24,7 @@ import {
 import { generateWebhookSecret, maskWebhookSecret } from './signature';
 import { newId } from '../../lib/ids';
 import { webhookSecretBox } from '../../lib/secret-box';
+import { readingSecretOf } from './secrets';
 import { systemResolver, webhookUrlProblem, type HostResolver, type WebhookUrlPolicy } from './url';
 
 /** How many delivery logs each webhook carries in the list. */
@@ -160,7 +161,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
         name: normaliseName(input.name),
         url: input.url,
         events: JSON.stringify(normaliseEvents(input.events)),
-        secretCiphertext: box.encrypt(secret, id),
+        secretCiphertext: box.encrypt(secret, 'webhook-current', id),
       });
     });
     return { ...toView(row), secret };
@@ -184,7 +185,7 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     }
     return rows.map((r) => ({
       ...toView(r),
-      secret: maskWebhookSecret(box.decrypt(r.secret_ciphertext, r.id)),
+      secret: maskWebhookSecret(readingSecretOf(r.id, () => box.decrypt(r.secret_ciphertext, 'webhook-current', r.id))),
       logs: byWebhook.get(r.id) ?? [],
     }));
   }
@@ -250,7 +251,26 @@ export function createWebhooksService(deps: { knex: Knex; config: WebhooksConfig
     id: string,
   ): Promise<WebhookView & { secret: string; previousSecretExpiresAt: string | null }> {
     const secret = generateWebhookSecret();
-    const row = await webhooksStore(knex).rotateSecret(merchantId, id, box.encrypt(secret, id), overlapSeconds);
+    const row = await knex.transaction(async (trx) => {
+      const store = webhooksStore(trx);
+      const old = await store.lockForMerchant(merchantId, id);
+      if (!old) throw notFound('Webhook not found');
+      // The replaced secret changes slot, and the slot is bound into its ciphertext: re-encrypt it.
+      const previous =
+        overlapSeconds > 0
+          ? box.encrypt(
+              readingSecretOf(id, () => box.decrypt(old.secret_ciphertext, 'webhook-current', id)),
+              'webhook-previous',
+              id,
+            )
+          : null;
+      return store.rotateSecret(
+        merchantId,
+        id,
+        { current: box.encrypt(secret, 'webhook-current', id), previous },
+        overlapSeconds,
+      );
+    });
     if (!row) throw notFound('Webhook not found');
     const expires = row.previous_secret_expires_at;
     return { ...toView(row), secret, previousSecretExpiresAt: expires === null ? null : iso(expires) };
