@@ -16,8 +16,9 @@ import type { ChargeLifecycle } from '../src/services/charges/lifecycle';
 export interface ChargeActivities {
   loadChargeSnapshot(chargeId: string): Promise<ChargeSnapshot>;
   /**
-   * Applies a payment once per endToEndId: ledger credit with fee split, PAID, `charge.paid`; answers
-   * with the charge as it left it.
+   * Applies a payment once per endToEndId, as the signed callback or the acquirer states it (never
+   * the notice's word alone): ledger credit with fee split, PAID, `charge.paid`; answers with the
+   * charge as it left it.
    */
   recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordedPayment>;
   /** A payment recordPayment could not apply: parked in the inbox with an operator alert. */
@@ -51,7 +52,7 @@ export function createChargeActivities(lifecycle: ChargeLifecycle): ChargeActivi
     recordPayment: async (chargeId, notice) => {
       const recorded = await lifecycle.recordPayment(chargeId, notice);
       // Counted once the transaction committed; a duplicate payment is not counted again.
-      if (recorded.kind === 'paid') recordChargePaid(notice.amount);
+      if (recorded.kind === 'paid') recordChargePaid(recorded.snapshot?.amount ?? notice.amount);
       return recorded;
     },
     parkPayment: (chargeId, notice, reason) => lifecycle.parkPayment(chargeId, notice, reason),

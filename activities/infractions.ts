@@ -20,6 +20,8 @@ export interface InfractionActivities {
   checkMedRefund(infractionId: string): Promise<MedRefundState>;
   /** The devolução was refused or not completed: money re-blocked, an operator case opened. */
   failMedRefund(infractionId: string, reason: string): Promise<InfractionProgress>;
+  /** The devolução's outcome cannot be learnt: money kept in transit, a MED_REFUND_UNKNOWN case (once per devolução). */
+  reportUnknownMedRefund(infractionId: string, reason: string): Promise<InfractionProgress>;
   /** Applies an operator's decision (retry or release), if one was made. */
   applyOperatorAction(infractionId: string): Promise<InfractionProgress>;
   /** Confirmed: ledger, charge refund, REFUNDED, `infraction.refund_completed`, `charge.refunded`. */
@@ -35,6 +37,7 @@ export function createInfractionActivities(lifecycle: InfractionLifecycle): Infr
     sendMedRefund: (id) => lifecycle.sendRefund(id),
     checkMedRefund: (id) => lifecycle.checkRefund(id),
     failMedRefund: (id, reason) => lifecycle.failRefund(id, reason),
+    reportUnknownMedRefund: (id, reason) => lifecycle.reportUnknownRefund(id, reason),
     applyOperatorAction: (id) => lifecycle.applyOperatorAction(id),
     completeMedRefund: (id, rtrId) => lifecycle.completeRefund(id, rtrId),
   };

@@ -82,7 +82,9 @@ export type RecordPaymentOutcome =
   | { kind: 'duplicate' }
   /** The charge can no longer take a payment (CANCELED, FAILED, or already paid by another e2e id):
    *  the money must go back to the payer. `refundId` names the refund created for it. */
-  | { kind: 'not_payable'; refundId: string };
+  | { kind: 'not_payable'; refundId: string }
+  /** Neither a signed callback nor the acquirer knows this payment: nothing applied, the signal recorded. */
+  | { kind: 'unconfirmed' };
 
 /**
  * What the `recordPayment` activity answers: the outcome and the charge as the payment left it, so

@@ -165,6 +165,8 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     try {
       const outcome = await recordPayment(input.chargeId, notice);
       if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
+      // Not a payment after all: should the acquirer report this id later, it is taken then.
+      if (outcome.kind === 'unconfirmed') applied.delete(notice.endToEndId);
       after = outcome.snapshot;
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
@@ -283,14 +285,22 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
     for (const [refundId, result] of refundResults) {
       refundResults.delete(refundId);
       if (!openRefunds.has(refundId)) continue;
+      let parked = false;
       try {
         await settleRefund(result);
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;
         await parkRefund(refundId, `outcome ${result.outcome} could not be applied: ${failureMessage(err)}`);
+        parked = true;
       }
-      dropRefund(refundId);
       snapshot = await load();
+      // An outcome the acquirer did not bear out changed nothing: the refund stays open and is
+      // polled (docs/architecture.md "Workflows carry intent; activities check facts"). (`patched`:
+      // runs recorded before the check let every signalled outcome close it.)
+      const stillOpen = !parked && snapshot.openRefundIds.includes(refundId);
+      if (stillOpen && patched('charge-refund-outcome-checked'))
+        openRefunds.set(refundId, Date.now() + pollDelay(refundId));
+      else dropRefund(refundId);
     }
     for (const [refundId, pollAt] of openRefunds) {
       if (Date.now() < pollAt) continue;

@@ -38,10 +38,11 @@ export interface InfractionProgress {
 
 /**
  * How the infraction's own devolução stands at the acquirer: settled (`DEVOLVIDO`), still travelling,
- * not completed (`NAO_REALIZADO`) or refused outright (`REFUSED`).
+ * not completed (`NAO_REALIZADO`), refused outright (`REFUSED`), or not known (`UNKNOWN`: the
+ * acquirer could not be asked, or does not know it; the money stays in transit).
  */
 export interface MedRefundState {
-  status: DevolucaoStatus | 'REFUSED';
+  status: DevolucaoStatus | 'REFUSED' | 'UNKNOWN';
   rtrId?: string;
   reason?: string;
 }

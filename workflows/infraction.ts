@@ -15,6 +15,7 @@ import {
   condition,
   defineQuery,
   defineSignal,
+  patched,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
@@ -109,19 +110,26 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
   p = await db.blockInfractionFunds(id);
   if (p.closed || p.status === 'REJECTED' || p.status === 'REFUNDED') return { status: p.status };
 
-  // 1. Open: wait for the decision, blocking what settles meanwhile.
-  while (p.status === 'OPEN' && !decided()) {
-    const wait = nextTopUpIn(p);
-    if (wait === null) await condition(decided);
-    else if (!(await condition(decided, wait))) p = await db.blockInfractionFunds(id);
-  }
-  if (p.status === 'OPEN') {
-    if (decision() === 'REJECTED') {
-      p = await db.rejectInfraction(id);
-      return { status: p.status };
+  // 1. Open: wait for the decision, blocking what settles meanwhile. Deciding applies only what the
+  //    database holds from the acquirer's signed callback (docs/architecture.md "Workflows carry
+  //    intent; activities check facts"): a decision it does not hold leaves the infraction OPEN,
+  //    the signal's claim is forgotten and the wait goes on. (`patched`: runs recorded before the
+  //    decision was checked ended on the activity's answer.)
+  let rejecting = false;
+  for (;;) {
+    while (p.status === 'OPEN' && !decided()) {
+      const wait = nextTopUpIn(p);
+      if (wait === null) await condition(decided);
+      else if (!(await condition(decided, wait))) p = await db.blockInfractionFunds(id);
     }
-    p = await db.acceptInfraction(id);
+    if (p.status !== 'OPEN') break;
+    rejecting = decision() === 'REJECTED';
+    p = rejecting ? await db.rejectInfraction(id) : await db.acceptInfraction(id);
+    if (p.status !== 'OPEN' || !patched('infraction-decision-checked-against-the-row')) break;
+    rejecting = false;
+    signalled = 'OPEN';
   }
+  if (rejecting) return { status: p.status };
 
   // 2. Accepted: until the payer has its money back through our own devolução, or the infraction
   //    is closed (nothing to return, or released by an operator).
@@ -146,14 +154,25 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
     }
     // 3. The devolução: asked once (idempotent on its id), then its own outcome, from the answer or
     //    by asking — a callback only wakes the wait. Refused or not completed: an operator's case.
+    //    An outcome that cannot be learnt keeps the money in transit with an operator case, and
+    //    the idempotent request is made again hourly until the acquirer answers: never refused by
+    //    guess (docs/operations.md "Operator cases").
     let seen = news; // a callback that arrives while the send runs must not be missed
     let state: MedRefundState = await carried(() => acq.sendMedRefund(id), 'could not be asked');
     let pollWait = REFUND_POLL_FIRST_MS;
-    while (state.status === 'EM_PROCESSAMENTO') {
+    let reported = false;
+    while (state.status === 'EM_PROCESSAMENTO' || state.status === 'UNKNOWN') {
+      const unknown = state.status === 'UNKNOWN';
+      if (unknown && !reported) {
+        await db.reportUnknownMedRefund(id, state.reason ?? 'outcome unknown');
+        reported = true;
+      }
       if (news === seen) await condition(() => news !== seen, pollWait);
       seen = news;
       pollWait = Math.min(pollWait * 2, REFUND_POLL_MAX_MS);
-      state = await carried(() => acq.checkMedRefund(id), 'its outcome could not be asked');
+      state = unknown
+        ? await carried(() => acq.sendMedRefund(id), 'could not be asked')
+        : await carried(() => acq.checkMedRefund(id), 'its outcome could not be asked');
     }
     if (state.status === 'DEVOLVIDO') p = await db.completeMedRefund(id, state.rtrId ?? null);
     else p = await db.failMedRefund(id, state.reason ?? state.status);
@@ -163,15 +182,19 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
 
 /**
  * An acquirer call that failed for good (refused credentials, an off-protocol answer, six hours of
- * outage) is an operator's case like a refused devolução, never a failed run that leaves the money
- * in transit unseen: the operator checks the devolução at the acquirer, then retries or releases.
+ * outage) says nothing of the devolução: its outcome is UNKNOWN, the money stays in transit with an
+ * operator case and the workflow asks again, never a failed run nor a refusal by guess.
+ * (`patched`: runs recorded before took it as REFUSED and replay so.)
  */
 async function carried(call: () => Promise<MedRefundState>, what: string): Promise<MedRefundState> {
   try {
     return await call();
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    return { status: 'REFUSED', reason: `${what}: ${err.cause?.message ?? err.message}` };
+    const reason = `${what}: ${err.cause?.message ?? err.message}`;
+    return patched('med-unknown-outcome-stays-in-transit')
+      ? { status: 'UNKNOWN', reason }
+      : { status: 'REFUSED', reason };
   }
 }
 

@@ -116,21 +116,11 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
     }
   };
 
-  if (status === 'PROCESSING') {
-    // 2. The transfer, idempotent on the withdrawal id.
-    try {
-      const sent = await sendWithdrawalTransfer(id);
-      transferId ??= sent.transferId;
-      if (isFinal(sent)) notices.push(sent);
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      // Not known to have reached the acquirer: the polls below repeat the idempotent send.
-      log.warn('sending the transfer failed; polling will retry it', { withdrawalId: id, error: err.cause?.message });
-    }
-
-    // 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline.
+  // 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline.
+  let deadline: number | undefined;
+  const awaitOutcome = async (): Promise<void> => {
     phase = 'awaiting_result';
-    const deadline = Date.now() + (input.resultDeadlineMs ?? RESULT_DEADLINE_MS);
+    deadline ??= Date.now() + (input.resultDeadlineMs ?? RESULT_DEADLINE_MS);
     let delay = FIRST_POLL_MS;
     while (!hasOutcome()) {
       const left = deadline - Date.now();
@@ -157,25 +147,50 @@ export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promis
       if (polled && isFinal(polled)) notices.push(polled);
       delay = Math.min(delay * 2, MAX_POLL_MS);
     }
-  }
+  };
 
   // 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
   //    reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
   //    One that contradicts the applied outcome (COMPLETED after FAILED, REJECTED after COMPLETED)
   //    changes nothing either — the first applied outcome stays — but opens an operator case.
-  while (notices.length > 0) {
-    const n = notices.shift() as TransferNotice;
-    if (alreadyApplied(n, status)) {
-      // (`patched`: histories recorded before contradictions were reported replay without it.)
-      if (contradictsApplied(n.status, status) && patched('withdrawal-reports-contradicting-outcome')) {
-        await reportTransferContradiction(id, n);
+  //    Each step applies only what the acquirer or its signed callback states (docs/architecture.md
+  //    "Workflows carry intent; activities check facts"): a notice they do not bear out changes nothing.
+  const applyNotices = async (): Promise<void> => {
+    while (notices.length > 0) {
+      const n = notices.shift() as TransferNotice;
+      if (alreadyApplied(n, status)) {
+        // (`patched`: histories recorded before contradictions were reported replay without it.)
+        if (contradictsApplied(n.status, status) && patched('withdrawal-reports-contradicting-outcome')) {
+          await reportTransferContradiction(id, n);
+        }
+        continue;
       }
-      continue;
+      if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
+      else if (n.status === 'REJECTED')
+        status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
+      else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;
     }
-    if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
-    else if (n.status === 'REJECTED')
-      status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
-    else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;
+  };
+
+  if (status === 'PROCESSING') {
+    // 2. The transfer, idempotent on the withdrawal id.
+    try {
+      const sent = await sendWithdrawalTransfer(id);
+      transferId ??= sent.transferId;
+      if (isFinal(sent)) notices.push(sent);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      // Not known to have reached the acquirer: the polls below repeat the idempotent send.
+      log.warn('sending the transfer failed; polling will retry it', { withdrawalId: id, error: err.cause?.message });
+    }
+    await awaitOutcome();
+  }
+  await applyNotices();
+  // Nothing the source bore out (a forged signal): the saga waits for the real outcome again.
+  // (`patched`: histories recorded before the steps checked facts ended here.)
+  while (status === 'PROCESSING' && patched('withdrawal-waits-again-after-an-unconfirmed-outcome')) {
+    await awaitOutcome();
+    await applyNotices();
   }
   phase = 'done';
   return state();

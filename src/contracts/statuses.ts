@@ -85,7 +85,9 @@ export type OperatorCaseStatus = (typeof OPERATOR_CASE_STATUSES)[number];
  * - MED_NOTHING_TO_RETURN: an accepted infraction found none of the merchant's money to return;
  * - MED_SHORTFALL: its devolução returns less than the payer is owed (the remainder is the case);
  * - MED_REFUND_REFUSED: the acquirer refused or could not complete the devolução (money re-blocked);
+ * - MED_REFUND_UNKNOWN: the devolução's outcome cannot be learnt (money kept in transit, still asked);
  * - TRANSFER_CONTRADICTION: a transfer outcome that contradicts the one already applied;
+ * - REFUND_CONTRADICTION: a devolução the acquirer settled (DEVOLVIDO) after its refund was FAILED;
  * - EXPIRY_ACQUIRER_UNREACHABLE: a charge due to expire whose cob the acquirer cannot be asked about;
  * - WEBHOOK_SECRET_UNAVAILABLE: a delivery stopped FAILED because its webhook's secret cannot be decrypted.
  */
@@ -93,7 +95,9 @@ export const OPERATOR_CASE_KINDS = [
   'MED_NOTHING_TO_RETURN',
   'MED_SHORTFALL',
   'MED_REFUND_REFUSED',
+  'MED_REFUND_UNKNOWN',
   'TRANSFER_CONTRADICTION',
+  'REFUND_CONTRADICTION',
   'EXPIRY_ACQUIRER_UNREACHABLE',
   'WEBHOOK_SECRET_UNAVAILABLE',
 ] as const;

@@ -22,6 +22,7 @@ import * as traceContext from '../../migrations/20261126150000_trace_context';
 import * as orderedCountUpserts from '../../migrations/20261127050000_ordered_count_upserts';
 import * as webhookSecretSlots from '../../migrations/20261201150000_webhook_secret_slots';
 import * as leastPrivilege from '../../migrations/20261201170000_least_privilege';
+import * as signedCallbacks from '../../migrations/20261201180000_signed_callbacks';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -47,6 +48,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261127050000_ordered_count_upserts', orderedCountUpserts],
   ['20261201150000_webhook_secret_slots', webhookSecretSlots],
   ['20261201170000_least_privilege', leastPrivilege],
+  ['20261201180000_signed_callbacks', signedCallbacks],
 ];
 
 /** Names of every migration, in the order they apply. */

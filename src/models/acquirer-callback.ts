@@ -24,4 +24,6 @@ export class AcquirerCallback extends BaseModel {
   updatedAt!: Date;
   /** W3C traceparent of the request that brought it (docs/operations.md "Tracing"); null when untraced. */
   traceparent!: string | null;
+  /** Kept by the callback route after its signature was verified: evidence of what the acquirer said. */
+  signed!: boolean;
 }

@@ -117,6 +117,20 @@ export function recordOperatorCaseOpened(kind: string): void {
   operatorCasesOpened.inc({ kind });
 }
 
+const signalsUnconfirmed = new Counter({
+  name: 'pixflow_signals_unconfirmed_total',
+  help: 'Workflow signals the source of truth did not bear out, changing nothing (docs/architecture.md "Workflows carry intent; activities check facts"): alert on any increase',
+  labelNames: ['workflow', 'signal', 'verdict'] as const,
+  registers: [metricsRegistry],
+});
+
+export type SignalVerdict = 'no_source' | 'disagrees';
+
+/** `workflow`: charge, withdrawal or infraction; `signal` its name; counted once per check that found it unconfirmed. */
+export function recordSignalUnconfirmed(workflow: string, signal: string, verdict: SignalVerdict): void {
+  signalsUnconfirmed.inc({ workflow, signal, verdict });
+}
+
 /** The callback inbox as /metrics shows it: read from the database at each scrape. */
 export interface CallbackInboxBacklog {
   /** Callbacks kept and not yet applied or parked (status RECEIVED). */

@@ -19,6 +19,8 @@ const newRow = (kind: string, externalId: string, payload: unknown, traceparent:
   external_id: externalId,
   payload: JSON.stringify(payload),
   traceparent: traceparent ?? null,
+  // Only the route keeps callbacks, after verifying their signature.
+  signed: true,
 });
 
 export function callbackInboxStore(db: Db) {
@@ -43,11 +45,19 @@ export function callbackInboxStore(db: Db) {
 
     /** Inserts the callback unless (kind, externalId) is kept already; returns the kept row. */
     async keep(kind: string, externalId: string, payload: unknown, traceparent?: string): Promise<AcquirerCallback> {
+      // A row the service wrote itself first (an outcome learnt by asking, a payment parked) takes
+      // the signed body now, so it becomes evidence; a signed row is never rewritten.
       await db('acquirer_callbacks')
         .insert(newRow(kind, externalId, payload, traceparent))
         .onConflict(['kind', 'external_id'])
-        .ignore();
+        .merge({ signed: true, payload: db.raw('excluded.payload') })
+        .where('acquirer_callbacks.signed', false);
       return (await AcquirerCallback.query(db).findOne({ kind, external_id: externalId })) as AcquirerCallback;
+    },
+
+    /** The row the acquirer signed for (kind, externalId), if one was kept. */
+    async findSigned(kind: string, externalId: string): Promise<AcquirerCallback | undefined> {
+      return AcquirerCallback.query(db).findOne({ kind, external_id: externalId, signed: true });
     },
 
     /** Parks it (kept first if it was not) unless it is APPLIED or PARKED already; the parked row or undefined. */

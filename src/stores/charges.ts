@@ -377,6 +377,11 @@ export function chargesStore(db: Db) {
       await ChargeRefund.query(db).patch({ rtrId }).where({ id });
     },
 
+    /** The acquirer refused the devolução request outright: its reason, while the refund is REQUESTED. */
+    async setRefundRefusal(id: string, reason: string): Promise<void> {
+      await ChargeRefund.query(db).patch({ failureReason: reason }).where({ id, status: 'REQUESTED' });
+    },
+
     /** REQUESTED → FAILED (guarded). */
     async failRefund(id: string, reason: string): Promise<void> {
       await ChargeRefund.query(db)

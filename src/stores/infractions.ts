@@ -88,6 +88,18 @@ export function infractionsStore(db: Db) {
       return Infraction.query(db).findOne({ id, merchant_id: merchantId });
     },
 
+    /**
+     * The charge's infractions whose devolução was chosen (accepted, refunding or refunded). Not
+     * locked: callers hold the charge row, and MED steps lock an infraction before its charge.
+     */
+    async withDevolucaoOnCharge(chargeId: string): Promise<Infraction[]> {
+      return Infraction.query(db)
+        .where({ charge_id: chargeId })
+        .whereIn('status', ['ACCEPTED', 'REFUNDED'])
+        .whereNotNull('refund_amount')
+        .orderBy('id');
+    },
+
     async find(id: string, opts: { lock?: boolean } = {}): Promise<Infraction | undefined> {
       const q = Infraction.query(db);
       if (opts.lock) q.forUpdate();

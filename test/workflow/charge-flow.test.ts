@@ -17,6 +17,8 @@ import { getTestDb } from '../support/db';
 import { createChargeLifecycle } from '../../src/services/charges/lifecycle';
 import { counter } from '../support/metrics';
 import { newTxid } from '../../src/pix';
+import { callbackInboxStore } from '../../src/stores/callback-inbox';
+import { pixWireOf } from '../../src/services/charges/payment-notices';
 import { createChargesService } from '../../src/services/charges/charges';
 import { createOperatorCaseServices, createWorkflowClients } from '../../src/runtime/composition';
 import { CLI_ACTOR } from '../../src/services/platform/audit';
@@ -131,7 +133,7 @@ describe('charge workflow', function () {
     assert.deepEqual(scheduled, ['recordPayment']);
   });
 
-  it('records a payment in one transaction of eight statements and answers with the charge as it left it', async () => {
+  it('records a signed payment in two reads and one transaction of eight statements and answers with the charge as it left it', async () => {
     const m = await readyMerchant(s.api);
     await s.api.knex('merchants').where({ id: m.merchantId }).update({ settlement_delay_seconds: 0 });
     // A subscribed webhook, so the event has a delivery (this stack mounts no webhook routes and
@@ -164,15 +166,22 @@ describe('charge workflow', function () {
         paidAt: new Date().toISOString(),
         payer: { name: 'Pagador', document: '12345678909' },
       });
+      // Each payment as the callback route keeps it: a signed inbox row (docs/architecture.md
+      // "Workflows carry intent; activities check facts").
+      const signed = (n: ReturnType<typeof noticeOf>) =>
+        callbackInboxStore(s.api.knex)
+          .keep('pix', n.endToEndId, pixWireOf(n))
+          .then(() => n);
       // The merchant's first movement also creates its ledger accounts; the count is of the next.
-      await lifecycle.recordPayment(first.id, noticeOf(first, `E${Date.now()}1`.padEnd(32, '0')));
+      await lifecycle.recordPayment(first.id, await signed(noticeOf(first, `E${Date.now()}1`.padEnd(32, '0'))));
+      const notice = await signed(noticeOf(charge, `E${Date.now()}2`.padEnd(32, '0')));
       statements.length = 0;
-      const notice = noticeOf(charge, `E${Date.now()}2`.padEnd(32, '0'));
       const recorded = await lifecycle.recordPayment(charge.id, notice);
-      // BEGIN, the lock with what deciding needs, one call for the ledger batch (payment and
-      // settlement, `ledger_post_batch`), the charge, the inbox row, the event with its webhooks,
-      // the delivery with its NOTIFY, COMMIT (docs/performance.md "Payment to webhook: the timeline").
-      assert.equal(statements.length, 8, statements.join('\n'));
+      // The charge and its signed inbox row read; then BEGIN, the lock with what deciding needs,
+      // one call for the ledger batch (payment and settlement, `ledger_post_batch`), the charge,
+      // the inbox row, the event with its webhooks, the delivery with its NOTIFY, COMMIT
+      // (docs/performance.md "Payment to webhook: the timeline").
+      assert.equal(statements.length, 10, statements.join('\n'));
       assert.equal(recorded.kind, 'paid');
       assert.equal(recorded.snapshot?.status, 'PAID');
       assert.equal(recorded.snapshot?.settled, true);

@@ -82,6 +82,7 @@ function infractionStubs(
       Object.assign(p, { refundId: null, operatorAction: 'pending' });
       return now();
     },
+    reportUnknownMedRefund: async () => now(),
     applyOperatorAction: async () => {
       if (p.operatorAction === 'release') Object.assign(p, { operatorAction: null, blocked: 0, closed: true });
       else if (p.operatorAction === 'retry') p.operatorAction = null;
@@ -522,21 +523,29 @@ describe('infraction workflow (stubbed activities)', function () {
       assert.equal(stub.calls.length, 1);
     });
 
-    it('the acquirer refusing the devolução request for good (AcquirerRejectedError): not retried, an operator case instead of a failed run', async () => {
-      const { stub, progress } = infractionStubs({
-        sendMedRefund: async () => {
-          throw failure('AcquirerRejectedError', 'acquirer answered 401');
+    it('the acquirer refusing the devolução request for good (AcquirerRejectedError): not retried, the outcome unknown — in transit with a case, asked again, never refused by guess', async () => {
+      let refusals = 1;
+      const { stub } = infractionStubs((d) => ({
+        sendMedRefund: async (id) => {
+          if (refusals-- > 0) throw failure('AcquirerRejectedError', 'acquirer answered 401');
+          return d.sendMedRefund(id);
         },
-      });
-      const { result } = await runInfraction(stub, async (h) => {
-        await update(h, 'ACCEPTED');
-        await called(stub, 'failMedRefund');
-        progress.operatorAction = 'release';
-        await h.signal(operatorDecidedSignal);
-      });
-      assert.deepEqual(result, { ok: true, value: { status: 'ACCEPTED' } });
-      assert.equal(stub.of('sendMedRefund').length, 1);
-      assert.match(String(stub.of('failMedRefund')[0].args[1]), /^could not be asked: .*401/);
+      }));
+      const { result } = await runInfraction(stub, async (h) => update(h, 'ACCEPTED'));
+      assert.deepEqual(result, refunded);
+      assert.deepEqual(stub.names(), [
+        'blockInfractionFunds',
+        'acceptInfraction',
+        'prepareInfractionRefund',
+        'sendMedRefund',
+        'reportUnknownMedRefund',
+        'sendMedRefund',
+        'checkMedRefund',
+        'completeMedRefund',
+      ]);
+      assert.equal(stub.of('sendMedRefund')[0].attempt, 1, 'not retried');
+      assert.match(String(stub.of('reportUnknownMedRefund')[0].args[1]), /^could not be asked: .*401/);
+      assert.deepEqual(stub.of('failMedRefund'), []);
     });
 
     it('an acquirer outage while asking is retried on the acquirer backoff', async () => {

@@ -142,9 +142,11 @@ describe('MED money under random interleavings (fast-check)', function () {
         await life.block(inf);
         return;
       case 'accept':
+        await decide(inf, 'ACCEPTED');
         await life.accept(inf);
         return;
       case 'reject':
+        await decide(inf, 'REJECTED');
         await life.reject(inf);
         return;
       case 'prepare':
@@ -167,14 +169,34 @@ describe('MED money under random interleavings (fast-check)', function () {
     }
   }
 
+  /**
+   * The acquirer's decision, as its signed callback stores it on the row (advance only): accepting
+   * or rejecting applies only that (docs/architecture.md "Workflows carry intent; activities check facts").
+   */
+  async function decide(id: string, status: 'ACCEPTED' | 'REJECTED'): Promise<void> {
+    const row = await infractionsStore(knex()).find(id);
+    if (!row?.e2eId) return;
+    await infractionsStore(knex()).recordFromAcquirer({
+      acquirerId: row.acquirerInfractionId,
+      endToEndId: row.e2eId,
+      amount: row.amount,
+      reason: row.reason ?? 'property',
+      status,
+    });
+  }
+
   /** Drives one infraction to its end as the workflow would, with every decision made. */
   async function finish(id: string): Promise<void> {
     const life = lifecycle();
     for (let i = 0; i < 10; i++) {
       const p = await life.progress(id);
       if (p.closed) return;
-      if (p.status === 'OPEN') await life.accept(id);
-      else if (p.operatorAction === 'pending') {
+      if (p.status === 'OPEN') {
+        await decide(id, 'ACCEPTED');
+        await life.accept(id);
+        // The acquirer rejected it earlier: the rejection is what it decided.
+        if ((await life.progress(id)).status === 'OPEN') await life.reject(id);
+      } else if (p.operatorAction === 'pending') {
         await knex()('infractions').where({ id }).update({ operator_action: 'release' });
         await life.applyOperatorAction(id);
       } else if (p.refundId) await life.completeRefund(id, null);

@@ -23,7 +23,10 @@ import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
 import { acquirerRefundId } from './refund-ids';
 import { markCallbackApplied, parkCallback } from '../inbox/callback-inbox';
-import { noticeOfReceived, pixWireOf } from './payment-notices';
+import { noticeOf, noticeOfReceived, pixWireOf } from './payment-notices';
+import { pix as pixSchema } from '../../acquirer/wire';
+import { recordUnconfirmedSignal } from '../platform/signal-checks';
+import { reportFailedRefundShortfall } from '../med/shortfall';
 import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordRefund } from '../../observability/metrics';
 
@@ -99,13 +102,52 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   const paymentApplied = (trx: Knex.Transaction, notice: PaymentNotice, resolution: string) =>
     markCallbackApplied(trx, { kind: 'pix', externalId: notice.endToEndId, payload: pixWireOf(notice), resolution });
 
+  /**
+   * A `paid` signal only says "look again" (docs/architecture.md "Workflows carry intent;
+   * activities check facts"): the payment applied is the one the signed callback row of its
+   * end-to-end id holds, or else the one the acquirer reports on the cob; with neither, nothing
+   * moves and the signal is recorded. One already applied to this charge needs no second look.
+   */
   async function recordPayment(chargeId: string, notice: PaymentNotice): Promise<RecordedPayment> {
+    const charge = await chargesStore(knex).find(chargeId);
+    if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
+    const fact = charge.e2eId === notice.endToEndId ? notice : await confirmedPayment(charge, notice);
+    if (!fact || !samePayment(fact, notice)) {
+      await recordUnconfirmedSignal(knex, logger, {
+        workflow: 'charge',
+        signal: 'paid',
+        verdict: fact ? 'disagrees' : 'no_source',
+        subjectType: 'charge',
+        subjectId: chargeId,
+        merchantId: charge.merchantId,
+        claimed: notice,
+        source: fact,
+      });
+    }
+    if (!fact) return { kind: 'unconfirmed', snapshot: await loadSnapshot(chargeId) };
     try {
-      return await applyPayment(chargeId, notice);
+      return await applyPayment(chargeId, fact);
     } catch (err) {
       throw asDataIntegrity(err);
     }
   }
+
+  /** The payment of this end-to-end id on the charge's cob, as the signed inbox row or else the acquirer says it. */
+  async function confirmedPayment(charge: Charge, notice: PaymentNotice): Promise<PaymentNotice | null> {
+    if (!charge.txid) return null;
+    const row = await callbackInboxStore(knex).findSigned('pix', notice.endToEndId);
+    const signed = row ? pixSchema.safeParse(row.payload) : undefined;
+    if (signed?.success && signed.data.txid === charge.txid) return noticeOf(signed.data, charge.txid);
+    const atAcquirer = await paymentsAtAcquirer(charge.id);
+    return atAcquirer.find((p) => p.endToEndId === notice.endToEndId) ?? null;
+  }
+
+  const samePayment = (a: PaymentNotice, b: PaymentNotice): boolean =>
+    a.endToEndId === b.endToEndId &&
+    a.txid === b.txid &&
+    a.amount === b.amount &&
+    new Date(a.paidAt).getTime() === new Date(b.paidAt).getTime() &&
+    (a.payer?.document ?? null) === (b.payer?.document ?? null);
 
   /**
    * One transaction: the charge locked with what deciding needs (one statement), the ledger
@@ -301,13 +343,10 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       // workflow. FAILED gives a merchant's money back to available; a payer's stays for an operator.
       if (err instanceof AcquirerError && (err.code === 'REJECTED' || err.code === 'NOT_FOUND')) {
         logger.warn({ refundId, e2eId, err: err.message }, 'devolução refused by the acquirer');
-        return {
-          settled: {
-            refundId,
-            outcome: 'FAILED',
-            reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}`,
-          },
-        };
+        const reason = `refused by the acquirer: ${err.problem?.detail ?? err.code}`;
+        // Kept on the row: the acquirer's own answer, which settling the refund then relies on.
+        await chargesStore(knex).setRefundRefusal(refundId, reason);
+        return { settled: { refundId, outcome: 'FAILED', reason } };
       }
       throw err;
     }
@@ -320,7 +359,43 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     return outcomeOf(refundId, await acquirer.getRefund(e2eId, acquirerRefundId(refundId)));
   }
 
-  async function settleRefund(result: RefundSettledNotice): Promise<void> {
+  /**
+   * A refund outcome handed to the workflow (a `refundSettled` signal, or its own question) as the
+   * source states it (docs/architecture.md "Workflows carry intent; activities check facts"): the
+   * signed callback of that outcome, the refusal the acquirer gave our request (kept on the row),
+   * or else the acquirer's answer; null — recorded, nothing applied — when they do not bear it out.
+   */
+  async function confirmedRefundOutcome(result: RefundSettledNotice): Promise<RefundSettledNotice | null> {
+    const charges = chargesStore(knex);
+    const refund = await charges.findRefund(result.refundId);
+    if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return result;
+    const status = result.outcome === 'CONFIRMED' ? 'DEVOLVIDO' : 'NAO_REALIZADO';
+    if (await callbackInboxStore(knex).findSigned('refund', `${acquirerRefundId(refund.id)}:${status}`)) return result;
+    if (result.outcome === 'FAILED' && refund.failureReason) return { ...result, reason: refund.failureReason };
+    const { e2eId } = await refundTarget(refund.id);
+    let fact: RefundSettledNotice | null = null;
+    try {
+      fact = outcomeOf(refund.id, await acquirer.getRefund(e2eId, acquirerRefundId(refund.id)));
+    } catch (err) {
+      if (!(err instanceof AcquirerError && err.code === 'NOT_FOUND')) throw err;
+    }
+    if (fact?.outcome === result.outcome) return fact;
+    await recordUnconfirmedSignal(knex, logger, {
+      workflow: 'charge',
+      signal: 'refundSettled',
+      verdict: fact ? 'disagrees' : 'no_source',
+      subjectType: 'charge',
+      subjectId: refund.chargeId,
+      merchantId: refund.merchantId,
+      claimed: result,
+      source: fact,
+    });
+    return null;
+  }
+
+  async function settleRefund(claimed: RefundSettledNotice): Promise<void> {
+    const result = await confirmedRefundOutcome(claimed);
+    if (!result) return;
     const applied = await knex.transaction(async (trx): Promise<{ kind: string } | undefined> => {
       const charges = chargesStore(trx);
       const refund = await charges.findRefund(result.refundId, { lock: true });
@@ -347,6 +422,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       }
       if (!confirmed) {
         await charges.failRefund(refund.id, result.reason ?? 'refund not completed');
+        if (refund.kind === 'MERCHANT') await reportFailedRefundShortfall(trx, logger, refund);
         if (refund.kind !== 'MERCHANT') {
           logger.error(
             { refundId: refund.id, chargeId: charge.id },

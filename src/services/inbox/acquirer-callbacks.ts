@@ -13,7 +13,8 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Logger } from '../../lib/logger';
-import { chargesStore } from '../../stores/charges';
+import { chargesStore, type ChargeRefund } from '../../stores/charges';
+import { openOperatorCase } from '../platform/operator-cases';
 import type { AcquirerCallback } from '../../models/acquirer-callback';
 import type { Acquirer } from '../../acquirer/types';
 import { AcquirerError } from '../../acquirer/errors';
@@ -161,6 +162,7 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
         return { kind: 'wait', reason: `unknown devolução ${d.id}` };
       return { kind: 'park', reason: `outcome of an unknown devolução ${d.id}` };
     }
+    if (refund.status === 'FAILED' && d.status === 'DEVOLVIDO') return refundContradiction(refund, d.id);
     if (refund.status !== 'REQUESTED') return { kind: 'applied', resolution: `refund already ${refund.status}` };
     // A MED devolução is its infraction workflow's alone: it asks the acquirer for the outcome
     // itself, woken by the infraction's own callback (docs/operations.md "MED infractions").
@@ -171,6 +173,29 @@ export function createAcquirerCallbacks(deps: AcquirerCallbacksDeps) {
       { refundId: refund.id, outcome: d.status === 'DEVOLVIDO' ? 'CONFIRMED' : 'FAILED', reason: d.motivo },
     );
     return { kind: 'handed' };
+  }
+
+  /**
+   * The acquirer settled a devolução whose refund our books already FAILED (its money went back to
+   * the merchant, or was re-blocked): the payer has it too. Nothing moves — moving it again could
+   * pay twice — and an operator settles it from a REFUND_CONTRADICTION case (acknowledge only).
+   */
+  async function refundContradiction(refund: ChargeRefund, devolucaoId: string): Promise<HandlerOutcome> {
+    const opened = await knex.transaction((trx) =>
+      openOperatorCase(trx, logger, {
+        reference: `refund:${refund.id}:contradiction:DEVOLVIDO`,
+        kind: 'REFUND_CONTRADICTION',
+        merchantId: refund.merchantId,
+        subjectType: 'charge',
+        subjectId: refund.chargeId,
+        reason: `devolução ${devolucaoId} of ${refund.amount} cents settled at the acquirer after refund ${refund.id} was FAILED: the books keep FAILED; settle it with the merchant and the acquirer`,
+        details: { refundId: refund.id, kind: refund.kind, amount: refund.amount, devolucaoId },
+      }),
+    );
+    return {
+      kind: 'applied',
+      resolution: `DEVOLVIDO after FAILED: nothing moved, operator case REFUND_CONTRADICTION ${opened ? 'opened' : 'already open'}`,
+    };
   }
 
   const inbox = createCallbackInbox({

@@ -520,6 +520,21 @@ export async function lockedBalance(
 }
 
 /**
+ * Several of the merchant's balances, their rows locked FOR UPDATE in the ledger's one lock order
+ * (kind name, as every posting locks them): a step that reads a balance before posting locks
+ * everything the posting will touch at once, so it never takes a later row before an earlier one
+ * (docs/architecture.md "Money and the ledger"). An account without a row reads 0.
+ */
+export async function lockedBalances(
+  trx: Knex.Transaction,
+  merchantId: string,
+  kinds: readonly LedgerAccountKind[],
+): Promise<Map<LedgerAccountKind, number>> {
+  const locked = await lockBalances(trx, merchantId, kinds);
+  return new Map(kinds.map((k) => [k, locked.get(k) ?? 0]));
+}
+
+/**
  * Operator adjustment of `available` (credit > 0, debit < 0; never below zero). The platform's
  * `adjustments` account takes the other side, so adjustments stay visible and sum to zero.
  */

@@ -27,8 +27,13 @@ import { centsToDecimalString } from '../../domain/money';
 import type { InfractionProgress, MedRefundState } from '../../../workflows/infraction-types';
 import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
-import { acquirerRefundId } from '../charges/refund-ids';
-import { openOperatorCase } from '../platform/operator-cases';
+import { acquirerRefundId, internalRefundId } from '../charges/refund-ids';
+import { callbackInboxStore } from '../../stores/callback-inbox';
+import { infractionCallback } from '../../acquirer/wire';
+import { wireToCents } from '../../acquirer/money-wire';
+import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
+import { recordUnconfirmedSignal } from '../platform/signal-checks';
+import type { InfractionStatus } from '../../contracts/statuses';
 
 export class InfractionNotFoundError extends Error {
   constructor(message: string) {
@@ -150,11 +155,35 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return progress(id);
   }
 
+  /**
+   * The acquirer's decision is the one its signed callback stored on the row (docs/architecture.md
+   * "Workflows carry intent; activities check facts"): a decision the row does not hold is recorded
+   * and applies nothing, whatever signal asked for it.
+   */
+  async function decidedByAcquirer(trx: Trx, inf: Infraction, claimed: InfractionStatus): Promise<boolean> {
+    const holds =
+      claimed === 'REJECTED'
+        ? inf.acquirerStatus === 'REJECTED'
+        : inf.acquirerStatus === 'ACCEPTED' || inf.acquirerStatus === 'REFUNDED';
+    if (holds) return true;
+    await recordUnconfirmedSignal(trx, logger, {
+      workflow: 'infraction',
+      signal: 'acquirerUpdate',
+      verdict: 'disagrees',
+      subjectType: 'infraction',
+      subjectId: inf.id,
+      merchantId: inf.merchantId,
+      claimed: { status: claimed },
+      source: { acquirerStatus: inf.acquirerStatus },
+    });
+    return false;
+  }
+
   /** OPEN → REJECTED: every blocked cent goes back to available; `infraction.updated` (REJECTED). */
   async function reject(id: string): Promise<InfractionProgress> {
     const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'OPEN') return false;
+      if (inf.status !== 'OPEN' || !(await decidedByAcquirer(trx, inf, 'REJECTED'))) return false;
       if (inf.blockedAmount > 0) {
         await ledger.moveBlocked(trx, {
           reference: `infraction:${inf.id}:unblock`,
@@ -180,7 +209,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
   async function accept(id: string): Promise<InfractionProgress> {
     const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
-      if (inf.status !== 'OPEN') return false;
+      if (inf.status !== 'OPEN' || !(await decidedByAcquirer(trx, inf, 'ACCEPTED'))) return false;
       await patch(trx, inf.id, { status: 'ACCEPTED' });
       await recordEvent(trx, {
         merchantId: inf.merchantId,
@@ -228,11 +257,11 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         0,
         (charge.feeAmount ?? 0) - (await infractionsStore(trx).feeReturnedOnCharge(charge.id, inf.id)),
       );
-      const fromFee = Math.min(
-        owed - fromBlocked,
-        feeLeft,
-        await ledger.lockedBalance(trx, inf.merchantId, 'fee_revenue'),
-      );
+      // blocked, fee_revenue and in_transit locked together in kind order before the fee is read,
+      // as failRefund's posting locks them: fee_revenue first would deadlock two infractions of one
+      // merchant (docs/operations.md "The money of an infraction").
+      const locked = await ledger.lockedBalances(trx, inf.merchantId, ['blocked', 'fee_revenue', 'in_transit']);
+      const fromFee = Math.min(owed - fromBlocked, feeLeft, locked.get('fee_revenue') ?? 0);
       const amount = fromBlocked + fromFee;
       const caseOf = (kind: 'MED_NOTHING_TO_RETURN' | 'MED_SHORTFALL', reason: string) =>
         openOperatorCase(trx, logger, {
@@ -311,10 +340,28 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const r = await acquirer.getRefund(e2eId, acquirerRefundId(refundId));
       return { status: r.status, rtrId: r.rtrId, reason: r.reason };
     } catch (err) {
+      // Not known there is no outcome: the money stays in transit and the request is made again
+      // (idempotent on its id), never taken as refused.
       if (err instanceof AcquirerError && err.code === 'NOT_FOUND')
-        return { status: 'REFUSED', reason: 'unknown devolução' };
+        return { status: 'UNKNOWN', reason: 'the acquirer does not know the devolução' };
       throw err;
     }
+  }
+
+  /**
+   * The acquirer's own devolução of the payment, as its signed REFUNDED callback of this infraction
+   * carries it: settled (DEVOLVIDO) and none of ours. The payer has that money back.
+   */
+  async function acquirersOwnReturn(
+    db: Knex | Trx,
+    inf: Infraction,
+  ): Promise<{ id: string; rtrId: string; amount: number } | null> {
+    const row = await callbackInboxStore(db).findSigned('infractions', `${inf.acquirerInfractionId}:REFUNDED`);
+    const parsed = row ? infractionCallback.safeParse(row.payload) : undefined;
+    const d = parsed?.success ? parsed.data.infraction.devolucao : undefined;
+    if (!d || d.status !== 'DEVOLVIDO') return null;
+    if (await chargesStore(db).findRefund(internalRefundId(d.id))) return null;
+    return { id: d.id, rtrId: d.rtrId, amount: wireToCents(d.valor) ?? 0 };
   }
 
   /**
@@ -324,6 +371,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * retry the devolução or release the money (docs/operations.md "Operator cases"). Once per devolução.
    */
   async function failRefund(id: string, reason: string): Promise<InfractionProgress> {
+    let ownReturn: { id: string; rtrId: string; amount: number } | null = null;
     const applied = await knex.transaction(async (trx): Promise<boolean> => {
       const inf = await lock(trx, id);
       if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return false;
@@ -332,6 +380,11 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       // Confirmed meanwhile (the charge's own refund path applied a DEVOLVIDO): not a failure; the
       // workflow asks again and completes.
       if (!refund || refund.status === 'CONFIRMED') return false;
+      // Refused because the acquirer already returned the payment itself: the payer has the money,
+      // so it is booked as this devolução's completion, once, and no case offers to release it
+      // (docs/operations.md "The money of an infraction").
+      ownReturn = await acquirersOwnReturn(trx, inf);
+      if (ownReturn) return false;
       const fromFee = inf.feeReturned;
       const fromBlocked = inf.refundAmount - fromFee;
       await ledger.returnMedRefund(trx, {
@@ -341,6 +394,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
         toFee: fromFee,
       });
       await chargesStore(trx).failRefund(refundId, reason);
+      await closeOperatorCase(
+        trx,
+        logger,
+        unknownCase(inf.id, refundId),
+        `the acquirer did not complete it: ${reason}`,
+      );
       await patch(trx, inf.id, {
         refundId: null,
         refundAmount: null,
@@ -369,6 +428,41 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       recordInfraction('refund_refused');
       recordRefund('failed', 'INFRACTION');
     }
+    const own = ownReturn as { id: string; rtrId: string; amount: number } | null;
+    if (own) {
+      logger.warn(
+        { infractionId: id, acquirerDevolucao: own.id, amount: own.amount },
+        "the acquirer returned the payment itself: booked as the MED devolução's completion",
+      );
+      return completeRefund(id, own.rtrId);
+    }
+    return progress(id);
+  }
+
+  /** The reference of the MED_REFUND_UNKNOWN case of one devolução. */
+  const unknownCase = (infractionId: string, refundId: string): string =>
+    `infraction:${infractionId}:MED_REFUND_UNKNOWN:${refundId}`;
+
+  /**
+   * The devolução's outcome cannot be learnt (the acquirer unreachable for the whole window, or it
+   * does not know the devolução): its money stays in transit, never re-blocked or released by
+   * guess, and a MED_REFUND_UNKNOWN case tells an operator while the workflow keeps asking. Only
+   * `acknowledge` is offered: nothing an operator does there can pay twice.
+   */
+  async function reportUnknownRefund(id: string, reason: string): Promise<InfractionProgress> {
+    await knex.transaction(async (trx) => {
+      const inf = await lock(trx, id);
+      if (inf.status !== 'ACCEPTED' || !inf.refundId) return;
+      await openOperatorCase(trx, logger, {
+        reference: unknownCase(inf.id, inf.refundId),
+        kind: 'MED_REFUND_UNKNOWN',
+        merchantId: inf.merchantId,
+        subjectType: 'infraction',
+        subjectId: inf.id,
+        reason: `the outcome of the devolução of ${inf.refundAmount ?? 0} cents cannot be learnt (${reason}): kept in transit, asked again hourly`,
+        details: { chargeId: inf.chargeId, refundId: inf.refundId, amount: inf.refundAmount, error: reason },
+      });
+    });
     return progress(id);
   }
 
@@ -438,6 +532,12 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
           'MED refund on a charge that is no longer PAID',
         );
       await patch(trx, inf.id, { status: 'REFUNDED', refundedAt, closedAt: refundedAt, blockedAmount: 0 });
+      await closeOperatorCase(
+        trx,
+        logger,
+        unknownCase(inf.id, refundId),
+        'the devolução settled: the payer has the money',
+      );
       await recordEvent(trx, {
         merchantId: inf.merchantId,
         type: 'infraction.refund_completed',
@@ -476,6 +576,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     sendRefund,
     checkRefund,
     failRefund,
+    reportUnknownRefund,
     applyOperatorAction,
     completeRefund,
   };

@@ -24,6 +24,10 @@ import { recordEvent } from '../platform/events';
 import { recordAudit, type Actor } from '../platform/audit';
 import { openOperatorCase } from '../platform/operator-cases';
 import { contradictsApplied } from '../../domain/transfer-outcomes';
+import { callbackInboxStore } from '../../stores/callback-inbox';
+import { transferCallback } from '../../acquirer/wire';
+import { wireToCents } from '../../acquirer/money-wire';
+import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import type { TransferStatus, WithdrawalStatus } from '../../contracts/statuses';
 
 /** Final for the activity's retry policy: the withdrawal does not exist. */
@@ -150,11 +154,10 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
         (err.code === 'INVALID_REQUEST' || (err.code === 'REJECTED' && err.status === 400));
       if (nothingCreated) {
         logger.warn({ withdrawalId: id, err: err.message }, 'transfer refused by the acquirer');
-        return {
-          status: 'REJECTED',
-          transferId: null,
-          reason: `refused by the acquirer: ${err.problem?.detail ?? err.code}`,
-        };
+        const reason = `refused by the acquirer: ${err.problem?.detail ?? err.code}`;
+        // Kept on the row: the acquirer's own answer, which failing the withdrawal then relies on.
+        await withdrawalsStore(knex).patch(id, { failureReason: reason, updatedAt: new Date() });
+        return { status: 'REJECTED', transferId: null, reason };
       }
       throw err;
     }
@@ -173,8 +176,58 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return noticeOf(await acquirer.getTransfer(w.transferId));
   }
 
+  /**
+   * Where the transfer stands, from the signed callback of the claimed outcome or else the
+   * acquirer (docs/architecture.md "Workflows carry intent; activities check facts"): an outcome
+   * handed to the saga, by signal or poll, is applied only when this bears it out.
+   */
+  async function transferFact(w: Withdrawal, claimed: TransferNotice): Promise<TransferNotice> {
+    // The send was refused with nothing created (sendTransfer kept the acquirer's refusal).
+    if (!w.transferId && w.failureReason) return { status: 'REJECTED', transferId: null, reason: w.failureReason };
+    const transferId = w.transferId ?? claimed.transferId;
+    const row = transferId
+      ? await callbackInboxStore(knex).findSigned('transfers', `${transferId}:${claimed.status}`)
+      : undefined;
+    const signed = row ? transferCallback.safeParse(row.payload) : undefined;
+    if (signed?.success) {
+      const t = signed.data.transfer;
+      const ours = t.idempotencyKey === w.id && (w.transferId ?? t.id) === t.id && wireToCents(t.valor) === w.amount;
+      if (ours) return { status: t.status, transferId: t.id, ...(t.motivo ? { reason: t.motivo } : {}) };
+    }
+    return checkTransfer(w.id);
+  }
+
+  /**
+   * The outcome the source states, when it is one of `accepted`; otherwise null, with the claim
+   * recorded (audit and metric) and nothing applied.
+   */
+  async function confirmOutcome(
+    w: Withdrawal,
+    claimed: TransferNotice,
+    accepted: readonly TransferStatus[],
+  ): Promise<TransferNotice | null> {
+    const fact = await transferFact(w, claimed);
+    if (accepted.includes(fact.status)) return fact;
+    await recordUnconfirmedSignal(knex, logger, {
+      workflow: 'withdrawal',
+      signal: 'transfer',
+      verdict: 'disagrees',
+      subjectType: 'withdrawal',
+      subjectId: w.id,
+      merchantId: w.merchantId,
+      claimed,
+      source: fact,
+    });
+    return null;
+  }
+
   /** COMPLETED: in transit → acquirer (the money left the merchant's books), `withdraw.completed`. */
   async function complete(id: string, notice: TransferNotice): Promise<ApplyOutcome> {
+    const w = await find(knex, id);
+    if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
+    // A returned transfer was completed first.
+    const fact = await confirmOutcome(w, { ...notice, status: 'COMPLETED' }, ['COMPLETED', 'RETURNED']);
+    if (!fact) return { status: w.status, changed: false };
     return knex.transaction(async (trx) => {
       const w = await find(trx, id, true);
       if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
@@ -193,7 +246,7 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
         return { status: w.status, changed: false };
       }
       const completedAt = new Date();
-      const transferId = w.transferId ?? notice.transferId;
+      const transferId = w.transferId ?? fact.transferId;
       await withdrawalsStore(trx).patch(id, { status: 'COMPLETED', completedAt, transferId, updatedAt: completedAt });
       await recordEvent(trx, {
         merchantId: w.merchantId,
@@ -217,7 +270,13 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * reference for completion and failure, so a failure can never be posted twice nor after a
    * completion.
    */
-  async function fail(id: string, reason: string): Promise<ApplyOutcome> {
+  async function fail(id: string, claimedReason: string): Promise<ApplyOutcome> {
+    const current = await find(knex, id);
+    if (current.status !== 'PROCESSING') return { status: current.status, changed: false };
+    const claimed: TransferNotice = { status: 'REJECTED', transferId: current.transferId, reason: claimedReason };
+    const fact = await confirmOutcome(current, claimed, ['REJECTED']);
+    if (!fact) return { status: current.status, changed: false };
+    const reason = fact.reason ?? claimedReason;
     return knex.transaction(async (trx) => {
       const w = await find(trx, id, true);
       if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
@@ -260,10 +319,13 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
    * books always pass through the state the acquirer went through.
    */
   async function refund(id: string, notice: TransferNotice): Promise<ApplyOutcome> {
-    const reason = notice.reason ?? 'returned by the destination bank';
     let w = await find(knex, id);
+    if (w.status !== 'PROCESSING' && w.status !== 'COMPLETED') return { status: w.status, changed: false };
+    const fact = await confirmOutcome(w, { ...notice, status: 'RETURNED' }, ['RETURNED']);
+    if (!fact) return { status: w.status, changed: false };
+    const reason = fact.reason ?? notice.reason ?? 'returned by the destination bank';
     if (w.status === 'PROCESSING') {
-      await complete(id, notice);
+      await complete(id, fact);
       w = await find(knex, id);
     }
     if (w.status !== 'COMPLETED') return { status: w.status, changed: false };
