@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
-import { migrateLatest } from '../src/db/migrate';
+import { migrateAsOwner } from '../src/db';
 import { silentLogger, startServer } from '@pixflow/embedded-temporal';
 import { connectTemporalClient } from '../src/temporal/connection';
 import { chargeWorkflowClient } from '../src/temporal/clients/charge';
@@ -128,7 +128,8 @@ export async function runChargesBench(
   const acquirer = new HttpAcquirer({ baseUrl: simulator.url, clientId: 'b', clientSecret: 'b', timeoutMs: 5000 });
   let server: Server | undefined;
   try {
-    await migrateLatest(knex);
+    // Migrations run as the owner role; the service's role owns nothing (docs/production.md "Database roles").
+    await migrateAsOwner({ migrationUrl: pg.ownerUrl });
     await warmQrRenderer();
     const logger = createLogger({ level: 'silent' });
     // No worker: charge workflows are started, not run; the bench measures the API's path.

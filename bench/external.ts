@@ -5,7 +5,7 @@
  *   - baseline: bench/baseline-server.ts, bare Koa + koa-body + one pg `INSERT … RETURNING`;
  *   - service: the real `npm start` entry point (src/cli/start.ts), launched as package.json's
  *     `start` script launches it (its environment and node options), on the same PostgreSQL, with
- *     its embedded Temporal server and acquirer simulator;
+ *     the official Temporal dev server it spawns and the acquirer simulator;
  *   - for each endpoint, the baseline is measured right before it under the same load, so every
  *     ratio compares two figures taken a few seconds apart on the same machine;
  *   - each measured load follows `--warmup` seconds (default 5) of the same load, unmeasured, on
@@ -653,7 +653,8 @@ export async function runExternalBench(o: {
       [path.join(ROOT, 'bench/baseline-server.ts')],
       {
         ...process.env,
-        DATABASE_URL: db.url,
+        // The bare insert makes its own table, so it connects as the owner role.
+        DATABASE_URL: db.ownerUrl,
         PORT: String(baselinePort),
         ...(temporal ? { BASELINE_TEMPORAL_ADDRESS: temporal.address } : {}),
       },
@@ -676,6 +677,7 @@ export async function runExternalBench(o: {
         ...launch.env,
         NODE_ENV: 'development',
         DATABASE_URL: db.url,
+        DATABASE_MIGRATION_URL: db.ownerUrl,
         PORT: String(port),
         HOST: '127.0.0.1',
         DATA_DIR: path.join(dir, 'data'),

@@ -17,7 +17,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
-import { migrateLatest } from '../src/db/migrate';
+import { migrateAsOwner } from '../src/db';
 import { startStack } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook } from '../tools/harness/src/client';
 import { startCountingReceiver } from '../tools/harness/src/receiver';
@@ -75,7 +75,8 @@ async function main(): Promise<void> {
   let stack: Awaited<ReturnType<typeof startStack>> | undefined;
   let connection: Connection | undefined;
   try {
-    await migrateLatest(knex);
+    // Migrations run as the owner role; the service's role owns nothing (docs/production.md "Database roles").
+    await migrateAsOwner({ migrationUrl: pg.ownerUrl });
     stack = await startStack({
       databaseUrl: pg.url,
       env: { RATE_LIMIT_BURST: '1000000', RATE_LIMIT_RPS: '1000000', LOG_LEVEL: 'error' },

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
-import { migrateLatest } from '../src/db/migrate';
+import { migrateAsOwner } from '../src/db';
 import { checkLedgerInvariant } from '../src/services/ledger/invariant';
 import { startStack, waitUntil } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook, withdrawalBody } from '../tools/harness/src/client';
@@ -87,7 +87,8 @@ export async function runPaymentsWebhooksBench(opts: {
   const receiver = await startCountingReceiver();
   let stack: Awaited<ReturnType<typeof startStack>> | undefined;
   try {
-    await migrateLatest(knex);
+    // Migrations run as the owner role; the service's role owns nothing (docs/production.md "Database roles").
+    await migrateAsOwner({ migrationUrl: pg.ownerUrl });
     stack = await startStack({
       databaseUrl: pg.url,
       env: { DATABASE_POOL_MAX: '10', RATE_LIMIT_BURST: '1000000', RATE_LIMIT_RPS: '1000000', LOG_LEVEL: 'error' },
