@@ -1,7 +1,7 @@
 /**
  * `npm run ops -- workflows list|show` (docs/operations.md "Watching workflows"): the CLI as an
- * operator runs it, a fresh process, pointed by TEMPORAL_ADDRESS at the run's Temporal test server,
- * where the charges stack runs real charge workflows: one paid and settled (a signal, activities, a
+ * operator runs it, a fresh process, pointed by TEMPORAL_ADDRESS at the run's official dev server
+ * (visibility by query, as on a cluster), where the charges stack runs real charge workflows: one paid and settled (a signal, activities, a
  * timer), one left running, then canceled with the acquirer failing once (a retried activity).
  */
 import assert from 'node:assert/strict';
@@ -57,14 +57,19 @@ describe('ops CLI: workflows list and show', function () {
   };
 
   before(async () => {
-    s = await chargesStack();
+    s = await chargesStack('dev');
     databaseUrl = (await getTestDb()).url;
     const m = await readyMerchant(s.api);
     merchantId = m.merchantId;
     token = m.token;
+    // Real time on the dev server: a settlement delay of a second instead of skipped days.
+    const settles = await s.api.request('PATCH', `/v1/admin/merchants/${merchantId}`, {
+      token: await s.api.adminToken(),
+      body: { settlementDelaySeconds: 1 },
+    });
+    assert.equal(settles.status, 200, JSON.stringify(settles.body));
 
-    // Paid, then settled after the merchant's settlement delay: awaiting the result lets the
-    // time-skipping server jump over that timer.
+    // Paid, then settled after the merchant's settlement delay.
     const paidId = await createCharge();
     assert.equal((await s.api.request('POST', `/v1/sandbox/charges/${paidId}/pay`, { token, body: {} })).status, 202);
     await eventually(
@@ -141,7 +146,7 @@ describe('ops CLI: workflows list and show', function () {
     has(/\s\d+\s+ActivityTaskScheduled\s+recordPayment$/);
     has(/\s\d+\s+ActivityTaskStarted\s+recordPayment\s+1$/);
     has(/\s\d+\s+ActivityTaskCompleted\s+recordPayment\s+1$/);
-    has(/\s\d+\s+TimerStarted\s+timer \d+ \((\d+[dhms])+\)$/);
+    has(/\s\d+\s+TimerStarted\s+timer \d+ \((\d+(ms|[dhms]))+\)$/);
     has(/\s\d+\s+TimerFired\s+timer \d+$/);
     has(/\s\d+\s+ActivityTaskCompleted\s+settleCharge\s+1$/);
     assert.match(rows.at(-1) ?? '', /\s\d+\s+WorkflowExecutionCompleted$/);
@@ -192,7 +197,7 @@ describe('ops CLI: workflows list and show', function () {
     );
   });
 
-  it('filters by merchant (MerchantId search attribute, indexed by the embedded server)', async () => {
+  it('filters by merchant (MerchantId search attribute, indexed by the dev server)', async () => {
     const mine = json<ListOutput>(await ops('workflows', 'list', '--merchant', merchantId));
     assert.equal(mine.query, `MerchantId = '${merchantId}'`);
     assert.deepEqual(mine.workflows.map((w) => w.workflowId).sort(), [paid.workflowId, open.workflowId].sort());
@@ -227,7 +232,7 @@ describe('ops CLI: workflows list and show', function () {
     );
   });
 
-  it('beside `npm start`, finds its embedded Temporal by the address it writes under DATA_DIR', async () => {
+  it('beside `npm start`, finds its dev server by the address it writes under DATA_DIR', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-ops-workflows-'));
     fs.mkdirSync(path.dirname(localAddressFile(dataDir)), { recursive: true });
     fs.writeFileSync(localAddressFile(dataDir), `${s.env.address}\n`);

@@ -1,7 +1,7 @@
 /**
  * Production shape with everything secured (docs/production.md "Connecting to a secured Temporal
- * cluster or Temporal Cloud", "Acquirer mTLS"): the project's Temporal server as its own process
- * over mTLS with an API key, the acquirer simulator over HTTPS requiring a client certificate, and
+ * cluster or Temporal Cloud", "Acquirer mTLS"): the official dev server as its own process behind
+ * a TLS endpoint requiring mTLS and an API key, the acquirer simulator over HTTPS requiring a client certificate, and
  * `src/cli/api.ts` and `src/cli/worker.ts` as real processes configured only through the
  * environment (TEMPORAL_TLS_*, TEMPORAL_API_KEY, ACQUIRER_TLS_*). A charge is created (its
  * workflow started by the API's native client), paid at the acquirer, and reaches PAID through the
@@ -48,10 +48,14 @@ describe('production shape over TLS: Temporal mTLS + API key, acquirer mTLS (rea
     const { url } = await getTestDb();
     stack = await startStack({
       databaseUrl: url,
-      temporalArgs: [
-        ...['--tls-cert', f['temporal-server.pem'], '--tls-key', f['temporal-server-key.pem']],
-        ...['--tls-client-ca', f['temporal-ca.pem'], '--api-key', API_KEY],
-      ],
+      temporalSecurity: {
+        tls: {
+          cert: fs.readFileSync(f['temporal-server.pem']),
+          key: fs.readFileSync(f['temporal-server-key.pem']),
+          clientCa: fs.readFileSync(f['temporal-ca.pem']),
+        },
+        apiKey: API_KEY,
+      },
       simulator: {
         tls: {
           cert: fs.readFileSync(f['acquirer-server.pem']),
@@ -93,13 +97,13 @@ describe('production shape over TLS: Temporal mTLS + API key, acquirer mTLS (rea
     // The cob was created at the acquirer, over mTLS, before it can be paid.
     await waitUntil(
       () => stack.simulator.control.calls.some((c) => c.route === 'createCob' && c.status < 300),
-      60_000,
+      150_000,
       'the cob at the acquirer',
     );
     await stack.simulator.control.payCob(row.txid);
     await waitUntil(
       async () => ((await knex('charges').where({ id }).first('status')) as { status: string }).status === 'PAID',
-      60_000,
+      150_000,
       'the charge PAID',
     );
   });

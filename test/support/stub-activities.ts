@@ -17,7 +17,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { onRunEnd } from './lifecycle';
-import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle, type WorkerContext } from './temporal';
+import { endRun, terminateRunning, testEnv, uniqueTaskQueue, workflowBundle, type WorkerContext } from './temporal';
 
 type History = temporal.api.history.v1.IHistory;
 /** A protobuf Duration as decoded (seconds may be a Long). */
@@ -138,10 +138,7 @@ export async function withStubWorker<R>(
   try {
     return await fn({ ...shared.ctx, workflowId });
   } finally {
-    await shared.ctx.client.workflow
-      .getHandle(workflowId)
-      .terminate('left running at the end of a test')
-      .catch(() => undefined);
+    await endRun(shared.ctx.client, workflowId, undefined, 'left running at the end of a test');
     shared.routes.delete(workflowId);
   }
 }

@@ -38,7 +38,7 @@ import type { DeliveryRef } from '../../src/temporal/clients/webhook';
 import { startApi, type TestApi } from './api';
 import { CALLBACK_SECRET } from './charges';
 import { getTestDb } from './db';
-import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
+import { devEnv, terminateRunning, uniqueTaskQueue, workflowBundle } from './temporal';
 import { startReceiver, type Receiver } from './webhook-receiver';
 import { deliveriesDispatchedElsewhere } from './webhooks';
 
@@ -68,7 +68,8 @@ export async function startTracedStack(): Promise<TracedStack> {
   };
   try {
     const { knex } = await getTestDb();
-    const env = await testEnv();
+    // The dev server: the test server drops the header a signal-with-start carries the trace in.
+    const env = await devEnv();
     const logLines: Array<Record<string, unknown>> = [];
     const logger = createLogger({
       level: 'info',

@@ -23,14 +23,6 @@ const scriptsOf = (dir: string): Record<string, string> =>
   (JSON.parse(fs.readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> })
     .scripts ?? {};
 
-function workspaceDir(name: string): string | undefined {
-  for (const dir of ['tools/embedded-temporal']) {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, dir, 'package.json'), 'utf8')) as { name: string };
-    if (pkg.name === name || dir === name) return dir;
-  }
-  return undefined;
-}
-
 /** The commands of a block: one per line (continuations joined), split at `&&`, `;` and `|`. */
 function commands(code: string): string[][] {
   return code
@@ -59,17 +51,10 @@ function problems(block: Block, words: string[]): string[] {
     return fs.existsSync(path.join(ROOT, fixed));
   };
   if (cmd === 'npm' && args[0] === 'run') {
+    // The project has no workspaces: every script is the root package's.
     const rest = args.slice(1).filter((a) => a !== '-s' && a !== '--silent');
-    let dir = '.';
-    const w = rest.indexOf('-w');
-    if (w >= 0) {
-      const ws = workspaceDir(rest[w + 1] ?? '');
-      if (!ws) return [`${where}: no workspace ${rest[w + 1]}`];
-      dir = ws;
-      rest.splice(w, 2);
-    }
     const script = rest[0];
-    return script && script in scriptsOf(dir) ? [] : [`${where}: no npm script "${script}" in ${dir}/package.json`];
+    return script && script in scriptsOf('.') ? [] : [`${where}: no npm script "${script}" in package.json`];
   }
   if (cmd === 'npx' && (args[0] === 'mocha' || args[0] === 'tsx')) {
     const paths = args.slice(1).filter((a) => !a.startsWith('-') && !a.startsWith('[') && /[/.]/.test(a));
@@ -115,7 +100,7 @@ describe('commands in the docs (docs/testing.md "Commands in the docs")', () => 
     assert.equal(problems(block, ['npx', 'mocha', 'test/api/no-such.test.ts']).length, 1);
     assert.equal(problems(block, ['sh', 'tools/no-such.sh']).length, 1);
     assert.deepEqual(problems(block, ['npm', 'run', '-s', 'ops', '--', 'merchants', 'list']), []);
-    assert.deepEqual(problems(block, ['npx', 'mocha', "'tools/embedded-temporal/test/**/*.test.ts'"]), []);
+    assert.deepEqual(problems(block, ['npx', 'mocha', "'test/workflow/**/*.test.ts'"]), []);
     assert.deepEqual(commands('A=1 B=2 npm run bench # why\nx && y | z'), [
       ['npm', 'run', 'bench'],
       ['x'],

@@ -4,6 +4,10 @@
  * another (SIMULATOR_THREAD). A charge made through it has its durable workflow at once, and the
  * sandbox payment — a message to the simulator's thread, its signed callback, signal-with-start
  * through the client thread — takes it to PAID; a refusal of the simulator is still told apart.
+ *
+ * On the dev server: nothing here waits on a timer, and a whole API's reconcilers and webhook
+ * dispatcher start runs for other suites' rows, which on the time-skipping server would hold its
+ * clock (docs/testing.md "One Temporal server of each kind per run").
  */
 import assert from 'node:assert/strict';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -15,7 +19,7 @@ import { startApi, type RunningApi } from '../../src/runtime/processes';
 import { createActivities } from '../../src/runtime/composition';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { getTestDb } from '../support/db';
-import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
+import { devEnv, terminateRunning, uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import { startApi as startTestApi, TEST_CONFIG, type TestApi } from '../support/api';
 import { eventually, readyMerchant } from '../support/charges';
 
@@ -47,20 +51,20 @@ describe('startApi with the charge workflow client and the simulator on threads,
   /** A worker of the test environment running the charge workflow with `handle`'s acquirer. */
   const chargeWorker = async (handle: AcquirerHandle) =>
     Worker.create({
-      connection: (await testEnv()).nativeConnection,
+      connection: (await devEnv()).nativeConnection,
       taskQueue,
       workflowBundle: await workflowBundle(require.resolve('../../workflows')),
       activities: createActivities({ knex: (await getTestDb()).knex, logger, acquirer: handle.acquirer }),
     });
   after(async () => {
     await api?.stop();
-    await terminateRunning((await testEnv()).client, taskQueue);
+    await terminateRunning((await devEnv()).client, taskQueue);
     await acquirer?.close();
   });
 
   it('creates a charge whose workflow exists at once, and the sandbox payment takes it to PAID', async () => {
     const { knex } = await getTestDb();
-    const env = await testEnv();
+    const env = await devEnv();
     const config = apiConfig({
       ACQUIRER_CALLBACK_SECRET: 'api-threads-secret',
       TEMPORAL_CLIENT_THREAD: 'true',
@@ -97,7 +101,7 @@ describe('startApi with the charge workflow client and the simulator on threads,
 
   it('by default starts, signals and reads charge workflows through a native (Rust core) client on the main thread', async () => {
     const { knex } = await getTestDb();
-    const env = await testEnv();
+    const env = await devEnv();
     const config = apiConfig({ ACQUIRER_CALLBACK_SECRET: 'api-native-secret' });
     assert.equal(config.TEMPORAL_CLIENT_NATIVE, true);
     assert.equal(config.TEMPORAL_CLIENT_THREAD, false);

@@ -23,6 +23,7 @@ import { createChargesService } from '../../src/services/charges/charges';
 import { createOperatorCaseServices, createWorkflowClients } from '../../src/runtime/composition';
 import { CLI_ACTOR } from '../../src/services/platform/audit';
 import type { OperatorCaseView } from '../../src/services/platform/operator-cases';
+import { endRun } from '../support/temporal';
 
 interface Charge {
   id: string;
@@ -625,7 +626,7 @@ describe('charge workflow', function () {
     assert.deepEqual(described.memo, { chargeId: charge.id, merchantId: m.merchantId });
     assert.deepEqual(described.typedSearchAttributes.get(MERCHANT_ID_ATTRIBUTE), m.merchantId);
     assert.deepEqual(described.typedSearchAttributes.get(ENTITY_ID_ATTRIBUTE), charge.id);
-    await handle.terminate('simulating a lost workflow');
+    await endRun(s.client, handle.workflowId, undefined, 'simulating a lost workflow');
     assert.equal((await handle.describe()).status.name, 'TERMINATED');
     const started = await reconcileChargeWorkflows({
       knex: s.api.knex,

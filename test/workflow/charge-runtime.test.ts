@@ -1,6 +1,10 @@
 /**
  * How `startApi` wires charges: the sandbox exists only while the acquirer is the in-process
  * simulator; the callback routes always; the simulator calls back the API's own URL once it listens.
+ *
+ * On the dev server: nothing here waits on a timer, and a whole API's reconcilers and webhook
+ * dispatcher start runs for other suites' rows, which on the time-skipping server would hold its
+ * clock (docs/testing.md "One Temporal server of each kind per run").
  */
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config';
@@ -10,7 +14,7 @@ import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
 import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import { getTestDb } from '../support/db';
-import { terminateRunning, testEnv, uniqueTaskQueue } from '../support/temporal';
+import { devEnv, terminateRunning, uniqueTaskQueue } from '../support/temporal';
 import { newTxid } from '../../src/pix';
 
 describe('charges wiring in startApi', function () {
@@ -43,17 +47,16 @@ describe('charges wiring in startApi', function () {
   });
   after(async () => {
     for (const api of running) await api.stop();
-    await terminateRunning((await testEnv()).client, taskQueue);
+    await terminateRunning((await devEnv()).client, taskQueue);
     await simulator.close();
     // startApi's reconcilers start workflows (charges, PIX key registrations, infractions) on the
-    // configured queue, which no worker polls here: left running, they would hold the run-wide
-    // time-skipping lock.
-    await terminateRunning((await testEnv()).client, config({}).TEMPORAL_TASK_QUEUE);
+    // configured queue, which no worker polls here: ended so that no run outlives the suite.
+    await terminateRunning((await devEnv()).client, config({}).TEMPORAL_TASK_QUEUE);
   });
 
   async function start(withSimulator: boolean, extra: Record<string, string> = {}): Promise<RunningApi> {
     const { knex } = await getTestDb();
-    const env = await testEnv();
+    const env = await devEnv();
     const api = await startApi({
       config: config({ ...(withSimulator ? {} : { ACQUIRER_URL: simulator.url }), ...extra }),
       logger,

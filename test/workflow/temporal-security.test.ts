@@ -1,6 +1,7 @@
 /**
  * A secured Temporal, for real (docs/production.md "Connecting to a secured Temporal cluster or
- * Temporal Cloud"): the project's server over TLS, over mTLS and with an API key, and the
+ * Temporal Cloud"): the official dev server behind a real TLS endpoint (tools/harness/src/
+ * temporal-tls-proxy.ts) over TLS, over mTLS and with an API key, and the
  * project's own connection code configured from the environment (TEMPORAL_TLS_*,
  * TEMPORAL_API_KEY through loadConfig and temporalSecurity): the worker's native connection polls
  * and both kinds of client (grpc-js and the Rust core's) run a workflow with an activity to its
@@ -13,11 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
-import { startServer, type Logger, type RunningServer, type ServerOptions } from '@pixflow/embedded-temporal';
 import { loadConfig } from '../../src/config';
 import { connectTemporalClient, connectWorkerConnection, temporalSecurity } from '../../src/temporal/connection';
 import { makeCa, writePem } from '../support/certificates';
-import { workflowBundle } from '../support/temporal';
+import { devEnv, workflowBundle } from '../support/temporal';
+import { startTlsProxy, type RunningTlsProxy, type TlsProxyOptions } from '../../tools/harness/src/temporal-tls-proxy';
 import type { loggingWorkflow } from './fixtures/log-context-workflows';
 
 const WORKFLOWS = require.resolve('./fixtures/log-context-workflows');
@@ -34,14 +35,11 @@ describe('Temporal over TLS, mTLS and API keys (client and worker, from configur
     'ca.pem' | 'server.pem' | 'server-key.pem' | 'client.pem' | 'client-key.pem' | 'rogue.pem' | 'rogue-key.pem',
     string
   >;
-  let servers: RunningServer[] = [];
-  /** The servers' warnings (refused handshakes among them). */
+  let servers: RunningTlsProxy[] = [];
+  /** The endpoints' warnings (refused handshakes among them). */
   let serverWarnings: string[] = [];
-  const logger: Logger = {
-    info() {},
-    warn: (fields, msg) => void serverWarnings.push(`${msg} ${JSON.stringify(fields)}`),
-    error() {},
-  };
+  /** host:port of the run's dev server, behind each endpoint. */
+  let upstream: string;
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-temporal-tls-'));
@@ -61,6 +59,7 @@ describe('Temporal over TLS, mTLS and API keys (client and worker, from configur
     });
     // Bundled before any server starts (and the SDK runtime installed quietly with it).
     await workflowBundle(WORKFLOWS);
+    upstream = (await devEnv()).address;
   });
 
   afterEach(async () => {
@@ -72,7 +71,7 @@ describe('Temporal over TLS, mTLS and API keys (client and worker, from configur
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   async function serve(opts: { clientCa?: boolean; apiKey?: string; tls?: boolean }): Promise<string> {
-    const security: Pick<ServerOptions, 'tls' | 'apiKey'> = {
+    const security: Pick<TlsProxyOptions, 'tls' | 'apiKey'> = {
       ...(opts.tls === false
         ? {}
         : {
@@ -84,7 +83,7 @@ describe('Temporal over TLS, mTLS and API keys (client and worker, from configur
           }),
       ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
     };
-    const s = await startServer({ port: 0, timeSkipping: false, logger, ...security });
+    const s = await startTlsProxy({ upstream, warn: (w) => void serverWarnings.push(w), ...security });
     servers.push(s);
     return s.address;
   }

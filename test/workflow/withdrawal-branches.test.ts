@@ -456,7 +456,14 @@ describe('withdrawal workflow (stubbed activities)', function () {
         assert.deepEqual(timeouts.get(name), { startToClose: 30_000, scheduleToClose: 6 * 3_600_000 }, name);
         assert.deepEqual(policies.get(name)?.nonRetryableErrorTypes, ['AcquirerRejectedError', 'NotFoundError'], name);
       }
-      assert.deepEqual(timeouts.get('completeWithdrawal'), { startToClose: 15_000, scheduleToClose: 0 });
+      // No overall limit: the workflow sets none, and the server records it as unset (0) or, as
+      // sdk-java's test server does, as its ten-year default.
+      const compensation = timeouts.get('completeWithdrawal');
+      assert.equal(compensation?.startToClose, 15_000);
+      assert.ok(
+        [0, 10 * 365 * 86_400_000].includes(compensation?.scheduleToClose ?? -1),
+        String(compensation?.scheduleToClose),
+      );
       assert.deepEqual(policies.get('completeWithdrawal')?.nonRetryableErrorTypes, [
         'NotFoundError',
         'InvariantViolation',

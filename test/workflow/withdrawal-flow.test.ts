@@ -17,7 +17,7 @@ import { withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
 import type { WithdrawalWorkflowState } from '../../workflows/withdrawal-types';
 import { eventually } from '../support/charges';
 import { createOperatorCaseServices } from '../../src/runtime/composition';
-import { uniqueTaskQueue, workflowBundle } from '../support/temporal';
+import { endRun, uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import {
   assertBooksReconcile,
   DEST,
@@ -468,6 +468,9 @@ describe('withdrawal saga', function () {
       connection: s.env.nativeConnection,
       taskQueue,
       workflowBundle: bundle,
+      // No sticky queue: the task after the send goes to the shared queue, where the second worker
+      // takes it at once (a sticky one would wait out its schedule-to-start timeout first).
+      maxCachedWorkflows: 0,
       activities: {
         ...activities,
         sendWithdrawalTransfer: async (id: string) => {
@@ -540,7 +543,7 @@ describe('withdrawal saga', function () {
     const lost = await newWithdrawal(m.token, 1_000);
     const lostRun = await handle(lost.id).describe();
     await transferIdOf(lost.id);
-    await handle(lost.id).terminate('simulating a lost workflow');
+    await endRun(s.client, handle(lost.id).workflowId, undefined, 'simulating a lost workflow');
 
     const started = await reconcileWithdrawalWorkflows({
       knex: s.knex,

@@ -3,6 +3,10 @@
  * by `openAcquirer` completes transfers on its own after SIMULATOR_TRANSFER_DELAY_MS
  * (SIMULATOR_AUTO_COMPLETE), and its callback reaches the saga through the API's callback route.
  * The withdrawal sandbox exists only while the acquirer is the simulator.
+ *
+ * On the dev server: nothing here waits on a timer, and a whole API's reconcilers and webhook
+ * dispatcher start runs for other suites' rows, which on the time-skipping server would hold its
+ * clock (docs/testing.md "One Temporal server of each kind per run").
  */
 import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
@@ -13,7 +17,7 @@ import { startApi, type RunningApi } from '../../src/runtime/processes';
 import { createActivities } from '../../src/runtime/composition';
 import * as ledger from '../../src/services/ledger/ledger';
 import { getTestDb } from '../support/db';
-import { terminateRunning, testEnv, uniqueTaskQueue, workflowBundle } from '../support/temporal';
+import { devEnv, terminateRunning, uniqueTaskQueue, workflowBundle } from '../support/temporal';
 import { startApi as startTestApi, TEST_CONFIG, type TestApi } from '../support/api';
 import { fundedMerchant, DEST, type WithdrawBody } from '../support/withdrawals';
 import { eventually } from '../support/charges';
@@ -44,13 +48,13 @@ describe('withdrawals wiring in startApi', function () {
   after(async () => {
     for (const api of apis) await api.stop();
     // The reconcilers startApi runs may have started sagas here that no worker polls any more.
-    await terminateRunning((await testEnv()).client, taskQueue);
+    await terminateRunning((await devEnv()).client, taskQueue);
     for (const h of handles) await h.close();
   });
 
   it('auto-completes a withdrawal after SIMULATOR_TRANSFER_DELAY_MS through the real callback path', async () => {
     const { knex } = await getTestDb();
-    const env = await testEnv();
+    const env = await devEnv();
     const cfg = config({ SIMULATOR_TRANSFER_DELAY_MS: '50', SIMULATOR_AUTO_COMPLETE: 'true' });
     const acquirer = await openAcquirer(cfg);
     handles.push(acquirer);
@@ -85,7 +89,7 @@ describe('withdrawals wiring in startApi', function () {
 
   it('mounts no withdrawal sandbox when the acquirer is external', async () => {
     const { knex } = await getTestDb();
-    const env = await testEnv();
+    const env = await devEnv();
     const sim = await openAcquirer(config({ SIMULATOR_AUTO_COMPLETE: 'false' }));
     handles.push(sim);
     const cfg = config({ ACQUIRER_URL: sim.url });

@@ -44,9 +44,9 @@ const STATUS_NAMES: Record<WorkflowExecutionInfo['status']['name'], WorkflowExec
  * `MerchantId = 'mch_…' AND ExecutionStatus = 'Running' AND WorkflowType = 'chargeWorkflow'`.
  *
  * No `ORDER BY StartTime DESC`: only Elasticsearch visibility accepts ORDER BY; SQL visibility
- * (docker-compose's PostgreSQL, the Temporal CLI dev server), Temporal Cloud and the embedded
- * server of `npm start` refuse the whole query. Their own order (open runs first, then the most
- * recently closed; newest start first on the embedded server) picks the `--limit` runs, which
+ * (docker-compose's PostgreSQL, the Temporal CLI dev server of `npm start`) and Temporal Cloud
+ * refuse the whole query. Their own order (open runs first, then the most recently closed) picks
+ * the `--limit` runs, which
  * `listWorkflows` prints newest start first. Values are validated ids (src/contracts/
  * workflow-inspection.ts); quotes are escaped anyway.
  */

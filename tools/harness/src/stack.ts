@@ -1,6 +1,7 @@
 /**
  * A production-shaped stack of real child processes for the reliability suites and benchmarks:
- * the project's Temporal server (tools/embedded-temporal, real time, its own process),
+ * the official Temporal dev server (`temporal server start-dev`, real time, its own process; behind
+ * a TLS endpoint when asked, tools/harness/src/temporal-tls-proxy.ts),
  * `src/cli/api.ts` and `src/cli/worker.ts` started as many times as a test wants, all against one
  * PostgreSQL (the run's, or one the caller passes), and the acquirer simulator in this process
  * (so tests count transfers and drive outcomes through its control surface). Each process is
@@ -18,14 +19,15 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
 import { freePort } from '../../../src/db/embedded-postgres';
 import { SIMULATOR_CLIENT } from '../../../src/acquirer';
 import { startAcquirerSimulator, type RunningSimulator } from '../../../src/acquirer/simulator/server';
+import { createLogger } from '../../../src/lib/logger';
+import { startLocalTemporal } from '../../../src/temporal/local-server';
 import { onRunEnd } from '../../../test/support/lifecycle';
+import { startTlsProxy, type TlsProxyOptions } from './temporal-tls-proxy';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const TEMPORAL_LAUNCHER = path.join(ROOT, 'tools/embedded-temporal/bin/embedded-temporal');
 
 export const STACK_ADMIN = { email: 'admin@pixflow.test', password: 'admin-password-123' };
 
@@ -70,8 +72,16 @@ export interface StackOptions {
     /** HTTPS (and mTLS with clientCa) at the simulator, as a real acquirer. */
     tls?: { cert: Buffer; key: Buffer; clientCa?: Buffer };
   };
-  /** Extra flags for the Temporal launcher (e.g. --tls-cert, --api-key). */
-  temporalArgs?: string[];
+  /** A TLS endpoint (and API key check) in front of the dev server, as a secured cluster. */
+  temporalSecurity?: Pick<TlsProxyOptions, 'tls' | 'apiKey'>;
+}
+
+/** The official dev server of a stack or benchmark, in its own process. */
+export interface TemporalProcess {
+  /** Where clients connect: the dev server, or the TLS endpoint in front of it. */
+  address: string;
+  pid: number;
+  stop(): Promise<void>;
 }
 
 export async function waitUntil(
@@ -134,35 +144,38 @@ export function spawnProc(name: string, args: string[], env: NodeJS.ProcessEnv):
   return proc;
 }
 
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
-
-/** The project's Temporal server in its own process (real time), once it listens. */
-export async function startTemporalProcess(args: string[] = []): Promise<{ proc: Proc; address: string }> {
-  const port = await freePort();
-  const proc = spawnProc('temporal', [TEMPORAL_LAUNCHER, '--port', String(port), '--quiet', ...args], {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-  });
-  await waitUntil(() => portOpen(port), 60_000, 'the Temporal server').catch((err: Error) => {
-    throw new Error(`${err.message}\n${proc.output.join('')}`);
-  });
-  return { proc, address: `127.0.0.1:${port}` };
+/**
+ * The official dev server in its own process (real time, headless, its SQLite file under
+ * `dataDir`), once it answers; with `security`, clients reach it through a TLS endpoint.
+ */
+export async function startTemporalProcess(
+  opts: { dataDir?: string; security?: Pick<TlsProxyOptions, 'tls' | 'apiKey'> } = {},
+): Promise<TemporalProcess> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-temporal-'));
+  const server = await startLocalTemporal({ dataDir, logger: createLogger({ level: 'silent' }), ui: false });
+  onRunEnd(() => server.stop());
+  const proxy = opts.security
+    ? await startTlsProxy({ upstream: server.address, warn: () => undefined, ...opts.security })
+    : undefined;
+  return {
+    address: proxy?.address ?? server.address,
+    pid: server.pid,
+    stop: async () => {
+      await proxy?.close();
+      await server.stop();
+      if (!opts.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-stack-'));
   const procs: Proc[] = [];
-  const { proc: temporal, address: temporalAddress } = await startTemporalProcess(opts.temporalArgs);
-  procs.push(temporal);
+  const temporal = await startTemporalProcess({
+    dataDir: path.join(dataDir, 'temporal-server'),
+    security: opts.temporalSecurity,
+  });
+  const temporalAddress = temporal.address;
   const callbackSecret = crypto.randomBytes(24).toString('hex');
   const simulator = await startAcquirerSimulator({
     callbackSecret,
@@ -209,7 +222,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   return {
     databaseUrl: opts.databaseUrl,
     temporalAddress,
-    temporalPid: temporal.child.pid ?? 0,
+    temporalPid: temporal.pid,
     taskQueue,
     simulator,
     env,
@@ -251,7 +264,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       return proc;
     },
     async stop() {
-      await Promise.all(procs.filter((p) => p.name !== 'temporal').map((p) => p.stop()));
+      await Promise.all(procs.map((p) => p.stop()));
       await temporal.stop();
       await simulator.close();
       fs.rmSync(dataDir, { recursive: true, force: true });

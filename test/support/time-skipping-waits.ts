@@ -1,0 +1,97 @@
+/**
+ * Waits on the time-skipping clock that may overlap (docs/testing.md "One Temporal server of each
+ * kind per run"). sdk-java's test server skips time only while its lock count is zero, and an idle
+ * server holds one lock. The SDK's time-skipping client gives that one lock back for as long as a
+ * `result()` is awaited, and `env.sleep()` does the same for its sleep. Two such waits at once
+ * (`Promise.all` of two results, a sleep while a result is awaited) give back two locks: the
+ * second takes one a running workflow task holds, and when that task ends the server's count
+ * goes below zero. From then on time runs free, and every later wait's unlock is refused.
+ *
+ * So the waits share the one lock: the first wait to begin gives it back, the last to end takes
+ * it again; a sleep alone is the server's own call (its lock comes back exactly at the sleep's
+ * end), and a sleep beside another wait waits on a virtual timer (`sleep`, no lock change). A
+ * count already at zero (a terminate's lock given back twice, test/support/temporal-open-workflows.ts
+ * `endRun`) is mended the same way: that wait's unlock is refused, its end takes the lock. The
+ * clock checks of test/support/temporal-open-workflows.ts keep using the server's own calls
+ * (`rawTestService`).
+ */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+
+/** The part of sdk-java's test service used here. */
+export interface TestService {
+  unlockTimeSkipping(req: object): Promise<unknown>;
+  lockTimeSkipping(req: object): Promise<unknown>;
+  unlockTimeSkippingWithSleep(req: { duration: object }): Promise<unknown>;
+  sleep(req: { duration: object }): Promise<unknown>;
+  getCurrentTime(req: object): Promise<{ time?: { seconds?: unknown } | null }>;
+}
+
+const raw = new WeakMap<object, TestService>();
+
+/** The test service's own calls, not shared (for the clock checks), or undefined off the test server. */
+export function rawTestService(connection: object): TestService | undefined {
+  return raw.get(connection);
+}
+
+/** Makes the waits of `env`'s client and `env.sleep()` share the one lock (see above). */
+export function shareTimeSkippingWaits(env: TestWorkflowEnvironment): void {
+  const service = (env.connection as unknown as { testService: TestService }).testService;
+  const own: TestService = {
+    unlockTimeSkipping: service.unlockTimeSkipping.bind(service),
+    lockTimeSkipping: service.lockTimeSkipping.bind(service),
+    unlockTimeSkippingWithSleep: service.unlockTimeSkippingWithSleep.bind(service),
+    sleep: service.sleep.bind(service),
+    getCurrentTime: service.getCurrentTime.bind(service),
+  };
+  raw.set(env.connection, own);
+
+  let waits = 0;
+  // Lock changes run one after another, so that a wait that ends never overtakes one that begins.
+  let changes: Promise<unknown> = Promise.resolve();
+  const change = (fn: () => Promise<unknown>): Promise<unknown> => {
+    const next = changes.then(fn);
+    changes = next.catch(() => undefined);
+    return next;
+  };
+  const begin = () =>
+    change(async () => {
+      // Refused only when no lock is held (one given back too many): time already runs free,
+      // and `end` takes back the idle server's lock, so the count is right again.
+      if (waits === 0) await own.unlockTimeSkipping({}).catch(() => undefined);
+      waits++;
+    });
+  const end = () =>
+    change(async () => {
+      waits = Math.max(0, waits - 1);
+      if (waits === 0) await own.lockTimeSkipping({});
+    });
+
+  service.unlockTimeSkipping = begin;
+  service.lockTimeSkipping = end;
+  service.unlockTimeSkippingWithSleep = async (req) => {
+    const alone = await change(async () => waits++ === 0);
+    if (!alone) {
+      // Time already skips for the other wait: a virtual timer, and the last wait to end locks.
+      try {
+        return await own.sleep(req);
+      } finally {
+        await end();
+      }
+    }
+    try {
+      // Alone: the server's own call, which takes the lock back in the same step as its timer
+      // fires, so that time stops exactly there (a lock taken by a call after it would come late,
+      // after time had skipped past the next timers).
+      return await own.unlockTimeSkippingWithSleep(req);
+    } catch {
+      // Refused: no lock was held; the server's timer takes one back at the sleep's end.
+      return await own.sleep(req);
+    } finally {
+      // The server holds its lock again: a wait begun meanwhile still needs it given back.
+      await change(async () => {
+        waits = Math.max(0, waits - 1);
+        if (waits > 0) await own.unlockTimeSkipping({});
+      });
+    }
+  };
+}
