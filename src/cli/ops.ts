@@ -14,6 +14,7 @@
  *   npm run ops -- pix-key set-status <merchantId> <keyId> <PENDING|ACTIVE|INACTIVE>
  *   npm run ops -- adjust <merchantId> --amount -1500 --reason "chargeback fee"
  *   npm run ops -- audit-log [--target-id ID [--target-type merchant]] [--page 1] [--limit 20]
+ *   npm run ops -- statement <merchantId> [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--page 1] [--limit 20] [--csv]
  *   npm run ops -- ledger check [--merchant-id ID ...]   (exits 1 when a violation is found)
  *   npm run ops -- users list <merchantId>
  *   npm run ops -- users set-status <userId> <ACTIVE|DISABLED>
@@ -40,6 +41,8 @@
  * address `npm start` writes under DATA_DIR while it runs): the runs matching a visibility query,
  * and one run's history as a table (`--json`: the raw history) (docs/operations.md "Watching workflows").
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../config';
@@ -61,6 +64,8 @@ import { checkLedgerInvariant } from '../services/ledger/invariant';
 import { reencryptWebhookSecrets } from '../services/webhooks/secrets';
 import { stderrProgress } from '../process/progress';
 import type { MerchantsService } from '../services/accounts/merchants';
+import type { StatementService } from '../services/ledger/statement';
+import { statementCsvQuery, statementQuery } from '../contracts/statement';
 import type { UserAccessService } from '../services/accounts/user-access';
 import {
   createAccountServices,
@@ -92,6 +97,7 @@ import {
 interface Ops {
   knex: Knex;
   merchants: MerchantsService;
+  statement: StatementService;
   access: UserAccessService;
   config: Config;
   logger: Logger;
@@ -106,9 +112,10 @@ async function run(fn: (ops: Ops) => Promise<unknown>): Promise<void> {
   });
   const db = await openDatabase(config, logger);
   try {
-    const { merchants, userAccess } = createAccountServices({ knex: db.knex, config, logger });
-    const result = await fn({ knex: db.knex, merchants, access: userAccess, config, logger });
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const { merchants, statement, userAccess } = createAccountServices({ knex: db.knex, config, logger });
+    const result = await fn({ knex: db.knex, merchants, statement, access: userAccess, config, logger });
+    if (result instanceof Readable) await pipeline(result, process.stdout, { end: false });
+    else process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await db.close();
   }
@@ -286,6 +293,30 @@ export function buildProgram(): Command {
       run(async ({ knex }) => {
         const q = input(auditLogQuery, o);
         return { page: q.page, limit: q.limit, ...(await listAudit(knex, q)) };
+      }),
+    );
+
+  // docs/operations.md "A merchant's statement": what the merchant sees at GET /v1/merchants/me/statement.
+  program
+    .command('statement <merchantId>')
+    .description("a merchant's statement: ledger movements of a range of days with the balances after each")
+    .option('--from <date>', 'first day, YYYY-MM-DD (America/Sao_Paulo); default 29 days before --to')
+    .option('--to <date>', 'last day, inclusive; default today')
+    .option('--page <n>')
+    .option('--limit <n>')
+    .option('--csv', 'the whole range as CSV on stdout instead of a page as JSON')
+    .action((merchantId: string, o: { from?: string; to?: string; page?: string; limit?: string; csv?: boolean }) =>
+      run(async ({ merchants: svc, statement }) => {
+        const range = { from: o.from, to: o.to };
+        // Validated before the merchant is looked up, as the API does; an unknown merchant fails.
+        if (o.csv) {
+          const q = input(statementCsvQuery, range);
+          await svc.getProfile(merchantId);
+          return statement.csv(merchantId, q).body;
+        }
+        const q = input(statementQuery, { ...range, page: o.page, limit: o.limit });
+        await svc.getProfile(merchantId);
+        return statement.page(merchantId, q);
       }),
     );
 
