@@ -6,6 +6,8 @@ import type { InfractionProgress, MedRefundState } from '../workflows/infraction
 import type { InfractionLifecycle } from '../src/services/med/lifecycle';
 
 export interface InfractionActivities {
+  /** Sends the merchant's PENDING defense to the acquirer (idempotent on the defense id). */
+  forwardInfractionDefense(infractionId: string): Promise<InfractionProgress>;
   /** Blocks what is missing of the disputed amount from available; `infraction.received` once. */
   blockInfractionFunds(infractionId: string): Promise<InfractionProgress>;
   /** OPEN → REJECTED: unblocks; `infraction.updated` (REJECTED). */
@@ -30,6 +32,7 @@ export interface InfractionActivities {
 
 export function createInfractionActivities(lifecycle: InfractionLifecycle): InfractionActivities {
   return {
+    forwardInfractionDefense: (id) => lifecycle.forwardDefense(id),
     blockInfractionFunds: (id) => lifecycle.block(id),
     rejectInfraction: (id) => lifecycle.reject(id),
     acceptInfraction: (id) => lifecycle.accept(id),

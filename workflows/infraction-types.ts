@@ -34,6 +34,11 @@ export interface InfractionProgress {
    * pending. A duration, not an instant, so database time and workflow time are never compared.
    */
   nextSettlementInMs: number | null;
+  /**
+   * The merchant's defense waits to be sent to the acquirer (docs/api.md "Infractions"). Absent in
+   * the results of runs recorded before defenses existed, so read as false there.
+   */
+  defensePending?: boolean;
 }
 
 /**

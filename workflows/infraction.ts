@@ -32,6 +32,8 @@ import type {
 export const acquirerUpdateSignal = defineSignal<[AcquirerInfractionUpdate]>('acquirerUpdate');
 /** An operator decided a case of this infraction: the decision is in the database. */
 export const operatorDecidedSignal = defineSignal<[]>('operatorDecided');
+/** The merchant submitted a defense: it is in the database, to be sent (docs/api.md "Infractions"). */
+export const defenseSubmittedSignal = defineSignal<[]>('defenseSubmitted');
 export const infractionStateQuery = defineQuery<InfractionProgress | null>('state');
 
 /*
@@ -65,6 +67,8 @@ const REFUND_POLL_FIRST_MS = 60_000;
 const REFUND_POLL_MAX_MS = 3_600_000;
 /** While a case waits for an operator, look at the database this often even without a signal. */
 const OPERATOR_RECHECK_MS = 3_600_000;
+/** A defense the acquirer could not take for the whole retry window is sent again after this. */
+const DEFENSE_RETRY_MS = 3_600_000;
 
 const RANK: Record<InfractionStatus, number> = { OPEN: 0, ACCEPTED: 1, REJECTED: 1, REFUNDED: 2 };
 
@@ -79,6 +83,10 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
     news++;
   });
   setHandler(operatorDecidedSignal, () => void news++);
+  /** Bumped by each defenseSubmitted signal; the defense itself is read from the database. */
+  let defenseAsks = 0;
+  let defenseSeen = 0;
+  setHandler(defenseSubmittedSignal, () => void defenseAsks++);
   setHandler(infractionStateQuery, () => p);
 
   /** The acquirer's decision so far, from the signals and the database, whichever knows more. */
@@ -87,6 +95,8 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
     return RANK[signalled] > RANK[stored] ? signalled : stored;
   };
   const decided = (): boolean => decision() !== 'OPEN';
+  /** The decision came, or a defense may be waiting to be sent. */
+  const decidedOrDefense = (): boolean => decided() || defenseAsks !== defenseSeen;
   /** Waits until a signal arrives or `ms` pass. */
   const newsOrTimeout = async (ms: number): Promise<void> => {
     const seen = news;
@@ -114,13 +124,20 @@ export async function infractionWorkflow(input: InfractionWorkflowInput): Promis
   //    database holds from the acquirer's signed callback (docs/architecture.md "Workflows carry
   //    intent; activities check facts"): a decision it does not hold leaves the infraction OPEN,
   //    the signal's claim is forgotten and the wait goes on. (`patched`: runs recorded before the
-  //    decision was checked ended on the activity's answer.)
+  //    decision was checked ended on the activity's answer.) A merchant's defense is sent while it
+  //    waits, read from the database (a run recorded before defenses had neither the signal nor
+  //    `defensePending`, so it replays unchanged).
   let rejecting = false;
   for (;;) {
     while (p.status === 'OPEN' && !decided()) {
+      if (p.defensePending === true || defenseAsks !== defenseSeen) {
+        defenseSeen = defenseAsks;
+        p = await sendDefense(id, p, decided);
+        continue;
+      }
       const wait = nextTopUpIn(p);
-      if (wait === null) await condition(decided);
-      else if (!(await condition(decided, wait))) p = await db.blockInfractionFunds(id);
+      if (wait === null) await condition(decidedOrDefense);
+      else if (!(await condition(decidedOrDefense, wait))) p = await db.blockInfractionFunds(id);
     }
     if (p.status !== 'OPEN') break;
     rejecting = decision() === 'REJECTED';
@@ -195,6 +212,20 @@ async function carried(call: () => Promise<MedRefundState>, what: string): Promi
     return patched('med-unknown-outcome-stays-in-transit')
       ? { status: 'UNKNOWN', reason }
       : { status: 'REFUSED', reason };
+  }
+}
+
+/**
+ * Sends the stored defense (a no-op when none is pending). Still failing after the activity's retry
+ * window: waits an hour, or until the decision comes, and the loop tries again.
+ */
+async function sendDefense(id: string, p: InfractionProgress, decided: () => boolean): Promise<InfractionProgress> {
+  try {
+    return await acq.forwardInfractionDefense(id);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    await condition(decided, DEFENSE_RETRY_MS);
+    return { ...p, defensePending: true };
   }
 }
 

@@ -24,6 +24,7 @@ import type {
   Acquirer,
   Cob,
   CobRequest,
+  InfractionDefense,
   PixKeyRegistration,
   PixKeyType,
   PixReceived,
@@ -146,6 +147,30 @@ export class HttpAcquirer implements Acquirer {
       'x-idempotency-key': idempotencyKey,
     });
     return { id: w.id, key: w.chave, keyType: w.tipoChave, status: w.status };
+  }
+
+  async submitInfractionDefense(
+    acquirerInfractionId: string,
+    idempotencyKey: string,
+    defense: InfractionDefense,
+  ): Promise<{ defenseId: string }> {
+    checkId('infraction id', acquirerInfractionId, wire.OPAQUE_ID);
+    checkId('idempotency key', idempotencyKey, wire.OPAQUE_ID);
+    const body = checkBody(wire.defesaSolicitada, {
+      defesa: defense.text,
+      anexos: defense.files.map((f) => ({ nome: f.name, tipo: f.mimeType, conteudo: f.content.toString('base64') })),
+    });
+    const w = await this.call(
+      'submitInfractionDefense',
+      'POST',
+      `infractions/${acquirerInfractionId}/defense`,
+      wire.defesa,
+      body,
+      {
+        'x-idempotency-key': idempotencyKey,
+      },
+    );
+    return { defenseId: w.id };
   }
 
   /** One protocol call, timed and counted by `operation` (docs/operations.md "Metrics and logs"). */

@@ -16,7 +16,8 @@ export interface SandboxControl {
   raiseInfraction(
     endToEndId: string,
     reason?: string,
-  ): Promise<{ infractionId: string; amount?: number; reason?: string }>;
+    opts?: { details?: string; analysis?: 'AGREED' | 'DISAGREED' },
+  ): Promise<{ infractionId: string; amount?: number; reason?: string; details?: string }>;
   decideInfraction(infractionId: string, decision: 'accept' | 'reject'): Promise<void>;
   /** Sets a registered key's status at the acquirer, which announces it by its signed callback. */
   setKeyStatus(acquirerKeyId: string, status: PixKeyStatusAtAcquirer): Promise<void>;
@@ -40,10 +41,10 @@ export function sandboxControlOf(control: SimulatorControl): SandboxControl {
       else if (outcome === 'fail') control.failTransfer(transferId, reason);
       else control.returnTransfer(transferId, reason);
     },
-    raiseInfraction: async (endToEndId, reason) => {
-      const { infractionId } = control.raiseInfraction(endToEndId, reason);
+    raiseInfraction: async (endToEndId, reason, opts) => {
+      const { infractionId } = control.raiseInfraction(endToEndId, reason, opts);
       const raised = control.getInfraction(infractionId);
-      return { infractionId, amount: raised?.amount, reason: raised?.reason };
+      return { infractionId, amount: raised?.amount, reason: raised?.reason, details: raised?.details };
     },
     decideInfraction: async (infractionId, decision) => {
       if (decision === 'accept') control.acceptInfraction(infractionId);

@@ -10,7 +10,7 @@ export type { CobStatus };
 
 import type { TransferStatus } from '../contracts/statuses';
 import type { PixKeyType } from '../pix/pix-key';
-import type { CobStatus, DevolucaoStatus, PixKeyStatusAtAcquirer } from '../contracts/statuses';
+import type { CobStatus, DefenseFileType, DevolucaoStatus, PixKeyStatusAtAcquirer } from '../contracts/statuses';
 
 export type { PixKeyType };
 
@@ -105,6 +105,12 @@ export interface PixKeyRegistration {
   status: PixKeyStatusAtAcquirer;
 }
 
+/** A merchant's defense of a MED infraction, as sent to the acquirer. */
+export interface InfractionDefense {
+  text: string;
+  files: Array<{ name: string; mimeType: DefenseFileType; content: Buffer }>;
+}
+
 export interface Acquirer {
   /** PUT /cob/{txid}: creates the immediate charge. Replaying the same request returns the same cob. */
   createCob(req: CobRequest): Promise<Cob>;
@@ -125,4 +131,13 @@ export interface Acquirer {
   getTransfer(transferId: string): Promise<Transfer>;
   /** POST /keys (idempotent on our key id); the status change (ATIVA/INATIVA) comes by callback. */
   registerPixKey(idempotencyKey: string, keyType: PixKeyType, key: string): Promise<PixKeyRegistration>;
+  /**
+   * POST /infractions/{id}/defense with `x-idempotency-key` (our defense id): a replay is the same
+   * defense, never a second one. The analysis follows by the infraction callback.
+   */
+  submitInfractionDefense(
+    acquirerInfractionId: string,
+    idempotencyKey: string,
+    defense: InfractionDefense,
+  ): Promise<{ defenseId: string }>;
 }

@@ -7,7 +7,7 @@
  *
  * Response schemas are not strict: a PSP may add fields, and we ignore what we do not use.
  */
-import { INFRACTION_STATUSES, TRANSFER_STATUSES } from '../contracts/statuses';
+import { DEFENSE_FILE_TYPES, INFRACTION_STATUSES, TRANSFER_STATUSES } from '../contracts/statuses';
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
 import { ACQUIRER_PIX_KEY_STATUSES, COB_STATUSES, DEVOLUCAO_STATUSES } from '../contracts/statuses';
@@ -184,6 +184,8 @@ export const infraction = z.object({
   txid: z.string().optional(),
   valor: positiveAmount,
   motivo: z.string(),
+  /** The report's free text (optional: not every PSP sends it). */
+  detalhes: z.string().max(2_000).optional(),
   status: z.enum(INFRACTION_STATUSES),
   devolucao: devolucaoCallback.optional(),
   horario: instant,
@@ -191,6 +193,26 @@ export const infraction = z.object({
 /** POST {callbackBaseUrl}/v1/acquirer/infractions. */
 export const infractionCallback = z.object({ infraction });
 export type InfractionCallback = z.infer<typeof infractionCallback>;
+
+/**
+ * POST /infractions/{id}/defense with `x-idempotency-key: <our defense id>`: the receiving side's
+ * defense of a MED infraction, its evidence inline (base64). Not BCB; same style as transfers.
+ */
+export const defesaSolicitada = z.object({
+  defesa: z.string().min(1).max(1_000),
+  anexos: z
+    .array(z.object({ nome: z.string().min(1).max(200), tipo: z.enum(DEFENSE_FILE_TYPES), conteudo: z.base64() }))
+    .max(5),
+});
+export type DefesaSolicitada = z.infer<typeof defesaSolicitada>;
+export const defesa = z.object({
+  id: z.string().min(1),
+  infracao: z.string().min(1),
+  idempotencyKey: z.string(),
+  status: z.literal('RECEBIDA'),
+  anexos: z.int().min(0),
+  horario: z.object({ recebimento: z.string() }),
+});
 
 /** POST {callbackBaseUrl}/v1/acquirer/pix-keys. */
 export const pixKeyCallback = z.object({ pixKey: chave.extend({ horario: instant }) });

@@ -60,6 +60,10 @@ export const ERROR_CODES = {
     status: 415,
     description: 'A Content-Encoding other than gzip, deflate or br',
   },
+  unsupported_file_type: {
+    status: 415,
+    description: "A defense's file is not a PDF, PNG or JPEG by its content (`param` names it)",
+  },
   idempotency_key_reused: {
     status: 422,
     description:
@@ -68,6 +72,18 @@ export const ERROR_CODES = {
   invalid_document: {
     status: 422,
     description: 'The payer document is neither a valid CPF nor a valid CNPJ',
+  },
+  infraction_closed: {
+    status: 422,
+    description: 'The infraction was already analysed (or closed): it takes no defense',
+  },
+  defense_deadline_passed: {
+    status: 422,
+    description: "The infraction's defenseDeadline has passed",
+  },
+  defense_already_submitted: {
+    status: 422,
+    description: 'The infraction already has its one defense',
   },
   rate_limited: { status: 429, description: 'Rate limited; retry after `Retry-After` seconds' },
   internal_error: { status: 500, description: 'A bug on our side; quote the requestId to support' },

@@ -19,6 +19,24 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export const INFRACTION_STATUSES = ['OPEN', 'ACCEPTED', 'REJECTED', 'REFUNDED'] as const;
 export type InfractionStatus = (typeof INFRACTION_STATUSES)[number];
 
+/**
+ * A merchant's defense of an infraction: PENDING until the acquirer has it, then DEFENDED; REFUSED
+ * when the acquirer would not take it (its analysis came first, or it refused the request for good).
+ */
+export const DEFENSE_STATUSES = ['PENDING', 'DEFENDED', 'REFUSED'] as const;
+export type DefenseStatus = (typeof DEFENSE_STATUSES)[number];
+
+/**
+ * The acquirer's analysis of an infraction as merchants read it (docs/api.md "Infractions"): AGREED
+ * (the infraction stands: ACCEPTED or REFUNDED) or DISAGREED (REJECTED); none while OPEN.
+ */
+export const INFRACTION_ANALYSIS_RESULTS = ['AGREED', 'DISAGREED'] as const;
+export type InfractionAnalysisResult = (typeof INFRACTION_ANALYSIS_RESULTS)[number];
+
+/** What a defense's evidence may be, recognised by content (src/services/med/defense-files.ts). */
+export const DEFENSE_FILE_TYPES = ['application/pdf', 'image/png', 'image/jpeg'] as const;
+export type DefenseFileType = (typeof DEFENSE_FILE_TYPES)[number];
+
 /** An infraction's operator step: a case waiting (`pending`), or the decision not yet applied. */
 export const INFRACTION_OPERATOR_ACTIONS = ['pending', 'retry', 'release'] as const;
 export type InfractionOperatorAction = (typeof INFRACTION_OPERATOR_ACTIONS)[number];
@@ -53,6 +71,35 @@ export type RefundStatus = (typeof REFUND_STATUSES)[number];
  */
 export const REFUND_KINDS = ['MERCHANT', 'UNPAYABLE_PAYMENT', 'INFRACTION'] as const;
 export type RefundKind = (typeof REFUND_KINDS)[number];
+
+/**
+ * How a refund shows on its charge (GET /v1/charges/:id `refunds[].kind`): MERCHANT asked by the
+ * merchant; MED returned to the payer under a MED infraction (the stored kind INFRACTION). A
+ * payment the charge could not take (UNPAYABLE_PAYMENT) is not a refund of the charge's payment.
+ */
+export const CHARGE_REFUND_VIEW_KINDS = ['MERCHANT', 'MED'] as const;
+export type ChargeRefundViewKind = (typeof CHARGE_REFUND_VIEW_KINDS)[number];
+
+/**
+ * A line of the merchant's statement (docs/api.md "Statement"), one per ledger movement of its
+ * balances: a payment (CHARGE_PAID) and its fee (FEE), the settlement pending → available, a
+ * withdrawal and its money coming back (failed or returned transfer), a merchant refund and its
+ * money coming back, a MED block, its release, its refund to the payer, an operator's adjustment.
+ */
+export const STATEMENT_ENTRY_TYPES = [
+  'CHARGE_PAID',
+  'FEE',
+  'SETTLEMENT',
+  'WITHDRAWAL',
+  'WITHDRAWAL_RESTORED',
+  'REFUND',
+  'REFUND_RESTORED',
+  'MED_BLOCK',
+  'MED_RELEASE',
+  'MED_REFUND',
+  'ADJUSTMENT',
+] as const;
+export type StatementEntryType = (typeof STATEMENT_ENTRY_TYPES)[number];
 
 /** An acquirer callback in the inbox (acquirer_callbacks): RECEIVED until applied or parked. */
 export const CALLBACK_STATUSES = ['RECEIVED', 'APPLIED', 'PARKED'] as const;

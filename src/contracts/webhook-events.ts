@@ -67,7 +67,7 @@ const infractionData = z.object({
   status: z.enum(INFRACTION_STATUSES),
 });
 
-/** Each event's `data` (SPEC "Events"; the events the SPEC leaves unshown as docs/api.md "Events" lists them). */
+/** Each event's `data`, as docs/api.md "Events" lists them. */
 export const WEBHOOK_EVENT_DATA = {
   'charge.paid': z.object({
     chargeId: z.string(),
@@ -118,7 +118,7 @@ export const WEBHOOK_EVENT_DATA = {
 
 export type WebhookEventData<E extends WebhookEventType = WebhookEventType> = z.infer<(typeof WEBHOOK_EVENT_DATA)[E]>;
 
-/** The body every delivery POSTs: the envelope of SPEC "Envelope" around the event's data. */
+/** The body every delivery POSTs: the envelope of docs/api.md "Events" around the event's data. */
 export function webhookEnvelope<E extends WebhookEventType>(event: E) {
   return z.object({
     event: z.literal(event),

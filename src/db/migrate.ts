@@ -23,6 +23,9 @@ import * as orderedCountUpserts from '../../migrations/20261127050000_ordered_co
 import * as webhookSecretSlots from '../../migrations/20261201150000_webhook_secret_slots';
 import * as leastPrivilege from '../../migrations/20261201170000_least_privilege';
 import * as signedCallbacks from '../../migrations/20261201180000_signed_callbacks';
+import * as statementIndexes from '../../migrations/20261202100000_statement_indexes';
+import * as statementLines from '../../migrations/20261202100100_statement_lines';
+import * as infractionDefenses from '../../migrations/20261202110000_infraction_defenses';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -49,6 +52,9 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261201150000_webhook_secret_slots', webhookSecretSlots],
   ['20261201170000_least_privilege', leastPrivilege],
   ['20261201180000_signed_callbacks', signedCallbacks],
+  ['20261202100000_statement_indexes', statementIndexes],
+  ['20261202100100_statement_lines', statementLines],
+  ['20261202110000_infraction_defenses', infractionDefenses],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -59,9 +59,22 @@ export const conflict = (
 ): AppError => new AppError(code, message);
 export const unprocessable = (
   message: string,
-  code: Extract<ErrorCode, 'idempotency_key_reused' | 'invalid_document'>,
+  code: Extract<
+    ErrorCode,
+    | 'idempotency_key_reused'
+    | 'invalid_document'
+    | 'infraction_closed'
+    | 'defense_deadline_passed'
+    | 'defense_already_submitted'
+  >,
   param?: string,
 ): AppError => new AppError(code, message, { param });
+/** 413: the body (or, for a multipart upload, its files together) is over its limit. */
+export const tooLarge = (message: string, param?: string): AppError =>
+  new AppError('payload_too_large', message, { param });
+/** 415: an uploaded file is not of a type the route takes. */
+export const unsupportedFile = (message: string, param?: string): AppError =>
+  new AppError('unsupported_file_type', message, { param });
 export const upstream = (message: string): AppError => new AppError('upstream_error', message);
 /** 503 that no retry cures: the server lacks something an operator must restore. */
 export const unavailable = (message: string, code: Extract<ErrorCode, 'webhook_secret_unavailable'>): AppError =>

@@ -27,6 +27,10 @@ export class Infraction extends BaseModel {
   operatorAction!: InfractionOperatorAction | null;
   /** The part of the devolução in transit paid from the platform's fee on the payment. */
   feeReturned!: number;
+  /** The acquirer's free text on the report, when it sent one. */
+  reportDetails!: string | null;
+  /** Until when the merchant may defend the payment (docs/api.md "Infractions"). */
+  defenseDeadline!: Date;
   createdAt!: Date;
   updatedAt!: Date;
 }

@@ -33,6 +33,7 @@ import { webhookRoutes } from '../http/routes/webhooks';
 import { webhookDeliverySettings } from '../services/webhooks/delivery';
 import { reconcileWithdrawalWorkflows } from '../services/withdrawals/reconciler';
 import { withdrawalRoutes } from '../http/routes/withdrawals';
+import { infractionRoutes } from '../http/routes/infractions';
 import { withdrawalSandboxRoutes } from '../http/routes/sandbox/withdrawals';
 import { infractionSandboxRoutes } from '../http/routes/sandbox/infractions';
 import { pixKeySandboxRoutes } from '../http/routes/sandbox/pix-keys';
@@ -130,6 +131,7 @@ export async function startApi(opts: {
     routes: [
       chargeRoutes(services.charges),
       withdrawalRoutes(services.withdrawals),
+      infractionRoutes(services.infractions),
       acquirerCallbackRoutes({
         secret: config.ACQUIRER_CALLBACK_SECRET,
         callbacks,

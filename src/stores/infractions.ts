@@ -29,6 +29,8 @@ export interface AcquirerInfraction {
   amount: number;
   reason: string;
   status: InfractionStatus;
+  /** The report's free text, kept from the first sight that carries it. */
+  reportDetails?: string;
 }
 
 /** What the API shows of an infraction (the sandbox's answers). */
@@ -62,6 +64,7 @@ async function recordFromAcquirer(knex: Db, a: AcquirerInfraction): Promise<Infr
       e2e_id: a.endToEndId,
       amount: a.amount,
       reason: a.reason,
+      report_details: a.reportDetails ?? null,
       status: 'OPEN',
       acquirer_status: a.status,
     })
@@ -82,6 +85,29 @@ async function recordFromAcquirer(knex: Db, a: AcquirerInfraction): Promise<Infr
 export function infractionsStore(db: Db) {
   return {
     recordFromAcquirer: (a: AcquirerInfraction) => recordFromAcquirer(db, a),
+
+    /**
+     * A page of one merchant's infractions, newest first, optionally of one status. A merchant has
+     * few (one per disputed payment), so a count and an offset serve them.
+     */
+    async pageForMerchant(
+      merchantId: string,
+      opts: { status?: InfractionStatus; limit: number; offset: number },
+    ): Promise<{ rows: Infraction[]; total: number }> {
+      const where = { merchant_id: merchantId, ...(opts.status ? { status: opts.status } : {}) };
+      const counted = (await db('infractions').where(where).count({ n: '*' }).first()) as { n: string | number };
+      const total = Number(counted.n);
+      if (opts.offset >= total) return { rows: [], total };
+      const rows = await Infraction.query(db)
+        .where(where)
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(opts.limit)
+        .offset(opts.offset);
+      return { rows, total };
+    },
 
     /** One merchant's infraction (another merchant's is undefined, hence 404 to the caller). */
     async findForMerchant(merchantId: string, id: string): Promise<Infraction | undefined> {

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import {
   CALLBACK_STATUSES,
   CHARGE_STATUSES,
+  DEFENSE_STATUSES,
   INFRACTION_STATUSES,
   KYC_STATUSES,
   MERCHANT_STATUSES,
@@ -37,6 +38,7 @@ const CHECKS: Array<[constraint: string, values: readonly string[]]> = [
   ['charge_refunds_status_check', REFUND_STATUSES],
   ['charge_refunds_kind_check', REFUND_KINDS],
   ['acquirer_callbacks_status_check', CALLBACK_STATUSES],
+  ['infraction_defenses_status_check', DEFENSE_STATUSES],
 ];
 
 describe('status CHECK constraints', () => {

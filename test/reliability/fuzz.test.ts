@@ -6,7 +6,8 @@
  * of any type, garbage, deep nesting). Property: never a 5xx, and every 4xx is a JSON `{message}`.
  * The app is the real composition root (`startApi` of src/runtime/processes.ts, as `npm start`
  * builds it, with the in-process acquirer simulator and its sandbox routes) over the run's
- * PostgreSQL and the project's Temporal server. Bounded: FUZZ_RUNS cases per route.
+ * PostgreSQL and an official Temporal dev server of the harness (`temporal server start-dev`).
+ * Bounded: FUZZ_RUNS cases per route.
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

@@ -71,6 +71,7 @@ describe('security: object-level authorization on every :id route', function () 
       reason: 'fraude',
     });
     const pixKey = (await knex('pix_keys').where({ merchant_id: victim.merchantId }).first('id')) as { id: string };
+    const defense = await storedDefense(knex, infractionId, victim.merchantId);
 
     ids = {
       charge: charge.body.charge.id,
@@ -82,6 +83,8 @@ describe('security: object-level authorization on every :id route', function () 
       merchant: victim.merchantId,
       user: victim.userId,
       pixKey: pixKey.id,
+      defense: defense.defenseId,
+      defenseFile: defense.fileId,
     };
 
     const t = (api: TestApi, path: string, extra: Partial<Target> = {}): Target => ({ api, path, ...extra });
@@ -102,6 +105,15 @@ describe('security: object-level authorization on every :id route', function () 
       [
         'POST /v1/sandbox/withdrawals/:id/return',
         t(w.api, `/v1/sandbox/withdrawals/${ids.withdrawal}/return`, { body: {} }),
+      ],
+      ['GET /v1/infractions/:id', t(med.api, `/v1/infractions/${ids.infraction}`)],
+      [
+        'POST /v1/infractions/:id/defenses',
+        t(med.api, `/v1/infractions/${ids.infraction}/defenses`, { body: { defense: 'not mine' } }),
+      ],
+      [
+        'GET /v1/infractions/:id/defenses/:defenseId/files/:fileId',
+        t(med.api, `/v1/infractions/${ids.infraction}/defenses/${ids.defense}/files/${ids.defenseFile}`),
       ],
       ['POST /v1/sandbox/infractions/:id/accept', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/accept`)],
       ['POST /v1/sandbox/infractions/:id/reject', t(med.api, `/v1/sandbox/infractions/${ids.infraction}/reject`)],
@@ -176,6 +188,8 @@ describe('security: object-level authorization on every :id route', function () 
       'webhooks',
       'api_keys',
       'infractions',
+      'infraction_defenses',
+      'infraction_defense_files',
       'pix_keys',
       'users',
       'ledger_accounts',
@@ -358,6 +372,23 @@ describe('security: object-level authorization on every :id route', function () 
           return { api: w.api, path: `/v1/sandbox/withdrawals/${id}/return`, body: {} };
         },
       ],
+      ['GET /v1/infractions/:id', async () => ({ api: med.api, path: `/v1/infractions/${ids.infraction}` })],
+      [
+        'POST /v1/infractions/:id/defenses',
+        async () => ({
+          api: med.api,
+          path: `/v1/infractions/${await openInfraction()}/defenses`,
+          rawBody: `--owner\r\nContent-Disposition: form-data; name="defense"\r\n\r\nMy own defense\r\n--owner--\r\n`,
+          headers: { 'content-type': 'multipart/form-data; boundary=owner' },
+        }),
+      ],
+      [
+        'GET /v1/infractions/:id/defenses/:defenseId/files/:fileId',
+        async () => ({
+          api: med.api,
+          path: `/v1/infractions/${ids.infraction}/defenses/${ids.defense}/files/${ids.defenseFile}`,
+        }),
+      ],
       [
         'POST /v1/sandbox/infractions/:id/accept',
         async () => ({ api: med.api, path: `/v1/sandbox/infractions/${await openInfraction()}/accept` }),
@@ -456,9 +487,13 @@ describe('security: object-level authorization on every :id route', function () 
       'a success case for every route checked above',
     );
     for (const [route, prepare] of cases) {
-      const c = await prepare();
+      const c: { api: TestApi; path: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } =
+        await prepare();
       const method = route.split(' ')[0] as string;
-      const opts = c.body === undefined ? {} : { body: c.body };
+      const opts = {
+        ...(c.body === undefined ? {} : { body: c.body }),
+        ...(c.rawBody === undefined ? {} : { rawBody: c.rawBody, headers: c.headers }),
+      };
       const refusedWith = targets.get(route)?.admin ? 403 : 404;
       const other = await c.api.request(method, c.path, { token: attacker.token, ...opts });
       assert.equal(
@@ -490,6 +525,30 @@ function documentedSuccess(route: string): number {
     .filter((n) => n >= 200 && n < 300);
   if (codes.length === 0) throw new Error(`no documented success for ${route}`);
   return Math.min(...codes);
+}
+
+/** A defense with one file on the victim's infraction, stored as the API stores it. */
+async function storedDefense(knex: Knex, infractionId: string, merchantId: string) {
+  const defenseId = newId('dfs');
+  const fileId = newId('dff');
+  const content = Buffer.from('%PDF-1.4 victim evidence');
+  await knex('infraction_defenses').insert({
+    id: defenseId,
+    infraction_id: infractionId,
+    merchant_id: merchantId,
+    defense: 'victim',
+  });
+  await knex('infraction_defense_files').insert({
+    id: fileId,
+    defense_id: defenseId,
+    merchant_id: merchantId,
+    position: 0,
+    name: 'victim.pdf',
+    mime_type: 'application/pdf',
+    size: content.length,
+    content,
+  });
+  return { defenseId, fileId };
 }
 
 function dedupe(routes: RouteEntry[]): RouteEntry[] {

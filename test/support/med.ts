@@ -32,6 +32,8 @@ import { createPixKeyRegistration } from '../../src/services/pix-keys/pix-keys';
 import { createWithdrawalsService } from '../../src/services/withdrawals/withdrawals';
 import { withdrawalWorkflowClient } from '../../src/temporal/clients/withdrawal';
 import { withdrawalRoutes } from '../../src/http/routes/withdrawals';
+import { infractionRoutes } from '../../src/http/routes/infractions';
+import { createInfractionDefenses } from '../../src/services/med/defenses';
 import { createOperatorCases, type OperatorCases } from '../../src/services/platform/operator-cases';
 import { infractionCaseResolvers } from '../../src/services/med/cases';
 import type { ChargesService } from '../../src/services/charges/charges';
@@ -117,6 +119,7 @@ async function build(opts: { autoComplete: boolean }): Promise<MedStack> {
       routes: [
         chargeRoutes(charges),
         withdrawalRoutes(withdrawals),
+        infractionRoutes(createInfractionDefenses({ knex, workflows: infractions, logger })),
         acquirerCallbackRoutes({ secret: MED_CALLBACK_SECRET, callbacks }),
         sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
         infractionSandboxRoutes(createInfractionSandbox({ knex, simulator: sandboxControlOf(simulator.control) })),
@@ -210,10 +213,11 @@ export function medFlows(stack: () => MedStack) {
     m: MerchantFixture,
     chargeId: string,
     reason = 'Golpe do falso vendedor',
+    extra: { analysisResult?: 'AGREED' | 'DISAGREED'; reportDetails?: string } = {},
   ): Promise<InfractionBody> {
     const res = await stack().api.request<{ infraction: InfractionBody }>('POST', '/v1/sandbox/infractions', {
       token: m.token,
-      body: { chargeId, reason },
+      body: { chargeId, reason, ...extra },
     });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     return res.body.infraction;

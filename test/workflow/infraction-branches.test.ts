@@ -59,6 +59,7 @@ function infractionStubs(
   let refunds = 0;
   const now = (): InfractionProgress => ({ ...p });
   const defaults: InfractionActivities = {
+    forwardInfractionDefense: async () => now(),
     blockInfractionFunds: async () => {
       const s = settlements[Math.min(blocks++, settlements.length - 1)];
       if (!p.closed && p.status !== 'REJECTED' && p.status !== 'REFUNDED') Object.assign(p, s);

@@ -9,6 +9,7 @@ import { reconcileInfractionWorkflows } from '../../src/services/med/reconciler'
 import { infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually, readyMerchant } from '../support/charges';
 import { medStack, type MedStack } from '../support/med';
+import { endRun } from '../support/temporal';
 
 describe('infraction reconciler', function () {
   this.timeout(120_000);
@@ -56,7 +57,7 @@ describe('infraction reconciler', function () {
         `workflow of ${id}`,
       );
       lostRuns.set(id, run.runId);
-      await handle(id).terminate('simulating a lost workflow');
+      await endRun(s.client, infractionWorkflowId(id), undefined, 'simulating a lost workflow');
     }
     // One instant for all three, with microseconds: the keyset must order ties by id.
     await s.api

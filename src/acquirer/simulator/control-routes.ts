@@ -20,7 +20,12 @@ const refundBody = z.object({
   outcome: z.enum(DEVOLUCAO_OUTCOMES),
   reason: z.string().max(140).optional(),
 });
-const infractionBody = z.object({ endToEndId: z.string().min(1), reason: z.string().max(140).optional() });
+const infractionBody = z.object({
+  endToEndId: z.string().min(1),
+  reason: z.string().max(140).optional(),
+  details: z.string().max(2_000).optional(),
+  analysis: z.enum(['AGREED', 'DISAGREED']).optional(),
+});
 const keyStatusBody = z.object({ status: z.enum(ACQUIRER_PIX_KEY_STATUSES) });
 const routeName = z.enum([
   'token',
@@ -32,6 +37,7 @@ const routeName = z.enum([
   'transfer',
   'getTransfer',
   'registerKey',
+  'defense',
 ]);
 const faultsBody = z.strictObject({
   errorRate: z.number().min(0).max(1).optional(),
@@ -118,7 +124,9 @@ export function controlRoutes(router: Router, control: SimulatorControl): void {
   );
   router.post(
     '/_sim/infractions',
-    act(infractionBody, (_ctx, b) => control.raiseInfraction(b.endToEndId, b.reason)),
+    act(infractionBody, (_ctx, b) =>
+      control.raiseInfraction(b.endToEndId, b.reason, { details: b.details, analysis: b.analysis }),
+    ),
   );
   router.post(
     '/_sim/infractions/:id/accept',

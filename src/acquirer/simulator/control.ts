@@ -4,12 +4,21 @@
  */
 import type { PixKeyStatusAtAcquirer, Party } from '../types';
 import type { CallbackSender } from './callbacks';
-import type { SimCob, SimInfraction, SimKey, SimRefund, SimTransfer } from './psp';
+import type { SimAnalysis, SimCob, SimInfraction, SimKey, SimRefund, SimTransfer } from './psp';
 import type { DevolucaoOutcome } from '../../contracts/statuses';
 
 /** The protocol routes, as named in faults and the call log. */
 export type SimRoute =
-  'token' | 'createCob' | 'getCob' | 'removeCob' | 'refund' | 'getRefund' | 'transfer' | 'getTransfer' | 'registerKey';
+  | 'token'
+  | 'createCob'
+  | 'getCob'
+  | 'removeCob'
+  | 'refund'
+  | 'getRefund'
+  | 'transfer'
+  | 'getTransfer'
+  | 'registerKey'
+  | 'defense';
 
 export interface Faults {
   /** Answer `errorStatus` (default 500) on this fraction (0..1) of protocol calls. */
@@ -50,8 +59,16 @@ export interface SimulatorControl {
   returnTransfer(id: string, reason?: string): void;
   /** Sets a registered key's status and tells the service (`/v1/acquirer/pix-keys`). */
   setKeyStatus(keyId: string, status: PixKeyStatusAtAcquirer): void;
-  /** Opens a MED infraction on a payment and tells the service (`/v1/acquirer/infractions`). */
-  raiseInfraction(endToEndId: string, reason?: string): { infractionId: string };
+  /**
+   * Opens a MED infraction on a payment and tells the service (`/v1/acquirer/infractions`).
+   * `analysis`: how it answers the receiver's defense, shortly after it arrives; unset, it waits
+   * to be told (accept/reject).
+   */
+  raiseInfraction(
+    endToEndId: string,
+    reason?: string,
+    opts?: { details?: string; analysis?: SimAnalysis },
+  ): { infractionId: string };
   /** OPEN → ACCEPTED; REFUNDED once a devolução of the payment settles (or refundInfraction). */
   acceptInfraction(infractionId: string): void;
   /** OPEN → REJECTED. */

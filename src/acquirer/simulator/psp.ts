@@ -88,14 +88,30 @@ export interface SimKey {
 
 export type { InfractionStatus };
 
+/** A defense the receiving side sent (POST /infractions/{id}/defense), kept once per idempotency key. */
+export interface SimDefense {
+  id: string;
+  idempotencyKey: string;
+  text: string;
+  files: Array<{ name: string; mimeType: string; size: number }>;
+  receivedAt: string;
+}
+
+/** How the simulated PSP answers a defense on its own: its analysis, a little after it arrived. */
+export type SimAnalysis = 'AGREED' | 'DISAGREED';
+
 export interface SimInfraction {
   id: string;
   e2eId: string;
   txid: string;
   amount: number;
   reason: string;
+  details?: string;
   status: InfractionStatus;
   refund?: SimRefund;
+  defense?: SimDefense;
+  /** Scripted by the sandbox: decided this way once the defense arrives; unset, it waits to be told. */
+  analysis?: SimAnalysis;
 }
 
 /** Thrown by control actions on unknown ids or impossible transitions (the /_sim routes answer 404/409). */
@@ -173,6 +189,8 @@ export interface PspOptions {
   /** A registered key turns ATIVA after this long, while autoComplete is on. */
   keyActivationDelayMs: number;
   autoComplete: boolean;
+  /** Delay before a scripted analysis answers a defense. */
+  defenseAnswerDelayMs: number;
   /** Delay before a devolução settles, when automatic. */
   refundDelayMs: number;
 }
@@ -372,7 +390,11 @@ export class SimulatedPsp {
 
   // ---- MED infractions -------------------------------------------------------------------------
 
-  raiseInfraction(e2eId: string, reason?: string): { infractionId: string } {
+  raiseInfraction(
+    e2eId: string,
+    reason?: string,
+    opts: { details?: string; analysis?: SimAnalysis } = {},
+  ): { infractionId: string } {
     const found = this.paymentIndex.get(e2eId);
     if (!found) throw new SimulatorStateError(`unknown payment ${e2eId}`, 'unknown');
     const inf: SimInfraction = {
@@ -381,6 +403,8 @@ export class SimulatedPsp {
       txid: found.cob.txid,
       amount: found.payment.amount,
       reason: reason ?? 'Suspeita de fraude',
+      ...(opts.details ? { details: opts.details } : {}),
+      ...(opts.analysis ? { analysis: opts.analysis } : {}),
       status: 'OPEN',
     };
     this.infractions.set(inf.id, inf);
@@ -399,6 +423,29 @@ export class SimulatedPsp {
     if (inf.status !== 'OPEN') throw new SimulatorStateError(`infraction ${id} is ${inf.status}`, 'conflict');
     inf.status = status;
     this.announceInfraction(inf);
+  }
+
+  /**
+   * The receiving side's defense, once per idempotency key (a replay is the same defense). Taken
+   * while the infraction is OPEN; a scripted analysis then decides it shortly after.
+   */
+  receiveDefense(id: string, d: Omit<SimDefense, 'id' | 'receivedAt'>): { defense: SimDefense; replay: boolean } {
+    const inf = this.infractions.get(id);
+    if (!inf) throw new SimulatorStateError(`unknown infraction ${id}`, 'unknown');
+    if (inf.defense) {
+      if (inf.defense.idempotencyKey !== d.idempotencyKey || inf.defense.text !== d.text)
+        throw new SimulatorStateError(`infraction ${id} already has a defense`, 'conflict');
+      return { defense: inf.defense, replay: true };
+    }
+    if (inf.status !== 'OPEN') throw new SimulatorStateError(`infraction ${id} is ${inf.status}`, 'conflict');
+    inf.defense = { ...d, id: `def${randomAlnum(24)}`, receivedAt: new Date().toISOString() };
+    const analysis = inf.analysis;
+    if (analysis) {
+      this.later(this.opts.defenseAnswerDelayMs, () => {
+        if (inf.status === 'OPEN') this.decideInfraction(id, analysis === 'AGREED' ? 'ACCEPTED' : 'REJECTED');
+      });
+    }
+    return { defense: inf.defense, replay: false };
   }
 
   /** ACCEPTED → REFUNDED: the MED devolução to the payer settled. */
@@ -432,6 +479,7 @@ export class SimulatedPsp {
         txid: inf.txid,
         valor: centsToWire(inf.amount),
         motivo: inf.reason,
+        ...(inf.details ? { detalhes: inf.details } : {}),
         status: inf.status,
         ...(inf.refund ? { devolucao: refundView(inf.refund) } : {}),
         horario: new Date().toISOString(),

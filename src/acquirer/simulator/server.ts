@@ -24,6 +24,7 @@ import { silentLogger, type SimulatorLogger } from './logger';
 import { problem, type Violation } from './problem';
 import {
   SimulatedPsp,
+  SimulatorStateError,
   cobView,
   keyView,
   NO_PAYMENTS,
@@ -34,8 +35,18 @@ import {
   type SimCob,
 } from './psp';
 
-export type { SimCob, SimRefund, SimTransfer, SimKey, SimInfraction } from './psp';
+export type { SimCob, SimRefund, SimTransfer, SimKey, SimInfraction, SimDefense } from './psp';
 export { SimulatorStateError } from './psp';
+
+/** A defense request as the call log keeps it: the files' names and types, not their bytes. */
+function withoutContent(body: unknown): unknown {
+  const anexos = (body as { anexos?: unknown } | null)?.anexos;
+  if (!Array.isArray(anexos)) return body;
+  return {
+    ...(body as object),
+    anexos: anexos.map((a: { nome?: unknown; tipo?: unknown }) => ({ nome: a.nome, tipo: a.tipo })),
+  };
+}
 export type { SimulatorLogger } from './logger';
 
 export interface SimulatorOptions {
@@ -59,6 +70,8 @@ export interface SimulatorOptions {
   tokenTtlSeconds?: number;
   /** Devoluções settle after this long, while auto-settlement is on. Default 10. */
   refundDelayMs?: number;
+  /** A scripted analysis answers a defense this long after it arrived. Default 10. */
+  defenseAnswerDelayMs?: number;
   /** Callback delivery: attempts (default 6), first backoff (default 200 ms, doubling), per-attempt timeout (5 s). */
   callbackMaxAttempts?: number;
   callbackRetryBaseMs?: number;
@@ -107,6 +120,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     keyActivationDelayMs: opts.keyActivationDelayMs ?? opts.transferDelayMs ?? 2000,
     autoComplete: opts.autoComplete ?? true,
     refundDelayMs: opts.refundDelayMs ?? 10,
+    defenseAnswerDelayMs: opts.defenseAnswerDelayMs ?? 10,
   });
 
   const control: SimulatorControl = {
@@ -120,7 +134,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
       psp.finishTransfer(id, 'REJECTED', reason ?? 'Transferência rejeitada pelo PSP de destino'),
     returnTransfer: (id, reason) => psp.finishTransfer(id, 'RETURNED', reason ?? 'Devolvida pelo PSP de destino'),
     setKeyStatus: (id, status) => psp.setKeyStatus(id, status),
-    raiseInfraction: (e2eId, reason) => psp.raiseInfraction(e2eId, reason),
+    raiseInfraction: (e2eId, reason, o) => psp.raiseInfraction(e2eId, reason, o),
     acceptInfraction: (id) => psp.decideInfraction(id, 'ACCEPTED'),
     rejectInfraction: (id) => psp.decideInfraction(id, 'REJECTED'),
     refundInfraction: (id) => psp.refundInfraction(id),
@@ -171,7 +185,8 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
         return record({ route: name, method: ctx.method, path: ctx.path, status });
       }
       await next();
-      const request: unknown = ctx.request.body;
+      // A defense's files are kept by the PSP, not in the call log (10 MB a call).
+      const request: unknown = name === 'defense' ? withoutContent(ctx.request.body) : ctx.request.body;
       record({ route: name, method: ctx.method, path: ctx.path, status: ctx.status, request, response: ctx.body });
     };
 
@@ -469,6 +484,41 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     }),
   );
 
+  // ---- MED defense (not BCB; same style as transfers) ----
+  router.post('/infractions/:id/defense', route('defense'), bearer, (ctx) => {
+    const key = ctx.get('x-idempotency-key');
+    if (!wire.OPAQUE_ID.test(key))
+      return problem(ctx, 400, 'DefesaInvalida', 'Defesa inválida.', 'x-idempotency-key é obrigatório');
+    const body = parsed(ctx, wire.defesaSolicitada, 'defesa', 'DefesaInvalida', 'Defesa inválida.');
+    if (!body) return;
+    const id = ctx.params.id ?? '';
+    if (!psp.infractions.get(id))
+      return problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', 'Infração não encontrada.');
+    try {
+      const { defense, replay } = psp.receiveDefense(id, {
+        idempotencyKey: key,
+        text: body.defesa,
+        files: body.anexos.map((a) => ({
+          name: a.nome,
+          mimeType: a.tipo,
+          size: Buffer.from(a.conteudo, 'base64').length,
+        })),
+      });
+      ctx.status = replay ? 200 : 201;
+      ctx.body = {
+        id: defense.id,
+        infracao: id,
+        idempotencyKey: defense.idempotencyKey,
+        status: 'RECEBIDA',
+        anexos: defense.files.length,
+        horario: { recebimento: defense.receivedAt },
+      };
+    } catch (err) {
+      if (!(err instanceof SimulatorStateError)) throw err;
+      problem(ctx, 409, 'DefesaRecusada', 'Defesa recusada.', err.message);
+    }
+  });
+
   controlRoutes(router, control);
 
   app.use(async (ctx, next) => {
@@ -490,7 +540,10 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     if (ctx.status === 404 && ctx.body === undefined)
       problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', `${ctx.method} ${ctx.path}`);
   });
-  app.use(koaBody({ jsonLimit: '64kb', formLimit: '8kb', text: false }));
+  const smallBodies = koaBody({ jsonLimit: '64kb', formLimit: '8kb', text: false });
+  // A defense carries up to 10 MB of files, base64 inside its JSON.
+  const defenseBodies = koaBody({ jsonLimit: '16mb', formLimit: '8kb', text: false });
+  app.use((ctx, next) => (/^\/infractions\/[^/]+\/defense$/.test(ctx.path) ? defenseBodies : smallBodies)(ctx, next));
   app.use(router.routes());
   app.use(router.allowedMethods());
 

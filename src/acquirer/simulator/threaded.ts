@@ -28,7 +28,7 @@ export async function startSimulatorThread(opts: Omit<SimulatorOptions, 'logger'
     control: {
       payCob: (txid, o) => call('payCob', [txid, o]),
       finishTransfer: (id, outcome, reason) => call('finishTransfer', [id, outcome, reason]),
-      raiseInfraction: (e2eId, reason) => call('raiseInfraction', [e2eId, reason]),
+      raiseInfraction: (e2eId, reason, o) => call('raiseInfraction', [e2eId, reason, o]),
       decideInfraction: (id, decision) => call('decideInfraction', [id, decision]),
       setKeyStatus: (id, status) => call('setKeyStatus', [id, status]),
       setCallbackBaseUrl: (u) => call('setCallbackBaseUrl', [u]),

@@ -30,6 +30,7 @@ export function createInfractionCallbacks(deps: { knex: Knex; workflows: Infract
       // The schema admitted only `\d{1,10}\.\d{2}`, which always converts.
       amount: wireToCents(i.valor) ?? 0,
       reason: i.motivo,
+      reportDetails: i.detalhes,
       status: i.status,
     });
     if (!row) {

@@ -34,6 +34,8 @@ import { wireToCents } from '../../acquirer/money-wire';
 import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import type { InfractionStatus } from '../../contracts/statuses';
+import { infractionDefensesStore } from '../../stores/infraction-defenses';
+import { createDefenseForwarding } from './defense-forwarding';
 
 export class InfractionNotFoundError extends Error {
   constructor(message: string) {
@@ -123,6 +125,8 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
     const inf = await infractionsStore(knex).find(id);
     if (!inf) throw new InfractionNotFoundError(`infraction ${id} not found`);
     const stillBlocking = mayBlock(inf) && inf.blockedAmount < inf.amount;
+    const undecided = inf.status === 'OPEN' && inf.acquirerStatus === 'OPEN' && !inf.closedAt;
+    const defense = undecided ? await infractionDefensesStore(knex).forInfraction(id) : undefined;
     return {
       status: inf.status,
       acquirerStatus: inf.acquirerStatus,
@@ -132,7 +136,15 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       closed: inf.closedAt !== null,
       operatorAction: inf.operatorAction,
       nextSettlementInMs: stillBlocking ? await nextSettlementInMs(knex, inf.merchantId) : null,
+      defensePending: defense?.status === 'PENDING',
     };
+  }
+
+  const defenses = createDefenseForwarding({ knex, acquirer, logger });
+  /** Sends the merchant's PENDING defense to the acquirer, once (src/services/med/defense-forwarding.ts). */
+  async function forwardDefense(id: string): Promise<InfractionProgress> {
+    await defenses.forward(id);
+    return progress(id);
   }
 
   /**
@@ -569,6 +581,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
 
   return {
     progress,
+    forwardDefense,
     block,
     reject,
     accept,

@@ -9,6 +9,7 @@ import { invalid, notFound } from '../../lib/errors';
 import { chargesStore } from '../../stores/charges';
 import { isSimulatorRefusal, type SandboxControl } from '../../acquirer/sandbox-control';
 import { infractionsStore, infractionView, type InfractionView } from '../../stores/infractions';
+import type { SandboxRaiseInfractionBody } from '../../contracts/infractions';
 
 export function createInfractionSandbox(deps: { knex: Knex; simulator: SandboxControl }) {
   const { knex, simulator } = deps;
@@ -22,12 +23,22 @@ export function createInfractionSandbox(deps: { knex: Knex; simulator: SandboxCo
     }
   };
 
-  /** Raises an infraction on a paid charge; answers with our infraction (its callback follows). */
-  async function raise(merchantId: string, chargeId: string, reason?: string): Promise<InfractionView> {
+  /**
+   * Raises an infraction on a paid charge; answers with our infraction (its callback follows).
+   * `analysisResult` scripts how the acquirer answers the merchant's defense once it arrives;
+   * without it, the acquirer waits to be told (accept/reject).
+   */
+  async function raise(merchantId: string, input: SandboxRaiseInfractionBody): Promise<InfractionView> {
+    const { chargeId, reason } = input;
     const charge = await chargesStore(knex).findOwnModel(merchantId, chargeId);
     if (!charge) throw notFound('Charge not found');
     if (!charge.e2eId) throw invalid('This charge has no payment to dispute');
-    const raised = await simulatorSays(() => simulator.raiseInfraction(charge.e2eId as string, reason));
+    const raised = await simulatorSays(() =>
+      simulator.raiseInfraction(charge.e2eId as string, reason, {
+        details: input.reportDetails,
+        analysis: input.analysisResult,
+      }),
+    );
     const infractionId = raised.infractionId;
     // The same idempotent record the callback makes: whichever comes first creates the row.
     const row = await infractionsStore(knex).recordFromAcquirer({
@@ -35,6 +46,7 @@ export function createInfractionSandbox(deps: { knex: Knex; simulator: SandboxCo
       endToEndId: charge.e2eId,
       amount: raised.amount ?? charge.amount,
       reason: raised.reason ?? reason ?? '',
+      reportDetails: raised.details ?? input.reportDetails,
       status: 'OPEN',
     });
     if (!row) throw notFound('Charge not found');

@@ -18,6 +18,8 @@ export interface InfractionWorkflows {
   acquirerUpdate(infraction: InfractionRef, update: AcquirerInfractionUpdate): Promise<void>;
   /** Wakes the workflow to apply an operator's decision (docs/operations.md "Operator cases"). */
   operatorDecided(infraction: InfractionRef): Promise<void>;
+  /** Wakes the workflow to send the merchant's stored defense (docs/api.md "Infractions"). */
+  defenseSubmitted(infraction: InfractionRef): Promise<void>;
 }
 
 export function infractionWorkflowClient(
@@ -39,5 +41,6 @@ export function infractionWorkflowClient(
     },
     acquirerUpdate: (inf, update) => run.signal(inf, 'acquirerUpdate', [update]),
     operatorDecided: (inf) => run.signal(inf, 'operatorDecided', []),
+    defenseSubmitted: (inf) => run.signal(inf, 'defenseSubmitted', []),
   };
 }

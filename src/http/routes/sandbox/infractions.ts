@@ -20,7 +20,7 @@ export function infractionSandboxRoutes(sandbox: InfractionSandbox): RouteModule
       ctx.status = 202;
       ctx.body = {
         message: 'Infraction raised by the sandbox acquirer',
-        infraction: await sandbox.raise(merchantId, input.chargeId, input.reason),
+        infraction: await sandbox.raise(merchantId, input),
       };
     });
     for (const decision of ['accept', 'reject'] as const) {
