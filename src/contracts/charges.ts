@@ -1,5 +1,5 @@
 /** Request schemas for charges (docs/api.md "Charges"). */
-import { CHARGE_STATUSES } from './statuses';
+import { CHARGE_REFUND_VIEW_KINDS, CHARGE_STATUSES, REFUND_STATUSES } from './statuses';
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../pix/pix-key';
@@ -114,7 +114,24 @@ export const chargeListResponse = z.object({
   total: z.int(),
   charges: z.array(chargeListItem),
 });
-export const chargeResponse = z.object({ charge: chargeListItem });
+/** A refund of the charge's payment: the merchant's, or a MED devolução to the payer. */
+export const chargeRefundView = z.object({
+  id: z.string(),
+  kind: z.enum(CHARGE_REFUND_VIEW_KINDS),
+  amount: z.int(),
+  status: z.enum(REFUND_STATUSES),
+  reason: z.string().nullable(),
+  createdAt: isoTime,
+  completedAt: isoTime.nullable().describe('When the acquirer confirmed it; null while REQUESTED or when FAILED'),
+});
+
+/** One charge (GET, cancel): the list's fields plus its refunds. */
+export const chargeDetailView = chargeListItem.extend({
+  refundedAmount: z.int().describe('Sum of the CONFIRMED refunds below (merchant and MED), in cents'),
+  refunds: z.array(chargeRefundView).describe('Oldest first'),
+});
+
+export const chargeResponse = z.object({ charge: chargeDetailView });
 
 export const refundRequestedView = z.object({
   id: z.string(),

@@ -11,7 +11,7 @@ import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
 import type { CreateChargeBody } from '../contracts/charges';
-import type { ChargeStatus } from '../contracts/statuses';
+import type { ChargeStatus, RefundStatus } from '../contracts/statuses';
 import { MAX_LIST_DEPTH, MAX_PAGE_LIMIT } from '../contracts/validation';
 import { chargeRows, type ChargeRow } from './charge-rows';
 
@@ -166,6 +166,17 @@ export interface PaymentContext {
   /** This end-to-end id was taken before as a payment the charge could not accept. */
   takenAsUnpayable: boolean;
   openRefundIds: string[];
+}
+
+/** A refund of a charge's payment as GET /v1/charges/:id lists it (before its view). */
+export interface ChargeRefundRow {
+  id: string;
+  kind: 'MERCHANT' | 'INFRACTION';
+  amount: number;
+  status: RefundStatus;
+  reason: string | null;
+  createdAt: Date;
+  confirmedAt: Date | null;
 }
 
 export function chargesStore(db: Db) {
@@ -400,6 +411,27 @@ export function chargesStore(db: Db) {
     async findOwn(merchantId: string, id: string): Promise<ChargeRow | undefined> {
       return (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as
         ChargeRow | undefined;
+    },
+
+    /**
+     * The refunds of the charge's payment (docs/api.md "Charges"), oldest first: the merchant's and
+     * the MED devoluções (stored kind INFRACTION); not an unpayable payment's return, which gives
+     * back another payment than the charge's.
+     */
+    async paymentRefunds(chargeId: string): Promise<ChargeRefundRow[]> {
+      return (await db('charge_refunds')
+        .where({ charge_id: chargeId })
+        .whereIn('kind', ['MERCHANT', 'INFRACTION'])
+        .orderBy([{ column: 'created_at' }, { column: 'id' }])
+        .select(
+          'id',
+          'kind',
+          'amount',
+          'status',
+          'reason',
+          'created_at as createdAt',
+          'confirmed_at as confirmedAt',
+        )) as ChargeRefundRow[];
     },
 
     /** The charge the merchant's idempotency key made. */

@@ -1,5 +1,5 @@
 /**
- * POST/GET /v1/charges over real HTTP: every boundary of SPEC §4/§8, prerequisites, idempotency
+ * POST/GET /v1/charges over real HTTP: every boundary of docs/api.md "Charges", prerequisites, idempotency
  * under concurrency, the returned BR Code, and isolation between merchants.
  */
 import assert from 'node:assert/strict';
@@ -57,7 +57,7 @@ describe('charges API', function () {
     if (status >= 400) assert.equal(typeof (res.body as unknown as { message: string }).message, 'string');
   }
 
-  it('creates a charge with QR Code, image and the SPEC fields (201)', async () => {
+  it('creates a charge with QR Code, image and the fields of docs/api.md (201)', async () => {
     const res = await create({
       ...base,
       customer: customer(),

@@ -22,7 +22,7 @@ import { createChargeSandbox } from '../../src/services/charges/sandbox';
 import { createChargeLifecycle, type ChargeLifecycle } from '../../src/services/charges/lifecycle';
 import { getTestDb } from './db';
 import { startApi, type TestApi } from './api';
-import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
+import { devEnv, testEnv, uniqueTaskQueue, workflowBundle, type TemporalKind } from './temporal';
 import { onRunEnd } from './lifecycle';
 
 export const CALLBACK_SECRET = 'test-acquirer-callback-secret';
@@ -43,16 +43,24 @@ export interface ChargesStack {
   workflows: ChargeWorkflows;
 }
 
-let stack: Promise<ChargesStack> | undefined;
+const stacks = new Map<TemporalKind, Promise<ChargesStack>>();
 
-export function chargesStack(): Promise<ChargesStack> {
-  stack ??= build();
+/**
+ * The run's charges stack on the time-skipping test server, or (`'dev'`) on the dev server for
+ * suites that list workflows by query (docs/testing.md "One Temporal server of each kind per run").
+ */
+export function chargesStack(kind: TemporalKind = 'time-skipping'): Promise<ChargesStack> {
+  let stack = stacks.get(kind);
+  if (!stack) {
+    stack = build(kind);
+    stacks.set(kind, stack);
+  }
   return stack;
 }
 
-async function build(): Promise<ChargesStack> {
+async function build(kind: TemporalKind): Promise<ChargesStack> {
   const { knex } = await getTestDb();
-  const env = await testEnv();
+  const env = kind === 'dev' ? await devEnv() : await testEnv();
   const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
   const simulator = await startAcquirerSimulator({ callbackSecret: CALLBACK_SECRET, ...CLIENT, autoComplete: false });
   onRunEnd(() => simulator.close());

@@ -20,7 +20,15 @@ import type { CreateChargeBody, ListChargesQuery } from '../../contracts/charges
 import { assertPageWithinDepth } from '../../contracts/validation';
 import * as ledger from '../ledger/ledger';
 import { requestFingerprint, withIdempotencyKey } from '../platform/idempotency';
-import { listItem, replayView, type ChargeListItem, type ChargeRow, type CustomerView } from './views';
+import {
+  detailView,
+  listItem,
+  replayView,
+  type ChargeDetailView,
+  type ChargeListItem,
+  type ChargeRow,
+  type CustomerView,
+} from './views';
 import { cacheInvalidation, type CacheInvalidation } from '../platform/cache-invalidation';
 import { listPageReader } from './list';
 import { asError, turnBatcher } from '../../lib/batcher';
@@ -317,11 +325,17 @@ export function createChargesService(deps: ChargesDeps) {
     return result;
   }
 
-  async function get(merchantId: string, id: string): Promise<ChargeListItem> {
-    return listItem(await findOwn(merchantId, id));
+  /** The charge with its refunds (`refundedAmount` is summed from the very list it shows). */
+  async function detail(merchantId: string, id: string): Promise<ChargeDetailView> {
+    const row = await findOwn(merchantId, id);
+    return detailView(row, await chargesStore(knex).paymentRefunds(id));
   }
 
-  async function cancel(merchantId: string, id: string): Promise<ChargeListItem> {
+  async function get(merchantId: string, id: string): Promise<ChargeDetailView> {
+    return detail(merchantId, id);
+  }
+
+  async function cancel(merchantId: string, id: string): Promise<ChargeDetailView> {
     await findOwn(merchantId, id);
     const updated = await chargesStore(knex).cancelPending(merchantId, id);
     if (!updated) throw invalid('Only a PENDING charge can be canceled');
@@ -330,7 +344,7 @@ export function createChargesService(deps: ChargesDeps) {
     // committed: if Temporal cannot take the signal now, the merchant still gets its answer, and a
     // payment of the still-active cob would be returned to the payer automatically.
     await tell(() => workflows.cancelRequested({ id, merchantId }), { chargeId: id }, 'cancel');
-    return listItem(await findOwn(merchantId, id));
+    return detail(merchantId, id);
   }
 
   /**

@@ -1,7 +1,8 @@
 /** The charge as the API shows it (docs/architecture.md "Charges: how they work"): one mapping, used by create, replay, list and get. */
 import type { z } from 'zod';
-import type { chargeListItem, chargeReplayView, customerView } from '../../contracts/charges';
+import type { chargeDetailView, chargeListItem, chargeReplayView, customerView } from '../../contracts/charges';
 import type { ChargeRow } from '../../stores/charge-rows';
+import type { ChargeRefundRow } from '../../stores/charges';
 
 export type { ChargeRow } from '../../stores/charge-rows';
 
@@ -9,6 +10,7 @@ export type { ChargeRow } from '../../stores/charge-rows';
 export type CustomerView = z.infer<typeof customerView>;
 export type ChargeListItem = z.infer<typeof chargeListItem>;
 export type ChargeReplayView = z.infer<typeof chargeReplayView>;
+export type ChargeDetailView = z.infer<typeof chargeDetailView>;
 
 export function customerOf(row: ChargeRow): CustomerView | null {
   if (!row.customerId) return null;
@@ -41,5 +43,25 @@ export function replayView(row: ChargeRow): ChargeReplayView {
     expiresIn: row.expiresIn,
     customer: customerOf(row),
     createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/**
+ * One charge with the refunds of its payment (docs/api.md "Charges"): MED devoluções show as kind
+ * MED; `refundedAmount` sums the CONFIRMED ones, so it says what went back to the payer.
+ */
+export function detailView(row: ChargeRow, refunds: readonly ChargeRefundRow[]): ChargeDetailView {
+  return {
+    ...listItem(row),
+    refundedAmount: refunds.filter((r) => r.status === 'CONFIRMED').reduce((sum, r) => sum + r.amount, 0),
+    refunds: refunds.map((r) => ({
+      id: r.id,
+      kind: r.kind === 'INFRACTION' ? 'MED' : 'MERCHANT',
+      amount: r.amount,
+      status: r.status,
+      reason: r.reason,
+      createdAt: r.createdAt.toISOString(),
+      completedAt: r.confirmedAt ? r.confirmedAt.toISOString() : null,
+    })),
   };
 }
