@@ -2,7 +2,7 @@
  * Completes the first migration without rewriting it (databases already created by `npm start`
  * keep working): the remaining range checks on amounts and counters, the index that reads a
  * delivery's attempt log, and partial indexes over the non-terminal rows that the reconciler and
- * the settlement sweep scan (DESIGN §2b: every non-terminal entity has exactly one workflow).
+ * the settlement sweep scan (docs/architecture.md: every non-terminal entity has exactly one workflow).
  */
 import type { Knex } from 'knex';
 

@@ -9,7 +9,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Log in (JWT) */
+    /**
+     * Log in (JWT)
+     * @description Exchanges a user's e-mail and password for a login token (HS256 JWT, valid for JWT_TTL, one hour by default), sent as `Authorization: Bearer <token>`. A wrong password and an unknown e-mail get the same 401. Failed logins are counted per account and per address: past the limit the answer is 429 with Retry-After, even for the right password, until the window ends.
+     */
     post: operations['postV1AuthLogin'];
     delete?: never;
     options?: never;
@@ -24,10 +27,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List API keys (values masked) */
+    /**
+     * List API keys (values masked)
+     * @description The merchant's API keys, newest first, each value masked (its prefix, asterisks and last four characters), with when it was last used.
+     */
     get: operations['getV1ApiKeys'];
     put?: never;
-    /** Create an API key (value shown once) */
+    /**
+     * Create an API key (value shown once)
+     * @description Creates an API key for server-to-server calls. Its value (`pixflow_` and 40 base62 characters) is in this answer only: store it now. Needs a login token (an API key here is 403); at most MAX_API_KEYS_PER_MERCHANT (50) keys per merchant.
+     */
     post: operations['postV1ApiKeys'];
     delete?: never;
     options?: never;
@@ -45,7 +54,10 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Delete an API key (401 on its next use) */
+    /**
+     * Delete an API key (401 on its next use)
+     * @description Deletes an API key: every API process refuses it (401) from the very next request. Needs a login token.
+     */
     delete: operations['deleteV1ApiKeysId'];
     options?: never;
     head?: never;
@@ -59,10 +71,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List charges, newest first */
+    /**
+     * List charges, newest first
+     * @description A page of the merchant's charges, newest first, optionally of one `status`. An answer may be up to 3 seconds old; the merchant's own writes refresh it.
+     */
     get: operations['getV1Charges'];
     put?: never;
-    /** Create a PIX charge with its QR Code */
+    /**
+     * Create a PIX charge with its QR Code
+     * @description Creates a PIX charge at the acquirer and answers with its `txid`, the BR Code (`qrCode`, the copia-e-cola) and the QR image (`imageBase64`). `amount` is integer cents, `expiresIn` seconds (86400 by default). Needs approved KYC, an ACTIVE merchant, an acquirer account and an ACTIVE PIX key (403 names each one missing). A key already used replays the original charge (200), whatever the body. When the acquirer fails the charge is kept FAILED and the answer is 502. `charge.paid` follows the payment.
+     */
     post: operations['postV1Charges'];
     delete?: never;
     options?: never;
@@ -77,7 +95,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a charge */
+    /**
+     * Get a charge
+     * @description One of the caller's charges; another merchant's id is 404, as an unknown one.
+     */
     get: operations['getV1ChargesId'];
     put?: never;
     post?: never;
@@ -96,7 +117,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Cancel a PENDING charge */
+    /**
+     * Cancel a PENDING charge
+     * @description Cancels a PENDING charge at once; a charge in any other status is 400. A PENDING charge also becomes CANCELED on its own once `expiresIn` passes unpaid.
+     */
     post: operations['postV1ChargesIdCancel'];
     delete?: never;
     options?: never;
@@ -113,7 +137,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Refund a PAID charge (full by default) */
+    /**
+     * Refund a PAID charge (full by default)
+     * @description Asks the acquirer to return a PAID charge's payment to the payer: what is left of it by default, or `amount` cents. The money is taken from available first, then pending (400 when they do not cover it). `charge.refunded` follows on the acquirer's confirmation, and the charge is REFUNDED once fully refunded. The same idempotency key with another body is 422.
+     */
     post: operations['postV1ChargesIdRefund'];
     delete?: never;
     options?: never;
@@ -128,7 +155,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The caller’s merchant profile */
+    /**
+     * The caller’s merchant profile
+     * @description The merchant the credential belongs to: its status, KYC status, fees and settlement delay.
+     */
     get: operations['getV1MerchantsMe'];
     put?: never;
     post?: never;
@@ -145,8 +175,51 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Balance (cents) */
+    /**
+     * Balance (cents)
+     * @description The merchant's balance in cents, read from the ledger on every request: `available` (can be withdrawn), `pending` (paid, until the settlement delay passes), `blocked` (held under MED infractions) and their `total`.
+     */
     get: operations['getV1MerchantsMeBalance'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/statement': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Statement: ledger movements with running balances
+     * @description The merchant’s movements of a range of days (America/Sao_Paulo; `to` inclusive; at most 366 days; default the last 30), oldest first, each with the balances after it, read from the ledger: for each balance `opening` + Σ `amount`s of the lines that move it = `closing`, and with `to` today `closing` is the balance of GET /v1/merchants/me/balance. Paged as the other lists (docs/api.md "Pagination limits"); the whole range at once is GET /v1/merchants/me/statement.csv.
+     */
+    get: operations['getV1MerchantsMeStatement'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/merchants/me/statement.csv': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Statement of a whole range as CSV
+     * @description The lines of GET /v1/merchants/me/statement for the whole range, as RFC 4180 CSV with a header row (CRLF line ends; amounts both in reais with two decimals and in cents), streamed as the database reads them, with `Content-Disposition: attachment`. Columns: id, occurredAt, type, description, amount, amountCents, availableAfter, availableAfterCents, pendingAfter, pendingAfterCents, blockedAfter, blockedAfterCents, chargeId, withdrawId, refundId, infractionId.
+     */
+    get: operations['getV1MerchantsMeStatement.csv'];
     put?: never;
     post?: never;
     delete?: never;
@@ -162,10 +235,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List withdrawals, newest first */
+    /**
+     * List withdrawals, newest first
+     * @description A page of the merchant's withdrawals, newest first, each with its status and destination PIX key.
+     */
     get: operations['getV1MerchantsMeWithdrawals'];
     put?: never;
-    /** Withdraw available balance to a PIX key */
+    /**
+     * Withdraw available balance to a PIX key
+     * @description Transfers available balance (at least 100 cents) to a PIX key: the amount is debited at once and the answer is PROCESSING with the balance after the debit. The outcome arrives as `withdraw.completed`, or `withdraw.failed` with the balance restored; a completed transfer the destination bank returns becomes `withdraw.refunded`, balance restored. An unmet prerequisite, too little balance or a key that does not match its type is 400; the same idempotency key with another body is 422.
+     */
     post: operations['postV1MerchantsMeWithdrawals'];
     delete?: never;
     options?: never;
@@ -180,7 +259,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a withdrawal */
+    /**
+     * Get a withdrawal
+     * @description One of the caller's withdrawals; another merchant's id is 404, as an unknown one.
+     */
     get: operations['getV1MerchantsMeWithdrawalsId'];
     put?: never;
     post?: never;
@@ -197,10 +279,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List webhooks with their last 20 delivery logs */
+    /**
+     * List webhooks with their last 20 delivery logs
+     * @description The merchant's webhooks, newest first, secrets masked, each with the logs of its 20 newest delivery attempts (status code, answer, error).
+     */
     get: operations['getV1WebhooksMerchant'];
     put?: never;
-    /** Register a webhook (secret shown once) */
+    /**
+     * Register a webhook (secret shown once)
+     * @description Registers a URL to receive the events in `events` (empty or left out: every event), each POSTed signed with the secret in this answer (`whsec_…`, shown only here and on rotation). In production the URL must be https and resolve only to public addresses. At most MAX_WEBHOOKS_PER_MERCHANT (20) per merchant.
+     */
     post: operations['postV1WebhooksMerchant'];
     delete?: never;
     options?: never;
@@ -215,7 +303,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The event catalogue */
+    /**
+     * The event catalogue
+     * @description The events a webhook can subscribe to, each with its category and description (in Portuguese). What each one delivers is under `webhooks` in this document.
+     */
     get: operations['getV1WebhooksMerchantEvents'];
     put?: never;
     post?: never;
@@ -235,11 +326,17 @@ export interface paths {
     get?: never;
     put?: never;
     post?: never;
-    /** Delete a webhook (deliveries stop at once) */
+    /**
+     * Delete a webhook (deliveries stop at once)
+     * @description Deletes a webhook and cancels its pending deliveries at once.
+     */
     delete: operations['deleteV1WebhooksMerchantId'];
     options?: never;
     head?: never;
-    /** Change a webhook (only the fields sent) */
+    /**
+     * Change a webhook (only the fields sent)
+     * @description Changes only the fields sent: `name: null` removes the name, `events: []` subscribes to every event, `status: INACTIVE` pauses deliveries (those pending are canceled at their next attempt). The answer carries no secret.
+     */
     patch: operations['patchV1WebhooksMerchantId'];
     trace?: never;
   };
@@ -250,7 +347,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A webhook’s deliveries, newest first */
+    /**
+     * A webhook’s deliveries, newest first
+     * @description A page of one webhook's deliveries, newest first: one per event, with its status (PENDING, SUCCEEDED, FAILED or CANCELED), attempts and last answer or error.
+     */
     get: operations['getV1WebhooksMerchantIdDeliveries'];
     put?: never;
     post?: never;
@@ -269,7 +369,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Send a finished delivery again (a new series of attempts) */
+    /**
+     * Send a finished delivery again (a new series of attempts)
+     * @description Sends a SUCCEEDED, FAILED or CANCELED delivery again as a new series of attempts with the same delivery id, so receivers can drop it as a repeat. 409 while it is still being delivered; 400 when the webhook is INACTIVE.
+     */
     post: operations['postV1WebhooksMerchantIdDeliveriesDeliveryIdRedeliver'];
     delete?: never;
     options?: never;
@@ -286,7 +389,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** A new secret, from the next attempt (shown once); the old one signs too during the overlap */
+    /**
+     * A new secret, from the next attempt (shown once); the old one signs too during the overlap
+     * @description Issues a new signing secret, shown in this answer only and used from the next attempt on. Until `previousSecretExpiresAt` (WEBHOOK_SECRET_OVERLAP_SECONDS, 24 hours by default) `webhook-signature` carries a signature by each secret, so the new one can be deployed at any time in the overlap; `x-webhook-signature` uses the new secret only.
+     */
     post: operations['postV1WebhooksMerchantIdRotateSecret'];
     delete?: never;
     options?: never;
@@ -301,10 +407,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List merchants */
+    /**
+     * List merchants
+     * @description A page of every merchant, newest first. Operators only.
+     */
     get: operations['getV1AdminMerchants'];
     put?: never;
-    /** Create a merchant and its user */
+    /**
+     * Create a merchant and its user
+     * @description Creates a merchant and its first user, who logs in with the e-mail and password given. Operators only; written to the audit log.
+     */
     post: operations['postV1AdminMerchants'];
     delete?: never;
     options?: never;
@@ -319,14 +431,20 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a merchant */
+    /**
+     * Get a merchant
+     * @description Any merchant by id, with its KYC status, acquirer account and fees. Operators only.
+     */
     get: operations['getV1AdminMerchantsId'];
     put?: never;
     post?: never;
     delete?: never;
     options?: never;
     head?: never;
-    /** KYC, status, acquirer account, fees */
+    /**
+     * KYC, status, acquirer account, fees
+     * @description Changes the fields sent: KYC status, status (SUSPENDED refuses the merchant's keys and users with 403 from the next request), acquirer account, fees and settlement delay. Operators only; written to the audit log.
+     */
     patch: operations['patchV1AdminMerchantsId'];
     trace?: never;
   };
@@ -339,7 +457,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Register a PIX key */
+    /**
+     * Register a PIX key
+     * @description Registers a PIX key of the merchant at the acquirer; it stays PENDING until the acquirer activates it (`pixkey.updated`). A key already registered is 409. Operators only.
+     */
     post: operations['postV1AdminMerchantsIdPixKeys'];
     delete?: never;
     options?: never;
@@ -360,7 +481,10 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Set a PIX key’s status */
+    /**
+     * Set a PIX key’s status
+     * @description Sets a PIX key's status by hand (PENDING, ACTIVE or INACTIVE); a merchant creates charges only while it has an ACTIVE key. Operators only; written to the audit log.
+     */
     patch: operations['patchV1AdminMerchantsIdPixKeysKeyId'];
     trace?: never;
   };
@@ -373,7 +497,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Signed ledger adjustment of available */
+    /**
+     * Signed ledger adjustment of available
+     * @description Posts a signed amount of cents to the merchant's available balance as a ledger adjustment with its reason; one that would take available below zero is 400. The same idempotency key replays the first answer (200); with another body it is 422. Operators only; written to the audit log.
+     */
     post: operations['postV1AdminMerchantsIdAdjustments'];
     delete?: never;
     options?: never;
@@ -388,7 +515,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A merchant’s users */
+    /**
+     * A merchant’s users
+     * @description The merchant's users with their role, status and token version: where to find the id of a user to disable or whose tokens to revoke. Operators only.
+     */
     get: operations['getV1AdminMerchantsIdUsers'];
     put?: never;
     post?: never;
@@ -407,7 +537,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Revoke every login token of a merchant’s users */
+    /**
+     * Revoke every login token of a merchant’s users
+     * @description Bumps the token version of each of the merchant's users: every login token issued to them so far is 401 from the next request. API keys keep working. Operators only; written to the audit log.
+     */
     post: operations['postV1AdminMerchantsIdRevokeTokens'];
     delete?: never;
     options?: never;
@@ -424,7 +557,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Revoke a user’s login tokens */
+    /**
+     * Revoke a user’s login tokens
+     * @description Bumps the user's token version: every login token issued so far is 401 from the next request. Operators only; written to the audit log.
+     */
     post: operations['postV1AdminUsersIdRevokeTokens'];
     delete?: never;
     options?: never;
@@ -445,7 +581,10 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    /** Enable or disable a user */
+    /**
+     * Enable or disable a user
+     * @description DISABLED refuses the user with 403 on every route and revokes its login tokens; ACTIVE restores access. Operators only; written to the audit log.
+     */
     patch: operations['patchV1AdminUsersId'];
     trace?: never;
   };
@@ -456,8 +595,91 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The audit log */
+    /**
+     * The audit log
+     * @description A page of the audit log, newest first: every operator action, from this API and from the ops CLI, optionally for one target (`targetType`, `targetId`). Operators only.
+     */
     get: operations['getV1AdminAuditLog'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/infractions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the merchant’s MED infractions, newest first
+     * @description The MED infractions on the caller’s payments, each with its defense deadline, the amount blocked and refunded, the acquirer’s analysis (`analysisResult`: AGREED or DISAGREED once decided) and its defense. `status` filters by one infraction status.
+     */
+    get: operations['getV1Infractions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/infractions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One MED infraction with its defense
+     * @description Another merchant’s infraction is 404, as an unknown id.
+     */
+    get: operations['getV1InfractionsId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/infractions/{id}/defenses': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Defend the payment: text and up to 5 files (multipart/form-data)
+     * @description One defense per infraction, before its `defenseDeadline` and while the acquirer has not decided. `defense` is 1–1,000 characters; `files` (repeat the part, at most 5) are PDF, PNG or JPEG — recognised by their content, not their name — 10 MB in all. The defense starts PENDING and becomes DEFENDED once the acquirer has it (REFUSED if it would not take it); the acquirer’s analysis arrives as the `infraction.updated` webhook: AGREED → the payment is returned to the payer (the MED refund), DISAGREED → the blocked amount is released.
+     */
+    post: operations['postV1InfractionsIdDefenses'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/infractions/{id}/defenses/{defenseId}/files/{fileId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Download a file of the merchant’s defense
+     * @description The bytes as they were sent, with their type and `Content-Disposition: attachment`. Another merchant’s file is 404.
+     */
+    get: operations['getV1InfractionsIdDefensesDefenseIdFilesFileId'];
     put?: never;
     post?: never;
     delete?: never;
@@ -475,7 +697,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Pay a charge through the simulator (sandbox only) */
+    /**
+     * Pay a charge through the simulator (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the simulator pays the charge (as `payer` when given) and calls the signed payment callback; the payment takes the real path to the ledger and `charge.paid`. Another merchant's charge is 404.
+     */
     post: operations['postV1SandboxChargesIdPay'];
     delete?: never;
     options?: never;
@@ -492,7 +717,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator’s transfer outcome: complete (sandbox only) */
+    /**
+     * The simulator’s transfer outcome: complete (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the transfer completes and the signed transfer callback says so: the withdrawal is COMPLETED (`withdraw.completed`). Another merchant's withdrawal is 404.
+     */
     post: operations['postV1SandboxWithdrawalsIdComplete'];
     delete?: never;
     options?: never;
@@ -509,7 +737,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator’s transfer outcome: fail (sandbox only) */
+    /**
+     * The simulator’s transfer outcome: fail (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the acquirer rejects the transfer (with `reason` when given) by its signed callback: the withdrawal is FAILED and its amount back in available (`withdraw.failed`). Another merchant's withdrawal is 404.
+     */
     post: operations['postV1SandboxWithdrawalsIdFail'];
     delete?: never;
     options?: never;
@@ -526,7 +757,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator’s transfer outcome: return (sandbox only) */
+    /**
+     * The simulator’s transfer outcome: return (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the destination bank returns the completed transfer (with `reason` when given), said by the signed callback: the withdrawal is REFUNDED and its amount back in available (`withdraw.refunded`). Another merchant's withdrawal is 404.
+     */
     post: operations['postV1SandboxWithdrawalsIdReturn'];
     delete?: never;
     options?: never;
@@ -543,7 +777,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator announces the merchant’s PIX key ATIVA by its callback (sandbox only) */
+    /**
+     * The simulator announces the merchant’s PIX key ATIVA by its callback (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the acquirer sets the key ATIVA and says so by its signed callback: the key is ACTIVE (`pixkey.updated`). Waits up to 5 s for the key to be registered (then 400: try again); an INACTIVE key is 400, as the acquirer never revives one (an operator can, with PATCH). Another merchant's PIX key is 404.
+     */
     post: operations['postV1SandboxPixKeysIdActivate'];
     delete?: never;
     options?: never;
@@ -560,7 +797,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator announces the merchant’s PIX key INATIVA by its callback (sandbox only) */
+    /**
+     * The simulator announces the merchant’s PIX key INATIVA by its callback (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the acquirer sets the key INATIVA and says so by its signed callback: the key is INACTIVE (`pixkey.updated`). Waits up to 5 s for the key to be registered (then 400: try again). Another merchant's PIX key is 404.
+     */
     post: operations['postV1SandboxPixKeysIdDeactivate'];
     delete?: never;
     options?: never;
@@ -577,7 +817,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator raises a MED infraction on a paid charge (sandbox only) */
+    /**
+     * The simulator raises a MED infraction on a paid charge (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the acquirer raises a MED infraction on a paid charge and says so by its signed callback, which blocks the amount and sends `infraction.received`; a charge without a payment is 400. `analysisResult` scripts the acquirer’s answer to the merchant’s defense: once the defense reaches it, it decides AGREED (accepted: the MED refund follows) or DISAGREED (rejected: the block is released); without it, the acquirer waits for /accept or /reject. Another merchant's charge is 404.
+     */
     post: operations['postV1SandboxInfractions'];
     delete?: never;
     options?: never;
@@ -594,7 +837,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator decides the infraction: accept (sandbox only) */
+    /**
+     * The simulator decides the infraction: accept (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the acquirer accepts the infraction and says so by its signed callback (`infraction.updated`); the payment then goes back to the payer and the infraction ends REFUNDED (`infraction.refund_completed`). 400 once it is decided. Another merchant's infraction is 404.
+     */
     post: operations['postV1SandboxInfractionsIdAccept'];
     delete?: never;
     options?: never;
@@ -611,7 +857,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** The simulator decides the infraction: reject (sandbox only) */
+    /**
+     * The simulator decides the infraction: reject (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the acquirer rejects the infraction and says so by its signed callback: the blocked amount is back in available (`infraction.updated`). 400 once it is decided. Another merchant's infraction is 404.
+     */
     post: operations['postV1SandboxInfractionsIdReject'];
     delete?: never;
     options?: never;
@@ -628,7 +877,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Payment notification from the acquirer (signed) */
+    /**
+     * Payment notification from the acquirer (signed)
+     * @description Called by the acquirer, not by merchants: payments received for charges, and how their refunds (devoluções) went. The body is checked against the signature before it is parsed, kept in the callback inbox and applied once, however often it is sent; a payment for a charge no longer PENDING, or of another amount, is returned to the payer.
+     */
     post: operations['postV1AcquirerPix'];
     delete?: never;
     options?: never;
@@ -645,7 +897,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Transfer result from the acquirer (signed) */
+    /**
+     * Transfer result from the acquirer (signed)
+     * @description Called by the acquirer, not by merchants: a withdrawal's transfer completed, failed or was returned by the destination bank. Checked against the signature before it is parsed, kept in the callback inbox and applied once, however often it is sent.
+     */
     post: operations['postV1AcquirerTransfers'];
     delete?: never;
     options?: never;
@@ -662,7 +917,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** MED infraction from the acquirer (signed) */
+    /**
+     * MED infraction from the acquirer (signed)
+     * @description Called by the acquirer, not by merchants: a MED infraction raised or decided on a payment. Checked against the signature before it is parsed, kept in the callback inbox and applied once, however often it is sent.
+     */
     post: operations['postV1AcquirerInfractions'];
     delete?: never;
     options?: never;
@@ -679,7 +937,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** PIX key status from the acquirer (signed) */
+    /**
+     * PIX key status from the acquirer (signed)
+     * @description Called by the acquirer, not by merchants: a merchant's PIX key is now PENDENTE, ATIVA or INATIVA there. Checked against the signature before it is parsed, kept in the callback inbox and applied once, however often it is sent.
+     */
     post: operations['postV1AcquirerPixKeys'];
     delete?: never;
     options?: never;
@@ -694,7 +955,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness */
+    /**
+     * Liveness
+     * @description 200 while the process serves HTTP; it checks no dependency, so a load balancer does not restart the process for a database outage.
+     */
     get: operations['getHealthz'];
     put?: never;
     post?: never;
@@ -711,7 +975,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness (database, Temporal) */
+    /**
+     * Readiness (database, Temporal)
+     * @description 200 when the database and Temporal answer, 503 naming what does not: take the process out of the load balancer until it is ready.
+     */
     get: operations['getReadyz'];
     put?: never;
     post?: never;
@@ -728,7 +995,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Prometheus metrics (bearer METRICS_TOKEN when configured) */
+    /**
+     * Prometheus metrics (bearer METRICS_TOKEN when configured)
+     * @description The process's metrics in the Prometheus text format: HTTP requests, acquirer calls, webhook deliveries, the callback inbox, refunds. When METRICS_TOKEN is set it must be sent as a bearer token.
+     */
     get: operations['getMetrics'];
     put?: never;
     post?: never;
@@ -745,7 +1015,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This document */
+    /**
+     * This document
+     * @description This OpenAPI 3.1 document, generated from the schemas the routes validate with; `GET /docs` renders it.
+     */
     get: operations['getOpenapi.json'];
     put?: never;
     post?: never;
@@ -766,7 +1039,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Pagamento de uma cobrança confirmado pelo banco */
+    /**
+     * Pagamento de uma cobrança confirmado pelo banco
+     * @description A payment for a charge was credited: the charge is PAID and amount − fee is pending in the balance. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookChargePaid'];
     delete?: never;
     options?: never;
@@ -783,7 +1059,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Cobrança estornada (devolvida) ao pagador */
+    /**
+     * Cobrança estornada (devolvida) ao pagador
+     * @description The acquirer confirmed a refund of a charge (`amount` as a decimal string in reais, not cents); the charge is REFUNDED once fully refunded. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookChargeRefunded'];
     delete?: never;
     options?: never;
@@ -800,7 +1079,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Saque concluído: transferência efetivada */
+    /**
+     * Saque concluído: transferência efetivada
+     * @description A withdrawal’s transfer reached the destination: the withdrawal is COMPLETED. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookWithdrawCompleted'];
     delete?: never;
     options?: never;
@@ -817,7 +1099,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Saque recusado pelo banco; o saldo foi restaurado */
+    /**
+     * Saque recusado pelo banco; o saldo foi restaurado
+     * @description The acquirer rejected a withdrawal’s transfer: the withdrawal is FAILED and its amount is back in available. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookWithdrawFailed'];
     delete?: never;
     options?: never;
@@ -834,7 +1119,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Saque devolvido pelo banco de destino; o saldo foi restaurado */
+    /**
+     * Saque devolvido pelo banco de destino; o saldo foi restaurado
+     * @description The destination bank returned a completed withdrawal’s transfer: the withdrawal is REFUNDED and its amount is back in available. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookWithdrawRefunded'];
     delete?: never;
     options?: never;
@@ -851,7 +1139,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Status da chave PIX alterado (ativação, inativação) */
+    /**
+     * Status da chave PIX alterado (ativação, inativação)
+     * @description One of the merchant’s PIX keys changed status at the acquirer (`status` in the acquirer’s words). Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookPixkeyUpdated'];
     delete?: never;
     options?: never;
@@ -868,7 +1159,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Nova infração PIX (MED) recebida */
+    /**
+     * Nova infração PIX (MED) recebida
+     * @description A MED infraction was raised on one of the merchant’s payments: the amount is blocked in the balance. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookInfractionReceived'];
     delete?: never;
     options?: never;
@@ -885,7 +1179,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Status de uma infração PIX (MED) alterado */
+    /**
+     * Status de uma infração PIX (MED) alterado
+     * @description The acquirer decided a MED infraction: ACCEPTED (the payment is to go back to the payer) or REJECTED (the block is released). Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookInfractionUpdated'];
     delete?: never;
     options?: never;
@@ -902,7 +1199,10 @@ export interface webhooks {
     };
     get?: never;
     put?: never;
-    /** Devolução de uma infração PIX (MED) concluída */
+    /**
+     * Devolução de uma infração PIX (MED) concluída
+     * @description The payment under an accepted MED infraction is back with the payer: the infraction is REFUNDED. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
     post: operations['webhookInfractionRefundCompleted'];
     delete?: never;
     options?: never;
@@ -932,8 +1232,12 @@ export interface components {
         | 'length_required'
         | 'payload_too_large'
         | 'unsupported_content_encoding'
+        | 'unsupported_file_type'
         | 'idempotency_key_reused'
         | 'invalid_document'
+        | 'infraction_closed'
+        | 'defense_deadline_passed'
+        | 'defense_already_submitted'
         | 'rate_limited'
         | 'internal_error'
         | 'not_implemented'
@@ -1021,8 +1325,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -1060,8 +1368,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -1633,8 +1945,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -1690,8 +2006,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -1738,8 +2058,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -1799,6 +2123,22 @@ export interface operations {
                 name: string;
                 document: string;
               } | null;
+              /** @description Sum of the CONFIRMED refunds below (merchant and MED), in cents */
+              refundedAmount: number;
+              /** @description Oldest first */
+              refunds: {
+                id: string;
+                /** @enum {string} */
+                kind: 'MERCHANT' | 'MED';
+                amount: number;
+                /** @enum {string} */
+                status: 'REQUESTED' | 'CONFIRMED' | 'FAILED';
+                reason: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description When the acquirer confirmed it; null while REQUESTED or when FAILED */
+                completedAt: string | null;
+              }[];
             };
           };
         };
@@ -1894,6 +2234,22 @@ export interface operations {
                 name: string;
                 document: string;
               } | null;
+              /** @description Sum of the CONFIRMED refunds below (merchant and MED), in cents */
+              refundedAmount: number;
+              /** @description Oldest first */
+              refunds: {
+                id: string;
+                /** @enum {string} */
+                kind: 'MERCHANT' | 'MED';
+                amount: number;
+                /** @enum {string} */
+                status: 'REQUESTED' | 'CONFIRMED' | 'FAILED';
+                reason: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** @description When the acquirer confirmed it; null while REQUESTED or when FAILED */
+                completedAt: string | null;
+              }[];
             };
           };
         };
@@ -2075,8 +2431,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -2248,6 +2608,285 @@ export interface operations {
               /** @description available + pending + blocked */
               total: number;
             };
+          };
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1MerchantsMeStatement: {
+    parameters: {
+      query?: {
+        page?: string;
+        limit?: string;
+        from?: string;
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page of the range, with its opening and closing */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            page: number;
+            limit: number;
+            /** @description Lines in the whole range */
+            total: number;
+            /** @description First day, YYYY-MM-DD */
+            from: string;
+            /** @description Last day, YYYY-MM-DD (inclusive) */
+            to: string;
+            /** @description Balances at the start of `from` */
+            opening: {
+              available: number;
+              pending: number;
+              blocked: number;
+            };
+            /** @description Balances at the end of `to` (now, when `to` is today) */
+            closing: {
+              available: number;
+              pending: number;
+              blocked: number;
+            };
+            /** @description Oldest first */
+            entries: {
+              /** @description The ledger transaction (a FEE line: its payment’s transaction id + `:fee`) */
+              id: string;
+              /** Format: date-time */
+              occurredAt: string;
+              /** @enum {string} */
+              type:
+                | 'CHARGE_PAID'
+                | 'FEE'
+                | 'SETTLEMENT'
+                | 'WITHDRAWAL'
+                | 'WITHDRAWAL_RESTORED'
+                | 'REFUND'
+                | 'REFUND_RESTORED'
+                | 'MED_BLOCK'
+                | 'MED_RELEASE'
+                | 'MED_REFUND'
+                | 'ADJUSTMENT';
+              description: string;
+              /** @description Signed cents: what the line adds to the merchant’s total balance; for a move between its own balances (SETTLEMENT, MED_BLOCK, MED_RELEASE) what it adds to `available` */
+              amount: number;
+              balanceAfter: {
+                available: number;
+                pending: number;
+                blocked: number;
+              };
+              chargeId: string | null;
+              withdrawId: string | null;
+              refundId: string | null;
+              infractionId: string | null;
+            }[];
+          };
+        };
+      };
+      /** @description A date that is not YYYY-MM-DD or does not exist, `from` after `to`, a range over 366 days, or a page too deep */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'getV1MerchantsMeStatement.csv': {
+    parameters: {
+      query?: {
+        from?: string;
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The CSV */
+      200: {
+        headers: {
+          /** @description attachment; filename="statement-<from>-<to>.csv" */
+          'Content-Disposition'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+        };
+      };
+      /** @description A date that is not YYYY-MM-DD or does not exist, `from` after `to`, or a range over 366 days */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
           };
         };
       };
@@ -2541,8 +3180,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -2823,8 +3466,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -3466,8 +4113,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -3618,8 +4269,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -3866,8 +4521,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -4271,8 +4930,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -5058,6 +5721,576 @@ export interface operations {
       };
     };
   };
+  getV1Infractions: {
+    parameters: {
+      query?: {
+        page?: string;
+        limit?: string;
+        status?: 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of infractions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            page: number;
+            limit: number;
+            total: number;
+            infractions: {
+              id: string;
+              chargeId: string | null;
+              endToEndId: string | null;
+              amount: number;
+              reason: string | null;
+              /** @enum {string} */
+              status: 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+              blockedAmount: number;
+              /** Format: date-time */
+              createdAt: string;
+              reportDetails: string | null;
+              /** Format: date-time */
+              defenseDeadline: string;
+              refundedAmount: number;
+              analysisResult: ('AGREED' | 'DISAGREED') | null;
+              /** Format: date-time */
+              updatedAt: string;
+              defenses: {
+                id: string;
+                /** @enum {string} */
+                status: 'PENDING' | 'DEFENDED' | 'REFUSED';
+                defense: string;
+                files: {
+                  id: string;
+                  name: string;
+                  /** @enum {string} */
+                  mimeType: 'application/pdf' | 'image/png' | 'image/jpeg';
+                  size: number;
+                }[];
+                /** Format: date-time */
+                createdAt: string;
+              }[];
+            }[];
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1InfractionsId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The infraction */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            infraction: {
+              id: string;
+              chargeId: string | null;
+              endToEndId: string | null;
+              amount: number;
+              reason: string | null;
+              /** @enum {string} */
+              status: 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'REFUNDED';
+              blockedAmount: number;
+              /** Format: date-time */
+              createdAt: string;
+              reportDetails: string | null;
+              /** Format: date-time */
+              defenseDeadline: string;
+              refundedAmount: number;
+              analysisResult: ('AGREED' | 'DISAGREED') | null;
+              /** Format: date-time */
+              updatedAt: string;
+              defenses: {
+                id: string;
+                /** @enum {string} */
+                status: 'PENDING' | 'DEFENDED' | 'REFUSED';
+                defense: string;
+                files: {
+                  id: string;
+                  name: string;
+                  /** @enum {string} */
+                  mimeType: 'application/pdf' | 'image/png' | 'image/jpeg';
+                  size: number;
+                }[];
+                /** Format: date-time */
+                createdAt: string;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1InfractionsIdDefenses: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          defense: string;
+          /** @description PDF, PNG or JPEG; 10 MB for all files together */
+          files?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Stored; on its way to the acquirer */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            defense: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING' | 'DEFENDED' | 'REFUSED';
+              defense: string;
+              files: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                mimeType: 'application/pdf' | 'image/png' | 'image/jpeg';
+                size: number;
+              }[];
+              /** Format: date-time */
+              createdAt: string;
+            };
+          };
+        };
+      };
+      /** @description The text is missing, blank or over 1,000 characters, more than 5 files, an empty file, or not multipart/form-data */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The files are over 10 MB in all */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description A file is not a PDF, PNG or JPEG (unsupported_file_type), or the body has a Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description The infraction takes no defense: already analysed (infraction_closed), past its deadline (defense_deadline_passed) or already defended (defense_already_submitted) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1InfractionsIdDefensesDefenseIdFilesFileId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        defenseId: string;
+        fileId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The file */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/pdf': string;
+          'image/png': string;
+          'image/jpeg': string;
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   postV1SandboxChargesIdPay: {
     parameters: {
       query?: never;
@@ -5657,6 +6890,9 @@ export interface operations {
         'application/json': {
           chargeId: string;
           reason?: string;
+          reportDetails?: string;
+          /** @enum {string} */
+          analysisResult?: 'AGREED' | 'DISAGREED';
         };
       };
     };
@@ -5735,8 +6971,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -6373,8 +7613,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'
@@ -6430,8 +7674,12 @@ export interface operations {
               | 'length_required'
               | 'payload_too_large'
               | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
               | 'idempotency_key_reused'
               | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
               | 'rate_limited'
               | 'internal_error'
               | 'not_implemented'

@@ -48,7 +48,7 @@ function registeredRoutes(): Array<[string, string]> {
   const modules: RouteModule[] = [
     authRoutes(unused),
     apiKeyRoutes(unused),
-    merchantRoutes(unused),
+    merchantRoutes(unused, unused),
     adminRoutes(unused),
     adminAccessRoutes(unused),
     chargeRoutes(unused),
@@ -76,12 +76,13 @@ function registeredRoutes(): Array<[string, string]> {
 interface Operation {
   security: Array<Record<string, string[]>>;
   parameters?: Array<{ name: string; in: string; schema: unknown }>;
-  requestBody?: { content: { 'application/json': { schema: unknown } } };
+  requestBody?: { content: Record<string, { schema: unknown } | undefined> };
   responses: Record<string, { content?: { 'application/json': { schema: Record<string, unknown> } } }>;
 }
 interface Doc {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, { post: Operation }>;
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, { type: string; scheme?: string }> };
 }
 
@@ -125,7 +126,7 @@ describe('OpenAPI document', function () {
   });
 
   it('takes the withdrawal, webhook, sandbox and access schemas from src/contracts, as the routes do', () => {
-    const body = (method: string, path: string) => op(method, path).requestBody?.content['application/json'].schema;
+    const body = (method: string, path: string) => op(method, path).requestBody?.content['application/json']?.schema;
     assert.deepEqual(body('post', '/v1/merchants/me/withdrawals'), generated(createWithdrawalBody));
     assert.deepEqual(body('post', '/v1/webhooks/merchant'), generated(createWebhookBody));
     assert.deepEqual(body('patch', '/v1/webhooks/merchant/{id}'), generated(updateWebhookBody));
@@ -140,15 +141,15 @@ describe('OpenAPI document', function () {
 
   it('takes request schemas from the schemas the routes validate with', () => {
     assert.deepEqual(
-      op('post', '/v1/charges').requestBody?.content['application/json'].schema,
+      op('post', '/v1/charges').requestBody?.content['application/json']?.schema,
       generated(createChargeBody),
     );
     assert.deepEqual(
-      op('post', '/v1/auth/login').requestBody?.content['application/json'].schema,
+      op('post', '/v1/auth/login').requestBody?.content['application/json']?.schema,
       generated(loginBody),
     );
     assert.deepEqual(
-      op('post', '/v1/admin/merchants').requestBody?.content['application/json'].schema,
+      op('post', '/v1/admin/merchants').requestBody?.content['application/json']?.schema,
       generated(createMerchantBody),
     );
     const query = op('get', '/v1/charges').parameters?.filter((p) => p.in === 'query') ?? [];
@@ -206,6 +207,12 @@ describe('OpenAPI document', function () {
     assert.deepEqual(op('delete', '/v1/api-keys/{id}').security, [{ bearerJwt: [] }]);
     assert.deepEqual(op('get', '/v1/charges').security, [{ bearerJwt: [] }, { apiKey: [] }]);
     assert.deepEqual(op('get', '/v1/webhooks/merchant').security, [{ bearerJwt: [] }, { apiKey: [] }]);
+    // A delivery is authenticated by either signature it carries (docs/api.md "Receiving webhooks").
+    for (const [event, hook] of Object.entries(doc.webhooks)) {
+      assert.deepEqual(hook.post.security, [{ standardWebhookSignature: [] }, { webhookSignature: [] }], event);
+    }
+    assert.equal(doc.components.securitySchemes.webhookSignature?.type, 'apiKey');
+    assert.equal(doc.components.securitySchemes.standardWebhookSignature?.type, 'apiKey');
   });
 
   it('has only schemas that compile as JSON Schema 2020-12', () => {
@@ -216,8 +223,8 @@ describe('OpenAPI document', function () {
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, o] of Object.entries(methods)) {
         const schemas = [
-          o.requestBody?.content['application/json'].schema,
-          ...Object.values(o.responses).map((r) => r.content?.['application/json'].schema),
+          ...Object.values(o.requestBody?.content ?? {}).map((c) => c?.schema),
+          ...Object.values(o.responses).map((r) => r.content?.['application/json']?.schema),
         ];
         for (const s of schemas) {
           if (!s || '$ref' in (s as object)) continue;

@@ -57,7 +57,7 @@ const CLIENT = { clientId: 'pixflow-typed-client', clientSecret: 'pixflow-typed-
  * The whole merchant-facing stack on one base URL: the simulator settles transfers and refunds
  * itself. `stop` ends its dispatcher, worker and the runs left on its queue as soon as the journey
  * is over: a dispatcher left running would go on starting other suites' deliveries on this queue
- * (docs/testing.md "One Temporal server per run").
+ * (docs/testing.md "One Temporal server of each kind per run").
  */
 async function journeyStack(): Promise<{ api: TestApi; receiver: Receiver; stop: () => Promise<void> }> {
   const { knex } = await getTestDb();
@@ -257,6 +257,19 @@ describe('the generated typed client (examples/typed-client)', function () {
       assert.equal(got.data?.withdraw.status, 'COMPLETED');
       const after = await client.GET('/v1/merchants/me/balance');
       assert.equal(after.data?.balance.available, 1_901);
+      // The statement tells how it got there, and ends at that balance (docs/api.md "Statement").
+      const statement = await client.GET('/v1/merchants/me/statement', { params: { query: { limit: '100' } } });
+      assert.deepEqual(
+        statement.data?.entries.map((e) => e.type),
+        ['CHARGE_PAID', 'FEE', 'SETTLEMENT', 'WITHDRAWAL', 'REFUND'],
+      );
+      assert.equal(statement.data?.closing.available, 1_901);
+      const detail = await client.GET('/v1/charges/{id}', { params: { path: { id: charge.id } } });
+      assert.deepEqual(
+        detail.data?.charge.refunds.map((r) => [r.kind, r.amount, r.status]),
+        [['MERCHANT', 3_000, 'CONFIRMED']],
+      );
+      assert.equal(detail.data?.charge.refundedAmount, 3_000);
     } finally {
       await stop();
     }

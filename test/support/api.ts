@@ -70,7 +70,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** The error body every failure has (DECISIONS "Status codes and errors"). */
+/** The error body every failure has (docs/api.md "Errors"). */
 export interface ErrorBody {
   message: string;
 }

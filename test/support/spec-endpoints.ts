@@ -1,4 +1,4 @@
-/** Every endpoint the API contract (SPEC) names, as OpenAPI paths: the docs tests look for each. */
+/** Every endpoint the API contract (docs/api.md) names, as OpenAPI paths: the docs tests look for each. */
 export const SPEC_ENDPOINTS: Array<[method: string, path: string]> = [
   ['post', '/v1/auth/login'],
   ['post', '/v1/api-keys'],
