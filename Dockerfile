@@ -11,6 +11,8 @@ COPY package.json package-lock.json ./
 # Its postinstall step and npm start's binary lookup (compiled in); the image runs no local
 # Temporal (TEMPORAL_ADDRESS is required in production), so the binaries are not fetched.
 COPY tools/temporal-binaries tools/temporal-binaries
+# The dashboard's build step too (it finds no sources yet and says so; they are built below).
+COPY tools/dashboard tools/dashboard
 RUN PIXFLOW_SKIP_TEMPORAL_BINARIES=1 npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
@@ -18,6 +20,10 @@ COPY workflows workflows
 COPY activities activities
 COPY migrations migrations
 RUN npx tsc -p tsconfig.build.json
+# The merchants' dashboard (docs/dashboard.md "Building it"), served from dist/dashboard/.build.
+COPY dashboard dashboard
+COPY examples/typed-client/api.d.ts examples/typed-client/api.d.ts
+RUN npm run dashboard:build && mkdir -p dist/dashboard && cp -r dashboard/.build dist/dashboard/.build
 
 # Production dependencies only; if this fails the build fails (no fallback to a full install).
 FROM ${NODE_IMAGE} AS deps
@@ -25,6 +31,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The postinstall step, which does nothing without the development dependencies.
 COPY tools/temporal-binaries/postinstall.cjs tools/temporal-binaries/postinstall.cjs
+COPY tools/dashboard/postinstall.cjs tools/dashboard/postinstall.cjs
 RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM ${NODE_IMAGE}

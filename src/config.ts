@@ -294,7 +294,9 @@ export type AppConfig = Pick<
   | 'DEFAULT_FEE_BPS'
   | 'DEFAULT_FEE_FIXED'
   | 'DEFAULT_SETTLEMENT_DELAY_SECONDS'
->;
+> &
+  /** Absent in test configurations: read as development (the dashboard's cookie is Secure in production). */
+  Partial<Pick<Config, 'NODE_ENV'>>;
 
 /** TLS settings: pairs complete, files readable, and each only where it can apply. */
 function tlsProblems(e: Env): string[] {

@@ -18,6 +18,7 @@ import { startApi, startWorker } from '../runtime/processes';
 import { printStartupTable } from '../process/lifecycle';
 import { bootProcess, runEntryPoint } from '../process/entry-point';
 import { stderrProgress } from '../process/progress';
+import { buildDashboard, dashboardBuilt, describeBuild } from '../../tools/dashboard/src/build';
 
 runEntryPoint(async () => {
   const config = loadConfig();
@@ -74,6 +75,16 @@ runEntryPoint(async () => {
       { url: acquirer.url },
       'ACQUIRER_URL is not set: using the embedded acquirer simulator (sandbox endpoints on)',
     );
+
+  // npm install builds the dashboard; a checkout that skipped it gets it built here, once.
+  if (!dashboardBuilt()) {
+    progress('dashboard: building dashboard/src (first start)');
+    await buildDashboard().then(
+      (built) => progress(`dashboard: ${describeBuild(built)}`),
+      (err: unknown) =>
+        logger.warn({ err }, 'dashboard build failed: /dashboard answers 404 until `npm run dashboard:build`'),
+    );
+  }
 
   const worker = await startWorker({ config, logger, knex: db.knex, temporalAddress, acquirer, progress });
   own('worker', () => worker.stop());

@@ -1,8 +1,8 @@
 /**
  * The Koa application: cross-cutting middleware in a fixed order, then every route module.
  *
- *   trace span → request id → access log → errors → per-address rate limit → JSON body → router (guards per
- *   route) → 404/405
+ *   trace span → request id → access log → errors → per-address rate limit → dashboard session door →
+ *   JSON body → router (guards per route) → 404/405
  *
  * `createApp` mounts the account and operator routes (auth, API keys, merchants, admin) over the
  * services of src/runtime/composition.ts; the payment routes (charges, withdrawals, webhooks,
@@ -33,6 +33,8 @@ import { healthRoutes, type ReadinessCheck } from './routes/health';
 import { merchantRoutes } from './routes/merchants';
 import { metricsRoutes } from './routes/metrics';
 import { docsRoutes } from './routes/docs';
+import { dashboardRoutes } from './routes/dashboard';
+import { dashboardApi } from './middleware/dashboard-api';
 import type { AccountServices, AppState, RouteGuards, RouteModule } from './types';
 
 export interface AppDeps {
@@ -62,7 +64,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const { config, knex } = deps;
   const logger = deps.logger ?? createLogger();
 
-  const { auth, apiKeys, merchants, userAccess, auditLog, health } = deps.services;
+  const { auth, dashboardSessions, apiKeys, merchants, statement, userAccess, auditLog, health } = deps.services;
 
   // Rate limits run before any authentication work (docs/api.md "Rate limits"): per address for every
   // request in front of the router, per credential inside `authenticate` before the lookup.
@@ -91,9 +93,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     healthRoutes({ database: health.database, ...deps.checks }),
     authRoutes(auth),
     apiKeyRoutes(apiKeys),
-    merchantRoutes(merchants),
+    merchantRoutes(merchants, statement),
     metricsRoutes({ token: deps.metricsToken }),
     docsRoutes(),
+    dashboardRoutes(dashboardSessions, { secureCookie: config.NODE_ENV === 'production' }),
     adminRoutes({ auditLog, merchants }),
     adminAccessRoutes(userAccess),
     ...(deps.routes ?? []),
@@ -111,6 +114,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(httpMetrics());
   app.use(errorHandler());
   app.use(addressRateLimit(limiters.address));
+  // /dashboard/api/v1/… → /v1/… with the session cookie as the credential (docs/dashboard.md "How the session is kept safe").
+  app.use(dashboardApi(dashboardSessions));
   app.use(jsonBody(config.BODY_LIMIT_BYTES));
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -7,8 +7,10 @@ import type Router from '@koa/router';
 import type { Logger } from '../lib/logger';
 
 import type { AuthService, Principal } from '../services/accounts/auth';
+import type { DashboardSessions } from '../services/accounts/dashboard-sessions';
 import type { ApiKeysService } from '../services/accounts/api-keys';
 import type { MerchantsService } from '../services/accounts/merchants';
+import type { StatementService } from '../services/ledger/statement';
 import type { UserAccessService } from '../services/accounts/user-access';
 import type { AuditLogService } from '../services/platform/audit';
 
@@ -43,8 +45,12 @@ export type RouteModule = (router: AppRouter, guards: RouteGuards) => void;
 /** The account services the app's own routes use (built by src/runtime/composition.ts `createAccountServices`). */
 export interface AccountServices {
   auth: AuthService;
+  /** Dashboard sign-in and CSRF tokens over `auth` (docs/dashboard.md "How the session is kept safe"). */
+  dashboardSessions: DashboardSessions;
   apiKeys: ApiKeysService;
   merchants: MerchantsService;
+  /** The merchant's statement (docs/api.md "Statement"). */
+  statement: StatementService;
   userAccess: UserAccessService;
   auditLog: AuditLogService;
   /** Readiness of the database (GET /readyz). */

@@ -12,8 +12,10 @@ import type { Acquirer } from '../acquirer/types';
 import type { AcquirerHandle } from '../acquirer';
 import { createApiKeysService } from '../services/accounts/api-keys';
 import { createAuthService } from '../services/accounts/auth';
+import { createDashboardSessions } from '../services/accounts/dashboard-sessions';
 import { createMerchantsService, type CreatedPixKey } from '../services/accounts/merchants';
 import { createUserAccessService } from '../services/accounts/user-access';
+import { createStatementService } from '../services/ledger/statement';
 import { createAuditLogService } from '../services/platform/audit';
 import { healthStore } from '../stores/health';
 import { createChargesService } from '../services/charges/charges';
@@ -30,6 +32,7 @@ import { createPixKeyCallbacks } from '../services/pix-keys/callbacks';
 import { createMedCallbackHandlers } from '../services/med/callback-handlers';
 import { createPixKeyRegistration } from '../services/pix-keys/pix-keys';
 import { createInfractionSandbox } from '../services/med/sandbox';
+import { createInfractionDefenses } from '../services/med/defenses';
 import { createPixKeySandbox } from '../services/pix-keys/sandbox';
 import { createChargeLifecycle } from '../services/charges/lifecycle';
 import { createWithdrawalLifecycle } from '../services/withdrawals/lifecycle';
@@ -41,7 +44,7 @@ import { createWebhookDelivery, type WebhookDeliverySettings } from '../services
 import type { WorkflowClients } from '../temporal/workflow-clients';
 import { activitiesOver, type Activities } from '../../activities';
 
-/** Accounts and operators: login, API keys, merchants (users, PIX keys), user access. */
+/** Accounts and operators: login (and the dashboard's session over it), API keys, merchants (users, PIX keys, statement), user access. */
 export function createAccountServices(deps: {
   knex: Knex;
   config: AppConfig;
@@ -50,10 +53,14 @@ export function createAccountServices(deps: {
   onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void>;
 }) {
   const { knex, config, logger } = deps;
+  const auth = createAuthService({ knex, config });
   return {
-    auth: createAuthService({ knex, config }),
+    auth,
+    /** The dashboard's sign-in over the same login and limits (docs/dashboard.md "How the session is kept safe"). */
+    dashboardSessions: createDashboardSessions({ auth, config }),
     apiKeys: createApiKeysService({ knex, config }),
     merchants: createMerchantsService({ knex, config, logger, onPixKeyCreated: deps.onPixKeyCreated }),
+    statement: createStatementService({ knex }),
     userAccess: createUserAccessService({ knex }),
     auditLog: createAuditLogService({ knex }),
     health: { database: () => healthStore(knex).ping() },
@@ -93,7 +100,7 @@ export function createInboxOperations(deps: { knex: Knex; logger: Logger }) {
   return createCallbackInbox({ knex: deps.knex, logger: deps.logger, handlers: {} });
 }
 
-/** The payment side of the API: charges, withdrawals, webhooks, callbacks and (simulator only) the sandbox. */
+/** The payment side of the API: charges, withdrawals, infractions, webhooks, callbacks and (simulator only) the sandbox. */
 export function createPaymentServices(deps: {
   knex: Knex;
   config: Config;
@@ -110,6 +117,8 @@ export function createPaymentServices(deps: {
     charges,
     withdrawals,
     webhooks: createWebhooksService({ knex, config }),
+    /** MED infractions for merchants: list, read, defend (docs/api.md "Infractions"). */
+    infractions: createInfractionDefenses({ knex, workflows: workflows.infractions, logger }),
     /** Starts the workflows of committed webhook deliveries. */
     webhookDispatcher: createWebhookDispatcher({ knex, logger, workflows: workflows.webhookDeliveries }),
     callbacks: createCallbacks({ knex, logger, acquirer, workflows }),
