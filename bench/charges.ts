@@ -3,8 +3,8 @@
  *
  *   npx tsx bench/charges.ts [--count N] [--concurrency C]
  *
- * One process runs an embedded PostgreSQL (fresh, temporary), the in-memory Temporal server in
- * real-time mode, the acquirer simulator and the API (Koa, same middleware, same auth), and a
+ * One process runs an embedded PostgreSQL (fresh, temporary), the official Temporal dev server (its
+ * own process, bench-started), the acquirer simulator and the API (Koa, same middleware, same auth), and a
  * closed-loop load generator over HTTP on 127.0.0.1. Two endpoints, same run:
  *   - POST /v1/charges: the real thing (validation, prerequisites, insert, cob at the acquirer over
  *     HTTP, BR Code, QR image, workflow start);
@@ -22,7 +22,7 @@ import type { Server } from 'node:http';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
 import { migrateAsOwner } from '../src/db';
-import { silentLogger, startServer } from '@pixflow/embedded-temporal';
+import { startTemporalProcess } from '../tools/harness/src/stack';
 import { connectTemporalClient } from '../src/temporal/connection';
 import { chargeWorkflowClient } from '../src/temporal/clients/charge';
 import { startAcquirerSimulator } from '../src/acquirer/simulator/server';
@@ -122,7 +122,7 @@ export async function runChargesBench(
   fs.chmodSync(dir, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'bench' });
   const knex = createKnex(pg.url, 20);
-  const temporalServer = await startServer({ port: 0, timeSkipping: false, logger: silentLogger });
+  const temporalServer = await startTemporalProcess();
   const temporal = await connectTemporalClient(temporalServer.address, 'default');
   const simulator = await startAcquirerSimulator({ callbackSecret: 'bench', clientId: 'b', clientSecret: 'b' });
   const acquirer = new HttpAcquirer({ baseUrl: simulator.url, clientId: 'b', clientSecret: 'b', timeoutMs: 5000 });
@@ -309,7 +309,7 @@ export async function runChargesBench(
     await closeQrRenderer();
     await simulator.close();
     await temporal.close();
-    await temporalServer.close();
+    await temporalServer.stop();
     await knex.destroy();
     await pg.stop();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -94,7 +94,7 @@ export interface ExternalRow {
   ratio: number;
   /**
    * `POST /v1/charges` only: the baseline's insert followed by a durable workflow start (a run in
-   * the project's Temporal server, parked in a start delay), measured right after the service, and
+   * the official Temporal dev server, `temporal server start-dev`, parked in a start delay), measured right after the service, and
    * its req/s over the bare insert's: what that one guarantee leaves of the ratio.
    */
   durableBaseline?: ExternalMeasure;
@@ -221,6 +221,7 @@ async function provision(
  * (nothing for the reconcilers to pick up), one second apart. Then VACUUM ANALYZE, as autovacuum
  * would do to a table of that size, so the planner knows it.
  */
+/** Seeds as the superuser: VACUUM and CHECKPOINT are not the service role's (docs/production.md "Database roles"). */
 async function seedCharges(dbUrl: string, merchantId: string, n: number): Promise<void> {
   const client = new pg.Client({ connectionString: dbUrl });
   await client.connect();
@@ -712,7 +713,7 @@ export async function runExternalBench(o: {
     let setupPeak = 0;
     if (o.deepList) {
       const n = 1_000_000;
-      await seedCharges(db.url, merchantId, n);
+      await seedCharges(db.superuserUrl, merchantId, n);
       setupPeak = peakRssMb(service.pid);
       const connections = 16;
       const deep: ExternalMeasure[] = [];
@@ -841,7 +842,7 @@ export async function runExternalBench(o: {
     };
   } finally {
     for (const c of children.reverse()) await stopChild(c);
-    await temporal?.proc.stop();
+    await temporal?.stop();
     await db.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }

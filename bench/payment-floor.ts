@@ -1,6 +1,6 @@
 /**
  * What the Temporal steps of a payment cost alone (docs/performance.md "What the Temporal steps
- * alone cost"): the project's Temporal server and an SDK worker, each in its own process as in
+ * alone cost"): the official Temporal dev server (`temporal server start-dev`) and an SDK worker, each in its own process as in
  * `bench/payment-timeline.ts`, run a payment's workflow shape with no database, no API and no
  * signature — signal-with-start of a charge-shaped run parked in its start delay, one activity that
  * starts the delivery-shaped run, one activity that POSTs to a receiver here
@@ -21,7 +21,13 @@ import http from 'node:http';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { spawnProc, startTemporalProcess, waitUntil, type Proc } from '../tools/harness/src/stack';
+import {
+  spawnProc,
+  startTemporalProcess,
+  waitUntil,
+  type Proc,
+  type TemporalProcess,
+} from '../tools/harness/src/stack';
 import { processCpuSeconds } from './external';
 import { closedLoops, percentile } from './stats';
 
@@ -84,12 +90,12 @@ export async function runPaymentFloorBench(opts: {
   const taskQueue = `floor-${crypto.randomUUID()}`;
   const chargeType = CHARGE_TYPE[opts.shape ?? 'two-runs'];
   const receiver = await startReceiver();
-  let temporal: Proc | undefined;
+  let temporal: TemporalProcess | undefined;
   let worker: Proc | undefined;
   let connection: NativeConnection | undefined;
   try {
     const server = await startTemporalProcess();
-    temporal = server.proc;
+    temporal = server;
     worker = spawnProc('floor-worker', ['--import', 'tsx', 'bench/floor/worker.ts'], {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -103,7 +109,7 @@ export async function runPaymentFloorBench(opts: {
     // The API side's client: a Rust-core connection, as the service's (TEMPORAL_CLIENT_NATIVE).
     connection = await NativeConnection.connect({ address: server.address });
     const client = new Client({ connection });
-    const temporalPid = temporal.child.pid ?? 0;
+    const temporalPid = temporal.pid;
     const workerPid = w.child.pid ?? 0;
     const byProcess = (): Record<string, number> => {
       const self = process.cpuUsage();

@@ -1,6 +1,6 @@
 /**
  * The service in production shape under load: `src/cli/api.ts` and `src/cli/worker.ts` as child
- * processes over a fresh embedded PostgreSQL and the project's Temporal server (real time), the
+ * processes over a fresh embedded PostgreSQL and the official Temporal dev server (`temporal server start-dev`, real time), the
  * acquirer simulator and a webhook receiver in this process, all on 127.0.0.1.
  *
  *   npx tsx bench/payments-webhooks.ts [--payments N] [--withdrawals N] [--concurrency N]

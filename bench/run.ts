@@ -10,24 +10,29 @@
  *   4. Payment callback → webhook latency, 500 concurrent withdrawals of one merchant (sagas held,
  *      then running), one idempotency key 20 times at once, peak RSS of the API and worker
  *      processes (bench/payments-webhooks.ts) → bench/results-payments.json
- *   5. A merchant's workflows listed by MerchantId over 100,000 runs in the embedded Temporal
- *      server, over gRPC and the UI's HTTP API (tools/embedded-temporal/bench/visibility.ts)
+ *   5. A merchant's workflows listed by MerchantId over 20,000 runs on the official dev server,
+ *      over gRPC and the UI's HTTP API (bench/visibility.ts)
  *      → bench/results-visibility.json
  *   6. Payment → webhook hop by hop, 1 and 8 payments at a time (bench/payment-timeline.ts)
  *      → bench/results-timeline.json
  *   7. The Temporal steps of a payment alone, 1, 8 and 64 at a time: no database, no API
  *      (bench/payment-floor.ts) → bench/results-floor.json
- * The Temporal test server's own throughput benchmark: tools/embedded-temporal/bench.
+ *   8. The merchant's statement: the CSV of 1,000,000 lines (lines/s, the service's RSS growth)
+ *      and a page at depth, beside the bare insert (bench/statement.ts) → bench/results-statement.json
+ *   9. The JavaScript and CSS of the dashboard's first load, gzip, against the 300 KB budget
+ *      (bench/dashboard-size.ts; builds the dashboard if needed) → bench/results-dashboard.json
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { formatQrBench, runQrBench } from './qr';
 import { formatChargesBench, runChargesBench } from './charges';
+import { formatDashboardSizeBench, runDashboardSizeBench, writeDashboardSizeResults } from './dashboard-size';
 import { DEFAULT_WARMUP_SECONDS, formatExternalBench, runExternalBench } from './external';
 import { formatPaymentsWebhooksBench, runPaymentsWebhooksBench } from './payments-webhooks';
 import { formatPaymentFloorBench, runPaymentFloorBench } from './payment-floor';
-import { formatVisibilityBench, runVisibilityBench } from '../tools/embedded-temporal/bench/visibility';
+import { formatStatementBench, runStatementBench } from './statement';
+import { formatVisibilityBench, runVisibilityBench } from './visibility';
 
 async function main(): Promise<void> {
   console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');
@@ -47,8 +52,8 @@ async function main(): Promise<void> {
   const paymentsWebhooks = await runPaymentsWebhooksBench({ payments: 1000, withdrawals: 500 });
   console.log(formatPaymentsWebhooksBench(paymentsWebhooks));
   fs.writeFileSync(path.join(__dirname, 'results-payments.json'), `${JSON.stringify(paymentsWebhooks, null, 2)}\n`);
-  console.log('\n== Workflows of a merchant by MerchantId, 100,000 runs (embedded Temporal: gRPC, HTTP API) ==');
-  const visibility = await runVisibilityBench({ runs: 100_000, merchants: 1000, iterations: 200 });
+  console.log('\n== Workflows of a merchant by MerchantId, 20,000 runs (official dev server: gRPC, HTTP API) ==');
+  const visibility = await runVisibilityBench({ runs: 20_000, merchants: 200, iterations: 200 });
   console.log(formatVisibilityBench(visibility));
   fs.writeFileSync(path.join(__dirname, 'results-visibility.json'), `${JSON.stringify(visibility, null, 2)}\n`);
   console.log('\n== Payment → webhook, hop by hop, 1 and 8 at a time ==');
@@ -62,6 +67,14 @@ async function main(): Promise<void> {
   const floor = await runPaymentFloorBench({ payments: 300, levels: [1, 8, 64], warmup: 100 });
   console.log(formatPaymentFloorBench(floor));
   fs.writeFileSync(path.join(__dirname, 'results-floor.json'), `${JSON.stringify(floor, null, 2)}\n`);
+  console.log('\n== The statement: CSV of 1,000,000 lines, a page at depth, the bare insert ==');
+  const statement = await runStatementBench({ entries: 1_000_000, seconds: 5 });
+  console.log(formatStatementBench(statement));
+  fs.writeFileSync(path.join(__dirname, 'results-statement.json'), `${JSON.stringify(statement, null, 2)}\n`);
+  console.log("\n== The dashboard's first load: JavaScript and CSS, gzip, against 300 KB ==");
+  const dashboard = await runDashboardSizeBench();
+  console.log(formatDashboardSizeBench(dashboard));
+  writeDashboardSizeResults(dashboard);
 }
 
 main().catch((err: unknown) => {
