@@ -26,6 +26,21 @@ export interface TestService {
   getCurrentTime(req: object): Promise<{ time?: { seconds?: unknown } | null }>;
 }
 
+/**
+ * Whether the server holds a lock, asked so that a refusal changes nothing: a plain unlock, taken
+ * back at once when granted. Never by a refused `unlockTimeSkippingWithSleep`: sdk-java schedules
+ * that call's relock before it unlocks, so a refused one still takes a lock when its sleep ends, a
+ * lock nobody owns (docs/testing.md "One Temporal server of each kind per run").
+ */
+export async function lockIsHeld(service: TestService): Promise<boolean> {
+  const held = await service.unlockTimeSkipping({}).then(
+    () => true,
+    () => false,
+  );
+  if (held) await service.lockTimeSkipping({});
+  return held;
+}
+
 const raw = new WeakMap<object, TestService>();
 
 /** The test service's own calls, not shared (for the clock checks), or undefined off the test server. */
@@ -81,11 +96,13 @@ export function shareTimeSkippingWaits(env: TestWorkflowEnvironment): void {
     try {
       // Alone: the server's own call, which takes the lock back in the same step as its timer
       // fires, so that time stops exactly there (a lock taken by a call after it would come late,
-      // after time had skipped past the next timers).
-      return await own.unlockTimeSkippingWithSleep(req);
-    } catch {
-      // Refused: no lock was held; the server's timer takes one back at the sleep's end.
-      return await own.sleep(req);
+      // after time had skipped past the next timers). Only with a lock held: a refused one would
+      // still take a lock at its end (`lockIsHeld`).
+      if (await lockIsHeld(own)) return await own.unlockTimeSkippingWithSleep(req);
+      // No lock held (one given back too many): time runs free; the idle lock is taken back after.
+      const slept = await own.sleep(req);
+      await own.lockTimeSkipping({});
+      return slept;
     } finally {
       // The server holds its lock again: a wait begun meanwhile still needs it given back.
       await change(async () => {
