@@ -128,42 +128,51 @@ describe('docs/api.md and docs/operations.md: every shell command', function () 
     );
 
     // The README's steps 1–2: an operator, a merchant with its KYC approved and PIX key, an API key.
+    // With auto-complete off the acquirer confirms the key only when told to (the sandbox,
+    // docs/api.md), so the steps run in two parts around the README's wait for the key.
     const state = path.join(dataDir, 'state.sh');
-    const setup = port(terminal3.slice(0, terminal3.indexOf('\n# 3.')));
-    const first = spawnSync('bash', ['-c', `${setup}\ndeclare -p B J ADMIN MERCHANT USER APIKEY > ${state}`], {
-      cwd: ROOT,
-      env,
-      encoding: 'utf8',
-    });
-    assert.equal(first.status, 0, first.stderr + first.stdout);
-    const vars = fs.readFileSync(state, 'utf8');
-    const [admin, merchant, apikey] = ['ADMIN', 'MERCHANT', 'APIKEY'].map(
-      (v) => new RegExp(`${v}="([^"]+)"`).exec(vars)?.[1] ?? '',
+    const steps = port(terminal3.slice(0, terminal3.indexOf('\n# 3.')));
+    const wait = steps.indexOf('\n#    A charge needs an ACTIVE key');
+    assert.ok(wait > 0, "the README's step 1 waits for the key");
+    const runSteps = (code: string, vars: string) => {
+      const save = `declare -p ${vars} > ${state}; declare -f pick >> ${state}`;
+      const ran = spawnSync('bash', ['-c', `${code}\n${save}`], {
+        cwd: ROOT,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(ran.status, 0, ran.stderr + ran.stdout);
+    };
+    runSteps(steps.slice(0, wait), 'B J ADMIN MERCHANT');
+    const [admin, merchant] = ['ADMIN', 'MERCHANT'].map(
+      (v) => new RegExp(`${v}="([^"]+)"`).exec(fs.readFileSync(state, 'utf8'))?.[1] ?? '',
     );
-    assert.ok(admin && merchant && apikey.startsWith('pixflow_'), vars);
-    // With auto-complete off the acquirer confirms the key when told to: the sandbox (docs/api.md).
+    assert.ok(admin && merchant, fs.readFileSync(state, 'utf8'));
     const keyId = await until(async () => {
       const res = await fetch(`http://127.0.0.1:${apiPort}/v1/admin/merchants/${merchant}`, {
         headers: { authorization: `Bearer ${admin}` },
       });
       return findKeyId(await res.json(), 'pix@loja.example.com');
     }, 'the PIX key');
+    // The sandbox is the merchant's: its user's token, from a login as step 2 makes it.
+    const login = await fetch(`http://127.0.0.1:${apiPort}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'loja@example.com', password: 'loja-password-1' }),
+    });
+    const userToken = ((await login.json()) as { token?: string }).token ?? '';
     await until(async () => {
       const res = await fetch(`http://127.0.0.1:${apiPort}/v1/sandbox/pix-keys/${keyId}/activate`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${apikey}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${userToken}`, 'content-type': 'application/json' },
         body: '{}',
       });
       return res.ok ? true : undefined;
     }, 'the sandbox to accept the activation');
-    await until(async () => {
-      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/admin/merchants/${merchant}`, {
-        headers: { authorization: `Bearer ${admin}` },
-      });
-      return /"status":"ACTIVE"[^}]*"key":"pix@loja|"key":"pix@loja[^}]*"status":"ACTIVE"/.test(await res.text())
-        ? true
-        : undefined;
-    }, 'the acquirer to confirm the PIX key');
+    runSteps(`source ${state}\n${steps.slice(wait)}`, 'B J ADMIN MERCHANT USER APIKEY');
+    const apikey = /APIKEY="([^"]+)"/.exec(fs.readFileSync(state, 'utf8'))?.[1] ?? '';
+    assert.ok(apikey.startsWith('pixflow_'), fs.readFileSync(state, 'utf8'));
 
     // As one reader's terminal: strict, curl failing on HTTP errors, variables carried over.
     const prelude = `set -eo pipefail\ncurl() { command curl --fail-with-body "$@"; }\nsource ${state}\n`;

@@ -3,9 +3,9 @@
  * three shell blocks are read from README.md and run with bash — terminal 1 (`npm start` with an
  * operator login), terminal 2 (the node receiver), terminal 3 (operator, merchant, charge, payment).
  * Only the ports change (a free one instead of 3000 and 8081, so runs never collide), and terminal
- * 3 runs in two parts around its one timing note: step 4 starts once the PIX key is ACTIVE, as the
- * README tells a reader to wait for. Like a reader's terminal, bash runs them without `-e`: the
- * answers are what the test checks.
+ * 3 runs pasted as one script, as a reader may: its loops wait for the PIX key to be ACTIVE and
+ * for the charge to be PAID. Like a reader's terminal, bash runs them without `-e`: the answers
+ * are what the test checks.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -110,48 +110,14 @@ describe('README "First steps: a charge paid, a webhook received", run as writte
       120_000,
     );
 
-    // Terminal 3, steps 1–3, then (once the key is ACTIVE, as the README says) steps 4–6.
-    const script = ports(steps);
-    const split = script.indexOf('\n# 4.');
-    assert.ok(split > 0, 'step 4 is where the README says to wait for the key');
-    const state = path.join(dataDir, 'walkthrough-state.sh');
-    const first = spawnSync(
-      'bash',
-      [
-        '-c',
-        `${script.slice(0, split)}\ndeclare -p B J ADMIN MERCHANT USER APIKEY > ${state}; declare -f pick >> ${state}`,
-      ],
-      {
-        cwd: ROOT,
-        env,
-        encoding: 'utf8',
-      },
-    );
-    assert.equal(first.status, 0, first.stderr + first.stdout);
-    assert.match(first.stdout, /"secret":"whsec_/, 'the webhook is registered and its secret shown');
-    const vars = fs.readFileSync(state, 'utf8');
-    const admin = /ADMIN="([^"]+)"/.exec(vars)?.[1];
-    const merchant = /MERCHANT="([^"]+)"/.exec(vars)?.[1];
-    assert.ok(admin && merchant && /APIKEY="pixflow_/.test(vars), `steps 1–3 set their variables: ${vars}`);
-    await until(async () => {
-      const res = await fetch(`http://127.0.0.1:${apiPort}/v1/admin/merchants/${merchant}`, {
-        headers: { authorization: `Bearer ${admin}` },
-      });
-      return /"status":"ACTIVE"[^}]*"key":"pix@loja|"key":"pix@loja[^}]*"status":"ACTIVE"/.test(await res.text())
-        ? true
-        : undefined;
-    }, 'the acquirer to confirm the PIX key');
-
-    const rest = script.slice(split);
-    const paid = await until(() => {
-      const second = spawnSync('bash', ['-c', `source ${state}\n${rest}`], { cwd: ROOT, env, encoding: 'utf8' });
-      assert.equal(second.status, 0, second.stderr + second.stdout);
-      // "A moment later": the last two commands are read again until the payment has been applied.
-      return second.stdout.includes('"status":"PAID"') ? second.stdout : undefined;
-    }, 'the charge to be PAID');
+    // Terminal 3, pasted as one script: its own loops wait for the key and for the payment.
+    const third = spawnSync('bash', ['-c', ports(steps)], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(third.status, 0, third.stderr + third.stdout);
+    assert.match(third.stdout, /"secret":"whsec_/, 'the webhook is registered and its secret shown');
+    const rest = steps.slice(steps.indexOf('\n# 6.'));
     const shown = /^# (\{"balance":.*?\}\})/m.exec(rest)?.[1];
     assert.ok(shown, 'the README shows the balance step 6 answers');
-    assert.ok(paid.includes(shown), `the balance the README shows, ${shown}, in:\n${paid}`);
+    assert.ok(third.stdout.includes(shown), `the balance the README shows, ${shown}, in:\n${third.stdout}`);
     await until(() => (printed.includes('"charge.paid"') ? true : undefined), 'terminal 2 to print charge.paid');
     assert.match(printed, /^\S+ \{.*"charge\.paid"/m, 'printed with its signature header');
   });
