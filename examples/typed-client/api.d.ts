@@ -2123,6 +2123,16 @@ export interface operations {
                 name: string;
                 document: string;
               } | null;
+              /** @description Who paid, as the acquirer reported it; null until paid */
+              payer: {
+                name: string;
+                /** @description CPF or CNPJ, digits only */
+                document: string;
+              } | null;
+              /** @description The payment's PIX end-to-end id; null until paid */
+              endToEndId: string | null;
+              /** @description The platform fee booked on the payment, in cents; null until paid */
+              fee: number | null;
               /** @description Sum of the CONFIRMED refunds below (merchant and MED), in cents */
               refundedAmount: number;
               /** @description Oldest first */
@@ -2234,6 +2244,16 @@ export interface operations {
                 name: string;
                 document: string;
               } | null;
+              /** @description Who paid, as the acquirer reported it; null until paid */
+              payer: {
+                name: string;
+                /** @description CPF or CNPJ, digits only */
+                document: string;
+              } | null;
+              /** @description The payment's PIX end-to-end id; null until paid */
+              endToEndId: string | null;
+              /** @description The platform fee booked on the payment, in cents; null until paid */
+              fee: number | null;
               /** @description Sum of the CONFIRMED refunds below (merchant and MED), in cents */
               refundedAmount: number;
               /** @description Oldest first */

@@ -125,8 +125,13 @@ export const chargeRefundView = z.object({
   completedAt: isoTime.nullable().describe('When the acquirer confirmed it; null while REQUESTED or when FAILED'),
 });
 
-/** One charge (GET, cancel): the list's fields plus its refunds. */
+export const payerView = z.object({ name: z.string(), document: z.string().describe('CPF or CNPJ, digits only') });
+
+/** One charge (GET, cancel): the list's fields plus its payment and its refunds. */
 export const chargeDetailView = chargeListItem.extend({
+  payer: payerView.nullable().describe('Who paid, as the acquirer reported it; null until paid'),
+  endToEndId: z.string().nullable().describe("The payment's PIX end-to-end id; null until paid"),
+  fee: z.int().nullable().describe('The platform fee booked on the payment, in cents; null until paid'),
   refundedAmount: z.int().describe('Sum of the CONFIRMED refunds below (merchant and MED), in cents'),
   refunds: z.array(chargeRefundView).describe('Oldest first'),
 });

@@ -179,6 +179,14 @@ export interface ChargeRefundRow {
   confirmedAt: Date | null;
 }
 
+/** What the payment told about a PAID charge: its payer, end-to-end id and the fee booked with it. */
+export interface ChargePaymentRow {
+  payerName: string | null;
+  payerDocument: string | null;
+  e2eId: string | null;
+  feeAmount: number | null;
+}
+
 export function chargesStore(db: Db) {
   return {
     /** When the merchant's next unsettled (PAID or REFUNDED) charge settles; null when none is waiting. */
@@ -432,6 +440,18 @@ export function chargesStore(db: Db) {
           'created_at as createdAt',
           'confirmed_at as confirmedAt',
         )) as ChargeRefundRow[];
+    },
+
+    /** The payment's facts of a charge (all null until it is paid). */
+    async paymentOf(chargeId: string): Promise<ChargePaymentRow | undefined> {
+      return (await db('charges')
+        .where({ id: chargeId })
+        .first(
+          'payer_name as payerName',
+          'payer_document as payerDocument',
+          'e2e_id as e2eId',
+          'fee_amount as feeAmount',
+        )) as ChargePaymentRow | undefined;
     },
 
     /** The charge the merchant's idempotency key made. */

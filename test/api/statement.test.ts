@@ -332,9 +332,12 @@ describe('merchant statement', function () {
     assert.match(unknown.stderr, /Merchant not found/);
   });
 
-  it('the charge lists its refunds of both kinds and what they returned', async () => {
+  it('the charge shows its payment (payer, end-to-end id, fee) and its refunds of both kinds', async () => {
     type Detail = {
       charge: {
+        payer: { name: string; document: string } | null;
+        endToEndId: string | null;
+        fee: number | null;
         refundedAmount: number;
         refunds: Array<{ id: string; kind: string; amount: number; status: string; completedAt: string | null }>;
       };
@@ -342,6 +345,10 @@ describe('merchant statement', function () {
     const c1 = await s.api.request<Detail>('GET', `/v1/charges/${ids.c1}`, { token: m.token });
     assert.equal(c1.status, 200);
     assert.equal(c1.body.charge.refundedAmount, 3_000);
+    // The sandbox's default payer, and the fee of 10,000 at the default rate (see the set-up above).
+    assert.deepEqual(c1.body.charge.payer, { name: 'Pagador Sandbox', document: '12345678909' });
+    assert.match(c1.body.charge.endToEndId ?? '', /^E\d{8}/);
+    assert.equal(c1.body.charge.fee, 100);
     assert.deepEqual(
       c1.body.charge.refunds.map((r) => [r.id, r.kind, r.amount, r.status, r.completedAt !== null]),
       [[ids.refund, 'MERCHANT', 3_000, 'CONFIRMED', true]],

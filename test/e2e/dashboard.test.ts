@@ -334,6 +334,9 @@ describe('merchant dashboard in a browser, against npm start', function () {
 
   step('opens an infraction from the sandbox and submits a defense with a PDF', async () => {
     await page.evaluate(`location.hash = '#/charges/${chargeId}'`);
+    // The detail shows the payment as the acquirer reported it: the sandbox payer and the booked fee.
+    await page.getByTestId('detail-payer').filter({ hasText: 'Pagador Sandbox (12345678909)' }).waitFor();
+    assert.match((await page.getByTestId('detail-fee').textContent()) ?? '', /^R\$\s?\d+,\d{2}$/);
     await page.getByRole('button', { name: 'Abrir uma infração (sandbox)' }).click();
     await page.waitForURL(/#\/infractions\/.+/);
     await page.getByTestId('infraction-status').waitFor();

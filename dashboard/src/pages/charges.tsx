@@ -225,17 +225,10 @@ export function Charges({ sandbox }: { sandbox: boolean }) {
   );
 }
 
-/** round-half-up(amount × bps / 10000) + fixed, never above the amount (docs/api.md "Balance, fee, settlement"). */
-const feeOf = (amount: number, bps: number, fixed: number): number =>
-  Math.min(amount, Math.floor((amount * bps + 5000) / 10000) + fixed);
-
 export function ChargeDetail({ id, sandbox }: { id: string; sandbox: boolean }) {
   const loaded = useLoad(async () => {
-    const [charge, me] = await Promise.all([
-      must(api.GET('/v1/charges/{id}', { params: { path: { id } } })),
-      must(api.GET('/v1/merchants/me')),
-    ]);
-    return { charge: charge.charge, merchant: me.merchant };
+    const charge = await must(api.GET('/v1/charges/{id}', { params: { path: { id } } }));
+    return { charge: charge.charge };
   }, [id]);
   const refund = useAction();
   const cancel = useAction();
@@ -248,7 +241,7 @@ export function ChargeDetail({ id, sandbox }: { id: string; sandbox: boolean }) 
         <a href="#/charges">{t('Voltar')}</a>
       </p>
       <LoadState loaded={loaded}>
-        {({ charge: c, merchant }) => (
+        {({ charge: c }) => (
           <>
             <h1>{c.description}</h1>
             <dl class="facts">
@@ -257,11 +250,13 @@ export function ChargeDetail({ id, sandbox }: { id: string; sandbox: boolean }) 
               <dt>{t('Status')}</dt>
               <dd data-testid="detail-status">{c.status}</dd>
               <dt>{t('Tarifa')}</dt>
-              <dd>{brl(feeOf(c.amount, merchant.feeBps, merchant.feeFixed))}</dd>
+              <dd data-testid="detail-fee">{c.fee === null ? '—' : brl(c.fee)}</dd>
               <dt>{t('Criada em')}</dt>
               <dd>{dateTime(c.createdAt)}</dd>
               <dt>{t('Paga em')}</dt>
               <dd>{dateTime(c.paidAt)}</dd>
+              <dt>{t('Pagador')}</dt>
+              <dd data-testid="detail-payer">{c.payer ? `${c.payer.name} (${c.payer.document})` : '—'}</dd>
               <dt>{t('Cliente (opcional)')}</dt>
               <dd>{c.customer ? `${c.customer.name} (${c.customer.document})` : '—'}</dd>
             </dl>

@@ -328,7 +328,9 @@ export function createChargesService(deps: ChargesDeps) {
   /** The charge with its refunds (`refundedAmount` is summed from the very list it shows). */
   async function detail(merchantId: string, id: string): Promise<ChargeDetailView> {
     const row = await findOwn(merchantId, id);
-    return detailView(row, await chargesStore(knex).paymentRefunds(id));
+    const store = chargesStore(knex);
+    const [payment, refunds] = await Promise.all([store.paymentOf(id), store.paymentRefunds(id)]);
+    return detailView(row, payment, refunds);
   }
 
   async function get(merchantId: string, id: string): Promise<ChargeDetailView> {

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { chargeDetailView, chargeListItem, chargeReplayView, customerView } from '../../contracts/charges';
 import type { ChargeRow } from '../../stores/charge-rows';
-import type { ChargeRefundRow } from '../../stores/charges';
+import type { ChargePaymentRow, ChargeRefundRow } from '../../stores/charges';
 
 export type { ChargeRow } from '../../stores/charge-rows';
 
@@ -50,9 +50,17 @@ export function replayView(row: ChargeRow): ChargeReplayView {
  * One charge with the refunds of its payment (docs/api.md "Charges"): MED devoluções show as kind
  * MED; `refundedAmount` sums the CONFIRMED ones, so it says what went back to the payer.
  */
-export function detailView(row: ChargeRow, refunds: readonly ChargeRefundRow[]): ChargeDetailView {
+export function detailView(
+  row: ChargeRow,
+  payment: ChargePaymentRow | undefined,
+  refunds: readonly ChargeRefundRow[],
+): ChargeDetailView {
+  const payer = payment?.payerName || payment?.payerDocument ? payment : undefined;
   return {
     ...listItem(row),
+    payer: payer ? { name: payer.payerName ?? '', document: payer.payerDocument ?? '' } : null,
+    endToEndId: payment?.e2eId ?? null,
+    fee: payment?.feeAmount ?? null,
     refundedAmount: refunds.filter((r) => r.status === 'CONFIRMED').reduce((sum, r) => sum + r.amount, 0),
     refunds: refunds.map((r) => ({
       id: r.id,
