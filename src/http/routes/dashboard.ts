@@ -31,6 +31,15 @@ export function dashboardRoutes(sessions: DashboardSessions, opts: { secureCooki
       if (!dir) throw notFound(NOT_BUILT);
       ctx.type = DASHBOARD_FILES[file] ?? 'application/octet-stream';
       ctx.set('Cache-Control', 'no-cache');
+      ctx.vary('Accept-Encoding');
+      // The build's gzip form when the browser takes it (tools/dashboard/src/build.ts); else the file.
+      const gzipped = path.join(dir, `${file}.gz`);
+      if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip' && fs.existsSync(gzipped)) {
+        ctx.set('Content-Encoding', 'gzip');
+        ctx.body = fs.createReadStream(gzipped);
+        ctx.length = fs.statSync(gzipped).size;
+        return;
+      }
       ctx.body = fs.createReadStream(path.join(dir, file));
     };
     router.get('/dashboard', serve('index.html'));
