@@ -123,7 +123,7 @@ export function entryOf(row: StatementRow): StatementEntry {
   const total = row.dAvailable + row.dPending + row.dBlocked;
   return {
     id: row.part === 2 ? `${row.transactionId}:fee` : row.transactionId,
-    occurredAt: row.occurredAt.toISOString(),
+    occurredAt: row.occurredAt,
     type,
     description: describe(type, row.kind, ids, row.description),
     amount: total !== 0 ? total : row.dAvailable,
@@ -146,27 +146,14 @@ export function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
-/** One CSV record (STATEMENT_CSV_COLUMNS' order), CRLF-terminated. */
+/** One CSV record (STATEMENT_CSV_COLUMNS' order), CRLF-terminated; one template, no array per line. */
 function csvRecord(e: StatementEntry): string {
   const b = e.balanceAfter;
-  return `${[
-    e.id,
-    e.occurredAt,
-    e.type,
-    csvField(e.description),
-    reais(e.amount),
-    e.amount,
-    reais(b.available),
-    b.available,
-    reais(b.pending),
-    b.pending,
-    reais(b.blocked),
-    b.blocked,
-    e.chargeId ?? '',
-    e.withdrawId ?? '',
-    e.refundId ?? '',
-    e.infractionId ?? '',
-  ].join(',')}\r\n`;
+  return (
+    `${e.id},${e.occurredAt},${e.type},${csvField(e.description)},${reais(e.amount)},${e.amount},` +
+    `${reais(b.available)},${b.available},${reais(b.pending)},${b.pending},${reais(b.blocked)},${b.blocked},` +
+    `${e.chargeId ?? ''},${e.withdrawId ?? ''},${e.refundId ?? ''},${e.infractionId ?? ''}\r\n`
+  );
 }
 
 /** Records are handed on in chunks of about this many characters, not one by one. */
