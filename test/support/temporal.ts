@@ -91,7 +91,7 @@ async function withSearchAttributes(env: TestWorkflowEnvironment): Promise<TestW
     searchAttributes: Object.fromEntries([MERCHANT_ID_ATTRIBUTE, ENTITY_ID_ATTRIBUTE].map((k) => [k.name, keyword])),
   });
   // Overlapping waits (two results at once, a sleep beside a result) must share the one lock.
-  shareTimeSkippingWaits(env);
+  await shareTimeSkippingWaits(env);
   return env;
 }
 

@@ -11,44 +11,38 @@
  * it again; a sleep alone is the server's own call (its lock comes back exactly at the sleep's
  * end), and a sleep beside another wait waits on a virtual timer (`sleep`, no lock change). A
  * count already at zero (a terminate's lock given back twice, test/support/temporal-open-workflows.ts
- * `endRun`) is mended the same way: that wait's unlock is refused, its end takes the lock. The
+ * `endRun`) is mended the same way: that wait's unlock is refused, its end takes the lock (for a
+ * lone sleep, the refused call's own relock at the sleep's end). The
  * clock checks of test/support/temporal-open-workflows.ts keep using the server's own calls
  * (`rawTestService`).
  */
+import { Connection, type ConnectionOptions } from '@temporalio/client';
+import { InternalConnectionOptionsSymbol } from '@temporalio/client/lib/connection';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { onRunEnd } from './lifecycle';
 
 /** The part of sdk-java's test service used here. */
 export interface TestService {
   unlockTimeSkipping(req: object): Promise<unknown>;
   lockTimeSkipping(req: object): Promise<unknown>;
   unlockTimeSkippingWithSleep(req: { duration: object }): Promise<unknown>;
+  /** The same, failing with DEADLINE_EXCEEDED past `ms` (only on the calls of `rawTestService`). */
+  unlockTimeSkippingWithSleepWithin?(ms: number, req: { duration: object }): Promise<unknown>;
   sleep(req: { duration: object }): Promise<unknown>;
   getCurrentTime(req: object): Promise<{ time?: { seconds?: unknown } | null }>;
 }
 
 /**
- * Whether the server holds a lock, asked so that a refusal changes nothing: a plain unlock, taken
- * back at once when granted. Never by a refused `unlockTimeSkippingWithSleep`: sdk-java schedules
- * that call's relock before it unlocks, so a refused one still takes a lock when its sleep ends, a
- * lock nobody owns (docs/testing.md "One Temporal server of each kind per run").
+ * How long a call that may be refused is waited for. The server refuses an unlock when no lock
+ * is held, with an error that carries its whole lock history, which grows with the run; past
+ * 16 KB the error no longer fits the response's headers, the server drops it (its log: `Header
+ * size exceeded max allowed size (16384)`), and the call never ends. A granted plain unlock
+ * answers within milliseconds, and one granted later is still read right: each caller takes a
+ * lock back after a refusal, which a late grant needs too.
  */
-export async function lockIsHeld(service: TestService): Promise<boolean> {
-  const held = await service.unlockTimeSkipping({}).then(
-    () => true,
-    () => false,
-  );
-  if (held) await service.lockTimeSkipping({});
-  return held;
-}
-
-/**
- * How long a plain unlock may take before it is taken for refused. The server refuses an unlock
- * when no lock is held, with an error that carries its whole lock history, which grows with the
- * run; past 16 KB the error no longer fits the response's headers, the server drops it (its log:
- * `Header size exceeded max allowed size (16384)`), and the call never ends. A granted unlock
- * answers within milliseconds.
- */
-const REFUSAL_WAIT_MS = 5_000;
+const REFUSAL_WAIT_MS = 1_000;
+/** A sleep alone is waited for this long before it is taken for refused (see its use). */
+const SLEEP_REFUSAL_WAIT_MS = 10_000;
 
 const raw = new WeakMap<object, TestService>();
 
@@ -57,19 +51,40 @@ export function rawTestService(connection: object): TestService | undefined {
   return raw.get(connection);
 }
 
-/** Makes the waits of `env`'s client and `env.sleep()` share the one lock (see above). */
-export function shareTimeSkippingWaits(env: TestWorkflowEnvironment): void {
-  const service = (env.connection as unknown as { testService: TestService }).testService;
-  const unlock = service.unlockTimeSkipping.bind(service);
-  const own: TestService = {
-    // A refusal late in a run never answers (see REFUSAL_WAIT_MS): waited for that long, then
-    // taken for the refusal it is. A refused plain unlock changes nothing on the server.
-    unlockTimeSkipping: (req) => env.connection.withDeadline(Date.now() + REFUSAL_WAIT_MS, () => unlock(req)),
+/**
+ * The test service on a connection of its own without the SDK's retries: the SDK retries an
+ * UNKNOWN answer (a refusal) for tens of seconds, and each retry of a refused
+ * `unlockTimeSkippingWithSleep` schedules one more relock, a lock nobody owns.
+ */
+async function testServiceWithoutRetries(env: TestWorkflowEnvironment): Promise<TestService> {
+  // The SDK's own way to a test service (what createTimeSkipping passes), not a public option.
+  const internal = { [InternalConnectionOptionsSymbol]: { supportsTestService: true } };
+  const connection = await Connection.connect({
+    address: env.address,
+    interceptors: [],
+    ...(internal as ConnectionOptions),
+  });
+  onRunEnd(() => connection.close());
+  const service = (connection as unknown as { testService: TestService }).testService;
+  const within =
+    <R>(ms: number, call: (req: R) => Promise<unknown>) =>
+    (req: R) =>
+      connection.withDeadline(Date.now() + ms, () => call(req));
+  const sleepUnlock = service.unlockTimeSkippingWithSleep.bind(service);
+  return {
+    unlockTimeSkipping: within(REFUSAL_WAIT_MS, service.unlockTimeSkipping.bind(service)),
     lockTimeSkipping: service.lockTimeSkipping.bind(service),
-    unlockTimeSkippingWithSleep: service.unlockTimeSkippingWithSleep.bind(service),
+    unlockTimeSkippingWithSleep: sleepUnlock,
+    unlockTimeSkippingWithSleepWithin: (ms, req) => within(ms, sleepUnlock)(req),
     sleep: service.sleep.bind(service),
     getCurrentTime: service.getCurrentTime.bind(service),
   };
+}
+
+/** Makes the waits of `env`'s client and `env.sleep()` share the one lock (see above). */
+export async function shareTimeSkippingWaits(env: TestWorkflowEnvironment): Promise<void> {
+  const service = (env.connection as unknown as { testService: TestService }).testService;
+  const own = await testServiceWithoutRetries(env);
   raw.set(env.connection, own);
 
   let waits = 0;
@@ -108,13 +123,13 @@ export function shareTimeSkippingWaits(env: TestWorkflowEnvironment): void {
     try {
       // Alone: the server's own call, which takes the lock back in the same step as its timer
       // fires, so that time stops exactly there (a lock taken by a call after it would come late,
-      // after time had skipped past the next timers). Only with a lock held: a refused one would
-      // still take a lock at its end (`lockIsHeld`).
-      if (await lockIsHeld(own)) return await own.unlockTimeSkippingWithSleep(req);
-      // No lock held (one given back too many): time runs free; the idle lock is taken back after.
-      const slept = await own.sleep(req);
-      await own.lockTimeSkipping({});
-      return slept;
+      // after time had skipped past the next timers). Refused (no lock held, time running free),
+      // it still takes that lock at the sleep's end: sdk-java schedules the relock before it
+      // unlocks. So after a refusal (or an answer that never comes) only the sleep is waited
+      // out, and the server's own relock mends the count.
+      return await own.unlockTimeSkippingWithSleepWithin?.(SLEEP_REFUSAL_WAIT_MS, req);
+    } catch {
+      return await own.sleep(req);
     } finally {
       // The server holds its lock again: a wait begun meanwhile still needs it given back.
       await change(async () => {
