@@ -142,7 +142,7 @@ export function codeForStatus(status: number): ErrorCode {
   }
 }
 
-/** Every error answer's body. `message` alone is the spec's contract; the rest is (ext). */
+/** Every error answer's body (docs/api.md "Errors"): `message` always; the rest is our extension. */
 export const errorBody = z
   .object({
     message: z.string(),

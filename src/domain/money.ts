@@ -24,7 +24,7 @@ export function splitAvailableFirst(
   return { fromAvailable, fromPending: amount - fromAvailable };
 }
 
-/** Cents → "12.34" (the one decimal form the spec uses: charge.refunded's amount). */
+/** Cents → "12.34" (the one decimal form the API uses: charge.refunded's amount, docs/api.md "Webhooks"). */
 export function centsToDecimalString(cents: number): string {
   assertCents(cents, 'amount');
   const whole = Math.floor(cents / 100);

@@ -1,8 +1,9 @@
 /**
  * Webhook signing (docs/api.md "Receiving webhooks"). Two signatures travel on every delivery:
  *
- * - `x-webhook-signature` (the spec's): the lowercase hex HMAC-SHA256 of the exact body bytes,
- *   keyed with the whole `whsec_…` string of the webhook's current secret.
+ * - `x-webhook-signature` (the API's own, docs/api.md "Receiving webhooks"): the lowercase hex
+ *   HMAC-SHA256 of the exact body bytes, keyed with the whole `whsec_…` string of the webhook's
+ *   current secret.
  * - `webhook-signature` (Standard Webhooks): `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`,
  *   keyed with the base64-decoded part after `whsec_`; one entry per valid secret, space-separated,
  *   so the official libraries verify it and a replay with a fresh timestamp fails.
