@@ -442,16 +442,17 @@ export function chargesStore(db: Db) {
         )) as ChargeRefundRow[];
     },
 
-    /** The payment's facts of a charge (all null until it is paid). */
-    async paymentOf(chargeId: string): Promise<ChargePaymentRow | undefined> {
-      return (await db('charges')
-        .where({ id: chargeId })
-        .first(
-          'payer_name as payerName',
-          'payer_document as payerDocument',
-          'e2e_id as e2eId',
-          'fee_amount as feeAmount',
-        )) as ChargePaymentRow | undefined;
+    /** A merchant's charge with its payment's facts (null until paid), in the one read of `findOwn`. */
+    async findOwnWithPayment(merchantId: string, id: string): Promise<(ChargeRow & ChargePaymentRow) | undefined> {
+      return (await chargeRows(db)
+        .select(
+          'charges.payer_name as payerName',
+          'charges.payer_document as payerDocument',
+          'charges.e2e_id as e2eId',
+          'charges.fee_amount as feeAmount',
+        )
+        .where({ 'charges.id': id, 'charges.merchant_id': merchantId })
+        .first()) as (ChargeRow & ChargePaymentRow) | undefined;
     },
 
     /** The charge the merchant's idempotency key made. */

@@ -327,10 +327,10 @@ export function createChargesService(deps: ChargesDeps) {
 
   /** The charge with its refunds (`refundedAmount` is summed from the very list it shows). */
   async function detail(merchantId: string, id: string): Promise<ChargeDetailView> {
-    const row = await findOwn(merchantId, id);
     const store = chargesStore(knex);
-    const [payment, refunds] = await Promise.all([store.paymentOf(id), store.paymentRefunds(id)]);
-    return detailView(row, payment, refunds);
+    const row = await store.findOwnWithPayment(merchantId, id);
+    if (!row) throw notFound('Charge not found');
+    return detailView(row, row, await store.paymentRefunds(id));
   }
 
   async function get(merchantId: string, id: string): Promise<ChargeDetailView> {
