@@ -30,6 +30,7 @@ import { getTestDb } from '../support/db';
 import { newTxid } from '../../src/pix';
 import { AcquirerCallback } from '../../src/models/acquirer-callback';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
+import { terminateRunning } from '../support/temporal';
 
 const ROOT = path.resolve(__dirname, '../..');
 const silent = createLogger({ level: 'silent' });
@@ -52,6 +53,11 @@ describe('callback inbox and reconciliation', function () {
   });
   afterEach(async () => {
     await assertLedgerInvariant(s.api.knex);
+    // The reconciler starts a workflow for every open charge of the shared database, other
+    // suites' included, and this stack's worker runs them: ended after each test, not at the
+    // file's end, so that their timers never wake in a burst that wedges the test server's clock
+    // (docs/testing.md "One Temporal server of each kind per run").
+    await terminateRunning(s.client, s.taskQueue);
   });
 
   async function newCharge(token: string, body: Record<string, unknown> = {}): Promise<Charge> {
