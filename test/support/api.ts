@@ -24,7 +24,7 @@ import { createAccountServices } from '../../src/runtime/composition';
 import type { AppState } from '../../src/http/types';
 import { createLogger } from '../../src/lib/logger';
 import { ensureAdmin } from '../../src/services/accounts/admin-bootstrap';
-import { getTestDb } from './db';
+import { getTestDb, type TestDb } from './db';
 import { onRunEnd } from './lifecycle';
 import { assertResponseMatchesDocument } from './openapi-validator';
 
@@ -145,9 +145,11 @@ export async function startApi(
   overrides: {
     config?: Partial<AppConfig>;
     deps?: Partial<AppDeps> & { onPixKeyCreated?: (pixKey: CreatedPixKey) => Promise<void> };
+    /** The database to serve: the run's shared one unless told (test/support/db.ts `isolatedTestDb`). */
+    db?: TestDb;
   } = {},
 ): Promise<TestApi> {
-  const { knex } = await getTestDb();
+  const { knex } = overrides.db ?? (await getTestDb());
   const config: AppConfig = { ...TEST_CONFIG, ...overrides.config };
   await ensureAdmin(knex, { ADMIN_EMAIL: TEST_ADMIN.email, ADMIN_PASSWORD: TEST_ADMIN.password });
 

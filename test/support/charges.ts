@@ -20,7 +20,7 @@ import { createAcquirerCallbacks, type AcquirerCallbacks } from '../../src/servi
 import type { ChargeWorkflows } from '../../src/temporal/clients/charge';
 import { createChargeSandbox } from '../../src/services/charges/sandbox';
 import { createChargeLifecycle, type ChargeLifecycle } from '../../src/services/charges/lifecycle';
-import { getTestDb } from './db';
+import { getTestDb, isolatedTestDb, type TestDb } from './db';
 import { startApi, type TestApi } from './api';
 import { devEnv, testEnv, uniqueTaskQueue, workflowBundle, type TemporalKind } from './temporal';
 import { onRunEnd } from './lifecycle';
@@ -29,6 +29,8 @@ export const CALLBACK_SECRET = 'test-acquirer-callback-secret';
 const CLIENT = { clientId: 'pixflow-test', clientSecret: 'pixflow-test-secret' };
 
 export interface ChargesStack {
+  /** The database the stack serves (the run's shared one, or its own: `ownChargesStack`). */
+  db: TestDb;
   api: TestApi;
   simulator: RunningSimulator;
   env: TestWorkflowEnvironment;
@@ -52,14 +54,24 @@ const stacks = new Map<TemporalKind, Promise<ChargesStack>>();
 export function chargesStack(kind: TemporalKind = 'time-skipping'): Promise<ChargesStack> {
   let stack = stacks.get(kind);
   if (!stack) {
-    stack = build(kind);
+    stack = getTestDb().then((db) => build(kind, db));
     stacks.set(kind, stack);
   }
   return stack;
 }
 
-async function build(kind: TemporalKind): Promise<ChargesStack> {
-  const { knex } = await getTestDb();
+/**
+ * A charges stack on a database of its own (on the run's time-skipping server, with a worker and
+ * task queue of its own), for suites that run the charge reconciler: over the shared database it
+ * would start a workflow for every charge other suites left open on purpose, and a burst of such
+ * runs wedges the test server's clock (docs/testing.md "One Temporal server of each kind per run").
+ */
+export async function ownChargesStack(name: string): Promise<ChargesStack> {
+  return build('time-skipping', await isolatedTestDb(name));
+}
+
+async function build(kind: TemporalKind, db: TestDb): Promise<ChargesStack> {
+  const { knex } = db;
   const env = kind === 'dev' ? await devEnv() : await testEnv();
   const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
   const simulator = await startAcquirerSimulator({ callbackSecret: CALLBACK_SECRET, ...CLIENT, autoComplete: false });
@@ -70,6 +82,7 @@ async function build(kind: TemporalKind): Promise<ChargesStack> {
   const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 3000 }, logger, acquirer, workflows });
   const callbacks = createAcquirerCallbacks({ knex, workflows, logger, acquirer });
   const api = await startApi({
+    db,
     deps: {
       routes: [
         chargeRoutes(charges),
@@ -92,6 +105,7 @@ async function build(kind: TemporalKind): Promise<ChargesStack> {
     await running;
   });
   return {
+    db,
     api,
     simulator,
     env,

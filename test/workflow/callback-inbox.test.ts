@@ -25,8 +25,7 @@ import { chargeWorkflowClient } from '../../src/temporal/clients/charge';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { startApi } from '../support/api';
 import { paymentCredits } from '../support/ledger-postings';
-import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
-import { getTestDb } from '../support/db';
+import { CALLBACK_SECRET, eventually, ownChargesStack, readyMerchant, type ChargesStack } from '../support/charges';
 import { newTxid } from '../../src/pix';
 import { AcquirerCallback } from '../../src/models/acquirer-callback';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
@@ -49,14 +48,13 @@ describe('callback inbox and reconciliation', function () {
   let s: ChargesStack;
 
   before(async () => {
-    s = await chargesStack();
+    // Its reconciler passes see only this file's charges (test/support/charges.ts `ownChargesStack`).
+    s = await ownChargesStack('callback_inbox');
   });
   afterEach(async () => {
     await assertLedgerInvariant(s.api.knex);
-    // The reconciler starts a workflow for every open charge of the shared database, other
-    // suites' included, and this stack's worker runs them: ended after each test, not at the
-    // file's end, so that their timers never wake in a burst that wedges the test server's clock
-    // (docs/testing.md "One Temporal server of each kind per run").
+    // The reconciler starts a workflow for every open charge of this file's database: ended after
+    // each test, so that their timers never wake during a later suite's time skipping.
     await terminateRunning(s.client, s.taskQueue);
   });
 
@@ -92,6 +90,7 @@ describe('callback inbox and reconciliation', function () {
       acquirer: s.acquirer,
     });
     const api = await startApi({
+      db: s.db,
       deps: { routes: [acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: offline })] },
     });
     try {
@@ -179,7 +178,7 @@ describe('callback inbox and reconciliation', function () {
     const fn = `test_refuse_${crypto.randomBytes(4).toString('hex')}`;
     // The fault: the database refuses this charge's update with a CHECK violation, something no retry can cure.
     // Planted as the owner role: the service's may create no function or trigger.
-    const { ownerKnex } = await getTestDb();
+    const { ownerKnex } = s.db;
     await ownerKnex.raw(`
       create function ${fn}() returns trigger language plpgsql as $$
       begin
@@ -215,7 +214,7 @@ describe('callback inbox and reconciliation', function () {
       await ownerKnex.raw(`drop function if exists ${fn}()`);
     }
 
-    const { url } = await getTestDb();
+    const { url } = s.db;
     const ops = async (...args: string[]) => {
       const { stdout } = await promisify(execFile)(
         process.execPath,

@@ -8,12 +8,11 @@ import assert from 'node:assert/strict';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../../src/acquirer/callback-signature';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import * as ledger from '../../src/services/ledger/ledger';
-import { CALLBACK_SECRET, chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
+import { CALLBACK_SECRET, eventually, ownChargesStack, readyMerchant, type ChargesStack } from '../support/charges';
 import { reconcileChargeWorkflows } from '../../src/services/charges/reconciler';
 import { chargeWorkflowClient, ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from '../../src/temporal/clients/charge';
 import { createLogger } from '../../src/lib/logger';
 import { createKnex } from '../../src/db/knex';
-import { getTestDb } from '../support/db';
 import { createChargeLifecycle } from '../../src/services/charges/lifecycle';
 import { counter } from '../support/metrics';
 import { newTxid } from '../../src/pix';
@@ -38,7 +37,8 @@ describe('charge workflow', function () {
   let s: ChargesStack;
 
   before(async () => {
-    s = await chargesStack();
+    // Its reconciler passes see only this file's charges (test/support/charges.ts `ownChargesStack`).
+    s = await ownChargesStack('charge_flow');
     // Put the workflow clock days ahead of the database clock, as earlier suites of a full run do:
     // the workflow must never compare the two (deadlines are durations turned into its own time).
     await s.env.sleep('3 days');
@@ -150,7 +150,7 @@ describe('charge workflow', function () {
     const first = await newCharge(m.token);
     const charge = await newCharge(m.token);
     // Its own knex, so that only this payment's statements are counted.
-    const { url } = await getTestDb();
+    const { url } = s.db;
     const knex = createKnex(url, 1);
     const statements: string[] = [];
     knex.on('query', (q: { sql: string }) => statements.push(q.sql));
