@@ -37,6 +37,8 @@ export interface LocalTemporalOptions {
   port?: number;
   uiPort?: number;
   readyTimeoutMs?: number;
+  /** `--dynamic-config-value key=value` pairs (the value as JSON), e.g. a benchmark's rate limits. */
+  dynamicConfig?: Record<string, number | string | boolean>;
 }
 
 /** A dev server that could not be started: the message names what to read. */
@@ -70,8 +72,14 @@ interface Ports {
   ui?: number;
 }
 
-function devServerArgs(dbFile: string, ports: Ports): string[] {
+function devServerArgs(
+  dbFile: string,
+  ports: Ports,
+  dynamicConfig: LocalTemporalOptions['dynamicConfig'] = {},
+): string[] {
   const args = ['server', 'start-dev', '--db-filename', dbFile, '--ip', '127.0.0.1'];
+  for (const [key, value] of Object.entries(dynamicConfig))
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   args.push('--port', String(ports.grpc), '--http-port', String(ports.http));
   args.push(...(ports.ui === undefined ? ['--headless'] : ['--ui-port', String(ports.ui)]));
   // Registered before the first run sets them, so `MerchantId = '…'` is a valid filter on a fresh server.
@@ -145,11 +153,11 @@ async function spawnDevServer(binary: string, opts: LocalTemporalOptions, ports:
   const log = fs.openSync(logFile, 'a');
   fs.writeSync(
     log,
-    `--- ${new Date().toISOString()} npm start: temporal ${devServerArgs(localDbFile(opts.dataDir), ports).join(' ')}\n`,
+    `--- ${new Date().toISOString()} npm start: temporal ${devServerArgs(localDbFile(opts.dataDir), ports, opts.dynamicConfig).join(' ')}\n`,
   );
   // Its own process group: a Ctrl-C in the terminal reaches npm start only, which stops the worker
   // before the server (the worker drains against it).
-  const child = spawn(binary, devServerArgs(localDbFile(opts.dataDir), ports), {
+  const child = spawn(binary, devServerArgs(localDbFile(opts.dataDir), ports, opts.dynamicConfig), {
     detached: true,
     stdio: ['ignore', log, log],
   });
