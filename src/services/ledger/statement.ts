@@ -24,10 +24,12 @@ import { statementStore, type StatementRange, type StatementRow } from '../../st
 
 const DAY_MS = 86_400_000;
 
+// en-CA formats as YYYY-MM-DD. Made once: building a DateTimeFormat costs more than formatting.
+const STATEMENT_DAY = new Intl.DateTimeFormat('en-CA', { timeZone: STATEMENT_TIME_ZONE });
+
 /** Today's date in the statement's zone, YYYY-MM-DD. */
 export function todayInStatementZone(now: Date = new Date()): string {
-  // en-CA formats as YYYY-MM-DD.
-  return new Intl.DateTimeFormat('en-CA', { timeZone: STATEMENT_TIME_ZONE }).format(now);
+  return STATEMENT_DAY.format(now);
 }
 
 const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
