@@ -54,7 +54,9 @@ async function main(): Promise<void> {
     checks: { temporal: async () => undefined },
     services: createAccountServices({ knex, config: CONFIG, logger }),
   });
-  const server = http.createServer(app.callback());
+  // Koa's handler answers its own failures (ctx.onerror) and never rejects: no request is awaited.
+  const handle = app.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', resolve));
   console.log(`listening ${(server.address() as AddressInfo).port}`);
   const stop = (): void => {

@@ -154,8 +154,9 @@ export function CopyButton({ text }: { text: string }) {
   return (
     <button
       type="button"
+      // Started on purpose: a refused clipboard lands in the second callback, which resets the label.
       onClick={() =>
-        navigator.clipboard.writeText(text).then(
+        void navigator.clipboard.writeText(text).then(
           () => setCopied(true),
           () => setCopied(false),
         )

@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: 'silent' });
   const services = createAccountServices({ knex, config: TEST_CONFIG, logger });
   const app = createApp({ config: TEST_CONFIG, knex, logger, checks: {}, services });
-  const server = http.createServer(app.callback());
+  // Koa's handler answers its own failures (ctx.onerror) and never rejects: no request is awaited.
+  const handle = app.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
   process.stdin.resume();

@@ -167,7 +167,9 @@ export async function startApi(
     services: createAccountServices({ knex, config, logger, onPixKeyCreated }),
     ...deps,
   });
-  const server = http.createServer(app.callback());
+  // Koa's handler answers its own failures (ctx.onerror) and never rejects: no request is awaited.
+  const handle = app.callback();
+  const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -34,6 +34,7 @@ describe('MED infractions', function () {
 
   const { paidCharge, balance, untilBalance, infractionRow, untilInfraction, raise } = medFlows(() => s);
 
+  /* eslint-disable @typescript-eslint/no-misused-promises -- knex ignores a where callback's return; the builder is thenable, not a query in flight */
   async function eventsOf(merchantId: string): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
     return knex()('events')
       .where({ merchant_id: merchantId })
@@ -41,6 +42,7 @@ describe('MED infractions', function () {
       .orderBy('id')
       .select('type', 'data');
   }
+  /* eslint-enable @typescript-eslint/no-misused-promises */
 
   /** The ledger invariant (src/services/ledger/invariant.ts) over this merchant's books. */
   async function assertLedgerHolds(merchantId: string): Promise<void> {

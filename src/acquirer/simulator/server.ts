@@ -548,6 +548,9 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   app.use(router.allowedMethods());
 
   const t = opts.tls;
+  // Koa's handler answers its own failures (ctx.onerror) and never rejects: no request is awaited.
+  const handle = app.callback();
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse): void => void handle(req, res);
   const server = t
     ? https.createServer(
         {
@@ -556,9 +559,9 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
           // A client without a certificate from clientCa fails the handshake: no request is read.
           ...(t.clientCa ? { ca: t.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
         },
-        app.callback(),
+        listener,
       )
-    : http.createServer(app.callback());
+    : http.createServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
