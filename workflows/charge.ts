@@ -30,6 +30,7 @@ import type {
   RefundSettledNotice,
 } from './charge-types';
 import { ACQUIRER_RETRY, DB_RETRY } from './retry-policies';
+import { errorMessage } from '../src/lib/error-message';
 
 export const paymentReceivedSignal = defineSignal<[PaymentNotice]>('paid');
 export const cancelRequestedSignal = defineSignal<[]>('cancel');
@@ -118,7 +119,7 @@ const expiryCaseReference = (chargeId: string, wait: ExpiryWait): string =>
 
 const failureMessage = (err: unknown): string => {
   if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 };
 
 export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<ChargeWorkflowState> {
