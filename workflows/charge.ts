@@ -29,6 +29,8 @@ import type {
   PaymentNotice,
   RefundSettledNotice,
 } from './charge-types';
+import { ACQUIRER_RETRY, DB_RETRY } from './retry-policies';
+import { errorMessage } from '../src/lib/error-message';
 
 export const paymentReceivedSignal = defineSignal<[PaymentNotice]>('paid');
 export const cancelRequestedSignal = defineSignal<[]>('cancel');
@@ -47,12 +49,8 @@ export const chargeStateQuery = defineQuery<ChargeWorkflowState>('state');
  * - acquirer calls: 30 s per attempt, from 1 s up to every 5 min for 6 hours (the acquirer may be
  *   down for a while). Final at once: the acquirer refused the request (AcquirerRejectedError:
  *   4xx, bad credentials, off-protocol answer) or our own data is missing (NotFoundError).
- * Every activity is idempotent (guarded updates, ledger and event references, acquirer ids), so a
- * retry after an attempt that did commit changes nothing.
+ * The backoffs are shared with the other workflows (./retry-policies.ts).
  */
-const DB_RETRY = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
-const ACQUIRER_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' } as const;
-
 const { loadChargeSnapshot } = proxyActivities<ChargeActivities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '24 hours',
@@ -121,7 +119,7 @@ const expiryCaseReference = (chargeId: string, wait: ExpiryWait): string =>
 
 const failureMessage = (err: unknown): string => {
   if (err instanceof ActivityFailure) return err.cause?.message ?? err.message;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 };
 
 export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<ChargeWorkflowState> {

@@ -28,6 +28,7 @@ import type {
   InfractionWorkflowResult,
   MedRefundState,
 } from './infraction-types';
+import { ACQUIRER_RETRY, DB_RETRY } from './retry-policies';
 
 export const acquirerUpdateSignal = defineSignal<[AcquirerInfractionUpdate]>('acquirerUpdate');
 /** An operator decided a case of this infraction: the decision is in the database. */
@@ -43,9 +44,6 @@ export const infractionStateQuery = defineQuery<InfractionProgress | null>('stat
  * ledger refused a movement that breaks its rules (InvariantViolation), the acquirer refused the
  * request for good (AcquirerRejectedError; a refused devolução is already an outcome of sendMedRefund).
  */
-const DB_RETRY = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
-const ACQUIRER_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' } as const;
-
 const db = proxyActivities<InfractionActivities>({
   startToCloseTimeout: '15 seconds',
   scheduleToCloseTimeout: '24 hours',

@@ -6,18 +6,14 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { PixKeyActivities } from '../activities/pix-keys';
+import { ACQUIRER_RETRY } from './retry-policies';
 
 const { registerPixKey } = proxyActivities<PixKeyActivities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '6 hours',
   // A refusal (4xx) is already an outcome of the activity (the key becomes INACTIVE); what still
   // throws final is bad credentials or an off-protocol answer.
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '5 minutes',
-    nonRetryableErrorTypes: ['AcquirerRejectedError'],
-  },
+  retry: { ...ACQUIRER_RETRY, nonRetryableErrorTypes: ['AcquirerRejectedError'] },
 });
 
 export async function pixKeyRegistrationWorkflow(input: { pixKeyId: string }): Promise<string> {

@@ -32,6 +32,7 @@ import type {
   WithdrawalWorkflowInput,
   WithdrawalWorkflowState,
 } from './withdrawal-types';
+import { ACQUIRER_RETRY, DB_RETRY } from './retry-policies';
 
 export const transferSignal = defineSignal<[TransferNotice]>('transfer');
 export const withdrawalStateQuery = defineQuery<WithdrawalWorkflowState>('state');
@@ -45,9 +46,6 @@ export const withdrawalStateQuery = defineQuery<WithdrawalWorkflowState>('state'
  * - acquirer calls: 30 s per attempt, from 1 s doubling up to every 5 minutes, for 6 hours. Final
  *   at once: the acquirer refused the request (AcquirerRejectedError) or our data is missing.
  */
-const DB_RETRY = { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
-const ACQUIRER_RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' } as const;
-
 const { confirmWithdrawalDebit } = proxyActivities<WithdrawalActivities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '24 hours',

@@ -47,7 +47,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../config';
 import { openDatabase } from '../db';
-import { invalid, isAppError } from '../lib/errors';
+import { invalid } from '../lib/errors';
 import { createLogger, type Logger } from '../lib/logger';
 import {
   addPixKeyBody,
@@ -93,6 +93,7 @@ import {
   historyRows,
   listWorkflows,
 } from '../services/platform/workflow-inspection';
+import { errorMessage } from '../lib/error-message';
 
 interface Ops {
   knex: Knex;
@@ -539,7 +540,7 @@ async function runTemporal(fn: (client: Client) => Promise<unknown>): Promise<vo
   const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE, {
     security: temporalSecurity(config),
   }).catch((err: unknown) => {
-    throw invalid(`Cannot reach Temporal at ${address}: ${err instanceof Error ? err.message : String(err)}`);
+    throw invalid(`Cannot reach Temporal at ${address}: ${errorMessage(err)}`);
   });
   try {
     const result = await fn(temporal.client);
@@ -556,7 +557,7 @@ async function main(): Promise<number> {
   } catch (err) {
     // Expected failures carry a message meant for people; anything else is reported as-is to the
     // operator's terminal (unlike the API, the CLI user is the operator).
-    const message = isAppError(err) ? err.message : err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     process.stderr.write(`${JSON.stringify({ message })}\n`);
     return 1;
   }

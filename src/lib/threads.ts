@@ -12,6 +12,7 @@
  */
 import path from 'node:path';
 import { Worker, parentPort } from 'node:worker_threads';
+import { errorMessage } from './error-message';
 
 /**
  * The source a worker starts with: the compiled file, or under tsx (tests, `npm start`) tsx's
@@ -176,7 +177,6 @@ export function serveThreadRpc(
       });
       port.postMessage({ ready: true, info: info ?? null } satisfies Ready);
     },
-    (err: unknown) =>
-      port.postMessage({ ready: false, error: err instanceof Error ? err.message : String(err) } satisfies Ready),
+    (err: unknown) => port.postMessage({ ready: false, error: errorMessage(err) } satisfies Ready),
   );
 }

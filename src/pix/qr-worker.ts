@@ -5,6 +5,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { renderQrDataUrlSync } from './qr-png';
+import { errorMessage } from '../lib/error-message';
 
 export interface QrJob {
   id: number;
@@ -23,7 +24,7 @@ if (port) {
     try {
       reply = { id: job.id, ok: true, url: renderQrDataUrlSync(job.text) };
     } catch (err) {
-      reply = { id: job.id, ok: false, message: err instanceof Error ? err.message : String(err) };
+      reply = { id: job.id, ok: false, message: errorMessage(err) };
     }
     port.postMessage(reply);
   });

@@ -15,6 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { renderQrDataUrlSync } from './qr-png';
 import { workerBootstrap } from '../lib/threads';
 import type { QrJob, QrWorkerMessage } from './qr-worker';
+import { errorMessage } from '../lib/error-message';
 
 export class QrRenderError extends Error {
   override readonly name = 'QrRenderError';
@@ -53,7 +54,7 @@ function createInlineRenderer(): QrRenderer {
       try {
         return renderQrDataUrlSync(text);
       } catch (err) {
-        throw new QrRenderError(err instanceof Error ? err.message : String(err));
+        throw new QrRenderError(errorMessage(err));
       }
     },
     warm: async () => {},

@@ -54,23 +54,48 @@ const customerUpsert = (db: Db, merchantId: string, c: CustomerInput) =>
     .merge({ name: c.name, email: c.email, phone: c.phone, updated_at: db.fn.now() })
     .returning('id');
 
-const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | null) => ({
-  id: c.id,
-  merchant_id: c.merchantId,
-  customer_id: customerId,
-  amount: c.amount,
-  description: c.description,
-  status: 'PENDING',
-  expires_in: c.expiresIn,
-  expires_at: db.raw(`now() + make_interval(secs => ?)`, [c.expiresIn]),
-  txid: c.txid,
-  idempotency_key: c.idempotencyKey,
-  tracking: c.tracking ? JSON.stringify(c.tracking) : null,
-});
+const EXPIRES_AT_SQL = 'now() + make_interval(secs => ?)';
 
-/** `insertManyUnlessKeyTaken`: the `chargeInsertRow` columns, as SQL around the VALUES list. */
+/**
+ * A new charge's columns, each written once. The batched insert (`insertManyUnlessKeyTaken`,
+ * written out as SQL) puts `sql` in each VALUES row and binds `value` to its `?`; the query
+ * builder's row (`chargeInsertRow`) takes `row`, else `value`.
+ */
+const NEW_CHARGE_COLUMNS: ReadonlyArray<{
+  name: string;
+  sql: string;
+  value?: (c: NewCharge) => Knex.RawBinding;
+  row?: (db: Db, c: NewCharge, customerId: string | Knex.Raw | null) => unknown;
+}> = [
+  { name: 'id', sql: '?', value: (c) => c.id },
+  { name: 'merchant_id', sql: '?', value: (c) => c.merchantId },
+  { name: 'customer_id', sql: 'null', row: (_db, _c, customerId) => customerId },
+  { name: 'amount', sql: '?', value: (c) => c.amount },
+  // The builder leaves a missing description to the column's default.
+  { name: 'description', sql: '?', value: (c) => c.description ?? null, row: (_db, c) => c.description },
+  { name: 'status', sql: "'PENDING'", row: () => 'PENDING' },
+  { name: 'expires_in', sql: '?', value: (c) => c.expiresIn },
+  {
+    name: 'expires_at',
+    sql: EXPIRES_AT_SQL,
+    value: (c) => c.expiresIn,
+    row: (db, c) => db.raw(EXPIRES_AT_SQL, [c.expiresIn]),
+  },
+  { name: 'txid', sql: '?', value: (c) => c.txid },
+  { name: 'idempotency_key', sql: '?', value: (c) => c.idempotencyKey },
+  { name: 'tracking', sql: '?', value: (c) => (c.tracking ? JSON.stringify(c.tracking) : null) },
+];
+
+const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | null): Record<string, unknown> =>
+  Object.fromEntries(
+    NEW_CHARGE_COLUMNS.map((col) => [col.name, col.row ? col.row(db, c, customerId) : col.value?.(c)]),
+  );
+
+/** `insertManyUnlessKeyTaken`: the columns, one VALUES row, the bindings of one charge and what follows the list. */
 const INSERT_CHARGES_SQL = `insert into charges
-  (id, merchant_id, customer_id, amount, description, status, expires_in, expires_at, txid, idempotency_key, tracking)`;
+  (${NEW_CHARGE_COLUMNS.map((col) => col.name).join(', ')})`;
+const INSERT_CHARGES_ROW = `(${NEW_CHARGE_COLUMNS.map((col) => col.sql).join(', ')})`;
+const INSERT_CHARGES_BINDINGS = NEW_CHARGE_COLUMNS.flatMap((col) => (col.value ? [col.value] : []));
 const INSERT_CHARGES_TAIL = 'on conflict (merchant_id, idempotency_key) do nothing returning id, created_at';
 
 /** A row of the list statement: which query of the batch, its total, and a charge (its columns all null past the last page). */
@@ -527,20 +552,9 @@ export function chargesStore(db: Db) {
      * API's hottest statement cost more than the statement.
      */
     async insertManyUnlessKeyTaken(cs: NewCharge[]): Promise<Map<string, Date>> {
-      const values = cs
-        .map(() => `(?, ?, null, ?, ?, 'PENDING', ?, now() + make_interval(secs => ?), ?, ?, ?)`)
-        .join(', ');
-      const bindings = cs.flatMap((c) => [
-        c.id,
-        c.merchantId,
-        c.amount,
-        c.description ?? null,
-        c.expiresIn,
-        c.expiresIn,
-        c.txid,
-        c.idempotencyKey,
-        c.tracking ? JSON.stringify(c.tracking) : null,
-      ]);
+      const values = cs.map(() => INSERT_CHARGES_ROW).join(', ');
+      const bindings: Knex.RawBinding[] = [];
+      for (const c of cs) for (const value of INSERT_CHARGES_BINDINGS) bindings.push(value(c));
       const { rows } = (await db.raw(`${INSERT_CHARGES_SQL} values ${values} ${INSERT_CHARGES_TAIL}`, bindings)) as {
         rows: Array<{ id: string; created_at: Date }>;
       };

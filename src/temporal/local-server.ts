@@ -14,6 +14,7 @@ import { pinnedVersion, temporalBinaryPath } from '../../tools/temporal-binaries
 import { freePort } from '../db/embedded-postgres';
 import { endOrphan, endProcess, removePidFile, writePidFile } from './local-server-process';
 import { ENTITY_ID_ATTRIBUTE_NAME, MERCHANT_ID_ATTRIBUTE_NAME } from './search-attribute-names';
+import { errorMessage } from '../lib/error-message';
 
 export interface LocalTemporal {
   /** gRPC frontend, `127.0.0.1:port`. */
@@ -188,7 +189,7 @@ export async function startLocalTemporal(opts: LocalTemporalOptions): Promise<Lo
   try {
     binary = temporalBinaryPath('cli');
   } catch (err) {
-    throw new LocalTemporalError(err instanceof Error ? err.message : String(err));
+    throw new LocalTemporalError(errorMessage(err));
   }
   fs.mkdirSync(localDir(opts.dataDir), { recursive: true });
   const orphan = await endOrphan(localPidFile(opts.dataDir), localDbFile(opts.dataDir));

@@ -9,6 +9,7 @@ import { workerTracing } from '../observability/tracing';
 import { activityLogContext } from './activity-log-context';
 import { bundleWorkflowsInChild } from './workflow-bundle';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-interceptor-modules';
+import { errorMessage } from '../lib/error-message';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -34,10 +35,7 @@ export async function createPixflowWorker(deps: WorkerDeps): Promise<Worker> {
   deps.progress?.('workflows: bundling the workflow code');
   if (deps.bundleInChild) {
     code = await bundleWorkflowsInChild(interceptorModules).catch((err: unknown) => {
-      deps.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
-        'workflow bundle child failed; bundling in-process',
-      );
+      deps.logger.warn({ err: errorMessage(err) }, 'workflow bundle child failed; bundling in-process');
       return undefined;
     });
   }

@@ -9,6 +9,7 @@
 import crypto from 'node:crypto';
 import { CALLBACK_SIGNATURE_HEADER, signCallback } from '../callback-signature';
 import type { SimulatorLogger } from './logger';
+import { errorMessage } from '../../lib/error-message';
 
 export const CALLBACK_ID_HEADER = 'x-acquirer-callback-id';
 export const CALLBACK_ATTEMPT_HEADER = 'x-acquirer-callback-attempt';
@@ -116,7 +117,7 @@ export function createCallbackSender(opts: CallbackOptions): CallbackSender {
           return;
         }
       } catch (err) {
-        record.error = err instanceof Error ? err.message : String(err);
+        record.error = errorMessage(err);
         attempts.push(record);
       }
       if (attempt < maxAttempts) await sleep(Math.min(retryBaseMs * 2 ** (attempt - 1), 5_000));

@@ -32,6 +32,7 @@ import {
 import { cacheInvalidation, type CacheInvalidation } from '../platform/cache-invalidation';
 import { listPageReader } from './list';
 import { asError, turnBatcher } from '../../lib/batcher';
+import { errorMessage } from '../../lib/error-message';
 
 export interface ChargesDeps {
   knex: Knex;
@@ -138,10 +139,7 @@ export function createChargesService(deps: ChargesDeps) {
     try {
       await send();
     } catch (err) {
-      logger.error(
-        { ...ids, err: err instanceof Error ? err.message : String(err) },
-        `charge workflow not told about the ${what}`,
-      );
+      logger.error({ ...ids, err: errorMessage(err) }, `charge workflow not told about the ${what}`);
     }
   }
 
@@ -262,7 +260,7 @@ export function createChargesService(deps: ChargesDeps) {
         debtor: input.customer ? { name: input.customer.name, document: input.customer.document } : undefined,
       });
     } catch (err) {
-      logger.warn({ chargeId: id, err: err instanceof Error ? err.message : String(err) }, 'cob creation failed');
+      logger.warn({ chargeId: id, err: errorMessage(err) }, 'cob creation failed');
       // Kept FAILED with null txid and qrCode (docs/api.md "Charges"). Nobody was
       // given a BR Code for it. Guarded: only from PENDING (the reconciler may have failed it already).
       await chargesStore(knex).failCreation(id, 'acquirer unavailable at creation');
@@ -283,10 +281,7 @@ export function createChargesService(deps: ChargesDeps) {
       await acquirer
         .removeCob(txid)
         .catch((err: unknown) =>
-          logger.warn(
-            { chargeId: id, err: err instanceof Error ? err.message : String(err) },
-            'cob of a charge failed meanwhile not removed',
-          ),
+          logger.warn({ chargeId: id, err: errorMessage(err) }, 'cob of a charge failed meanwhile not removed'),
         );
       dropListCache(merchantId);
       throw upstream('The acquirer answered too late; the charge was recorded as FAILED');

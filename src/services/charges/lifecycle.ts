@@ -29,6 +29,7 @@ import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import { reportFailedRefundShortfall } from '../med/shortfall';
 import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordRefund } from '../../observability/metrics';
+import { errorMessage } from '../../lib/error-message';
 
 export class NotFoundError extends Error {
   constructor(message: string) {
@@ -56,9 +57,7 @@ function asDataIntegrity(err: unknown): unknown {
   const e = err as { code?: unknown; nativeError?: { code?: unknown } } | null;
   const code = typeof e?.code === 'string' ? e.code : e?.nativeError?.code;
   if (typeof code === 'string' && /^2[23]/.test(code)) {
-    return new DataIntegrityError(
-      `database refused the change (${code}): ${err instanceof Error ? err.message : String(err)}`,
-    );
+    return new DataIntegrityError(`database refused the change (${code}): ${errorMessage(err)}`);
   }
   return err;
 }

@@ -26,6 +26,7 @@ import type { CallbackKind, CallbackStatus } from '../../contracts/statuses';
 import { callbackInboxStore } from '../../stores/callback-inbox';
 import { recordAudit, type Actor } from '../platform/audit';
 import { currentTraceparent, withTraceparent } from '../../observability/tracing';
+import { errorMessage } from '../../lib/error-message';
 
 export type { CallbackKind };
 
@@ -204,7 +205,7 @@ export function createCallbackInbox(deps: {
     try {
       outcome = await withTraceparent(entry.traceparent, () => handler(entry));
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       outcome =
         err instanceof PermanentCallbackError ? { kind: 'park', reason: message } : { kind: 'wait', reason: message };
       logger.warn({ callbackId: entry.id, kind: entry.kind, err: message }, 'acquirer callback not handed on yet');
@@ -213,10 +214,7 @@ export function createCallbackInbox(deps: {
       await record(entry, outcome);
     } catch (err) {
       // The row stays RECEIVED and due: the next reconciliation picks it up again.
-      logger.error(
-        { callbackId: entry.id, err: err instanceof Error ? err.message : String(err) },
-        'could not record a callback outcome',
-      );
+      logger.error({ callbackId: entry.id, err: errorMessage(err) }, 'could not record a callback outcome');
     }
   }
 

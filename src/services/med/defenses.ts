@@ -29,6 +29,7 @@ import {
 import type { InfractionWorkflows } from '../../temporal/clients/infraction';
 import type { InfractionAnalysisResult, InfractionStatus } from '../../contracts/statuses';
 import { cleanFileName, sniffDefenseFileType } from './defense-files';
+import { errorMessage } from '../../lib/error-message';
 
 export type InfractionDetailView = z.infer<typeof infractionDetail>;
 export type DefenseView = z.infer<typeof defenseContract>;
@@ -173,10 +174,7 @@ export function createInfractionDefenses(deps: { knex: Knex; workflows: Infracti
     try {
       await workflows.defenseSubmitted({ id, merchantId });
     } catch (err) {
-      logger.error(
-        { infractionId: id, err: err instanceof Error ? err.message : String(err) },
-        'infraction workflow not told of its defense',
-      );
+      logger.error({ infractionId: id, err: errorMessage(err) }, 'infraction workflow not told of its defense');
     }
     return defenseView(stored.row, stored.files);
   }

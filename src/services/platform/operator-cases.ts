@@ -17,6 +17,7 @@ import type { OperatorCaseAction, OperatorCaseKind, OperatorCaseStatus } from '.
 import { operatorCasesStore, type NewOperatorCase, type OperatorCase } from '../../stores/operator-cases';
 import { recordOperatorCaseOpened } from '../../observability/metrics';
 import { recordAudit, type Actor } from './audit';
+import { errorMessage } from '../../lib/error-message';
 
 const SYSTEM: Actor = { userId: null, email: 'system' };
 
@@ -173,7 +174,7 @@ export function createOperatorCases(deps: { knex: Knex; logger: Logger; resolver
       } catch (err) {
         // The decision is committed; the workflow reads it from the database on its next check.
         logger.warn(
-          { caseId: id, err: err instanceof Error ? err.message : String(err) },
+          { caseId: id, err: errorMessage(err) },
           'case resolved; its workflow will pick the decision up on its next check',
         );
       }

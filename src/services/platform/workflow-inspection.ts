@@ -14,6 +14,7 @@ import type { WorkflowListQuery } from '../../contracts/workflow-inspection';
 import { invalid, notFound } from '../../lib/errors';
 import { MERCHANT_ID_ATTRIBUTE } from '../../temporal/clients/charge';
 import { WORKFLOW_TYPES } from '../../temporal/workflow-types';
+import { errorMessage } from '../../lib/error-message';
 
 const { temporal } = proto;
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
@@ -366,7 +367,7 @@ export function grpcDetails(err: unknown): string {
     // grpc-message arrives percent-encoded from some servers (`field%3A MerchantId`).
     if (typeof details === 'string' && details) return safeDecode(details);
   }
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 function safeDecode(s: string): string {

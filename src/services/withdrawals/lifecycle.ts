@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../../db/types';
 import type { Logger } from '../../lib/logger';
 import { withdrawalsStore, type Withdrawal } from '../../stores/withdrawals';
-import { notificationsStore } from '../../stores/notifications';
+import { notificationsStore, type NewNotification } from '../../stores/notifications';
 import { auditLogStore } from '../../stores/audit-log';
 import type { Acquirer, Transfer } from '../../acquirer/types';
 import { AcquirerError } from '../../acquirer/errors';
@@ -20,7 +20,7 @@ import type {
   WithdrawalSnapshot,
 } from '../../../workflows/withdrawal-types';
 import * as ledger from '../ledger/ledger';
-import { recordEvent } from '../platform/events';
+import { recordEvent, type RecordEventInput } from '../platform/events';
 import { recordAudit, type Actor } from '../platform/audit';
 import { openOperatorCase } from '../platform/operator-cases';
 import { contradictsApplied } from '../../domain/transfer-outcomes';
@@ -79,6 +79,32 @@ export async function openTransferContradiction(
       ...(outcome.reason ? { acquirerReason: outcome.reason } : {}),
     },
   });
+}
+
+/** A catalogue event without what `resolve` adds (its merchant and reference), one member per event type. */
+type WithdrawalEvent = RecordEventInput extends infer E
+  ? E extends unknown
+    ? Omit<E, 'merchantId' | 'reference'>
+    : never
+  : never;
+
+type WithdrawalPatch = Parameters<ReturnType<typeof withdrawalsStore>['patch']>[1];
+
+/** What one outcome changes, for `resolve` to apply (the steps are the same for every outcome). */
+interface Resolution {
+  /** The only status the outcome applies from. */
+  from: WithdrawalStatus;
+  /** Posts the ledger movement; false when the books already say otherwise, and nothing else changes. */
+  post: (trx: Db, w: Withdrawal) => Promise<boolean>;
+  /** The row's new fields, the event and the merchant's notification, from the locked row and the time of the change. */
+  change: (
+    w: Withdrawal,
+    at: Date,
+  ) => {
+    patch: Omit<WithdrawalPatch, 'updatedAt'> & { status: WithdrawalStatus };
+    event: WithdrawalEvent;
+    notification?: Pick<NewNotification, 'title' | 'body' | 'data'>;
+  };
 }
 
 /** The acquirer's description, ≤ 140 chars, of a transfer. */
@@ -221,6 +247,47 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     return null;
   }
 
+  /** The ledger's resolution of the transfer; false when the books already hold the other one (the first wins, the row follows it). */
+  const postResolution =
+    (outcome: 'completed' | 'failed', late: string) =>
+    async (trx: Db, w: Withdrawal): Promise<boolean> => {
+      const posted = await ledger.resolveWithdrawal(trx, {
+        withdrawalId: w.id,
+        merchantId: w.merchantId,
+        amount: w.amount,
+        outcome,
+      });
+      if (posted.kind === `withdrawal_${outcome}`) return true;
+      logger.error({ withdrawalId: w.id, ledgerKind: posted.kind }, late);
+      return false;
+    };
+
+  /**
+   * One outcome applied in one transaction: lock the withdrawal, apply only from `from` (anything
+   * else was resolved already), post to the ledger, patch the row, record the event (and the
+   * merchant's notification) on the `<event>:<id>` reference.
+   */
+  async function resolve(id: string, r: Resolution): Promise<ApplyOutcome> {
+    return knex.transaction(async (trx) => {
+      const w = await find(trx, id, true);
+      if (w.status !== r.from || !(await r.post(trx, w))) return { status: w.status, changed: false };
+      const at = new Date();
+      const { patch, event, notification } = r.change(w, at);
+      const reference = `${event.type}:${id}`;
+      await withdrawalsStore(trx).patch(id, { ...patch, updatedAt: at });
+      await recordEvent(trx, { ...event, merchantId: w.merchantId, reference });
+      if (notification) {
+        await notificationsStore(trx).insertOnce({
+          merchantId: w.merchantId,
+          kind: event.type,
+          reference,
+          ...notification,
+        });
+      }
+      return { status: patch.status, changed: true };
+    });
+  }
+
   /** COMPLETED: in transit → acquirer (the money left the merchant's books), `withdraw.completed`. */
   async function complete(id: string, notice: TransferNotice): Promise<ApplyOutcome> {
     const w = await find(knex, id);
@@ -228,39 +295,25 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     // A returned transfer was completed first.
     const fact = await confirmOutcome(w, { ...notice, status: 'COMPLETED' }, ['COMPLETED', 'RETURNED']);
     if (!fact) return { status: w.status, changed: false };
-    return knex.transaction(async (trx) => {
-      const w = await find(trx, id, true);
-      if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
-      const posted = await ledger.resolveWithdrawal(trx, {
-        withdrawalId: id,
-        merchantId: w.merchantId,
-        amount: w.amount,
-        outcome: 'completed',
-      });
-      if (posted.kind !== 'withdrawal_completed') {
-        // The books already say it failed: the ledger's first outcome wins, so the row follows it.
-        logger.error(
-          { withdrawalId: id, ledgerKind: posted.kind },
-          'transfer COMPLETED after the withdrawal was resolved as failed',
-        );
-        return { status: w.status, changed: false };
-      }
-      const completedAt = new Date();
-      const transferId = w.transferId ?? fact.transferId;
-      await withdrawalsStore(trx).patch(id, { status: 'COMPLETED', completedAt, transferId, updatedAt: completedAt });
-      await recordEvent(trx, {
-        merchantId: w.merchantId,
-        type: 'withdraw.completed',
-        reference: `withdraw.completed:${id}`,
-        data: {
-          withdrawId: id,
-          amount: w.amount,
-          status: 'COMPLETED',
-          transferId: transferId ?? '',
-          completedAt: completedAt.toISOString(),
-        },
-      });
-      return { status: 'COMPLETED', changed: true };
+    return resolve(id, {
+      from: 'PROCESSING',
+      post: postResolution('completed', 'transfer COMPLETED after the withdrawal was resolved as failed'),
+      change: (w, completedAt) => {
+        const transferId = w.transferId ?? fact.transferId;
+        return {
+          patch: { status: 'COMPLETED', completedAt, transferId },
+          event: {
+            type: 'withdraw.completed',
+            data: {
+              withdrawId: id,
+              amount: w.amount,
+              status: 'COMPLETED',
+              transferId: transferId ?? '',
+              completedAt: completedAt.toISOString(),
+            },
+          },
+        };
+      },
     });
   }
 
@@ -277,39 +330,18 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
     const fact = await confirmOutcome(current, claimed, ['REJECTED']);
     if (!fact) return { status: current.status, changed: false };
     const reason = fact.reason ?? claimedReason;
-    return knex.transaction(async (trx) => {
-      const w = await find(trx, id, true);
-      if (w.status !== 'PROCESSING') return { status: w.status, changed: false };
-      const posted = await ledger.resolveWithdrawal(trx, {
-        withdrawalId: id,
-        merchantId: w.merchantId,
-        amount: w.amount,
-        outcome: 'failed',
-      });
-      if (posted.kind !== 'withdrawal_failed') {
-        logger.error(
-          { withdrawalId: id, ledgerKind: posted.kind },
-          'transfer REJECTED after the withdrawal was resolved as completed',
-        );
-        return { status: w.status, changed: false };
-      }
-      const failedAt = new Date();
-      await withdrawalsStore(trx).patch(id, { status: 'FAILED', failureReason: reason, failedAt, updatedAt: failedAt });
-      await recordEvent(trx, {
-        merchantId: w.merchantId,
-        type: 'withdraw.failed',
-        reference: `withdraw.failed:${id}`,
-        data: { withdrawId: id, amount: w.amount, status: 'FAILED', reason },
-      });
-      await notificationsStore(trx).insertOnce({
-        merchantId: w.merchantId,
-        kind: 'withdraw.failed',
-        reference: `withdraw.failed:${id}`,
-        title: 'Withdrawal failed',
-        body: `Your withdrawal of ${w.amount} cents could not be completed (${reason}). The amount is back in your available balance.`,
-        data: { withdrawId: id, amount: w.amount, reason },
-      });
-      return { status: 'FAILED', changed: true };
+    return resolve(id, {
+      from: 'PROCESSING',
+      post: postResolution('failed', 'transfer REJECTED after the withdrawal was resolved as completed'),
+      change: (w, failedAt) => ({
+        patch: { status: 'FAILED', failureReason: reason, failedAt },
+        event: { type: 'withdraw.failed', data: { withdrawId: id, amount: w.amount, status: 'FAILED', reason } },
+        notification: {
+          title: 'Withdrawal failed',
+          body: `Your withdrawal of ${w.amount} cents could not be completed (${reason}). The amount is back in your available balance.`,
+          data: { withdrawId: id, amount: w.amount, reason },
+        },
+      }),
     });
   }
 
@@ -329,42 +361,34 @@ export function createWithdrawalLifecycle(deps: { knex: Knex; acquirer: Acquirer
       w = await find(knex, id);
     }
     if (w.status !== 'COMPLETED') return { status: w.status, changed: false };
-    return knex.transaction(async (trx) => {
-      const locked = await find(trx, id, true);
-      if (locked.status !== 'COMPLETED') return { status: locked.status, changed: false };
-      await ledger.creditReturnedTransfer(trx, {
-        withdrawalId: id,
-        merchantId: locked.merchantId,
-        amount: locked.amount,
-      });
-      const refundedAt = new Date();
-      await withdrawalsStore(trx).patch(id, {
-        status: 'REFUNDED',
-        failureReason: reason,
-        refundedAt,
-        updatedAt: refundedAt,
-      });
-      await recordEvent(trx, {
-        merchantId: locked.merchantId,
-        type: 'withdraw.refunded',
-        reference: `withdraw.refunded:${id}`,
-        data: {
-          withdrawId: id,
+    return resolve(id, {
+      from: 'COMPLETED',
+      post: async (trx, locked) => {
+        await ledger.creditReturnedTransfer(trx, {
+          withdrawalId: id,
+          merchantId: locked.merchantId,
           amount: locked.amount,
-          status: 'REFUNDED',
-          reason,
-          refundedAt: refundedAt.toISOString(),
+        });
+        return true;
+      },
+      change: (locked, refundedAt) => ({
+        patch: { status: 'REFUNDED', failureReason: reason, refundedAt },
+        event: {
+          type: 'withdraw.refunded',
+          data: {
+            withdrawId: id,
+            amount: locked.amount,
+            status: 'REFUNDED',
+            reason,
+            refundedAt: refundedAt.toISOString(),
+          },
         },
-      });
-      await notificationsStore(trx).insertOnce({
-        merchantId: locked.merchantId,
-        kind: 'withdraw.refunded',
-        reference: `withdraw.refunded:${id}`,
-        title: 'Withdrawal returned',
-        body: `Your withdrawal of ${locked.amount} cents was returned by the destination bank (${reason}). The amount is back in your available balance.`,
-        data: { withdrawId: id, amount: locked.amount, reason },
-      });
-      return { status: 'REFUNDED', changed: true };
+        notification: {
+          title: 'Withdrawal returned',
+          body: `Your withdrawal of ${locked.amount} cents was returned by the destination bank (${reason}). The amount is back in your available balance.`,
+          data: { withdrawId: id, amount: locked.amount, reason },
+        },
+      }),
     });
   }
 

@@ -22,6 +22,7 @@ import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../../contracts
 import { assertPageWithinDepth } from '../../contracts/validation';
 import * as ledger from '../ledger/ledger';
 import { assertSameRequest, requestFingerprint } from '../platform/idempotency';
+import { errorMessage } from '../../lib/error-message';
 
 /** The withdrawal as the creation answer shows it (the `withdraw` of the 201 body). */
 export type WithdrawalView = z.infer<typeof withdrawalContract>;
@@ -208,10 +209,7 @@ export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; wor
     try {
       await workflows.start({ id: created.row.id, merchantId, debitTransactionId: created.debitTransactionId });
     } catch (err) {
-      logger.error(
-        { withdrawalId: created.row.id, err: err instanceof Error ? err.message : String(err) },
-        'withdrawal workflow not started',
-      );
+      logger.error({ withdrawalId: created.row.id, err: errorMessage(err) }, 'withdrawal workflow not started');
     }
     return { replay: false, message: 'Withdrawal requested', withdraw: view(created.row), balance: created.balance };
   }

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { errorMessage } from '../../../src/lib/error-message';
 
 export const DASHBOARD_DIR = path.resolve(__dirname, '../../../dashboard');
 export const BUILD_DIR = path.join(DASHBOARD_DIR, '.build');
@@ -84,7 +85,7 @@ if (require.main === module) {
   buildDashboard().then(
     (b) => process.stderr.write(`[pixflow] dashboard: ${describeBuild(b)}\n`),
     (err: unknown) => {
-      process.stderr.write(`[pixflow] dashboard: build failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(`[pixflow] dashboard: build failed: ${errorMessage(err)}\n`);
       process.exitCode = 1;
     },
   );

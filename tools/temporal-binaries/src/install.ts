@@ -4,6 +4,7 @@
  * It never fails the install: `npm start` and `npm test` ask again and stop with that line.
  */
 import { resolveTemporalBinary, type TemporalBinaryName } from './binaries';
+import { errorMessage } from '../../../src/lib/error-message';
 
 const names: TemporalBinaryName[] = ['cli', 'test-server'];
 for (const name of names) {
@@ -11,6 +12,6 @@ for (const name of names) {
     const found = resolveTemporalBinary(name, { allowSdkDownload: false });
     if (found.kind === 'existing-path') console.log(`temporal ${name}: ${found.path} (${found.source})`);
   } catch (err) {
-    console.warn(`temporal ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    console.warn(`temporal ${name}: ${errorMessage(err)}`);
   }
 }
