@@ -11,11 +11,9 @@ import { circles, importsOf, listSources, parse, type ImportEdge, type SourceMod
 /**
  * Lowest first; a module may import its own layer or a lower one. Matched by longest prefix.
  * `workflows/*-types.ts` are the plain types workflows share with their clients: contracts.
- * `src/contracts/errors.ts`, the error-code catalogue, imports nothing of ours and sits lowest:
- * `src/lib/errors.ts` builds every error answer from it.
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['src/lib/', 'src/observability/', 'src/config.ts', 'src/contracts/errors.ts'],
+  ['src/lib/', 'src/observability/', 'src/config.ts'],
   ['src/pix/'],
   ['src/contracts/', 'workflows/*-types.ts'],
   ['src/domain/'],
