@@ -11,6 +11,9 @@ import { DEFENSE_FILE_TYPES, INFRACTION_STATUSES, TRANSFER_STATUSES } from '../c
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
 import { ACQUIRER_PIX_KEY_STATUSES, COB_STATUSES, DEVOLUCAO_STATUSES } from '../contracts/statuses';
+import { centsToWire, wireToCents } from './money-wire';
+import type { PixReceived } from './types';
+import type { PaymentNotice } from '../../workflows/charge-types';
 
 export const WIRE_AMOUNT = /^\d{1,10}\.\d{2}$/;
 export const TXID = /^[a-zA-Z0-9]{26,35}$/;
@@ -224,4 +227,49 @@ export function violations(prefix: string, error: z.ZodError): Array<{ razao: st
     razao: i.message,
     propriedade: [prefix, ...i.path.map(String)].filter(Boolean).join('.'),
   }));
+}
+
+/**
+ * Our refund ids are `rf_<ULID>`; a devolução id at the acquirer must be `[a-zA-Z0-9]{1,35}` (BCB),
+ * so there it is `rf<ULID>`. The two mappings live together so they stay each other's inverse.
+ */
+export const acquirerRefundId = (refundId: string): string => refundId.replace(/[^a-zA-Z0-9]/g, '');
+
+export const internalRefundId = (acquirerId: string): string => `rf_${acquirerId.replace(/^rf/, '')}`;
+
+/**
+ * A payment as the wire says it (BCB `Pix`) and as the charge workflow takes it (`PaymentNotice`,
+ * integer cents). The inbox stores the wire form whatever the source (callback or `GET /cob`), so a
+ * parked payment is re-driven the same way as a callback.
+ */
+export function noticeOf(p: PixWire, txid: string): PaymentNotice {
+  const document = p.pagador?.cpf ?? p.pagador?.cnpj;
+  return {
+    endToEndId: p.endToEndId,
+    txid,
+    // The callback schema admits only positive `\d{1,10}\.\d{2}` amounts, which always convert.
+    amount: wireToCents(p.valor) ?? 0,
+    paidAt: p.horario,
+    payer: p.pagador && document ? { name: p.pagador.nome, document } : null,
+  };
+}
+
+export function pixWireOf(n: PaymentNotice): PixWire {
+  const pagador = n.payer
+    ? n.payer.document.length === 11
+      ? { cpf: n.payer.document, nome: n.payer.name }
+      : { cnpj: n.payer.document, nome: n.payer.name }
+    : undefined;
+  return {
+    endToEndId: n.endToEndId,
+    txid: n.txid,
+    valor: centsToWire(n.amount),
+    horario: n.paidAt,
+    ...(pagador ? { pagador } : {}),
+  };
+}
+
+/** A payment the acquirer reports on a cob (`GET /cob/{txid}`), as a notice. */
+export function noticeOfReceived(p: PixReceived, txid: string): PaymentNotice {
+  return { endToEndId: p.endToEndId, txid, amount: p.amount, paidAt: p.paidAt, payer: p.payer ?? null };
 }

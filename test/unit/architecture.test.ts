@@ -1,7 +1,8 @@
 /**
  * The layer rules of docs/architecture.md "Layers", checked over the import graph (read with the
- * TypeScript parser): no import circles, no upward imports, SQL only in the stores, services built
- * only in the composition root. A failure names the file and the import or line that breaks a rule.
+ * TypeScript parser): no import circles (between files, nor of runtime imports between folders), no
+ * upward imports, SQL only in the stores, services built only in the composition root. A failure
+ * names the file and the import or line that breaks a rule.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,11 +12,9 @@ import { circles, importsOf, listSources, parse, type ImportEdge, type SourceMod
 /**
  * Lowest first; a module may import its own layer or a lower one. Matched by longest prefix.
  * `workflows/*-types.ts` are the plain types workflows share with their clients: contracts.
- * `src/contracts/errors.ts`, the error-code catalogue, imports nothing of ours and sits lowest:
- * `src/lib/errors.ts` builds every error answer from it.
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
-  ['src/lib/', 'src/observability/', 'src/config.ts', 'src/contracts/errors.ts'],
+  ['src/lib/', 'src/observability/', 'src/config.ts'],
   ['src/pix/'],
   ['src/contracts/', 'workflows/*-types.ts'],
   ['src/domain/'],
@@ -68,6 +67,34 @@ export function upwardImports(edges: readonly ImportEdge[]): string[] {
     out.push(`${edge.from} → ${edge.to}${edge.typeOnly ? ' (type-only)' : ''}`);
   }
   return out;
+}
+
+/** A file's folder for the folder rule; each `src/services/<domain>/` is its own. */
+export function folderOf(file: string): string {
+  return /^src\/services\/[^/]+(?=\/)/.exec(file)?.[0] ?? path.posix.dirname(file);
+}
+
+/** Parent and child folders that may import each other (and nothing more may join them), with why. */
+const FOLDER_PAIRS_ALLOWED: ReadonlyArray<{ folders: readonly [string, string]; why: string }> = [
+  {
+    folders: ['src/acquirer', 'src/acquirer/simulator'],
+    why: 'the acquirer client starts the in-process simulator, which speaks the wire defined beside the client',
+  },
+  {
+    folders: ['src/temporal', 'src/temporal/clients'],
+    why: 'the clients are assembled by their parent and name workflows by its id and search-attribute helpers',
+  },
+  { folders: ['src/http', 'src/http/routes'], why: 'the app mounts the routes, which use its guards and validation' },
+];
+
+/** Circles of runtime imports between folders (docs/architecture.md "Layers"), allowed pairs left out. */
+export function folderCircles(edges: readonly ImportEdge[], pairs = FOLDER_PAIRS_ALLOWED): string[][] {
+  const between = edges
+    .filter((edge) => !edge.typeOnly)
+    .map((edge) => ({ from: folderOf(edge.from), to: folderOf(edge.to), typeOnly: false }))
+    .filter((edge) => edge.from !== edge.to);
+  const allowed = new Set(pairs.map(({ folders }) => [...folders].sort().join(' ↔ ')));
+  return circles(between, { includeTypeOnly: false }).filter((circle) => !allowed.has(circle.join(' ↔ ')));
 }
 
 /**
@@ -144,6 +171,16 @@ describe('architecture (docs/architecture.md "Layers")', () => {
     );
   });
 
+  it('has no circles of runtime imports between folders (src/services/<domain> each its own)', () => {
+    assert.deepEqual(folderCircles(edges), []);
+    // The list only shrinks: a pair that no longer loops leaves it.
+    const looping = new Set(folderCircles(edges, []).map((circle) => circle.join(' ↔ ')));
+    assert.deepEqual(
+      FOLDER_PAIRS_ALLOWED.map(({ folders }) => folders.join(' ↔ ')).filter((pair) => !looping.has(pair)),
+      [],
+    );
+  });
+
   it('imports only downward', () => {
     assert.deepEqual(upwardImports(edges), []);
   });
@@ -191,6 +228,31 @@ describe('architecture (docs/architecture.md "Layers")', () => {
         { includeTypeOnly: true },
       ),
       [['src/a.ts', 'src/b.ts']],
+    );
+    const edge = (from: string, to: string, typeOnly = false): ImportEdge => ({ from, to, typeOnly });
+    assert.deepEqual(
+      folderCircles([
+        edge('src/services/platform/events.ts', 'src/services/webhooks/outbox.ts'),
+        edge('src/services/webhooks/secrets.ts', 'src/services/platform/audit.ts'),
+      ]),
+      [['src/services/platform', 'src/services/webhooks']],
+    );
+    assert.deepEqual(
+      folderCircles([
+        edge('src/services/platform/events.ts', 'src/services/webhooks/outbox.ts'),
+        edge('src/services/webhooks/secrets.ts', 'src/services/platform/audit.ts', true),
+        edge('src/http/app.ts', 'src/http/routes/auth.ts'),
+        edge('src/http/routes/auth.ts', 'src/http/validation.ts'),
+      ]),
+      [],
+    );
+    assert.deepEqual(
+      folderCircles([
+        edge('src/http/app.ts', 'src/http/routes/auth.ts'),
+        edge('src/http/routes/auth.ts', 'src/services/accounts/auth.ts'),
+        edge('src/services/accounts/auth.ts', 'src/http/validation.ts'),
+      ]),
+      [['src/http', 'src/http/routes', 'src/services/accounts']],
     );
     assert.equal(sqlOutsideStores([planted('src/services/x.ts', "await knex('charges').where({ id });\n")]).length, 1);
     assert.equal(sqlOutsideStores([planted('src/http/app.ts', "knex.raw('select 1')\n")]).length, 1);

@@ -1,5 +1,5 @@
 /**
- * The catalogue of error codes in docs/api.md "Errors" is the list in src/contracts/errors.ts, row
+ * The catalogue of error codes in docs/api.md "Errors" is the list in src/lib/errors.ts, row
  * for row (code, status, description), so the documentation cannot drift from what the API sends.
  */
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ function documentedCodes(): Array<{ code: string; status: number; description: s
 }
 
 describe('error codes: the catalogue', () => {
-  it('docs/api.md lists exactly the codes of src/contracts/errors.ts, with their status and meaning', () => {
+  it('docs/api.md lists exactly the codes of src/lib/errors.ts, with their status and meaning', () => {
     const expected = Object.entries(ERROR_CODES).map(([code, e]) => ({
       code,
       status: e.status,

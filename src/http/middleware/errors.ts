@@ -1,6 +1,6 @@
 /**
  * The single place where failures become responses: `{message, code, requestId, param?}` with the
- * codes and statuses of src/contracts/errors.ts (docs/api.md "Errors"). Known failures (AppError
+ * codes and statuses of src/lib/errors.ts (docs/api.md "Errors"). Known failures (AppError
  * from services, HTTP errors raised by the body parser or the router) keep their status and a fixed,
  * safe message; anything else is a bug, logged in full and answered with a bare 500 so internals
  * never reach the client. The requestId is the request's `x-request-id`, the one its log lines carry.

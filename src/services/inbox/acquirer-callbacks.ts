@@ -21,6 +21,8 @@ import { AcquirerError } from '../../acquirer/errors';
 import { wireToCents } from '../../acquirer/money-wire';
 import {
   devolucao as devolucaoSchema,
+  internalRefundId,
+  noticeOf,
   pix as pixSchema,
   type InfractionCallback,
   type PixCallback,
@@ -29,7 +31,6 @@ import {
   type TransferCallback,
 } from '../../acquirer/wire';
 import type { ChargeWorkflows } from '../../temporal/clients/charge';
-import { internalRefundId } from '../charges/refund-ids';
 import {
   createCallbackInbox,
   markCallbackApplied,
@@ -40,7 +41,6 @@ import {
   type HandlerOutcome,
   type InboxOptions,
 } from './callback-inbox';
-import { noticeOf } from '../charges/payment-notices';
 
 export type { CallbackKind };
 

@@ -1,16 +1,21 @@
 /**
  * Domain events (`charge.paid`, `charge.refunded`, …): the one way every state change publishes
  * what happened. An event is recorded once per reference in the same transaction as the change
- * it announces, together with one delivery per subscribed ACTIVE webhook (webhooks/outbox.ts), so
+ * it announces, together with one delivery per subscribed ACTIVE webhook (the outbox, below), so
  * an event and its deliveries exist exactly when the change committed. Their workflows are started
  * after the commit by the webhook dispatcher.
+ *
+ * The outbox (docs/api.md "Webhooks"): each delivery holds the envelope's exact bytes, serialised
+ * once here. `pg_notify` is delivered by PostgreSQL only when the transaction commits, so
+ * `webhooks/dispatcher.ts` wakes exactly for committed deliveries, whichever process recorded them;
+ * its poll catches any it missed. It lives here, not in webhooks/, so events never import back.
  */
 import { eventsStore } from '../../stores/events';
 import type { Knex } from 'knex';
 import type { Db } from '../../db/types';
 import { newId } from '../../lib/ids';
-import { enqueueDeliveries } from '../webhooks/outbox';
-import { subscribedWebhooks } from '../../stores/webhooks';
+import { subscribedWebhooks, webhooksStore } from '../../stores/webhooks';
+import { currentTraceparent } from '../../observability/tracing';
 import type { WebhookEventData, WebhookEventType } from '../../contracts/webhook-events';
 
 /** An event of the catalogue with the data its contract (src/contracts/webhook-events.ts) gives it. */
@@ -48,4 +53,38 @@ export async function recordEvent(trx: Db, e: RecordEventInput): Promise<{ id: s
     return { id, created: true };
   }
   return { id: await store.idByReference(e.reference), created: false };
+}
+
+export interface PublishedEvent {
+  eventId: string;
+  merchantId: string;
+  type: string;
+  data: Record<string, unknown>;
+  /** ISO 8601, the envelope's `timestamp`. */
+  timestamp: string;
+}
+
+/** The body every delivery of the event POSTs (the envelope of docs/api.md "Receiving webhooks": event, timestamp, data). */
+export function serialiseEnvelope(e: Pick<PublishedEvent, 'type' | 'timestamp' | 'data'>): string {
+  return JSON.stringify({ event: e.type, timestamp: e.timestamp, data: e.data });
+}
+
+/**
+ * Must run inside the event's transaction, with the ids of the webhooks subscribed to it
+ * (`subscribedWebhooks`, read with the event's insert). Returns the ids of the deliveries created.
+ */
+export async function enqueueDeliveries(
+  trx: Knex.Transaction,
+  e: PublishedEvent,
+  webhookIds: readonly string[],
+): Promise<string[]> {
+  if (webhookIds.length === 0) return [];
+  return webhooksStore(trx).enqueueDeliveries({
+    eventId: e.eventId,
+    merchantId: e.merchantId,
+    webhookIds: [...webhookIds],
+    payload: serialiseEnvelope(e),
+    // The outbox breaks the call chain: the row carries the trace on (docs/operations.md "Tracing").
+    traceparent: currentTraceparent(),
+  });
 }
