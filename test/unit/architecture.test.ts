@@ -232,14 +232,14 @@ describe('architecture (docs/architecture.md "Layers")', () => {
     const edge = (from: string, to: string, typeOnly = false): ImportEdge => ({ from, to, typeOnly });
     assert.deepEqual(
       folderCircles([
-        edge('src/services/platform/events.ts', 'src/services/webhooks/outbox.ts'),
+        edge('src/services/platform/events.ts', 'src/services/webhooks/delivery.ts'),
         edge('src/services/webhooks/secrets.ts', 'src/services/platform/audit.ts'),
       ]),
       [['src/services/platform', 'src/services/webhooks']],
     );
     assert.deepEqual(
       folderCircles([
-        edge('src/services/platform/events.ts', 'src/services/webhooks/outbox.ts'),
+        edge('src/services/platform/events.ts', 'src/services/webhooks/delivery.ts'),
         edge('src/services/webhooks/secrets.ts', 'src/services/platform/audit.ts', true),
         edge('src/http/app.ts', 'src/http/routes/auth.ts'),
         edge('src/http/routes/auth.ts', 'src/http/validation.ts'),

@@ -17,7 +17,7 @@ import { createChargeLifecycle } from '../../src/services/charges/lifecycle';
 import { counter } from '../support/metrics';
 import { newTxid } from '../../src/pix';
 import { callbackInboxStore } from '../../src/stores/callback-inbox';
-import { pixWireOf } from '../../src/services/charges/payment-notices';
+import { pixWireOf } from '../../src/acquirer/wire';
 import { createChargesService } from '../../src/services/charges/charges';
 import { createOperatorCaseServices, createWorkflowClients } from '../../src/runtime/composition';
 import { CLI_ACTOR } from '../../src/services/platform/audit';

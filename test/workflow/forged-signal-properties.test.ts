@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { chargeWorkflowId, withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
 import type { MerchantFixture } from '../support/api';
 import { eventually } from '../support/charges';
-import { acquirerRefundId } from '../../src/services/charges/refund-ids';
+import { acquirerRefundId } from '../../src/acquirer/wire';
 import {
   assertBooksReconcile,
   DEST,

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { chargeWorkflowId, infractionWorkflowId, withdrawalWorkflowId } from '../../src/temporal/workflow-ids';
 import { paymentReceivedSignal, refundSettledSignal } from '../../workflows/charge';
-import { acquirerRefundId } from '../../src/services/charges/refund-ids';
+import { acquirerRefundId } from '../../src/acquirer/wire';
 import type { PaymentNotice } from '../../workflows/charge-types';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import * as ledger from '../../src/services/ledger/ledger';
-import { acquirerRefundId } from '../../src/services/charges/refund-ids';
+import { acquirerRefundId } from '../../src/acquirer/wire';
 import { chargeWorkflowId, infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { infractionStateQuery } from '../../workflows/infraction';
 import { eventually } from '../support/charges';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
-import { acquirerRefundId } from '../../src/services/charges/refund-ids';
+import { acquirerRefundId } from '../../src/acquirer/wire';
 import { infractionWorkflowId } from '../../src/temporal/workflow-ids';
 import { eventually } from '../support/charges';
 import { MED_CALLBACK_SECRET, medFlows, medStack, type MedStack } from '../support/med';

@@ -4,7 +4,7 @@
  * ledger from the database. Time skipping brings the settlement of pending money.
  */
 import assert from 'node:assert/strict';
-import { acquirerRefundId } from '../../src/services/charges/refund-ids';
+import { acquirerRefundId } from '../../src/acquirer/wire';
 import * as ledger from '../../src/services/ledger/ledger';
 import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { chargeWorkflowId, infractionWorkflowId } from '../../src/temporal/workflow-ids';

@@ -21,9 +21,8 @@ import type {
 } from '../../../workflows/charge-types';
 import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
-import { acquirerRefundId } from './refund-ids';
 import { markCallbackApplied, parkCallback } from '../inbox/callback-inbox';
-import { noticeOf, noticeOfReceived, pixWireOf } from './payment-notices';
+import { acquirerRefundId, noticeOf, noticeOfReceived, pixWireOf } from '../../acquirer/wire';
 import { pix as pixSchema } from '../../acquirer/wire';
 import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import { reportFailedRefundShortfall } from '../med/shortfall';

@@ -24,7 +24,7 @@ import type { Logger } from '../../lib/logger';
 import packageJson from '../../../package.json';
 import type { WebhookAttemptOutcome } from '../../../workflows/webhook-delivery-types';
 import { postWebhook, type WebhookPostResult } from './http';
-import { serialiseEnvelope } from './outbox';
+import { serialiseEnvelope } from '../platform/events';
 import { signWebhookBody, standardWebhookSignature } from './signature';
 import { SecretUnavailableError, webhookSecretBox } from '../../lib/secret-box';
 import { openOperatorCase } from '../platform/operator-cases';
