@@ -122,389 +122,301 @@ const failureMessage = (err: unknown): string => {
   return errorMessage(err);
 };
 
-/** What one run knows: the signal handlers fill the queues, the steps below drain them. */
-interface RunState {
-  chargeId: string;
-  payments: PaymentNotice[];
-  refundRequests: string[];
-  refundResults: Map<string, RefundSettledNotice>;
-  cancelRequested: boolean;
-  /** An operator asked (`retry`) to ask the acquirer about the cob now. */
-  askNow: boolean;
-  /** Set while a due charge waits for the acquirer to answer; carried across continue-as-new. */
-  expiryWait: ExpiryWait | undefined;
-  asksThisRun: number;
-  /** Deadlines on the workflow's clock, fixed the first time the workflow learns them. */
-  expiryDeadline: number | undefined;
-  settleDeadline: number | undefined;
-  /** End-to-end ids this run has applied, so a payment the acquirer reports again is not re-queued. */
-  applied: Set<string>;
-  /** Payments of this charge parked for an operator: paid at the acquirer, so the charge never expires. */
-  parked: Set<string>;
-  phase: ChargeWorkflowState['phase'];
-  /** Refunds sent to the acquirer and waiting for the outcome, with the next poll time. */
-  openRefunds: Map<string, number>;
-  /** Polls made per refund, carried across continue-as-new. */
-  refundPolls: Map<string, number>;
-  pollsThisRun: number;
-}
-
-/** A run once it has read the charge: `snapshot` is the charge as the latest step left it. */
-type ChargeRun = RunState & { snapshot: ChargeSnapshot };
-
 export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<ChargeWorkflowState> {
-  const state = newRunState(input);
+  const payments: PaymentNotice[] = [];
+  const refundRequests: string[] = [];
+  const refundResults = new Map<string, RefundSettledNotice>();
+  let cancelRequested = false;
+  /** An operator asked (`retry`) to ask the acquirer about the cob now. */
+  let askNow = false;
+  const hasWork = (): boolean =>
+    payments.length > 0 || refundRequests.length > 0 || refundResults.size > 0 || cancelRequested || askNow;
+
+  /** Set while a due charge waits for the acquirer to answer; carried across continue-as-new. */
+  let expiryWait: ExpiryWait | undefined = input.expiryWait ? { ...input.expiryWait } : undefined;
+  let asksThisRun = 0;
+
+  // Deadlines on the workflow's clock, fixed the first time the workflow learns them. A run that
+  // continues a wait for the acquirer is already past its expiry.
+  let expiryDeadline: number | undefined = expiryWait ? Date.now() : undefined;
+  let settleDeadline: number | undefined;
+  const adopt = (s: ChargeSnapshot): ChargeSnapshot => {
+    expiryDeadline ??= Date.now() + s.expiresInMs;
+    if (s.settlesInMs !== null) settleDeadline ??= Date.now() + s.settlesInMs;
+    return s;
+  };
+  const load = async (): Promise<ChargeSnapshot> => adopt(await loadChargeSnapshot(input.chargeId));
+  /** End-to-end ids this run has applied, so a payment the acquirer reports again is not re-queued. */
+  const applied = new Set<string>();
+  /** Payments of this charge parked for an operator: paid at the acquirer, so the charge never expires. */
+  const parked = new Set<string>();
+
+  /**
+   * Records one payment (or parks it for an operator, never drops it) and answers with the charge
+   * as the payment left it: it comes with the outcome, and is read only when it did not (a parked
+   * payment, or a result recorded before outcomes carried it: such a history replays through the
+   * read it recorded; the recorded result decides, so either way is deterministic).
+   */
+  const takePayment = async (notice: PaymentNotice): Promise<ChargeSnapshot> => {
+    applied.add(notice.endToEndId);
+    let after: ChargeSnapshot | undefined;
+    try {
+      const outcome = await recordPayment(input.chargeId, notice);
+      if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
+      // Not a payment after all: should the acquirer report this id later, it is taken then.
+      if (outcome.kind === 'unconfirmed') applied.delete(notice.endToEndId);
+      after = outcome.snapshot;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      await parkPayment(input.chargeId, notice, failureMessage(err));
+      parked.add(notice.endToEndId);
+    }
+    return after ? adopt(after) : await load();
+  };
+
   // Registered first: a payment that started this run (signal-with-start) is delivered here at
   // once, so it is recorded before anything else and answers with the charge, with no read ahead
   // of it (docs/performance.md "Payment to webhook: the timeline"). `patched`: runs recorded
   // before this read the charge first, and replay so.
-  setHandler(paymentReceivedSignal, (p) => void state.payments.push(p));
-  const startedByPayment = state.payments.length > 0 && patched('charge-records-a-starting-payment-first');
-  const first = startedByPayment
-    ? await takePayment(state, state.payments.shift() as PaymentNotice)
-    : await load(state);
-  const run: ChargeRun = Object.assign(state, { snapshot: first });
-  handleSignals(run);
-
-  // The charge's open refunds are taken up; one the starting payment has just queued (it could not
-  // be taken: its money goes back) is in the snapshot too and is queued once.
-  for (const refundId of run.snapshot.openRefundIds)
-    if (!startedByPayment || !run.refundRequests.includes(refundId)) run.refundRequests.push(refundId);
-
-  for (;;) {
-    run.phase = currentPhase(run.snapshot, run.openRefunds.size + run.refundRequests.length);
-    // 1. Payments: the first valid one pays the charge; any other goes back to the payer. One that
-    //    cannot be applied is parked with an operator alert, never dropped.
-    while (run.payments.length > 0) run.snapshot = await takePayment(run, run.payments.shift() as PaymentNotice);
-    // 2. Refunds: send each to the acquirer once, apply the outcomes signalled, poll the others.
-    await sendRefunds(run);
-    await applyRefundOutcomes(run);
-    await pollRefunds(run);
-    // 3. Expiry or cancellation of an unpaid charge; 4. settlement of a paid one.
-    if (await expireOrCancel(run)) continue;
-    if (await settle(run)) continue;
-    // 5. Done when nothing is owed; 6. otherwise sleep until the next deadline or signal.
-    const done = await finishOrWait(run);
-    if (done) return done;
-  }
-}
-
-function newRunState(input: ChargeWorkflowInput): RunState {
-  const expiryWait = input.expiryWait ? { ...input.expiryWait } : undefined;
-  return {
-    chargeId: input.chargeId,
-    payments: [],
-    refundRequests: [],
-    refundResults: new Map(),
-    cancelRequested: false,
-    askNow: false,
-    expiryWait,
-    asksThisRun: 0,
-    // A run that continues a wait for the acquirer is already past its expiry.
-    expiryDeadline: expiryWait ? Date.now() : undefined,
-    settleDeadline: undefined,
-    applied: new Set(),
-    parked: new Set(),
-    phase: 'awaiting_payment',
-    openRefunds: new Map(),
-    refundPolls: new Map(Object.entries(input.refundPolls ?? {})),
-    pollsThisRun: 0,
+  setHandler(paymentReceivedSignal, (p) => void payments.push(p));
+  const startedByPayment = payments.length > 0 && patched('charge-records-a-starting-payment-first');
+  let snapshot: ChargeSnapshot = startedByPayment ? await takePayment(payments.shift() as PaymentNotice) : await load();
+  let phase: ChargeWorkflowState['phase'] = 'awaiting_payment';
+  /** Refunds sent to the acquirer and waiting for the outcome, with the next poll time. */
+  const openRefunds = new Map<string, number>();
+  /** Polls made per refund, carried across continue-as-new. */
+  const refundPolls = new Map<string, number>(Object.entries(input.refundPolls ?? {}));
+  let pollsThisRun = 0;
+  const pollDelay = (refundId: string): number =>
+    Math.min(REFUND_POLL_FIRST_MS * 2 ** (refundPolls.get(refundId) ?? 0), REFUND_POLL_MAX_MS);
+  const dropRefund = (refundId: string): void => {
+    openRefunds.delete(refundId);
+    refundPolls.delete(refundId);
   };
-}
 
-function handleSignals(run: ChargeRun): void {
-  setHandler(cancelRequestedSignal, () => void (run.cancelRequested = true));
-  setHandler(refundRequestedSignal, ({ refundId }) => void run.refundRequests.push(refundId));
-  setHandler(refundSettledSignal, (r) => void run.refundResults.set(r.refundId, r));
-  setHandler(askAcquirerSignal, () => void (run.askNow = true));
+  setHandler(cancelRequestedSignal, () => void (cancelRequested = true));
+  setHandler(refundRequestedSignal, ({ refundId }) => void refundRequests.push(refundId));
+  setHandler(refundSettledSignal, (r) => void refundResults.set(r.refundId, r));
+  setHandler(askAcquirerSignal, () => void (askNow = true));
   // The phase from the latest snapshot: the loop's own `phase` is only refreshed at the top of an
   // iteration, so a charge paid in this iteration would still read as awaiting payment while it sleeps.
   setHandler(chargeStateQuery, () => ({
-    phase:
-      run.phase === 'done' ? run.phase : currentPhase(run.snapshot, run.openRefunds.size + run.refundRequests.length),
-    chargeStatus: run.snapshot.status,
-    openRefunds: [...run.openRefunds.keys()],
-    ...(run.expiryWait
+    phase: phase === 'done' ? phase : currentPhase(snapshot, openRefunds.size + refundRequests.length),
+    chargeStatus: snapshot.status,
+    openRefunds: [...openRefunds.keys()],
+    ...(expiryWait
       ? {
           acquirerUnreachable: {
-            since: new Date(run.expiryWait.since).toISOString(),
-            asks: run.expiryWait.asks,
-            nextAskAt: run.expiryWait.nextAskAt === null ? null : new Date(run.expiryWait.nextAskAt).toISOString(),
+            since: new Date(expiryWait.since).toISOString(),
+            asks: expiryWait.asks,
+            nextAskAt: expiryWait.nextAskAt === null ? null : new Date(expiryWait.nextAskAt).toISOString(),
           },
         }
       : {}),
   }));
-}
 
-const hasWork = (run: RunState): boolean =>
-  run.payments.length > 0 ||
-  run.refundRequests.length > 0 ||
-  run.refundResults.size > 0 ||
-  run.cancelRequested ||
-  run.askNow;
+  /** The acquirer answered, or the charge left PENDING: the wait is over and its case closed. */
+  const endExpiryWait = async (resolution: string): Promise<void> => {
+    if (!expiryWait) return;
+    const reference = expiryCaseReference(input.chargeId, expiryWait);
+    expiryWait = undefined;
+    await closeExpiryCase(input.chargeId, reference, resolution);
+  };
 
-const adopt = (run: RunState, s: ChargeSnapshot): ChargeSnapshot => {
-  run.expiryDeadline ??= Date.now() + s.expiresInMs;
-  if (s.settlesInMs !== null) run.settleDeadline ??= Date.now() + s.settlesInMs;
-  return s;
-};
+  /** The question failed: opens the outage's case on the first failure, then schedules the next one. */
+  const awaitAcquirer = async (error: string): Promise<void> => {
+    const now = Date.now();
+    if (!expiryWait) {
+      expiryWait = { since: now, asks: 1, nextAskAt: now + EXPIRY_ASK_FIRST_MS };
+      await openExpiryCase(input.chargeId, {
+        reference: expiryCaseReference(input.chargeId, expiryWait),
+        error,
+        since: new Date(now).toISOString(),
+        askUntil: new Date(now + EXPIRY_MAX_WAIT_MS).toISOString(),
+      });
+      return;
+    }
+    expiryWait.asks++;
+    const until = expiryWait.since + EXPIRY_MAX_WAIT_MS;
+    const delay = Math.min(EXPIRY_ASK_FIRST_MS * 2 ** (expiryWait.asks - 1), EXPIRY_ASK_MAX_MS);
+    expiryWait.nextAskAt = now >= until ? null : Math.min(now + delay, until);
+    if (expiryWait.nextAskAt === null) {
+      log.error('the acquirer still cannot be asked about the cob: stopped asking, the charge waits for an operator', {
+        chargeId: input.chargeId,
+        asks: expiryWait.asks,
+        error,
+      });
+    }
+  };
 
-const load = async (run: RunState): Promise<ChargeSnapshot> => adopt(run, await loadChargeSnapshot(run.chargeId));
+  // The charge's open refunds are taken up; one the starting payment has just queued (it could not
+  // be taken: its money goes back) is in the snapshot too and is queued once.
+  for (const refundId of snapshot.openRefundIds)
+    if (!startedByPayment || !refundRequests.includes(refundId)) refundRequests.push(refundId);
 
-/**
- * Records one payment (or parks it for an operator, never drops it) and answers with the charge
- * as the payment left it: it comes with the outcome, and is read only when it did not (a parked
- * payment, or a result recorded before outcomes carried it: such a history replays through the
- * read it recorded; the recorded result decides, so either way is deterministic).
- */
-async function takePayment(run: RunState, notice: PaymentNotice): Promise<ChargeSnapshot> {
-  run.applied.add(notice.endToEndId);
-  let after: ChargeSnapshot | undefined;
-  try {
-    const outcome = await recordPayment(run.chargeId, notice);
-    if (outcome.kind === 'not_payable') run.refundRequests.push(outcome.refundId);
-    // Not a payment after all: should the acquirer report this id later, it is taken then.
-    if (outcome.kind === 'unconfirmed') run.applied.delete(notice.endToEndId);
-    after = outcome.snapshot;
-  } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
-    await parkPayment(run.chargeId, notice, failureMessage(err));
-    run.parked.add(notice.endToEndId);
-  }
-  return after ? adopt(run, after) : await load(run);
-}
+  for (;;) {
+    phase = currentPhase(snapshot, openRefunds.size + refundRequests.length);
 
-const pollDelay = (run: RunState, refundId: string): number =>
-  Math.min(REFUND_POLL_FIRST_MS * 2 ** (run.refundPolls.get(refundId) ?? 0), REFUND_POLL_MAX_MS);
+    // 1. Payments: the first valid one pays the charge; any other goes back to the payer. One that
+    //    cannot be applied is parked with an operator alert, never dropped.
+    while (payments.length > 0) snapshot = await takePayment(payments.shift() as PaymentNotice);
 
-const dropRefund = (run: RunState, refundId: string): void => {
-  run.openRefunds.delete(refundId);
-  run.refundPolls.delete(refundId);
-};
-
-/** Sends each requested refund to the acquirer once (idempotent on the refund id), then awaits the outcome. */
-async function sendRefunds(run: ChargeRun): Promise<void> {
-  while (run.refundRequests.length > 0) {
-    const refundId = run.refundRequests.shift() as string;
-    if (run.openRefunds.has(refundId)) continue;
-    try {
-      const sent = await sendRefund(refundId);
-      if (sent.settled) {
-        await settleRefund(sent.settled);
-        dropRefund(run, refundId);
-      } else {
-        run.openRefunds.set(refundId, Date.now() + pollDelay(run, refundId));
+    // 2. Refunds: send each to the acquirer once (idempotent on the refund id), then await the outcome.
+    while (refundRequests.length > 0) {
+      const refundId = refundRequests.shift() as string;
+      if (openRefunds.has(refundId)) continue;
+      try {
+        const sent = await sendRefund(refundId);
+        if (sent.settled) {
+          await settleRefund(sent.settled);
+          dropRefund(refundId);
+        } else {
+          openRefunds.set(refundId, Date.now() + pollDelay(refundId));
+        }
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        await parkRefund(refundId, `could not be carried: ${failureMessage(err)}`);
+        dropRefund(refundId);
       }
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      await parkRefund(refundId, `could not be carried: ${failureMessage(err)}`);
-      dropRefund(run, refundId);
+      snapshot = await load();
     }
-    run.snapshot = await load(run);
-  }
-}
-
-/** Applies the refund outcomes the acquirer's callbacks signalled. */
-async function applyRefundOutcomes(run: ChargeRun): Promise<void> {
-  for (const [refundId, result] of run.refundResults) {
-    run.refundResults.delete(refundId);
-    if (!run.openRefunds.has(refundId)) continue;
-    let parked = false;
-    try {
-      await settleRefund(result);
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      await parkRefund(refundId, `outcome ${result.outcome} could not be applied: ${failureMessage(err)}`);
-      parked = true;
-    }
-    run.snapshot = await load(run);
-    // An outcome the acquirer did not bear out changed nothing: the refund stays open and is
-    // polled (docs/architecture.md "Workflows carry intent; activities check facts"). (`patched`:
-    // runs recorded before the check let every signalled outcome close it.)
-    const stillOpen = !parked && run.snapshot.openRefundIds.includes(refundId);
-    if (stillOpen && patched('charge-refund-outcome-checked'))
-      run.openRefunds.set(refundId, Date.now() + pollDelay(run, refundId));
-    else dropRefund(run, refundId);
-  }
-}
-
-/** Asks the acquirer about each open refund whose poll time has come; parks it after REFUND_MAX_POLLS. */
-async function pollRefunds(run: ChargeRun): Promise<void> {
-  for (const [refundId, pollAt] of run.openRefunds) {
-    if (Date.now() < pollAt) continue;
-    const polls = (run.refundPolls.get(refundId) ?? 0) + 1;
-    run.refundPolls.set(refundId, polls);
-    run.pollsThisRun++;
-    try {
-      const status = await checkRefund(refundId);
-      if (status) {
-        await settleRefund(status);
-        dropRefund(run, refundId);
-        run.snapshot = await load(run);
-      } else if (polls >= REFUND_MAX_POLLS) {
-        await parkRefund(refundId, `no outcome from the acquirer after ${polls} polls`);
-        dropRefund(run, refundId);
-        run.snapshot = await load(run);
-      } else {
-        run.openRefunds.set(refundId, Date.now() + pollDelay(run, refundId));
+    for (const [refundId, result] of refundResults) {
+      refundResults.delete(refundId);
+      if (!openRefunds.has(refundId)) continue;
+      let parked = false;
+      try {
+        await settleRefund(result);
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        await parkRefund(refundId, `outcome ${result.outcome} could not be applied: ${failureMessage(err)}`);
+        parked = true;
       }
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      await parkRefund(refundId, `could not be checked: ${failureMessage(err)}`);
-      dropRefund(run, refundId);
-      run.snapshot = await load(run);
+      snapshot = await load();
+      // An outcome the acquirer did not bear out changed nothing: the refund stays open and is
+      // polled (docs/architecture.md "Workflows carry intent; activities check facts"). (`patched`:
+      // runs recorded before the check let every signalled outcome close it.)
+      const stillOpen = !parked && snapshot.openRefundIds.includes(refundId);
+      if (stillOpen && patched('charge-refund-outcome-checked'))
+        openRefunds.set(refundId, Date.now() + pollDelay(refundId));
+      else dropRefund(refundId);
     }
-  }
-}
+    for (const [refundId, pollAt] of openRefunds) {
+      if (Date.now() < pollAt) continue;
+      const polls = (refundPolls.get(refundId) ?? 0) + 1;
+      refundPolls.set(refundId, polls);
+      pollsThisRun++;
+      try {
+        const status = await checkRefund(refundId);
+        if (status) {
+          await settleRefund(status);
+          dropRefund(refundId);
+          snapshot = await load();
+        } else if (polls >= REFUND_MAX_POLLS) {
+          await parkRefund(refundId, `no outcome from the acquirer after ${polls} polls`);
+          dropRefund(refundId);
+          snapshot = await load();
+        } else {
+          openRefunds.set(refundId, Date.now() + pollDelay(refundId));
+        }
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        await parkRefund(refundId, `could not be checked: ${failureMessage(err)}`);
+        dropRefund(refundId);
+        snapshot = await load();
+      }
+    }
 
-/**
- * Expiry or cancellation of an unpaid charge; true when the loop must go round again. Before
- * expiring, the acquirer is asked what happened to the cob: a cob found paid is a payment (its
- * callback may never come), never a cancellation. A charge whose payment is parked waits, unexpired,
- * for that payment to be re-driven. If the acquirer cannot be asked, the charge is not expired by
- * guess: it waits, PENDING, with an operator case open, and the question is asked again on a backoff
- * (see EXPIRY_MAX_WAIT_MS).
- */
-async function expireOrCancel(run: ChargeRun): Promise<boolean> {
-  if (run.expiryWait && run.snapshot.status !== 'PENDING')
-    await endExpiryWait(run, `the charge became ${run.snapshot.status} meanwhile`);
-  let expired = run.snapshot.status === 'PENDING' && run.parked.size === 0 && Date.now() >= (run.expiryDeadline ?? 0);
-  // (`patched`: histories recorded before this step existed replay without it.)
-  if (expired && !run.cancelRequested && run.snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
-    const verdict = await askBeforeExpiry(run);
-    if (verdict === 'paid') return true;
-    expired = verdict === 'expire';
-  }
-  run.askNow = false;
-  const cancelable = run.snapshot.status === 'PENDING' || run.snapshot.status === 'CANCELED';
-  if (expired || (run.cancelRequested && cancelable)) {
-    run.cancelRequested = false;
-    await closeCharge(run);
-    return true;
-  }
-  run.cancelRequested = false;
-  return false;
-}
+    // 3. Expiry or cancellation of an unpaid charge. Before expiring, the acquirer is asked what
+    //    happened to the cob: a cob found paid is a payment (its callback may never come), never a
+    //    cancellation. The cancel endpoint may already have moved the charge to CANCELED; either
+    //    way the cob is removed at the acquirer (idempotent there), so nobody can pay a charge we
+    //    no longer honour; a payment that beat the removal comes back from removeCob and is applied
+    //    (returned to the payer).
+    //    A charge whose payment is parked waits, unexpired, for that payment to be re-driven.
+    //    If the acquirer cannot be asked, the charge is not expired by guess: it waits, PENDING, with
+    //    an operator case open, and the question is asked again on a backoff (see EXPIRY_MAX_WAIT_MS).
+    if (expiryWait && snapshot.status !== 'PENDING')
+      await endExpiryWait(`the charge became ${snapshot.status} meanwhile`);
+    let expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
+    // (`patched`: histories recorded before this step existed replay without it.)
+    if (expired && !cancelRequested && snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
+      // An operator's retry ends the wait it resolved: should this question (a short probe, like
+      // every question asked again) fail too, a new outage (a new case, a new maximum wait) begins.
+      const probe = askNow || expiryWait !== undefined;
+      if (askNow) expiryWait = undefined;
+      if (expiryWait && (expiryWait.nextAskAt === null || Date.now() < expiryWait.nextAskAt)) {
+        expired = false;
+      } else {
+        const answer = await askAcquirer(input.chargeId, probe);
+        if (probe) asksThisRun++;
+        if (answer.ok) {
+          await endExpiryWait(
+            `the acquirer answered: ${answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires'}`,
+          );
+          const found = answer.payments.filter((p) => !applied.has(p.endToEndId));
+          if (found.length > 0) {
+            askNow = false;
+            payments.push(...found);
+            continue;
+          }
+        } else if (expiryWait || patched('charge-waits-while-the-acquirer-cannot-be-asked')) {
+          // (Histories recorded before this step expired the charge here.)
+          await awaitAcquirer(answer.error);
+          expired = false;
+        }
+      }
+    }
+    askNow = false;
+    if (expired || (cancelRequested && (snapshot.status === 'PENDING' || snapshot.status === 'CANCELED'))) {
+      cancelRequested = false;
+      if (snapshot.status === 'PENDING') await expireCharge(input.chargeId);
+      snapshot = await load();
+      if (snapshot.status === 'CANCELED' && snapshot.txid) {
+        // `?? []`: histories recorded when removeCob returned nothing.
+        const paidMeanwhile = ((await removeCob(input.chargeId)) ?? []).filter((p) => !applied.has(p.endToEndId));
+        if (paidMeanwhile.length > 0) payments.push(...paidMeanwhile);
+      }
+      continue;
+    }
+    cancelRequested = false;
 
-/**
- * Asks the acquirer about the cob of a due charge, or waits for the next question: `paid` when it
- * reports payments this run has not applied (queued), `wait` while it cannot be asked, else `expire`.
- */
-async function askBeforeExpiry(run: ChargeRun): Promise<'paid' | 'wait' | 'expire'> {
-  // An operator's retry ends the wait it resolved: should this question (a short probe, like
-  // every question asked again) fail too, a new outage (a new case, a new maximum wait) begins.
-  const probe = run.askNow || run.expiryWait !== undefined;
-  if (run.askNow) run.expiryWait = undefined;
-  if (run.expiryWait && (run.expiryWait.nextAskAt === null || Date.now() < run.expiryWait.nextAskAt)) return 'wait';
-  const answer = await askAcquirer(run.chargeId, probe);
-  if (probe) run.asksThisRun++;
-  if (answer.ok) {
-    await endExpiryWait(
-      run,
-      `the acquirer answered: ${answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires'}`,
-    );
-    const found = answer.payments.filter((p) => !run.applied.has(p.endToEndId));
-    if (found.length === 0) return 'expire';
-    run.askNow = false;
-    run.payments.push(...found);
-    return 'paid';
-  }
-  // (Histories recorded before this step expired the charge here.)
-  if (!run.expiryWait && !patched('charge-waits-while-the-acquirer-cannot-be-asked')) return 'expire';
-  await awaitAcquirer(run, answer.error);
-  return 'wait';
-}
+    // 4. Settlement of a paid charge: pending → available once the delay has passed.
+    if (settleDeadline !== undefined && !snapshot.settled && Date.now() >= settleDeadline) {
+      await settleCharge(input.chargeId);
+      snapshot = await load();
+      continue;
+    }
 
-/**
- * Expires a PENDING charge (the cancel endpoint may already have moved it to CANCELED); either way
- * the cob is removed at the acquirer (idempotent there), so nobody can pay a charge we no longer
- * honour; a payment that beat the removal comes back from removeCob and is applied (returned to the payer).
- */
-async function closeCharge(run: ChargeRun): Promise<void> {
-  if (run.snapshot.status === 'PENDING') await expireCharge(run.chargeId);
-  run.snapshot = await load(run);
-  if (run.snapshot.status === 'CANCELED' && run.snapshot.txid) {
-    // `?? []`: histories recorded when removeCob returned nothing.
-    const paidMeanwhile = ((await removeCob(run.chargeId)) ?? []).filter((p) => !run.applied.has(p.endToEndId));
-    if (paidMeanwhile.length > 0) run.payments.push(...paidMeanwhile);
-  }
-}
+    // 5. Done when nothing is owed: no open refund, settled if paid, and not awaiting payment.
+    const waitingForPayment = snapshot.status === 'PENDING';
+    const waitingForSettlement = settleDeadline !== undefined && !snapshot.settled;
+    if (!waitingForPayment && !waitingForSettlement && openRefunds.size === 0 && !hasWork()) {
+      phase = 'done';
+      return { phase, chargeStatus: snapshot.status, openRefunds: [] };
+    }
 
-/** The acquirer answered, or the charge left PENDING: the wait is over and its case closed. */
-async function endExpiryWait(run: RunState, resolution: string): Promise<void> {
-  if (!run.expiryWait) return;
-  const reference = expiryCaseReference(run.chargeId, run.expiryWait);
-  run.expiryWait = undefined;
-  await closeExpiryCase(run.chargeId, reference, resolution);
-}
-
-/** The question failed: opens the outage's case on the first failure, then schedules the next one. */
-async function awaitAcquirer(run: RunState, error: string): Promise<void> {
-  const now = Date.now();
-  if (!run.expiryWait) {
-    run.expiryWait = { since: now, asks: 1, nextAskAt: now + EXPIRY_ASK_FIRST_MS };
-    await openExpiryCase(run.chargeId, {
-      reference: expiryCaseReference(run.chargeId, run.expiryWait),
-      error,
-      since: new Date(now).toISOString(),
-      askUntil: new Date(now + EXPIRY_MAX_WAIT_MS).toISOString(),
-    });
-    return;
+    // 6. Sleep until the next deadline or until a signal brings work.
+    const deadlines: number[] = [...openRefunds.values()];
+    if (waitingForPayment && parked.size === 0) {
+      // While waiting for the acquirer the next question is the deadline (none once it stopped asking).
+      if (!expiryWait) deadlines.push(expiryDeadline ?? 0);
+      else if (expiryWait.nextAskAt !== null) deadlines.push(expiryWait.nextAskAt);
+    }
+    if (waitingForSettlement && settleDeadline !== undefined) deadlines.push(settleDeadline);
+    if (hasWork()) continue;
+    // A long refund wait continues as new (the next run reads the charge again from the database
+    // and re-sends open refunds, idempotent at the acquirer), carrying the poll counts.
+    // So does a long wait for the acquirer at expiry, carrying the wait.
+    if (pollsThisRun >= REFUND_POLLS_PER_RUN || asksThisRun >= EXPIRY_ASKS_PER_RUN) {
+      return continueAsNew<typeof chargeWorkflow>({
+        chargeId: input.chargeId,
+        refundPolls: Object.fromEntries(refundPolls),
+        ...(expiryWait ? { expiryWait } : {}),
+      });
+    }
+    if (deadlines.length === 0) await condition(hasWork);
+    else await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
   }
-  const wait = run.expiryWait;
-  wait.asks++;
-  const until = wait.since + EXPIRY_MAX_WAIT_MS;
-  const delay = Math.min(EXPIRY_ASK_FIRST_MS * 2 ** (wait.asks - 1), EXPIRY_ASK_MAX_MS);
-  wait.nextAskAt = now >= until ? null : Math.min(now + delay, until);
-  if (wait.nextAskAt === null) {
-    log.error('the acquirer still cannot be asked about the cob: stopped asking, the charge waits for an operator', {
-      chargeId: run.chargeId,
-      asks: wait.asks,
-      error,
-    });
-  }
-}
-
-/** Settlement of a paid charge: pending → available once the delay has passed; true when it settled. */
-async function settle(run: ChargeRun): Promise<boolean> {
-  if (run.settleDeadline === undefined || run.snapshot.settled || Date.now() < run.settleDeadline) return false;
-  await settleCharge(run.chargeId);
-  run.snapshot = await load(run);
-  return true;
-}
-
-/**
- * The run's end when nothing is owed (no open refund, settled if paid, not awaiting payment);
- * otherwise sleeps until the next deadline or until a signal brings work, and answers undefined.
- */
-async function finishOrWait(run: ChargeRun): Promise<ChargeWorkflowState | undefined> {
-  const waitingForPayment = run.snapshot.status === 'PENDING';
-  const waitingForSettlement = run.settleDeadline !== undefined && !run.snapshot.settled;
-  if (!waitingForPayment && !waitingForSettlement && run.openRefunds.size === 0 && !hasWork(run)) {
-    run.phase = 'done';
-    return { phase: run.phase, chargeStatus: run.snapshot.status, openRefunds: [] };
-  }
-  const deadlines: number[] = [...run.openRefunds.values()];
-  if (waitingForPayment && run.parked.size === 0) {
-    // While waiting for the acquirer the next question is the deadline (none once it stopped asking).
-    if (!run.expiryWait) deadlines.push(run.expiryDeadline ?? 0);
-    else if (run.expiryWait.nextAskAt !== null) deadlines.push(run.expiryWait.nextAskAt);
-  }
-  if (waitingForSettlement && run.settleDeadline !== undefined) deadlines.push(run.settleDeadline);
-  if (hasWork(run)) return undefined;
-  // A long refund wait continues as new (the next run reads the charge again from the database
-  // and re-sends open refunds, idempotent at the acquirer), carrying the poll counts.
-  // So does a long wait for the acquirer at expiry, carrying the wait.
-  if (run.pollsThisRun >= REFUND_POLLS_PER_RUN || run.asksThisRun >= EXPIRY_ASKS_PER_RUN) {
-    return continueAsNew<typeof chargeWorkflow>({
-      chargeId: run.chargeId,
-      refundPolls: Object.fromEntries(run.refundPolls),
-      ...(run.expiryWait ? { expiryWait: run.expiryWait } : {}),
-    });
-  }
-  if (deadlines.length === 0) await condition(() => hasWork(run));
-  else await condition(() => hasWork(run), Math.max(Math.min(...deadlines) - Date.now(), 1));
-  return undefined;
 }
 
 type AcquirerAnswer = { ok: true; payments: PaymentNotice[] } | { ok: false; error: string };

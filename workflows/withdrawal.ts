@@ -79,153 +79,117 @@ function alreadyApplied(n: TransferNotice, status: WithdrawalStatus): boolean {
   return status !== 'PROCESSING';
 }
 
-/** What one saga knows: the transfer signal fills `notices`, the steps below drain it. */
-interface Saga {
-  id: string;
-  input: WithdrawalWorkflowInput;
-  notices: TransferNotice[];
-  phase: WithdrawalWorkflowState['phase'];
-  status: WithdrawalStatus;
-  transferId: string | null;
-  polls: number;
-  /** The result deadline on the workflow's clock, fixed when the saga first waits. */
-  deadline: number | undefined;
-}
-
 export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promise<WithdrawalWorkflowState> {
-  const saga: Saga = {
-    id: input.withdrawalId,
-    input,
-    notices: [],
-    phase: 'sending',
-    status: 'PROCESSING',
-    transferId: null,
-    polls: 0,
-    deadline: undefined,
-  };
-  setHandler(transferSignal, (n) => void saga.notices.push(n));
-  setHandler(withdrawalStateQuery, () => sagaState(saga));
+  const id = input.withdrawalId;
+  const notices: TransferNotice[] = [];
+  let phase: WithdrawalWorkflowState['phase'] = 'sending';
+  let status: WithdrawalStatus = 'PROCESSING';
+  let transferId: string | null = null;
+  let polls = 0;
+  const state = (): WithdrawalWorkflowState => ({ phase, status, transferId, polls });
+  const hasOutcome = (): boolean => notices.some(isFinal);
+
+  setHandler(transferSignal, (n) => void notices.push(n));
+  setHandler(withdrawalStateQuery, state);
 
   // 1. The debit: already in the ledger with the withdrawal; its transaction id goes into the
   // history — in the input when the endpoint started the run just after posting it (the withdrawal
   // is then PROCESSING with no transfer yet), else as the result of confirming it here.
   if (!input.debit) {
-    const debit = await confirmWithdrawalDebit(saga.id);
-    saga.status = debit.snapshot.status;
-    saga.transferId = debit.snapshot.transferId;
+    const debit = await confirmWithdrawalDebit(id);
+    status = debit.snapshot.status;
+    transferId = debit.snapshot.transferId;
   }
-  if (saga.status === 'PROCESSING') {
-    await sendTransfer(saga);
-    await awaitOutcome(saga);
+
+  /** The acquirer's answer, or null when it cannot be asked now (the next poll asks again). */
+  const ask = async (): Promise<TransferNotice | null> => {
+    try {
+      const n = await checkWithdrawalTransfer(id);
+      transferId ??= n.transferId;
+      return n;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      log.warn('asking the acquirer about the transfer failed', { withdrawalId: id, error: err.cause?.message });
+      return null;
+    }
+  };
+
+  // 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline.
+  let deadline: number | undefined;
+  const awaitOutcome = async (): Promise<void> => {
+    phase = 'awaiting_result';
+    deadline ??= Date.now() + (input.resultDeadlineMs ?? RESULT_DEADLINE_MS);
+    let delay = FIRST_POLL_MS;
+    while (!hasOutcome()) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const last = await ask();
+        if (last && isFinal(last)) {
+          notices.push(last);
+          break;
+        }
+        await raiseWithdrawalAlert(id, last ?? { status: 'PROCESSING', transferId });
+        phase = 'escalated';
+        // An operator settles it at the acquirer; its callback brings the outcome. A slow poll
+        // still notices an outcome the acquirer reaches without calling back.
+        while (!(await condition(hasOutcome, ESCALATED_POLL_MS))) {
+          polls++;
+          const polled = await ask();
+          if (polled && isFinal(polled)) notices.push(polled);
+        }
+        break;
+      }
+      if (await condition(hasOutcome, Math.min(delay, left))) break;
+      polls++;
+      const polled = await ask();
+      if (polled && isFinal(polled)) notices.push(polled);
+      delay = Math.min(delay * 2, MAX_POLL_MS);
+    }
+  };
+
+  // 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
+  //    reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
+  //    One that contradicts the applied outcome (COMPLETED after FAILED, REJECTED after COMPLETED)
+  //    changes nothing either — the first applied outcome stays — but opens an operator case.
+  //    Each step applies only what the acquirer or its signed callback states (docs/architecture.md
+  //    "Workflows carry intent; activities check facts"): a notice they do not bear out changes nothing.
+  const applyNotices = async (): Promise<void> => {
+    while (notices.length > 0) {
+      const n = notices.shift() as TransferNotice;
+      if (alreadyApplied(n, status)) {
+        // (`patched`: histories recorded before contradictions were reported replay without it.)
+        if (contradictsApplied(n.status, status) && patched('withdrawal-reports-contradicting-outcome')) {
+          await reportTransferContradiction(id, n);
+        }
+        continue;
+      }
+      if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
+      else if (n.status === 'REJECTED')
+        status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
+      else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;
+    }
+  };
+
+  if (status === 'PROCESSING') {
+    // 2. The transfer, idempotent on the withdrawal id.
+    try {
+      const sent = await sendWithdrawalTransfer(id);
+      transferId ??= sent.transferId;
+      if (isFinal(sent)) notices.push(sent);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      // Not known to have reached the acquirer: the polls below repeat the idempotent send.
+      log.warn('sending the transfer failed; polling will retry it', { withdrawalId: id, error: err.cause?.message });
+    }
+    await awaitOutcome();
   }
-  await applyNotices(saga);
+  await applyNotices();
   // Nothing the source bore out (a forged signal): the saga waits for the real outcome again.
   // (`patched`: histories recorded before the steps checked facts ended here.)
-  while (saga.status === 'PROCESSING' && patched('withdrawal-waits-again-after-an-unconfirmed-outcome')) {
-    await awaitOutcome(saga);
-    await applyNotices(saga);
+  while (status === 'PROCESSING' && patched('withdrawal-waits-again-after-an-unconfirmed-outcome')) {
+    await awaitOutcome();
+    await applyNotices();
   }
-  saga.phase = 'done';
-  return sagaState(saga);
-}
-
-const sagaState = (saga: Saga): WithdrawalWorkflowState => ({
-  phase: saga.phase,
-  status: saga.status,
-  transferId: saga.transferId,
-  polls: saga.polls,
-});
-
-const hasOutcome = (saga: Saga): boolean => saga.notices.some(isFinal);
-
-/** 2. The transfer, idempotent on the withdrawal id. */
-async function sendTransfer(saga: Saga): Promise<void> {
-  try {
-    const sent = await sendWithdrawalTransfer(saga.id);
-    saga.transferId ??= sent.transferId;
-    if (isFinal(sent)) saga.notices.push(sent);
-  } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
-    // Not known to have reached the acquirer: the polls below repeat the idempotent send.
-    log.warn('sending the transfer failed; polling will retry it', {
-      withdrawalId: saga.id,
-      error: err.cause?.message,
-    });
-  }
-}
-
-/** The acquirer's answer, or null when it cannot be asked now (the next poll asks again). */
-async function ask(saga: Saga): Promise<TransferNotice | null> {
-  try {
-    const n = await checkWithdrawalTransfer(saga.id);
-    saga.transferId ??= n.transferId;
-    return n;
-  } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
-    log.warn('asking the acquirer about the transfer failed', { withdrawalId: saga.id, error: err.cause?.message });
-    return null;
-  }
-}
-
-/** One poll of the acquirer; a final answer joins the notices. */
-async function poll(saga: Saga): Promise<void> {
-  saga.polls++;
-  const polled = await ask(saga);
-  if (polled && isFinal(polled)) saga.notices.push(polled);
-}
-
-/** 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline. */
-async function awaitOutcome(saga: Saga): Promise<void> {
-  saga.phase = 'awaiting_result';
-  const deadline = (saga.deadline ??= Date.now() + (saga.input.resultDeadlineMs ?? RESULT_DEADLINE_MS));
-  let delay = FIRST_POLL_MS;
-  while (!hasOutcome(saga)) {
-    const left = deadline - Date.now();
-    if (left <= 0) {
-      await escalate(saga);
-      return;
-    }
-    if (await condition(() => hasOutcome(saga), Math.min(delay, left))) break;
-    await poll(saga);
-    delay = Math.min(delay * 2, MAX_POLL_MS);
-  }
-}
-
-/** Past the deadline: asks once more, else raises an operator alert and keeps a slow poll. */
-async function escalate(saga: Saga): Promise<void> {
-  const last = await ask(saga);
-  if (last && isFinal(last)) {
-    saga.notices.push(last);
-    return;
-  }
-  await raiseWithdrawalAlert(saga.id, last ?? { status: 'PROCESSING', transferId: saga.transferId });
-  saga.phase = 'escalated';
-  // An operator settles it at the acquirer; its callback brings the outcome. A slow poll
-  // still notices an outcome the acquirer reaches without calling back.
-  while (!(await condition(() => hasOutcome(saga), ESCALATED_POLL_MS))) await poll(saga);
-}
-
-/**
- * 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
- * reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
- * One that contradicts the applied outcome (COMPLETED after FAILED, REJECTED after COMPLETED)
- * changes nothing either — the first applied outcome stays — but opens an operator case.
- * Each step applies only what the acquirer or its signed callback states (docs/architecture.md
- * "Workflows carry intent; activities check facts"): a notice they do not bear out changes nothing.
- */
-async function applyNotices(saga: Saga): Promise<void> {
-  while (saga.notices.length > 0) {
-    const n = saga.notices.shift() as TransferNotice;
-    if (alreadyApplied(n, saga.status)) {
-      // (`patched`: histories recorded before contradictions were reported replay without it.)
-      if (contradictsApplied(n.status, saga.status) && patched('withdrawal-reports-contradicting-outcome')) {
-        await reportTransferContradiction(saga.id, n);
-      }
-      continue;
-    }
-    if (n.status === 'COMPLETED') saga.status = (await completeWithdrawal(saga.id, n)).status;
-    else if (n.status === 'REJECTED')
-      saga.status = (await failWithdrawal(saga.id, n.reason ?? 'rejected by the destination bank')).status;
-    else if (n.status === 'RETURNED') saga.status = (await refundWithdrawal(saga.id, n)).status;
-  }
+  phase = 'done';
+  return state();
 }
