@@ -14,6 +14,7 @@ import { Infraction } from '../models/infraction';
 export { Infraction };
 
 import type { InfractionStatus } from '../../workflows/infraction-types';
+import { bindContext } from '../lib/bind-context';
 
 /** How far along an acquirer status is: a late or duplicate callback never moves it back. */
 const RANK: Record<InfractionStatus, number> = { OPEN: 0, ACCEPTED: 1, REJECTED: 1, REFUNDED: 2 };
@@ -82,95 +83,103 @@ async function recordFromAcquirer(knex: Db, a: AcquirerInfraction): Promise<Infr
 }
 
 /** Every query on `infractions`; `db` is the knex instance or the caller's transaction. */
-export function infractionsStore(db: Db) {
-  return {
-    recordFromAcquirer: (a: AcquirerInfraction) => recordFromAcquirer(db, a),
+export const infractionsStore = (db: Db) =>
+  bindContext(db, {
+    recordFromAcquirer,
+    pageForMerchant,
+    findForMerchant,
+    withDevolucaoOnCharge,
+    find,
+    open,
+    feeReturnedOnCharge,
+    patch,
+  });
 
-    /**
-     * A page of one merchant's infractions, newest first, optionally of one status. A merchant has
-     * few (one per disputed payment), so a count and an offset serve them.
-     */
-    async pageForMerchant(
-      merchantId: string,
-      opts: { status?: InfractionStatus; limit: number; offset: number },
-    ): Promise<{ rows: Infraction[]; total: number }> {
-      const where = { merchant_id: merchantId, ...(opts.status ? { status: opts.status } : {}) };
-      const counted = (await db('infractions').where(where).count({ n: '*' }).first()) as { n: string | number };
-      const total = Number(counted.n);
-      if (opts.offset >= total) return { rows: [], total };
-      const rows = await Infraction.query(db)
-        .where(where)
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(opts.limit)
-        .offset(opts.offset);
-      return { rows, total };
-    },
+/**
+ * A page of one merchant's infractions, newest first, optionally of one status. A merchant has
+ * few (one per disputed payment), so a count and an offset serve them.
+ */
+export async function pageForMerchant(
+  db: Db,
+  merchantId: string,
+  opts: { status?: InfractionStatus; limit: number; offset: number },
+): Promise<{ rows: Infraction[]; total: number }> {
+  const where = { merchant_id: merchantId, ...(opts.status ? { status: opts.status } : {}) };
+  const counted = (await db('infractions').where(where).count({ n: '*' }).first()) as { n: string | number };
+  const total = Number(counted.n);
+  if (opts.offset >= total) return { rows: [], total };
+  const rows = await Infraction.query(db)
+    .where(where)
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(opts.limit)
+    .offset(opts.offset);
+  return { rows, total };
+}
 
-    /** One merchant's infraction (another merchant's is undefined, hence 404 to the caller). */
-    async findForMerchant(merchantId: string, id: string): Promise<Infraction | undefined> {
-      return Infraction.query(db).findOne({ id, merchant_id: merchantId });
-    },
+/** One merchant's infraction (another merchant's is undefined, hence 404 to the caller). */
+export async function findForMerchant(db: Db, merchantId: string, id: string): Promise<Infraction | undefined> {
+  return Infraction.query(db).findOne({ id, merchant_id: merchantId });
+}
 
-    /**
-     * The charge's infractions whose devolução was chosen (accepted, refunding or refunded). Not
-     * locked: callers hold the charge row, and MED steps lock an infraction before its charge.
-     */
-    async withDevolucaoOnCharge(chargeId: string): Promise<Infraction[]> {
-      return Infraction.query(db)
-        .where({ charge_id: chargeId })
-        .whereIn('status', ['ACCEPTED', 'REFUNDED'])
-        .whereNotNull('refund_amount')
-        .orderBy('id');
-    },
+/**
+ * The charge's infractions whose devolução was chosen (accepted, refunding or refunded). Not
+ * locked: callers hold the charge row, and MED steps lock an infraction before its charge.
+ */
+export async function withDevolucaoOnCharge(db: Db, chargeId: string): Promise<Infraction[]> {
+  return Infraction.query(db)
+    .where({ charge_id: chargeId })
+    .whereIn('status', ['ACCEPTED', 'REFUNDED'])
+    .whereNotNull('refund_amount')
+    .orderBy('id');
+}
 
-    async find(id: string, opts: { lock?: boolean } = {}): Promise<Infraction | undefined> {
-      const q = Infraction.query(db);
-      if (opts.lock) q.forUpdate();
-      return q.findById(id);
-    },
+export async function find(db: Db, id: string, opts: { lock?: boolean } = {}): Promise<Infraction | undefined> {
+  const q = Infraction.query(db);
+  if (opts.lock) q.forUpdate();
+  return q.findById(id);
+}
 
-    /**
-     * Infractions not closed yet, oldest first, `limit` after `after` by (created_at, id) (keyset
-     * pages for the reconciler; the partial index infractions_unclosed_idx serves them): each must
-     * have its workflow. The cursor's time is PostgreSQL's own text, exact to the microsecond (a JS
-     * Date would round it to the millisecond and repeat rows of that millisecond forever).
-     */
-    async open(
-      after: { at: string; id: string } | null,
-      limit: number,
-    ): Promise<Array<{ id: string; merchant_id: string; at: string }>> {
-      const q = db('infractions').whereNull('closed_at');
-      if (after) q.whereRaw('(created_at, id) > (?::timestamptz, ?)', [after.at, after.id]);
-      return (await q
-        .orderBy([
-          { column: 'created_at', order: 'asc' },
-          { column: 'id', order: 'asc' },
-        ])
-        .limit(limit)
-        .select('id', 'merchant_id', db.raw('created_at::text as at'))) as Array<{
-        id: string;
-        merchant_id: string;
-        at: string;
-      }>;
-    },
+/**
+ * Infractions not closed yet, oldest first, `limit` after `after` by (created_at, id) (keyset
+ * pages for the reconciler; the partial index infractions_unclosed_idx serves them): each must
+ * have its workflow. The cursor's time is PostgreSQL's own text, exact to the microsecond (a JS
+ * Date would round it to the millisecond and repeat rows of that millisecond forever).
+ */
+export async function open(
+  db: Db,
+  after: { at: string; id: string } | null,
+  limit: number,
+): Promise<Array<{ id: string; merchant_id: string; at: string }>> {
+  const q = db('infractions').whereNull('closed_at');
+  if (after) q.whereRaw('(created_at, id) > (?::timestamptz, ?)', [after.at, after.id]);
+  return (await q
+    .orderBy([
+      { column: 'created_at', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ])
+    .limit(limit)
+    .select('id', 'merchant_id', db.raw('created_at::text as at'))) as Array<{
+    id: string;
+    merchant_id: string;
+    at: string;
+  }>;
+}
 
-    /** What the platform's fee already paid toward other devoluções of this charge's infractions. */
-    async feeReturnedOnCharge(chargeId: string, exceptInfractionId: string): Promise<number> {
-      const row = (await db('infractions')
-        .where({ charge_id: chargeId })
-        .whereNot({ id: exceptInfractionId })
-        .sum({ s: 'fee_returned' })
-        .first()) as { s: number | string | null };
-      return Number(row.s ?? 0);
-    },
+/** What the platform's fee already paid toward other devoluções of this charge's infractions. */
+export async function feeReturnedOnCharge(db: Db, chargeId: string, exceptInfractionId: string): Promise<number> {
+  const row = (await db('infractions')
+    .where({ charge_id: chargeId })
+    .whereNot({ id: exceptInfractionId })
+    .sum({ s: 'fee_returned' })
+    .first()) as { s: number | string | null };
+  return Number(row.s ?? 0);
+}
 
-    async patch(id: string, p: Partial<Infraction>): Promise<void> {
-      await Infraction.query(db)
-        .patch({ ...p, updatedAt: new Date() })
-        .where({ id });
-    },
-  };
+export async function patch(db: Db, id: string, p: Partial<Infraction>): Promise<void> {
+  await Infraction.query(db)
+    .patch({ ...p, updatedAt: new Date() })
+    .where({ id });
 }

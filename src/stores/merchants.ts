@@ -11,6 +11,7 @@ import { PixKey } from '../models/pix-key';
 import { pageIsRead } from '../contracts/validation';
 import { User } from '../models/user';
 import type { Role } from '../contracts/statuses';
+import { bindContext } from '../lib/bind-context';
 
 export { Merchant, PixKey, User };
 
@@ -62,183 +63,240 @@ const PROFILE = preparedStatement(
   where m.id = ?`,
 );
 
-export function merchantsStore(db: Db) {
-  return {
-    /** The merchant's profile row with its current PIX key, in one statement; undefined when it does not exist. */
-    async profileOf(id: string): Promise<MerchantProfileRow | undefined> {
-      return (await queryPrepared<MerchantProfileRow>(db, PROFILE, [id]))[0];
-    },
+export const merchantsStore = (db: Db) =>
+  bindContext(db, {
+    profileOf,
+    findById,
+    findByDocument,
+    insert,
+    patch,
+    page,
+    statusOf,
+    findUserAccess,
+    findUserByEmail,
+    lockUser,
+    patchUser,
+    usersOf,
+    bumpTokenVersions,
+    insertUser,
+    pixKeysOf,
+    findPixKeyById,
+    lockPixKeyFromAcquirer,
+    movePixKeyStatus,
+    setAcquirerKeyId,
+    unregisteredPixKeys,
+    insertAdminUnlessExists,
+    findPixKey,
+    lockPixKey,
+    insertPixKey,
+    patchPixKey,
+  });
 
-    async findById(id: string, opts: { lock?: boolean } = {}): Promise<Merchant | undefined> {
-      const q = Merchant.query(db).findById(id);
-      if (opts.lock) q.forUpdate();
-      return q;
-    },
+/** The merchant's profile row with its current PIX key, in one statement; undefined when it does not exist. */
+export async function profileOf(db: Db, id: string): Promise<MerchantProfileRow | undefined> {
+  return (await queryPrepared<MerchantProfileRow>(db, PROFILE, [id]))[0];
+}
 
-    async findByDocument(document: string): Promise<Merchant | undefined> {
-      return Merchant.query(db).findOne({ document });
-    },
+export async function findById(db: Db, id: string, opts: { lock?: boolean } = {}): Promise<Merchant | undefined> {
+  const q = Merchant.query(db).findById(id);
+  if (opts.lock) q.forUpdate();
+  return q;
+}
 
-    async insert(
-      m: Pick<
-        Merchant,
-        | 'id'
-        | 'name'
-        | 'document'
-        | 'email'
-        | 'status'
-        | 'kycStatus'
-        | 'acquirerAccountId'
-        | 'feeBps'
-        | 'feeFixed'
-        | 'settlementDelaySeconds'
-      >,
-    ): Promise<Merchant> {
-      return Merchant.query(db).insertAndFetch(m);
-    },
+export async function findByDocument(db: Db, document: string): Promise<Merchant | undefined> {
+  return Merchant.query(db).findOne({ document });
+}
 
-    async patch(m: Merchant, patch: Partial<Merchant>): Promise<Merchant> {
-      return m.$query(db).patchAndFetch(patch);
-    },
+export async function insert(
+  db: Db,
+  m: Pick<
+    Merchant,
+    | 'id'
+    | 'name'
+    | 'document'
+    | 'email'
+    | 'status'
+    | 'kycStatus'
+    | 'acquirerAccountId'
+    | 'feeBps'
+    | 'feeFixed'
+    | 'settlementDelaySeconds'
+  >,
+): Promise<Merchant> {
+  return Merchant.query(db).insertAndFetch(m);
+}
 
-    /** A page, newest first, and the total; no rows are read for a page past the end or too deep (`pageIsRead`). */
-    async page(opts: { limit: number; offset: number }): Promise<{ total: number; rows: Merchant[] }> {
-      const total = await Merchant.query(db).resultSize();
-      if (!pageIsRead(opts.offset, opts.limit, total)) return { total, rows: [] };
-      const rows = await Merchant.query(db)
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(opts.limit)
-        .offset(opts.offset);
-      return { total, rows };
-    },
+export async function patch(db: Db, m: Merchant, patch: Partial<Merchant>): Promise<Merchant> {
+  return m.$query(db).patchAndFetch(patch);
+}
 
-    /** A merchant's status alone (null when it does not exist). */
-    async statusOf(id: string): Promise<string | null> {
-      return ((await db('merchants').where({ id }).first('status')) as { status: string } | undefined)?.status ?? null;
-    },
+/** A page, newest first, and the total; no rows are read for a page past the end or too deep (`pageIsRead`). */
+export async function page(
+  db: Db,
+  opts: { limit: number; offset: number },
+): Promise<{ total: number; rows: Merchant[] }> {
+  const total = await Merchant.query(db).resultSize();
+  if (!pageIsRead(opts.offset, opts.limit, total)) return { total, rows: [] };
+  const rows = await Merchant.query(db)
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(opts.limit)
+    .offset(opts.offset);
+  return { total, rows };
+}
 
-    /** What a token is checked against: the user joined to its merchant's status, as a plain row. */
-    async findUserAccess(userId: string): Promise<UserAccessRow | undefined> {
-      return (await db('users as u')
-        .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
-        .where('u.id', userId)
-        .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as
-        UserAccessRow | undefined;
-    },
+/** A merchant's status alone (null when it does not exist). */
+export async function statusOf(db: Db, id: string): Promise<string | null> {
+  return ((await db('merchants').where({ id }).first('status')) as { status: string } | undefined)?.status ?? null;
+}
 
-    async findUserByEmail(email: string): Promise<User | undefined> {
-      return User.query(db).findOne({ email });
-    },
+/** What a token is checked against: the user joined to its merchant's status, as a plain row. */
+export async function findUserAccess(db: Db, userId: string): Promise<UserAccessRow | undefined> {
+  return (await db('users as u')
+    .leftJoin('merchants as m', 'm.id', 'u.merchant_id')
+    .where('u.id', userId)
+    .first('u.id', 'u.role', 'u.merchant_id', 'u.status', 'u.token_version', 'm.status as merchant_status')) as
+    UserAccessRow | undefined;
+}
 
-    async lockUser(id: string): Promise<User | undefined> {
-      return User.query(db).findById(id).forUpdate();
-    },
+export async function findUserByEmail(db: Db, email: string): Promise<User | undefined> {
+  return User.query(db).findOne({ email });
+}
 
-    async patchUser(u: User, patch: Partial<User>): Promise<User> {
-      return u.$query(db).patchAndFetch({ ...patch, updatedAt: new Date() });
-    },
+export async function lockUser(db: Db, id: string): Promise<User | undefined> {
+  return User.query(db).findById(id).forUpdate();
+}
 
-    /** A merchant's users, oldest first. */
-    async usersOf(merchantId: string): Promise<User[]> {
-      return User.query(db)
-        .where({ merchant_id: merchantId })
-        .orderBy([
-          { column: 'created_at', order: 'asc' },
-          { column: 'id', order: 'asc' },
-        ]);
-    },
+export async function patchUser(db: Db, u: User, patch: Partial<User>): Promise<User> {
+  return u.$query(db).patchAndFetch({ ...patch, updatedAt: new Date() });
+}
 
-    /** Every JWT of the merchant's users becomes stale (token version + 1). */
-    async bumpTokenVersions(merchantId: string): Promise<void> {
-      await db('users')
-        .where({ merchant_id: merchantId })
-        .update({ token_version: db.raw('token_version + 1'), updated_at: db.fn.now() });
-    },
+/** A merchant's users, oldest first. */
+export async function usersOf(db: Db, merchantId: string): Promise<User[]> {
+  return User.query(db)
+    .where({ merchant_id: merchantId })
+    .orderBy([
+      { column: 'created_at', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ]);
+}
 
-    async insertUser(u: Pick<User, 'id' | 'email' | 'passwordHash' | 'role' | 'merchantId'>): Promise<User> {
-      return User.query(db).insertAndFetch(u);
-    },
+/** Every JWT of the merchant's users becomes stale (token version + 1). */
+export async function bumpTokenVersions(db: Db, merchantId: string): Promise<void> {
+  await db('users')
+    .where({ merchant_id: merchantId })
+    .update({ token_version: db.raw('token_version + 1'), updated_at: db.fn.now() });
+}
 
-    /** The PIX keys of some merchants, newest first. */
-    async pixKeysOf(merchantIds: string[]): Promise<PixKey[]> {
-      if (merchantIds.length === 0) return [];
-      return PixKey.query(db)
-        .whereIn('merchant_id', merchantIds)
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ]);
-    },
+export async function insertUser(
+  db: Db,
+  u: Pick<User, 'id' | 'email' | 'passwordHash' | 'role' | 'merchantId'>,
+): Promise<User> {
+  return User.query(db).insertAndFetch(u);
+}
 
-    /** A PIX key by id, optionally locked FOR UPDATE. */
-    async findPixKeyById(id: string, opts: { lock?: boolean } = {}): Promise<PixKey | undefined> {
-      const q = PixKey.query(db);
-      if (opts.lock) q.forUpdate();
-      return q.findById(id);
-    },
+/** The PIX keys of some merchants, newest first. */
+export async function pixKeysOf(db: Db, merchantIds: string[]): Promise<PixKey[]> {
+  if (merchantIds.length === 0) return [];
+  return PixKey.query(db)
+    .whereIn('merchant_id', merchantIds)
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
+}
 
-    /** The key an acquirer callback names: by the acquirer's key id, else by (type, key); locked. */
-    async lockPixKeyFromAcquirer(acquirerKeyId: string, type: string, key: string): Promise<PixKey | undefined> {
-      return (
-        (await PixKey.query(db).forUpdate().findOne({ acquirer_key_id: acquirerKeyId })) ??
-        (await PixKey.query(db).forUpdate().findOne({ type, key }))
-      );
-    },
+/** A PIX key by id, optionally locked FOR UPDATE. */
+export async function findPixKeyById(db: Db, id: string, opts: { lock?: boolean } = {}): Promise<PixKey | undefined> {
+  const q = PixKey.query(db);
+  if (opts.lock) q.forUpdate();
+  return q.findById(id);
+}
 
-    /** Moves a key to `to` only from one of `from`; false when another writer got there first. */
-    async movePixKeyStatus(id: string, from: readonly string[], to: PixKey['status']): Promise<boolean> {
-      const n = await PixKey.query(db)
-        .patch({ status: to, updatedAt: new Date() })
-        .where({ id })
-        .whereIn('status', [...from]);
-      return n > 0;
-    },
+/** The key an acquirer callback names: by the acquirer's key id, else by (type, key); locked. */
+export async function lockPixKeyFromAcquirer(
+  db: Db,
+  acquirerKeyId: string,
+  type: string,
+  key: string,
+): Promise<PixKey | undefined> {
+  return (
+    (await PixKey.query(db).forUpdate().findOne({ acquirer_key_id: acquirerKeyId })) ??
+    (await PixKey.query(db).forUpdate().findOne({ type, key }))
+  );
+}
 
-    async setAcquirerKeyId(id: string, acquirerKeyId: string, opts: { touch?: boolean } = {}): Promise<void> {
-      await PixKey.query(db)
-        .patch(opts.touch ? { acquirerKeyId, updatedAt: new Date() } : { acquirerKeyId })
-        .where({ id });
-    },
+/** Moves a key to `to` only from one of `from`; false when another writer got there first. */
+export async function movePixKeyStatus(
+  db: Db,
+  id: string,
+  from: readonly string[],
+  to: PixKey['status'],
+): Promise<boolean> {
+  const n = await PixKey.query(db)
+    .patch({ status: to, updatedAt: new Date() })
+    .where({ id })
+    .whereIn('status', [...from]);
+  return n > 0;
+}
 
-    /** PENDING or ACTIVE keys the acquirer has not registered yet (at most 1000, by id). */
-    /** Up to `limit` keys after id `after` (keyset order) that should be at the acquirer and are not. */
-    async unregisteredPixKeys(after: string, limit: number): Promise<Array<{ id: string; merchant_id: string }>> {
-      return (await db('pix_keys')
-        .whereIn('status', ['PENDING', 'ACTIVE'])
-        .whereNull('acquirer_key_id')
-        .andWhere('id', '>', after)
-        .orderBy('id')
-        .limit(limit)
-        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
-    },
+export async function setAcquirerKeyId(
+  db: Db,
+  id: string,
+  acquirerKeyId: string,
+  opts: { touch?: boolean } = {},
+): Promise<void> {
+  await PixKey.query(db)
+    .patch(opts.touch ? { acquirerKeyId, updatedAt: new Date() } : { acquirerKeyId })
+    .where({ id });
+}
 
-    /** An ADMIN user unless the e-mail exists (two processes may start together); true if inserted. */
-    async insertAdminUnlessExists(u: { id: string; email: string; passwordHash: string }): Promise<boolean> {
-      const inserted = await User.query(db)
-        .insert({ ...u, role: 'ADMIN', merchantId: null })
-        .onConflict('email')
-        .ignore();
-      return Boolean(inserted);
-    },
+/** PENDING or ACTIVE keys the acquirer has not registered yet (at most 1000, by id). */
+/** Up to `limit` keys after id `after` (keyset order) that should be at the acquirer and are not. */
+export async function unregisteredPixKeys(
+  db: Db,
+  after: string,
+  limit: number,
+): Promise<Array<{ id: string; merchant_id: string }>> {
+  return (await db('pix_keys')
+    .whereIn('status', ['PENDING', 'ACTIVE'])
+    .whereNull('acquirer_key_id')
+    .andWhere('id', '>', after)
+    .orderBy('id')
+    .limit(limit)
+    .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+}
 
-    async findPixKey(type: string, key: string): Promise<PixKey | undefined> {
-      return PixKey.query(db).findOne({ type, key });
-    },
+/** An ADMIN user unless the e-mail exists (two processes may start together); true if inserted. */
+export async function insertAdminUnlessExists(
+  db: Db,
+  u: { id: string; email: string; passwordHash: string },
+): Promise<boolean> {
+  const inserted = await User.query(db)
+    .insert({ ...u, role: 'ADMIN', merchantId: null })
+    .onConflict('email')
+    .ignore();
+  return Boolean(inserted);
+}
 
-    /** A merchant's key (another merchant's is undefined), locked FOR UPDATE. */
-    async lockPixKey(merchantId: string, keyId: string): Promise<PixKey | undefined> {
-      return PixKey.query(db).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
-    },
+export async function findPixKey(db: Db, type: string, key: string): Promise<PixKey | undefined> {
+  return PixKey.query(db).findOne({ type, key });
+}
 
-    async insertPixKey(k: Pick<PixKey, 'id' | 'merchantId' | 'type' | 'key' | 'status'>): Promise<PixKey> {
-      return PixKey.query(db).insertAndFetch(k);
-    },
+/** A merchant's key (another merchant's is undefined), locked FOR UPDATE. */
+export async function lockPixKey(db: Db, merchantId: string, keyId: string): Promise<PixKey | undefined> {
+  return PixKey.query(db).findOne({ id: keyId, merchant_id: merchantId }).forUpdate();
+}
 
-    async patchPixKey(k: PixKey, patch: Partial<PixKey>): Promise<PixKey> {
-      return k.$query(db).patchAndFetch(patch);
-    },
-  };
+export async function insertPixKey(
+  db: Db,
+  k: Pick<PixKey, 'id' | 'merchantId' | 'type' | 'key' | 'status'>,
+): Promise<PixKey> {
+  return PixKey.query(db).insertAndFetch(k);
+}
+
+export async function patchPixKey(db: Db, k: PixKey, patch: Partial<PixKey>): Promise<PixKey> {
+  return k.$query(db).patchAndFetch(patch);
 }

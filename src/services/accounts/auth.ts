@@ -18,6 +18,7 @@
  * a disabled user or a suspended merchant is 403, from the very next request on.
  */
 import type { loginResponse } from '../../contracts/auth';
+import { bindContext } from '../../lib/bind-context';
 import crypto from 'node:crypto';
 import { hash, verify, Algorithm } from '@node-rs/argon2';
 import jwt from 'jsonwebtoken';
@@ -103,127 +104,147 @@ export function assertAccessAllowed(row: { status?: string | null; merchantStatu
 
 const accountKey = (email: string): string => crypto.createHash('sha256').update(email).digest('hex').slice(0, 40);
 
-export function createAuthService(deps: { knex: Knex; config: AuthConfig; invalidation?: CacheInvalidation }) {
+type AuthDeps = { knex: Knex; config: AuthConfig; invalidation?: CacheInvalidation };
+/** What every operation reads: the dependencies, the access cache, the login limiters and the hashing queue. */
+type AuthCtx = AuthDeps & {
+  invalidation: CacheInvalidation;
+  access: LRUCache<string, { generation: number; row: AccessRow }>;
+  window: number;
+  perAccount: ReturnType<typeof createLimiter>;
+  perAddress: ReturnType<typeof createLimiter>;
+  hashing: BoundedConcurrency;
+};
+
+export function createAuthService(deps: AuthDeps) {
   const { knex, config } = deps;
-  // The access rows behind tokens, per user, until a user or merchant changes (platform/cache-invalidation.ts):
-  // a bumped token version, a disabled user or a suspended merchant drops them as it commits.
-  const invalidation = deps.invalidation ?? cacheInvalidation(knex);
-  const access = new LRUCache<string, { generation: number; row: AccessRow }>({ max: 10_000 });
-  async function accessRow(userId: string): Promise<AccessRow | undefined> {
-    const generation = invalidation.generation();
-    const hit = invalidation.live() ? access.get(userId) : undefined;
-    if (hit && hit.generation === generation) return hit.row;
-    const row = await merchantsStore(knex).findUserAccess(userId);
-    if (row) access.set(userId, { generation, row });
-    else access.delete(userId);
-    return row;
-  }
   const window = config.LOGIN_WINDOW_SECONDS;
-  const perAccount = createLimiter(knex, {
-    name: 'login-account',
-    points: config.LOGIN_MAX_FAILURES_PER_ACCOUNT,
-    windowSeconds: window,
+  const ctx: AuthCtx = {
+    ...deps,
+    invalidation: deps.invalidation ?? cacheInvalidation(knex),
+    access: new LRUCache<string, { generation: number; row: AccessRow }>({ max: 10_000 }),
+    window,
+    perAccount: createLimiter(knex, {
+      name: 'login-account',
+      points: config.LOGIN_MAX_FAILURES_PER_ACCOUNT,
+      windowSeconds: window,
+    }),
+    perAddress: createLimiter(knex, {
+      name: 'login-address',
+      points: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
+      windowSeconds: window,
+    }),
+    hashing: new BoundedConcurrency(config.PASSWORD_HASH_CONCURRENCY, config.PASSWORD_HASH_QUEUE),
+  };
+  return bindContext(ctx, { login, issueToken, decodeToken, resolveToken });
+}
+
+async function accessRow(ctx: AuthCtx, userId: string): Promise<AccessRow | undefined> {
+  const { invalidation, access, knex } = ctx;
+  const generation = invalidation.generation();
+  const hit = invalidation.live() ? access.get(userId) : undefined;
+  if (hit && hit.generation === generation) return hit.row;
+  const row = await merchantsStore(knex).findUserAccess(userId);
+  if (row) access.set(userId, { generation, row });
+  else access.delete(userId);
+  return row;
+}
+
+export function issueToken(
+  ctx: AuthCtx,
+  user: { id: string; merchantId: string | null; role: Role; tokenVersion: number },
+): string {
+  const { config } = ctx;
+  return jwt.sign({ merchantId: user.merchantId, role: user.role, ver: user.tokenVersion }, config.JWT_SECRET, {
+    algorithm: 'HS256',
+    subject: user.id,
+    expiresIn: config.JWT_TTL,
   });
-  const perAddress = createLimiter(knex, {
-    name: 'login-address',
-    points: config.LOGIN_MAX_FAILURES_PER_ADDRESS,
-    windowSeconds: window,
-  });
-  const hashing = new BoundedConcurrency(config.PASSWORD_HASH_CONCURRENCY, config.PASSWORD_HASH_QUEUE);
+}
 
-  function issueToken(user: { id: string; merchantId: string | null; role: Role; tokenVersion: number }): string {
-    return jwt.sign({ merchantId: user.merchantId, role: user.role, ver: user.tokenVersion }, config.JWT_SECRET, {
-      algorithm: 'HS256',
-      subject: user.id,
-      expiresIn: config.JWT_TTL,
-    });
+/** Signature, expiry and claims only (no database): null when malformed, tampered with or expired. */
+export function decodeToken(ctx: AuthCtx, token: string): JwtClaims | null {
+  const { config } = ctx;
+  let payload: unknown;
+  try {
+    payload = jwt.verify(token, config.JWT_SECRET, { algorithms: ['HS256'] });
+  } catch {
+    return null;
   }
+  const claims = claimsSchema.safeParse(payload);
+  if (!claims.success) return null;
+  // A USER token must name its merchant; an ADMIN token must not (enforced at issue, rechecked).
+  if ((claims.data.role === 'USER') !== (claims.data.merchantId !== null)) return null;
+  return claims.data;
+}
 
-  /** Signature, expiry and claims only (no database): null when malformed, tampered with or expired. */
-  function decodeToken(token: string): JwtClaims | null {
-    let payload: unknown;
-    try {
-      payload = jwt.verify(token, config.JWT_SECRET, { algorithms: ['HS256'] });
-    } catch {
-      return null;
-    }
-    const claims = claimsSchema.safeParse(payload);
-    if (!claims.success) return null;
-    // A USER token must name its merchant; an ADMIN token must not (enforced at issue, rechecked).
-    if ((claims.data.role === 'USER') !== (claims.data.merchantId !== null)) return null;
-    return claims.data;
+/**
+ * The caller behind decoded claims: null (→ 401) when the user is gone, its token version was
+ * bumped or its role or merchant changed; throws 403 when the user is disabled or its merchant
+ * suspended.
+ */
+export async function resolveToken(ctx: AuthCtx, claims: JwtClaims): Promise<Principal | null> {
+  const row = await accessRow(ctx, claims.sub);
+  if (!row || row.role !== claims.role || row.merchant_id !== claims.merchantId) return null;
+  // Disabled or suspended first: such a caller learns why (403) even though disabling also
+  // bumped the version; a version that does not match is a revoked token (401).
+  assertAccessAllowed({ status: row.status, merchantStatus: row.merchant_status });
+  if (row.token_version !== claims.ver) return null;
+  return { kind: 'jwt', userId: row.id, merchantId: row.merchant_id, role: row.role };
+}
+
+function refusal(account: LimitOutcome, address: LimitOutcome): AppError | undefined {
+  if (!account.allowed) {
+    return tooManyRequests(
+      'Too many failed login attempts for this account; try again later',
+      account.retryAfterSeconds,
+    );
   }
-
-  /**
-   * The caller behind decoded claims: null (→ 401) when the user is gone, its token version was
-   * bumped or its role or merchant changed; throws 403 when the user is disabled or its merchant
-   * suspended.
-   */
-  async function resolveToken(claims: JwtClaims): Promise<Principal | null> {
-    const row = await accessRow(claims.sub);
-    if (!row || row.role !== claims.role || row.merchant_id !== claims.merchantId) return null;
-    // Disabled or suspended first: such a caller learns why (403) even though disabling also
-    // bumped the version; a version that does not match is a revoked token (401).
-    assertAccessAllowed({ status: row.status, merchantStatus: row.merchant_status });
-    if (row.token_version !== claims.ver) return null;
-    return { kind: 'jwt', userId: row.id, merchantId: row.merchant_id, role: row.role };
+  if (!address.allowed) {
+    return tooManyRequests(
+      'Too many failed login attempts from this address; try again later',
+      address.retryAfterSeconds,
+    );
   }
+  return undefined;
+}
 
-  function refusal(account: LimitOutcome, address: LimitOutcome): AppError | undefined {
-    if (!account.allowed) {
-      return tooManyRequests(
-        'Too many failed login attempts for this account; try again later',
-        account.retryAfterSeconds,
-      );
-    }
-    if (!address.allowed) {
-      return tooManyRequests(
-        'Too many failed login attempts from this address; try again later',
-        address.retryAfterSeconds,
-      );
-    }
-    return undefined;
+/** `address` is the client address the per-address limit counts (see docs/api.md "Rate limits"). */
+export async function login(ctx: AuthCtx, email: string, password: string, address: string): Promise<LoginResult> {
+  const { perAccount, perAddress, knex, hashing } = ctx;
+  const normalised = email.trim().toLowerCase();
+  const account = accountKey(normalised);
+  // Counted before the password is checked, so parallel guesses cannot slip past the limit;
+  // given back below when the login succeeds.
+  const [accountOutcome, addressOutcome] = await Promise.all([
+    perAccount.consume(account),
+    perAddress.consume(address),
+  ]);
+  const refused = refusal(accountOutcome, addressOutcome);
+  if (refused) throw refused;
+
+  const user = await merchantsStore(knex).findUserByEmail(normalised);
+  let verified: boolean;
+  try {
+    verified = await hashing.run(async () => verifyPassword(user ? user.passwordHash : await dummy(), password));
+  } catch (err) {
+    if (!(err instanceof QueueFullError)) throw err;
+    // Not an attempt at all: give both counts back.
+    await Promise.all([perAccount.reward(account), perAddress.reward(address)]);
+    throw tooManyRequests('Too many logins in progress; retry shortly', 1);
   }
+  if (!user || !verified) throw unauthenticated(INVALID_LOGIN);
 
-  /** `address` is the client address the per-address limit counts (see docs/api.md "Rate limits"). */
-  async function login(email: string, password: string, address: string): Promise<LoginResult> {
-    const normalised = email.trim().toLowerCase();
-    const account = accountKey(normalised);
-    // Counted before the password is checked, so parallel guesses cannot slip past the limit;
-    // given back below when the login succeeds.
-    const [accountOutcome, addressOutcome] = await Promise.all([
-      perAccount.consume(account),
-      perAddress.consume(address),
-    ]);
-    const refused = refusal(accountOutcome, addressOutcome);
-    if (refused) throw refused;
-
-    const user = await merchantsStore(knex).findUserByEmail(normalised);
-    let verified: boolean;
-    try {
-      verified = await hashing.run(async () => verifyPassword(user ? user.passwordHash : await dummy(), password));
-    } catch (err) {
-      if (!(err instanceof QueueFullError)) throw err;
-      // Not an attempt at all: give both counts back.
-      await Promise.all([perAccount.reward(account), perAddress.reward(address)]);
-      throw tooManyRequests('Too many logins in progress; retry shortly', 1);
-    }
-    if (!user || !verified) throw unauthenticated(INVALID_LOGIN);
-
-    await Promise.all([perAccount.reset(account), perAddress.reward(address)]);
-    let merchantStatus: string | null = null;
-    if (user.merchantId) {
-      merchantStatus = await merchantsStore(knex).statusOf(user.merchantId);
-    }
-    assertAccessAllowed({ status: user.status, merchantStatus });
-    const role = user.role as Role;
-    return {
-      token: issueToken({ id: user.id, merchantId: user.merchantId ?? null, role, tokenVersion: user.tokenVersion }),
-      user: { id: user.id, email: user.email, role },
-    };
+  await Promise.all([perAccount.reset(account), perAddress.reward(address)]);
+  let merchantStatus: string | null = null;
+  if (user.merchantId) {
+    merchantStatus = await merchantsStore(knex).statusOf(user.merchantId);
   }
-
-  return { login, issueToken, decodeToken, resolveToken };
+  assertAccessAllowed({ status: user.status, merchantStatus });
+  const role = user.role as Role;
+  return {
+    token: issueToken(ctx, { id: user.id, merchantId: user.merchantId ?? null, role, tokenVersion: user.tokenVersion }),
+    user: { id: user.id, email: user.email, role },
+  };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;

@@ -7,6 +7,7 @@
  * file is 404.
  */
 import type { Knex } from 'knex';
+import { bindContext } from '../../lib/bind-context';
 import type { Logger } from '../../lib/logger';
 import { newId } from '../../lib/ids';
 import { notFound, unprocessable, unsupportedFile, validationError } from '../../lib/errors';
@@ -103,93 +104,105 @@ function checkSubmission(s: DefenseSubmission) {
   return { defense, files };
 }
 
+type DefensesCtx = { knex: Knex; workflows: InfractionWorkflows; logger: Logger };
+
 export function createInfractionDefenses(deps: { knex: Knex; workflows: InfractionWorkflows; logger: Logger }) {
-  const { knex, workflows, logger } = deps;
+  return bindContext(deps, { list, get, checkDefensible, submit, file });
+}
 
-  async function views(rows: Infraction[]): Promise<InfractionDetailView[]> {
-    const store = infractionDefensesStore(knex);
-    const defenses = await store.ofInfractions(rows.map((r) => r.id));
-    const files = await store.filesOf(defenses.map((d) => d.id));
-    return rows.map((r) =>
-      detailView(
-        r,
-        defenses
-          .filter((d) => d.infraction_id === r.id)
-          .map((d) =>
-            defenseView(
-              d,
-              files.filter((f) => f.defense_id === d.id),
-            ),
+async function views(ctx: DefensesCtx, rows: Infraction[]): Promise<InfractionDetailView[]> {
+  const { knex } = ctx;
+  const store = infractionDefensesStore(knex);
+  const defenses = await store.ofInfractions(rows.map((r) => r.id));
+  const files = await store.filesOf(defenses.map((d) => d.id));
+  return rows.map((r) =>
+    detailView(
+      r,
+      defenses
+        .filter((d) => d.infraction_id === r.id)
+        .map((d) =>
+          defenseView(
+            d,
+            files.filter((f) => f.defense_id === d.id),
           ),
-      ),
-    );
-  }
+        ),
+    ),
+  );
+}
 
-  async function list(merchantId: string, q: ListInfractionsQuery) {
-    const offset = (q.page - 1) * q.limit;
-    const { rows, total } = await infractionsStore(knex).pageForMerchant(merchantId, {
-      status: q.status,
-      limit: q.limit,
-      offset,
+export async function list(ctx: DefensesCtx, merchantId: string, q: ListInfractionsQuery) {
+  const { knex } = ctx;
+  const offset = (q.page - 1) * q.limit;
+  const { rows, total } = await infractionsStore(knex).pageForMerchant(merchantId, {
+    status: q.status,
+    limit: q.limit,
+    offset,
+  });
+  assertPageWithinDepth(q.page, q.limit, total);
+  return { page: q.page, limit: q.limit, total, infractions: await views(ctx, rows) };
+}
+
+async function own(ctx: DefensesCtx, merchantId: string, id: string): Promise<Infraction> {
+  const { knex } = ctx;
+  const inf = await infractionsStore(knex).findForMerchant(merchantId, id);
+  if (!inf) throw notFound('Infraction not found');
+  return inf;
+}
+
+export async function get(ctx: DefensesCtx, merchantId: string, id: string): Promise<InfractionDetailView> {
+  const [view] = await views(ctx, [await own(ctx, merchantId, id)]);
+  return view as InfractionDetailView;
+}
+
+/** Before the upload is read: 404 for another merchant's, 422 when it takes no defense. */
+export async function checkDefensible(ctx: DefensesCtx, merchantId: string, id: string): Promise<void> {
+  const { knex } = ctx;
+  const inf = await own(ctx, merchantId, id);
+  assertDefensible(inf, await infractionDefensesStore(knex).forInfraction(id));
+}
+
+export async function submit(
+  ctx: DefensesCtx,
+  merchantId: string,
+  id: string,
+  s: DefenseSubmission,
+): Promise<DefenseView> {
+  const { knex, workflows, logger } = ctx;
+  const checked = checkSubmission(s);
+  const stored = await knex.transaction(async (trx) => {
+    const inf = await infractionsStore(trx).find(id, { lock: true });
+    if (!inf || inf.merchantId !== merchantId) throw notFound('Infraction not found');
+    const defenses = infractionDefensesStore(trx);
+    assertDefensible(inf, await defenses.forInfraction(id));
+    const row = await defenses.insert({
+      id: newId('dfs'),
+      infractionId: id,
+      merchantId,
+      defense: checked.defense,
+      files: checked.files,
     });
-    assertPageWithinDepth(q.page, q.limit, total);
-    return { page: q.page, limit: q.limit, total, infractions: await views(rows) };
+    return { row, files: await defenses.filesOf([row.id]) };
+  });
+  // Stored: the merchant gets its 201 even if Temporal cannot take the signal now; the reconciler
+  // wakes the workflow of every open infraction whose defense is still PENDING.
+  try {
+    await workflows.defenseSubmitted({ id, merchantId });
+  } catch (err) {
+    logger.error({ infractionId: id, err: errorMessage(err) }, 'infraction workflow not told of its defense');
   }
+  return defenseView(stored.row, stored.files);
+}
 
-  async function own(merchantId: string, id: string): Promise<Infraction> {
-    const inf = await infractionsStore(knex).findForMerchant(merchantId, id);
-    if (!inf) throw notFound('Infraction not found');
-    return inf;
-  }
-
-  async function get(merchantId: string, id: string): Promise<InfractionDetailView> {
-    const [view] = await views([await own(merchantId, id)]);
-    return view as InfractionDetailView;
-  }
-
-  /** Before the upload is read: 404 for another merchant's, 422 when it takes no defense. */
-  async function checkDefensible(merchantId: string, id: string): Promise<void> {
-    const inf = await own(merchantId, id);
-    assertDefensible(inf, await infractionDefensesStore(knex).forInfraction(id));
-  }
-
-  async function submit(merchantId: string, id: string, s: DefenseSubmission): Promise<DefenseView> {
-    const checked = checkSubmission(s);
-    const stored = await knex.transaction(async (trx) => {
-      const inf = await infractionsStore(trx).find(id, { lock: true });
-      if (!inf || inf.merchantId !== merchantId) throw notFound('Infraction not found');
-      const defenses = infractionDefensesStore(trx);
-      assertDefensible(inf, await defenses.forInfraction(id));
-      const row = await defenses.insert({
-        id: newId('dfs'),
-        infractionId: id,
-        merchantId,
-        defense: checked.defense,
-        files: checked.files,
-      });
-      return { row, files: await defenses.filesOf([row.id]) };
-    });
-    // Stored: the merchant gets its 201 even if Temporal cannot take the signal now; the reconciler
-    // wakes the workflow of every open infraction whose defense is still PENDING.
-    try {
-      await workflows.defenseSubmitted({ id, merchantId });
-    } catch (err) {
-      logger.error({ infractionId: id, err: errorMessage(err) }, 'infraction workflow not told of its defense');
-    }
-    return defenseView(stored.row, stored.files);
-  }
-
-  /** One file of the merchant's own defense; anything else is 404. */
-  async function file(
-    merchantId: string,
-    ids: { infractionId: string; defenseId: string; fileId: string },
-  ): Promise<DefenseFileRow> {
-    const row = await infractionDefensesStore(knex).fileForMerchant(merchantId, ids);
-    if (!row) throw notFound('File not found');
-    return row;
-  }
-
-  return { list, get, checkDefensible, submit, file };
+/** One file of the merchant's own defense; anything else is 404. */
+export async function file(
+  ctx: DefensesCtx,
+  merchantId: string,
+  ids: { infractionId: string; defenseId: string; fileId: string },
+): Promise<DefenseFileRow> {
+  const { knex } = ctx;
+  const row = await infractionDefensesStore(knex).fileForMerchant(merchantId, ids);
+  if (!row) throw notFound('File not found');
+  return row;
 }
 
 export type InfractionDefenses = ReturnType<typeof createInfractionDefenses>;

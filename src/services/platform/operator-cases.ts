@@ -10,6 +10,7 @@
  * the kind in the composition root, so this module knows no domain.
  */
 import type { Knex } from 'knex';
+import { bindContext } from '../../lib/bind-context';
 import type { Db } from '../../db/types';
 import type { Logger } from '../../lib/logger';
 import { invalid, notFound } from '../../lib/errors';
@@ -98,91 +99,100 @@ export interface OperatorCaseView {
 /** Cases without a registered resolver can only be acknowledged. */
 const ACKNOWLEDGE_ONLY: CaseResolver = { actions: ['acknowledge'], apply: async () => undefined };
 
+type OperatorCasesCtx = { knex: Knex; logger: Logger; resolvers: CaseResolvers };
+
 export function createOperatorCases(deps: { knex: Knex; logger: Logger; resolvers: CaseResolvers }) {
-  const { knex, logger } = deps;
-  const resolverOf = (kind: OperatorCaseKind): CaseResolver => deps.resolvers[kind] ?? ACKNOWLEDGE_ONLY;
+  return bindContext(deps, { list, get, resolve });
+}
 
-  const view = (c: OperatorCase): OperatorCaseView => ({
-    id: c.id,
-    kind: c.kind,
-    status: c.status,
-    merchantId: c.merchantId,
-    subjectType: c.subjectType,
-    subjectId: c.subjectId,
-    reason: c.reason,
-    details: c.details,
-    actions: resolverOf(c.kind).actions,
-    resolution: c.resolution,
-    resolvedBy: c.resolvedBy,
-    createdAt: new Date(c.createdAt).toISOString(),
-    resolvedAt: c.resolvedAt ? new Date(c.resolvedAt).toISOString() : null,
-  });
+const resolverOf = (ctx: OperatorCasesCtx, kind: OperatorCaseKind): CaseResolver =>
+  ctx.resolvers[kind] ?? ACKNOWLEDGE_ONLY;
 
-  /** Every case matching the filter, oldest first, walked in keyset pages of `limit`. */
-  async function list(q: {
+const view = (ctx: OperatorCasesCtx, c: OperatorCase): OperatorCaseView => ({
+  id: c.id,
+  kind: c.kind,
+  status: c.status,
+  merchantId: c.merchantId,
+  subjectType: c.subjectType,
+  subjectId: c.subjectId,
+  reason: c.reason,
+  details: c.details,
+  actions: resolverOf(ctx, c.kind).actions,
+  resolution: c.resolution,
+  resolvedBy: c.resolvedBy,
+  createdAt: new Date(c.createdAt).toISOString(),
+  resolvedAt: c.resolvedAt ? new Date(c.resolvedAt).toISOString() : null,
+});
+
+/** Every case matching the filter, oldest first, walked in keyset pages of `limit`. */
+export async function list(
+  ctx: OperatorCasesCtx,
+  q: {
     status?: OperatorCaseStatus;
     kind?: OperatorCaseKind;
     subjectId?: string;
     limit?: number;
-  }): Promise<OperatorCaseView[]> {
-    const store = operatorCasesStore(knex);
-    if (q.subjectId) return (await store.ofSubject(q.subjectId)).map(view);
-    return (await store.list({ status: q.status, kind: q.kind, limit: q.limit ?? 100 })).map(view);
-  }
+  },
+): Promise<OperatorCaseView[]> {
+  const { knex } = ctx;
+  const store = operatorCasesStore(knex);
+  if (q.subjectId) return (await store.ofSubject(q.subjectId)).map((c) => view(ctx, c));
+  return (await store.list({ status: q.status, kind: q.kind, limit: q.limit ?? 100 })).map((c) => view(ctx, c));
+}
 
-  async function get(id: string): Promise<OperatorCaseView> {
-    const c = await operatorCasesStore(knex).find(id);
+export async function get(ctx: OperatorCasesCtx, id: string): Promise<OperatorCaseView> {
+  const { knex } = ctx;
+  const c = await operatorCasesStore(knex).find(id);
+  if (!c) throw notFound('Case not found');
+  return view(ctx, c);
+}
+
+/**
+ * Resolves an OPEN case with one of its kind's actions: the domain's effect, the case RESOLVED and
+ * an audit entry `case.resolved` commit together; the domain's follow-up (waking a workflow) runs
+ * after the commit. A case already resolved is refused, so an action never runs twice.
+ */
+export async function resolve(
+  ctx: OperatorCasesCtx,
+  actor: Actor,
+  id: string,
+  action: OperatorCaseAction,
+  note?: string,
+): Promise<OperatorCaseView> {
+  const { knex, logger } = ctx;
+  let after: (() => Promise<void>) | undefined;
+  await knex.transaction(async (trx) => {
+    const store = operatorCasesStore(trx);
+    const c = await store.find(id, { lock: true });
     if (!c) throw notFound('Case not found');
-    return view(c);
-  }
-
-  /**
-   * Resolves an OPEN case with one of its kind's actions: the domain's effect, the case RESOLVED and
-   * an audit entry `case.resolved` commit together; the domain's follow-up (waking a workflow) runs
-   * after the commit. A case already resolved is refused, so an action never runs twice.
-   */
-  async function resolve(
-    actor: Actor,
-    id: string,
-    action: OperatorCaseAction,
-    note?: string,
-  ): Promise<OperatorCaseView> {
-    let after: (() => Promise<void>) | undefined;
-    await knex.transaction(async (trx) => {
-      const store = operatorCasesStore(trx);
-      const c = await store.find(id, { lock: true });
-      if (!c) throw notFound('Case not found');
-      if (c.status !== 'OPEN') throw invalid(`Case ${id} is already ${c.status}`);
-      const resolver = resolverOf(c.kind);
-      if (!resolver.actions.includes(action)) {
-        throw invalid(`A ${c.kind} case accepts ${resolver.actions.join(', ')}, not ${action}`);
-      }
-      after = (await resolver.apply(trx, c, action)) ?? undefined;
-      const resolution = note ? `${action}: ${note}` : action;
-      await store.resolve(id, { resolution, resolvedBy: actor.email });
-      await recordAudit(trx, actor, {
-        action: 'case.resolved',
-        targetType: c.subjectType,
-        targetId: c.subjectId,
-        details: { caseId: c.id, kind: c.kind, action, note: note ?? null },
-      });
-    });
-    const followUp = after as (() => Promise<void>) | undefined;
-    if (followUp) {
-      try {
-        await followUp();
-      } catch (err) {
-        // The decision is committed; the workflow reads it from the database on its next check.
-        logger.warn(
-          { caseId: id, err: errorMessage(err) },
-          'case resolved; its workflow will pick the decision up on its next check',
-        );
-      }
+    if (c.status !== 'OPEN') throw invalid(`Case ${id} is already ${c.status}`);
+    const resolver = resolverOf(ctx, c.kind);
+    if (!resolver.actions.includes(action)) {
+      throw invalid(`A ${c.kind} case accepts ${resolver.actions.join(', ')}, not ${action}`);
     }
-    return get(id);
+    after = (await resolver.apply(trx, c, action)) ?? undefined;
+    const resolution = note ? `${action}: ${note}` : action;
+    await store.resolve(id, { resolution, resolvedBy: actor.email });
+    await recordAudit(trx, actor, {
+      action: 'case.resolved',
+      targetType: c.subjectType,
+      targetId: c.subjectId,
+      details: { caseId: c.id, kind: c.kind, action, note: note ?? null },
+    });
+  });
+  const followUp = after as (() => Promise<void>) | undefined;
+  if (followUp) {
+    try {
+      await followUp();
+    } catch (err) {
+      // The decision is committed; the workflow reads it from the database on its next check.
+      logger.warn(
+        { caseId: id, err: errorMessage(err) },
+        'case resolved; its workflow will pick the decision up on its next check',
+      );
+    }
   }
-
-  return { list, get, resolve };
+  return get(ctx, id);
 }
 
 export type OperatorCases = ReturnType<typeof createOperatorCases>;

@@ -17,6 +17,7 @@ import {
   type WebhookAttemptOutcome as AttemptMetric,
 } from '../../observability/metrics';
 import type { WebhookDeliveryStatus } from '../../contracts/statuses';
+import { bindContext } from '../../lib/bind-context';
 import type { Knex } from 'knex';
 import type { Config } from '../../config';
 import { webhooksStore, type AttemptContext, type DeliveryForAttempt } from '../../stores/webhooks';
@@ -90,189 +91,207 @@ export class DeliveryNotFoundError extends Error {
 
 type DeliveryRow = DeliveryForAttempt;
 
-export function createWebhookDelivery(deps: { knex: Knex; logger: Logger; settings?: WebhookDeliverySettings }) {
-  const { knex, logger } = deps;
+type DeliveryDeps = { knex: Knex; logger: Logger; settings?: WebhookDeliverySettings };
+/** What an attempt reads: the dependencies and what is derived once from the settings. */
+type DeliveryCtx = DeliveryDeps & {
+  settings: WebhookDeliverySettings;
+  seriesLength: number;
+  lookup: ReturnType<typeof guardedLookup>;
+  box: ReturnType<typeof webhookSecretBox>;
+};
+
+export function createWebhookDelivery(deps: DeliveryDeps) {
   const settings = deps.settings ?? DEFAULT_WEBHOOK_DELIVERY_SETTINGS;
-  const seriesLength = 1 + settings.retryDelaysSeconds.length;
-  const lookup = guardedLookup(settings.resolve ?? systemResolver, settings.requirePublicHttps);
-  const box = webhookSecretBox(settings.secretKeys);
+  const ctx: DeliveryCtx = {
+    ...deps,
+    settings,
+    seriesLength: 1 + settings.retryDelaysSeconds.length,
+    lookup: guardedLookup(settings.resolve ?? systemResolver, settings.requirePublicHttps),
+    box: webhookSecretBox(settings.secretKeys),
+  };
+  return bindContext(ctx, { attempt });
+}
 
-  const lastOfSeries = (d: DeliveryRow): number => d.attempt_limit ?? seriesLength;
+const lastOfSeries = (ctx: DeliveryCtx, d: DeliveryRow): number => d.attempt_limit ?? ctx.seriesLength;
 
-  /** After a failed `attempt`: the wait before the next one, or null when the series is over. */
-  function retryDelay(d: DeliveryRow, attempt: number): number | null {
-    const last = lastOfSeries(d);
-    if (attempt >= last) return null;
-    const indexInSeries = attempt - (last - seriesLength); // 1-based
-    const delays = settings.retryDelaysSeconds;
-    return delays[Math.max(0, indexInSeries - 1)] ?? delays[delays.length - 1] ?? 60;
+/** After a failed `attempt`: the wait before the next one, or null when the series is over. */
+function retryDelay(ctx: DeliveryCtx, d: DeliveryRow, attempt: number): number | null {
+  const { seriesLength, settings } = ctx;
+  const last = lastOfSeries(ctx, d);
+  if (attempt >= last) return null;
+  const indexInSeries = attempt - (last - seriesLength); // 1-based
+  const delays = settings.retryDelaysSeconds;
+  return delays[Math.max(0, indexInSeries - 1)] ?? delays[delays.length - 1] ?? 60;
+}
+
+async function cancel(ctx: DeliveryCtx, deliveryId: string, reason: string): Promise<AttemptOutcome> {
+  const { knex } = ctx;
+  await webhooksStore(knex).finishDelivery(deliveryId, 'CANCELED', reason);
+  return { status: 'CANCELED' };
+}
+
+/** The envelope bytes, serialised once: rows written before they carried them get them now. */
+async function payloadOf(ctx: DeliveryCtx, d: DeliveryForAttempt, event: AttemptContext['event']): Promise<string> {
+  const { knex } = ctx;
+  if (d.payload !== null) return d.payload;
+  const payload = serialiseEnvelope({
+    type: event.type,
+    data: event.data ?? {},
+    timestamp: new Date(event.created_at).toISOString(),
+  });
+  return webhooksStore(knex).setPayloadOnce(d.id, payload);
+}
+
+export async function attempt(ctx: DeliveryCtx, deliveryId: string, attemptNumber: number): Promise<AttemptOutcome> {
+  const store = webhooksStore(ctx.knex);
+  // One statement reads the delivery, this attempt's log, the webhook and the event
+  // (docs/performance.md "Payment to webhook: the timeline").
+  const context = await store.attemptContext(deliveryId, attemptNumber);
+  if (!context) throw new DeliveryNotFoundError(`webhook delivery ${deliveryId} not found`);
+  const { delivery: d, logged, target: webhook, event } = context;
+  if (d.status !== 'PENDING') return { status: d.status };
+
+  if (logged) {
+    // This attempt ran already (the activity is being retried): do not POST twice.
+    if (logged.success) return { status: 'SUCCEEDED' };
+    const wait = retryDelay(ctx, d, attemptNumber);
+    return wait === null ? { status: 'FAILED' } : { status: 'RETRY', retryInSeconds: wait };
+  }
+  if (attemptNumber > lastOfSeries(ctx, d)) {
+    await store.finishDelivery(deliveryId, 'FAILED');
+    return { status: 'FAILED' };
   }
 
-  async function cancel(deliveryId: string, reason: string): Promise<AttemptOutcome> {
-    await webhooksStore(knex).finishDelivery(deliveryId, 'CANCELED', reason);
-    return { status: 'CANCELED' };
+  if (!webhook) return cancel(ctx, deliveryId, 'webhook deleted');
+  if (webhook.status !== 'ACTIVE') return cancel(ctx, deliveryId, 'webhook inactive');
+
+  const payload = await payloadOf(ctx, d, event);
+  const body = Buffer.from(payload, 'utf8');
+  let secrets: ReturnType<typeof openWebhookSecrets>;
+  try {
+    secrets = openWebhookSecrets(ctx.box, webhook);
+  } catch (err) {
+    if (err instanceof SecretUnavailableError)
+      return park(ctx, { d, url: webhook.url, event, payload, attemptNumber, err });
+    throw err;
   }
+  const { current: secret, previous } = secrets;
+  const timestamp = Math.floor(Date.now() / 1000);
+  // The seed's header keeps one signature, by the current secret (docs/api.md "Rotating the secret").
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+    'x-webhook-id': deliveryId,
+    'x-webhook-timestamp': String(timestamp),
+    'x-webhook-signature': signWebhookBody(secret, body),
+    'webhook-id': deliveryId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': standardWebhookSignature([secret, ...previous], deliveryId, timestamp, body),
+  };
+  if (ctx.settings.sendSecretHeader) headers['x-webhook-secret'] = secret;
 
-  /** The envelope bytes, serialised once: rows written before they carried them get them now. */
-  async function payloadOf(d: DeliveryForAttempt, event: AttemptContext['event']): Promise<string> {
-    if (d.payload !== null) return d.payload;
-    const payload = serialiseEnvelope({
-      type: event.type,
-      data: event.data ?? {},
-      timestamp: new Date(event.created_at).toISOString(),
-    });
-    return webhooksStore(knex).setPayloadOnce(d.id, payload);
+  const result: WebhookPostResult = await postWebhook({
+    url: webhook.url,
+    body,
+    headers,
+    timeoutMs: ctx.settings.timeoutMs,
+    maxResponseBytes: WEBHOOK_RESPONSE_LIMIT_BYTES,
+    lookup: ctx.lookup,
+    requirePublicHttps: ctx.settings.requirePublicHttps,
+  });
+  const success = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const wait = success ? null : retryDelay(ctx, d, attemptNumber);
+  const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
+  const error = success ? null : (result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`);
+
+  const newlyLogged = await store.logAndRecordAttempt({
+    deliveryId,
+    webhookId: d.webhook_id,
+    merchantId: d.merchant_id,
+    event: event.type,
+    url: webhook.url,
+    payload,
+    statusCode: result.statusCode,
+    response: result.response,
+    attempt: attemptNumber,
+    success,
+    error,
+    durationMs: result.durationMs,
+    status,
+  });
+  // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.
+  if (newlyLogged) {
+    recordWebhookAttempt(attemptOutcome(success, result));
+    if (status === 'FAILED') recordWebhookDeliveryFailed();
+    if (success) recordWebhookDelivered((Date.now() - new Date(event.created_at).getTime()) / 1000);
   }
-
-  async function attempt(deliveryId: string, attemptNumber: number): Promise<AttemptOutcome> {
-    const store = webhooksStore(knex);
-    // One statement reads the delivery, this attempt's log, the webhook and the event
-    // (docs/performance.md "Payment to webhook: the timeline").
-    const context = await store.attemptContext(deliveryId, attemptNumber);
-    if (!context) throw new DeliveryNotFoundError(`webhook delivery ${deliveryId} not found`);
-    const { delivery: d, logged, target: webhook, event } = context;
-    if (d.status !== 'PENDING') return { status: d.status };
-
-    if (logged) {
-      // This attempt ran already (the activity is being retried): do not POST twice.
-      if (logged.success) return { status: 'SUCCEEDED' };
-      const wait = retryDelay(d, attemptNumber);
-      return wait === null ? { status: 'FAILED' } : { status: 'RETRY', retryInSeconds: wait };
-    }
-    if (attemptNumber > lastOfSeries(d)) {
-      await store.finishDelivery(deliveryId, 'FAILED');
-      return { status: 'FAILED' };
-    }
-
-    if (!webhook) return cancel(deliveryId, 'webhook deleted');
-    if (webhook.status !== 'ACTIVE') return cancel(deliveryId, 'webhook inactive');
-
-    const payload = await payloadOf(d, event);
-    const body = Buffer.from(payload, 'utf8');
-    let secrets: ReturnType<typeof openWebhookSecrets>;
-    try {
-      secrets = openWebhookSecrets(box, webhook);
-    } catch (err) {
-      if (err instanceof SecretUnavailableError)
-        return park({ d, url: webhook.url, event, payload, attemptNumber, err });
-      throw err;
-    }
-    const { current: secret, previous } = secrets;
-    const timestamp = Math.floor(Date.now() / 1000);
-    // The seed's header keeps one signature, by the current secret (docs/api.md "Rotating the secret").
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': WEBHOOK_USER_AGENT,
-      'x-webhook-id': deliveryId,
-      'x-webhook-timestamp': String(timestamp),
-      'x-webhook-signature': signWebhookBody(secret, body),
-      'webhook-id': deliveryId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': standardWebhookSignature([secret, ...previous], deliveryId, timestamp, body),
-    };
-    if (settings.sendSecretHeader) headers['x-webhook-secret'] = secret;
-
-    const result: WebhookPostResult = await postWebhook({
-      url: webhook.url,
-      body,
-      headers,
-      timeoutMs: settings.timeoutMs,
-      maxResponseBytes: WEBHOOK_RESPONSE_LIMIT_BYTES,
-      lookup,
-      requirePublicHttps: settings.requirePublicHttps,
-    });
-    const success = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const wait = success ? null : retryDelay(d, attemptNumber);
-    const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
-    const error = success ? null : (result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`);
-
-    const newlyLogged = await store.logAndRecordAttempt({
+  ctx.logger.info(
+    {
       deliveryId,
       webhookId: d.webhook_id,
-      merchantId: d.merchant_id,
-      event: event.type,
-      url: webhook.url,
-      payload,
-      statusCode: result.statusCode,
-      response: result.response,
       attempt: attemptNumber,
+      statusCode: result.statusCode,
       success,
-      error,
       durationMs: result.durationMs,
-      status,
-    });
-    // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.
-    if (newlyLogged) {
-      recordWebhookAttempt(attemptOutcome(success, result));
-      if (status === 'FAILED') recordWebhookDeliveryFailed();
-      if (success) recordWebhookDelivered((Date.now() - new Date(event.created_at).getTime()) / 1000);
-    }
-    logger.info(
-      {
-        deliveryId,
-        webhookId: d.webhook_id,
-        attempt: attemptNumber,
-        statusCode: result.statusCode,
-        success,
-        durationMs: result.durationMs,
-      },
-      'webhook delivery attempt',
-    );
-    if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };
-    return { status };
-  }
+    },
+    'webhook delivery attempt',
+  );
+  if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };
+  return { status };
+}
 
-  /**
-   * A secret this worker cannot decrypt: no retry can cure it, so the attempt is logged, the delivery
-   * stops FAILED (the reconciler restarts only PENDING ones) and an operator case says which key to
-   * restore before redelivering (docs/operations.md "Webhook secret encryption").
-   */
-  async function park(p: {
+/**
+ * A secret this worker cannot decrypt: no retry can cure it, so the attempt is logged, the delivery
+ * stops FAILED (the reconciler restarts only PENDING ones) and an operator case says which key to
+ * restore before redelivering (docs/operations.md "Webhook secret encryption").
+ */
+async function park(
+  ctx: DeliveryCtx,
+  p: {
     d: DeliveryRow;
     url: string;
     event: AttemptContext['event'];
     payload: string;
     attemptNumber: number;
     err: SecretUnavailableError;
-  }): Promise<AttemptOutcome> {
-    const { d, attemptNumber, err } = p;
-    const error = `webhook secret unavailable: ${err.message}`;
-    const newlyLogged = await knex.transaction(async (trx) => {
-      const logged = await webhooksStore(trx).logAndRecordAttempt({
-        deliveryId: d.id,
-        webhookId: d.webhook_id,
-        merchantId: d.merchant_id,
-        event: p.event.type,
-        url: p.url,
-        payload: p.payload,
-        statusCode: null,
-        response: null,
-        attempt: attemptNumber,
-        success: false,
-        error,
-        durationMs: 0,
-        status: 'FAILED',
-      });
-      if (logged)
-        await openOperatorCase(trx, logger, {
-          reference: `webhook-secret-unavailable:${d.id}:${attemptNumber}`,
-          kind: 'WEBHOOK_SECRET_UNAVAILABLE',
-          merchantId: d.merchant_id,
-          subjectType: 'webhook_delivery',
-          subjectId: d.id,
-          reason: `${error}; restore the key to WEBHOOK_SECRET_KEYS, then redeliver`,
-          details: { webhookId: d.webhook_id, keyId: err.keyId, attempt: attemptNumber },
-        });
-      return logged;
+  },
+): Promise<AttemptOutcome> {
+  const { knex, logger } = ctx;
+  const { d, attemptNumber, err } = p;
+  const error = `webhook secret unavailable: ${err.message}`;
+  const newlyLogged = await knex.transaction(async (trx) => {
+    const logged = await webhooksStore(trx).logAndRecordAttempt({
+      deliveryId: d.id,
+      webhookId: d.webhook_id,
+      merchantId: d.merchant_id,
+      event: p.event.type,
+      url: p.url,
+      payload: p.payload,
+      statusCode: null,
+      response: null,
+      attempt: attemptNumber,
+      success: false,
+      error,
+      durationMs: 0,
+      status: 'FAILED',
     });
-    if (newlyLogged) {
-      recordWebhookAttempt('secret_unavailable');
-      recordWebhookDeliveryFailed();
-    }
-    return { status: 'FAILED' };
+    if (logged)
+      await openOperatorCase(trx, logger, {
+        reference: `webhook-secret-unavailable:${d.id}:${attemptNumber}`,
+        kind: 'WEBHOOK_SECRET_UNAVAILABLE',
+        merchantId: d.merchant_id,
+        subjectType: 'webhook_delivery',
+        subjectId: d.id,
+        reason: `${error}; restore the key to WEBHOOK_SECRET_KEYS, then redeliver`,
+        details: { webhookId: d.webhook_id, keyId: err.keyId, attempt: attemptNumber },
+      });
+    return logged;
+  });
+  if (newlyLogged) {
+    recordWebhookAttempt('secret_unavailable');
+    recordWebhookDeliveryFailed();
   }
-
-  return { attempt };
+  return { status: 'FAILED' };
 }
 
 export type WebhookDelivery = ReturnType<typeof createWebhookDelivery>;
