@@ -154,7 +154,22 @@ const input = <S extends z.ZodType>(schema: S, raw: unknown): z.output<S> => val
 
 export function buildProgram(): Command {
   const program = new Command('ops').description('pixflow operator commands (prints JSON)');
+  for (const add of [
+    merchantCommands,
+    userCommands,
+    pixKeyCommands,
+    moneyCommands,
+    callbackCommands,
+    caseCommands,
+    workflowCommands,
+    ledgerCommands,
+    webhookCommands,
+  ])
+    add(program);
+  return program;
+}
 
+function merchantCommands(program: Command): void {
   const merchants = program.command('merchants').description('create, list, inspect and update merchants');
   withFeeOptions(
     merchants
@@ -217,8 +232,10 @@ export function buildProgram(): Command {
     .command('revoke-tokens <merchantId>')
     .description("every login token (JWT) of the merchant's users stops working at once")
     .action((merchantId: string) => run(({ access }) => access.revokeMerchantTokens(CLI_ACTOR, merchantId)));
+}
 
-  // docs/api.md "Auth hardening": disable users and revoke their login tokens.
+// docs/api.md "Auth hardening": disable users and revoke their login tokens.
+function userCommands(program: Command): void {
   const users = program.command('users').description('list users, disable them, revoke their login tokens');
   users
     .command('list <merchantId>')
@@ -237,7 +254,9 @@ export function buildProgram(): Command {
     .action((userId: string) =>
       run(async ({ access }) => ({ user: await access.revokeUserTokens(CLI_ACTOR, userId) })),
     );
+}
 
+function pixKeyCommands(program: Command): void {
   const pixKey = program.command('pix-key').description("manage a merchant's PIX keys");
   pixKey
     .command('add <merchantId>')
@@ -266,7 +285,9 @@ export function buildProgram(): Command {
         return { pixKey: await svc.setPixKeyStatus(CLI_ACTOR, merchantId, keyId, body.status) };
       }),
     );
+}
 
+function moneyCommands(program: Command): void {
   program
     .command('adjust <merchantId>')
     .description("signed adjustment of a merchant's available balance (credit > 0, debit < 0)")
@@ -320,7 +341,9 @@ export function buildProgram(): Command {
         return statement.page(merchantId, q);
       }),
     );
+}
 
+function callbackCommands(program: Command): void {
   const callbacks = program
     .command('callbacks')
     .description('the acquirer callback inbox: list, re-drive parked, reconcile');
@@ -361,8 +384,10 @@ export function buildProgram(): Command {
         return result;
       }),
     );
+}
 
-  // docs/operations.md "Operator cases": what a workflow left for an operator, and the operator's decision.
+// docs/operations.md "Operator cases": what a workflow left for an operator, and the operator's decision.
+function caseCommands(program: Command): void {
   const cases = program.command('cases').description('operator cases: list, inspect, resolve');
   cases
     .command('list')
@@ -404,8 +429,10 @@ export function buildProgram(): Command {
         }));
       }),
     );
+}
 
-  // docs/operations.md "Watching workflows": every money movement is a workflow; its history says what happened.
+// docs/operations.md "Watching workflows": every money movement is a workflow; its history says what happened.
+function workflowCommands(program: Command): void {
   const workflowsCmd = program
     .command('workflows')
     .description("list the deployment's workflows, show one's history (needs TEMPORAL_ADDRESS)");
@@ -431,7 +458,9 @@ export function buildProgram(): Command {
         return o.json ? historyAsJson(history) : formatHistoryTable(historyRows(history));
       });
     });
+}
 
+function ledgerCommands(program: Command): void {
   const ledger = program.command('ledger').description('inspect the ledger');
   ledger
     .command('check')
@@ -446,8 +475,10 @@ export function buildProgram(): Command {
         return report;
       }),
     );
+}
 
-  // docs/operations.md "Webhook secret encryption": after a new key is put first in WEBHOOK_SECRET_KEYS.
+// docs/operations.md "Webhook secret encryption": after a new key is put first in WEBHOOK_SECRET_KEYS.
+function webhookCommands(program: Command): void {
   program
     .command('webhooks')
     .description('webhook secrets at rest')
@@ -458,8 +489,6 @@ export function buildProgram(): Command {
         reencryptWebhookSecrets({ knex, secretKeys: config.WEBHOOK_SECRET_KEYS, actor: CLI_ACTOR }),
       ),
     );
-
-  return program;
 }
 
 const callbackListQuery = z.object({
