@@ -12,6 +12,7 @@
  * listener has received the deletion's own notification: every other process has been told by
  * then, and this one dropped its entries at commit.
  */
+import { bindContext } from '../../lib/bind-context';
 import type { z } from 'zod';
 import type { apiKeyCreatedView, apiKeyListItem } from '../../contracts/auth';
 import crypto from 'node:crypto';
@@ -87,126 +88,144 @@ interface CachedKey {
   lastUsedAt: number;
 }
 
-export function createApiKeysService(deps: {
+type ApiKeysDeps = {
   knex: Knex;
   config: ApiKeysConfig;
   now?: () => number;
   invalidation?: CacheInvalidation;
-}) {
-  const { knex, config } = deps;
-  const now = deps.now ?? Date.now;
-  const invalidation = deps.invalidation ?? cacheInvalidation(knex);
-  const cache = new LRUCache<string, CachedKey>({ max: 10_000 });
+};
+/** What every operation reads: the dependencies, the clock and the key cache. */
+type ApiKeysCtx = ApiKeysDeps & {
+  now: () => number;
+  invalidation: CacheInvalidation;
+  cache: LRUCache<string, CachedKey>;
+};
 
-  function toView(row: ApiKey, value: string): ApiKeyView {
-    return {
+export function createApiKeysService(deps: ApiKeysDeps) {
+  const ctx: ApiKeysCtx = {
+    ...deps,
+    now: deps.now ?? Date.now,
+    invalidation: deps.invalidation ?? cacheInvalidation(deps.knex),
+    cache: new LRUCache<string, CachedKey>({ max: 10_000 }),
+  };
+  return bindContext(ctx, { create, list, remove, authenticate, authenticatePresented });
+}
+
+function toView(row: ApiKey, value: string): ApiKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description ?? '',
+    value,
+    status: row.status,
+    createdAt: iso(row.createdAt) as string,
+  };
+}
+
+export async function create(
+  ctx: ApiKeysCtx,
+  merchantId: string,
+  createdByUserId: string | null,
+  input: { name: string; description?: string },
+): Promise<ApiKeyView> {
+  const { knex, config } = ctx;
+  const value = generateApiKeyValue();
+  const row = await knex.transaction(async (trx) => {
+    // Serialise creations per merchant so two concurrent requests cannot both pass the limit.
+    const keys = apiKeysStore(trx);
+    await keys.lockMerchantCreations(merchantId);
+    const count = await keys.countOf(merchantId);
+    if (count >= config.MAX_API_KEYS_PER_MERCHANT) {
+      throw invalid(
+        `API key limit reached (${config.MAX_API_KEYS_PER_MERCHANT} per merchant); delete an unused key first`,
+      );
+    }
+    return keys.insert({
+      id: newId('ak'),
+      merchantId,
+      createdByUserId,
+      name: input.name,
+      description: input.description ?? '',
+      keyHash: hashApiKey(value, config.API_KEY_PEPPER),
+      keyLast4: value.slice(-4),
+      status: 'ACTIVE',
+    });
+  });
+  return toView(row, value);
+}
+
+/** Newest first, values masked. */
+export async function list(ctx: ApiKeysCtx, merchantId: string): Promise<ApiKeyView[]> {
+  const { knex } = ctx;
+  const rows = await apiKeysStore(knex).listOf(merchantId);
+  return rows.map((r) => ({ ...toView(r, maskApiKey(r.keyLast4)), lastUsedAt: iso(r.lastUsedAt) }));
+}
+
+/** Deletes the merchant's key; another merchant's id is indistinguishable from an unknown one. */
+export async function remove(ctx: ApiKeysCtx, merchantId: string, id: string): Promise<void> {
+  const { invalidation, knex } = ctx;
+  const marker = invalidation.newMarker();
+  const seen = invalidation.waitForMarker(marker);
+  const deleted = await knex.transaction(async (trx) => {
+    const n = await apiKeysStore(trx).deleteOf(merchantId, id);
+    if (n > 0) await sendMarker(trx, marker);
+    return n;
+  });
+  invalidation.bump();
+  if (deleted === 0) throw notFound('API key not found');
+  await seen;
+}
+
+/**
+ * The caller behind an API key value, or null (→ 401) when no such key exists; throws 403 when
+ * the key's merchant is suspended (docs/api.md "Auth hardening"). One indexed read joins the key to its
+ * merchant, cached until a key or merchant changes (the notification drops the entry when the
+ * suspension commits), so suspension takes effect on the very next request.
+ */
+/** The principal for a presented key value, else null; throws 403 for a suspended merchant. */
+export function authenticate(ctx: ApiKeysCtx, value: string): Promise<Principal | null> {
+  return authenticatePresented(ctx, value, apiKeyFingerprint(value));
+}
+
+/**
+ * `authenticate` with the value's fingerprint already taken (the middleware takes it once per
+ * request for the rate limit too): the cache is keyed by it, and the stored form, the HMAC with
+ * the pepper, is computed only when the cache has no entry.
+ */
+export async function authenticatePresented(
+  ctx: ApiKeysCtx,
+  value: string,
+  fingerprint: string,
+): Promise<Principal | null> {
+  const { invalidation, cache, knex, config, now } = ctx;
+  const generation = invalidation.generation();
+  let key = invalidation.live() ? cache.get(fingerprint) : undefined;
+  if (key && key.generation !== generation) key = undefined;
+  if (!key) {
+    const row = await apiKeysStore(knex).findForAuth(hashApiKey(value, config.API_KEY_PEPPER));
+    if (!row) {
+      cache.delete(fingerprint);
+      return null;
+    }
+    key = {
+      // The generation read before the query: a change that committed meanwhile makes this entry stale at once.
+      generation,
       id: row.id,
-      name: row.name,
-      description: row.description ?? '',
-      value,
+      merchantId: row.merchant_id,
       status: row.status,
-      createdAt: iso(row.createdAt) as string,
+      merchantStatus: row.merchant_status,
+      lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
     };
+    cache.set(fingerprint, key);
   }
-
-  async function create(
-    merchantId: string,
-    createdByUserId: string | null,
-    input: { name: string; description?: string },
-  ): Promise<ApiKeyView> {
-    const value = generateApiKeyValue();
-    const row = await knex.transaction(async (trx) => {
-      // Serialise creations per merchant so two concurrent requests cannot both pass the limit.
-      const keys = apiKeysStore(trx);
-      await keys.lockMerchantCreations(merchantId);
-      const count = await keys.countOf(merchantId);
-      if (count >= config.MAX_API_KEYS_PER_MERCHANT) {
-        throw invalid(
-          `API key limit reached (${config.MAX_API_KEYS_PER_MERCHANT} per merchant); delete an unused key first`,
-        );
-      }
-      return keys.insert({
-        id: newId('ak'),
-        merchantId,
-        createdByUserId,
-        name: input.name,
-        description: input.description ?? '',
-        keyHash: hashApiKey(value, config.API_KEY_PEPPER),
-        keyLast4: value.slice(-4),
-        status: 'ACTIVE',
-      });
-    });
-    return toView(row, value);
+  if (key.status !== 'ACTIVE') return null;
+  assertAccessAllowed({ merchantStatus: key.merchantStatus });
+  if (now() - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+    // At most one write per key per minute per process; a racing process writes the same value.
+    key.lastUsedAt = now();
+    await apiKeysStore(knex).touchLastUsed(key.id, new Date(key.lastUsedAt));
   }
-
-  /** Newest first, values masked. */
-  async function list(merchantId: string): Promise<ApiKeyView[]> {
-    const rows = await apiKeysStore(knex).listOf(merchantId);
-    return rows.map((r) => ({ ...toView(r, maskApiKey(r.keyLast4)), lastUsedAt: iso(r.lastUsedAt) }));
-  }
-
-  /** Deletes the merchant's key; another merchant's id is indistinguishable from an unknown one. */
-  async function remove(merchantId: string, id: string): Promise<void> {
-    const marker = invalidation.newMarker();
-    const seen = invalidation.waitForMarker(marker);
-    const deleted = await knex.transaction(async (trx) => {
-      const n = await apiKeysStore(trx).deleteOf(merchantId, id);
-      if (n > 0) await sendMarker(trx, marker);
-      return n;
-    });
-    invalidation.bump();
-    if (deleted === 0) throw notFound('API key not found');
-    await seen;
-  }
-
-  /**
-   * The caller behind an API key value, or null (→ 401) when no such key exists; throws 403 when
-   * the key's merchant is suspended (docs/api.md "Auth hardening"). One indexed read joins the key to its
-   * merchant, cached until a key or merchant changes (the notification drops the entry when the
-   * suspension commits), so suspension takes effect on the very next request.
-   */
-  /** The principal for a presented key value, else null; throws 403 for a suspended merchant. */
-  function authenticate(value: string): Promise<Principal | null> {
-    return authenticatePresented(value, apiKeyFingerprint(value));
-  }
-
-  /**
-   * `authenticate` with the value's fingerprint already taken (the middleware takes it once per
-   * request for the rate limit too): the cache is keyed by it, and the stored form, the HMAC with
-   * the pepper, is computed only when the cache has no entry.
-   */
-  async function authenticatePresented(value: string, fingerprint: string): Promise<Principal | null> {
-    const generation = invalidation.generation();
-    let key = invalidation.live() ? cache.get(fingerprint) : undefined;
-    if (key && key.generation !== generation) key = undefined;
-    if (!key) {
-      const row = await apiKeysStore(knex).findForAuth(hashApiKey(value, config.API_KEY_PEPPER));
-      if (!row) {
-        cache.delete(fingerprint);
-        return null;
-      }
-      key = {
-        // The generation read before the query: a change that committed meanwhile makes this entry stale at once.
-        generation,
-        id: row.id,
-        merchantId: row.merchant_id,
-        status: row.status,
-        merchantStatus: row.merchant_status,
-        lastUsedAt: row.last_used_at ? new Date(row.last_used_at).getTime() : 0,
-      };
-      cache.set(fingerprint, key);
-    }
-    if (key.status !== 'ACTIVE') return null;
-    assertAccessAllowed({ merchantStatus: key.merchantStatus });
-    if (now() - key.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-      // At most one write per key per minute per process; a racing process writes the same value.
-      key.lastUsedAt = now();
-      await apiKeysStore(knex).touchLastUsed(key.id, new Date(key.lastUsedAt));
-    }
-    return { kind: 'apiKey', apiKeyId: key.id, merchantId: key.merchantId, role: 'USER' };
-  }
-
-  return { create, list, remove, authenticate, authenticatePresented };
+  return { kind: 'apiKey', apiKeyId: key.id, merchantId: key.merchantId, role: 'USER' };
 }
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>;

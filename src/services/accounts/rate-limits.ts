@@ -71,25 +71,74 @@ interface InMemoryBlocks {
 const secondsUntil = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
 export function createLimiter(knex: Knex, opts: LimiterOptions): Limiter {
-  // The allowance is part of the key: processes configured alike share counts, while a limiter
-  // with other numbers (a rolling configuration change, a test) does not read them as its own.
-  const keyPrefix = `${opts.name}:${opts.points}/${opts.windowSeconds}`;
-  const common = { keyPrefix, points: opts.points, duration: opts.windowSeconds };
-  const store = new RateLimiterPostgres({
-    ...common,
-    storeClient: knex,
-    storeType: 'knex',
-    tableName: RATE_LIMIT_TABLE,
-    // Created by the migrations, not by the library at run time.
-    tableCreated: true,
-    // Remember a spent key in memory for the rest of its window (no further upserts for it).
-    inMemoryBlockOnConsumed: opts.points,
-    insuranceLimiter: new RateLimiterMemory(common),
-  });
+  return new SharedLimiter(knex, opts);
+}
 
-  const direct = async (key: string, points: number): Promise<LimitOutcome> => {
+/** The shared counter, with its in-memory leases when `lease` > 1 (see the top of this file). */
+class SharedLimiter implements Limiter {
+  private readonly store: RateLimiterPostgres;
+  private readonly chunk: number;
+  private readonly leases = new Map<string, Lease>();
+  /** One chunk request per key at a time: concurrent requests wait for it instead of each taking a chunk. */
+  private readonly taking = new Map<string, Promise<void>>();
+  /**
+   * When a lease is down to this many points, the next chunk is taken in the background
+   * (docs/performance.md "Where a read's time goes"), so that requests do not all wait on the upsert's
+   * round trip each time a chunk runs out. It is kept beside the current lease, never merged
+   * into it: a chunk of a later window must not be spent in an earlier one, nor the reverse.
+   */
+  private readonly refillAt: number;
+
+  constructor(
+    knex: Knex,
+    private readonly opts: LimiterOptions,
+  ) {
+    // The allowance is part of the key: processes configured alike share counts, while a limiter
+    // with other numbers (a rolling configuration change, a test) does not read them as its own.
+    const keyPrefix = `${opts.name}:${opts.points}/${opts.windowSeconds}`;
+    const common = { keyPrefix, points: opts.points, duration: opts.windowSeconds };
+    this.store = new RateLimiterPostgres({
+      ...common,
+      storeClient: knex,
+      storeType: 'knex',
+      tableName: RATE_LIMIT_TABLE,
+      // Created by the migrations, not by the library at run time.
+      tableCreated: true,
+      // Remember a spent key in memory for the rest of its window (no further upserts for it).
+      inMemoryBlockOnConsumed: opts.points,
+      insuranceLimiter: new RateLimiterMemory(common),
+    });
+    this.chunk = Math.max(1, Math.min(opts.lease ?? 1, opts.points));
+    this.refillAt = Math.floor(this.chunk / 4);
+    // Leases of past windows are dropped as the map is used; this bounds it in between.
+    setInterval(() => this.sweep(), 10_000).unref();
+  }
+
+  async consume(key: string, points = 1): Promise<LimitOutcome> {
+    return this.chunk > 1 ? this.leased(key, points) : this.direct(key, points);
+  }
+
+  consumeHeld(key: string): LimitOutcome | null {
+    return this.chunk > 1 ? this.fromLease(key) : null;
+  }
+
+  async reward(key: string, points = 1): Promise<void> {
+    await this.store.reward(key, points);
+  }
+
+  async reset(key: string): Promise<void> {
+    this.leases.delete(key);
+    await this.store.delete(key);
+  }
+
+  knownBlockedSeconds(key: string): number {
+    const ms = (this.store as unknown as InMemoryBlocks).getInMemoryBlockMsBeforeExpire(this.store.getKey(key));
+    return ms > 0 ? secondsUntil(ms) : 0;
+  }
+
+  private async direct(key: string, points: number): Promise<LimitOutcome> {
     try {
-      const res = await store.consume(key, points);
+      const res = await this.store.consume(key, points);
       return { allowed: true, remaining: res.remainingPoints };
     } catch (err) {
       // The library rejects with a RateLimiterRes when refused; anything else is a real failure
@@ -97,41 +146,29 @@ export function createLimiter(knex: Knex, opts: LimiterOptions): Limiter {
       if (err instanceof RateLimiterRes) return { allowed: false, retryAfterSeconds: secondsUntil(err.msBeforeNext) };
       throw err;
     }
-  };
-
-  const chunk = Math.max(1, Math.min(opts.lease ?? 1, opts.points));
-  const leases = new Map<string, Lease>();
-  /** One chunk request per key at a time: concurrent requests wait for it instead of each taking a chunk. */
-  const taking = new Map<string, Promise<void>>();
-
-  /**
-   * When a lease is down to this many points, the next chunk is taken in the background
-   * (docs/performance.md "Where a read's time goes"), so that requests do not all wait on the upsert's
-   * round trip each time a chunk runs out. It is kept beside the current lease, never merged
-   * into it: a chunk of a later window must not be spent in an earlier one, nor the reverse.
-   */
-  const refillAt = Math.floor(chunk / 4);
-
-  /** A chunk just counted in the shared table: the current lease if none is live, else the next one. */
-  function hold(key: string, lease: Lease): void {
-    const current = live(leases.get(key), Date.now());
-    if (current && current.left > 0) current.next = lease;
-    else leases.set(key, lease);
   }
 
-  async function takeChunk(key: string): Promise<LimitOutcome | null> {
+  /** A chunk just counted in the shared table: the current lease if none is live, else the next one. */
+  private hold(key: string, lease: Lease): void {
+    const current = live(this.leases.get(key), Date.now());
+    if (current && current.left > 0) current.next = lease;
+    else this.leases.set(key, lease);
+  }
+
+  private async takeChunk(key: string): Promise<LimitOutcome | null> {
+    const chunk = this.chunk;
     try {
-      const res = await store.consume(key, chunk);
-      hold(key, { left: chunk, until: Date.now() + res.msBeforeNext });
+      const res = await this.store.consume(key, chunk);
+      this.hold(key, { left: chunk, until: Date.now() + res.msBeforeNext });
       return null;
     } catch (err) {
       if (!(err instanceof RateLimiterRes)) throw err;
       // Refused as a whole chunk: take what was left before it (counted, since the store added
       // the chunk), if anything.
-      const left = Math.min(chunk, opts.points - (err.consumedPoints - chunk));
+      const left = Math.min(chunk, this.opts.points - (err.consumedPoints - chunk));
       // (A refusal from the in-memory block reports no consumed points: nothing was counted, nothing is left.)
       if (left > 0 && err.consumedPoints > 0) {
-        hold(key, { left, until: Date.now() + err.msBeforeNext });
+        this.hold(key, { left, until: Date.now() + err.msBeforeNext });
         return null;
       }
       return { allowed: false, retryAfterSeconds: secondsUntil(err.msBeforeNext) };
@@ -139,85 +176,64 @@ export function createLimiter(knex: Knex, opts: LimiterOptions): Limiter {
   }
 
   /** One chunk request per key at a time; whoever needs points meanwhile waits for it. */
-  function take(key: string): Promise<LimitOutcome | null> {
-    const p = takeChunk(key);
+  private take(key: string): Promise<LimitOutcome | null> {
+    const p = this.takeChunk(key);
     const settled = p.then(
       () => undefined,
       () => undefined,
     );
-    taking.set(key, settled);
+    this.taking.set(key, settled);
     void settled.then(() => {
-      if (taking.get(key) === settled) taking.delete(key);
+      if (this.taking.get(key) === settled) this.taking.delete(key);
     });
     return p;
   }
 
-  /** The first lease of the chain that is in its window and has points left. */
-  function live(lease: Lease | undefined, now: number): Lease | undefined {
-    let l = lease;
-    while (l && (l.left <= 0 || now >= l.until)) l = l.next;
-    return l;
-  }
-
-  function fromLease(key: string): LimitOutcome | null {
-    const first = leases.get(key);
+  private fromLease(key: string): LimitOutcome | null {
+    const first = this.leases.get(key);
     if (!first) return null;
     const lease = live(first, Date.now());
     if (lease !== first) {
-      if (lease) leases.set(key, lease);
-      else leases.delete(key);
+      if (lease) this.leases.set(key, lease);
+      else this.leases.delete(key);
     }
     if (!lease) return null;
     lease.left--;
-    if (lease.left <= refillAt && !lease.next && !taking.has(key)) {
+    if (lease.left <= this.refillAt && !lease.next && !this.taking.has(key)) {
       // A failure here is met again, and reported, by the request that needs the points.
-      take(key).catch(() => undefined);
+      this.take(key).catch(() => undefined);
     }
     return { allowed: true, remaining: lease.left };
   }
 
-  async function leased(key: string, points: number): Promise<LimitOutcome> {
-    if (points !== 1) return direct(key, points);
+  private async leased(key: string, points: number): Promise<LimitOutcome> {
+    if (points !== 1) return this.direct(key, points);
     for (;;) {
-      const held = fromLease(key);
+      const held = this.fromLease(key);
       if (held) return held;
-      const pending = taking.get(key);
+      const pending = this.taking.get(key);
       if (pending) {
         await pending;
         continue;
       }
-      const refused = await take(key);
+      const refused = await this.take(key);
       if (refused) return refused;
     }
   }
-  // Leases of past windows are dropped as the map is used; this bounds it in between.
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [k, l] of leases) {
-      const current = live(l, now);
-      if (!current) leases.delete(k);
-      else if (current !== l) leases.set(k, current);
-    }
-  }, 10_000);
-  sweep.unref();
 
-  return {
-    async consume(key, points = 1) {
-      return chunk > 1 ? leased(key, points) : direct(key, points);
-    },
-    consumeHeld(key) {
-      return chunk > 1 ? fromLease(key) : null;
-    },
-    async reward(key, points = 1) {
-      await store.reward(key, points);
-    },
-    async reset(key) {
-      leases.delete(key);
-      await store.delete(key);
-    },
-    knownBlockedSeconds(key) {
-      const ms = (store as unknown as InMemoryBlocks).getInMemoryBlockMsBeforeExpire(store.getKey(key));
-      return ms > 0 ? secondsUntil(ms) : 0;
-    },
-  };
+  private sweep(): void {
+    const now = Date.now();
+    for (const [k, l] of this.leases) {
+      const current = live(l, now);
+      if (!current) this.leases.delete(k);
+      else if (current !== l) this.leases.set(k, current);
+    }
+  }
+}
+
+/** The first lease of the chain that is in its window and has points left. */
+function live(lease: Lease | undefined, now: number): Lease | undefined {
+  let l = lease;
+  while (l && (l.left <= 0 || now >= l.until)) l = l.next;
+  return l;
 }

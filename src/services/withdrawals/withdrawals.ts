@@ -16,6 +16,7 @@ import { newId } from '../../lib/ids';
 import { keyedGroupCommit } from '../../lib/group-commit';
 import { conflict, invalid, notFound } from '../../lib/errors';
 import { merchantsStore } from '../../stores/merchants';
+import { bindContext } from '../../lib/bind-context';
 import { withdrawalsStore, type WithdrawalRow } from '../../stores/withdrawals';
 import type { WithdrawalWorkflows } from '../../temporal/clients/withdrawal';
 import type { CreateWithdrawalBody, ListWithdrawalsQuery } from '../../contracts/withdrawals';
@@ -70,165 +71,185 @@ interface Debited {
   debitTransactionId: string;
 }
 
-export function createWithdrawalsService(deps: { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows }) {
-  const { knex, logger, workflows } = deps;
-  const store = withdrawalsStore(knex);
-  const merchants = merchantsStore(knex);
+type WithdrawalsDeps = { knex: Knex; logger: Logger; workflows: WithdrawalWorkflows };
+/** What every operation reads: the dependencies, the stores and the debits' group commit. */
+type WithdrawalsCtx = WithdrawalsDeps & {
+  store: ReturnType<typeof withdrawalsStore>;
+  merchants: ReturnType<typeof merchantsStore>;
+  debitTogether: ReturnType<typeof keyedGroupCommit<DebitRequest, Debited | null>>;
+};
 
-  /** Each unmet prerequisite is named: KYC approved, merchant ACTIVE, acquirer account configured. */
-  async function prerequisites(trx: Knex.Transaction, merchantId: string): Promise<void> {
-    const merchant = await merchantsStore(trx).findById(merchantId);
-    if (!merchant) throw notFound('Merchant not found');
-    const missing: string[] = [];
-    if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
-    if (merchant.status !== 'ACTIVE') missing.push('merchant is not ACTIVE');
-    if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
-    if (missing.length > 0) throw invalid(`Cannot withdraw: ${missing.join('; ')}`);
-  }
+export function createWithdrawalsService(deps: WithdrawalsDeps) {
+  const { knex } = deps;
+  const ctx: WithdrawalsCtx = {
+    ...deps,
+    store: withdrawalsStore(knex),
+    merchants: merchantsStore(knex),
+    debitTogether: keyedGroupCommit<DebitRequest, Debited | null>((merchantId, requests) =>
+      debitBatch(knex, merchantId, requests),
+    ),
+  };
+  return bindContext(ctx, { create, list, get });
+}
 
-  /**
-   * Inserts the rows and posts the guarded debits of all of one merchant's requests that arrive
-   * together, in one transaction that commits once (docs/performance.md "One merchant's payouts"):
-   * the merchant's prerequisites once (an unmet one refuses the whole batch, as it would each of
-   * its requests), the rows in one statement (before the balance row is locked), then every debit in one
-   * ledger batch, decided in arrival order; a refused one (no funds) takes back only its own row.
-   * Each answer carries the balance right after its own debit. null: the key was already taken.
-   */
-  const debitTogether = keyedGroupCommit<DebitRequest, Debited | null>((merchantId, requests) =>
-    knex.transaction(async (trx) => {
-      await prerequisites(trx, merchantId);
-      const rowsStore = withdrawalsStore(trx);
-      const results = new Map<string, Debited | null | Error>();
-      let round: readonly DebitRequest[] = requests;
-      while (round.length > 0) {
-        const rows = await rowsStore.insertManyUnlessKeyTaken(
-          round.map((r) => ({
-            id: r.id,
-            merchantId,
-            amount: r.input.amount,
-            description: r.input.description ?? null,
-            pixKeyType: r.input.pixKeyType,
-            pixKey: r.input.pixKey,
-            idempotencyKey: r.idempotencyKey,
-            requestHash: r.fingerprint,
-          })),
-        );
-        const inserted = new Map(rows.map((row) => [row.id, row]));
-        for (const r of round) if (!inserted.has(r.id)) results.set(r.id, null);
-        const debiting = round.filter((r) => inserted.has(r.id));
-        // The guarded debits: available never goes below zero whatever the concurrency, each
-        // posted once under `withdrawal:<id>:debit`.
-        const outcomes = await ledger.postBatch(
-          trx,
+/** Each unmet prerequisite is named: KYC approved, merchant ACTIVE, acquirer account configured. */
+async function prerequisites(trx: Knex.Transaction, merchantId: string): Promise<void> {
+  const merchant = await merchantsStore(trx).findById(merchantId);
+  if (!merchant) throw notFound('Merchant not found');
+  const missing: string[] = [];
+  if (merchant.kycStatus !== 'APPROVED') missing.push('KYC not approved');
+  if (merchant.status !== 'ACTIVE') missing.push('merchant is not ACTIVE');
+  if (!merchant.acquirerAccountId) missing.push('acquirer account not configured');
+  if (missing.length > 0) throw invalid(`Cannot withdraw: ${missing.join('; ')}`);
+}
+
+/**
+ * One group commit of a merchant's withdrawal requests (src/lib/group-commit.ts): the rows and
+ * their guarded debits in one transaction; null for a request whose idempotency key was taken, an
+ * error for one the balance refused.
+ */
+async function debitBatch(
+  knex: Knex,
+  merchantId: string,
+  requests: readonly DebitRequest[],
+): Promise<Array<Debited | null | Error>> {
+  return knex.transaction(async (trx) => {
+    await prerequisites(trx, merchantId);
+    const rowsStore = withdrawalsStore(trx);
+    const results = new Map<string, Debited | null | Error>();
+    let round: readonly DebitRequest[] = requests;
+    while (round.length > 0) {
+      const rows = await rowsStore.insertManyUnlessKeyTaken(
+        round.map((r) => ({
+          id: r.id,
           merchantId,
-          debiting.map((r) => ledger.withdrawalDebit({ withdrawalId: r.id, merchantId, amount: r.input.amount })),
-        );
-        const refused = debiting.filter((_, i) => {
-          const o = outcomes[i];
-          return o === undefined || 'refused' in o;
-        });
-        if (refused.length > 0) await rowsStore.deleteUncommitted(refused.map((r) => r.id));
-        // Pending and blocked are not locked by the debits; read once, after them.
-        const rest = debiting.length > refused.length ? await ledger.getBalance(trx, merchantId) : null;
-        const refusedKeys = new Set<string>();
-        debiting.forEach((r, i) => {
-          const o = outcomes[i];
-          if (o && 'posted' in o && rest) {
-            const available = o.balancesAfter.get('available') ?? 0;
-            const balance = { ...rest, available, total: available + rest.pending + rest.blocked };
-            results.set(r.id, {
-              row: inserted.get(r.id) as WithdrawalRow,
-              balance,
-              debitTransactionId: o.posted.transactionId,
-            });
-            return;
-          }
-          if (r.idempotencyKey) refusedKeys.add(r.idempotencyKey);
-          results.set(r.id, invalid('Insufficient available balance for this withdrawal', 'insufficient_balance'));
-        });
-        // A twin that lost its key to a request of this round that was then refused takes the key
-        // now, as it would once that request's own transaction had rolled back.
-        round = round.filter(
-          (r) => results.get(r.id) === null && r.idempotencyKey !== null && refusedKeys.has(r.idempotencyKey),
-        );
-      }
-      return requests.map((r) => results.get(r.id) ?? null);
-    }),
-  );
+          amount: r.input.amount,
+          description: r.input.description ?? null,
+          pixKeyType: r.input.pixKeyType,
+          pixKey: r.input.pixKey,
+          idempotencyKey: r.idempotencyKey,
+          requestHash: r.fingerprint,
+        })),
+      );
+      const inserted = new Map(rows.map((row) => [row.id, row]));
+      for (const r of round) if (!inserted.has(r.id)) results.set(r.id, null);
+      const debiting = round.filter((r) => inserted.has(r.id));
+      // The guarded debits: available never goes below zero whatever the concurrency, each
+      // posted once under `withdrawal:<id>:debit`.
+      const outcomes = await ledger.postBatch(
+        trx,
+        merchantId,
+        debiting.map((r) => ledger.withdrawalDebit({ withdrawalId: r.id, merchantId, amount: r.input.amount })),
+      );
+      const refused = debiting.filter((_, i) => {
+        const o = outcomes[i];
+        return o === undefined || 'refused' in o;
+      });
+      if (refused.length > 0) await rowsStore.deleteUncommitted(refused.map((r) => r.id));
+      // Pending and blocked are not locked by the debits; read once, after them.
+      const rest = debiting.length > refused.length ? await ledger.getBalance(trx, merchantId) : null;
+      const refusedKeys = new Set<string>();
+      debiting.forEach((r, i) => {
+        const o = outcomes[i];
+        if (o && 'posted' in o && rest) {
+          const available = o.balancesAfter.get('available') ?? 0;
+          const balance = { ...rest, available, total: available + rest.pending + rest.blocked };
+          results.set(r.id, {
+            row: inserted.get(r.id) as WithdrawalRow,
+            balance,
+            debitTransactionId: o.posted.transactionId,
+          });
+          return;
+        }
+        if (r.idempotencyKey) refusedKeys.add(r.idempotencyKey);
+        results.set(r.id, invalid('Insufficient available balance for this withdrawal', 'insufficient_balance'));
+      });
+      // A twin that lost its key to a request of this round that was then refused takes the key
+      // now, as it would once that request's own transaction had rolled back.
+      round = round.filter(
+        (r) => results.get(r.id) === null && r.idempotencyKey !== null && refusedKeys.has(r.idempotencyKey),
+      );
+    }
+    return requests.map((r) => results.get(r.id) ?? null);
+  });
+}
 
-  /** The withdrawal a key made; 422 when it was made from another body. */
-  async function replayOf(
-    merchantId: string,
-    key: string,
-    fingerprint: Buffer,
-  ): Promise<CreateWithdrawalResult | null> {
-    const row = await store.findByIdempotencyKey(merchantId, key);
-    if (!row) return null;
-    assertSameRequest(key, row.request_hash, fingerprint);
-    return {
-      replay: true,
-      message: 'Withdrawal already requested with this idempotency key',
-      withdraw: view(row),
-      balance: await ledger.getBalance(knex, merchantId),
-    };
+/** The withdrawal a key made; 422 when it was made from another body. */
+async function replayOf(
+  ctx: WithdrawalsCtx,
+  merchantId: string,
+  key: string,
+  fingerprint: Buffer,
+): Promise<CreateWithdrawalResult | null> {
+  const { store, knex } = ctx;
+  const row = await store.findByIdempotencyKey(merchantId, key);
+  if (!row) return null;
+  assertSameRequest(key, row.request_hash, fingerprint);
+  return {
+    replay: true,
+    message: 'Withdrawal already requested with this idempotency key',
+    withdraw: view(row),
+    balance: await ledger.getBalance(knex, merchantId),
+  };
+}
+
+export async function create(
+  ctx: WithdrawalsCtx,
+  merchantId: string,
+  input: CreateWithdrawalBody,
+  idempotencyKey?: string,
+): Promise<CreateWithdrawalResult> {
+  const { debitTogether, workflows, logger } = ctx;
+  const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
+  if (idempotencyKey && fingerprint) {
+    const replay = await replayOf(ctx, merchantId, idempotencyKey, fingerprint);
+    if (replay) return replay;
   }
 
-  async function create(
-    merchantId: string,
-    input: CreateWithdrawalBody,
-    idempotencyKey?: string,
-  ): Promise<CreateWithdrawalResult> {
-    const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
-    if (idempotencyKey && fingerprint) {
-      const replay = await replayOf(merchantId, idempotencyKey, fingerprint);
+  const created = await debitTogether(merchantId, {
+    id: newId('wd'),
+    input,
+    idempotencyKey: idempotencyKey ?? null,
+    fingerprint,
+  });
+
+  if (!created) {
+    // Lost the race for this key to a request that committed: answer with its withdrawal.
+    const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
+    for (;;) {
+      const replay = await replayOf(ctx, merchantId, idempotencyKey as string, fingerprint as Buffer);
       if (replay) return replay;
+      if (Date.now() > deadline)
+        throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
+      await new Promise((r) => setTimeout(r, 50));
     }
-
-    const created = await debitTogether(merchantId, {
-      id: newId('wd'),
-      input,
-      idempotencyKey: idempotencyKey ?? null,
-      fingerprint,
-    });
-
-    if (!created) {
-      // Lost the race for this key to a request that committed: answer with its withdrawal.
-      const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
-      for (;;) {
-        const replay = await replayOf(merchantId, idempotencyKey as string, fingerprint as Buffer);
-        if (replay) return replay;
-        if (Date.now() > deadline)
-          throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-
-    recordWithdrawal('requested');
-    // Committed: the money is in transit. If Temporal cannot take the start now the merchant still
-    // gets the 201; the reconciler starts the saga of every PROCESSING withdrawal.
-    try {
-      await workflows.start({ id: created.row.id, merchantId, debitTransactionId: created.debitTransactionId });
-    } catch (err) {
-      logger.error({ withdrawalId: created.row.id, err: errorMessage(err) }, 'withdrawal workflow not started');
-    }
-    return { replay: false, message: 'Withdrawal requested', withdraw: view(created.row), balance: created.balance };
   }
 
-  async function list(merchantId: string, q: ListWithdrawalsQuery) {
-    if (!(await merchants.findById(merchantId))) throw notFound('Merchant not found');
-    const { rows, total } = await store.page(merchantId, { limit: q.limit, offset: (q.page - 1) * q.limit });
-    assertPageWithinDepth(q.page, q.limit, total);
-    return { page: q.page, limit: q.limit, total, withdrawals: rows.map(listItem) };
+  recordWithdrawal('requested');
+  // Committed: the money is in transit. If Temporal cannot take the start now the merchant still
+  // gets the 201; the reconciler starts the saga of every PROCESSING withdrawal.
+  try {
+    await workflows.start({ id: created.row.id, merchantId, debitTransactionId: created.debitTransactionId });
+  } catch (err) {
+    logger.error({ withdrawalId: created.row.id, err: errorMessage(err) }, 'withdrawal workflow not started');
   }
+  return { replay: false, message: 'Withdrawal requested', withdraw: view(created.row), balance: created.balance };
+}
 
-  /** Another merchant's withdrawal is not found, like an unknown id. */
-  async function get(merchantId: string, id: string): Promise<WithdrawalListItem> {
-    const row = await store.findForMerchant(merchantId, id);
-    if (!row) throw notFound('Withdrawal not found');
-    return listItem(row);
-  }
+export async function list(ctx: WithdrawalsCtx, merchantId: string, q: ListWithdrawalsQuery) {
+  const { merchants, store } = ctx;
+  if (!(await merchants.findById(merchantId))) throw notFound('Merchant not found');
+  const { rows, total } = await store.page(merchantId, { limit: q.limit, offset: (q.page - 1) * q.limit });
+  assertPageWithinDepth(q.page, q.limit, total);
+  return { page: q.page, limit: q.limit, total, withdrawals: rows.map(listItem) };
+}
 
-  return { create, list, get };
+/** Another merchant's withdrawal is not found, like an unknown id. */
+export async function get(ctx: WithdrawalsCtx, merchantId: string, id: string): Promise<WithdrawalListItem> {
+  const { store } = ctx;
+  const row = await store.findForMerchant(merchantId, id);
+  if (!row) throw notFound('Withdrawal not found');
+  return listItem(row);
 }
 
 export type WithdrawalsService = ReturnType<typeof createWithdrawalsService>;
