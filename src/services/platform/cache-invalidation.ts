@@ -70,7 +70,7 @@ const shared = new WeakMap<Knex, CacheInvalidation>();
 export function cacheInvalidation(knex: Knex): CacheInvalidation {
   let inv = shared.get(knex);
   if (!inv) {
-    inv = startListener(knex);
+    inv = new Listener(knex);
     shared.set(knex, inv);
   }
   return inv;
@@ -83,146 +83,159 @@ export async function stopCacheInvalidation(knex: Knex): Promise<void> {
   await inv?.stop();
 }
 
-function startListener(knex: Knex): CacheInvalidation {
-  let gen = 0;
-  let listening = false;
-  let stopped = false;
-  let conn: PgClient | null = null;
-  let reconnect: NodeJS.Timeout | undefined;
-  const self = crypto.randomUUID();
+/** One process's LISTEN connection, its generation and its markers in flight (see the top of this file). */
+class Listener implements CacheInvalidation {
+  private gen = 0;
+  private listening = false;
+  private stopped = false;
+  private conn: PgClient | null = null;
+  private reconnect: NodeJS.Timeout | undefined;
+  private readonly self = crypto.randomUUID();
   /** This process's markers in flight: their own receipt, and the other listeners' acknowledgements. */
-  const waiters = new Map<string, { seen(): void; acked(peer: string): void; cancel(): void }>();
+  private readonly waiters = new Map<string, MarkerWaiter>();
+
+  constructor(private readonly knex: Knex) {
+    void this.connect();
+  }
+
+  generation = (): number => this.gen;
+  live = (): boolean => this.listening;
+  newMarker = (): string => crypto.randomUUID();
+  bump = (): void => void this.gen++;
+
+  async barrier(timeoutMs = 2_000): Promise<boolean> {
+    if (!this.listening) return false;
+    const marker = crypto.randomUUID();
+    const seen = this.waitForMarker(marker, timeoutMs);
+    await this.knex.raw(...markerSql(marker));
+    return seen;
+  }
+
+  waitForMarker(marker: string, timeoutMs = 2_000): Promise<boolean> {
+    if (!this.listening) return Promise.resolve(false);
+    // Read before the change commits (the caller awaits after): the listeners that may hold
+    // entries from before it. One that starts listening later starts with nothing cached.
+    const expected = this.peers();
+    return new Promise<boolean>((resolve) => {
+      let seen = false;
+      let waitingFor: Set<string> | undefined;
+      const acked = new Set<string>();
+      const finish = (ok: boolean): void => {
+        clearTimeout(timer);
+        this.waiters.delete(marker);
+        resolve(ok);
+      };
+      const check = (): void => {
+        if (seen && waitingFor && [...waitingFor].every((p) => acked.has(p))) finish(true);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      this.waiters.set(marker, {
+        seen: () => {
+          seen = true;
+          check();
+        },
+        acked: (peer) => {
+          acked.add(peer);
+          check();
+        },
+        cancel: () => finish(false),
+      });
+      expected.then(
+        (ids) => {
+          waitingFor = new Set(ids);
+          check();
+        },
+        () => finish(false),
+      );
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.listening = false;
+    this.gen++;
+    if (this.reconnect) clearTimeout(this.reconnect);
+    const c = this.conn;
+    this.conn = null;
+    for (const w of [...this.waiters.values()]) w.cancel();
+    if (c) await (this.knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
+  }
 
   /** The other processes listening on this database now (their ids). */
-  async function peers(): Promise<string[]> {
-    const { rows } = (await knex.raw(
+  private async peers(): Promise<string[]> {
+    const { rows } = (await this.knex.raw(
       `select substr(application_name, ?) as id from pg_stat_activity
         where datname = current_database() and application_name like ? and application_name <> ?`,
-      [LISTENER_NAME.length + 1, `${LISTENER_NAME}%`, `${LISTENER_NAME}${self}`],
+      [LISTENER_NAME.length + 1, `${LISTENER_NAME}%`, `${LISTENER_NAME}${this.self}`],
     )) as { rows: Array<{ id: string }> };
     return rows.map((r) => r.id);
   }
 
-  const lost = (c: PgClient): void => {
-    if (conn !== c) return;
-    conn = null;
-    listening = false;
-    gen++;
-    void (knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
-    if (!stopped) {
-      reconnect = setTimeout(() => void connect(), RECONNECT_MS);
-      reconnect.unref();
-    }
-  };
+  private lost(c: PgClient): void {
+    if (this.conn !== c) return;
+    this.conn = null;
+    this.listening = false;
+    this.gen++;
+    void (this.knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
+    this.retryLater();
+  }
 
-  async function connect(): Promise<void> {
+  private retryLater(): void {
+    if (this.stopped) return;
+    this.reconnect = setTimeout(() => void this.connect(), RECONNECT_MS);
+    this.reconnect.unref();
+  }
+
+  private async connect(): Promise<void> {
     let c: PgClient;
     try {
-      c = (await knex.client.acquireRawConnection()) as PgClient;
+      c = (await this.knex.client.acquireRawConnection()) as PgClient;
     } catch {
-      if (!stopped) {
-        reconnect = setTimeout(() => void connect(), RECONNECT_MS);
-        reconnect.unref();
-      }
+      this.retryLater();
       return;
     }
-    if (stopped) {
-      await (knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
+    if (this.stopped) {
+      await (this.knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
       return;
     }
-    conn = c;
+    this.conn = c;
     // The listener never keeps a process alive on its own (a script that destroys its knex and
     // ends must exit); servers and pools hold the process while it has work.
     (c as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
-    c.on('notification', (msg) => {
-      // Dropped first: an acknowledgement below promises that this process's caches are clean.
-      gen++;
-      const payload = msg.payload ?? '';
-      if (payload.startsWith('marker:')) {
-        const marker = payload.slice(7);
-        const own = waiters.get(marker);
-        if (own) own.seen();
-        else void c.query('select pg_notify($1, $2)', [CACHE_CHANNEL, `ack:${marker}:${self}`]).catch(() => undefined);
-      } else if (payload.startsWith('ack:')) {
-        const [, marker = '', peer = ''] = payload.split(':');
-        waiters.get(marker)?.acked(peer);
-      }
-    });
-    c.on('error', () => lost(c));
-    c.on('end', () => lost(c));
+    c.on('notification', (msg) => this.notified(c, msg.payload ?? ''));
+    c.on('error', () => this.lost(c));
+    c.on('end', () => this.lost(c));
     try {
       await c.query(`LISTEN ${CACHE_CHANNEL}`);
       // Named only now that LISTEN is in effect: a writer waits for the listeners it can see.
-      await c.query('select set_config($1, $2, false)', ['application_name', `${LISTENER_NAME}${self}`]);
+      await c.query('select set_config($1, $2, false)', ['application_name', `${LISTENER_NAME}${this.self}`]);
     } catch {
-      lost(c);
+      this.lost(c);
       return;
     }
     // Anything cached before LISTEN took effect may have missed a notification.
-    gen++;
-    listening = conn === c;
+    this.gen++;
+    this.listening = this.conn === c;
   }
-  void connect();
 
-  return {
-    generation: () => gen,
-    live: () => listening,
-    newMarker: () => crypto.randomUUID(),
-    bump: () => void gen++,
-    async barrier(timeoutMs = 2_000) {
-      if (!listening) return false;
-      const marker = crypto.randomUUID();
-      const seen = this.waitForMarker(marker, timeoutMs);
-      await knex.raw(...markerSql(marker));
-      return seen;
-    },
-    waitForMarker(marker, timeoutMs = 2_000) {
-      if (!listening) return Promise.resolve(false);
-      // Read before the change commits (the caller awaits after): the listeners that may hold
-      // entries from before it. One that starts listening later starts with nothing cached.
-      const expected = peers();
-      return new Promise<boolean>((resolve) => {
-        let seen = false;
-        let waitingFor: Set<string> | undefined;
-        const acked = new Set<string>();
-        const finish = (ok: boolean): void => {
-          clearTimeout(timer);
-          waiters.delete(marker);
-          resolve(ok);
-        };
-        const check = (): void => {
-          if (seen && waitingFor && [...waitingFor].every((p) => acked.has(p))) finish(true);
-        };
-        const timer = setTimeout(() => finish(false), timeoutMs);
-        waiters.set(marker, {
-          seen: () => {
-            seen = true;
-            check();
-          },
-          acked: (peer) => {
-            acked.add(peer);
-            check();
-          },
-          cancel: () => finish(false),
-        });
-        expected.then(
-          (ids) => {
-            waitingFor = new Set(ids);
-            check();
-          },
-          () => finish(false),
-        );
-      });
-    },
-    async stop() {
-      stopped = true;
-      listening = false;
-      gen++;
-      if (reconnect) clearTimeout(reconnect);
-      const c = conn;
-      conn = null;
-      for (const w of [...waiters.values()]) w.cancel();
-      if (c) await (knex.client.destroyRawConnection(c) as Promise<void>).catch(() => undefined);
-    },
-  };
+  private notified(c: PgClient, payload: string): void {
+    // Dropped first: an acknowledgement below promises that this process's caches are clean.
+    this.gen++;
+    if (payload.startsWith('marker:')) {
+      const marker = payload.slice(7);
+      const own = this.waiters.get(marker);
+      if (own) own.seen();
+      else
+        void c.query('select pg_notify($1, $2)', [CACHE_CHANNEL, `ack:${marker}:${this.self}`]).catch(() => undefined);
+    } else if (payload.startsWith('ack:')) {
+      const [, marker = '', peer = ''] = payload.split(':');
+      this.waiters.get(marker)?.acked(peer);
+    }
+  }
+}
+
+interface MarkerWaiter {
+  seen(): void;
+  acked(peer: string): void;
+  cancel(): void;
 }

@@ -211,13 +211,17 @@ export function formatHistoryTable(rows: HistoryRow[]): string {
   return [line(header), ...cells.map(line)].join('\n');
 }
 
-function describeEvent(
-  a: HistoryEvent,
-  activities: Map<number, { name: string; attempt: number | null }>,
-): Omit<HistoryRow, 'time' | 'eventId' | 'eventType'> {
-  const none = { detail: '', attempt: null, failure: null };
-  const activity = (scheduledEventId: unknown) =>
-    activities.get(toNumber(scheduledEventId)) ?? { name: '', attempt: null };
+type EventDescription = Omit<HistoryRow, 'time' | 'eventId' | 'eventType'>;
+type ActivityNames = Map<number, { name: string; attempt: number | null }>;
+const NO_DETAIL: EventDescription = { detail: '', attempt: null, failure: null };
+
+function describeEvent(a: HistoryEvent, activities: ActivityNames): EventDescription {
+  return describeRunEvent(a) ?? describeActivityEvent(a, activities) ?? describeOtherEvent(a) ?? NO_DETAIL;
+}
+
+/** The run's own events: started, signaled, failed, continued, its workflow tasks. */
+function describeRunEvent(a: HistoryEvent): EventDescription | undefined {
+  const none = NO_DETAIL;
   if (a.workflowExecutionStartedEventAttributes) {
     const s = a.workflowExecutionStartedEventAttributes;
     return {
@@ -248,6 +252,13 @@ function describeEvent(
     return { ...none, attempt: a.workflowTaskScheduledEventAttributes.attempt ?? null };
   if (a.workflowTaskFailedEventAttributes)
     return { ...none, failure: failureMessage(a.workflowTaskFailedEventAttributes.failure) };
+  return undefined;
+}
+
+function describeActivityEvent(a: HistoryEvent, activities: ActivityNames): EventDescription | undefined {
+  const none = NO_DETAIL;
+  const activity = (scheduledEventId: unknown) =>
+    activities.get(toNumber(scheduledEventId)) ?? { name: '', attempt: null };
   if (a.activityTaskScheduledEventAttributes)
     return { ...none, detail: a.activityTaskScheduledEventAttributes.activityType?.name ?? '' };
   if (a.activityTaskStartedEventAttributes) {
@@ -275,6 +286,12 @@ function describeEvent(
     return { ...none, detail: activity(a.activityTaskCancelRequestedEventAttributes.scheduledEventId).name };
   if (a.activityTaskCanceledEventAttributes)
     return { ...none, detail: activity(a.activityTaskCanceledEventAttributes.scheduledEventId).name };
+  return undefined;
+}
+
+/** Timers, markers, signals to other workflows and child workflows. */
+function describeOtherEvent(a: HistoryEvent): EventDescription | undefined {
+  const none = NO_DETAIL;
   if (a.timerStartedEventAttributes) {
     const t = a.timerStartedEventAttributes;
     return { ...none, detail: `timer ${t.timerId ?? ''} (${formatDuration(t.startToFireTimeout)})` };
@@ -298,7 +315,7 @@ function describeEvent(
     const c = a.childWorkflowExecutionFailedEventAttributes;
     return { ...none, detail: c.workflowExecution?.workflowId ?? '', failure: failureMessage(c.failure) };
   }
-  return none;
+  return undefined;
 }
 
 /** A failure's message with its causes: `activity StartToClose timeout: connect ECONNREFUSED`. */

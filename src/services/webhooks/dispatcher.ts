@@ -35,143 +35,140 @@ export interface WebhookDispatcherDeps {
   parallelism?: number;
 }
 
-export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
-  const { knex, workflows, logger } = deps;
-  const batchSize = deps.batchSize ?? 200;
-  const parallelism = deps.parallelism ?? 8;
-  let stopped = false;
-  let dispatching: Promise<void> | null = null;
-  let dispatchAgain = false;
-  let reconciling: Promise<unknown> = Promise.resolve();
-  let listener: PgClient | null = null;
-  let reconnectTimer: NodeJS.Timeout | null = null;
-  const timers: NodeJS.Timeout[] = [];
+export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDispatcher {
+  return new WebhookDispatcher(deps);
+}
 
-  const markStarted = async (id: string): Promise<void> => {
-    await webhooksStore(knex).markWorkflowStarted(id);
-  };
+/** The dispatcher's state is its own: one pass at a time, its LISTEN connection, its timers. */
+export class WebhookDispatcher {
+  private readonly batchSize: number;
+  private readonly parallelism: number;
+  private stopped = false;
+  private dispatching: Promise<void> | null = null;
+  private dispatchAgain = false;
+  private reconciling: Promise<unknown> = Promise.resolve();
+  private listener: PgClient | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly timers: NodeJS.Timeout[] = [];
 
-  async function startEach(rows: PendingRow[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += parallelism) {
-      await Promise.all(
-        rows.slice(i, i + parallelism).map(async (r) => {
-          // Marked only when this start created the run. An id already running is either being
-          // marked by whoever started it, or is the previous run of a redelivered delivery still
-          // closing: the row stays unmarked and the next poll starts the new run once it can.
-          // In the trace of the work that recorded the event (docs/operations.md "Tracing").
-          const started = await withTraceparent(r.traceparent, () =>
-            workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 }),
-          );
-          if (started) await markStarted(r.id);
-        }),
-      );
-    }
+  constructor(private readonly deps: WebhookDispatcherDeps) {
+    this.batchSize = deps.batchSize ?? 200;
+    this.parallelism = deps.parallelism ?? 8;
   }
 
   /** Starts the workflow of every committed delivery not started yet. Returns how many. */
-  async function dispatchPending(): Promise<number> {
+  async dispatchPending(): Promise<number> {
     let total = 0;
     for (;;) {
-      const rows = await webhooksStore(knex).unstarted(batchSize);
-      await startEach(rows);
+      const rows = await webhooksStore(this.deps.knex).unstarted(this.batchSize);
+      await this.startEach(rows);
       total += rows.length;
-      if (rows.length < batchSize || stopped) return total;
+      if (rows.length < this.batchSize || this.stopped) return total;
     }
   }
 
   /** Coalesces wake-ups: one pass at a time, and one more if woken during it. */
-  function kick(): void {
-    if (stopped) return;
-    if (dispatching) {
-      dispatchAgain = true;
+  kick(): void {
+    if (this.stopped) return;
+    if (this.dispatching) {
+      this.dispatchAgain = true;
       return;
     }
-    dispatching = (async () => {
+    this.dispatching = (async () => {
       do {
-        dispatchAgain = false;
+        this.dispatchAgain = false;
         try {
-          await dispatchPending();
+          await this.dispatchPending();
         } catch (err) {
-          logger.error({ err }, 'webhook dispatch failed; the next poll retries');
+          this.deps.logger.error({ err }, 'webhook dispatch failed; the next poll retries');
         }
-      } while (dispatchAgain && !stopped);
-      dispatching = null;
+      } while (this.dispatchAgain && !this.stopped);
+      this.dispatching = null;
     })();
   }
 
   /** Starts (idempotently) the workflow of every PENDING delivery. Returns how many were new. */
-  async function reconcile(): Promise<number> {
+  async reconcile(): Promise<number> {
     let after = '';
     let restarted = 0;
     for (;;) {
-      const rows = await webhooksStore(knex).pendingAfter(after, batchSize);
-      for (const r of rows) {
-        const start = () =>
-          workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 });
-        if (await withTraceparent(r.traceparent, start)) {
-          await markStarted(r.id);
-          restarted++;
-        }
-      }
-      if (rows.length < batchSize || stopped) break;
+      const rows = await webhooksStore(this.deps.knex).pendingAfter(after, this.batchSize);
+      for (const r of rows) if (await this.startOne(r)) restarted++;
+      if (rows.length < this.batchSize || this.stopped) break;
       after = (rows[rows.length - 1] as PendingRow).id;
     }
-    if (restarted > 0) logger.info({ deliveries: restarted }, 'webhook delivery workflows reconciled');
+    if (restarted > 0) this.deps.logger.info({ deliveries: restarted }, 'webhook delivery workflows reconciled');
     return restarted;
   }
 
-  async function listen(): Promise<void> {
-    const conn = (await knex.client.acquireRawConnection()) as PgClient;
-    const lost = (err?: unknown): void => {
-      if (listener !== conn) return;
-      listener = null;
-      if (err) logger.warn({ err }, 'webhook dispatcher lost its LISTEN connection; reconnecting');
-      void knex.client.destroyRawConnection(conn).catch(() => undefined);
-      if (!stopped) reconnectTimer = setTimeout(() => void listen().catch((e: unknown) => lost(e)), 1000);
+  /** LISTEN, poll and reconcile in the background until stop(). */
+  async start(): Promise<void> {
+    try {
+      await this.listen();
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'webhook dispatcher could not LISTEN; relying on its poll');
+    }
+    const runReconcile = (): void => {
+      this.reconciling = this.reconcile().catch((err: unknown) =>
+        this.deps.logger.error({ err }, 'webhook delivery reconciliation failed'),
+      );
     };
-    conn.on('notification', () => kick());
-    conn.on('error', (err) => lost(err));
-    conn.on('end', () => lost());
-    listener = conn;
-    await conn.query(`LISTEN ${DELIVERY_CHANNEL}`);
-    // Anything committed before LISTEN took effect is picked up now.
-    kick();
+    runReconcile();
+    this.timers.push(
+      setInterval(() => this.kick(), this.deps.pollIntervalMs ?? 5_000),
+      setInterval(runReconcile, this.deps.reconcileIntervalMs ?? 5 * 60_000),
+    );
+    for (const t of this.timers) t.unref();
   }
 
-  return {
-    dispatchPending,
-    reconcile,
-    kick,
-    /** LISTEN, poll and reconcile in the background until stop(). */
-    async start(): Promise<void> {
-      try {
-        await listen();
-      } catch (err) {
-        logger.warn({ err }, 'webhook dispatcher could not LISTEN; relying on its poll');
-      }
-      const runReconcile = (): void => {
-        reconciling = reconcile().catch((err: unknown) =>
-          logger.error({ err }, 'webhook delivery reconciliation failed'),
-        );
-      };
-      runReconcile();
-      timers.push(
-        setInterval(kick, deps.pollIntervalMs ?? 5_000),
-        setInterval(runReconcile, deps.reconcileIntervalMs ?? 5 * 60_000),
-      );
-      for (const t of timers) t.unref();
-    },
-    async stop(): Promise<void> {
-      stopped = true;
-      for (const t of timers) clearInterval(t);
-      if (reconnectTimer) clearTimeout(reconnectTimer);
-      const conn = listener;
-      listener = null;
-      if (conn) await knex.client.destroyRawConnection(conn).catch(() => undefined);
-      await dispatching;
-      await reconciling;
-    },
-  };
-}
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const conn = this.listener;
+    this.listener = null;
+    if (conn) await this.deps.knex.client.destroyRawConnection(conn).catch(() => undefined);
+    await this.dispatching;
+    await this.reconciling;
+  }
 
-export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;
+  private async startEach(rows: PendingRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += this.parallelism) {
+      await Promise.all(rows.slice(i, i + this.parallelism).map((r) => this.startOne(r)));
+    }
+  }
+
+  /**
+   * Marked only when this start created the run. An id already running is either being marked by
+   * whoever started it, or is the previous run of a redelivered delivery still closing: the row
+   * stays unmarked and the next poll starts the new run once it can. In the trace of the work that
+   * recorded the event (docs/operations.md "Tracing").
+   */
+  private async startOne(r: PendingRow): Promise<boolean> {
+    const started = await withTraceparent(r.traceparent, () =>
+      this.deps.workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 }),
+    );
+    if (started) await webhooksStore(this.deps.knex).markWorkflowStarted(r.id);
+    return started;
+  }
+
+  private async listen(): Promise<void> {
+    const { knex, logger } = this.deps;
+    const conn = (await knex.client.acquireRawConnection()) as PgClient;
+    const lost = (err?: unknown): void => {
+      if (this.listener !== conn) return;
+      this.listener = null;
+      if (err) logger.warn({ err }, 'webhook dispatcher lost its LISTEN connection; reconnecting');
+      void knex.client.destroyRawConnection(conn).catch(() => undefined);
+      if (!this.stopped)
+        this.reconnectTimer = setTimeout(() => void this.listen().catch((e: unknown) => lost(e)), 1000);
+    };
+    conn.on('notification', () => this.kick());
+    conn.on('error', (err) => lost(err));
+    conn.on('end', () => lost());
+    this.listener = conn;
+    await conn.query(`LISTEN ${DELIVERY_CHANNEL}`);
+    // Anything committed before LISTEN took effect is picked up now.
+    this.kick();
+  }
+}
