@@ -175,20 +175,7 @@ export async function attempt(ctx: DeliveryCtx, deliveryId: string, attemptNumbe
       return park(ctx, { d, url: webhook.url, event, payload, attemptNumber, err });
     throw err;
   }
-  const { current: secret, previous } = secrets;
-  const timestamp = Math.floor(Date.now() / 1000);
-  // The seed's header keeps one signature, by the current secret (docs/api.md "Rotating the secret").
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'user-agent': WEBHOOK_USER_AGENT,
-    'x-webhook-id': deliveryId,
-    'x-webhook-timestamp': String(timestamp),
-    'x-webhook-signature': signWebhookBody(secret, body),
-    'webhook-id': deliveryId,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': standardWebhookSignature([secret, ...previous], deliveryId, timestamp, body),
-  };
-  if (ctx.settings.sendSecretHeader) headers['x-webhook-secret'] = secret;
+  const headers = signedHeaders(ctx, deliveryId, secrets, body);
 
   const result: WebhookPostResult = await postWebhook({
     url: webhook.url,
@@ -199,45 +186,7 @@ export async function attempt(ctx: DeliveryCtx, deliveryId: string, attemptNumbe
     lookup: ctx.lookup,
     requirePublicHttps: ctx.settings.requirePublicHttps,
   });
-  const success = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-  const wait = success ? null : retryDelay(ctx, d, attemptNumber);
-  const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
-  const error = success ? null : (result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`);
-
-  const newlyLogged = await store.logAndRecordAttempt({
-    deliveryId,
-    webhookId: d.webhook_id,
-    merchantId: d.merchant_id,
-    event: event.type,
-    url: webhook.url,
-    payload,
-    statusCode: result.statusCode,
-    response: result.response,
-    attempt: attemptNumber,
-    success,
-    error,
-    durationMs: result.durationMs,
-    status,
-  });
-  // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.
-  if (newlyLogged) {
-    recordWebhookAttempt(attemptOutcome(success, result));
-    if (status === 'FAILED') recordWebhookDeliveryFailed();
-    if (success) recordWebhookDelivered((Date.now() - new Date(event.created_at).getTime()) / 1000);
-  }
-  ctx.logger.info(
-    {
-      deliveryId,
-      webhookId: d.webhook_id,
-      attempt: attemptNumber,
-      statusCode: result.statusCode,
-      success,
-      durationMs: result.durationMs,
-    },
-    'webhook delivery attempt',
-  );
-  if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };
-  return { status };
+  return recordResult(ctx, { d, webhookUrl: webhook.url, event, payload, attemptNumber, result });
 }
 
 /**
@@ -301,4 +250,84 @@ function attemptOutcome(success: boolean, result: { statusCode: number | null; e
   if (success) return 'success';
   if (result.statusCode !== null) return 'http_error';
   return /time(d)? ?out/i.test(result.error ?? '') ? 'timeout' : 'network_error';
+}
+
+/** The Standard Webhooks headers and the seed's own (docs/api.md "Rotating the secret"). */
+function signedHeaders(
+  ctx: DeliveryCtx,
+  deliveryId: string,
+  secrets: ReturnType<typeof openWebhookSecrets>,
+  body: Buffer,
+): Record<string, string> {
+  const { current: secret, previous } = secrets;
+  const timestamp = Math.floor(Date.now() / 1000);
+  // The seed's header keeps one signature, by the current secret (docs/api.md "Rotating the secret").
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+    'x-webhook-id': deliveryId,
+    'x-webhook-timestamp': String(timestamp),
+    'x-webhook-signature': signWebhookBody(secret, body),
+    'webhook-id': deliveryId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': standardWebhookSignature([secret, ...previous], deliveryId, timestamp, body),
+  };
+  if (ctx.settings.sendSecretHeader) headers['x-webhook-secret'] = secret;
+
+  return headers;
+}
+
+/** Logs the attempt once and tells the workflow what follows: done, failed, or retry after a delay. */
+async function recordResult(
+  ctx: DeliveryCtx,
+  r: {
+    d: DeliveryForAttempt;
+    webhookUrl: string;
+    event: AttemptContext['event'];
+    payload: string;
+    attemptNumber: number;
+    result: WebhookPostResult;
+  },
+): Promise<AttemptOutcome> {
+  const { d, event, payload, attemptNumber, result } = r;
+  const deliveryId = d.id;
+  const success = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const wait = success ? null : retryDelay(ctx, d, attemptNumber);
+  const status: DeliveryStatus = success ? 'SUCCEEDED' : wait === null ? 'FAILED' : 'PENDING';
+  const error = success ? null : (result.error ?? `receiver answered ${result.statusCode ?? 'nothing'}`);
+
+  const newlyLogged = await webhooksStore(ctx.knex).logAndRecordAttempt({
+    deliveryId,
+    webhookId: d.webhook_id,
+    merchantId: d.merchant_id,
+    event: event.type,
+    url: r.webhookUrl,
+    payload,
+    statusCode: result.statusCode,
+    response: result.response,
+    attempt: attemptNumber,
+    success,
+    error,
+    durationMs: result.durationMs,
+    status,
+  });
+  // Counted once per attempt: a retried activity finds its attempt logged and counts nothing.
+  if (newlyLogged) {
+    recordWebhookAttempt(attemptOutcome(success, result));
+    if (status === 'FAILED') recordWebhookDeliveryFailed();
+    if (success) recordWebhookDelivered((Date.now() - new Date(event.created_at).getTime()) / 1000);
+  }
+  ctx.logger.info(
+    {
+      deliveryId,
+      webhookId: d.webhook_id,
+      attempt: attemptNumber,
+      statusCode: result.statusCode,
+      success,
+      durationMs: result.durationMs,
+    },
+    'webhook delivery attempt',
+  );
+  if (status === 'PENDING') return { status: 'RETRY', retryInSeconds: wait as number };
+  return { status };
 }
