@@ -65,21 +65,65 @@ function createInlineRenderer(): QrRenderer {
 }
 
 function createPoolRenderer(size: number, bootstrap: string): QrRenderer {
-  const slots: Slot[] = [];
-  let nextId = 1;
-  let closed = false;
+  return new PoolRenderer(size, bootstrap);
+}
+
+/** Renders on a pool of worker threads, least outstanding work first. */
+class PoolRenderer implements QrRenderer {
+  private readonly slots: Slot[] = [];
+  private nextId = 1;
+  private closed = false;
   // Set when a worker dies before it ever came up: the environment cannot run workers (missing
   // file, no tsx...), and respawning one per charge would cost far more than rendering inline.
-  let inlineFallback = false;
-  const inline = createInlineRenderer();
+  private inlineFallback = false;
+  private readonly inline = createInlineRenderer();
 
-  const failAll = (slot: Slot, err: Error): void => {
-    for (const p of slot.pending.values()) p.reject(err);
-    slot.pending.clear();
-  };
+  constructor(
+    readonly workers: number,
+    private readonly bootstrap: string,
+  ) {}
 
-  const spawn = (): Slot => {
-    const worker = new Worker(bootstrap, { eval: true, name: 'qr-render' });
+  render(text: string): Promise<string> {
+    if (this.closed) return Promise.reject(new QrRenderError('QR renderer is closed'));
+    if (typeof text !== 'string' || text.length === 0) {
+      return Promise.reject(new QrRenderError('QR text must be a non-empty string'));
+    }
+    if (this.inlineFallback) return this.inline.render(text);
+    this.fill();
+    // Least outstanding work first; ties go to the first slot.
+    let slot = this.slots[0] as Slot;
+    for (const s of this.slots) if (s.pending.size < slot.pending.size) slot = s;
+    const id = this.nextId++;
+    return new Promise<string>((resolve, reject) => {
+      if (slot.pending.size === 0) slot.worker.ref(); // keep the process up until the answer comes
+      slot.pending.set(id, { text, resolve, reject });
+      const job: QrJob = { id, text };
+      slot.worker.postMessage(job);
+    });
+  }
+
+  async warm(): Promise<void> {
+    if (this.closed || this.inlineFallback) return;
+    this.fill();
+    const starting = this.slots.slice();
+    for (const s of starting) s.worker.ref(); // an await on an unref'd worker alone would let the process exit
+    await Promise.all(starting.map((s) => s.started));
+    for (const s of starting) if (s.pending.size === 0) s.worker.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = this.slots.splice(0);
+    for (const s of all) failAll(s, new QrRenderError('QR renderer is closed'));
+    await Promise.all(all.map((s) => s.worker.terminate()));
+  }
+
+  private fill(): void {
+    while (this.slots.length < this.workers) this.spawn();
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(this.bootstrap, { eval: true, name: 'qr-render' });
     let markStarted: () => void = () => {};
     worker.unref(); // idle workers must not keep the process alive
     const slot: Slot = {
@@ -104,62 +148,28 @@ function createPoolRenderer(size: number, bootstrap: string): QrRenderer {
       if (msg.ok) p.resolve(msg.url);
       else p.reject(new QrRenderError(msg.message));
     });
-    const drop = (err: Error): void => {
-      const i = slots.indexOf(slot);
-      if (i >= 0) slots.splice(i, 1); // the next render spawns a replacement
-      if (!slot.isOnline && !closed) {
-        inlineFallback = true;
-        for (const p of slot.pending.values()) inline.render(p.text).then(p.resolve, p.reject);
-        slot.pending.clear();
-        return;
-      }
-      failAll(slot, err);
-    };
-    worker.on('error', (err) => drop(new QrRenderError(`QR worker failed: ${err.message}`)));
-    worker.on('exit', (code) => drop(new QrRenderError(`QR worker exited with code ${code}`)));
-    slots.push(slot);
+    worker.on('error', (err) => this.drop(slot, new QrRenderError(`QR worker failed: ${err.message}`)));
+    worker.on('exit', (code) => this.drop(slot, new QrRenderError(`QR worker exited with code ${code}`)));
+    this.slots.push(slot);
     return slot;
-  };
+  }
 
-  const fill = (): void => {
-    while (slots.length < size) spawn();
-  };
+  private drop(slot: Slot, err: Error): void {
+    const i = this.slots.indexOf(slot);
+    if (i >= 0) this.slots.splice(i, 1); // the next render spawns a replacement
+    if (!slot.isOnline && !this.closed) {
+      this.inlineFallback = true;
+      for (const p of slot.pending.values()) this.inline.render(p.text).then(p.resolve, p.reject);
+      slot.pending.clear();
+      return;
+    }
+    failAll(slot, err);
+  }
+}
 
-  return {
-    workers: size,
-    render(text: string): Promise<string> {
-      if (closed) return Promise.reject(new QrRenderError('QR renderer is closed'));
-      if (typeof text !== 'string' || text.length === 0) {
-        return Promise.reject(new QrRenderError('QR text must be a non-empty string'));
-      }
-      if (inlineFallback) return inline.render(text);
-      fill();
-      // Least outstanding work first; ties go to the first slot.
-      let slot = slots[0] as Slot;
-      for (const s of slots) if (s.pending.size < slot.pending.size) slot = s;
-      const id = nextId++;
-      return new Promise<string>((resolve, reject) => {
-        if (slot.pending.size === 0) slot.worker.ref(); // keep the process up until the answer comes
-        slot.pending.set(id, { text, resolve, reject });
-        const job: QrJob = { id, text };
-        slot.worker.postMessage(job);
-      });
-    },
-    async warm(): Promise<void> {
-      if (closed || inlineFallback) return;
-      fill();
-      const starting = slots.slice();
-      for (const s of starting) s.worker.ref(); // an await on an unref'd worker alone would let the process exit
-      await Promise.all(starting.map((s) => s.started));
-      for (const s of starting) if (s.pending.size === 0) s.worker.unref();
-    },
-    async close(): Promise<void> {
-      closed = true;
-      const all = slots.splice(0);
-      for (const s of all) failAll(s, new QrRenderError('QR renderer is closed'));
-      await Promise.all(all.map((s) => s.worker.terminate()));
-    },
-  };
+function failAll(slot: Slot, err: Error): void {
+  for (const p of slot.pending.values()) p.reject(err);
+  slot.pending.clear();
 }
 
 /**
