@@ -363,19 +363,7 @@ function parseChecked(payload: unknown): BrCode {
   if (typeof payload !== 'string') throw new BrCodeError('MALFORMED', 'payload must be a string');
   if (payload.length < 12) throw new BrCodeError('MALFORMED', 'payload is too short to be a BR Code');
   const fields = decodeFields(payload);
-  const first = fields[0];
-  const last = fields[fields.length - 1];
-  if (!first || first.id !== '00' || first.value !== '01') {
-    throw new BrCodeError('MALFORMED', 'payload must start with field 00 = "01"');
-  }
-  if (!last || last.id !== '63' || last.value.length !== 4) {
-    throw new BrCodeError('MALFORMED', 'payload must end with field 63, a 4-character CRC');
-  }
-  if (!/^[0-9A-Fa-f]{4}$/.test(last.value)) throw new BrCodeError('MALFORMED', 'field 63 (CRC) must be 4 hex digits');
-  const expected = crc16(payload.slice(0, -4));
-  if (last.value.toUpperCase() !== expected) {
-    throw new BrCodeError('BAD_CRC', `CRC mismatch: payload says ${last.value}, content gives ${expected}`);
-  }
+  const last = checkFrame(payload, fields);
 
   const map = fieldMap(fields, 'payload');
   const account = fieldMap(decodeFields(required(map, '26', 'merchant account'), 'field 26'), 'field 26');
@@ -403,15 +391,7 @@ function parseChecked(payload: unknown): BrCode {
   if (city.length > MERCHANT_CITY_MAX) throw new BrCodeError('INVALID_FIELD', 'field 60 exceeds 15 characters');
   const amount = map.get('54');
 
-  let txid: string | undefined;
-  const additional = map.get('62');
-  if (additional !== undefined) {
-    txid = fieldMap(decodeFields(additional, 'field 62'), 'field 62').get('05');
-    // The BCB API allows 1 to 35 alphanumerics (static codes from other generators use short ones).
-    if (txid !== undefined && txid !== NO_TXID && !/^[a-zA-Z0-9]{1,35}$/.test(txid)) {
-      throw new BrCodeError('INVALID_FIELD', 'field 62-05 (txid) must be "***" or 1 to 35 characters from [a-zA-Z0-9]');
-    }
-  }
+  const txid = txidOf(map);
 
   const out: BrCode = {
     gui,
@@ -433,6 +413,36 @@ function parseChecked(payload: unknown): BrCode {
   if (postal !== undefined) out.postalCode = postal;
   if (txid !== undefined) out.txid = txid;
   return out;
+}
+
+/** Field 00 first, field 63 last, and the CRC of everything before it. */
+function checkFrame(payload: string, fields: readonly Tlv[]): Tlv {
+  const first = fields[0];
+  const last = fields[fields.length - 1];
+  if (!first || first.id !== '00' || first.value !== '01') {
+    throw new BrCodeError('MALFORMED', 'payload must start with field 00 = "01"');
+  }
+  if (!last || last.id !== '63' || last.value.length !== 4) {
+    throw new BrCodeError('MALFORMED', 'payload must end with field 63, a 4-character CRC');
+  }
+  if (!/^[0-9A-Fa-f]{4}$/.test(last.value)) throw new BrCodeError('MALFORMED', 'field 63 (CRC) must be 4 hex digits');
+  const expected = crc16(payload.slice(0, -4));
+  if (last.value.toUpperCase() !== expected) {
+    throw new BrCodeError('BAD_CRC', `CRC mismatch: payload says ${last.value}, content gives ${expected}`);
+  }
+  return last;
+}
+
+/** Field 62-05, the txid, when the payload has one. */
+function txidOf(map: Map<string, string>): string | undefined {
+  const additional = map.get('62');
+  if (additional === undefined) return undefined;
+  const txid = fieldMap(decodeFields(additional, 'field 62'), 'field 62').get('05');
+  // The BCB API allows 1 to 35 alphanumerics (static codes from other generators use short ones).
+  if (txid !== undefined && txid !== NO_TXID && !/^[a-zA-Z0-9]{1,35}$/.test(txid)) {
+    throw new BrCodeError('INVALID_FIELD', 'field 62-05 (txid) must be "***" or 1 to 35 characters from [a-zA-Z0-9]');
+  }
+  return txid;
 }
 
 export type BrCodeParseResult = { ok: true; brCode: BrCode } | { ok: false; error: BrCodeError };
