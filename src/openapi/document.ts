@@ -873,6 +873,25 @@ const errorRef = (description: string) => ({
 
 function operation(e: Endpoint): Record<string, unknown> {
   const pathParams = [...e.path.matchAll(/:([A-Za-z]+)/g)].map((m) => m[1] as string);
+  const parameters = parametersOf(e, pathParams);
+  const responses = responsesOf(e);
+  addStandardErrors(e, responses, pathParams);
+  const op: Record<string, unknown> = {
+    operationId: `${e.method}${e.path.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    tags: [e.tag],
+    summary: e.summary,
+    description: e.description,
+    security: SECURITY[e.auth],
+    responses,
+  };
+  if (parameters.length > 0) op.parameters = parameters;
+  const requestBody = requestBodyOf(e);
+  if (requestBody) op.requestBody = requestBody;
+  return op;
+}
+
+/** Path parameters, the query's fields, the declared headers and the acquirer's signature header. */
+function parametersOf(e: Endpoint, pathParams: string[]): unknown[] {
   const parameters: unknown[] = pathParams.map((name) => ({
     name,
     in: 'path',
@@ -901,7 +920,10 @@ function operation(e: Endpoint): Record<string, unknown> {
       description: 'HMAC-SHA256 of the raw body, keyed with ACQUIRER_CALLBACK_SECRET',
       schema: { type: 'string' },
     });
+  return parameters;
+}
 
+function responsesOf(e: Endpoint): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, res] of Object.entries(e.responses)) {
     const media = res.schema
@@ -915,6 +937,11 @@ function operation(e: Endpoint): Record<string, unknown> {
       ...(binary ? { content: Object.fromEntries(binary) } : {}),
     };
   }
+  return responses;
+}
+
+/** The errors every endpoint of its kind can answer, unless it declares its own. */
+function addStandardErrors(e: Endpoint, responses: Record<string, unknown>, pathParams: string[]): void {
   const takesInput =
     e.body !== undefined ||
     e.multipart !== undefined ||
@@ -951,28 +978,20 @@ function operation(e: Endpoint): Record<string, unknown> {
   responses['429'] ??= errorRef('Rate limited; see Retry-After');
   if (e.auth !== 'none' || e.path === '/v1/auth/login')
     responses['503'] ??= errorRef('The database is unreachable; see Retry-After');
+}
 
-  const op: Record<string, unknown> = {
-    operationId: `${e.method}${e.path.replace(/[/:{}-]+(\w)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
-    tags: [e.tag],
-    summary: e.summary,
-    description: e.description,
-    security: SECURITY[e.auth],
-    responses,
-  };
-  if (parameters.length > 0) op.parameters = parameters;
-  if (e.body) op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(e.body) } } };
-  if (e.multipart)
-    op.requestBody = {
-      required: true,
-      content: {
-        'multipart/form-data': {
-          schema: e.multipart.schema,
-          ...(e.multipart.encoding ? { encoding: e.multipart.encoding } : {}),
-        },
+function requestBodyOf(e: Endpoint): Record<string, unknown> | undefined {
+  if (e.body) return { required: true, content: { 'application/json': { schema: jsonSchema(e.body) } } };
+  if (!e.multipart) return undefined;
+  return {
+    required: true,
+    content: {
+      'multipart/form-data': {
+        schema: e.multipart.schema,
+        ...(e.multipart.encoding ? { encoding: e.multipart.encoding } : {}),
       },
-    };
-  return op;
+    },
+  };
 }
 
 /** The Standard Webhooks headers every delivery also carries (docs/api.md "Webhooks"). */
