@@ -41,12 +41,9 @@ export function activitiesOver(services: ActivityServices): Activities {
 }
 
 /**
- * Temporal types the failure of a thrown error by its class (`constructor.name`), but our errors
- * carry the type the workflows' retry policies list in `name` (AcquirerError → AcquirerRejectedError
- * or AcquirerUnavailableError, LedgerInvariantError → InvariantViolation, WithdrawalNotFoundError →
- * NotFoundError): without this, no `nonRetryableErrorTypes` entry of those ever matched and a
- * refusal was retried until the schedule-to-close ran out. The failure stays retryable unless its
- * type is listed; message, stack and cause are kept.
+ * Temporal types a failure by its class name, but the retry policies list our errors' `name`
+ * (AcquirerRejectedError, InvariantViolation, NotFoundError): this sets the failure's type to it,
+ * else no `nonRetryableErrorTypes` entry would ever match.
  */
 function withFailureTypes<T extends object>(activities: T): T {
   const typed: Record<string, (...args: unknown[]) => Promise<unknown>> = {};

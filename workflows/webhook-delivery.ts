@@ -10,11 +10,9 @@ import type { WebhookActivities } from '../activities/webhooks';
 import type { WebhookDeliveryInput, WebhookDeliveryResult } from './webhook-delivery-types';
 
 /*
- * The attempt activity returns the HTTP outcome as a value; it throws only when something of ours
- * failed (the database), and that is retried from 1 s up to every 30 s for an hour. Each attempt's
- * log row is unique per attempt number, so a retry never logs or counts an attempt twice. The
- * per-attempt timeout leaves room for the HTTP deadline (at most 60 s by configuration) plus the
- * database writes.
+ * The attempt returns the HTTP outcome as a value and throws only on our own failures (retried for
+ * an hour); its log row is unique per attempt, so a retry never counts twice. 90 s covers the HTTP
+ * deadline (60 s at most) and the writes.
  */
 const { attemptWebhookDelivery } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '90 seconds',

@@ -13,13 +13,10 @@ export const WITHDRAWAL_STATUS_AFTER: Record<TransferStatus, WithdrawalStatus | 
 };
 
 /**
- * Whether a final outcome contradicts the one the withdrawal already applied: the money either
- * left (COMPLETED, and RETURNED after it) or it never did (REJECTED). COMPLETED on a FAILED
- * withdrawal means the platform paid twice (the transfer went out and the merchant's balance was
- * restored); REJECTED on a COMPLETED or REFUNDED one means the books say money left that never did.
- * RETURNED on a FAILED withdrawal is no contradiction of where the money is: either way it is back
- * with the merchant. The first applied outcome stays (the ledger enforces one resolution of a
- * withdrawal); a contradiction is an operator case, never a second movement.
+ * Whether a final outcome contradicts the applied one: COMPLETED on FAILED (paid twice) or REJECTED
+ * on COMPLETED/REFUNDED (money booked as gone that never left). The first outcome stays; a
+ * contradiction is an operator case, never a second movement (RETURNED on FAILED is none: the
+ * money is back with the merchant either way).
  */
 export function contradictsApplied(outcome: TransferStatus, status: WithdrawalStatus): boolean {
   if (outcome === 'COMPLETED') return status === 'FAILED';

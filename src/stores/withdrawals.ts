@@ -87,10 +87,8 @@ export async function findForMerchant(db: Db, merchantId: string, id: string): P
 }
 
 /**
- * Inserts several of one merchant's withdrawals in one statement, each unless its idempotency
- * key is taken (by an earlier row, or an earlier one of these). Rows go in key order, so two
- * such statements in flight wait on each other's keys in one order and never deadlock.
- * Returns the rows inserted; a request missing from them lost its key.
+ * Inserts a merchant's withdrawals in one statement, each unless its idempotency key is taken; key
+ * order, so two such statements never deadlock. A request missing from the result lost its key.
  */
 export async function insertManyUnlessKeyTaken(db: Db, ws: readonly NewWithdrawal[]): Promise<WithdrawalRow[]> {
   const ordered = [...ws].sort((a, b) => (a.idempotencyKey ?? '').localeCompare(b.idempotencyKey ?? ''));
@@ -119,12 +117,8 @@ export async function deleteUncommitted(db: Db, ids: readonly string[]): Promise
 }
 
 /**
- * One page, newest first, and the merchant's total, in one statement
- * (docs/api.md "Pagination limits"): the total is a sum over `list_counts` (eight rows at most, kept by triggers in the
- * transaction of every insert and delete), not a count of the merchant's history; the page's
- * ids come from walking (merchant_id, created_at desc, id desc) alone, then only its rows are
- * read. A page past the end, or one holding rows past the depth bound, walks nothing
- * (`pageIsRead`: a one-time filter on the total).
+ * One page, newest first, and the merchant's total in one statement (docs/api.md "Pagination
+ * limits"): the total from `list_counts`, the ids from the index alone, nothing walked past the end.
  */
 export async function page(
   db: Db,

@@ -84,11 +84,9 @@ export interface TemporalClientHandle {
 }
 
 /**
- * A client over grpc-js (`native` false: the CLIs, the charge client thread) or over the SDK's Rust
- * core (`native`: the API, docs/performance.md "Where a charge's time goes", Native client), whose calls leave
- * the event loop as encoded bytes and come back as bytes. A native connection needs the process's
- * Temporal runtime, which the caller installs first (`installTemporalRuntime`), so that the core's
- * logs reach our logger.
+ * A client over grpc-js (the CLIs, the charge client thread) or the SDK's Rust core (`native`, the
+ * API: docs/performance.md "Where a charge's time goes"); a native one needs the process's Temporal
+ * runtime installed first (`installTemporalRuntime`) so that the core's logs reach our logger.
  */
 export async function connectTemporalClient(
   address: string,
