@@ -19,6 +19,7 @@ import { wireToCents } from '../money-wire';
 import * as wire from '../wire';
 import { createCallbackSender } from './callbacks';
 import { controlRoutes } from './control-routes';
+import { dueDateRoutes } from './due-date';
 import type { Faults, SimCall, SimRoute, SimulatorControl } from './control';
 import { silentLogger, type SimulatorLogger } from './logger';
 import { problem, type Violation } from './problem';
@@ -520,6 +521,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   });
 
   controlRoutes(router, control);
+  dueDateRoutes(router, { psp, route, bearer });
 
   app.use(async (ctx, next) => {
     try {
@@ -543,7 +545,9 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   const smallBodies = koaBody({ jsonLimit: '64kb', formLimit: '8kb', text: false });
   // A defense carries up to 10 MB of files, base64 inside its JSON.
   const defenseBodies = koaBody({ jsonLimit: '16mb', formLimit: '8kb', text: false });
-  app.use((ctx, next) => (/^\/infractions\/[^/]+\/defense$/.test(ctx.path) ? defenseBodies : smallBodies)(ctx, next));
+  app.use((ctx, next) =>
+    (/^\/(infractions\/[^/]+\/defense|lotecobv\/[^/]+)$/.test(ctx.path) ? defenseBodies : smallBodies)(ctx, next),
+  );
   app.use(router.routes());
   app.use(router.allowedMethods());
 
