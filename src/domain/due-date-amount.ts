@@ -100,3 +100,10 @@ export function amountDueOn(original: number, rules: DueDateRules, date: string)
   }
   return { total: base - discount + fine + interest, fine, interest, discount, abatement };
 }
+
+/**
+ * What the payer paid for a charge: a due-date charge's amount paid once paid, else its amount.
+ * Refunds, MED and settlement count from it.
+ */
+export const paidAmountOf = (charge: { amount: number; amountPaid: number | null }): number =>
+  charge.amountPaid ?? charge.amount;

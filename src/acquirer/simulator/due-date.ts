@@ -101,37 +101,41 @@ const sameCobv = (a: SimCob, b: SimCob): boolean =>
   JSON.stringify(a.debtor) === JSON.stringify(b.debtor) &&
   JSON.stringify(a.dueDate) === JSON.stringify(b.dueDate);
 
+const invalidCobv = (ctx: Koa.Context, violacoes: Violation[]): void =>
+  problem(
+    ctx,
+    400,
+    'CobVOperacaoInvalida',
+    'Cobrança inválida.',
+    'A requisição que busca criar uma cobrança com vencimento não respeita o schema ou está semanticamente errada.',
+    violacoes,
+  );
+
+/** Creates (or replays) one cobv in the PSP; the violations when it cannot. */
+function putCobv(psp: SimulatedPsp, txid: string, body: unknown): { cob: SimCob } | { violacoes: Violation[] } {
+  const made = cobvFrom(txid, body);
+  if (!('cob' in made)) return made;
+  const existing = psp.cobs.get(txid);
+  if (existing) {
+    if (existing.dueDate && sameCobv(existing, made.cob)) return { cob: existing };
+    return {
+      violacoes: [{ razao: 'O txid informado já foi utilizado por outra cobrança.', propriedade: 'cobv.txid' }],
+    };
+  }
+  psp.cobs.set(txid, made.cob);
+  return made;
+}
+
 export function dueDateRoutes(router: Router, deps: DueDateRouteDeps): void {
+  cobvRoutes(router, deps);
+  loteCobvRoutes(router, deps);
+}
+
+function cobvRoutes(router: Router, deps: DueDateRouteDeps): void {
   const { psp, route, bearer } = deps;
-  const lotes = new Map<number, { descricao: string; criacao: string; cobsv: Outcome[] }>();
-  const invalid = (ctx: Koa.Context, violacoes: Violation[]): void =>
-    problem(
-      ctx,
-      400,
-      'CobVOperacaoInvalida',
-      'Cobrança inválida.',
-      'A requisição que busca criar uma cobrança com vencimento não respeita o schema ou está semanticamente errada.',
-      violacoes,
-    );
-
-  /** Creates (or replays) one cobv; the violations when it cannot. */
-  const put = (txid: string, body: unknown): { cob: SimCob } | { violacoes: Violation[] } => {
-    const made = cobvFrom(txid, body);
-    if (!('cob' in made)) return made;
-    const existing = psp.cobs.get(txid);
-    if (existing) {
-      if (existing.dueDate && sameCobv(existing, made.cob)) return { cob: existing };
-      return {
-        violacoes: [{ razao: 'O txid informado já foi utilizado por outra cobrança.', propriedade: 'cobv.txid' }],
-      };
-    }
-    psp.cobs.set(txid, made.cob);
-    return made;
-  };
-
   router.put('/cobv/:txid', route('createCobv'), bearer, (ctx) => {
-    const made = put(ctx.params.txid ?? '', ctx.request.body);
-    if (!('cob' in made)) return invalid(ctx, made.violacoes);
+    const made = putCobv(psp, ctx.params.txid ?? '', ctx.request.body);
+    if (!('cob' in made)) return invalidCobv(ctx, made.violacoes);
     ctx.status = 201;
     ctx.body = cobvView(made.cob);
   });
@@ -152,51 +156,46 @@ export function dueDateRoutes(router: Router, deps: DueDateRouteDeps): void {
     const cob = found(ctx);
     if (!cob) return;
     const r = wire.cobRevisada.safeParse(ctx.request.body as unknown);
-    if (!r.success) return invalid(ctx, wire.violations('cobv', r.error));
+    if (!r.success) return invalidCobv(ctx, wire.violations('cobv', r.error));
     if (cob.status === 'CONCLUIDA')
-      return invalid(ctx, [{ razao: 'cobrança CONCLUIDA', propriedade: 'cobv.status', valor: cob.status }]);
+      return invalidCobv(ctx, [{ razao: 'cobrança CONCLUIDA', propriedade: 'cobv.status', valor: cob.status }]);
     if (cob.status === 'ATIVA') {
       cob.status = 'REMOVIDA_PELO_USUARIO_RECEBEDOR';
       cob.revision++;
     }
     ctx.body = cobvView(cob);
   });
+}
 
+/** One request of a lotecobv, decided on its own: a refused one (NEGADA) never sinks the others. */
+function loteItem(psp: SimulatedPsp, item: { txid?: unknown }, criacao: string): Outcome {
+  const { txid, ...cobvBody } = item;
+  const id = typeof txid === 'string' ? txid : '';
+  const made = putCobv(psp, id, cobvBody);
+  if ('cob' in made) return { txid: id, status: 'CRIADA', criacao };
+  const problema = {
+    type: 'https://pix.bcb.gov.br/api/v2/error/CobVOperacaoInvalida',
+    title: 'Cobrança inválida.',
+    status: 400,
+    violacoes: made.violacoes,
+  };
+  return { txid: id, status: 'NEGADA', criacao, problema };
+}
+
+function loteCobvRoutes(router: Router, deps: DueDateRouteDeps): void {
+  const { psp, route, bearer } = deps;
+  const lotes = new Map<number, { descricao: string; criacao: string; cobsv: Outcome[] }>();
   router.put('/lotecobv/:id', route('createLoteCobv'), bearer, (ctx) => {
     const id = Number(ctx.params.id);
     const body = ctx.request.body as { descricao?: unknown; cobsv?: unknown } | undefined;
-    const items = Array.isArray(body?.cobsv) ? (body.cobsv as Array<{ txid?: unknown }>) : undefined;
-    if (
-      !Number.isSafeInteger(id) ||
-      id < 0 ||
-      typeof body?.descricao !== 'string' ||
-      !items ||
-      items.length === 0 ||
-      items.length > 1_000
-    )
-      return problem(
-        ctx,
-        400,
-        'LoteCobVOperacaoInvalida',
-        'Lote inválido.',
-        'O lote precisa de descricao e de 1 a 1.000 cobsv.',
-      );
-    if (lotes.has(id)) return problem(ctx, 400, 'LoteCobVOperacaoInvalida', 'Lote inválido.', 'O lote já existe.');
+    const items = Array.isArray(body?.cobsv) ? (body.cobsv as Array<{ txid?: unknown }>) : [];
+    const refuse = (detail: string) => problem(ctx, 400, 'LoteCobVOperacaoInvalida', 'Lote inválido.', detail);
+    if (!Number.isSafeInteger(id) || id < 0) return refuse('O id do lote não é um número.');
+    if (typeof body?.descricao !== 'string' || items.length === 0 || items.length > 1_000)
+      return refuse('O lote precisa de descricao e de 1 a 1.000 cobsv.');
+    if (lotes.has(id)) return refuse('O lote já existe.');
     const criacao = new Date().toISOString();
-    // Each request is decided on its own: a refused one (NEGADA) never sinks the others.
-    const cobsv = items.map((item): Outcome => {
-      const { txid, ...cobvBody } = item;
-      const made = put(typeof txid === 'string' ? txid : '', cobvBody);
-      if ('cob' in made) return { txid: String(txid), status: 'CRIADA', criacao };
-      const problema = {
-        type: 'https://pix.bcb.gov.br/api/v2/error/CobVOperacaoInvalida',
-        title: 'Cobrança inválida.',
-        status: 400,
-        violacoes: made.violacoes,
-      };
-      return { txid: typeof txid === 'string' ? txid : '', status: 'NEGADA', criacao, problema };
-    });
-    lotes.set(id, { descricao: body.descricao, criacao, cobsv });
+    lotes.set(id, { descricao: body.descricao, criacao, cobsv: items.map((item) => loteItem(psp, item, criacao)) });
     ctx.status = 202;
   });
 

@@ -35,6 +35,7 @@ import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import type { InfractionStatus } from '../../contracts/statuses';
 import { infractionDefensesStore } from '../../stores/infraction-defenses';
 import { createDefenseForwarding } from './defense-forwarding';
+import { paidAmountOf as paidOf } from '../../domain/due-date-amount';
 
 export class InfractionNotFoundError extends Error {
   constructor(message: string) {
@@ -88,7 +89,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
    */
   async function topUp(trx: Trx, inf: Infraction, charge: Charge): Promise<number> {
     const room =
-      charge.amount -
+      paidOf(charge) -
       charge.refundedAmount -
       (await chargesStore(trx).openClaims(charge.id, inf.id)) -
       inf.blockedAmount;
@@ -252,7 +253,7 @@ export function createInfractionLifecycle(deps: { knex: Knex; acquirer: Acquirer
       const blocked = await topUp(trx, inf, charge);
       const owed = Math.max(
         0,
-        Math.min(inf.amount, charge.amount - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))),
+        Math.min(inf.amount, paidOf(charge) - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))),
       );
       const fromBlocked = Math.min(blocked, owed);
       const excess = blocked - fromBlocked;
