@@ -118,8 +118,10 @@ describe('due-date charges (cobv) end to end', function () {
       [day(16), 99_000 + 1_980 + 198, 1_980, 198, 0],
     ];
     let expectedNet = 0;
+    let late: Created | undefined;
     for (const [paidOn, total, fine, interest, discount] of cases) {
       const charge = await create(m.token);
+      late = charge;
       const row = await payOn(m.token, charge, paidOn);
       const fee = Math.round(total / 100); // 1 % of what was paid
       assert.equal(Number(row.amount), 100_000, paidOn);
@@ -150,6 +152,21 @@ describe('due-date charges (cobv) end to end', function () {
       const balance = await ledger.getBalance(s.api.knex, m.merchantId);
       assert.equal(balance.total, expectedNet, paidOn);
     }
+    // Refunds are of what was paid (1011.78), more than the nominal 1000.00.
+    const refund = (amount: number) =>
+      s.api.request<{ refund: { amount: number } }>('POST', `/v1/charges/${late?.id}/refund`, {
+        token: m.token,
+        body: { amount },
+      });
+    assert.equal((await refund(101_179)).status, 400, 'past the paid amount');
+    assert.equal((await refund(100_500)).status, 202);
+    await eventually(async () => {
+      const r = await s.api.knex('charge_refunds').where({ charge_id: late?.id, status: 'CONFIRMED' }).first();
+      return r ?? undefined;
+    }, 'the first refund to be confirmed');
+    assert.equal((await refund(678)).status, 202);
+    const refunded = await untilStatus(late?.id ?? '', 'REFUNDED');
+    assert.equal(Number(refunded.refunded_amount), 101_178);
     assert.deepEqual((await checkLedgerInvariant(s.api.knex, { merchantIds: [m.merchantId] })).violations, []);
   });
 
