@@ -190,11 +190,16 @@ describe('due-date charges (cobv) end to end', function () {
       [7, /amount/],
       [250, /dueDate is in the past/],
       [999, /payer.document/],
+      [500, /customer/],
     ]);
     const items = Array.from({ length: 1_000 }, (_, i) => {
       if (i === 7) return body({ amount: -1 });
       if (i === 250) return body({ dueDate: day(-3) });
       if (i === 999) return body({ payer: { name: 'Ana', document: '11111111111' } });
+      if (i === 500)
+        return body({
+          customer: { name: 'Ana', email: 'ana@example.com', phone: '11999990000', document: '12345678909' },
+        });
       return body({ amount: 10_000 + i, discount: undefined });
     });
     const key = `batch-${Date.now()}`;
@@ -205,7 +210,7 @@ describe('due-date charges (cobv) end to end', function () {
     });
     assert.equal(res.status, 201, JSON.stringify(res.body).slice(0, 500));
     const batch = res.body.batch;
-    assert.deepEqual([batch.total, batch.accepted, batch.refused, batch.status], [1_000, 997, 3, 'COMPLETED']);
+    assert.deepEqual([batch.total, batch.accepted, batch.refused, batch.status], [1_000, 996, 4, 'COMPLETED']);
     for (const item of batch.items) {
       const why = invalid.get(item.index);
       if (why) {
@@ -215,7 +220,7 @@ describe('due-date charges (cobv) end to end', function () {
       } else assert.equal(item.status, 'ACCEPTED', `item ${item.index}: ${JSON.stringify(item.error)}`);
     }
     const sent = lastCall('createLoteCobv')?.request as { cobsv: unknown[] };
-    assert.equal(sent.cobsv.length, 997);
+    assert.equal(sent.cobsv.length, 996);
     for (const cobv of sent.cobsv) assert.deepEqual(bcbViolations('CobVSolicitada', cobv), []);
     assert.deepEqual(bcbViolations('LoteCobVConsultado', lastCall('getLoteCobv')?.response), []);
 
@@ -231,7 +236,7 @@ describe('due-date charges (cobv) end to end', function () {
     const list = await s.api.request<{ total: number }>('GET', '/v1/charges?type=DUE_DATE&status=PENDING', {
       token: m.token,
     });
-    assert.equal(list.body.total, 997);
+    assert.equal(list.body.total, 996);
     const tooMany = await s.api.request('POST', '/v1/charges/batch', {
       token: m.token,
       body: { items: Array.from({ length: 1_001 }, () => ({})) },

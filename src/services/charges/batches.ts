@@ -10,7 +10,7 @@ import { createDueDateChargeBody, type CreateDueDateChargeBody } from '../../con
 import { validate } from '../../contracts/validation';
 import { BoundedConcurrency } from '../../lib/bounded-concurrency';
 import { errorMessage } from '../../lib/error-message';
-import { AppError, conflict, notFound } from '../../lib/errors';
+import { AppError, conflict, invalid, notFound } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import type { Logger } from '../../lib/logger';
 import { chargeBatchesStore, type BatchItemRow, type BatchRow } from '../../stores/charge-batches';
@@ -69,6 +69,9 @@ function checkItem(
 ): { input: CreateDueDateChargeBody } | { refusal: { message: string; code: string } } {
   try {
     const input = validate(createDueDateChargeBody, raw, `items[${index}]`);
+    // A batch inserts its charges in bulk, without the customer upsert: refused rather than dropped.
+    if (input.customer)
+      throw invalid('customer is not taken in a batch item (payer is)', 'invalid_request', `items[${index}].customer`);
     checkDueDateCharge(input);
     return { input };
   } catch (err) {
