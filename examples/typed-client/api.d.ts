@@ -73,15 +73,55 @@ export interface paths {
     };
     /**
      * List charges, newest first
-     * @description A page of the merchant's charges, newest first, optionally of one `status`. An answer may be up to 3 seconds old; the merchant's own writes refresh it.
+     * @description A page of the merchant's charges, newest first, optionally of one `status` and one `type`. An answer may be up to 3 seconds old; the merchant's own writes refresh it.
      */
     get: operations['getV1Charges'];
     put?: never;
     /**
      * Create a PIX charge with its QR Code
-     * @description Creates a PIX charge at the acquirer and answers with its `txid`, the BR Code (`qrCode`, the copia-e-cola) and the QR image (`imageBase64`). `amount` is integer cents, `expiresIn` seconds (86400 by default). Needs approved KYC, an ACTIVE merchant, an acquirer account and an ACTIVE PIX key (403 names each one missing). A key already used replays the original charge (200), whatever the body. When the acquirer fails the charge is kept FAILED and the answer is 502. `charge.paid` follows the payment.
+     * @description Creates a PIX charge at the acquirer and answers with its `txid`, the BR Code (`qrCode`, the copia-e-cola) and the QR image (`imageBase64`). `amount` is integer cents, `expiresIn` seconds (86400 by default). With `dueDate` (and `payer`) it is a DUE_DATE charge, a BCB cobv with optional `fine`, `interest`, `discount`, `abatement` and `validityAfterDue`, payable until the end of validity; `expiresIn` is then refused. Needs approved KYC, an ACTIVE merchant, an acquirer account and an ACTIVE PIX key (403 names each one missing). A key already used replays the original charge (200), whatever the body. When the acquirer fails the charge is kept FAILED and the answer is 502. `charge.paid` follows the payment.
      */
     post: operations['postV1Charges'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/charges/batch': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create up to 1,000 due-date charges at once
+     * @description Each item is a due-date charge body (as `POST /v1/charges` with `dueDate`), sent to the acquirer as one lotecobv. Every item is accepted or refused on its own with its `index` and `{message, code}`: an invalid item never refuses the others, so the answer is 201 whenever the batch was recorded. 400 only for the envelope (no `items`, more than 1,000). One idempotency key covers the batch: used again it replays the batch (200).
+     */
+    post: operations['postV1ChargesBatch'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/charge-batches/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a charge batch and its items
+     * @description One of the caller's batches with each item's outcome; another merchant's id is 404.
+     */
+    get: operations['getV1ChargeBatchesId'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1803,32 +1843,118 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': {
-          amount: number;
-          description: string;
-          /** @default 86400 */
-          expiresIn?: number;
-          customer?: {
-            name: string;
-            /** Format: email */
-            email: string;
-            phone: string;
-            document: string;
-          };
-          tracking?: {
-            utmSource?: string;
-            utmMedium?: string;
-            utmCampaign?: string;
-            utmContent?: string;
-            utmTerm?: string;
-            fbclid?: string;
-            fbc?: string;
-            fbp?: string;
-            sourceUrl?: string;
-            clientIp?: string;
-            userAgent?: string;
-          };
-        };
+        'application/json':
+          | {
+              amount: number;
+              description: string;
+              /** @default 86400 */
+              expiresIn?: number;
+              customer?: {
+                name: string;
+                /** Format: email */
+                email: string;
+                phone: string;
+                document: string;
+              };
+              tracking?: {
+                utmSource?: string;
+                utmMedium?: string;
+                utmCampaign?: string;
+                utmContent?: string;
+                utmTerm?: string;
+                fbclid?: string;
+                fbc?: string;
+                fbp?: string;
+                sourceUrl?: string;
+                clientIp?: string;
+                userAgent?: string;
+              };
+            }
+          | {
+              amount: number;
+              description: string;
+              /** Format: date */
+              dueDate: string;
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @default 30 */
+              validityAfterDue?: number;
+              fine?:
+                | {
+                    /** @constant */
+                    mode: 'FIXED';
+                    amount: number;
+                  }
+                | {
+                    /** @constant */
+                    mode: 'PERCENT';
+                    percent: number;
+                  };
+              interest?:
+                | {
+                    /** @constant */
+                    mode: 'AMOUNT_PER_DAY';
+                    amount: number;
+                  }
+                | {
+                    /** @constant */
+                    mode: 'PERCENT_PER_MONTH';
+                    percent: number;
+                  };
+              discount?:
+                | {
+                    /** @constant */
+                    mode: 'FIXED_UNTIL';
+                    until: {
+                      /** Format: date */
+                      date: string;
+                      amount: number;
+                    }[];
+                  }
+                | {
+                    /** @constant */
+                    mode: 'PERCENT_UNTIL';
+                    until: {
+                      /** Format: date */
+                      date: string;
+                      percent: number;
+                    }[];
+                  };
+              abatement?:
+                | {
+                    /** @constant */
+                    mode: 'FIXED';
+                    amount: number;
+                  }
+                | {
+                    /** @constant */
+                    mode: 'PERCENT';
+                    percent: number;
+                  };
+              expiresIn?: unknown;
+              customer?: {
+                name: string;
+                /** Format: email */
+                email: string;
+                phone: string;
+                document: string;
+              };
+              tracking?: {
+                utmSource?: string;
+                utmMedium?: string;
+                utmCampaign?: string;
+                utmContent?: string;
+                utmTerm?: string;
+                fbclid?: string;
+                fbc?: string;
+                fbp?: string;
+                sourceUrl?: string;
+                clientIp?: string;
+                userAgent?: string;
+              };
+            };
       };
     };
     responses: {
@@ -2104,6 +2230,317 @@ export interface operations {
       };
     };
   };
+  postV1ChargesBatch: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the original charge for a key the merchant already used (unique per merchant), whatever the body, marked Idempotent-Replayed: true */
+        'x-idempotency-key'?: string;
+        /** @description Accepted as well as x-idempotency-key (both at once must agree) */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          description?: string;
+          items: unknown[];
+        };
+      };
+    };
+    responses: {
+      /** @description Replay of the batch created with this idempotency key */
+      200: {
+        headers: {
+          /** @description Present, `true`, on a replay only */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batch: {
+              id: string;
+              /** @enum {string} */
+              status: 'PROCESSING' | 'COMPLETED';
+              /** Format: date-time */
+              createdAt: string;
+              completedAt: string | null;
+              total: number;
+              accepted: number;
+              refused: number;
+              items: {
+                /** @description The item’s position in `items`, from 0 */
+                index: number;
+                /** @enum {string} */
+                status: 'PENDING' | 'ACCEPTED' | 'REFUSED';
+                /** @description The DUE_DATE charge an accepted item made */
+                chargeId: string | null;
+                /** @description Why the item was refused: its own 4xx `{message, code}`, or `upstream_error` when the acquirer refused it */
+                error: {
+                  message: string;
+                  code: string;
+                } | null;
+              }[];
+            };
+            /** @constant */
+            idempotent: true;
+          };
+        };
+      };
+      /** @description The batch, with each item accepted or refused */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batch: {
+              id: string;
+              /** @enum {string} */
+              status: 'PROCESSING' | 'COMPLETED';
+              /** Format: date-time */
+              createdAt: string;
+              completedAt: string | null;
+              total: number;
+              accepted: number;
+              refused: number;
+              items: {
+                /** @description The item’s position in `items`, from 0 */
+                index: number;
+                /** @enum {string} */
+                status: 'PENDING' | 'ACCEPTED' | 'REFUSED';
+                /** @description The DUE_DATE charge an accepted item made */
+                chargeId: string | null;
+                /** @description Why the item was refused: its own 4xx `{message, code}`, or `upstream_error` when the acquirer refused it */
+                error: {
+                  message: string;
+                  code: string;
+                } | null;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The first request with this key is still in flight */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1ChargeBatchesId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The batch */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            batch: {
+              id: string;
+              /** @enum {string} */
+              status: 'PROCESSING' | 'COMPLETED';
+              /** Format: date-time */
+              createdAt: string;
+              completedAt: string | null;
+              total: number;
+              accepted: number;
+              refused: number;
+              items: {
+                /** @description The item’s position in `items`, from 0 */
+                index: number;
+                /** @enum {string} */
+                status: 'PENDING' | 'ACCEPTED' | 'REFUSED';
+                /** @description The DUE_DATE charge an accepted item made */
+                chargeId: string | null;
+                /** @description Why the item was refused: its own 4xx `{message, code}`, or `upstream_error` when the acquirer refused it */
+                error: {
+                  message: string;
+                  code: string;
+                } | null;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   getV1ChargesId: {
     parameters: {
       query?: never;
@@ -2170,6 +2607,21 @@ export interface operations {
                 /** @description When the acquirer confirmed it; null while REQUESTED or when FAILED */
                 completedAt: string | null;
               }[];
+              /** @description A DUE_DATE charge’s due date, validity and payment; null otherwise */
+              dueDate: {
+                /** Format: date */
+                dueDate: string;
+                validityAfterDue: number;
+                /** @description Cents the payer paid (the amount due that day); null until paid */
+                paidAmount: number | null;
+                /** @description Fine, interest, discount and abatement of the payment, in cents; null until paid */
+                breakdown: {
+                  fine: number;
+                  interest: number;
+                  discount: number;
+                  abatement: number;
+                } | null;
+              } | null;
             };
           };
         };
@@ -2296,6 +2748,21 @@ export interface operations {
                 /** @description When the acquirer confirmed it; null while REQUESTED or when FAILED */
                 completedAt: string | null;
               }[];
+              /** @description A DUE_DATE charge’s due date, validity and payment; null otherwise */
+              dueDate: {
+                /** Format: date */
+                dueDate: string;
+                validityAfterDue: number;
+                /** @description Cents the payer paid (the amount due that day); null until paid */
+                paidAmount: number | null;
+                /** @description Fine, interest, discount and abatement of the payment, in cents; null until paid */
+                breakdown: {
+                  fine: number;
+                  interest: number;
+                  discount: number;
+                  abatement: number;
+                } | null;
+              } | null;
             };
           };
         };
@@ -6353,6 +6820,11 @@ export interface operations {
             name: string;
             document: string;
           };
+          /**
+           * Format: date
+           * @description A due-date charge paid on this São Paulo day (YYYY-MM-DD): the amount due that day; default today
+           */
+          paidOn?: string;
         };
       };
     };
@@ -7803,8 +8275,19 @@ export interface operations {
           data: {
             chargeId: string;
             txid: string | null;
-            /** @description Cents */
+            /** @description Cents: the nominal amount */
             amount: number;
+            /** @description Cents: the charge’s amount (as `amount`) */
+            nominalAmount?: number;
+            /** @description Cents: what the payer paid and the ledger credited (a due-date charge’s amount due that day) */
+            paidAmount?: number;
+            /** @description A due-date charge’s fine, interest, discount and abatement on the payment date, in cents; null otherwise */
+            breakdown?: {
+              fine: number;
+              interest: number;
+              discount: number;
+              abatement: number;
+            } | null;
             /** Format: date-time */
             paidAt: string;
             payer: {

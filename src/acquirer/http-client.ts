@@ -24,6 +24,9 @@ import type {
   Acquirer,
   Cob,
   CobRequest,
+  Cobv,
+  CobvBatchOutcome,
+  CobvRequest,
   InfractionDefense,
   PixKeyRegistration,
   PixKeyType,
@@ -33,6 +36,7 @@ import type {
   TransferRequest,
 } from './types';
 import * as wire from './wire';
+import { cobvOf } from './cobv-wire';
 import { recordAcquirerCall } from '../observability/metrics';
 
 export interface HttpAcquirerOptions {
@@ -100,6 +104,42 @@ export class HttpAcquirer implements Acquirer {
     return toCob(
       await this.call('removeCob', 'PATCH', `cob/${txid}`, wire.cob, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }),
     );
+  }
+
+  async createCobv(req: CobvRequest): Promise<Cobv> {
+    checkId('txid', req.txid, wire.TXID);
+    wireAmount(req.amount);
+    const body = checkBody(wire.cobvSolicitada, cobvOf(req));
+    return toCobv(await this.call('createCobv', 'PUT', `cobv/${req.txid}`, wire.cobv, body));
+  }
+
+  async getCobv(txid: string): Promise<Cobv> {
+    checkId('txid', txid, wire.OPAQUE_ID);
+    return toCobv(await this.call('getCobv', 'GET', `cobv/${txid}`, wire.cobv));
+  }
+
+  async removeCobv(txid: string): Promise<Cobv> {
+    checkId('txid', txid, wire.OPAQUE_ID);
+    const removal = { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' };
+    return toCobv(await this.call('removeCobv', 'PATCH', `cobv/${txid}`, wire.cobv, removal));
+  }
+
+  async createCobvBatch(batchId: number, description: string, items: CobvRequest[]): Promise<void> {
+    for (const item of items) checkId('txid', item.txid, wire.TXID);
+    const body = checkBody(wire.loteCobvSolicitado, {
+      descricao: description.slice(0, 140),
+      cobsv: items.map((item) => ({ ...cobvOf(item), txid: item.txid })),
+    });
+    await timed('createCobvBatch', () => this.sendNoContent('PUT', `lotecobv/${batchId}`, body));
+  }
+
+  async getCobvBatch(batchId: number): Promise<CobvBatchOutcome[]> {
+    const lote = await this.call('getCobvBatch', 'GET', `lotecobv/${batchId}`, wire.loteCobv);
+    return lote.cobsv.map((c) => ({
+      txid: c.txid,
+      status: c.status,
+      ...(c.problema ? { reason: c.problema.violacoes?.[0]?.razao ?? c.problema.detail ?? c.problema.title } : {}),
+    }));
   }
 
   async requestRefund(e2eId: string, refundId: string, amount: number, reason?: string): Promise<Refund> {
@@ -212,6 +252,24 @@ export class HttpAcquirer implements Acquirer {
       }
       if (res.status < 200 || res.status > 299) throw errorForResponse(res.status, what, res.text);
       return parseBody(schema, res.text, what, res.status);
+    }
+  }
+
+  /** A call answered 2xx without a body to read (PUT /lotecobv/{id}: 202). */
+  private async sendNoContent(method: string, path: string, body: object): Promise<void> {
+    const what = `${method} /${path}`;
+    for (let attempt = 1; ; attempt++) {
+      const token = await this.accessToken();
+      const res = await this.request(what, method, path, {
+        headers: { accept: 'application/json', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status === 401 && attempt === 1) {
+        if (this.token?.value === token) this.token = undefined;
+        continue;
+      }
+      if (res.status < 200 || res.status > 299) throw errorForResponse(res.status, what, res.text);
+      return;
     }
   }
 
@@ -350,6 +408,26 @@ function toCob(w: wire.CobWire): Cob {
     revision: w.revisao,
     createdAt: w.calendario.criacao,
     expiresIn: w.calendario.expiracao,
+    pix: (w.pix ?? []).map((p) => ({
+      endToEndId: p.endToEndId,
+      amount: cents(p.valor),
+      paidAt: p.horario,
+      ...(p.pagador ? { payer: fromPessoa(p.pagador) } : {}),
+    })),
+  };
+}
+
+function toCobv(w: wire.CobvWire): Cobv {
+  return {
+    txid: w.txid,
+    status: w.status,
+    amount: cents(w.valor.original),
+    pixCopiaECola: w.pixCopiaECola,
+    ...(w.location ? { location: w.location } : {}),
+    revision: w.revisao,
+    createdAt: w.calendario.criacao,
+    dueDate: w.calendario.dataDeVencimento,
+    validityAfterDue: w.calendario.validadeAposVencimento,
     pix: (w.pix ?? []).map((p) => ({
       endToEndId: p.endToEndId,
       amount: cents(p.valor),

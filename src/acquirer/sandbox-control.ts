@@ -10,7 +10,8 @@ import type { SimulatorControl } from './simulator/control';
 export type SandboxTransferOutcome = 'complete' | 'fail' | 'return';
 
 export interface SandboxControl {
-  payCob(txid: string, opts?: { payer?: Party }): Promise<{ endToEndId: string }>;
+  /** `paidOn`: a cobv paid on that São Paulo day (the amount due then). */
+  payCob(txid: string, opts?: { payer?: Party; paidOn?: string }): Promise<{ endToEndId: string }>;
   finishTransfer(transferId: string, outcome: SandboxTransferOutcome, reason?: string): Promise<void>;
   /** Opens an infraction on a payment; answers with what the acquirer recorded. */
   raiseInfraction(
@@ -35,7 +36,7 @@ export function isSimulatorRefusal(err: unknown): err is Error {
 /** The sandbox control of a simulator running in this thread. */
 export function sandboxControlOf(control: SimulatorControl): SandboxControl {
   return {
-    payCob: (txid, opts) => control.payCob(txid, { payer: opts?.payer }),
+    payCob: (txid, opts) => control.payCob(txid, { payer: opts?.payer, paidOn: opts?.paidOn }),
     finishTransfer: async (transferId, outcome, reason) => {
       if (outcome === 'complete') control.completeTransfer(transferId);
       else if (outcome === 'fail') control.failTransfer(transferId, reason);

@@ -11,6 +11,7 @@ export type { CobStatus };
 import type { TransferStatus } from '../contracts/statuses';
 import type { PixKeyType } from '../pix/pix-key';
 import type { CobStatus, DefenseFileType, DevolucaoStatus, PixKeyStatusAtAcquirer } from '../contracts/statuses';
+import type { DueDateRules } from '../domain/due-date-amount';
 
 export type { PixKeyType };
 
@@ -36,6 +37,41 @@ export interface CobRequest {
    * with the payment (`PixReceived.payer`).
    */
   debtor?: Party;
+}
+
+/** A due-date charge (BCB cobv): a due date, a payer, and what changes the amount by date. */
+export interface CobvRequest {
+  /** Ours (BCB TxId); the PUT is idempotent on it. */
+  txid: string;
+  /** The nominal amount (valor.original), integer cents. */
+  amount: number;
+  key: string;
+  description?: string;
+  /** Required for a cobv (BCB `devedor`). */
+  debtor: Party;
+  /** Due date, validity after it, fine, interest, discount, abatement (src/domain/due-date-amount.ts). */
+  rules: DueDateRules;
+}
+
+export interface Cobv {
+  txid: string;
+  status: CobStatus;
+  amount: number;
+  pixCopiaECola: string;
+  location?: string;
+  revision: number;
+  createdAt: string;
+  dueDate: string;
+  validityAfterDue: number;
+  pix: PixReceived[];
+}
+
+/** One request of a cobv batch (BCB lotecobv) and what became of it. */
+export interface CobvBatchOutcome {
+  txid: string;
+  status: 'EM_PROCESSAMENTO' | 'CRIADA' | 'NEGADA';
+  /** Why it was refused (NEGADA), from the acquirer's problem. */
+  reason?: string;
 }
 
 /** A payment received on a cob (BCB `Pix`). */
@@ -121,6 +157,16 @@ export interface Acquirer {
    * A paid cob (CONCLUIDA) cannot be removed: REJECTED (400).
    */
   removeCob(txid: string): Promise<Cob>;
+  /** PUT /cobv/{txid}: creates the due-date charge; the same request again returns the same cobv. */
+  createCobv(req: CobvRequest): Promise<Cobv>;
+  /** GET /cobv/{txid}. */
+  getCobv(txid: string): Promise<Cobv>;
+  /** PATCH /cobv/{txid} `{status: REMOVIDA_PELO_USUARIO_RECEBEDOR}`; as `removeCob`. */
+  removeCobv(txid: string): Promise<Cobv>;
+  /** PUT /lotecobv/{id} (202): the acquirer creates each cobv or refuses it on its own. */
+  createCobvBatch(batchId: number, description: string, items: CobvRequest[]): Promise<void>;
+  /** GET /lotecobv/{id}: each request's outcome. */
+  getCobvBatch(batchId: number): Promise<CobvBatchOutcome[]>;
   /** PUT /pix/{e2eId}/devolucao/{refundId}: idempotent on refundId (`[a-zA-Z0-9]{1,35}`). */
   requestRefund(e2eId: string, refundId: string, amount: number, reason?: string): Promise<Refund>;
   /** GET /pix/{e2eId}/devolucao/{refundId}. */

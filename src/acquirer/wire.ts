@@ -52,6 +52,58 @@ export const cobSolicitada = z.object({
 });
 export type CobSolicitada = z.infer<typeof cobSolicitada>;
 
+/** A calendar date `YYYY-MM-DD` that exists (BCB `format: date`). */
+export const calendarDate = z.iso.date();
+
+/** BCB CobVValor `multa`/`juros`/`abatimento`: a modality and a decimal value or percentage. */
+const modalidade = (max: number) => z.int().min(1).max(max);
+const valorPerc = z.object({ valorPerc: amount });
+
+/**
+ * BCB CobVValor: the subset this service sends (docs/api.md "Due-date charges"): fine fixed (1) or
+ * percent (2); interest per day in value (1) or percent per month (3), calendar days; abatement
+ * fixed (1) or percent (2); discount fixed (1) or percent (2) until up to three dates.
+ */
+export const cobvValor = z.object({
+  original: positiveAmount,
+  multa: valorPerc.extend({ modalidade: modalidade(2) }).optional(),
+  juros: valorPerc.extend({ modalidade: z.union([z.literal(1), z.literal(3)]) }).optional(),
+  abatimento: valorPerc.extend({ modalidade: modalidade(2) }).optional(),
+  desconto: z
+    .object({
+      modalidade: z.union([z.literal(1), z.literal(2)]),
+      descontoDataFixa: z
+        .array(z.object({ data: calendarDate, valorPerc: amount }))
+        .min(1)
+        .max(3),
+    })
+    .optional(),
+});
+export type CobvValor = z.infer<typeof cobvValor>;
+
+/** PUT /cobv/{txid} body (CobVSolicitada): the payer (`devedor`) is required. */
+export const cobvSolicitada = z.object({
+  calendario: z.object({
+    dataDeVencimento: calendarDate,
+    validadeAposVencimento: z.int().min(0).max(2_147_483_647).optional(),
+  }),
+  devedor: pessoa,
+  valor: cobvValor,
+  chave: z.string().min(1).max(77),
+  solicitacaoPagador: z.string().max(140).optional(),
+});
+export type CobvSolicitada = z.infer<typeof cobvSolicitada>;
+
+/** PUT /lotecobv/{id} body: a description and the cobvs, each with its txid. */
+export const loteCobvSolicitado = z.object({
+  descricao: z.string().min(1).max(140),
+  cobsv: z
+    .array(cobvSolicitada.extend({ txid: z.string().regex(TXID) }))
+    .min(1)
+    .max(1_000),
+});
+export type LoteCobvSolicitado = z.infer<typeof loteCobvSolicitado>;
+
 /** PATCH /cob/{txid} body (CobRevisada): this protocol only uses the removal. */
 export const cobRevisada = z.strictObject({ status: z.literal('REMOVIDA_PELO_USUARIO_RECEBEDOR') });
 
@@ -119,6 +171,45 @@ export const cob = z.object({
   pix: z.array(pix).optional(),
 });
 export type CobWire = z.infer<typeof cob>;
+
+/** CobVGerada / CobVCompleta: what this service reads of a cobv. */
+export const cobv = z.object({
+  txid: z.string(),
+  calendario: z.object({
+    criacao: z.string(),
+    dataDeVencimento: calendarDate,
+    validadeAposVencimento: z.int(),
+  }),
+  revisao: z.number().int().min(0),
+  status: z.enum(COB_STATUSES),
+  valor: z.object({ original: amount }),
+  chave: z.string(),
+  pixCopiaECola: z.string().min(1),
+  location: z.string().optional(),
+  pix: z.array(pix).optional(),
+});
+export type CobvWire = z.infer<typeof cobv>;
+
+/** GET /lotecobv/{id} (LoteCobVConsultado): each request's outcome. */
+export const loteCobv = z.object({
+  id: z.int(),
+  descricao: z.string(),
+  criacao: z.string(),
+  cobsv: z.array(
+    z.object({
+      txid: z.string(),
+      status: z.enum(['EM_PROCESSAMENTO', 'CRIADA', 'NEGADA']),
+      problema: z
+        .object({
+          title: z.string().optional(),
+          detail: z.string().optional(),
+          violacoes: z.array(z.object({ razao: z.string().optional(), propriedade: z.string().optional() })).optional(),
+        })
+        .optional(),
+    }),
+  ),
+});
+export type LoteCobvWire = z.infer<typeof loteCobv>;
 
 export const transfer = z.object({
   id: z.string().min(1),

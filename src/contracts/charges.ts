@@ -36,6 +36,74 @@ export const customerBody = z.object({
     .regex(/^(\d{11}|\d{14})$/, { message: 'must be a CPF (11 digits) or CNPJ (14 digits), digits only' }),
 });
 
+// ---- due-date charges (docs/api.md "Due-date charges") -------------------------------------------
+
+/** A calendar day `YYYY-MM-DD` (in America/Sao_Paulo: the service checks it is not past). */
+const calendarDay = z.iso.date();
+const cents = z.int().min(1).max(1_000_000_000_00);
+/** A percentage with at most two decimals, as the BCB carries it (2.5 → 2.50 %). */
+const percent = z
+  .number()
+  .gt(0)
+  .max(100)
+  .refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { message: 'must have at most two decimals' });
+const fixedOrPercent = (what: string) =>
+  z.discriminatedUnion(
+    'mode',
+    [
+      z.strictObject({ mode: z.literal('FIXED'), amount: cents }),
+      z.strictObject({ mode: z.literal('PERCENT'), percent }),
+    ],
+    { error: `${what}.mode must be FIXED (with amount) or PERCENT (with percent)` },
+  );
+
+export const dueDateFields = {
+  dueDate: calendarDay,
+  /** Whom the charge is addressed to (BCB `devedor`): required for a due-date charge. */
+  payer: z.strictObject({
+    name: text({ min: 2, max: 200 }),
+    // Shape here (400); check digits in the service (422).
+    document: z
+      .string()
+      .regex(/^(\d{11}|\d{14})$/, { message: 'must be a CPF (11 digits) or CNPJ (14 digits), digits only' }),
+  }),
+  validityAfterDue: z.int().min(0).max(365).default(30),
+  fine: fixedOrPercent('fine').optional(),
+  interest: z
+    .discriminatedUnion(
+      'mode',
+      [
+        z.strictObject({ mode: z.literal('AMOUNT_PER_DAY'), amount: cents }),
+        z.strictObject({ mode: z.literal('PERCENT_PER_MONTH'), percent }),
+      ],
+      { error: 'interest.mode must be AMOUNT_PER_DAY (with amount) or PERCENT_PER_MONTH (with percent)' },
+    )
+    .optional(),
+  discount: z
+    .discriminatedUnion(
+      'mode',
+      [
+        z.strictObject({
+          mode: z.literal('FIXED_UNTIL'),
+          until: z
+            .array(z.strictObject({ date: calendarDay, amount: cents }))
+            .min(1)
+            .max(3),
+        }),
+        z.strictObject({
+          mode: z.literal('PERCENT_UNTIL'),
+          until: z
+            .array(z.strictObject({ date: calendarDay, percent }))
+            .min(1)
+            .max(3),
+        }),
+      ],
+      { error: 'discount.mode must be FIXED_UNTIL or PERCENT_UNTIL, with 1 to 3 dates in until' },
+    )
+    .optional(),
+  abatement: fixedOrPercent('abatement').optional(),
+};
+
 export const createChargeBody = z.object({
   amount: z.int().min(1).max(1_000_000_000_00),
   description: text({ min: 1, max: 255 }),
@@ -44,6 +112,29 @@ export const createChargeBody = z.object({
   tracking: trackingBody.optional(),
 });
 export type CreateChargeBody = z.infer<typeof createChargeBody>;
+
+/**
+ * A due-date charge (type DUE_DATE): `dueDate` and `payer` required, `expiresIn` refused (the
+ * validity is `dueDate` + `validityAfterDue` days), the rest as for an immediate charge.
+ */
+export const createDueDateChargeBody = z.object({
+  amount: cents,
+  description: text({ min: 1, max: 255 }),
+  ...dueDateFields,
+  expiresIn: z
+    .never({ error: 'expiresIn does not apply to a due-date charge: it is payable until dueDate + validityAfterDue' })
+    .optional(),
+  customer: customerBody.optional(),
+  tracking: trackingBody.optional(),
+});
+export type CreateDueDateChargeBody = z.infer<typeof createDueDateChargeBody>;
+
+/** POST /v1/charges/batch: due-date charge bodies, each accepted or refused on its own. */
+export const MAX_BATCH_ITEMS = 1_000;
+export const createChargeBatchBody = z.strictObject({
+  description: text({ min: 1, max: 140 }).optional(),
+  items: z.array(z.unknown()).min(1).max(MAX_BATCH_ITEMS),
+});
 
 export { idempotencyKeyHeader };
 
@@ -69,6 +160,10 @@ export const sandboxPayBody = z
         document: z.string().regex(/^(\d{11}|\d{14})$/, { message: 'must be 11 or 14 digits' }),
       })
       .optional(),
+    paidOn: z.iso
+      .date()
+      .optional()
+      .describe('A due-date charge paid on this São Paulo day (YYYY-MM-DD): the amount due that day; default today'),
   })
   .default({});
 
@@ -134,6 +229,17 @@ export const chargeRefundView = z.object({
 
 export const payerView = z.object({ name: z.string(), document: z.string().describe('CPF or CNPJ, digits only') });
 
+/** A due-date charge's terms and, once paid, what was paid (null for other charges). */
+export const dueDateView = z.object({
+  dueDate: z.iso.date(),
+  validityAfterDue: z.int(),
+  paidAmount: z.int().nullable().describe('Cents the payer paid (the amount due that day); null until paid'),
+  breakdown: z
+    .object({ fine: z.int(), interest: z.int(), discount: z.int(), abatement: z.int() })
+    .nullable()
+    .describe('Fine, interest, discount and abatement of the payment, in cents; null until paid'),
+});
+
 /** One charge (GET, cancel): the list's fields plus its payment and its refunds. */
 export const chargeDetailView = chargeListItem.extend({
   payer: payerView.nullable().describe('Who paid, as the acquirer reported it; null until paid'),
@@ -141,6 +247,7 @@ export const chargeDetailView = chargeListItem.extend({
   fee: z.int().nullable().describe('The platform fee booked on the payment, in cents; null until paid'),
   refundedAmount: z.int().describe('Sum of the CONFIRMED refunds below (merchant and MED), in cents'),
   refunds: z.array(chargeRefundView).describe('Oldest first'),
+  dueDate: dueDateView.nullable().describe('A DUE_DATE charge’s due date, validity and payment; null otherwise'),
 });
 
 export const chargeResponse = z.object({ charge: chargeDetailView });
@@ -156,3 +263,32 @@ export const refundRequestedResponse = z.object({ refund: refundRequestedView })
 export const refundReplayedResponse = z.object({ refund: refundRequestedView, idempotent: z.literal(true) });
 
 export const sandboxPaidResponse = z.object({ message: z.string(), endToEndId: z.string() });
+
+/** POST /v1/charges: an immediate charge's body, or (with `dueDate`) a due-date charge's. */
+export const createAnyChargeBody = z.union([createChargeBody, createDueDateChargeBody]);
+
+/** A charge batch and its items' outcome (docs/api.md "Charge batches"). */
+export const chargeBatchView = z.object({
+  id: z.string(),
+  status: z.enum(['PROCESSING', 'COMPLETED']),
+  createdAt: isoTime,
+  completedAt: isoTime.nullable(),
+  total: z.int(),
+  accepted: z.int(),
+  refused: z.int(),
+  items: z.array(
+    z.object({
+      index: z.int().describe('The item’s position in `items`, from 0'),
+      status: z.enum(['PENDING', 'ACCEPTED', 'REFUSED']),
+      chargeId: z.string().nullable().describe('The DUE_DATE charge an accepted item made'),
+      error: z
+        .object({ message: z.string(), code: z.string() })
+        .nullable()
+        .describe(
+          'Why the item was refused: its own 4xx `{message, code}`, or `upstream_error` when the acquirer refused it',
+        ),
+    }),
+  ),
+});
+export const chargeBatchResponse = z.object({ batch: chargeBatchView });
+export const chargeBatchReplayedResponse = z.object({ batch: chargeBatchView, idempotent: z.literal(true) });

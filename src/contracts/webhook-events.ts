@@ -72,7 +72,24 @@ export const WEBHOOK_EVENT_DATA = {
   'charge.paid': z.object({
     chargeId: z.string(),
     txid: z.string().nullable(),
-    amount: z.int().describe('Cents'),
+    amount: z.int().describe('Cents: the nominal amount'),
+    nominalAmount: z.int().optional().describe('Cents: the charge’s amount (as `amount`)'),
+    paidAmount: z
+      .int()
+      .optional()
+      .describe('Cents: what the payer paid and the ledger credited (a due-date charge’s amount due that day)'),
+    breakdown: z
+      .object({
+        fine: z.int(),
+        interest: z.int(),
+        discount: z.int(),
+        abatement: z.int(),
+      })
+      .nullable()
+      .optional()
+      .describe(
+        'A due-date charge’s fine, interest, discount and abatement on the payment date, in cents; null otherwise',
+      ),
     paidAt: isoTime,
     payer: z.object({ name: z.string(), document: z.string() }),
   }),

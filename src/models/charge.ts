@@ -1,4 +1,5 @@
 import type { ChargeStatus, ChargeType } from '../contracts/statuses';
+import type { DueAmount, DueDateRules } from '../domain/due-date-amount';
 import { BaseModel } from './base';
 
 export type { ChargeStatus, ChargeType };
@@ -20,7 +21,7 @@ export interface ChargeTracking {
 export class Charge extends BaseModel {
   static override tableName = 'charges';
   static override get jsonAttributes(): string[] {
-    return ['tracking'];
+    return ['tracking', 'dueRules', 'paymentBreakdown'];
   }
   id!: string;
   merchantId!: string;
@@ -44,6 +45,11 @@ export class Charge extends BaseModel {
   settledAt!: Date | null;
   refundedAmount!: number;
   failureReason!: string | null;
+  /** A DUE_DATE charge's rules (null otherwise); its due date and validity are also columns. */
+  dueRules!: DueDateRules | null;
+  /** What the payer paid (a due-date charge's amount due that day), beside the nominal `amount`. */
+  amountPaid!: number | null;
+  paymentBreakdown!: Omit<DueAmount, 'total'> | null;
   createdAt!: Date;
   updatedAt!: Date;
 }

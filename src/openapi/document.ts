@@ -218,9 +218,9 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Charges',
     summary: 'Create a PIX charge with its QR Code',
     description:
-      'Creates a PIX charge at the acquirer and answers with its `txid`, the BR Code (`qrCode`, the copia-e-cola) and the QR image (`imageBase64`). `amount` is integer cents, `expiresIn` seconds (86400 by default). Needs approved KYC, an ACTIVE merchant, an acquirer account and an ACTIVE PIX key (403 names each one missing). A key already used replays the original charge (200), whatever the body. When the acquirer fails the charge is kept FAILED and the answer is 502. `charge.paid` follows the payment.',
+      'Creates a PIX charge at the acquirer and answers with its `txid`, the BR Code (`qrCode`, the copia-e-cola) and the QR image (`imageBase64`). `amount` is integer cents, `expiresIn` seconds (86400 by default). With `dueDate` (and `payer`) it is a DUE_DATE charge, a BCB cobv with optional `fine`, `interest`, `discount`, `abatement` and `validityAfterDue`, payable until the end of validity; `expiresIn` is then refused. Needs approved KYC, an ACTIVE merchant, an acquirer account and an ACTIVE PIX key (403 names each one missing). A key already used replays the original charge (200), whatever the body. When the acquirer fails the charge is kept FAILED and the answer is 502. `charge.paid` follows the payment.',
     auth: 'any',
-    body: charges.createChargeBody,
+    body: charges.createAnyChargeBody,
     headers: [chargeIdempotencyHeader, standardIdempotencyHeader],
     responses: {
       201: { description: 'Created', schema: charges.chargeCreatedResponse },
@@ -241,10 +241,39 @@ export const ENDPOINTS: Endpoint[] = [
     tag: 'Charges',
     summary: 'List charges, newest first',
     description:
-      "A page of the merchant's charges, newest first, optionally of one `status`. An answer may be up to 3 seconds old; the merchant's own writes refresh it.",
+      "A page of the merchant's charges, newest first, optionally of one `status` and one `type`. An answer may be up to 3 seconds old; the merchant's own writes refresh it.",
     auth: 'any',
     query: charges.listChargesQuery,
     responses: { 200: { description: 'A page of charges', schema: charges.chargeListResponse } },
+  },
+  {
+    method: 'post',
+    path: '/v1/charges/batch',
+    tag: 'Charges',
+    summary: 'Create up to 1,000 due-date charges at once',
+    description:
+      'Each item is a due-date charge body (as `POST /v1/charges` with `dueDate`), sent to the acquirer as one lotecobv. Every item is accepted or refused on its own with its `index` and `{message, code}`: an invalid item never refuses the others, so the answer is 201 whenever the batch was recorded. 400 only for the envelope (no `items`, more than 1,000). One idempotency key covers the batch: used again it replays the batch (200).',
+    auth: 'any',
+    body: charges.createChargeBatchBody,
+    headers: [chargeIdempotencyHeader, standardIdempotencyHeader],
+    responses: {
+      201: { description: 'The batch, with each item accepted or refused', schema: charges.chargeBatchResponse },
+      200: {
+        description: 'Replay of the batch created with this idempotency key',
+        schema: charges.chargeBatchReplayedResponse,
+        headers: replayedHeader,
+      },
+      409: { description: 'The first request with this key is still in flight', schema: common.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/charge-batches/:id',
+    tag: 'Charges',
+    summary: 'Get a charge batch and its items',
+    description: "One of the caller's batches with each item's outcome; another merchant's id is 404.",
+    auth: 'any',
+    responses: { 200: { description: 'The batch', schema: charges.chargeBatchResponse } },
   },
   {
     method: 'get',

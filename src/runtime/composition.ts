@@ -19,6 +19,8 @@ import { createStatementService } from '../services/ledger/statement';
 import { createAuditLogService } from '../services/platform/audit';
 import { healthStore } from '../stores/health';
 import { createChargesService } from '../services/charges/charges';
+import { createDueDateCharges } from '../services/charges/due-date';
+import { createChargeBatches } from '../services/charges/batches';
 import { createChargeSandbox } from '../services/charges/sandbox';
 import { createWithdrawalsService } from '../services/withdrawals/withdrawals';
 import { createWithdrawalCallbackHandler } from '../services/withdrawals/callbacks';
@@ -111,10 +113,22 @@ export function createPaymentServices(deps: {
   const { knex, config, logger, workflows } = deps;
   const acquirer = deps.acquirer.acquirer;
   const charges = createChargesService({ knex, config, logger, acquirer, workflows: workflows.charges });
+  const dueDateCharges = createDueDateCharges({
+    knex,
+    logger,
+    acquirer,
+    workflows: workflows.charges,
+    onWrite: charges.dropListCache,
+  });
   const withdrawals = createWithdrawalsService({ knex, logger, workflows: workflows.withdrawals });
   const simulator = deps.acquirer.sandbox;
   return {
     charges,
+    /** Due-date charges and their batches (docs/api.md "Due-date charges"). */
+    dueDate: {
+      charges: dueDateCharges,
+      batches: createChargeBatches({ knex, logger, acquirer, dueDate: dueDateCharges }),
+    },
     withdrawals,
     webhooks: createWebhooksService({ knex, config }),
     /** MED infractions for merchants: list, read, defend (docs/api.md "Infractions"). */

@@ -129,7 +129,7 @@ export async function startApi(opts: {
     logger,
     services: createAccountServices({ knex, config, logger, onPixKeyCreated }),
     routes: [
-      chargeRoutes(services.charges),
+      chargeRoutes(services.charges, services.dueDate),
       withdrawalRoutes(services.withdrawals),
       infractionRoutes(services.infractions),
       acquirerCallbackRoutes({

@@ -11,6 +11,7 @@ import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
 import type { CreateChargeBody } from '../contracts/charges';
+import type { DueDateRules } from '../domain/due-date-amount';
 import type { ChargeStatus, ChargeType, RefundStatus } from '../contracts/statuses';
 import { MAX_LIST_DEPTH, MAX_PAGE_LIMIT } from '../contracts/validation';
 import { chargeRows, type ChargeRow } from './charge-rows';
@@ -31,6 +32,8 @@ export interface NewCharge {
   txid: string;
   idempotencyKey: string | null;
   tracking: CreateChargeBody['tracking'];
+  /** A DUE_DATE charge's rules (docs/api.md "Due-date charges"). */
+  dueRules?: DueDateRules;
 }
 
 /** What a creation needs of its merchant, read in one statement. */
@@ -87,6 +90,9 @@ const NEW_CHARGE_COLUMNS: ReadonlyArray<{
   { name: 'txid', sql: '?', value: (c) => c.txid },
   { name: 'idempotency_key', sql: '?', value: (c) => c.idempotencyKey },
   { name: 'tracking', sql: '?', value: (c) => (c.tracking ? JSON.stringify(c.tracking) : null) },
+  { name: 'due_date', sql: '?::date', value: (c) => c.dueRules?.dueDate ?? null },
+  { name: 'validity_after_due', sql: '?::int', value: (c) => c.dueRules?.validityAfterDue ?? null },
+  { name: 'due_rules', sql: '?::jsonb', value: (c) => (c.dueRules ? JSON.stringify(c.dueRules) : null) },
 ];
 
 const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | null): Record<string, unknown> =>
@@ -273,6 +279,11 @@ export interface ChargePaymentRow {
   payerDocument: string | null;
   e2eId: string | null;
   feeAmount: number | null;
+  /** A DUE_DATE charge's due date (`YYYY-MM-DD`) and validity; null otherwise. */
+  dueDate?: string | null;
+  validityAfterDue?: number | null;
+  amountPaid?: number | null;
+  paymentBreakdown?: { fine: number; interest: number; discount: number; abatement: number } | null;
 }
 
 export function chargesStore(db: Db) {
@@ -426,7 +437,7 @@ export function chargesStore(db: Db) {
     async markPaid(
       id: string,
       p: Pick<Charge, 'e2eId' | 'paidAt' | 'payerName' | 'payerDocument' | 'feeAmount' | 'settleAt'> &
-        Partial<Pick<Charge, 'settledAt'>>,
+        Partial<Pick<Charge, 'settledAt' | 'amountPaid' | 'paymentBreakdown'>>,
     ): Promise<void> {
       await Charge.query(db)
         .patch({ status: 'PAID', ...p, updatedAt: new Date() })
@@ -538,6 +549,10 @@ export function chargesStore(db: Db) {
           'charges.payer_document as payerDocument',
           'charges.e2e_id as e2eId',
           'charges.fee_amount as feeAmount',
+          db.raw(`to_char(charges.due_date, 'YYYY-MM-DD') as "dueDate"`),
+          'charges.validity_after_due as validityAfterDue',
+          'charges.amount_paid as amountPaid',
+          'charges.payment_breakdown as paymentBreakdown',
         )
         .where({ 'charges.id': id, 'charges.merchant_id': merchantId })
         .first()) as (ChargeRow & ChargePaymentRow) | undefined;

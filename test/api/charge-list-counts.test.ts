@@ -136,8 +136,16 @@ describe('charge list: counts and pages', () => {
   });
 
   it('agree when filtered by type, with and without a status, read in one turn with unfiltered pages', async () => {
-    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 5 = 1').update({ type: 'DUE_DATE' });
-    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 13 = 2').update({ type: 'RECURRING' });
+    const dueDate = { due_date: '2030-01-10', validity_after_due: 30 };
+    const rules = JSON.stringify({ dueDate: '2030-01-10', validityAfterDue: 30 });
+    await knex('charges')
+      .where({ merchant_id: merchantId })
+      .whereRaw('amount % 5 = 1')
+      .update({ type: 'DUE_DATE', ...dueDate, due_rules: rules });
+    await knex('charges')
+      .where({ merchant_id: merchantId })
+      .whereRaw('amount % 13 = 2')
+      .update({ type: 'RECURRING', due_date: null, validity_after_due: null, due_rules: null });
     const read = listPageReader(knex);
     const asked: PageQuery[] = [];
     for (const type of [undefined, ...CHARGE_TYPES]) {

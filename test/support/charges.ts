@@ -11,6 +11,8 @@ import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
 import { createActivities } from '../../src/runtime/composition';
 import { createChargesService } from '../../src/services/charges/charges';
+import { createDueDateCharges } from '../../src/services/charges/due-date';
+import { createChargeBatches } from '../../src/services/charges/batches';
 import { chargeWorkflowClient } from '../../src/temporal/clients/charge';
 import { chargeRoutes } from '../../src/http/routes/charges';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
@@ -81,11 +83,16 @@ async function build(kind: TemporalKind, db: TestDb): Promise<ChargesStack> {
   const workflows = chargeWorkflowClient(env.client, taskQueue);
   const charges = createChargesService({ knex, config: { CHARGE_LIST_CACHE_MS: 3000 }, logger, acquirer, workflows });
   const callbacks = createAcquirerCallbacks({ knex, workflows, logger, acquirer });
+  const dueDateCharges = createDueDateCharges({ knex, logger, acquirer, workflows, onWrite: charges.dropListCache });
+  const dueDate = {
+    charges: dueDateCharges,
+    batches: createChargeBatches({ knex, logger, acquirer, dueDate: dueDateCharges }),
+  };
   const api = await startApi({
     db,
     deps: {
       routes: [
-        chargeRoutes(charges),
+        chargeRoutes(charges, dueDate),
         acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks }),
         sandboxRoutes(createChargeSandbox({ charges, simulator: sandboxControlOf(simulator.control) })),
       ],

@@ -14,7 +14,12 @@ import { problem } from './problem';
 import { ACQUIRER_PIX_KEY_STATUSES, DEVOLUCAO_OUTCOMES } from '../../contracts/statuses';
 
 const party = z.object({ name: z.string().min(1).max(200), document: z.string().regex(/^(\d{11}|[0-9A-Z]{14})$/) });
-const payBody = z.object({ payer: party.optional(), amount: z.number().int().min(1).optional() });
+const payBody = z.object({
+  payer: party.optional(),
+  amount: z.number().int().min(1).optional(),
+  /** A cobv paid on this São Paulo date (YYYY-MM-DD): the amount due that day. */
+  paidOn: z.iso.date().optional(),
+});
 const reasonBody = z.object({ reason: z.string().max(140).optional() });
 const refundBody = z.object({
   outcome: z.enum(DEVOLUCAO_OUTCOMES),

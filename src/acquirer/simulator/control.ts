@@ -18,7 +18,12 @@ export type SimRoute =
   | 'transfer'
   | 'getTransfer'
   | 'registerKey'
-  | 'defense';
+  | 'defense'
+  | 'createCobv'
+  | 'getCobv'
+  | 'removeCobv'
+  | 'createLoteCobv'
+  | 'getLoteCobv';
 
 export interface Faults {
   /** Answer `errorStatus` (default 500) on this fraction (0..1) of protocol calls. */
@@ -49,7 +54,7 @@ export interface SimCall {
 
 export interface SimulatorControl {
   /** A payer pays the cob: new end-to-end id, cob CONCLUIDA, signed pix callback. */
-  payCob(txid: string, opts?: { payer?: Party; amount?: number }): Promise<{ endToEndId: string }>;
+  payCob(txid: string, opts?: { payer?: Party; amount?: number; paidOn?: string }): Promise<{ endToEndId: string }>;
   /** The PSP removes an ATIVA cob itself (REMOVIDA_PELO_PSP). */
   expireCob(txid: string): void;
   /** A devolução settles (automatic after refundDelayMs unless setAutoSettleRefunds(false)). */

@@ -22,7 +22,9 @@ export function problem(
   detail?: string,
   violacoes?: Violation[],
 ): void {
-  const bcb = /^(Cob|PixDevolucao|NaoEncontrado|AcessoNegado|ServicoIndisponivel|RequisicaoInvalida)/.test(type);
+  const bcb = /^(Cob|LoteCobV|PixDevolucao|NaoEncontrado|AcessoNegado|ServicoIndisponivel|RequisicaoInvalida)/.test(
+    type,
+  );
   ctx.status = status;
   ctx.type = 'application/problem+json';
   ctx.body = {

@@ -12,6 +12,13 @@ import type { CobStatus, Party, PixKeyStatusAtAcquirer, PixKeyType, RefundStatus
 import type { InfractionCallback, PixCallback, PixKeyCallback, TransferCallback } from '../wire';
 import type { CallbackSender } from './callbacks';
 import type { DevolucaoOutcome } from '../../contracts/statuses';
+import {
+  amountDueOn,
+  payableOn,
+  saoPauloDate,
+  startOfSaoPauloDay,
+  type DueDateRules,
+} from '../../domain/due-date-amount';
 
 export interface SimPayment {
   e2eId: string;
@@ -32,6 +39,8 @@ export interface SimCob {
   revision: number;
   /** `NO_PAYMENTS` until the first payment (most cobs never see one; see `pixCopiaECola`). */
   payments: readonly SimPayment[];
+  /** A cobv's rules (due date, fine, interest, discount, abatement): the payer pays what they say. */
+  dueDate?: DueDateRules;
 }
 
 export const NO_PAYMENTS: readonly SimPayment[] = Object.freeze([]);
@@ -250,13 +259,14 @@ export class SimulatedPsp {
    * A payer pays the cob. Allowed on a removed or already paid cob on purpose: a payer racing the
    * removal, or paying twice, is what the service's late-payment refund path must handle.
    */
-  payCob(txid: string, o: { payer?: Party; amount?: number } = {}): { endToEndId: string } {
+  payCob(txid: string, o: { payer?: Party; amount?: number; paidOn?: string } = {}): { endToEndId: string } {
     const cob = this.cobs.get(txid);
     if (!cob) throw new SimulatorStateError(`unknown cob ${txid}`, 'unknown');
+    const { amount, paidAt } = this.paymentTerms(cob, o);
     const payment: SimPayment = {
       e2eId: spiId('E'),
-      amount: o.amount ?? cob.amount,
-      paidAt: new Date().toISOString(),
+      amount,
+      paidAt,
       payer: o.payer ?? { name: 'Pagador Sandbox', document: '12345678909' },
     };
     cob.payments = [...cob.payments, payment];
@@ -265,6 +275,19 @@ export class SimulatedPsp {
     const body: PixCallback = { pix: [this.pixView(cob, payment)] };
     this.opts.callbacks.send('/v1/acquirer/pix', body);
     return { endToEndId: payment.e2eId };
+  }
+
+  /**
+   * What the payer pays and when: a cob's amount now; a cobv's amount due on `paidOn` (a São Paulo
+   * date, default today; the payment is at noon that day), computed as the payer's bank would.
+   */
+  private paymentTerms(cob: SimCob, o: { amount?: number; paidOn?: string }): { amount: number; paidAt: string } {
+    if (!cob.dueDate) return { amount: o.amount ?? cob.amount, paidAt: new Date().toISOString() };
+    const day = o.paidOn ?? saoPauloDate(new Date());
+    if (!payableOn(cob.dueDate, day))
+      throw new SimulatorStateError(`cobv ${cob.txid} is past its validity`, 'conflict');
+    const paidAt = o.paidOn ? new Date(startOfSaoPauloDay(day).getTime() + 12 * 3_600_000) : new Date();
+    return { amount: o.amount ?? amountDueOn(cob.amount, cob.dueDate, day).total, paidAt: paidAt.toISOString() };
   }
 
   /** The PSP removes an unpaid cob itself (e.g. long expired). No callback: the BCB has none for it. */

@@ -19,6 +19,7 @@ import { wireToCents } from '../money-wire';
 import * as wire from '../wire';
 import { createCallbackSender } from './callbacks';
 import { controlRoutes } from './control-routes';
+import { dueDateRoutes } from './due-date';
 import type { Faults, SimCall, SimRoute, SimulatorControl } from './control';
 import { silentLogger, type SimulatorLogger } from './logger';
 import { problem, type Violation } from './problem';
@@ -92,6 +93,15 @@ export interface RunningSimulator {
 }
 
 const MAX_CALLS_KEPT = 10_000;
+/** A defense carries up to 10 MB of files, base64 inside its JSON; a lotecobv up to 1,000 cobvs. */
+const LARGE_BODY_PATHS = /^\/(infractions\/[^/]+\/defense|lotecobv\/[^/]+)$/;
+
+/** JSON bodies: 64 kB, or 16 MB on `LARGE_BODY_PATHS`. */
+function bodyParser(): Koa.Middleware {
+  const smallBodies = koaBody({ jsonLimit: '64kb', formLimit: '8kb', text: false });
+  const defenseBodies = koaBody({ jsonLimit: '16mb', formLimit: '8kb', text: false });
+  return (ctx, next) => (LARGE_BODY_PATHS.test(ctx.path) ? defenseBodies : smallBodies)(ctx, next);
+}
 
 export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<RunningSimulator> {
   const clientId = opts.clientId ?? 'pixflow';
@@ -520,6 +530,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   });
 
   controlRoutes(router, control);
+  dueDateRoutes(router, { psp, route, bearer });
 
   app.use(async (ctx, next) => {
     try {
@@ -540,10 +551,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     if (ctx.status === 404 && ctx.body === undefined)
       problem(ctx, 404, 'NaoEncontrado', 'Não Encontrado', `${ctx.method} ${ctx.path}`);
   });
-  const smallBodies = koaBody({ jsonLimit: '64kb', formLimit: '8kb', text: false });
-  // A defense carries up to 10 MB of files, base64 inside its JSON.
-  const defenseBodies = koaBody({ jsonLimit: '16mb', formLimit: '8kb', text: false });
-  app.use((ctx, next) => (/^\/infractions\/[^/]+\/defense$/.test(ctx.path) ? defenseBodies : smallBodies)(ctx, next));
+  app.use(bodyParser());
   app.use(router.routes());
   app.use(router.allowedMethods());
 

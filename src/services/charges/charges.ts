@@ -31,6 +31,7 @@ import {
 } from './views';
 import { cacheInvalidation, type CacheInvalidation } from '../platform/cache-invalidation';
 import { listPageReader } from './list';
+import { paidAmountOf } from './payment-terms';
 import { asError, turnBatcher } from '../../lib/batcher';
 import { errorMessage } from '../../lib/error-message';
 
@@ -367,7 +368,7 @@ export function createChargesService(deps: ChargesDeps) {
       if (!charge) throw notFound('Charge not found');
       if (charge.status !== 'PAID') throw invalid('Only a PAID charge can be refunded');
       const open = await charges.openClaims(id);
-      const refundable = charge.amount - charge.refundedAmount - open;
+      const refundable = paidAmountOf(charge) - charge.refundedAmount - open;
       const amount = input.amount ?? refundable;
       if (refundable <= 0) throw invalid('Nothing left to refund on this charge');
       if (amount > refundable)
@@ -412,7 +413,7 @@ export function createChargesService(deps: ChargesDeps) {
     return outcome;
   }
 
-  return { create, list, get, cancel, refund };
+  return { create, list, get, cancel, refund, dropListCache };
 }
 
 export type ChargesService = ReturnType<typeof createChargesService>;

@@ -29,6 +29,7 @@ import { reportFailedRefundShortfall } from '../med/shortfall';
 import { closeOperatorCase, openOperatorCase } from '../platform/operator-cases';
 import { recordRefund } from '../../observability/metrics';
 import { errorMessage } from '../../lib/error-message';
+import { paidAmountOf, paidColumnsOf, paidEventAmounts, paymentTermsOf } from './payment-terms';
 
 export class NotFoundError extends Error {
   constructor(message: string) {
@@ -168,8 +169,9 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         return { kind: 'duplicate', snapshot: snapshotOf(charge, openRefundIds) } as const;
       }
 
-      if (charge.status === 'PENDING' && notice.amount === charge.amount) {
-        const fee = computeFee(charge.amount, terms.feeBps, terms.feeFixed);
+      const due = paymentTermsOf(charge, notice);
+      if (charge.status === 'PENDING' && due.payable) {
+        const fee = computeFee(due.paid, terms.feeBps, terms.feeFixed);
         const paidAt = new Date(notice.paidAt);
         const settleAt = new Date(paidAt.getTime() + terms.settlementDelaySeconds * 1000);
         // Settlement already due (a merchant that settles at once, or a callback later than the
@@ -178,12 +180,9 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         // (docs/architecture.md "Charges: how they work"). Nothing can have taken from this net yet.
         const settledAt = settleAt.getTime() <= Date.now() ? new Date() : null;
         const movements = [
-          ledger.chargePaymentCredit({ chargeId, merchantId: charge.merchantId, amount: charge.amount, fee }),
-        ];
-        const settlement = settledAt
-          ? ledger.chargeSettlement({ chargeId, merchantId: charge.merchantId, net: charge.amount - fee })
-          : null;
-        if (settlement) movements.push(settlement);
+          ledger.chargePaymentCredit({ chargeId, merchantId: charge.merchantId, amount: due.paid, fee }),
+          settledAt ? ledger.chargeSettlement({ chargeId, merchantId: charge.merchantId, net: due.paid - fee }) : null,
+        ].filter((m) => m !== null);
         await ledger.postAll(trx, charge.merchantId, movements);
         const paid = {
           e2eId: notice.endToEndId,
@@ -195,7 +194,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
           ...(settledAt ? { settledAt } : {}),
         };
         // Guarded: the row is locked and PENDING, so this names the state it leaves.
-        await chargesStore(trx).markPaid(chargeId, paid);
+        await chargesStore(trx).markPaid(chargeId, { ...paid, ...paidColumnsOf(due) });
         await paymentApplied(trx, notice, 'paid');
         await recordEvent(trx, {
           merchantId: charge.merchantId,
@@ -204,7 +203,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
           data: {
             chargeId,
             txid: charge.txid,
-            amount: charge.amount,
+            ...paidEventAmounts(charge, due),
             paidAt: paidAt.toISOString(),
             payer: { name: notice.payer?.name ?? '', document: notice.payer?.document ?? '' },
           },
@@ -263,7 +262,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     if (!charge?.txid) return [];
     const { txid } = charge;
     try {
-      const cob = await acquirer.getCob(txid);
+      const cob = charge.type === 'DUE_DATE' ? await acquirer.getCobv(txid) : await acquirer.getCob(txid);
       return cob.pix.map((p) => noticeOfReceived(p, txid));
     } catch (err) {
       // No cob at the acquirer: nothing was paid.
@@ -282,7 +281,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     const charge = await chargesStore(knex).find(chargeId);
     if (!charge?.txid) return [];
     try {
-      await acquirer.removeCob(charge.txid);
+      await (charge.type === 'DUE_DATE' ? acquirer.removeCobv(charge.txid) : acquirer.removeCob(charge.txid));
       return [];
     } catch (err) {
       // 404: nothing to remove. 400: the cob was concluded (paid) at the acquirer meanwhile: that
@@ -301,7 +300,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     await knex.transaction(async (trx) => {
       const charge = await lockCharge(trx, chargeId);
       if (charge.settledAt || charge.feeAmount === null) return;
-      const net = charge.amount - charge.feeAmount;
+      const net = paidAmountOf(charge) - charge.feeAmount;
       // Refunds of this charge asked before settlement may have taken part of its net from pending
       // (available first, then pending): only what they left of it is still this charge's to move.
       // Pending is a pool shared by the merchant's charges, so the total pending cannot tell; the
@@ -436,7 +435,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         charge.id,
         charge.status,
         refundedAmount,
-        refundedAmount >= charge.amount ? 'REFUNDED' : charge.status,
+        refundedAmount >= paidAmountOf(charge) ? 'REFUNDED' : charge.status,
       );
       await recordEvent(trx, {
         merchantId: refund.merchantId,

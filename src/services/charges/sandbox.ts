@@ -12,12 +12,17 @@ import type { Party } from '../../acquirer/types';
 import type { ChargesService } from './charges';
 
 export function createChargeSandbox(deps: { charges: ChargesService; simulator: SandboxControl }) {
-  async function pay(merchantId: string, chargeId: string, payer?: Party): Promise<{ endToEndId: string }> {
+  async function pay(
+    merchantId: string,
+    chargeId: string,
+    payer?: Party,
+    paidOn?: string,
+  ): Promise<{ endToEndId: string }> {
     // Scoped to the caller: another merchant's charge is 404 here as everywhere.
     const charge = await deps.charges.get(merchantId, chargeId);
     if (!charge.txid || !charge.qrCode) throw invalid('This charge has no cob at the acquirer (it FAILED at creation)');
     try {
-      return await deps.simulator.payCob(charge.txid, { payer });
+      return await deps.simulator.payCob(charge.txid, { payer, paidOn });
     } catch (err) {
       if (isSimulatorRefusal(err)) throw invalid(`The sandbox acquirer cannot pay this charge: ${err.message}`);
       throw err;

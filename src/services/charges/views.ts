@@ -48,6 +48,17 @@ export function replayView(row: ChargeRow): ChargeReplayView {
   };
 }
 
+/** A due-date charge's terms and payment (docs/api.md "Due-date charges"); null for the others. */
+function dueDateOf(payment: ChargePaymentRow | undefined): ChargeDetailView['dueDate'] {
+  if (!payment?.dueDate) return null;
+  return {
+    dueDate: payment.dueDate,
+    validityAfterDue: payment.validityAfterDue ?? 0,
+    paidAmount: payment.amountPaid ?? null,
+    breakdown: payment.paymentBreakdown ?? null,
+  };
+}
+
 /**
  * One charge with the refunds of its payment (docs/api.md "Charges"): MED devoluções show as kind
  * MED; `refundedAmount` sums the CONFIRMED ones, so it says what went back to the payer.
@@ -64,6 +75,7 @@ export function detailView(
     endToEndId: payment?.e2eId ?? null,
     fee: payment?.feeAmount ?? null,
     refundedAmount: refunds.filter((r) => r.status === 'CONFIRMED').reduce((sum, r) => sum + r.amount, 0),
+    dueDate: dueDateOf(payment),
     refunds: refunds.map((r) => ({
       id: r.id,
       kind: r.kind === 'INFRACTION' ? 'MED' : 'MERCHANT',

@@ -147,11 +147,12 @@ export async function checkLedgerInvariant(
         .leftJoin('ledger_accounts as a', function joinAcquirer() {
           this.on('a.id', '=', 'p.account_id').andOnVal('a.kind', '=', 'acquirer');
         })
-        .groupBy('c.id', 'c.merchant_id', 'c.amount', 'c.paid_at', 'c.fee_amount', 't.id')
+        .groupBy('c.id', 'c.merchant_id', 'c.amount', 'c.amount_paid', 'c.paid_at', 'c.fee_amount', 't.id')
         .select(
           'c.id',
           'c.merchant_id',
-          'c.amount',
+          // What the payment credited: a due-date charge's amount paid, else its amount.
+          trx.raw('coalesce(c.amount_paid, c.amount) as amount'),
           'c.paid_at',
           'c.fee_amount',
           't.id as transaction_id',

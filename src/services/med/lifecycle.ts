@@ -35,6 +35,7 @@ import { recordUnconfirmedSignal } from '../platform/signal-checks';
 import type { InfractionStatus } from '../../contracts/statuses';
 import { infractionDefensesStore } from '../../stores/infraction-defenses';
 import { createDefenseForwarding } from './defense-forwarding';
+import { paidAmountOf as paidOf } from '../../domain/due-date-amount';
 import { bindContext } from '../../lib/bind-context';
 
 export class InfractionNotFoundError extends Error {
@@ -108,7 +109,10 @@ async function patch(trx: Trx, id: string, p: Partial<Infraction>): Promise<void
  */
 async function topUp(trx: Trx, inf: Infraction, charge: Charge): Promise<number> {
   const room =
-    charge.amount - charge.refundedAmount - (await chargesStore(trx).openClaims(charge.id, inf.id)) - inf.blockedAmount;
+    paidOf(charge) -
+    charge.refundedAmount -
+    (await chargesStore(trx).openClaims(charge.id, inf.id)) -
+    inf.blockedAmount;
   const missing = Math.min(inf.amount - inf.blockedAmount, room);
   if (missing <= 0) return inf.blockedAmount;
   // Lock the available row so the amount we read is the amount we move (a withdrawal in between
@@ -279,7 +283,7 @@ export async function prepareRefund(ctx: LifecycleCtx, id: string): Promise<Infr
     const blocked = await topUp(trx, inf, charge);
     const owed = Math.max(
       0,
-      Math.min(inf.amount, charge.amount - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))),
+      Math.min(inf.amount, paidOf(charge) - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))),
     );
     const fromBlocked = Math.min(blocked, owed);
     const excess = blocked - fromBlocked;

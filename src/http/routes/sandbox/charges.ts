@@ -18,7 +18,7 @@ export function sandboxRoutes(sandbox: ChargeSandbox): RouteModule {
       const merchantId = merchantIdOf(ctx);
       const { id } = parseParams(ctx, chargeParams);
       const input = validate(sandboxPayBody, ctx.request.body ?? {}, 'Request body');
-      const { endToEndId } = await sandbox.pay(merchantId, id, input.payer);
+      const { endToEndId } = await sandbox.pay(merchantId, id, input.payer, input.paidOn);
       ctx.status = 202;
       ctx.body = { message: 'Payment sent by the sandbox acquirer', endToEndId };
     });
