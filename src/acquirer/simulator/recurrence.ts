@@ -12,7 +12,6 @@ import type { CallbackSender } from './callbacks';
 import { parsed, problem } from './problem';
 import { SimulatorStateError } from './psp';
 import { cobRView, locRecView, recView, solicRecView, SimulatedRecurrences } from './recurrence-state';
-import type { SimulatorOptions } from './server';
 
 type Middleware = (ctx: Koa.Context, next: Koa.Next) => Promise<void>;
 
@@ -36,10 +35,17 @@ export interface RecurrenceRouteDeps {
   bearer: Middleware;
 }
 
+/** SimulatorOptions.recurrence (server.ts). */
+export interface RecurrenceSimOptions {
+  debitDelayMs?: number;
+  autoDebit?: boolean;
+  cobrLeadDays?: { min: number; max: number };
+}
+
 /** The recurrence state of a simulator started with `opts` (server.ts). */
 export function simulatedRecurrences(
   callbacks: CallbackSender,
-  opts: Pick<SimulatorOptions, 'recurrence' | 'autoComplete'>,
+  opts: { recurrence?: RecurrenceSimOptions; autoComplete?: boolean },
 ): SimulatedRecurrences {
   return new SimulatedRecurrences({
     callbacks,

@@ -19,7 +19,7 @@ import { wireToCents } from '../money-wire';
 import * as wire from '../wire';
 import { createCallbackSender } from './callbacks';
 import { controlRoutes } from './control-routes';
-import { recurrenceControl, recurrenceRoutes, simulatedRecurrences } from './recurrence';
+import { recurrenceControl, recurrenceRoutes, simulatedRecurrences, type RecurrenceSimOptions } from './recurrence';
 import type { Faults, SimCall, SimRoute, SimulatorControl } from './control';
 import { silentLogger, type SimulatorLogger } from './logger';
 import { parsed, problem, type Violation } from './problem';
@@ -87,7 +87,7 @@ export interface SimulatorOptions {
    * `autoDebit` is false (default: autoComplete); a cobr is accepted `cobrLeadDays` before its date
    * (BCB: 2 to 10). A stack on skipped time lifts the upper bound: its dates are the workflow's.
    */
-  recurrence?: { debitDelayMs?: number; autoDebit?: boolean; cobrLeadDays?: { min: number; max: number } };
+  recurrence?: RecurrenceSimOptions;
 }
 
 export type { Faults, SimCall, SimRoute, SimulatorControl } from './control';
