@@ -1689,6 +1689,7 @@ export interface operations {
         page?: string;
         limit?: string;
         status?: 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED';
+        type?: 'IMMEDIATE' | 'DUE_DATE' | 'RECURRING';
       };
       header?: never;
       path?: never;
@@ -1708,6 +1709,11 @@ export interface operations {
             total: number;
             charges: {
               id: string;
+              /**
+               * @description IMMEDIATE (pay now), DUE_DATE (a due date) or RECURRING (a subscription cycle)
+               * @enum {string}
+               */
+              type: 'IMMEDIATE' | 'DUE_DATE' | 'RECURRING';
               txid: string | null;
               qrCode: string | null;
               amount: number;
@@ -1837,6 +1843,11 @@ export interface operations {
           'application/json': {
             charge: {
               id: string;
+              /**
+               * @description IMMEDIATE (pay now), DUE_DATE (a due date) or RECURRING (a subscription cycle)
+               * @enum {string}
+               */
+              type: 'IMMEDIATE' | 'DUE_DATE' | 'RECURRING';
               txid: string | null;
               qrCode: string | null;
               amount: number;
@@ -1865,6 +1876,11 @@ export interface operations {
           'application/json': {
             charge: {
               id: string;
+              /**
+               * @description IMMEDIATE (pay now), DUE_DATE (a due date) or RECURRING (a subscription cycle)
+               * @enum {string}
+               */
+              type: 'IMMEDIATE' | 'DUE_DATE' | 'RECURRING';
               txid: string;
               /** @description EMV BR Code (copy and paste) */
               qrCode: string;
@@ -2108,6 +2124,11 @@ export interface operations {
           'application/json': {
             charge: {
               id: string;
+              /**
+               * @description IMMEDIATE (pay now), DUE_DATE (a due date) or RECURRING (a subscription cycle)
+               * @enum {string}
+               */
+              type: 'IMMEDIATE' | 'DUE_DATE' | 'RECURRING';
               txid: string | null;
               qrCode: string | null;
               amount: number;
@@ -2229,6 +2250,11 @@ export interface operations {
           'application/json': {
             charge: {
               id: string;
+              /**
+               * @description IMMEDIATE (pay now), DUE_DATE (a due date) or RECURRING (a subscription cycle)
+               * @enum {string}
+               */
+              type: 'IMMEDIATE' | 'DUE_DATE' | 'RECURRING';
               txid: string | null;
               qrCode: string | null;
               amount: number;

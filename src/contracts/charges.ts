@@ -1,12 +1,12 @@
 /** Request schemas for charges (docs/api.md "Charges"). */
-import { CHARGE_REFUND_VIEW_KINDS, CHARGE_STATUSES, REFUND_STATUSES } from './statuses';
+import { CHARGE_REFUND_VIEW_KINDS, CHARGE_STATUSES, CHARGE_TYPES, REFUND_STATUSES } from './statuses';
 import net from 'node:net';
 import { z } from 'zod';
 import { isValidCustomerPhone } from '../pix/pix-key';
 import { paginationQuery, text, idempotencyKeyHeader } from './validation';
 import { isoTime } from './common';
 
-export { CHARGE_STATUSES };
+export { CHARGE_STATUSES, CHARGE_TYPES };
 
 const optionalText = (max: number) => text({ max }).optional();
 
@@ -50,6 +50,7 @@ export { idempotencyKeyHeader };
 /** Pages past the end are empty; pages holding rows past the 10,000th are 400 (docs/api.md "Pagination limits"). */
 export const listChargesQuery = paginationQuery.extend({
   status: z.enum(CHARGE_STATUSES).optional(),
+  type: z.enum(CHARGE_TYPES).optional(),
 });
 export type ListChargesQuery = z.infer<typeof listChargesQuery>;
 
@@ -75,8 +76,13 @@ export const sandboxPayBody = z
 
 export const customerView = z.object({ id: z.string(), name: z.string(), document: z.string() });
 
+const chargeType = z
+  .enum(CHARGE_TYPES)
+  .describe('IMMEDIATE (pay now), DUE_DATE (a due date) or RECURRING (a subscription cycle)');
+
 export const chargeListItem = z.object({
   id: z.string(),
+  type: chargeType,
   txid: z.string().nullable(),
   qrCode: z.string().nullable(),
   amount: z.int(),
@@ -91,6 +97,7 @@ export const chargeListItem = z.object({
 /** The replayed creation answer: no imageBase64, plus createdAt. */
 export const chargeReplayView = z.object({
   id: z.string(),
+  type: chargeType,
   txid: z.string().nullable(),
   qrCode: z.string().nullable(),
   amount: z.int(),

@@ -6,6 +6,13 @@
 export const CHARGE_STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
 export type ChargeStatus = (typeof CHARGE_STATUSES)[number];
 
+/**
+ * What kind of charge (docs/api.md "Charges"): IMMEDIATE a BCB cob (pay now, `expiresIn`); DUE_DATE
+ * a cobv (a due date, fine, interest, discount); RECURRING a Pix Automático cycle's cobr.
+ */
+export const CHARGE_TYPES = ['IMMEDIATE', 'DUE_DATE', 'RECURRING'] as const;
+export type ChargeType = (typeof CHARGE_TYPES)[number];
+
 export const WITHDRAWAL_STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED', 'REFUNDED'] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 

@@ -26,6 +26,7 @@ import * as signedCallbacks from '../../migrations/20261201180000_signed_callbac
 import * as statementIndexes from '../../migrations/20261202100000_statement_indexes';
 import * as statementLines from '../../migrations/20261202100100_statement_lines';
 import * as infractionDefenses from '../../migrations/20261202110000_infraction_defenses';
+import * as chargeTypes from '../../migrations/20261203120000_charge_types';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -55,6 +56,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261202100000_statement_indexes', statementIndexes],
   ['20261202100100_statement_lines', statementLines],
   ['20261202110000_infraction_defenses', infractionDefenses],
+  ['20261203120000_charge_types', chargeTypes],
 ];
 
 /** Names of every migration, in the order they apply. */

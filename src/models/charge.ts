@@ -1,7 +1,7 @@
-import type { ChargeStatus } from '../contracts/statuses';
+import type { ChargeStatus, ChargeType } from '../contracts/statuses';
 import { BaseModel } from './base';
 
-export type { ChargeStatus };
+export type { ChargeStatus, ChargeType };
 
 export interface ChargeTracking {
   utmSource?: string;
@@ -25,6 +25,7 @@ export class Charge extends BaseModel {
   id!: string;
   merchantId!: string;
   customerId!: string | null;
+  type!: ChargeType;
   amount!: number;
   description!: string;
   status!: ChargeStatus;

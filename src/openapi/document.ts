@@ -109,6 +109,7 @@ export const CHARGE_REPLAY_EXAMPLE = {
   value: {
     charge: {
       id: 'ch_01JD8Z6Q3V5W7X9Y1Z2A3B4C5D',
+      type: 'IMMEDIATE',
       txid: 'pixflow01jd8z6q3v5w7x9y1z2a3b4c',
       qrCode:
         '00020101021226830014br.gov.bcb.pix2561pix.example.com/qr/v2/cobv/9d36b84f5204000053039865802BR5913Loja Exemplo6009SAO PAULO62070503***6304ABCD',

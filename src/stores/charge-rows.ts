@@ -9,7 +9,17 @@ import type { Charge } from '../models/charge';
 /** The columns the views read, as plain rows (no model hydration on the hot reads). */
 export type ChargeRow = Pick<
   Charge,
-  'id' | 'txid' | 'qrCode' | 'amount' | 'description' | 'status' | 'expiresIn' | 'paidAt' | 'createdAt' | 'customerId'
+  | 'id'
+  | 'type'
+  | 'txid'
+  | 'qrCode'
+  | 'amount'
+  | 'description'
+  | 'status'
+  | 'expiresIn'
+  | 'paidAt'
+  | 'createdAt'
+  | 'customerId'
 > & { customerName?: string | null; customerDocument?: string | null };
 
 /**
@@ -19,6 +29,7 @@ export type ChargeRow = Pick<
  */
 export const CHARGE_ROW_COLUMNS = [
   'charges.id',
+  'charges.type',
   'charges.txid',
   'charges.qr_code as qrCode',
   'charges.amount',

@@ -11,7 +11,7 @@ import { newId } from '../lib/ids';
 import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
 import type { CreateChargeBody } from '../contracts/charges';
-import type { ChargeStatus, RefundStatus } from '../contracts/statuses';
+import type { ChargeStatus, ChargeType, RefundStatus } from '../contracts/statuses';
 import { MAX_LIST_DEPTH, MAX_PAGE_LIMIT } from '../contracts/validation';
 import { chargeRows, type ChargeRow } from './charge-rows';
 
@@ -23,6 +23,8 @@ export type CustomerInput = NonNullable<CreateChargeBody['customer']>;
 export interface NewCharge {
   id: string;
   merchantId: string;
+  /** IMMEDIATE unless given (docs/api.md "Charges"). */
+  type?: ChargeType;
   amount: number;
   description: CreateChargeBody['description'];
   expiresIn: number;
@@ -70,6 +72,7 @@ const NEW_CHARGE_COLUMNS: ReadonlyArray<{
   { name: 'id', sql: '?', value: (c) => c.id },
   { name: 'merchant_id', sql: '?', value: (c) => c.merchantId },
   { name: 'customer_id', sql: 'null', row: (_db, _c, customerId) => customerId },
+  { name: 'type', sql: '?', value: (c) => c.type ?? 'IMMEDIATE' },
   { name: 'amount', sql: '?', value: (c) => c.amount },
   // The builder leaves a missing description to the column's default.
   { name: 'description', sql: '?', value: (c) => c.description ?? null, row: (_db, c) => c.description },
@@ -107,6 +110,7 @@ export interface PageQuery {
   page: number;
   limit: number;
   status?: ChargeRow['status'];
+  type?: ChargeType;
 }
 
 /**
@@ -138,12 +142,12 @@ const pageStatement = (byStatus: boolean, deep: boolean): string => {
               order by created_at desc, id desc limit q.take offset s.skip) p limit ${MAX_PAGE_LIMIT}) page`
     : `(select id from (select id from charges where merchant_id = q.merchant${status}
               order by created_at desc, id desc limit q.take offset q.skip) p limit ${MAX_PAGE_LIMIT}) page`;
-  return `select q.query, t.total, r.id, r.txid, r."qrCode", r.amount, r.description, r.status, r."expiresIn", r."paidAt",
+  return `select q.query, t.total, r.id, r.type, r.txid, r."qrCode", r.amount, r.description, r.status, r."expiresIn", r."paidAt",
       r."createdAt", r."customerId", r."customerName", r."customerDocument"
     from unnest(?::text[], ?::text[], ?::int[], ?::bigint[]) with ordinality as q(merchant, status, take, skip, query)
     cross join lateral (select coalesce(sum(n), 0)::bigint as total from charge_counts where merchant_id = q.merchant${status}) t
     left join lateral (
-      select c.id, c.txid, c.qr_code as "qrCode", c.amount, c.description, c.status, c.expires_in as "expiresIn",
+      select c.id, c.type, c.txid, c.qr_code as "qrCode", c.amount, c.description, c.status, c.expires_in as "expiresIn",
           c.paid_at as "paidAt", c.created_at as "createdAt", c.customer_id as "customerId",
           cu.name as "customerName", cu.document as "customerDocument"
         from ${ids}
@@ -162,6 +166,65 @@ const PAGES_OF_ALL = preparedStatement('charge_list_pages', pageStatement(false,
 const PAGES_OF_STATUS = preparedStatement('charge_list_pages_status', pageStatement(true, false));
 const DEEP_PAGES_OF_ALL = preparedStatement('charge_list_deep_pages', pageStatement(false, true));
 const DEEP_PAGES_OF_STATUS = preparedStatement('charge_list_deep_pages_status', pageStatement(true, true));
+
+/**
+ * A page of one type (and optionally one status), with its total: the ids from the
+ * (merchant, type, created_at desc, id desc) index, which includes the status, and the total a
+ * plain count over that index (docs/api.md "Charges": bounded by the list's depth, no counter kept
+ * per type). One page per statement; the unfiltered list keeps the batched path above.
+ */
+const PAGE_OF_TYPE = preparedStatement(
+  'charge_list_page_type',
+  `with q as (select ?::text as merchant, ?::text as type, ?::text as status, ?::int as take, ?::bigint as skip),
+  t as (select count(*)::bigint as total from charges, q
+    where merchant_id = q.merchant and charges.type = q.type and (q.status is null or charges.status = q.status))
+  select t.total, r.id, r.type, r.txid, r."qrCode", r.amount, r.description, r.status, r."expiresIn", r."paidAt",
+      r."createdAt", r."customerId", r."customerName", r."customerDocument"
+    from q cross join t
+    left join lateral (
+      select c.id, c.type, c.txid, c.qr_code as "qrCode", c.amount, c.description, c.status, c.expires_in as "expiresIn",
+          c.paid_at as "paidAt", c.created_at as "createdAt", c.customer_id as "customerId",
+          cu.name as "customerName", cu.document as "customerDocument"
+        from (select id from charges where merchant_id = q.merchant and type = q.type
+              and (q.status is null or status = q.status)
+              order by created_at desc, id desc limit q.take offset q.skip) page
+        cross join lateral (select * from charges where id = page.id limit 1) c
+        left join lateral (select name, document from customers where id = c.customer_id limit 1) cu on true
+        where q.skip < t.total and least(q.skip + q.take, t.total) <= ${MAX_LIST_DEPTH}
+        offset 0
+    ) r on true
+    order by r."createdAt" desc, r.id desc`,
+);
+
+/** Which of the four batched list statements reads this (untyped) page. */
+function listStatementOf(q: PageQuery): PreparedStatement {
+  const deep = (q.page - 1) * q.limit >= DEEP_PAGE_OFFSET;
+  if (q.status) return deep ? DEEP_PAGES_OF_STATUS : PAGES_OF_STATUS;
+  return deep ? DEEP_PAGES_OF_ALL : PAGES_OF_ALL;
+}
+
+/** Fills `out[i]` for each page of one type among `queries` (`PAGE_OF_TYPE`, one statement per page). */
+async function readPagesOfType(
+  db: Db,
+  queries: readonly PageQuery[],
+  out: Array<{ rows: ChargeRow[]; total: number }>,
+): Promise<void> {
+  await Promise.all(
+    queries.map(async (q, i) => {
+      if (!q.type) return;
+      const found = await queryPrepared<PageRow>(db, PAGE_OF_TYPE, [
+        q.merchantId,
+        q.type,
+        q.status ?? null,
+        q.limit,
+        (q.page - 1) * q.limit,
+      ]);
+      const page = { rows: [] as ChargeRow[], total: Number(found[0]?.total ?? 0) };
+      for (const row of found) if ((row.id as string | null) !== null) page.rows.push(row);
+      out[i] = page;
+    }),
+  );
+}
 
 /** The parked inbox row of a refund (`parkRefund`), correlated to `charge_refunds` in a subquery. */
 export const parkedRefundRows = (db: Db) =>
@@ -635,20 +698,15 @@ export function chargesStore(db: Db) {
       // One statement per kind of page (filtered or not, shallow or deep), each for all its pages.
       const byStatement = new Map<PreparedStatement, number[]>();
       queries.forEach((q, i) => {
-        const deep = (q.page - 1) * q.limit >= DEEP_PAGE_OFFSET;
-        const statement = q.status
-          ? deep
-            ? DEEP_PAGES_OF_STATUS
-            : PAGES_OF_STATUS
-          : deep
-            ? DEEP_PAGES_OF_ALL
-            : PAGES_OF_ALL;
+        if (q.type) return; // read by readPagesOfType, beside the batched statements
+        const statement = listStatementOf(q);
         const list = byStatement.get(statement);
         if (list) list.push(i);
         else byStatement.set(statement, [i]);
       });
-      await Promise.all(
-        [...byStatement].map(async ([statement, members]) => {
+      await Promise.all([
+        readPagesOfType(db, queries, out),
+        ...[...byStatement].map(async ([statement, members]) => {
           const qs = members.map((i) => queries[i] as PageQuery);
           const found = await queryPrepared<PageRow>(db, statement, [
             qs.map((q) => q.merchantId),
@@ -663,7 +721,7 @@ export function chargesStore(db: Db) {
             if ((row.id as string | null) !== null) page.rows.push(row);
           }
         }),
-      );
+      ]);
       return out;
     },
 

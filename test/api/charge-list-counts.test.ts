@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { newId } from '../../src/lib/ids';
+import { CHARGE_TYPES } from '../../src/contracts/statuses';
 import { chargeTotal, listPageReader, pageOfCharges } from '../../src/services/charges/list';
 import { DEEP_PAGE_OFFSET, type PageQuery } from '../../src/stores/charges';
 import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../support/charges';
@@ -15,9 +16,10 @@ import { createMerchantFixture, getTestDb } from '../support/db';
 
 const STATUSES = ['PENDING', 'PAID', 'FAILED', 'CANCELED', 'REFUNDED'] as const;
 
-async function naiveTotal(knex: Knex, merchantId: string, status?: string): Promise<number> {
+async function naiveTotal(knex: Knex, merchantId: string, status?: string, type?: string): Promise<number> {
   const q = knex('charges').where({ merchant_id: merchantId }).count({ n: '*' }).first();
   if (status) q.where({ status });
+  if (type) q.where({ type });
   return Number(((await q) as { n: string | number }).n);
 }
 
@@ -27,6 +29,7 @@ async function naivePage(
   page: number,
   limit: number,
   status?: string,
+  type?: string,
 ): Promise<string[]> {
   const q = knex('charges')
     .where({ merchant_id: merchantId })
@@ -38,6 +41,7 @@ async function naivePage(
     .offset((page - 1) * limit)
     .pluck('id');
   if (status) q.where({ status });
+  if (type) q.where({ type });
   return (await q) as string[];
 }
 
@@ -129,6 +133,37 @@ describe('charge list: counts and pages', () => {
   it('agree under concurrent inserts and status changes for one merchant', async () => {
     await createConcurrently(knex, merchantId, 500);
     await assertAgrees();
+  });
+
+  it('agree when filtered by type, with and without a status, read in one turn with unfiltered pages', async () => {
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 5 = 1').update({ type: 'DUE_DATE' });
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 13 = 2').update({ type: 'RECURRING' });
+    const read = listPageReader(knex);
+    const asked: PageQuery[] = [];
+    for (const type of [undefined, ...CHARGE_TYPES]) {
+      for (const status of [undefined, 'PAID', 'CANCELED'] as const) {
+        for (const [page, limit] of [
+          [1, 20],
+          [2, 7],
+          [4, 20],
+          [40, 20],
+        ] as const) {
+          asked.push({ merchantId, status, type, page, limit });
+        }
+      }
+    }
+    const answers = await Promise.all(asked.map((q) => read(q)));
+    for (const [i, q] of asked.entries()) {
+      const label = `page ${q.page}×${q.limit} ${q.type ?? 'any type'} ${q.status ?? 'all'}`;
+      assert.deepEqual(
+        answers[i]?.rows.map((r) => r.id),
+        await naivePage(knex, merchantId, q.page, q.limit, q.status, q.type),
+        label,
+      );
+      assert.equal(answers[i]?.total, await naiveTotal(knex, merchantId, q.status, q.type), `total of ${label}`);
+      for (const r of answers[i]?.rows ?? []) if (q.type) assert.equal(r.type, q.type, label);
+    }
+    assert.ok((await naiveTotal(knex, merchantId, undefined, 'DUE_DATE')) > 20, 'the due-date filter spans pages');
   });
 });
 

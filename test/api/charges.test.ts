@@ -9,6 +9,7 @@ import { chargesStack, eventually, readyMerchant, type ChargesStack } from '../s
 interface ChargeBody {
   charge: {
     id: string;
+    type: string;
     txid: string | null;
     qrCode: string | null;
     imageBase64?: string;
@@ -66,6 +67,7 @@ describe('charges API', function () {
     assert.equal(res.status, 201);
     const c = res.body.charge;
     assert.match(c.id, /^ch_/);
+    assert.equal(c.type, 'IMMEDIATE');
     assert.equal(c.status, 'PENDING');
     assert.equal(c.amount, 1000);
     assert.equal(c.expiresIn, 86_400);
@@ -160,6 +162,7 @@ describe('charges API', function () {
     assert.equal(again.body.charge.id, first.body.charge.id);
     assert.equal(again.body.charge.amount, 1000);
     assert.equal(again.body.charge.imageBase64, undefined);
+    assert.equal(again.body.charge.type, 'IMMEDIATE');
     assert.ok(again.body.charge.createdAt);
   });
 
@@ -376,9 +379,17 @@ describe('charges API', function () {
     );
     const paid = await s.api.request<ListBody>('GET', '/v1/charges?status=PAID', { token: m.token });
     assert.equal(paid.body.total, 0);
+    const immediate = await s.api.request<ListBody>('GET', '/v1/charges?type=IMMEDIATE&status=PENDING', {
+      token: m.token,
+    });
+    assert.equal(immediate.body.total, 3);
+    const dueDate = await s.api.request<ListBody>('GET', '/v1/charges?type=DUE_DATE', { token: m.token });
+    assert.deepEqual([dueDate.body.total, dueDate.body.charges.length], [0, 0]);
     const item = list.body.charges[0];
+    assert.equal(item?.type, 'IMMEDIATE');
     for (const field of [
       'id',
+      'type',
       'txid',
       'qrCode',
       'amount',
@@ -456,12 +467,13 @@ describe('charges API', function () {
     assert.equal(await total(m.token, '?status=FAILED'), 2);
   });
 
-  it('validates list parameters: page 0, limit 0/101, unknown status are 400; limit 1 and 100 ok', async () => {
+  it('validates list parameters: page 0, limit 0/101, unknown status or type are 400; limit 1 and 100 ok', async () => {
     const get = (q: string) => s.api.request<ListBody>('GET', `/v1/charges?${q}`, { token });
     assert.equal((await get('page=0')).status, 400);
     assert.equal((await get('limit=0')).status, 400);
     assert.equal((await get('limit=101')).status, 400);
     assert.equal((await get('status=UNKNOWN')).status, 400);
+    assert.equal((await get('type=BOLETO')).status, 400);
     assert.equal((await get('limit=1')).status, 200);
     assert.equal((await get('limit=100')).status, 200);
     assert.equal((await get('limit=1')).body.charges.length, 1);

@@ -61,6 +61,13 @@ const IN_FLIGHT_WAIT_MS = 10_000;
 /** Quick retries of a retryable acquirer failure while the client waits for its 201. */
 const COB_ATTEMPTS = 3;
 
+/** The customer a creation answers with: the body's, under the id its upsert gave. */
+function createdCustomer(input: Pick<CreateChargeBody, 'customer'>, customerId: string | null): CustomerView | null {
+  return input.customer && customerId
+    ? { id: customerId, name: input.customer.name, document: input.customer.document }
+    : null;
+}
+
 export function createChargesService(deps: ChargesDeps) {
   const { knex, acquirer, workflows, logger } = deps;
   // The list cache (docs/api.md "Charges": 3 s per (merchant, query), dropped on that merchant's own writes in
@@ -75,7 +82,7 @@ export function createChargesService(deps: ChargesDeps) {
   let nextGeneration = 0;
   const dropListCache = (merchantId: string): void => void generations.set(merchantId, ++nextGeneration);
   const listKey = (merchantId: string, q: ListChargesQuery): string =>
-    `${merchantId}|${generations.get(merchantId) ?? 0}|${q.status ?? ''}|${q.page}|${q.limit}`;
+    `${merchantId}|${generations.get(merchantId) ?? 0}|${q.type ?? ''}|${q.status ?? ''}|${q.page}|${q.limit}`;
 
   const readPage = listPageReader(knex);
 
@@ -289,20 +296,17 @@ export function createChargesService(deps: ChargesDeps) {
     const [imageBase64] = await Promise.all([image, workflowStarted]);
     dropListCache(merchantId);
     recordChargeCreated(input.amount);
-    const customer: CustomerView | null =
-      input.customer && inserted.customerId
-        ? { id: inserted.customerId, name: input.customer.name, document: input.customer.document }
-        : null;
     return {
       replay: false,
       charge: {
         id,
+        type: 'IMMEDIATE',
         txid,
         qrCode: cob.pixCopiaECola,
         amount: input.amount,
         status: 'PENDING',
         expiresIn: input.expiresIn,
-        customer,
+        customer: createdCustomer(input, inserted.customerId),
         createdAt: inserted.createdAt.toISOString(),
         imageBase64,
       },
@@ -313,7 +317,8 @@ export function createChargesService(deps: ChargesDeps) {
     const key = listKey(merchantId, q);
     const cached = listCache.get(key);
     if (cached) return cached;
-    const { rows, total } = await readPage({ merchantId, page: q.page, limit: q.limit, status: q.status });
+    const { page, limit, status, type } = q;
+    const { rows, total } = await readPage({ merchantId, page, limit, status, type });
     assertPageWithinDepth(q.page, q.limit, total);
     const result = { page: q.page, limit: q.limit, total, charges: rows.map(listItem) };
     listCache.set(key, result);

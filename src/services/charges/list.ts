@@ -25,7 +25,7 @@ import { turnBatcher } from '../../lib/batcher';
  */
 export function listPageReader(knex: Knex): (q: PageQuery) => Promise<{ rows: ChargeRow[]; total: number }> {
   return turnBatcher<PageQuery, { rows: ChargeRow[]; total: number }>(async (queries) => {
-    const keyOf = (q: PageQuery): string => `${q.merchantId}|${q.status ?? ''}|${q.page}|${q.limit}`;
+    const keyOf = (q: PageQuery): string => `${q.merchantId}|${q.type ?? ''}|${q.status ?? ''}|${q.page}|${q.limit}`;
     const distinct = new Map<string, PageQuery>();
     for (const q of queries) if (!distinct.has(keyOf(q))) distinct.set(keyOf(q), q);
     const unique = [...distinct.values()];

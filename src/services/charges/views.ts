@@ -20,6 +20,7 @@ export function customerOf(row: ChargeRow): CustomerView | null {
 export function listItem(row: ChargeRow): ChargeListItem {
   return {
     id: row.id,
+    type: row.type,
     txid: row.txid,
     qrCode: row.qrCode,
     amount: row.amount,
@@ -36,6 +37,7 @@ export function listItem(row: ChargeRow): ChargeListItem {
 export function replayView(row: ChargeRow): ChargeReplayView {
   return {
     id: row.id,
+    type: row.type,
     txid: row.txid,
     qrCode: row.qrCode,
     amount: row.amount,
