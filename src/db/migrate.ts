@@ -27,6 +27,7 @@ import * as statementIndexes from '../../migrations/20261202100000_statement_ind
 import * as statementLines from '../../migrations/20261202100100_statement_lines';
 import * as infractionDefenses from '../../migrations/20261202110000_infraction_defenses';
 import * as chargeTypes from '../../migrations/20261203120000_charge_types';
+import * as subscriptions from '../../migrations/20261203130000_subscriptions';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -57,6 +58,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261202100100_statement_lines', statementLines],
   ['20261202110000_infraction_defenses', infractionDefenses],
   ['20261203120000_charge_types', chargeTypes],
+  ['20261203130000_subscriptions', subscriptions],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -31,6 +31,8 @@ export interface NewCharge {
   txid: string;
   idempotencyKey: string | null;
   tracking: CreateChargeBody['tracking'];
+  /** A RECURRING charge's subscription and cycle (docs/api.md "Subscriptions"). */
+  subscription?: { id: string; cycle: number };
 }
 
 /** What a creation needs of its merchant, read in one statement. */
@@ -87,6 +89,8 @@ const NEW_CHARGE_COLUMNS: ReadonlyArray<{
   { name: 'txid', sql: '?', value: (c) => c.txid },
   { name: 'idempotency_key', sql: '?', value: (c) => c.idempotencyKey },
   { name: 'tracking', sql: '?', value: (c) => (c.tracking ? JSON.stringify(c.tracking) : null) },
+  { name: 'subscription_id', sql: '?', value: (c) => c.subscription?.id ?? null },
+  { name: 'subscription_cycle', sql: '?', value: (c) => c.subscription?.cycle ?? null },
 ];
 
 const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | null): Record<string, unknown> =>

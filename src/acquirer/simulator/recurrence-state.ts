@@ -52,6 +52,8 @@ export interface SimRec {
   ending?: { rejeicao?: { codigo: string; descricao: string }; cancelamento?: CancelInfo };
   /** Debits still to reject (control `failNextDebits`). */
   debitsToFail: number;
+  /** Due dates whose first (AGND) debit is rejected (control `failFirstDebitDue`). */
+  failDueDates?: Set<string>;
   /** The request body, to tell a replay (same contrato, same body) from a reuse. */
   requestKey: string;
 }
@@ -214,6 +216,11 @@ export class SimulatedRecurrences {
     this.rec(idRec).debitsToFail = times;
   }
 
+  failFirstDebitDue(idRec: string, dueDate: string): void {
+    const rec = this.rec(idRec);
+    (rec.failDueDates ??= new Set()).add(dueDate);
+  }
+
   private pending(idRec: string): SimRec {
     const rec = this.rec(idRec);
     if (rec.status !== 'CRIADA') throw new SimulatorStateError(`rec ${idRec} is ${rec.status}`, 'conflict');
@@ -341,8 +348,9 @@ export class SimulatedRecurrences {
     this.later(this.opts.debitDelayMs, () => {
       const rec = this.recs.get(cobr.idRec);
       if (!rec || cobr.status !== 'ATIVA' || cobr.attempts.at(-1)?.status !== 'AGENDADA') return;
-      const fail = rec.debitsToFail > 0;
-      if (fail) rec.debitsToFail--;
+      const onDate = type === 'AGND' && rec.failDueDates?.has(cobr.dueDate) === true;
+      const fail = onDate || rec.debitsToFail > 0;
+      if (fail && !onDate) rec.debitsToFail--;
       this.settleAttempt(cobr.txid, fail ? 'REJEITADA' : 'PAGA');
     });
   }

@@ -63,6 +63,8 @@ export interface RecurrenceControl {
   cancelRecByPayer(idRec: string, reason?: string): void;
   /** The next `times` debit attempts of the rec are rejected (insufficient funds). */
   failNextDebits(idRec: string, times: number): void;
+  /** The first debit of the rec's cobr due on `dueDate` (YYYY-MM-DD) is rejected; its retries are not. */
+  failFirstDebitDue(idRec: string, dueDate: string): void;
   /** Plays the open attempt of a cobr now (with `autoDebit` off, the only way it settles). */
   settleCobR(txid: string, outcome: 'PAGA' | 'REJEITADA'): void;
   recByContract(contract: string): string | undefined;
@@ -74,6 +76,7 @@ export function recurrenceControl(state: SimulatedRecurrences): RecurrenceContro
     refuseRec: (id, reason) => state.refuse(id, reason),
     cancelRecByPayer: (id, reason) => void state.cancel(id, 'USUARIO_PAGADOR', reason),
     failNextDebits: (id, times) => state.failNextDebits(id, times),
+    failFirstDebitDue: (id, dueDate) => state.failFirstDebitDue(id, dueDate),
     settleCobR: (txid, outcome) => state.settleAttempt(txid, outcome),
     recByContract: (contract) => state.recByContract.get(contract),
   };

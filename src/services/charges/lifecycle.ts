@@ -263,7 +263,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     if (!charge?.txid) return [];
     const { txid } = charge;
     try {
-      const cob = await acquirer.getCob(txid);
+      const cob = charge.type === 'RECURRING' ? await acquirer.getCobR(txid) : await acquirer.getCob(txid);
       return cob.pix.map((p) => noticeOfReceived(p, txid));
     } catch (err) {
       // No cob at the acquirer: nothing was paid.
@@ -282,7 +282,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     const charge = await chargesStore(knex).find(chargeId);
     if (!charge?.txid) return [];
     try {
-      await acquirer.removeCob(charge.txid);
+      await (charge.type === 'RECURRING' ? acquirer.cancelCobR(charge.txid) : acquirer.removeCob(charge.txid));
       return [];
     } catch (err) {
       // 404: nothing to remove. 400: the cob was concluded (paid) at the acquirer meanwhile: that
