@@ -8,11 +8,13 @@ import type { WebhookDelivery } from '../src/services/webhooks/delivery';
 import type { WithdrawalLifecycle } from '../src/services/withdrawals/lifecycle';
 import type { InfractionLifecycle } from '../src/services/med/lifecycle';
 import type { PixKeyRegistration } from '../src/services/pix-keys/pix-keys';
+import type { SubscriptionLifecycle } from '../src/services/subscriptions/lifecycle';
 import { createChargeActivities, type ChargeActivities } from './charges';
 import { createWebhookActivities, type WebhookActivities } from './webhooks';
 import { createWithdrawalActivities, type WithdrawalActivities } from './withdrawals';
 import { createInfractionActivities, type InfractionActivities } from './infractions';
 import { createPixKeyActivities, type PixKeyActivities } from './pix-keys';
+import { createSubscriptionActivities, type SubscriptionActivities } from './subscriptions';
 
 /** The services the activities wrap (built by src/runtime/composition.ts `createWorkerServices`). */
 export interface ActivityServices {
@@ -21,13 +23,15 @@ export interface ActivityServices {
   withdrawalLifecycle: WithdrawalLifecycle;
   infractionLifecycle: InfractionLifecycle;
   pixKeyRegistration: PixKeyRegistration;
+  subscriptionLifecycle: SubscriptionLifecycle;
 }
 
 export type Activities = ChargeActivities &
   WebhookActivities &
   WithdrawalActivities &
   InfractionActivities &
-  PixKeyActivities;
+  PixKeyActivities &
+  SubscriptionActivities;
 
 /** The activities over the worker's services (src/runtime/composition.ts `createActivities`). */
 export function activitiesOver(services: ActivityServices): Activities {
@@ -37,6 +41,7 @@ export function activitiesOver(services: ActivityServices): Activities {
     ...createWithdrawalActivities(services.withdrawalLifecycle),
     ...createInfractionActivities(services.infractionLifecycle),
     ...createPixKeyActivities(services.pixKeyRegistration),
+    ...createSubscriptionActivities(services.subscriptionLifecycle),
   });
 }
 

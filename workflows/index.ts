@@ -4,3 +4,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { withdrawalWorkflow } from './withdrawal';
 export { infractionWorkflow } from './infraction';
 export { pixKeyRegistrationWorkflow } from './pix-key';
+export { subscriptionWorkflow } from './subscription';

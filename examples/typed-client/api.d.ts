@@ -88,6 +88,70 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List subscriptions, newest first
+     * @description A page of the merchant's subscriptions, newest first, optionally of one `status`.
+     */
+    get: operations['getV1Subscriptions'];
+    put?: never;
+    /**
+     * Create a subscription (Pix Automático) with its authorisation QR
+     * @description Creates the recurrence at the acquirer (`locrec`, `rec`) and answers PENDING_APPROVAL with the authorisation BR Code (`qrCode`) and its image. `amount` (fixed) or `maxAmount` (variable), cents; `firstDate` at least 3 days ahead. The payer approves in their bank (`subscription.approved`); each cycle is then a RECURRING charge. A key already used replays the subscription (200).
+     */
+    post: operations['postV1Subscriptions'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/subscriptions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a subscription with its cycles
+     * @description One of the caller's subscriptions with every cycle so far; another merchant's id is 404.
+     */
+    get: operations['getV1SubscriptionsId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/subscriptions/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a subscription
+     * @description PENDING_APPROVAL or ACTIVE becomes CANCELED at once (`subscription.canceled`); the recurrence and any open cycle are cancelled at the acquirer. Other states are 400.
+     */
+    post: operations['postV1SubscriptionsIdCancel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/charges/batch': {
     parameters: {
       query?: never;
@@ -1250,6 +1314,86 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'subscription.approved': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Assinatura (Pix Automático) autorizada pelo pagador
+     * @description The payer authorised a subscription (Pix Automático): it is ACTIVE and its cycles are charged. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
+    post: operations['webhookSubscriptionApproved'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'subscription.canceled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Assinatura (Pix Automático) cancelada pelo recebedor ou pelo pagador
+     * @description A subscription was canceled by the merchant or by the payer: no further cycle is charged. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
+    post: operations['webhookSubscriptionCanceled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'subscription.charge.paid': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cobrança de um ciclo de assinatura debitada do pagador
+     * @description A subscription cycle was debited: its RECURRING charge is PAID, booked as any payment (amount − fee pending). Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
+    post: operations['webhookSubscriptionChargePaid'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'subscription.charge.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Débito de um ciclo de assinatura não realizado (com ou sem nova tentativa)
+     * @description A subscription cycle’s debit did not go through; `retryDate` says when it is tried again, null when the cycle failed. Verify `webhook-signature` (Standard Webhooks) or `x-webhook-signature` on the raw body before parsing it. Anything but a 2xx within 5 s is retried after 1 and after 10 minutes; delivery is at least once, so drop repeats by `webhook-id`.
+     */
+    post: operations['webhookSubscriptionChargeFailed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -2217,6 +2361,630 @@ export interface operations {
           } & {
             [key: string]: unknown;
           };
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1Subscriptions: {
+    parameters: {
+      query?: {
+        page?: string;
+        limit?: string;
+        status?: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of subscriptions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            page: number;
+            limit: number;
+            total: number;
+            subscriptions: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1Subscriptions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Replays the original charge for a key the merchant already used (unique per merchant), whatever the body, marked Idempotent-Replayed: true */
+        'x-idempotency-key'?: string;
+        /** @description Accepted as well as x-idempotency-key (both at once must agree) */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          payer: {
+            name: string;
+            document: string;
+          };
+          /** @enum {string} */
+          periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+          /** @description A fixed amount per cycle, in cents */
+          amount?: number;
+          /** @description For variable amounts: the most one cycle may charge, in cents */
+          maxAmount?: number;
+          /**
+           * Format: date
+           * @description The first cycle’s debit date; at least 3 days ahead
+           */
+          firstDate: string;
+          /**
+           * Format: date
+           * @description The last day a cycle may fall on; none: until canceled
+           */
+          endDate?: string;
+          /**
+           * @default NONE
+           * @enum {string}
+           */
+          retryPolicy?: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+          /** @description What the payer sees in their bank (≤ 35 characters) */
+          description: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Replay of the subscription created with this key */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+            };
+            /** @constant */
+            idempotent: true;
+          };
+        };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+              /** @description data:image/png;base64,… of qrCode */
+              imageBase64: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Invalid payer document */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The acquirer refused the recurrence */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1SubscriptionsId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+              cycles: {
+                number: number;
+                /** Format: date */
+                dueDate: string;
+                amount: number;
+                /** @enum {string} */
+                status: 'SCHEDULED' | 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED';
+                /** @description The cycle’s RECURRING charge (GET /v1/charges/:id) */
+                chargeId: string | null;
+                /** @description Debit attempts so far: the due date, then each retry */
+                attempts: number;
+                failureReason: string | null;
+                paidAt: string | null;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1SubscriptionsIdCancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Canceled */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+              cycles: {
+                number: number;
+                /** Format: date */
+                dueDate: string;
+                amount: number;
+                /** @enum {string} */
+                status: 'SCHEDULED' | 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED';
+                /** @description The cycle’s RECURRING charge (GET /v1/charges/:id) */
+                chargeId: string | null;
+                /** @description Debit attempts so far: the due date, then each retry */
+                attempts: number;
+                failureReason: string | null;
+                paidAt: string | null;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description The database is unreachable; see Retry-After */
@@ -3879,6 +4647,10 @@ export interface operations {
                 | 'infraction.received'
                 | 'infraction.updated'
                 | 'infraction.refund_completed'
+                | 'subscription.approved'
+                | 'subscription.canceled'
+                | 'subscription.charge.paid'
+                | 'subscription.charge.failed'
               )[];
               /** @enum {string} */
               status: 'ACTIVE' | 'INACTIVE';
@@ -3902,7 +4674,11 @@ export interface operations {
                   | 'pixkey.updated'
                   | 'infraction.received'
                   | 'infraction.updated'
-                  | 'infraction.refund_completed';
+                  | 'infraction.refund_completed'
+                  | 'subscription.approved'
+                  | 'subscription.canceled'
+                  | 'subscription.charge.paid'
+                  | 'subscription.charge.failed';
                 url: string;
                 /** @description The JSON sent */
                 payload: string;
@@ -4022,6 +4798,10 @@ export interface operations {
             | 'infraction.received'
             | 'infraction.updated'
             | 'infraction.refund_completed'
+            | 'subscription.approved'
+            | 'subscription.canceled'
+            | 'subscription.charge.paid'
+            | 'subscription.charge.failed'
           )[];
         };
       };
@@ -4049,6 +4829,10 @@ export interface operations {
                 | 'infraction.received'
                 | 'infraction.updated'
                 | 'infraction.refund_completed'
+                | 'subscription.approved'
+                | 'subscription.canceled'
+                | 'subscription.charge.paid'
+                | 'subscription.charge.failed'
               )[];
               /** @enum {string} */
               status: 'ACTIVE' | 'INACTIVE';
@@ -4161,7 +4945,11 @@ export interface operations {
                 | 'pixkey.updated'
                 | 'infraction.received'
                 | 'infraction.updated'
-                | 'infraction.refund_completed';
+                | 'infraction.refund_completed'
+                | 'subscription.approved'
+                | 'subscription.canceled'
+                | 'subscription.charge.paid'
+                | 'subscription.charge.failed';
               description: string;
               category: string;
             }[];
@@ -4317,6 +5105,10 @@ export interface operations {
             | 'infraction.received'
             | 'infraction.updated'
             | 'infraction.refund_completed'
+            | 'subscription.approved'
+            | 'subscription.canceled'
+            | 'subscription.charge.paid'
+            | 'subscription.charge.failed'
           )[];
           /** @enum {string} */
           status?: 'ACTIVE' | 'INACTIVE';
@@ -4346,6 +5138,10 @@ export interface operations {
                 | 'infraction.received'
                 | 'infraction.updated'
                 | 'infraction.refund_completed'
+                | 'subscription.approved'
+                | 'subscription.canceled'
+                | 'subscription.charge.paid'
+                | 'subscription.charge.failed'
               )[];
               /** @enum {string} */
               status: 'ACTIVE' | 'INACTIVE';
@@ -4698,6 +5494,10 @@ export interface operations {
                 | 'infraction.received'
                 | 'infraction.updated'
                 | 'infraction.refund_completed'
+                | 'subscription.approved'
+                | 'subscription.canceled'
+                | 'subscription.charge.paid'
+                | 'subscription.charge.failed'
               )[];
               /** @enum {string} */
               status: 'ACTIVE' | 'INACTIVE';
@@ -8720,6 +9520,220 @@ export interface operations {
             status: 'REFUNDED';
             /** Format: date-time */
             refundedAt: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx within the timeout acknowledges the delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The receiver rejects the signature (the delivery is retried) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookSubscriptionApproved: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
+        'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          event: 'subscription.approved';
+          /** Format: date-time */
+          timestamp: string;
+          data: {
+            subscriptionId: string;
+            /** @constant */
+            status: 'ACTIVE';
+            /** Format: date-time */
+            approvedAt: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx within the timeout acknowledges the delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The receiver rejects the signature (the delivery is retried) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookSubscriptionCanceled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
+        'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          event: 'subscription.canceled';
+          /** Format: date-time */
+          timestamp: string;
+          data: {
+            subscriptionId: string;
+            /** @constant */
+            status: 'CANCELED';
+            /** @enum {string} */
+            canceledBy: 'MERCHANT' | 'PAYER';
+            /** Format: date-time */
+            canceledAt: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx within the timeout acknowledges the delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The receiver rejects the signature (the delivery is retried) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookSubscriptionChargePaid: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
+        'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          event: 'subscription.charge.paid';
+          /** Format: date-time */
+          timestamp: string;
+          data: {
+            subscriptionId: string;
+            /** @description 1 for the first cycle */
+            cycle: number;
+            chargeId: string;
+            /** @description Cents */
+            amount: number;
+            /** Format: date */
+            dueDate: string;
+            /** Format: date-time */
+            paidAt: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx within the timeout acknowledges the delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The receiver rejects the signature (the delivery is retried) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhookSubscriptionChargeFailed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Lowercase hex HMAC-SHA256 of the raw body, keyed with the webhook secret */
+        'x-webhook-signature': string;
+        /** @description The delivery id, the same on every attempt (Standard Webhooks) */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed (Standard Webhooks) */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the base64-decoded part of the whsec_ secret; two entries while a rotated secret overlaps (Standard Webhooks) */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @constant */
+          event: 'subscription.charge.failed';
+          /** Format: date-time */
+          timestamp: string;
+          data: {
+            subscriptionId: string;
+            cycle: number;
+            chargeId: string;
+            /** @description Cents */
+            amount: number;
+            /** Format: date */
+            dueDate: string;
+            /** @description 1 for the debit on the due date, then each retry */
+            attempt: number;
+            reason: string;
+            /** @description When the debit is tried again; null when the cycle failed for good */
+            retryDate: string | null;
           };
         };
       };

@@ -34,6 +34,13 @@ import type {
   Refund,
   Transfer,
   TransferRequest,
+  CobR,
+  CobRRequest,
+  Rec,
+  RecLocation,
+  RecRequest,
+  SolicRec,
+  SolicRecRequest,
 } from './types';
 import * as wire from './wire';
 import { cobvOf } from './cobv-wire';
@@ -211,6 +218,88 @@ export class HttpAcquirer implements Acquirer {
       },
     );
     return { defenseId: w.id };
+  }
+
+  // ---- Pix Automático (src/acquirer/README.md "Recurrences") ----
+
+  async createRecLocation(): Promise<RecLocation> {
+    const w = await this.call('createRecLocation', 'POST', 'locrec', wire.locRec);
+    return { id: w.id, location: w.location, createdAt: w.criacao, ...(w.idRec ? { idRec: w.idRec } : {}) };
+  }
+
+  async createRec(req: RecRequest): Promise<Rec> {
+    const body = checkBody(wire.recSolicitada, {
+      vinculo: {
+        contrato: req.contract,
+        devedor: toPessoa(req.debtor),
+        ...(req.object ? { objeto: req.object.slice(0, 35) } : {}),
+      },
+      calendario: {
+        dataInicial: req.firstDate,
+        periodicidade: req.periodicity,
+        ...(req.endDate ? { dataFinal: req.endDate } : {}),
+      },
+      ...(req.amount !== undefined ? { valor: { valorRec: wireAmount(req.amount) } } : {}),
+      politicaRetentativa: req.retryPolicy,
+      ...(req.locationId !== undefined ? { loc: req.locationId } : {}),
+    });
+    return toRec(await this.call('createRec', 'POST', 'rec', wire.rec, body));
+  }
+
+  async getRec(idRec: string): Promise<Rec> {
+    checkId('idRec', idRec, wire.REC_ID);
+    return toRec(await this.call('getRec', 'GET', `rec/${idRec}`, wire.rec));
+  }
+
+  async cancelRec(idRec: string): Promise<Rec> {
+    checkId('idRec', idRec, wire.REC_ID);
+    return toRec(await this.call('cancelRec', 'PATCH', `rec/${idRec}`, wire.rec, { status: 'CANCELADA' }));
+  }
+
+  async createSolicRec(req: SolicRecRequest): Promise<SolicRec> {
+    const d = req.destination;
+    const body = checkBody(wire.solicRecSolicitada, {
+      idRec: req.idRec,
+      calendario: { dataExpiracaoSolicitacao: req.expiresAt },
+      destinatario: {
+        conta: d.account,
+        ispbParticipante: d.ispb,
+        ...(d.branch ? { agencia: d.branch } : {}),
+        ...(d.document.length === 11 ? { cpf: d.document } : { cnpj: d.document }),
+      },
+    });
+    const w = await this.call('createSolicRec', 'POST', 'solicrec', wire.solicRec, body);
+    return { id: w.idSolicRec, idRec: w.idRec, status: w.status, expiresAt: w.calendario.dataExpiracaoSolicitacao };
+  }
+
+  async createCobR(req: CobRRequest): Promise<CobR> {
+    checkId('txid', req.txid, wire.TXID);
+    const r = req.receiver;
+    const body = checkBody(wire.cobRSolicitada, {
+      idRec: req.idRec,
+      calendario: { dataDeVencimento: req.dueDate },
+      valor: { original: wireAmount(req.amount) },
+      ajusteDiaUtil: false,
+      recebedor: { conta: r.account, tipoConta: r.accountType, ...(r.branch ? { agencia: r.branch } : {}) },
+      ...(req.description ? { infoAdicional: req.description.slice(0, 140) } : {}),
+    });
+    return toCobR(await this.call('createCobR', 'PUT', `cobr/${req.txid}`, wire.cobR, body));
+  }
+
+  async getCobR(txid: string): Promise<CobR> {
+    checkId('txid', txid, wire.TXID);
+    return toCobR(await this.call('getCobR', 'GET', `cobr/${txid}`, wire.cobR));
+  }
+
+  async cancelCobR(txid: string): Promise<CobR> {
+    checkId('txid', txid, wire.TXID);
+    return toCobR(await this.call('cancelCobR', 'PATCH', `cobr/${txid}`, wire.cobR, { status: 'CANCELADA' }));
+  }
+
+  async retryCobR(txid: string, date: string): Promise<CobR> {
+    checkId('txid', txid, wire.TXID);
+    checkId('date', date, /^\d{4}-\d{2}-\d{2}$/);
+    return toCobR(await this.call('retryCobR', 'POST', `cobr/${txid}/retentativa/${date}`, wire.cobR));
   }
 
   /** One protocol call, timed and counted by `operation` (docs/operations.md "Metrics and logs"). */
@@ -455,5 +544,56 @@ function toTransfer(w: wire.TransferWire): Transfer {
     amount: cents(w.valor),
     status: w.status,
     ...(w.motivo ? { reason: w.motivo } : {}),
+  };
+}
+
+function toRec(w: wire.RecWire): Rec {
+  const end = w.encerramento;
+  const ending = end?.rejeicao
+    ? { kind: 'REFUSED' as const, code: end.rejeicao.codigo, description: end.rejeicao.descricao }
+    : end?.cancelamento
+      ? {
+          kind: 'CANCELED' as const,
+          code: end.cancelamento.codigo,
+          description: end.cancelamento.descricao,
+          requestedBy: end.cancelamento.solicitante,
+        }
+      : undefined;
+  const valorRec = w.valor?.valorRec;
+  return {
+    idRec: w.idRec,
+    status: w.status,
+    contract: w.vinculo.contrato,
+    debtor: fromPessoa(w.vinculo.devedor) ?? { name: w.vinculo.devedor.nome, document: '' },
+    firstDate: w.calendario.dataInicial,
+    ...(w.calendario.dataFinal ? { endDate: w.calendario.dataFinal } : {}),
+    periodicity: w.calendario.periodicidade,
+    ...(valorRec ? { amount: cents(valorRec) } : {}),
+    ...(w.politicaRetentativa ? { retryPolicy: w.politicaRetentativa } : {}),
+    ...(w.loc ? { location: w.loc.location } : {}),
+    ...(w.dadosQR?.pixCopiaECola ? { pixCopiaECola: w.dadosQR.pixCopiaECola } : {}),
+    ...(w.ativacao ? { journey: w.ativacao.tipoJornada } : {}),
+    history: w.atualizacao.map((a) => ({ status: a.status, at: a.data })),
+    ...(ending ? { ending } : {}),
+  };
+}
+
+function toCobR(w: wire.CobRWire): CobR {
+  return {
+    txid: w.txid,
+    idRec: w.idRec,
+    status: w.status,
+    amount: cents(w.valor.original),
+    dueDate: w.calendario.dataDeVencimento,
+    createdAt: w.calendario.criacao,
+    ...(w.politicaRetentativa ? { retryPolicy: w.politicaRetentativa } : {}),
+    attempts: (w.tentativas ?? []).map((t) => ({
+      settlementDate: t.dataLiquidacao,
+      type: t.tipo,
+      status: t.status,
+      endToEndId: t.endToEndId,
+      ...(t.rejeicao ? { rejection: { code: t.rejeicao.codigo, description: t.rejeicao.descricao } } : {}),
+    })),
+    pix: (w.pix ?? []).map((p) => ({ endToEndId: p.endToEndId, amount: cents(p.valor), paidAt: p.horario })),
   };
 }

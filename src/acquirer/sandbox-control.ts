@@ -23,7 +23,11 @@ export interface SandboxControl {
   /** Sets a registered key's status at the acquirer, which announces it by its signed callback. */
   setKeyStatus(acquirerKeyId: string, status: PixKeyStatusAtAcquirer): Promise<void>;
   setCallbackBaseUrl(url: string): Promise<void>;
+  /** Pix Automático, the payer's side: approve, refuse or cancel a recorrência; fail its next debits. */
+  recurrence(action: SandboxRecurrenceAction, idRec: string, opts?: { reason?: string; times?: number }): Promise<void>;
 }
+
+export type SandboxRecurrenceAction = 'approve' | 'refuse' | 'cancel' | 'fail-debits';
 
 /**
  * An action the simulator cannot take on what it holds (unknown id, impossible transition); the
@@ -53,5 +57,12 @@ export function sandboxControlOf(control: SimulatorControl): SandboxControl {
     },
     setKeyStatus: async (acquirerKeyId, status) => control.setKeyStatus(acquirerKeyId, status),
     setCallbackBaseUrl: async (url) => control.setCallbackBaseUrl(url),
+    recurrence: async (action, idRec, opts) => {
+      const r = control.recurrences;
+      if (action === 'approve') r.approveRec(idRec);
+      else if (action === 'refuse') r.refuseRec(idRec, opts?.reason);
+      else if (action === 'cancel') r.cancelRecByPayer(idRec, opts?.reason);
+      else r.failNextDebits(idRec, opts?.times ?? 1);
+    },
   };
 }

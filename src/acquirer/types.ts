@@ -12,6 +12,14 @@ import type { TransferStatus } from '../contracts/statuses';
 import type { PixKeyType } from '../pix/pix-key';
 import type { CobStatus, DefenseFileType, DevolucaoStatus, PixKeyStatusAtAcquirer } from '../contracts/statuses';
 import type { DueDateRules } from '../domain/due-date-amount';
+import type {
+  CobRAttemptStatus,
+  CobRStatus,
+  RecPeriodicity,
+  RecRetryPolicy,
+  RecStatus,
+  SolicRecStatus,
+} from '../contracts/statuses';
 
 export type { PixKeyType };
 
@@ -186,4 +194,121 @@ export interface Acquirer {
     idempotencyKey: string,
     defense: InfractionDefense,
   ): Promise<{ defenseId: string }>;
+  /** Pix Automático (src/acquirer/README.md "Recurrences"): POST /locrec, the QR location of a rec. */
+  createRecLocation(): Promise<RecLocation>;
+  /** POST /rec: a recorrência CRIADA; idempotent on `contract` (vinculo.contrato, ours). */
+  createRec(req: RecRequest): Promise<Rec>;
+  /** GET /rec/{idRec}: with the authorisation QR (dadosQR) while a location is linked. */
+  getRec(idRec: string): Promise<Rec>;
+  /** PATCH /rec/{idRec} `{status: CANCELADA}`; an already cancelled rec is success. */
+  cancelRec(idRec: string): Promise<Rec>;
+  /** POST /solicrec: asks the payer's PSP to confirm the rec (JORNADA_1). */
+  createSolicRec(req: SolicRecRequest): Promise<SolicRec>;
+  /** PUT /cobr/{txid}: a cycle's charge, 2 to 10 days before its date; a replay returns the same cobr. */
+  createCobR(req: CobRRequest): Promise<CobR>;
+  /** GET /cobr/{txid}: status, debit attempts and the pix received. */
+  getCobR(txid: string): Promise<CobR>;
+  /** PATCH /cobr/{txid} `{status: CANCELADA}`; an already cancelled cobr is success, a paid one REJECTED. */
+  cancelCobR(txid: string): Promise<CobR>;
+  /** POST /cobr/{txid}/retentativa/{date}: a new debit attempt on `date` (YYYY-MM-DD), by the rec's policy. */
+  retryCobR(txid: string, date: string): Promise<CobR>;
+}
+
+export type { RecStatus, RecPeriodicity, RecRetryPolicy, CobRStatus, CobRAttemptStatus, SolicRecStatus };
+
+/** A payload location for a recorrência's QR (BCB PayloadLocationRec). */
+export interface RecLocation {
+  id: number;
+  /** Without scheme, ≤ 77 chars, as BR Codes carry it. */
+  location: string;
+  createdAt: string;
+  idRec?: string;
+}
+
+export interface RecRequest {
+  /** vinculo.contrato: our subscription id (≤ 35); the simulator treats it as the creation's key. */
+  contract: string;
+  /** vinculo.objeto: what the payer sees (≤ 35). */
+  object?: string;
+  debtor: Party;
+  /** YYYY-MM-DD. */
+  firstDate: string;
+  endDate?: string;
+  periodicity: RecPeriodicity;
+  /** valorRec: a fixed amount in cents; absent for variable amounts. */
+  amount?: number;
+  retryPolicy: RecRetryPolicy;
+  /** The `locrec` id to link (its QR becomes the authorisation QR, JORNADA_2). */
+  locationId?: number;
+}
+
+export interface Rec {
+  idRec: string;
+  status: RecStatus;
+  contract: string;
+  debtor: Party;
+  firstDate: string;
+  endDate?: string;
+  periodicity: RecPeriodicity;
+  amount?: number;
+  retryPolicy?: RecRetryPolicy;
+  location?: string;
+  /** The authorisation BR Code (GET only, while a location is linked). */
+  pixCopiaECola?: string;
+  /** How the payer confirmed it (ativacao.tipoJornada). */
+  journey?: string;
+  history: Array<{ status: RecStatus; at: string }>;
+  /** Why it ended: refused (rejeicao) or cancelled by whom (cancelamento). */
+  ending?: { kind: 'REFUSED' | 'CANCELED'; code: string; description: string; requestedBy?: string };
+}
+
+export interface SolicRecRequest {
+  idRec: string;
+  /** RFC 3339: the payer's PSP drops the request after this. */
+  expiresAt: string;
+  /** The payer's account: PSP ISPB (8), account number, branch; document as in the rec. */
+  destination: { ispb: string; account: string; branch?: string; document: string };
+}
+
+export interface SolicRec {
+  id: string;
+  idRec: string;
+  status: SolicRecStatus;
+  expiresAt: string;
+}
+
+export interface CobRRequest {
+  /** Ours, 26–35 alphanumerics; the PUT is idempotent on it. */
+  txid: string;
+  idRec: string;
+  /** YYYY-MM-DD: the debit date (calendario.dataDeVencimento). */
+  dueDate: string;
+  /** Integer cents, ≥ 1. */
+  amount: number;
+  /** infoAdicional, cut to 140. */
+  description?: string;
+  /** The merchant's receiving account at the acquirer. */
+  receiver: { account: string; accountType: 'CORRENTE' | 'POUPANCA' | 'PAGAMENTO'; branch?: string };
+}
+
+export interface CobRAttempt {
+  settlementDate: string;
+  type: 'AGND' | 'NTAG' | 'RIFL';
+  status: CobRAttemptStatus;
+  endToEndId: string;
+  rejection?: { code: string; description: string };
+}
+
+export interface CobR {
+  txid: string;
+  idRec: string;
+  status: CobRStatus;
+  amount: number;
+  dueDate: string;
+  /** YYYY-MM-DD. */
+  createdAt: string;
+  retryPolicy?: RecRetryPolicy;
+  attempts: CobRAttempt[];
+  /** The debits received (PixAutomatico). */
+  pix: PixReceived[];
 }

@@ -11,6 +11,14 @@ import { DEFENSE_FILE_TYPES, INFRACTION_STATUSES, TRANSFER_STATUSES } from '../c
 import { z } from 'zod';
 import { PIX_KEY_TYPES } from '../pix/pix-key';
 import { ACQUIRER_PIX_KEY_STATUSES, COB_STATUSES, DEVOLUCAO_STATUSES } from '../contracts/statuses';
+import {
+  COBR_ATTEMPT_STATUSES,
+  COBR_STATUSES,
+  REC_PERIODICITIES,
+  REC_RETRY_POLICIES,
+  REC_STATUSES,
+  SOLICREC_STATUSES,
+} from '../contracts/statuses';
 import { centsToWire, wireToCents } from './money-wire';
 import type { PixReceived } from './types';
 import type { PaymentNotice } from '../../workflows/charge-types';
@@ -364,3 +372,188 @@ export function pixWireOf(n: PaymentNotice): PixWire {
 export function noticeOfReceived(p: PixReceived, txid: string): PaymentNotice {
   return { endToEndId: p.endToEndId, txid, amount: p.amount, paidAt: p.paidAt, payer: p.payer ?? null };
 }
+
+// ---- Pix Automático: locrec, rec, solicrec, cobr (BCB API Pix v2.9.0) ----------------------------
+//
+// The subset of the BCB schemas this service uses; src/acquirer/README.md "Recurrences" has the calls.
+
+/** BCB RecId / SolicRecId: 29 letters or digits (`RR`/`RN`/`SC` + ISPB + yyyyMMdd + 11). */
+export const REC_ID = /^[a-zA-Z0-9]{29}$/;
+const isoDate = z.iso.date();
+const recHistory = z.array(z.object({ status: z.enum(REC_STATUSES), data: z.string() }));
+const pessoaRec = pessoa.and(z.object({ nome: z.string().min(1).max(140) }));
+
+/** POST /rec body (RecSolicitada). */
+export const recSolicitada = z.object({
+  vinculo: z.object({
+    objeto: z.string().min(1).max(35).optional(),
+    contrato: z.string().min(1).max(35),
+    devedor: pessoaRec,
+  }),
+  calendario: z.object({
+    dataInicial: isoDate,
+    dataFinal: isoDate.optional(),
+    periodicidade: z.enum(REC_PERIODICITIES),
+  }),
+  valor: z.object({ valorRec: positiveAmount.optional(), valorMinimoRecebedor: positiveAmount.optional() }).optional(),
+  politicaRetentativa: z.enum(REC_RETRY_POLICIES),
+  loc: z.number().int().positive().optional(),
+});
+export type RecSolicitada = z.infer<typeof recSolicitada>;
+
+/** PATCH /rec/{idRec} body (RecRevisada): this service only cancels. */
+export const recRevisada = z.strictObject({ status: z.literal('CANCELADA') });
+
+/** POST /solicrec body (SolicRecSolicitada). */
+export const solicRecSolicitada = z.object({
+  idRec: z.string().regex(REC_ID),
+  calendario: z.object({ dataExpiracaoSolicitacao: instant }),
+  destinatario: z
+    .object({
+      conta: z.string().min(1).max(20),
+      ispbParticipante: z.string().regex(/^[0-9A-Z]{8}$/),
+      agencia: z.string().min(1).max(4).optional(),
+      cpf: z
+        .string()
+        .regex(/^\d{11}$/)
+        .optional(),
+      cnpj: z
+        .string()
+        .regex(/^[0-9A-Z]{14}$/)
+        .optional(),
+    })
+    .refine((p) => (p.cpf === undefined) !== (p.cnpj === undefined), 'exactly one of cpf or cnpj'),
+});
+export type SolicRecSolicitada = z.infer<typeof solicRecSolicitada>;
+
+const receiverAccount = z.object({
+  conta: z.string().min(1).max(20),
+  tipoConta: z.enum(['CORRENTE', 'POUPANCA', 'PAGAMENTO']),
+  agencia: z.string().min(1).max(4).optional(),
+});
+
+/** PUT /cobr/{txid} body (CobRSolicitada). */
+export const cobRSolicitada = z.object({
+  idRec: z.string().regex(REC_ID),
+  infoAdicional: z.string().max(140).optional(),
+  calendario: z.object({ dataDeVencimento: isoDate }),
+  valor: z.object({ original: positiveAmount }),
+  ajusteDiaUtil: z.boolean(),
+  recebedor: receiverAccount,
+});
+export type CobRSolicitada = z.infer<typeof cobRSolicitada>;
+
+/** PATCH /cobr/{txid} body (CobRRevisada). */
+export const cobRRevisada = z.strictObject({ status: z.literal('CANCELADA') });
+
+export const locRec = z.object({
+  id: z.number().int(),
+  location: z.string().min(1).max(77),
+  criacao: z.string(),
+  idRec: z.string().regex(REC_ID).optional(),
+});
+export type LocRecWire = z.infer<typeof locRec>;
+
+const recEnding = z.object({
+  rejeicao: z.object({ codigo: z.string(), descricao: z.string() }).optional(),
+  cancelamento: z.object({ solicitante: z.string(), codigo: z.string(), descricao: z.string() }).optional(),
+});
+
+/** RecGerada / RecCompleta. */
+export const rec = z.object({
+  idRec: z.string().regex(REC_ID),
+  vinculo: z.object({ objeto: z.string().optional(), contrato: z.string(), devedor: pessoa }),
+  calendario: z.object({
+    dataInicial: isoDate,
+    dataFinal: isoDate.optional(),
+    periodicidade: z.enum(REC_PERIODICITIES),
+  }),
+  valor: z.object({ valorRec: amount.optional(), valorMinimoRecebedor: amount.optional() }).optional(),
+  politicaRetentativa: z.enum(REC_RETRY_POLICIES).optional(),
+  status: z.enum(REC_STATUSES),
+  loc: locRec.optional(),
+  atualizacao: recHistory,
+  encerramento: recEnding.optional(),
+  ativacao: z.object({ tipoJornada: z.string() }).optional(),
+  dadosQR: z.object({ jornada: z.string().optional(), pixCopiaECola: z.string().min(1).optional() }).optional(),
+});
+export type RecWire = z.infer<typeof rec>;
+
+/** SolicRecCompleta. */
+export const solicRec = z.object({
+  idSolicRec: z.string().regex(REC_ID),
+  idRec: z.string().regex(REC_ID),
+  calendario: z.object({ dataExpiracaoSolicitacao: z.string() }),
+  status: z.enum(SOLICREC_STATUSES),
+  atualizacao: z.array(z.object({ status: z.enum(SOLICREC_STATUSES), data: z.string() })),
+});
+export type SolicRecWire = z.infer<typeof solicRec>;
+
+const cobRAttempt = z.object({
+  dataLiquidacao: isoDate,
+  tipo: z.enum(['AGND', 'NTAG', 'RIFL']),
+  status: z.enum(COBR_ATTEMPT_STATUSES),
+  endToEndId: z.string().regex(END_TO_END_ID),
+  atualizacao: z.array(z.object({ status: z.enum(COBR_ATTEMPT_STATUSES), data: z.string() })),
+  rejeicao: z.object({ codigo: z.string(), descricao: z.string() }).optional(),
+});
+
+/** BCB PixAutomatico: a debit received on a cobr. */
+export const pixAutomatico = z.object({
+  endToEndId: z.string().regex(END_TO_END_ID),
+  txid: z.string(),
+  valor: amount,
+  horario: z.string(),
+});
+
+/** CobRGerada / CobRCompleta. */
+export const cobR = z.object({
+  idRec: z.string().regex(REC_ID),
+  txid: z.string(),
+  infoAdicional: z.string().optional(),
+  calendario: z.object({ criacao: isoDate, dataDeVencimento: isoDate }),
+  valor: z.object({ original: amount }),
+  status: z.enum(COBR_STATUSES),
+  politicaRetentativa: z.enum(REC_RETRY_POLICIES).optional(),
+  ajusteDiaUtil: z.boolean(),
+  recebedor: z.looseObject({}),
+  atualizacao: z.array(z.object({ status: z.enum(COBR_STATUSES), data: z.string() })).optional(),
+  tentativas: z.array(cobRAttempt).optional(),
+  pix: z.array(pixAutomatico).optional(),
+});
+export type CobRWire = z.infer<typeof cobR>;
+
+/** POST {callbackBaseUrl}/v1/acquirer/rec: BCB WebhookRecBody, one or more RecNotification. */
+export const recCallback = z.object({
+  recs: z
+    .array(
+      z.object({
+        idRec: z.string().regex(REC_ID),
+        status: z.enum(REC_STATUSES),
+        atualizacao: z.array(z.object({ status: z.enum(REC_STATUSES), data: instant })).min(1),
+        encerramento: recEnding.optional(),
+        ativacao: z.object({ tipoJornada: z.string() }).optional(),
+      }),
+    )
+    .min(1)
+    .max(1_000),
+});
+export type RecCallback = z.infer<typeof recCallback>;
+
+/** POST {callbackBaseUrl}/v1/acquirer/cobr: BCB WebhookCobRBody, one or more CobRNotification. */
+export const cobRCallback = z.object({
+  cobsr: z
+    .array(
+      z.object({
+        idRec: z.string().regex(REC_ID),
+        txid: z.string().regex(TXID),
+        status: z.enum(COBR_STATUSES),
+        atualizacao: z.array(z.object({ status: z.enum(COBR_STATUSES), data: instant })).min(1),
+        tentativas: z.array(cobRAttempt).optional(),
+        pix: z.array(pixAutomatico.extend({ valor: positiveAmount, horario: instant })).optional(),
+      }),
+    )
+    .min(1)
+    .max(1_000),
+});
+export type CobRCallback = z.infer<typeof cobRCallback>;

@@ -179,3 +179,46 @@ export type WorkflowExecutionStatus = (typeof WORKFLOW_EXECUTION_STATUSES)[numbe
 /** The kinds of workflow the worker runs, as operators name them (`workflows list --type`). */
 export const WORKFLOW_KINDS = ['charge', 'withdrawal', 'infraction', 'webhook-delivery', 'pix-key'] as const;
 export type WorkflowKind = (typeof WORKFLOW_KINDS)[number];
+
+/**
+ * Pix Automático at the acquirer (BACEN API Pix names): a recorrência (`rec`), its confirmation
+ * request (`solicrec`), a recurring charge (`cobr`) and each debit attempt (`tentativas`).
+ */
+export const REC_STATUSES = ['CRIADA', 'APROVADA', 'REJEITADA', 'EXPIRADA', 'CANCELADA'] as const;
+export type RecStatus = (typeof REC_STATUSES)[number];
+export const SOLICREC_STATUSES = [
+  'CRIADA',
+  'ENVIADA',
+  'RECEBIDA',
+  'REJEITADA',
+  'ACEITA',
+  'EXPIRADA',
+  'CANCELADA',
+] as const;
+export type SolicRecStatus = (typeof SOLICREC_STATUSES)[number];
+export const COBR_STATUSES = ['CRIADA', 'ATIVA', 'CONCLUIDA', 'EXPIRADA', 'REJEITADA', 'CANCELADA'] as const;
+export type CobRStatus = (typeof COBR_STATUSES)[number];
+export const COBR_ATTEMPT_STATUSES = ['SOLICITADA', 'AGENDADA', 'PAGA', 'CANCELADA', 'REJEITADA', 'EXPIRADA'] as const;
+export type CobRAttemptStatus = (typeof COBR_ATTEMPT_STATUSES)[number];
+/** `periodicidade` and `politicaRetentativa` of a recorrência. */
+export const REC_PERIODICITIES = ['SEMANAL', 'MENSAL', 'TRIMESTRAL', 'SEMESTRAL', 'ANUAL'] as const;
+export type RecPeriodicity = (typeof REC_PERIODICITIES)[number];
+export const REC_RETRY_POLICIES = ['NAO_PERMITE', 'PERMITE_3R_7D'] as const;
+export type RecRetryPolicy = (typeof REC_RETRY_POLICIES)[number];
+
+/** A subscription (Pix Automático recurrence) as merchants see it, and each of its cycles. */
+export const SUBSCRIPTION_STATUSES = [
+  'PENDING_APPROVAL',
+  'ACTIVE',
+  'CANCELED',
+  'REFUSED',
+  'EXPIRED',
+  'COMPLETED',
+] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+export const SUBSCRIPTION_CYCLE_STATUSES = ['SCHEDULED', 'PENDING', 'PAID', 'FAILED', 'CANCELED'] as const;
+export type SubscriptionCycleStatus = (typeof SUBSCRIPTION_CYCLE_STATUSES)[number];
+export const SUBSCRIPTION_PERIODICITIES = ['WEEKLY', 'MONTHLY', 'QUARTERLY', 'SEMIANNUAL', 'YEARLY'] as const;
+export type SubscriptionPeriodicity = (typeof SUBSCRIPTION_PERIODICITIES)[number];
+export const SUBSCRIPTION_RETRY_POLICIES = ['NONE', 'THREE_IN_SEVEN_DAYS'] as const;
+export type SubscriptionRetryPolicy = (typeof SUBSCRIPTION_RETRY_POLICIES)[number];

@@ -18,6 +18,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'infraction.received',
   'infraction.updated',
   'infraction.refund_completed',
+  'subscription.approved',
+  'subscription.canceled',
+  'subscription.charge.paid',
+  'subscription.charge.failed',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -49,6 +53,26 @@ export const WEBHOOK_EVENT_CATALOGUE: readonly WebhookEventEntry[] = [
     event: 'infraction.refund_completed',
     category: 'Infrações',
     description: 'Devolução de uma infração PIX (MED) concluída',
+  },
+  {
+    event: 'subscription.approved',
+    category: 'Cobranças',
+    description: 'Assinatura (Pix Automático) autorizada pelo pagador',
+  },
+  {
+    event: 'subscription.canceled',
+    category: 'Cobranças',
+    description: 'Assinatura (Pix Automático) cancelada pelo recebedor ou pelo pagador',
+  },
+  {
+    event: 'subscription.charge.paid',
+    category: 'Cobranças',
+    description: 'Cobrança de um ciclo de assinatura debitada do pagador',
+  },
+  {
+    event: 'subscription.charge.failed',
+    category: 'Cobranças',
+    description: 'Débito de um ciclo de assinatura não realizado (com ou sem nova tentativa)',
   },
 ];
 
@@ -131,6 +155,31 @@ export const WEBHOOK_EVENT_DATA = {
   'infraction.received': infractionData.extend({ status: z.literal('OPEN') }),
   'infraction.updated': infractionData.extend({ status: z.enum(['ACCEPTED', 'REJECTED']) }),
   'infraction.refund_completed': infractionData.extend({ status: z.literal('REFUNDED'), refundedAt: isoTime }),
+  'subscription.approved': z.object({ subscriptionId: z.string(), status: z.literal('ACTIVE'), approvedAt: isoTime }),
+  'subscription.canceled': z.object({
+    subscriptionId: z.string(),
+    status: z.literal('CANCELED'),
+    canceledBy: z.enum(['MERCHANT', 'PAYER']),
+    canceledAt: isoTime,
+  }),
+  'subscription.charge.paid': z.object({
+    subscriptionId: z.string(),
+    cycle: z.int().describe('1 for the first cycle'),
+    chargeId: z.string(),
+    amount: z.int().describe('Cents'),
+    dueDate: z.iso.date(),
+    paidAt: isoTime,
+  }),
+  'subscription.charge.failed': z.object({
+    subscriptionId: z.string(),
+    cycle: z.int(),
+    chargeId: z.string(),
+    amount: z.int().describe('Cents'),
+    dueDate: z.iso.date(),
+    attempt: z.int().describe('1 for the debit on the due date, then each retry'),
+    reason: z.string(),
+    retryDate: z.iso.date().nullable().describe('When the debit is tried again; null when the cycle failed for good'),
+  }),
 } as const satisfies Record<WebhookEventType, z.ZodType>;
 
 export type WebhookEventData<E extends WebhookEventType = WebhookEventType> = z.infer<(typeof WEBHOOK_EVENT_DATA)[E]>;

@@ -28,6 +28,7 @@ import * as statementLines from '../../migrations/20261202100100_statement_lines
 import * as infractionDefenses from '../../migrations/20261202110000_infraction_defenses';
 import * as chargeTypes from '../../migrations/20261203120000_charge_types';
 import * as dueDateCharges from '../../migrations/20261203130000_due_date_charges';
+import * as subscriptions from '../../migrations/20261203140000_subscriptions';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -59,6 +60,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261202110000_infraction_defenses', infractionDefenses],
   ['20261203120000_charge_types', chargeTypes],
   ['20261203130000_due_date_charges', dueDateCharges],
+  ['20261203140000_subscriptions', subscriptions],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import * as admin from '../contracts/admin';
 import * as auth from '../contracts/auth';
 import * as charges from '../contracts/charges';
+import * as subscriptions from '../contracts/subscriptions';
 import { CALLBACK_SIGNATURE_HEADER } from '../acquirer/callback-signature';
 import * as common from '../contracts/common';
 import * as merchants from '../contracts/merchants';
@@ -234,6 +235,55 @@ export const ENDPOINTS: Endpoint[] = [
       422: { description: 'Invalid payer document', schema: common.errorBody },
       502: { description: 'The acquirer failed; the charge is kept FAILED', schema: common.errorBody },
     },
+  },
+  {
+    method: 'post',
+    path: '/v1/subscriptions',
+    tag: 'Charges',
+    summary: 'Create a subscription (Pix Automático) with its authorisation QR',
+    description:
+      'Creates the recurrence at the acquirer (`locrec`, `rec`) and answers PENDING_APPROVAL with the authorisation BR Code (`qrCode`) and its image. `amount` (fixed) or `maxAmount` (variable), cents; `firstDate` at least 3 days ahead. The payer approves in their bank (`subscription.approved`); each cycle is then a RECURRING charge. A key already used replays the subscription (200).',
+    auth: 'any',
+    body: subscriptions.createSubscriptionBody,
+    headers: [chargeIdempotencyHeader, standardIdempotencyHeader],
+    responses: {
+      201: { description: 'Created', schema: subscriptions.subscriptionCreatedResponse },
+      200: {
+        description: 'Replay of the subscription created with this key',
+        schema: subscriptions.subscriptionReplayedResponse,
+      },
+      422: { description: 'Invalid payer document', schema: common.errorBody },
+      502: { description: 'The acquirer refused the recurrence', schema: common.errorBody },
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/subscriptions',
+    tag: 'Charges',
+    summary: 'List subscriptions, newest first',
+    description: "A page of the merchant's subscriptions, newest first, optionally of one `status`.",
+    auth: 'any',
+    query: subscriptions.listSubscriptionsQuery,
+    responses: { 200: { description: 'A page of subscriptions', schema: subscriptions.subscriptionListResponse } },
+  },
+  {
+    method: 'get',
+    path: '/v1/subscriptions/:id',
+    tag: 'Charges',
+    summary: 'Get a subscription with its cycles',
+    description: "One of the caller's subscriptions with every cycle so far; another merchant's id is 404.",
+    auth: 'any',
+    responses: { 200: { description: 'The subscription', schema: subscriptions.subscriptionDetailResponse } },
+  },
+  {
+    method: 'post',
+    path: '/v1/subscriptions/:id/cancel',
+    tag: 'Charges',
+    summary: 'Cancel a subscription',
+    description:
+      'PENDING_APPROVAL or ACTIVE becomes CANCELED at once (`subscription.canceled`); the recurrence and any open cycle are cancelled at the acquirer. Other states are 400.',
+    auth: 'any',
+    responses: { 200: { description: 'Canceled', schema: subscriptions.subscriptionDetailResponse } },
   },
   {
     method: 'get',
@@ -1067,6 +1117,13 @@ const WEBHOOK_EVENT_DESCRIPTIONS: Record<WebhookEventType, string> = {
     'The acquirer decided a MED infraction: ACCEPTED (the payment is to go back to the payer) or REJECTED (the block is released).',
   'infraction.refund_completed':
     'The payment under an accepted MED infraction is back with the payer: the infraction is REFUNDED.',
+  'subscription.approved':
+    'The payer authorised a subscription (Pix Automático): it is ACTIVE and its cycles are charged.',
+  'subscription.canceled': 'A subscription was canceled by the merchant or by the payer: no further cycle is charged.',
+  'subscription.charge.paid':
+    'A subscription cycle was debited: its RECURRING charge is PAID, booked as any payment (amount − fee pending).',
+  'subscription.charge.failed':
+    'A subscription cycle’s debit did not go through; `retryDate` says when it is tried again, null when the cycle failed.',
 };
 
 /** How every delivery is retried and deduplicated (docs/api.md "Receiving webhooks"). */

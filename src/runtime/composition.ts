@@ -37,6 +37,8 @@ import { createInfractionSandbox } from '../services/med/sandbox';
 import { createInfractionDefenses } from '../services/med/defenses';
 import { createPixKeySandbox } from '../services/pix-keys/sandbox';
 import { createChargeLifecycle } from '../services/charges/lifecycle';
+import { createSubscriptionLifecycle } from '../services/subscriptions/lifecycle';
+import { createSubscriptionsService } from '../services/subscriptions/subscriptions';
 import { createWithdrawalLifecycle } from '../services/withdrawals/lifecycle';
 import { createInfractionLifecycle } from '../services/med/lifecycle';
 import { infractionCaseResolvers } from '../services/med/cases';
@@ -121,6 +123,7 @@ export function createPaymentServices(deps: {
     onWrite: charges.dropListCache,
   });
   const withdrawals = createWithdrawalsService({ knex, logger, workflows: workflows.withdrawals });
+  const subscriptions = createSubscriptionsService({ knex, acquirer, logger, workflows: workflows.subscriptions });
   const simulator = deps.acquirer.sandbox;
   return {
     charges,
@@ -130,12 +133,16 @@ export function createPaymentServices(deps: {
       batches: createChargeBatches({ knex, logger, acquirer, dueDate: dueDateCharges }),
     },
     withdrawals,
+    subscriptions,
     webhooks: createWebhooksService({ knex, config }),
     /** MED infractions for merchants: list, read, defend (docs/api.md "Infractions"). */
     infractions: createInfractionDefenses({ knex, workflows: workflows.infractions, logger }),
     /** Starts the workflows of committed webhook deliveries. */
     webhookDispatcher: createWebhookDispatcher({ knex, logger, workflows: workflows.webhookDeliveries }),
-    callbacks: createCallbacks({ knex, logger, acquirer, workflows }),
+    // Pix Automático's rec and cobr callbacks go to the subscriptions (docs/api.md "Subscriptions").
+    callbacks: Object.assign(createCallbacks({ knex, logger, acquirer, workflows }), {
+      recurrences: subscriptions.callbacks,
+    }),
     sandbox: simulator
       ? {
           charges: createChargeSandbox({ charges, simulator }),
@@ -174,12 +181,14 @@ export function createWorkerServices(deps: {
   webhooks?: WebhookDeliverySettings;
 }) {
   const { knex, logger, acquirer } = deps;
+  const chargeLifecycle = createChargeLifecycle({ knex, acquirer, logger });
   return {
-    chargeLifecycle: createChargeLifecycle({ knex, acquirer, logger }),
+    chargeLifecycle,
     webhookDelivery: createWebhookDelivery({ knex, logger, settings: deps.webhooks }),
     withdrawalLifecycle: createWithdrawalLifecycle({ knex, acquirer, logger }),
     infractionLifecycle: createInfractionLifecycle({ knex, acquirer, logger }),
     pixKeyRegistration: createPixKeyRegistration({ knex, acquirer, logger }),
+    subscriptionLifecycle: createSubscriptionLifecycle({ knex, acquirer, logger, charges: chargeLifecycle }),
   };
 }
 

@@ -23,6 +23,7 @@ import { installTemporalRuntime } from '../temporal/runtime';
 import { createActivities } from './composition';
 import type { AcquirerHandle } from '../acquirer';
 import { chargeRoutes } from '../http/routes/charges';
+import { subscriptionRoutes } from '../http/routes/subscriptions';
 import { acquirerCallbackRoutes } from '../http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../http/routes/sandbox/charges';
 import { closeQrRenderer, warmQrRenderer } from '../pix';
@@ -129,7 +130,7 @@ export async function startApi(opts: {
     logger,
     services: createAccountServices({ knex, config, logger, onPixKeyCreated }),
     routes: [
-      chargeRoutes(services.charges, services.dueDate),
+      ...[chargeRoutes(services.charges, services.dueDate), subscriptionRoutes(services.subscriptions)],
       withdrawalRoutes(services.withdrawals),
       infractionRoutes(services.infractions),
       acquirerCallbackRoutes({

@@ -34,6 +34,8 @@ export interface NewCharge {
   tracking: CreateChargeBody['tracking'];
   /** A DUE_DATE charge's rules (docs/api.md "Due-date charges"). */
   dueRules?: DueDateRules;
+  /** A RECURRING charge's subscription and cycle (docs/api.md "Subscriptions"). */
+  subscription?: { id: string; cycle: number };
 }
 
 /** What a creation needs of its merchant, read in one statement. */
@@ -93,6 +95,8 @@ const NEW_CHARGE_COLUMNS: ReadonlyArray<{
   { name: 'due_date', sql: '?::date', value: (c) => c.dueRules?.dueDate ?? null },
   { name: 'validity_after_due', sql: '?::int', value: (c) => c.dueRules?.validityAfterDue ?? null },
   { name: 'due_rules', sql: '?::jsonb', value: (c) => (c.dueRules ? JSON.stringify(c.dueRules) : null) },
+  { name: 'subscription_id', sql: '?', value: (c) => c.subscription?.id ?? null },
+  { name: 'subscription_cycle', sql: '?', value: (c) => c.subscription?.cycle ?? null },
 ];
 
 const chargeInsertRow = (db: Db, c: NewCharge, customerId: string | Knex.Raw | null): Record<string, unknown> =>

@@ -10,6 +10,7 @@ import { withdrawalWorkflowClient } from './clients/withdrawal';
 import { infractionWorkflowClient } from './clients/infraction';
 import { pixKeyWorkflowClient } from './clients/pix-key';
 import { webhookDeliveryWorkflowClient } from './clients/webhook';
+import { subscriptionWorkflowClient } from './clients/subscription';
 
 /** The Temporal clients the API side starts and signals workflows with, on one task queue. */
 export function createWorkflowClients(
@@ -23,6 +24,7 @@ export function createWorkflowClients(
     infractions: infractionWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
     pixKeys: pixKeyWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
     webhookDeliveries: webhookDeliveryWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
+    subscriptions: subscriptionWorkflowClient(client, config.TEMPORAL_TASK_QUEUE, opts),
   };
 }
 

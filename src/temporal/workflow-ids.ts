@@ -7,3 +7,4 @@ export const withdrawalWorkflowId = (withdrawalId: string): string => `withdrawa
 export const webhookDeliveryWorkflowId = (deliveryId: string): string => `webhook-delivery-${deliveryId}`;
 export const infractionWorkflowId = (infractionId: string): string => `infraction-${infractionId}`;
 export const pixKeyWorkflowId = (pixKeyId: string): string => `pixkey-${pixKeyId}`;
+export const subscriptionWorkflowId = (subscriptionId: string): string => `subscription-${subscriptionId}`;

@@ -46,6 +46,9 @@ const DOMAIN_TABLES = [
   'list_counts',
   // What a workflow leaves for an operator (docs/operations.md "Operator cases").
   'operator_cases',
+  // Pix Automático (docs/api.md "Subscriptions").
+  'subscriptions',
+  'subscription_cycles',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {

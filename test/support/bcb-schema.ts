@@ -15,6 +15,7 @@ export const BCB_DOCUMENT = bcbPixOpenApi();
 let bcbChecksRun = 0;
 
 let ajv: Ajv | undefined;
+let document: Record<string, unknown> | undefined;
 
 /**
  * A few patterns in the published document are written with JavaScript delimiters
@@ -38,6 +39,7 @@ function load(): Ajv {
   if (ajv) return ajv;
   if (!BCB_DOCUMENT.path) throw new Error(BCB_DOCUMENT.reason);
   const doc = normalisePatterns(parse(fs.readFileSync(BCB_DOCUMENT.path, 'utf8')));
+  document = doc;
   // OpenAPI 3.0 schema objects carry keywords JSON Schema does not know (nullable, example, …).
   ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
@@ -77,4 +79,27 @@ export function itConformsToTheBcbDocument(): void {
   });
   describe('BCB API Pix conformance', () =>
     it(title, () => assert.ok(bcbChecksRun > atStart, 'no body was validated')));
+}
+
+/** `components/examples/<name>/value`, or a part of it by a `/`-separated path (`name/recs/0`). */
+export function bcbExample(path: string): unknown {
+  load();
+  const [name, ...rest] = path.split('/');
+  const examples = (document?.components as { examples?: Record<string, { value?: unknown }> }).examples ?? {};
+  let node: unknown = examples[name ?? '']?.value;
+  for (const key of rest) node = (node as Record<string, unknown> | undefined)?.[key];
+  if (node === undefined) throw new Error(`the BCB document has no example ${path}`);
+  return node;
+}
+
+/**
+ * The violations of `value` that the document's own example of the same schema does not also
+ * have. Where the document contradicts itself (Pix Automático: a required property it never
+ * defines, a typo in a `required` list, a scheme-less `uri`), its example fails those same checks,
+ * and conforming cannot mean more than matching what the document shows. Without the document: [].
+ */
+export function bcbViolationsBeyondExample(schemaName: string, value: unknown, examplePath: string): string[] {
+  if (!BCB_DOCUMENT.path) return [];
+  const own = new Set(bcbViolations(schemaName, bcbExample(examplePath)));
+  return bcbViolations(schemaName, value).filter((v) => !own.has(v));
 }

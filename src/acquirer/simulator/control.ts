@@ -6,6 +6,7 @@ import type { PixKeyStatusAtAcquirer, Party } from '../types';
 import type { CallbackSender } from './callbacks';
 import type { SimAnalysis, SimCob, SimInfraction, SimKey, SimRefund, SimTransfer } from './psp';
 import type { DevolucaoOutcome } from '../../contracts/statuses';
+import type { RecurrenceControl, RecurrenceRoute } from './recurrence';
 
 /** The protocol routes, as named in faults and the call log. */
 export type SimRoute =
@@ -23,7 +24,8 @@ export type SimRoute =
   | 'getCobv'
   | 'removeCobv'
   | 'createLoteCobv'
-  | 'getLoteCobv';
+  | 'getLoteCobv'
+  | RecurrenceRoute;
 
 export interface Faults {
   /** Answer `errorStatus` (default 500) on this fraction (0..1) of protocol calls. */
@@ -94,6 +96,8 @@ export interface SimulatorControl {
   getTransfer(id: string): SimTransfer | undefined;
   getKey(id: string): SimKey | undefined;
   getInfraction(id: string): SimInfraction | undefined;
+  /** Pix Automático: the payer's side of recorrências and their debits (recurrence.ts). */
+  readonly recurrences: RecurrenceControl;
   /** Protocol calls, oldest first (the last 10,000). */
   readonly calls: SimCall[];
   readonly callbacks: CallbackSender;

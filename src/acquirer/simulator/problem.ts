@@ -4,6 +4,8 @@
  * Transfers and keys are not BCB: same shape, their own type URIs.
  */
 import type Koa from 'koa';
+import type { z } from 'zod';
+import { violations } from '../wire';
 
 const BCB_ERRORS = 'https://pix.bcb.gov.br/api/v2/error/';
 const OWN_ERRORS = 'urn:pixflow:acquirer-simulator:error:';
@@ -22,9 +24,10 @@ export function problem(
   detail?: string,
   violacoes?: Violation[],
 ): void {
-  const bcb = /^(Cob|LoteCobV|PixDevolucao|NaoEncontrado|AcessoNegado|ServicoIndisponivel|RequisicaoInvalida)/.test(
-    type,
-  );
+  const bcb =
+    /^(Cob|LoteCobV|Rec|SolicRec|PixDevolucao|NaoEncontrado|AcessoNegado|ServicoIndisponivel|RequisicaoInvalida)/.test(
+      type,
+    );
   ctx.status = status;
   ctx.type = 'application/problem+json';
   ctx.body = {
@@ -34,4 +37,25 @@ export function problem(
     ...(detail ? { detail } : {}),
     ...(violacoes?.length ? { violacoes } : {}),
   };
+}
+
+/** Parses a body with a wire schema, answering 400 with `violacoes` when it does not fit. */
+export function parsed<S extends z.ZodType>(
+  ctx: Koa.Context,
+  schema: S,
+  prefix: string,
+  type: string,
+  title: string,
+): z.infer<S> | undefined {
+  const r = schema.safeParse(ctx.request.body as unknown);
+  if (r.success) return r.data;
+  problem(
+    ctx,
+    400,
+    type,
+    title,
+    'A requisição não respeita o schema ou está semanticamente errada.',
+    violations(prefix, r.error),
+  );
+  return undefined;
 }

@@ -20,9 +20,10 @@ import * as wire from '../wire';
 import { createCallbackSender } from './callbacks';
 import { controlRoutes } from './control-routes';
 import { dueDateRoutes } from './due-date';
+import { recurrenceControl, recurrenceRoutes, simulatedRecurrences, type RecurrenceSimOptions } from './recurrence';
 import type { Faults, SimCall, SimRoute, SimulatorControl } from './control';
 import { silentLogger, type SimulatorLogger } from './logger';
-import { problem, type Violation } from './problem';
+import { parsed, problem, type Violation } from './problem';
 import {
   SimulatedPsp,
   SimulatorStateError,
@@ -82,6 +83,12 @@ export interface SimulatorOptions {
    * issued by it, as a PSP's API Pix does (docs/production.md "Acquirer mTLS"). Unset: plain HTTP.
    */
   tls?: { cert: Buffer | string; key: Buffer | string; clientCa?: Buffer | string };
+  /**
+   * Pix Automático: debits are played `debitDelayMs` (default 50) after they are scheduled unless
+   * `autoDebit` is false (default: autoComplete); a cobr is accepted `cobrLeadDays` before its date
+   * (BCB: 2 to 10). A stack on skipped time lifts the upper bound: its dates are the workflow's.
+   */
+  recurrence?: RecurrenceSimOptions;
 }
 
 export type { Faults, SimCall, SimRoute, SimulatorControl } from './control';
@@ -133,8 +140,11 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     defenseAnswerDelayMs: opts.defenseAnswerDelayMs ?? 10,
   });
 
+  const recurrences = simulatedRecurrences(callbacks, opts);
+
   const control: SimulatorControl = {
     calls,
+    recurrences: recurrenceControl(recurrences),
     callbacks,
     payCob: async (txid, o) => psp.payCob(txid, o),
     expireCob: (txid) => psp.expireCob(txid),
@@ -210,26 +220,6 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     await next();
   };
 
-  /** Parses a body with a wire schema, answering 400 with `violacoes` when it does not fit. */
-  function parsed<S extends z.ZodType>(
-    ctx: Koa.Context,
-    schema: S,
-    prefix: string,
-    type: string,
-    title: string,
-  ): z.infer<S> | undefined {
-    const r = schema.safeParse(ctx.request.body as unknown);
-    if (r.success) return r.data;
-    problem(
-      ctx,
-      400,
-      type,
-      title,
-      'A requisição não respeita o schema ou está semanticamente errada.',
-      wire.violations(prefix, r.error),
-    );
-    return undefined;
-  }
   const violation = (propriedade: string, razao: string, valor?: string): Violation[] => [
     { razao, propriedade, ...(valor !== undefined ? { valor } : {}) },
   ];
@@ -529,6 +519,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     }
   });
 
+  recurrenceRoutes({ router, state: recurrences, route, bearer });
   controlRoutes(router, control);
   dueDateRoutes(router, { psp, route, bearer });
 
@@ -586,6 +577,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
     control,
     async close() {
       psp.stop();
+      recurrences.stop();
       callbacks.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

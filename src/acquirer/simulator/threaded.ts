@@ -32,6 +32,7 @@ export async function startSimulatorThread(opts: Omit<SimulatorOptions, 'logger'
       decideInfraction: (id, decision) => call('decideInfraction', [id, decision]),
       setKeyStatus: (id, status) => call('setKeyStatus', [id, status]),
       setCallbackBaseUrl: (u) => call('setCallbackBaseUrl', [u]),
+      recurrence: (action, idRec, o) => call('recurrence', [action, idRec, o]),
     },
     close: () => rpc.close(),
   };

@@ -12,16 +12,24 @@ import type { z } from 'zod';
 import { invalid, unauthenticated } from '../../lib/errors';
 import { CALLBACK_SIGNATURE_HEADER, verifyCallback } from '../../acquirer/callback-signature';
 import { infractionCallback, pixCallback, pixKeyCallback, transferCallback } from '../../acquirer/wire';
+import { cobRCallback, recCallback, type CobRCallback, type RecCallback } from '../../acquirer/wire';
 import type { AcquirerCallbacks } from '../../services/inbox/acquirer-callbacks';
 import type { AppContext, RouteModule } from '../types';
 import { validate } from '../../contracts/validation';
+
+interface RecurrenceCallbacks {
+  rec(body: RecCallback): Promise<void>;
+  cobr(body: CobRCallback): Promise<void>;
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export function acquirerCallbackRoutes(deps: {
   secret: string;
-  callbacks: AcquirerCallbacks;
+  callbacks: AcquirerCallbacks & { recurrences?: RecurrenceCallbacks };
   bodyLimitBytes?: number;
+  /** Pix Automático (docs/api.md "Subscriptions"): each says "look again" to its subscription's run. */
+  recurrences?: RecurrenceCallbacks;
 }): RouteModule {
   const { callbacks } = deps;
   const limit = deps.bodyLimitBytes ?? 1_048_576;
@@ -57,5 +65,16 @@ export function acquirerCallbackRoutes(deps: {
     router.post('/v1/acquirer/transfers', callbackRoute(transferCallback, callbacks.transfer, 202));
     router.post('/v1/acquirer/infractions', callbackRoute(infractionCallback, callbacks.infraction, 202));
     router.post('/v1/acquirer/pix-keys', callbackRoute(pixKeyCallback, callbacks.pixKey, 202));
+    const r = deps.recurrences ?? callbacks.recurrences;
+    if (r)
+      router.post(
+        '/v1/acquirer/rec',
+        callbackRoute(recCallback, (b) => r.rec(b), 202),
+      );
+    if (r)
+      router.post(
+        '/v1/acquirer/cobr',
+        callbackRoute(cobRCallback, (b) => r.cobr(b), 202),
+      );
   };
 }

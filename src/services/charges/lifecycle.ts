@@ -262,7 +262,12 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     if (!charge?.txid) return [];
     const { txid } = charge;
     try {
-      const cob = charge.type === 'DUE_DATE' ? await acquirer.getCobv(txid) : await acquirer.getCob(txid);
+      const cob =
+        charge.type === 'DUE_DATE'
+          ? await acquirer.getCobv(txid)
+          : charge.type === 'RECURRING'
+            ? await acquirer.getCobR(txid)
+            : await acquirer.getCob(txid);
       return cob.pix.map((p) => noticeOfReceived(p, txid));
     } catch (err) {
       // No cob at the acquirer: nothing was paid.
@@ -281,7 +286,11 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     const charge = await chargesStore(knex).find(chargeId);
     if (!charge?.txid) return [];
     try {
-      await (charge.type === 'DUE_DATE' ? acquirer.removeCobv(charge.txid) : acquirer.removeCob(charge.txid));
+      await (charge.type === 'DUE_DATE'
+        ? acquirer.removeCobv(charge.txid)
+        : charge.type === 'RECURRING'
+          ? acquirer.cancelCobR(charge.txid)
+          : acquirer.removeCob(charge.txid));
       return [];
     } catch (err) {
       // 404: nothing to remove. 400: the cob was concluded (paid) at the acquirer meanwhile: that

@@ -1,0 +1,88 @@
+/**
+ * Subscriptions over real HTTP (docs/api.md "Subscriptions"): the 4xx of bad input, the
+ * idempotent creation, and another merchant sees none of it.
+ */
+import assert from 'node:assert/strict';
+import { readyMerchant } from '../support/charges';
+import { subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
+
+const inDays = (n: number): string => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+
+describe('subscriptions API', function () {
+  this.timeout(60_000);
+  let s: SubscriptionsStack;
+  before(async () => {
+    s = await subscriptionsStack('subscriptions_api');
+  });
+  const valid = () => ({
+    payer: { name: 'Bruno Pagador', document: '52998224725' },
+    periodicity: 'MONTHLY',
+    amount: 1_990,
+    firstDate: inDays(10),
+    description: 'Streaming mensal',
+  });
+
+  it('answers 400/422 naming the field, never a 500', async () => {
+    const m = await readyMerchant(s.api);
+    const cases: Array<[string, Record<string, unknown>, number, string | undefined]> = [
+      ['no amount', { ...valid(), amount: undefined }, 400, 'amount'],
+      ['both amounts', { ...valid(), maxAmount: 5_000 }, 400, 'amount'],
+      ['string amount', { ...valid(), amount: '1990' }, 400, 'amount'],
+      ['bad periodicity', { ...valid(), periodicity: 'DAILY' }, 400, 'periodicity'],
+      ['bad date', { ...valid(), firstDate: '2026-02-30x' }, 400, 'firstDate'],
+      ['too soon', { ...valid(), firstDate: inDays(1) }, 400, 'firstDate'],
+      ['end before first', { ...valid(), endDate: inDays(5) }, 400, 'endDate'],
+      ['long description', { ...valid(), description: 'x'.repeat(36) }, 400, 'description'],
+      ['bad retry policy', { ...valid(), retryPolicy: 'ALWAYS' }, 400, 'retryPolicy'],
+      ['invalid CPF', { ...valid(), payer: { name: 'Bruno', document: '12345678900' } }, 422, 'payer.document'],
+    ];
+    for (const [what, body, status, param] of cases) {
+      const r = await s.api.request('POST', '/v1/subscriptions', { token: m.token, body });
+      assert.equal(r.status, status, `${what}: ${JSON.stringify(r.body)}`);
+      assert.equal(typeof r.body.message, 'string', what);
+      if (param) assert.equal((r.body as { param?: string }).param, param, what);
+    }
+    const unknown = await s.api.request('GET', '/v1/subscriptions?status=NOPE', { token: m.token });
+    assert.equal(unknown.status, 400);
+    const cancelUnknown = await s.api.request('POST', '/v1/subscriptions/sub_nope/cancel', { token: m.token });
+    assert.equal(cancelUnknown.status, 404);
+  });
+
+  it('replays a creation by its idempotency key; another merchant sees nothing of it', async () => {
+    const a = await readyMerchant(s.api);
+    const b = await readyMerchant(s.api);
+    const opts = { token: a.token, headers: { 'x-idempotency-key': 'sub-once' }, body: valid() };
+    const first = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', opts);
+    assert.equal(first.status, 201);
+    const again = await s.api.request<{ subscription: { id: string }; idempotent: boolean }>(
+      'POST',
+      '/v1/subscriptions',
+      opts,
+    );
+    assert.equal(again.status, 200);
+    assert.deepEqual([again.body.subscription.id, again.body.idempotent], [first.body.subscription.id, true]);
+    const id = first.body.subscription.id;
+
+    assert.equal((await s.api.request('GET', `/v1/subscriptions/${id}`, { token: b.token })).status, 404);
+    assert.equal((await s.api.request('POST', `/v1/subscriptions/${id}/cancel`, { token: b.token })).status, 404);
+    const listB = await s.api.request<{ total: number }>('GET', '/v1/subscriptions', { token: b.token });
+    assert.equal(listB.body.total, 0);
+    const listA = await s.api.request<{ total: number; subscriptions: Array<{ id: string }> }>(
+      'GET',
+      '/v1/subscriptions?status=PENDING_APPROVAL',
+      { token: a.token },
+    );
+    assert.deepEqual(
+      listA.body.subscriptions.map((x) => x.id),
+      [id],
+    );
+
+    const canceled = await s.api.request<{ subscription: { status: string } }>(
+      'POST',
+      `/v1/subscriptions/${id}/cancel`,
+      { token: a.token },
+    );
+    assert.equal(canceled.body.subscription.status, 'CANCELED');
+    assert.equal((await s.api.request('POST', `/v1/subscriptions/${id}/cancel`, { token: a.token })).status, 400);
+  });
+});
