@@ -142,10 +142,27 @@ describe('charge list: counts and pages', () => {
       .where({ merchant_id: merchantId })
       .whereRaw('amount % 5 = 1')
       .update({ type: 'DUE_DATE', ...dueDate, due_rules: rules });
-    await knex('charges')
-      .where({ merchant_id: merchantId })
-      .whereRaw('amount % 13 = 2')
-      .update({ type: 'RECURRING', due_date: null, validity_after_due: null, due_rules: null });
+    // A RECURRING charge is a subscription's cycle (charges_subscription_check).
+    const subscriptionId = newId('sub');
+    await knex('subscriptions').insert({
+      id: subscriptionId,
+      merchant_id: merchantId,
+      payer_name: 'Bruno Pagador',
+      payer_document: '52998224725',
+      periodicity: 'MONTHLY',
+      amount: 1_990,
+      first_date: '2030-01-10',
+      retry_policy: 'NONE',
+      description: 'list counts',
+    });
+    await knex('charges').where({ merchant_id: merchantId }).whereRaw('amount % 13 = 2').update({
+      type: 'RECURRING',
+      due_date: null,
+      validity_after_due: null,
+      due_rules: null,
+      subscription_id: subscriptionId,
+      subscription_cycle: 1,
+    });
     const read = listPageReader(knex);
     const asked: PageQuery[] = [];
     for (const type of [undefined, ...CHARGE_TYPES]) {

@@ -49,6 +49,9 @@ const DOMAIN_TABLES = [
   // Pix Automático (docs/api.md "Subscriptions").
   'subscriptions',
   'subscription_cycles',
+  // Due-date charge batches, the acquirer's lotecobv (docs/api.md "Charge batches").
+  'charge_batches',
+  'charge_batch_items',
 ];
 
 async function publicTables(knex: Knex): Promise<string[]> {

@@ -222,8 +222,18 @@ async function build(): Promise<WebhookStack> {
  * The data contract of every event (docs/api.md "Events" and the events table): field → JSON type. Suites
  * that make these events happen for real check what arrives with `assertEventData`.
  */
-export const EVENT_DATA_CONTRACT: Record<string, Record<string, 'string' | 'number' | 'object'>> = {
-  'charge.paid': { chargeId: 'string', txid: 'string', amount: 'number', paidAt: 'string', payer: 'object' },
+export const EVENT_DATA_CONTRACT: Record<string, Record<string, 'string' | 'number' | 'object' | 'null'>> = {
+  // An immediate charge's: `breakdown` is a due-date charge's only (docs/api.md "Events").
+  'charge.paid': {
+    chargeId: 'string',
+    txid: 'string',
+    amount: 'number',
+    nominalAmount: 'number',
+    paidAmount: 'number',
+    breakdown: 'null',
+    paidAt: 'string',
+    payer: 'object',
+  },
   'charge.refunded': {
     refundId: 'string',
     txid: 'string',
@@ -274,6 +284,27 @@ export const EVENT_DATA_CONTRACT: Record<string, Record<string, 'string' | 'numb
     status: 'string',
     refundedAt: 'string',
   },
+  'subscription.approved': { subscriptionId: 'string', status: 'string', approvedAt: 'string' },
+  'subscription.canceled': { subscriptionId: 'string', status: 'string', canceledBy: 'string', canceledAt: 'string' },
+  'subscription.charge.paid': {
+    subscriptionId: 'string',
+    cycle: 'number',
+    chargeId: 'string',
+    amount: 'number',
+    dueDate: 'string',
+    paidAt: 'string',
+  },
+  // retryDate is null when the cycle FAILED for good; the sample retries.
+  'subscription.charge.failed': {
+    subscriptionId: 'string',
+    cycle: 'number',
+    chargeId: 'string',
+    amount: 'number',
+    dueDate: 'string',
+    attempt: 'number',
+    reason: 'string',
+    retryDate: 'string',
+  },
 };
 
 /** Exactly the contract's fields, each of its JSON type (and `payer` as {name, document}). */
@@ -299,6 +330,9 @@ export const SAMPLE_EVENT_DATA: Record<string, Record<string, unknown>> = {
     chargeId: 'ch_x',
     txid: 'tx',
     amount: 100,
+    nominalAmount: 100,
+    paidAmount: 100,
+    breakdown: null,
     paidAt: new Date().toISOString(),
     payer: { name: 'A', document: '12345678909' },
   },

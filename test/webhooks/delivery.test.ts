@@ -140,7 +140,7 @@ describe('webhook delivery', function () {
     assert.equal(hook.events.length, 2);
   });
 
-  it('all-events mode receives each of the nine events; every envelope is signed', async () => {
+  it('all-events mode receives every event of the catalogue; every envelope is signed', async () => {
     const m = await s.api.createMerchant();
     const p = path('all');
     const hook = await s.createWebhook(m.token, { path: p, events: [] });
@@ -156,7 +156,7 @@ describe('webhook delivery', function () {
     }
   });
 
-  it("during a rotation's overlap all nine events verify with the old and the new secret; the seed header uses the new", async () => {
+  it("during a rotation's overlap every event of the catalogue verify with the old and the new secret; the seed header uses the new", async () => {
     const m = await s.api.createMerchant();
     const p = path('overlap');
     const hook = await s.createWebhook(m.token, { path: p, events: [] });

@@ -55,7 +55,7 @@ describe('webhook management API', function () {
     return res.body.webhooks;
   };
 
-  it('lists the nine events with their category and a Portuguese description', async () => {
+  it('lists every event of the catalogue with their category and a Portuguese description', async () => {
     const m = await s.api.createMerchant();
     const key = await s.api.createApiKey(m.token);
     const res = await s.api.request<{ events: Array<{ event: string; description: string; category: string }> }>(

@@ -8,7 +8,8 @@ import type { Logger } from '../../lib/logger';
 import { newId } from '../../lib/ids';
 import { chargesStore, type Charge, type ChargeRefund } from '../../stores/charges';
 import { callbackInboxStore } from '../../stores/callback-inbox';
-import type { Acquirer, Refund } from '../../acquirer/types';
+import type { Acquirer, PixReceived, Refund } from '../../acquirer/types';
+import type { ChargeType } from '../../contracts/statuses';
 import { AcquirerError } from '../../acquirer/errors';
 import { centsToDecimalString, computeFee } from '../../domain/money';
 import type {
@@ -78,6 +79,20 @@ function snapshotOf(
     settled: charge.settledAt !== null,
     openRefundIds,
   };
+}
+
+/** The payments the acquirer holds on a charge's cob, cobv (DUE_DATE) or cobr (RECURRING). */
+async function paymentsAt(acquirer: Acquirer, type: ChargeType, txid: string): Promise<PixReceived[]> {
+  if (type === 'DUE_DATE') return (await acquirer.getCobv(txid)).pix;
+  if (type === 'RECURRING') return (await acquirer.getCobR(txid)).pix;
+  return (await acquirer.getCob(txid)).pix;
+}
+
+/** Removes (cancels) a charge's cob, cobv or cobr at the acquirer. */
+async function removeAt(acquirer: Acquirer, type: ChargeType, txid: string): Promise<void> {
+  if (type === 'DUE_DATE') await acquirer.removeCobv(txid);
+  else if (type === 'RECURRING') await acquirer.cancelCobR(txid);
+  else await acquirer.removeCob(txid);
 }
 
 export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
@@ -262,13 +277,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     if (!charge?.txid) return [];
     const { txid } = charge;
     try {
-      const cob =
-        charge.type === 'DUE_DATE'
-          ? await acquirer.getCobv(txid)
-          : charge.type === 'RECURRING'
-            ? await acquirer.getCobR(txid)
-            : await acquirer.getCob(txid);
-      return cob.pix.map((p) => noticeOfReceived(p, txid));
+      return (await paymentsAt(acquirer, charge.type, txid)).map((p) => noticeOfReceived(p, txid));
     } catch (err) {
       // No cob at the acquirer: nothing was paid.
       if (err instanceof AcquirerError && err.code === 'NOT_FOUND') return [];
@@ -286,11 +295,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     const charge = await chargesStore(knex).find(chargeId);
     if (!charge?.txid) return [];
     try {
-      await (charge.type === 'DUE_DATE'
-        ? acquirer.removeCobv(charge.txid)
-        : charge.type === 'RECURRING'
-          ? acquirer.cancelCobR(charge.txid)
-          : acquirer.removeCob(charge.txid));
+      await removeAt(acquirer, charge.type, charge.txid);
       return [];
     } catch (err) {
       // 404: nothing to remove. 400: the cob was concluded (paid) at the acquirer meanwhile: that
