@@ -972,6 +972,86 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/sandbox/subscriptions/{id}/approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The simulated payer acts on the subscription: approve (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the payer approves the recorrência and the acquirer says so by its signed rec callback: the subscription becomes ACTIVE (`subscription.approved`). 400 when the recorrência cannot take it (already decided or ended). Another merchant's subscription is 404.
+     */
+    post: operations['postV1SandboxSubscriptionsIdApprove'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sandbox/subscriptions/{id}/refuse': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The simulated payer acts on the subscription: refuse (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the payer refuses the recorrência: the subscription ends REFUSED. 400 when the recorrência cannot take it (already decided or ended). Another merchant's subscription is 404.
+     */
+    post: operations['postV1SandboxSubscriptionsIdRefuse'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sandbox/subscriptions/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The simulated payer acts on the subscription: cancel (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the payer cancels the recorrência (and its open cobr): the subscription ends CANCELED (`subscription.canceled`). 400 when the recorrência cannot take it (already decided or ended). Another merchant's subscription is 404.
+     */
+    post: operations['postV1SandboxSubscriptionsIdCancel'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sandbox/subscriptions/{id}/fail-debits': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The simulated payer acts on the subscription: fail-debits (sandbox only)
+     * @description Only while the acquirer is the embedded simulator (the sandbox): the payer’s bank refuses the next `times` debits (default 1): each is retried as the retry policy allows, else `subscription.charge.failed`. 400 when the recorrência cannot take it (already decided or ended). Another merchant's subscription is 404.
+     */
+    post: operations['postV1SandboxSubscriptionsIdFailDebits'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/acquirer/pix': {
     parameters: {
       query?: never;
@@ -8499,6 +8579,530 @@ export interface operations {
       };
       /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1SandboxSubscriptionsIdApprove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description refuse, cancel: the payer’s reason */
+          reason?: string;
+          /** @description fail-debits: how many of the next debits fail (default 1) */
+          times?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Done */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1SandboxSubscriptionsIdRefuse: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description refuse, cancel: the payer’s reason */
+          reason?: string;
+          /** @description fail-debits: how many of the next debits fail (default 1) */
+          times?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Done */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1SandboxSubscriptionsIdCancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description refuse, cancel: the payer’s reason */
+          reason?: string;
+          /** @description fail-debits: how many of the next debits fail (default 1) */
+          times?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Done */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1SandboxSubscriptionsIdFailDebits: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description refuse, cancel: the payer’s reason */
+          reason?: string;
+          /** @description fail-debits: how many of the next debits fail (default 1) */
+          times?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Done */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };

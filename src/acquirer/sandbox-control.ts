@@ -6,6 +6,7 @@
  */
 import type { Party, PixKeyStatusAtAcquirer } from './types';
 import type { SimulatorControl } from './simulator/control';
+import type { SandboxSubscriptionAction } from '../contracts/subscriptions';
 
 export type SandboxTransferOutcome = 'complete' | 'fail' | 'return';
 
@@ -27,7 +28,7 @@ export interface SandboxControl {
   recurrence(action: SandboxRecurrenceAction, idRec: string, opts?: { reason?: string; times?: number }): Promise<void>;
 }
 
-export type SandboxRecurrenceAction = 'approve' | 'refuse' | 'cancel' | 'fail-debits';
+export type SandboxRecurrenceAction = SandboxSubscriptionAction;
 
 /**
  * An action the simulator cannot take on what it holds (unknown id, impossible transition); the

@@ -93,3 +93,17 @@ export const subscriptionListResponse = z.object({
   total: z.int(),
   subscriptions: z.array(subscriptionView),
 });
+
+/** What the sandbox's payer can do to a subscription's recorrência (docs/api.md "Sandbox"). */
+export const SANDBOX_SUBSCRIPTION_ACTIONS = ['approve', 'refuse', 'cancel', 'fail-debits'] as const;
+export type SandboxSubscriptionAction = (typeof SANDBOX_SUBSCRIPTION_ACTIONS)[number];
+
+export const sandboxSubscriptionBody = z
+  .object({
+    reason: text({ min: 1, max: 140 }).optional().describe('refuse, cancel: the payer’s reason'),
+    times: z.int().min(1).max(10).optional().describe('fail-debits: how many of the next debits fail (default 1)'),
+  })
+  .default({});
+export type SandboxSubscriptionBody = z.infer<typeof sandboxSubscriptionBody>;
+
+export const sandboxSubscriptionResponse = z.object({ message: z.string(), subscription: subscriptionView });

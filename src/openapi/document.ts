@@ -159,6 +159,15 @@ const SANDBOX_INFRACTION_DECISIONS = {
   reject:
     'the acquirer rejects the infraction and says so by its signed callback: the blocked amount is back in available (`infraction.updated`). 400 once it is decided',
 } as const;
+const SANDBOX_SUBSCRIPTION_EFFECTS = {
+  approve:
+    'the payer approves the recorrência and the acquirer says so by its signed rec callback: the subscription becomes ACTIVE (`subscription.approved`)',
+  refuse: 'the payer refuses the recorrência: the subscription ends REFUSED',
+  cancel:
+    'the payer cancels the recorrência (and its open cobr): the subscription ends CANCELED (`subscription.canceled`)',
+  'fail-debits':
+    'the payer’s bank refuses the next `times` debits (default 1): each is retried as the retry policy allows, else `subscription.charge.failed`',
+} as const;
 const sandboxDescription = (effect: string, resource: string): string =>
   `Only while the acquirer is the embedded simulator (the sandbox): ${effect}. Another merchant's ${resource} is 404.`;
 
@@ -836,6 +845,19 @@ export const ENDPOINTS: Endpoint[] = [
     description: sandboxDescription(SANDBOX_INFRACTION_DECISIONS[decision], 'infraction'),
     auth: 'any',
     responses: { 202: { description: 'Decided', schema: infractions.sandboxInfractionResponse } },
+  })),
+  ...subscriptions.SANDBOX_SUBSCRIPTION_ACTIONS.map((action): Endpoint => ({
+    method: 'post',
+    path: `/v1/sandbox/subscriptions/:id/${action}`,
+    tag: 'Sandbox',
+    summary: `The simulated payer acts on the subscription: ${action} (sandbox only)`,
+    description: sandboxDescription(
+      `${SANDBOX_SUBSCRIPTION_EFFECTS[action]}. 400 when the recorrência cannot take it (already decided or ended)`,
+      'subscription',
+    ),
+    auth: 'any',
+    body: subscriptions.sandboxSubscriptionBody,
+    responses: { 202: { description: 'Done', schema: subscriptions.sandboxSubscriptionResponse } },
   })),
 
   {

@@ -36,6 +36,7 @@ import { createPixKeyRegistration } from '../services/pix-keys/pix-keys';
 import { createInfractionSandbox } from '../services/med/sandbox';
 import { createInfractionDefenses } from '../services/med/defenses';
 import { createPixKeySandbox } from '../services/pix-keys/sandbox';
+import { createSubscriptionSandbox } from '../services/subscriptions/sandbox';
 import { createChargeLifecycle } from '../services/charges/lifecycle';
 import { createSubscriptionLifecycle } from '../services/subscriptions/lifecycle';
 import { createSubscriptionsService } from '../services/subscriptions/subscriptions';
@@ -149,6 +150,7 @@ export function createPaymentServices(deps: {
           withdrawals: createWithdrawalSandbox({ knex, withdrawals, simulator }),
           infractions: createInfractionSandbox({ knex, simulator }),
           pixKeys: createPixKeySandbox({ knex, simulator }),
+          subscriptions: createSubscriptionSandbox({ knex, simulator }),
         }
       : undefined,
   };

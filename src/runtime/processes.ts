@@ -9,7 +9,7 @@ import type { Worker } from '@temporalio/worker';
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { createApp } from '../http/app';
-import type { AppState } from '../http/types';
+import type { AppState, RouteModule } from '../http/types';
 import { stopCacheInvalidation } from '../services/platform/cache-invalidation';
 import {
   connectTemporalClient,
@@ -37,10 +37,16 @@ import { withdrawalRoutes } from '../http/routes/withdrawals';
 import { infractionRoutes } from '../http/routes/infractions';
 import { withdrawalSandboxRoutes } from '../http/routes/sandbox/withdrawals';
 import { infractionSandboxRoutes } from '../http/routes/sandbox/infractions';
+import { subscriptionSandboxRoutes } from '../http/routes/sandbox/subscriptions';
 import { pixKeySandboxRoutes } from '../http/routes/sandbox/pix-keys';
 import { reconcilePixKeyRegistrations } from '../services/pix-keys/reconciler';
 import { reconcileInfractionWorkflows } from '../services/med/reconciler';
-import { createAccountServices, createPaymentServices, createWorkflowClients } from './composition';
+import {
+  createAccountServices,
+  createPaymentServices,
+  createWorkflowClients,
+  type PaymentServices,
+} from './composition';
 import { watchCallbackInbox } from '../observability/metrics';
 import { flushTracing, tracingFromConfig } from '../observability/tracing';
 import type { Progress } from '../process/progress';
@@ -139,14 +145,7 @@ export async function startApi(opts: {
         bodyLimitBytes: config.BODY_LIMIT_BYTES,
       }),
       webhookRoutes(services.webhooks),
-      ...(sandbox
-        ? [
-            sandboxRoutes(sandbox.charges),
-            withdrawalSandboxRoutes(sandbox.withdrawals),
-            infractionSandboxRoutes(sandbox.infractions),
-            pixKeySandboxRoutes(sandbox.pixKeys),
-          ]
-        : []),
+      ...(sandbox ? sandboxRouteModules(sandbox) : []),
     ],
     metricsToken: config.METRICS_TOKEN,
     checks: {
@@ -230,4 +229,15 @@ export async function startWorker(opts: {
       await flushTracing().catch((err: unknown) => logger.warn({ err }, 'tracing flush failed'));
     },
   };
+}
+
+/** The sandbox's endpoints (docs/api.md "Sandbox"), mounted only while the acquirer is the simulator. */
+function sandboxRouteModules(sandbox: NonNullable<PaymentServices['sandbox']>): RouteModule[] {
+  return [
+    sandboxRoutes(sandbox.charges),
+    withdrawalSandboxRoutes(sandbox.withdrawals),
+    infractionSandboxRoutes(sandbox.infractions),
+    pixKeySandboxRoutes(sandbox.pixKeys),
+    subscriptionSandboxRoutes(sandbox.subscriptions),
+  ];
 }

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { readyMerchant } from '../support/charges';
-import { subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
+import { HttpAcquirer } from '../../src/acquirer/http-client';
+import { SIMULATOR_CLIENT, subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
 
 const inDays = (n: number): string => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 
@@ -84,5 +85,37 @@ describe('subscriptions API', function () {
     );
     assert.equal(canceled.body.subscription.status, 'CANCELED');
     assert.equal((await s.api.request('POST', `/v1/subscriptions/${id}/cancel`, { token: a.token })).status, 400);
+  });
+
+  it('the sandbox payer approves the rec at the acquirer; a second approval, bad input and another merchant are refused', async () => {
+    const a = await readyMerchant(s.api);
+    const b = await readyMerchant(s.api);
+    // Twenty years ahead: the run's shared time-skipping clock, which the workflow reads, is ahead
+    // of the real one by what earlier suites skipped; its approval deadline must not pass meanwhile.
+    // (The approval's way on, callback → workflow → ACTIVE, is test/workflow/subscription-flow's.)
+    const created = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', {
+      token: a.token,
+      body: { ...valid(), firstDate: inDays(7_300) },
+    });
+    assert.equal(created.status, 201);
+    const id = created.body.subscription.id;
+    const approve = `/v1/sandbox/subscriptions/${id}/approve`;
+    assert.equal((await s.api.request('POST', approve, { token: b.token })).status, 404);
+    const badTimes = await s.api.request('POST', `/v1/sandbox/subscriptions/${id}/fail-debits`, {
+      token: a.token,
+      body: { times: 0 },
+    });
+    assert.equal(badTimes.status, 400);
+    assert.equal((badTimes.body as { param?: string }).param, 'times');
+
+    const approved = await s.api.request<{ subscription: { id: string } }>('POST', approve, { token: a.token });
+    assert.equal(approved.status, 202, JSON.stringify(approved.body));
+    assert.equal(approved.body.subscription.id, id);
+    const { id_rec: idRec } = (await s.db.knex('subscriptions').where({ id }).first('id_rec')) as { id_rec: string };
+    const acquirer = new HttpAcquirer({ baseUrl: s.simulator.url, ...SIMULATOR_CLIENT, timeoutMs: 5_000 });
+    assert.equal((await acquirer.getRec(idRec)).status, 'APROVADA');
+    const again = await s.api.request<{ message: string }>('POST', approve, { token: a.token });
+    assert.equal(again.status, 400);
+    assert.match(again.body.message, /sandbox acquirer cannot do this/);
   });
 });

@@ -1,9 +1,10 @@
 /**
  * The subscriptions stack for tests: on a database of its own, the acquirer simulator (real HTTP,
  * debits played at once, cobr lead bound widened: the dates are the skipped-time workflow's), the
- * API with charge, subscription and callback routes (real HTTP), and a real worker on the
+ * API with charge, subscription, sandbox and callback routes (real HTTP), and a real worker on the
  * time-skipping server.
  */
+import assert from 'node:assert/strict';
 import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
@@ -16,6 +17,8 @@ import { createActivities, createPaymentServices, createWorkflowClients } from '
 import type { SubscriptionsService } from '../../src/services/subscriptions/subscriptions';
 import { chargeRoutes } from '../../src/http/routes/charges';
 import { subscriptionRoutes } from '../../src/http/routes/subscriptions';
+import { subscriptionSandboxRoutes } from '../../src/http/routes/sandbox/subscriptions';
+import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { createLogger } from '../../src/lib/logger';
 import { isolatedTestDb, type TestDb } from './db';
@@ -24,7 +27,9 @@ import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
 import { onRunEnd } from './lifecycle';
 
 const CALLBACK_SECRET = 'test-subscriptions-callback-secret';
-const CLIENT = { clientId: 'pixflow-test', clientSecret: 'pixflow-test-secret' };
+/** The simulator's OAuth client, for a test that asks the acquirer itself. */
+export const SIMULATOR_CLIENT = { clientId: 'pixflow-test', clientSecret: 'pixflow-test-secret' };
+const CLIENT = SIMULATOR_CLIENT;
 
 export interface SubscriptionsStack {
   db: TestDb;
@@ -44,7 +49,9 @@ export async function subscriptionsStack(name: string): Promise<SubscriptionsSta
     callbackSecret: CALLBACK_SECRET,
     ...CLIENT,
     autoComplete: false,
-    recurrence: { autoDebit: true, debitDelayMs: 0, cobrLeadDays: { min: 2, max: 1_000 } },
+    // No upper lead bound: the simulator checks a cobr's date against its real clock, and the shared
+    // time-skipping server's clock is ahead of it by all that earlier suites of the run skipped.
+    recurrence: { autoDebit: true, debitDelayMs: 0, cobrLeadDays: { min: 2, max: Number.MAX_SAFE_INTEGER } },
   });
   onRunEnd(() => simulator.close());
   const acquirer = new HttpAcquirer({ baseUrl: simulator.url, ...CLIENT, timeoutMs: 5_000 });
@@ -61,7 +68,12 @@ export async function subscriptionsStack(name: string): Promise<SubscriptionsSta
     knex,
     config,
     logger,
-    acquirer: { acquirer, url: simulator.url, close: () => Promise.resolve() },
+    acquirer: {
+      acquirer,
+      url: simulator.url,
+      close: () => Promise.resolve(),
+      sandbox: sandboxControlOf(simulator.control),
+    },
     workflows: createWorkflowClients(env.client, config),
   });
   const subscriptions = services.subscriptions;
@@ -71,6 +83,7 @@ export async function subscriptionsStack(name: string): Promise<SubscriptionsSta
       routes: [
         chargeRoutes(services.charges),
         subscriptionRoutes(subscriptions),
+        subscriptionSandboxRoutes(services.sandbox?.subscriptions ?? assert.fail('the stack runs the simulator')),
         acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: services.callbacks }),
       ],
     },
