@@ -407,59 +407,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   const isProduction = e.NODE_ENV === 'production';
   const missing = SECRET_NAMES.filter((n) => !e[n]);
-  const problems: string[] = [];
-  if (isProduction) {
-    for (const n of missing) problems.push(`${n}: required when NODE_ENV=production`);
-    if (!e.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
-    if (!e.TEMPORAL_ADDRESS) problems.push('TEMPORAL_ADDRESS: required when NODE_ENV=production');
-    if (!e.ACQUIRER_URL) problems.push('ACQUIRER_URL: required when NODE_ENV=production');
-    // Counts and workflow names are not for the public: production serves /metrics only with a token.
-    if (!e.METRICS_TOKEN) problems.push('METRICS_TOKEN: required when NODE_ENV=production (GET /metrics wants it)');
-    if (e.JWT_SECRET && e.JWT_SECRET.length < 32) problems.push('JWT_SECRET: must be at least 32 characters');
-    if (!e.WEBHOOK_SECRET_KEYS) problems.push('WEBHOOK_SECRET_KEYS: required when NODE_ENV=production');
-    else if (parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS) === null) {
-      const dev = parseSecretKeys(DEV_WEBHOOK_SECRET_KEYS)[0]?.key;
-      if (parseSecretKeys(e.WEBHOOK_SECRET_KEYS).some((k) => dev !== undefined && k.key.equals(dev))) {
-        problems.push('WEBHOOK_SECRET_KEYS: the embedded development key cannot be used in production');
-      }
-    }
-    // A real acquirer needs its credentials; the simulator is allowed only when chosen explicitly,
-    // and the sandbox's published default secrets only with it.
-    if (e.ACQUIRER_SANDBOX && (e.ACQUIRER_CLIENT_ID || e.ACQUIRER_CLIENT_SECRET)) {
-      problems.push(
-        'ACQUIRER_SANDBOX: true means ACQUIRER_URL is the simulator; set ACQUIRER_SANDBOX=false for a real acquirer',
-      );
-    }
-    if (!e.ACQUIRER_SANDBOX) {
-      if (!e.ACQUIRER_CLIENT_ID)
-        problems.push(
-          'ACQUIRER_CLIENT_ID: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)',
-        );
-      if (!e.ACQUIRER_CLIENT_SECRET)
-        problems.push(
-          'ACQUIRER_CLIENT_SECRET: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)',
-        );
-      for (const n of SECRET_NAMES) {
-        if (e[n]?.startsWith(SANDBOX_SECRET_PREFIX))
-          problems.push(`${n}: the sandbox default cannot be used with a real acquirer; set a secret of your own`);
-      }
-      if (e.WEBHOOK_SECRET_KEYS && /(^|,)\s*sandbox-only/.test(e.WEBHOOK_SECRET_KEYS))
-        problems.push(
-          'WEBHOOK_SECRET_KEYS: the sandbox default cannot be used with a real acquirer; set a key of your own',
-        );
-    }
-  }
-  if (e.WEBHOOK_SECRET_KEYS) {
-    const problem = parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS);
-    if (problem) problems.push(`WEBHOOK_SECRET_KEYS: ${problem}`);
-  }
-  problems.push(...tlsProblems(e));
-  if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
-    problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');
-  }
-  if (e.ADMIN_PASSWORD !== undefined && e.ADMIN_PASSWORD.length < 8) {
-    problems.push('ADMIN_PASSWORD: must be at least 8 characters');
-  }
+  const problems = [...(isProduction ? productionProblems(e, missing) : []), ...settingProblems(e)];
   if (problems.length > 0) throw new ConfigError(problems);
 
   const generated = missing.length > 0 ? loadGeneratedSecrets(e.DATA_DIR, missing) : undefined;
@@ -473,4 +421,67 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env): Config {
     isProduction,
     generatedSecrets: [...missing],
   };
+}
+
+/** What production refuses: secrets left to be generated, embedded defaults, missing services. */
+function productionProblems(e: Env, missing: readonly SecretName[]): string[] {
+  const problems: string[] = [];
+  for (const n of missing) problems.push(`${n}: required when NODE_ENV=production`);
+  if (!e.DATABASE_URL) problems.push('DATABASE_URL: required when NODE_ENV=production');
+  if (!e.TEMPORAL_ADDRESS) problems.push('TEMPORAL_ADDRESS: required when NODE_ENV=production');
+  if (!e.ACQUIRER_URL) problems.push('ACQUIRER_URL: required when NODE_ENV=production');
+  // Counts and workflow names are not for the public: production serves /metrics only with a token.
+  if (!e.METRICS_TOKEN) problems.push('METRICS_TOKEN: required when NODE_ENV=production (GET /metrics wants it)');
+  if (e.JWT_SECRET && e.JWT_SECRET.length < 32) problems.push('JWT_SECRET: must be at least 32 characters');
+  if (!e.WEBHOOK_SECRET_KEYS) problems.push('WEBHOOK_SECRET_KEYS: required when NODE_ENV=production');
+  else if (parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS) === null) {
+    const dev = parseSecretKeys(DEV_WEBHOOK_SECRET_KEYS)[0]?.key;
+    if (parseSecretKeys(e.WEBHOOK_SECRET_KEYS).some((k) => dev !== undefined && k.key.equals(dev))) {
+      problems.push('WEBHOOK_SECRET_KEYS: the embedded development key cannot be used in production');
+    }
+  }
+  return [...problems, ...acquirerProductionProblems(e)];
+}
+
+/**
+ * A real acquirer needs its credentials; the simulator is allowed only when chosen explicitly,
+ * and the sandbox's published default secrets only with it.
+ */
+function acquirerProductionProblems(e: Env): string[] {
+  const problems: string[] = [];
+  if (e.ACQUIRER_SANDBOX && (e.ACQUIRER_CLIENT_ID || e.ACQUIRER_CLIENT_SECRET)) {
+    problems.push(
+      'ACQUIRER_SANDBOX: true means ACQUIRER_URL is the simulator; set ACQUIRER_SANDBOX=false for a real acquirer',
+    );
+  }
+  if (e.ACQUIRER_SANDBOX) return problems;
+  for (const n of ['ACQUIRER_CLIENT_ID', 'ACQUIRER_CLIENT_SECRET'] as const) {
+    if (!e[n]) problems.push(`${n}: required when NODE_ENV=production (or ACQUIRER_SANDBOX=true for the simulator)`);
+  }
+  for (const n of SECRET_NAMES) {
+    if (e[n]?.startsWith(SANDBOX_SECRET_PREFIX))
+      problems.push(`${n}: the sandbox default cannot be used with a real acquirer; set a secret of your own`);
+  }
+  if (e.WEBHOOK_SECRET_KEYS && /(^|,)\s*sandbox-only/.test(e.WEBHOOK_SECRET_KEYS))
+    problems.push(
+      'WEBHOOK_SECRET_KEYS: the sandbox default cannot be used with a real acquirer; set a key of your own',
+    );
+  return problems;
+}
+
+/** Settings that are wrong in any environment. */
+function settingProblems(e: Env): string[] {
+  const problems: string[] = [];
+  if (e.WEBHOOK_SECRET_KEYS) {
+    const problem = parseSecretKeysProblem(e.WEBHOOK_SECRET_KEYS);
+    if (problem) problems.push(`WEBHOOK_SECRET_KEYS: ${problem}`);
+  }
+  problems.push(...tlsProblems(e));
+  if ((e.ADMIN_EMAIL === undefined) !== (e.ADMIN_PASSWORD === undefined)) {
+    problems.push('ADMIN_EMAIL and ADMIN_PASSWORD: set both or neither');
+  }
+  if (e.ADMIN_PASSWORD !== undefined && e.ADMIN_PASSWORD.length < 8) {
+    problems.push('ADMIN_PASSWORD: must be at least 8 characters');
+  }
+  return problems;
 }

@@ -1193,6 +1193,41 @@ function webhookOperations(): Record<string, unknown> {
   return out;
 }
 
+/** How callers prove who they are: the dashboard's JWT, an API key, and the signatures of webhooks and callbacks. */
+const SECURITY_SCHEMES = {
+  bearerJwt: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'A token from POST /v1/auth/login',
+  },
+  apiKey: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'pixflow_ API key',
+    description: 'An API key value, sent as `Authorization: Bearer pixflow_…`',
+  },
+  standardWebhookSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'webhook-signature',
+    description:
+      'On webhook deliveries (`webhooks`): `v1,<base64 HMAC-SHA256 of "webhook-id.webhook-timestamp.body">` (Standard Webhooks)',
+  },
+  webhookSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-webhook-signature',
+    description: 'On webhook deliveries (`webhooks`): lowercase hex HMAC-SHA256 of the raw body, keyed with the secret',
+  },
+  acquirerSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: CALLBACK_SIGNATURE_HEADER,
+    description: 'Lowercase hex HMAC-SHA256 of the raw body (acquirer callbacks only)',
+  },
+};
+
 /** The whole document; `serverUrl` is where clients reach the API. */
 export function buildOpenApiDocument(opts: { serverUrl?: string; version?: string } = {}): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -1221,40 +1256,7 @@ export function buildOpenApiDocument(opts: { serverUrl?: string; version?: strin
     webhooks: webhookOperations(),
     components: {
       schemas: { Error: jsonSchema(common.errorBody, 'output') },
-      securitySchemes: {
-        bearerJwt: {
-          type: 'http',
-          scheme: 'bearer',
-          bearerFormat: 'JWT',
-          description: 'A token from POST /v1/auth/login',
-        },
-        apiKey: {
-          type: 'http',
-          scheme: 'bearer',
-          bearerFormat: 'pixflow_ API key',
-          description: 'An API key value, sent as `Authorization: Bearer pixflow_…`',
-        },
-        standardWebhookSignature: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'webhook-signature',
-          description:
-            'On webhook deliveries (`webhooks`): `v1,<base64 HMAC-SHA256 of "webhook-id.webhook-timestamp.body">` (Standard Webhooks)',
-        },
-        webhookSignature: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'x-webhook-signature',
-          description:
-            'On webhook deliveries (`webhooks`): lowercase hex HMAC-SHA256 of the raw body, keyed with the secret',
-        },
-        acquirerSignature: {
-          type: 'apiKey',
-          in: 'header',
-          name: CALLBACK_SIGNATURE_HEADER,
-          description: 'Lowercase hex HMAC-SHA256 of the raw body (acquirer callbacks only)',
-        },
-      },
+      securitySchemes: SECURITY_SCHEMES,
     },
   };
 }

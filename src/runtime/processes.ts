@@ -70,97 +70,25 @@ export async function startApi(opts: {
   acquirer: AcquirerHandle;
 }): Promise<RunningApi> {
   const { config, logger, knex } = opts;
-  // Before the Temporal client is made: its interceptors depend on it (docs/operations.md "Tracing").
-  await tracingFromConfig(config);
-  // The worker of `npm start` installed the runtime already (with its metrics); an API process of
-  // its own installs it here, without metrics, for its native client.
-  if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
-  const security = temporalSecurity(config);
-  const temporal = await connectTemporalClient(opts.temporalAddress, config.TEMPORAL_NAMESPACE, {
-    native: config.TEMPORAL_CLIENT_NATIVE,
-    security,
-  });
-  // Charge creation starts a workflow per request: its client runs on a thread of its own
-  // (docs/performance.md "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
-  const chargeThread = config.TEMPORAL_CLIENT_THREAD
-    ? await offThreadChargeWorkflows({
-        address: opts.temporalAddress,
-        namespace: config.TEMPORAL_NAMESPACE,
-        taskQueue: config.TEMPORAL_TASK_QUEUE,
-        searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
-        security,
-      })
-    : undefined;
-  const mainThreadClients = createWorkflowClients(temporal.client, config);
-  const clients = chargeThread ? { ...mainThreadClients, charges: chargeThread.workflows } : mainThreadClients;
+  const { temporal, chargeThread, clients } = await connectApiTemporal(config, logger, opts.temporalAddress);
   const services = createPaymentServices({ knex, config, logger, acquirer: opts.acquirer, workflows: clients });
   await warmQrRenderer(config.QR_THREADS);
-  // Restart any charge workflow that is missing (lost with an in-memory Temporal, or never started
-  // because Temporal was down when the charge was created): at start, then every few minutes.
-  let reconciling: Promise<unknown> = Promise.resolve();
-  const reconcile = (): void => {
-    if (config.RECONCILER === 'off') return;
-    reconciling = Promise.all([
-      reconcileChargeWorkflows({ knex, workflows: clients.charges, logger }).catch((err: unknown) =>
-        logger.error({ err }, 'charge workflow reconciliation failed'),
-      ),
-      reconcileWithdrawalWorkflows({ knex, workflows: clients.withdrawals, logger }).catch((err: unknown) =>
-        logger.error({ err }, 'withdrawal workflow reconciliation failed'),
-      ),
-      reconcileInfractionWorkflows({ knex, workflows: clients.infractions, logger }).catch((err: unknown) =>
-        logger.error({ err }, 'infraction workflow reconciliation failed'),
-      ),
-      reconcilePixKeyRegistrations({ knex, workflows: clients.pixKeys, logger }).catch((err: unknown) =>
-        logger.error({ err }, 'PIX key registration reconciliation failed'),
-      ),
-    ]);
-  };
-  reconcile();
-  const reconcileTimer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
-  reconcileTimer.unref();
-  // Starts the workflows of committed webhook deliveries (woken by NOTIFY, with a poll and a reconciler).
-  const webhookDispatcher = services.webhookDispatcher;
-  await webhookDispatcher.start();
-  const callbacks = services.callbacks;
-  const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger });
-  // The API serves /metrics: its scrape reads the inbox's backlog (docs/operations.md "Metrics and logs").
-  watchCallbackInbox(() => callbacks.inbox.backlog());
-  // Expired idempotency keys go hourly (docs/api.md "Idempotency").
-  const idempotencyPurge = startIdempotencyKeyPurge({ knex, logger, ttlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS });
+  const background = await startApiBackground({ config, logger, knex, clients, services });
   const onPixKeyCreated = (key: { id: string; merchantId: string }) =>
     clients.pixKeys.register({ id: key.id, merchantId: key.merchantId });
-  const sandbox = services.sandbox;
   const app = createApp({
     config,
     knex,
     logger,
     services: createAccountServices({ knex, config, logger, onPixKeyCreated }),
-    routes: [
-      ...[chargeRoutes(services.charges, services.dueDate), subscriptionRoutes(services.subscriptions)],
-      withdrawalRoutes(services.withdrawals),
-      infractionRoutes(services.infractions),
-      acquirerCallbackRoutes({
-        secret: config.ACQUIRER_CALLBACK_SECRET,
-        callbacks,
-        bodyLimitBytes: config.BODY_LIMIT_BYTES,
-      }),
-      webhookRoutes(services.webhooks),
-      ...(sandbox ? sandboxRouteModules(sandbox) : []),
-    ],
+    routes: apiRouteModules(config, services),
     metricsToken: config.METRICS_TOKEN,
     checks: {
       // GetSystemInfo answers on every Temporal server, ours included (the gRPC health service may not).
       temporal: () => temporal.connection.workflowService.getSystemInfo({}),
     },
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
-    s.once('error', reject);
-  });
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
-  const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
-  const url = `http://${host}:${port}`;
+  const { server, url } = await listen(app, config);
   // The embedded simulator calls us back here (PUBLIC_BASE_URL when we sit behind a proxy).
   await opts.acquirer.sandbox?.setCallbackBaseUrl(config.PUBLIC_BASE_URL ?? url);
   return {
@@ -168,11 +96,7 @@ export async function startApi(opts: {
     app,
     temporal,
     stop: async () => {
-      clearInterval(reconcileTimer);
-      await reconciling;
-      await webhookDispatcher.stop();
-      await inboxReconciler.stop();
-      await idempotencyPurge.stop();
+      await background.stop();
       // Stop accepting, let in-flight requests finish, then drop idle keep-alive sockets.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -184,6 +108,132 @@ export async function startApi(opts: {
       await flushTracing().catch((err: unknown) => logger.warn({ err }, 'tracing flush failed'));
     },
   };
+}
+
+/** The API's Temporal client, and the workflow clients built on it. */
+async function connectApiTemporal(config: Config, logger: Logger, address: string) {
+  // Before the Temporal client is made: its interceptors depend on it (docs/operations.md "Tracing").
+  await tracingFromConfig(config);
+  // The worker of `npm start` installed the runtime already (with its metrics); an API process of
+  // its own installs it here, without metrics, for its native client.
+  if (config.TEMPORAL_CLIENT_NATIVE) installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL });
+  const security = temporalSecurity(config);
+  const temporal = await connectTemporalClient(address, config.TEMPORAL_NAMESPACE, {
+    native: config.TEMPORAL_CLIENT_NATIVE,
+    security,
+  });
+  // Charge creation starts a workflow per request: its client runs on a thread of its own
+  // (docs/performance.md "Where a charge's time goes"); the other, rarer workflow calls stay on this thread's client.
+  const chargeThread = config.TEMPORAL_CLIENT_THREAD
+    ? await offThreadChargeWorkflows({
+        address,
+        namespace: config.TEMPORAL_NAMESPACE,
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES,
+        security,
+      })
+    : undefined;
+  const mainThreadClients = createWorkflowClients(temporal.client, config);
+  const clients = chargeThread ? { ...mainThreadClients, charges: chargeThread.workflows } : mainThreadClients;
+  return { temporal, chargeThread, clients };
+}
+
+type ApiWorkflowClients = Awaited<ReturnType<typeof connectApiTemporal>>['clients'];
+
+/** The API's background duties: reconcilers, the webhook dispatcher, the inbox's re-hand-off, key purge. */
+async function startApiBackground(d: {
+  config: Config;
+  logger: Logger;
+  knex: Knex;
+  clients: ApiWorkflowClients;
+  services: PaymentServices;
+}): Promise<{ stop(): Promise<void> }> {
+  const reconcilers = startWorkflowReconcilers(d);
+  // Starts the workflows of committed webhook deliveries (woken by NOTIFY, with a poll and a reconciler).
+  const webhookDispatcher = d.services.webhookDispatcher;
+  await webhookDispatcher.start();
+  const callbacks = d.services.callbacks;
+  const inboxReconciler = startInboxReconciler({ inbox: callbacks.inbox, logger: d.logger });
+  // The API serves /metrics: its scrape reads the inbox's backlog (docs/operations.md "Metrics and logs").
+  watchCallbackInbox(() => callbacks.inbox.backlog());
+  // Expired idempotency keys go hourly (docs/api.md "Idempotency").
+  const idempotencyPurge = startIdempotencyKeyPurge({
+    knex: d.knex,
+    logger: d.logger,
+    ttlSeconds: d.config.IDEMPOTENCY_KEY_TTL_SECONDS,
+  });
+  return {
+    stop: async () => {
+      await reconcilers.stop();
+      await webhookDispatcher.stop();
+      await inboxReconciler.stop();
+      await idempotencyPurge.stop();
+    },
+  };
+}
+
+/**
+ * Restarts any workflow that is missing (lost with an in-memory Temporal, or never started because
+ * Temporal was down when its row was written): at start, then every few minutes.
+ */
+function startWorkflowReconcilers(d: { config: Config; logger: Logger; knex: Knex; clients: ApiWorkflowClients }): {
+  stop(): Promise<void>;
+} {
+  const { config, logger, knex, clients } = d;
+  let reconciling: Promise<unknown> = Promise.resolve();
+  const logged = (what: string) => (err: unknown) => logger.error({ err }, `${what} reconciliation failed`);
+  const reconcile = (): void => {
+    if (config.RECONCILER === 'off') return;
+    reconciling = Promise.all([
+      reconcileChargeWorkflows({ knex, workflows: clients.charges, logger }).catch(logged('charge workflow')),
+      reconcileWithdrawalWorkflows({ knex, workflows: clients.withdrawals, logger }).catch(
+        logged('withdrawal workflow'),
+      ),
+      reconcileInfractionWorkflows({ knex, workflows: clients.infractions, logger }).catch(
+        logged('infraction workflow'),
+      ),
+      reconcilePixKeyRegistrations({ knex, workflows: clients.pixKeys, logger }).catch(logged('PIX key registration')),
+    ]);
+  };
+  reconcile();
+  const timer = setInterval(reconcile, RECONCILE_INTERVAL_MS);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await reconciling;
+    },
+  };
+}
+
+/** Every route module the API mounts; the sandbox's only when the acquirer is the simulator. */
+function apiRouteModules(config: Config, services: PaymentServices): RouteModule[] {
+  const sandbox = services.sandbox;
+  return [
+    chargeRoutes(services.charges, services.dueDate),
+    subscriptionRoutes(services.subscriptions),
+    withdrawalRoutes(services.withdrawals),
+    infractionRoutes(services.infractions),
+    acquirerCallbackRoutes({
+      secret: config.ACQUIRER_CALLBACK_SECRET,
+      callbacks: services.callbacks,
+      bodyLimitBytes: config.BODY_LIMIT_BYTES,
+    }),
+    webhookRoutes(services.webhooks),
+    ...(sandbox ? sandboxRouteModules(sandbox) : []),
+  ];
+}
+
+/** Listens on HOST:PORT; the URL others reach it at (127.0.0.1 for a server bound to every interface). */
+async function listen(app: Koa<AppState>, config: Config): Promise<{ server: Server; url: string }> {
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    s.once('error', reject);
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
+  const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
+  return { server, url: `http://${host}:${port}` };
 }
 
 export interface RunningWorker {
