@@ -5,7 +5,6 @@
  */
 import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
@@ -24,7 +23,7 @@ import { createChargeSandbox } from '../../src/services/charges/sandbox';
 import { createChargeLifecycle, type ChargeLifecycle } from '../../src/services/charges/lifecycle';
 import { getTestDb, isolatedTestDb, type TestDb } from './db';
 import { startApi, type TestApi } from './api';
-import { devEnv, testEnv, uniqueTaskQueue, workflowBundle, type TemporalKind } from './temporal';
+import { devEnv, testEnv, uniqueTaskQueue, runProjectWorker, type TemporalKind } from './temporal';
 import { onRunEnd } from './lifecycle';
 
 export const CALLBACK_SECRET = 'test-acquirer-callback-secret';
@@ -100,17 +99,7 @@ async function build(kind: TemporalKind, db: TestDb): Promise<ChargesStack> {
   });
   simulator.control.setCallbackBaseUrl(api.baseUrl);
 
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: await workflowBundle(require.resolve('../../workflows')),
-    activities: createActivities({ knex, logger, acquirer }),
-  });
-  const running = worker.run();
-  onRunEnd(async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running;
-  });
+  await runProjectWorker(env, taskQueue, createActivities({ knex, logger, acquirer }));
   return {
     db,
     api,

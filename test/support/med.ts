@@ -6,7 +6,6 @@
  */
 import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
@@ -43,7 +42,7 @@ import { eventually, readyMerchant } from './charges';
 import type { MerchantFixture } from './api';
 import { getTestDb } from './db';
 import { startApi, type TestApi } from './api';
-import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
+import { testEnv, uniqueTaskQueue, runProjectWorker } from './temporal';
 import { onRunEnd } from './lifecycle';
 
 export const MED_CALLBACK_SECRET = 'test-med-callback-secret';
@@ -130,17 +129,7 @@ async function build(opts: { autoComplete: boolean }): Promise<MedStack> {
   });
   simulator.control.setCallbackBaseUrl(api.baseUrl);
 
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: await workflowBundle(require.resolve('../../workflows')),
-    activities: createActivities({ knex, logger, acquirer }),
-  });
-  const running = worker.run();
-  onRunEnd(async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running;
-  });
+  await runProjectWorker(env, taskQueue, createActivities({ knex, logger, acquirer }));
   const cases = createOperatorCases({ knex, logger, resolvers: infractionCaseResolvers({ workflows: infractions }) });
   return { api, simulator, env, client: env.client, taskQueue, infractions, pixKeys, charges, acquirer, cases };
 }

@@ -31,6 +31,7 @@ import { ENTITY_ID_ATTRIBUTE, MERCHANT_ID_ATTRIBUTE } from '../../src/temporal/c
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../src/temporal/workflow-interceptor-modules';
 import { endRun, listOpenWorkflows } from './temporal-open-workflows';
 import { shareTimeSkippingWaits } from './time-skipping-waits';
+import { onRunEnd } from './lifecycle';
 
 export { endRun, resetTimeSkipping, stuckWorkflows, type StuckWorkflow } from './temporal-open-workflows';
 
@@ -207,4 +208,37 @@ export async function teardownTestEnvs(): Promise<void> {
   timeSkipping = undefined;
   dev = undefined;
   await Promise.all(envs.map((e) => e.teardown()));
+}
+
+/**
+ * A real worker of the project's workflows polling `taskQueue` until the run ends, as the test
+ * stacks run it. `restart()` shuts it down, waiting for its tasks in flight, and starts a new one on
+ * the same queue: what a deploy or a crash-and-restart does to workflows in the middle of their lives.
+ */
+export async function runProjectWorker(
+  env: TestWorkflowEnvironment,
+  taskQueue: string,
+  activities: object,
+): Promise<{ restart(): Promise<void> }> {
+  const start = async () => {
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: await workflowBundle(WORKFLOWS_PATH),
+      activities,
+    });
+    return { worker, running: worker.run() };
+  };
+  let current = await start();
+  const stop = async () => {
+    if (current.worker.getState() === 'RUNNING') current.worker.shutdown();
+    await current.running;
+  };
+  onRunEnd(stop);
+  return {
+    restart: async () => {
+      await stop();
+      current = await start();
+    },
+  };
 }

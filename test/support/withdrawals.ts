@@ -6,7 +6,6 @@
  */
 import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import type { Client } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Knex } from 'knex';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
@@ -31,7 +30,7 @@ import { fundMerchant, getTestDb } from './db';
 import assert from 'node:assert/strict';
 import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { startApi, type MerchantFixture, type TestApi } from './api';
-import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
+import { testEnv, uniqueTaskQueue, runProjectWorker } from './temporal';
 import { onRunEnd } from './lifecycle';
 
 export const WITHDRAWALS_CALLBACK_SECRET = 'test-withdrawals-callback-secret';
@@ -104,17 +103,7 @@ async function build(): Promise<WithdrawalsStack> {
   });
   simulator.control.setCallbackBaseUrl(api.baseUrl);
 
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: await workflowBundle(require.resolve('../../workflows')),
-    activities: createActivities({ knex, logger, acquirer }),
-  });
-  const running = worker.run();
-  onRunEnd(async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running;
-  });
+  await runProjectWorker(env, taskQueue, createActivities({ knex, logger, acquirer }));
   return {
     api,
     knex,
