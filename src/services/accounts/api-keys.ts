@@ -177,12 +177,9 @@ export async function remove(ctx: ApiKeysCtx, merchantId: string, id: string): P
 }
 
 /**
- * The caller behind an API key value, or null (→ 401) when no such key exists; throws 403 when
- * the key's merchant is suspended (docs/api.md "Auth hardening"). One indexed read joins the key to its
- * merchant, cached until a key or merchant changes (the notification drops the entry when the
- * suspension commits), so suspension takes effect on the very next request.
+ * The caller behind an API key value, or null (→ 401); 403 for a suspended merchant (docs/api.md
+ * "Auth hardening"). Cached until a key or merchant changes, so a suspension holds from the next request.
  */
-/** The principal for a presented key value, else null; throws 403 for a suspended merchant. */
 export function authenticate(ctx: ApiKeysCtx, value: string): Promise<Principal | null> {
   return authenticatePresented(ctx, value, apiKeyFingerprint(value));
 }

@@ -127,25 +127,11 @@ type BatchRow =
   | { status: 'refused'; account: LedgerAccountKind; requested: number };
 
 /**
- * Posts the movements of one merchant together, in arrival order, as if each were posted alone
- * one after the other, in one call of `ledger_post_batch` whatever their number
- * (docs/performance.md "One merchant's payouts"; migration 20261201170000_least_privilege holds
- * the SQL, run as the ledger's owner: the service's role may not write the ledger's tables,
- * docs/production.md "Database roles"). The function:
- *
- * 1. inserts every new reference's transaction row in one INSERT … ON CONFLICT DO NOTHING: the unique
- *    reference is the idempotency gate, so a concurrent duplicate waits there for the first to
- *    commit and then finds the conflict; a reference posted before is a replay (`created: false`,
- *    its first kind);
- * 2. locks the accounts the new movements touch in one statement in the one global lock order
- *    (kind name), creating missing ones, so two batches of one merchant never deadlock;
- * 3. decides each movement in order against the running balances: one that would take a
- *    non-negative account below zero is refused (InsufficientFundsError, for it alone) and its
- *    transaction row is taken back; the others move the balances;
- * 4. writes one UPDATE for every balance and one INSERT for every posting.
- *
- * The database backs each rule at commit (CHECK balance ≥ 0, zero sum, balance = its postings).
- * A reference given twice in one batch is a caller's bug: LedgerInvariantError, nothing posted.
+ * Posts one merchant's movements in arrival order, as if each were posted alone, in one call of
+ * `ledger_post_batch` (docs/architecture.md "Money and the ledger"; the SQL and its steps are in migration
+ * 20261201170000_least_privilege, run as the ledger's owner: docs/production.md "Database roles").
+ * A movement that would overdraw is refused alone (InsufficientFundsError); a reference posted
+ * before is a replay; one given twice in a batch is a caller's bug (LedgerInvariantError, nothing posted).
  */
 export async function postBatch(db: Db, merchantId: string, inputs: readonly PostInput[]): Promise<BatchOutcome[]> {
   const seen = new Set<string>();

@@ -44,12 +44,8 @@ const STATUS_NAMES: Record<WorkflowExecutionInfo['status']['name'], WorkflowExec
  * The visibility query of a list: equality terms joined by AND, e.g.
  * `MerchantId = 'mch_…' AND ExecutionStatus = 'Running' AND WorkflowType = 'chargeWorkflow'`.
  *
- * No `ORDER BY StartTime DESC`: only Elasticsearch visibility accepts ORDER BY; SQL visibility
- * (docker-compose's PostgreSQL, the Temporal CLI dev server of `npm start`) and Temporal Cloud
- * refuse the whole query. Their own order (open runs first, then the most recently closed) picks
- * the `--limit` runs, which
- * `listWorkflows` prints newest start first. Values are validated ids (src/contracts/
- * workflow-inspection.ts); quotes are escaped anyway.
+ * No `ORDER BY`: only Elasticsearch visibility accepts it (SQL visibility and Temporal Cloud refuse
+ * the whole query); `listWorkflows` sorts what it gets. Values are validated ids; quotes are escaped anyway.
  */
 export function buildVisibilityQuery(q: Pick<WorkflowListQuery, 'merchantId' | 'status' | 'type'>): string {
   const literal = (v: string): string => `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
