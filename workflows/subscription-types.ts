@@ -16,11 +16,15 @@ export interface CyclePlan {
   number: number;
   /** YYYY-MM-DD: the debit date. */
   dueDate: string;
+  /** A fixed subscription's amount; a variable one's maxAmount (its bound: the amount charged is the one set for the cycle). */
   amount: number;
   /** Retries the rec's policy allows after the first attempt (0 or 3), within `retryWindowDays`. */
   retries: number;
   retryWindowDays: number;
 }
+
+/** A cycle opened (its charge and cobr), or skipped: a variable cycle with no amount set (docs/api.md "Variable amounts"). */
+export type OpenedCycle = { chargeId: string; txid: string } | { skipped: true };
 
 /** A cycle's cobr as the acquirer reports it (GET /cobr/{txid}), read by an activity. */
 export type CycleCheck =

@@ -61,8 +61,10 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   if (!plan) return end(n - 1);
   if (!(await waitUntil(at(plan.dueDate) - CYCLE_LEAD_DAYS * DAY_MS)) || (await syncedEnded(id))) return end(n - 1);
   const lastRetry = at(plan.dueDate) + (plan.retryWindowDays + 1) * DAY_MS;
-  const { chargeId } = await acts.subscriptionOpenCycle(id, plan, (lastRetry - Date.now()) / 1000);
-  const outcome = await runCycle(id, plan, chargeId, waitUntil);
+  const opened = await acts.subscriptionOpenCycle(id, plan, (lastRetry - Date.now()) / 1000);
+  // A variable cycle with no amount set is skipped (an answer only a history of this code holds).
+  if ('skipped' in opened) return continueAsNew<typeof subscriptionWorkflow>({ subscriptionId: id, cycle: n + 1 });
+  const outcome = await runCycle(id, plan, opened.chargeId, waitUntil);
   if (outcome === 'ended') return end(n);
   return continueAsNew<typeof subscriptionWorkflow>({ subscriptionId: id, cycle: n + 1 });
 }

@@ -152,6 +152,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/subscriptions/{id}/cycles/{number}/amount': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set the amount of a variable subscription’s cycle
+     * @description For a variable subscription (`maxAmount`): what cycle `number` charges, in cents, at most `maxAmount`. Set it, or change it, until the cycle’s cobr is created 3 days before its date; the cycle shows SCHEDULED meanwhile. A variable cycle with no amount set by then is SKIPPED: nothing is charged. A fixed subscription, an ended one, an amount over `maxAmount` or a cycle after `endDate` is 400; a cycle whose cobr exists (or that was skipped) is 409.
+     */
+    post: operations['postV1SubscriptionsIdCyclesNumberAmount'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/charges/batch': {
     parameters: {
       query?: never;
@@ -2893,7 +2913,7 @@ export interface operations {
                 dueDate: string;
                 amount: number;
                 /** @enum {string} */
-                status: 'SCHEDULED' | 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED';
+                status: 'SCHEDULED' | 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'SKIPPED';
                 /** @description The cycle’s RECURRING charge (GET /v1/charges/:id) */
                 chargeId: string | null;
                 /** @description Debit attempts so far: the due date, then each retry */
@@ -3010,7 +3030,7 @@ export interface operations {
                 dueDate: string;
                 amount: number;
                 /** @enum {string} */
-                status: 'SCHEDULED' | 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED';
+                status: 'SCHEDULED' | 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'SKIPPED';
                 /** @description The cycle’s RECURRING charge (GET /v1/charges/:id) */
                 chargeId: string | null;
                 /** @description Debit attempts so far: the due date, then each retry */
@@ -3051,6 +3071,192 @@ export interface operations {
       };
       /** @description Not found (or another merchant’s, or the caller has no merchant) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The database is unreachable; see Retry-After */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1SubscriptionsIdCyclesNumberAmount: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        number: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description What this cycle charges, in cents; at most the subscription’s maxAmount */
+          amount: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The subscription with its cycles */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              id: string;
+              /** @enum {string} */
+              status: 'PENDING_APPROVAL' | 'ACTIVE' | 'CANCELED' | 'REFUSED' | 'EXPIRED' | 'COMPLETED';
+              payer: {
+                name: string;
+                document: string;
+              };
+              /** @enum {string} */
+              periodicity: 'WEEKLY' | 'MONTHLY' | 'QUARTERLY' | 'SEMIANNUAL' | 'YEARLY';
+              amount: number | null;
+              maxAmount: number | null;
+              /** Format: date */
+              firstDate: string;
+              endDate: string | null;
+              /** @enum {string} */
+              retryPolicy: 'NONE' | 'THREE_IN_SEVEN_DAYS';
+              description: string;
+              /** @description The authorisation BR Code (Pix Automático, JORNADA_2) while pending */
+              qrCode: string | null;
+              canceledBy: ('MERCHANT' | 'PAYER') | null;
+              /** Format: date-time */
+              createdAt: string;
+              approvedAt: string | null;
+              endedAt: string | null;
+              cycles: {
+                number: number;
+                /** Format: date */
+                dueDate: string;
+                amount: number;
+                /** @enum {string} */
+                status: 'SCHEDULED' | 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'SKIPPED';
+                /** @description The cycle’s RECURRING charge (GET /v1/charges/:id) */
+                chargeId: string | null;
+                /** @description Debit attempts so far: the due date, then each retry */
+                attempts: number;
+                failureReason: string | null;
+                paidAt: string | null;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Invalid input; the message names the field */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, invalid, expired or deleted credential */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description the merchant is suspended or the user disabled */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found (or another merchant’s, or the caller has no merchant) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The cycle’s cobr exists or the cycle was skipped */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            message: string;
+            /** @enum {string} */
+            code:
+              | 'validation_error'
+              | 'invalid_request'
+              | 'insufficient_balance'
+              | 'malformed_json'
+              | 'malformed_body'
+              | 'unauthorized'
+              | 'forbidden'
+              | 'not_found'
+              | 'method_not_allowed'
+              | 'conflict'
+              | 'idempotency_key_in_use'
+              | 'length_required'
+              | 'payload_too_large'
+              | 'unsupported_content_encoding'
+              | 'unsupported_file_type'
+              | 'idempotency_key_reused'
+              | 'invalid_document'
+              | 'infraction_closed'
+              | 'defense_deadline_passed'
+              | 'defense_already_submitted'
+              | 'rate_limited'
+              | 'internal_error'
+              | 'not_implemented'
+              | 'upstream_error'
+              | 'webhook_secret_unavailable'
+              | 'service_unavailable';
+            requestId: string;
+            param?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description Body too large (counted after decompression) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported Content-Encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };

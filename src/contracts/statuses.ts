@@ -216,7 +216,8 @@ export const SUBSCRIPTION_STATUSES = [
   'COMPLETED',
 ] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
-export const SUBSCRIPTION_CYCLE_STATUSES = ['SCHEDULED', 'PENDING', 'PAID', 'FAILED', 'CANCELED'] as const;
+/** SCHEDULED: a variable cycle's amount set ahead, no cobr yet; SKIPPED: a variable cycle with none set (docs/api.md "Variable amounts"). */
+export const SUBSCRIPTION_CYCLE_STATUSES = ['SCHEDULED', 'PENDING', 'PAID', 'FAILED', 'CANCELED', 'SKIPPED'] as const;
 export type SubscriptionCycleStatus = (typeof SUBSCRIPTION_CYCLE_STATUSES)[number];
 export const SUBSCRIPTION_PERIODICITIES = ['WEEKLY', 'MONTHLY', 'QUARTERLY', 'SEMIANNUAL', 'YEARLY'] as const;
 export type SubscriptionPeriodicity = (typeof SUBSCRIPTION_PERIODICITIES)[number];

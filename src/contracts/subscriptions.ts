@@ -6,7 +6,7 @@ import {
   SUBSCRIPTION_RETRY_POLICIES,
   SUBSCRIPTION_STATUSES,
 } from './statuses';
-import { paginationQuery, text } from './validation';
+import { idParam, paginationQuery, text } from './validation';
 import { isoTime } from './common';
 
 export { SUBSCRIPTION_STATUSES, SUBSCRIPTION_PERIODICITIES, SUBSCRIPTION_RETRY_POLICIES };
@@ -40,6 +40,20 @@ export const createSubscriptionBody = z
     path: ['endDate'],
   });
 export type CreateSubscriptionBody = z.infer<typeof createSubscriptionBody>;
+
+/** A variable subscription's cycle amount, set before that cycle's cobr exists (docs/api.md "Variable amounts"). */
+export const cycleAmountParams = z.object({
+  id: idParam,
+  number: z
+    .string()
+    .regex(/^\d{1,4}$/, { message: 'must be a cycle number (1 to 9999)' })
+    .transform(Number)
+    .pipe(z.int().min(1).max(9_999)),
+});
+export const setCycleAmountBody = z.object({
+  amount: cents.describe('What this cycle charges, in cents; at most the subscription’s maxAmount'),
+});
+export type SetCycleAmountBody = z.infer<typeof setCycleAmountBody>;
 
 export const listSubscriptionsQuery = paginationQuery.extend({
   status: z.enum(SUBSCRIPTION_STATUSES).optional(),

@@ -29,6 +29,7 @@ import * as infractionDefenses from '../../migrations/20261202110000_infraction_
 import * as chargeTypes from '../../migrations/20261203120000_charge_types';
 import * as dueDateCharges from '../../migrations/20261203130000_due_date_charges';
 import * as subscriptions from '../../migrations/20261203140000_subscriptions';
+import * as subscriptionCycleAmounts from '../../migrations/20261204050000_subscription_cycle_amounts';
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -61,6 +62,7 @@ const MIGRATIONS: Array<[name: string, module: MigrationModule]> = [
   ['20261203120000_charge_types', chargeTypes],
   ['20261203130000_due_date_charges', dueDateCharges],
   ['20261203140000_subscriptions', subscriptions],
+  ['20261204050000_subscription_cycle_amounts', subscriptionCycleAmounts],
 ];
 
 /** Names of every migration, in the order they apply. */

@@ -295,6 +295,20 @@ export const ENDPOINTS: Endpoint[] = [
     responses: { 200: { description: 'Canceled', schema: subscriptions.subscriptionDetailResponse } },
   },
   {
+    method: 'post',
+    path: '/v1/subscriptions/:id/cycles/:number/amount',
+    tag: 'Charges',
+    summary: 'Set the amount of a variable subscription’s cycle',
+    description:
+      'For a variable subscription (`maxAmount`): what cycle `number` charges, in cents, at most `maxAmount`. Set it, or change it, until the cycle’s cobr is created 3 days before its date; the cycle shows SCHEDULED meanwhile. A variable cycle with no amount set by then is SKIPPED: nothing is charged. A fixed subscription, an ended one, an amount over `maxAmount` or a cycle after `endDate` is 400; a cycle whose cobr exists (or that was skipped) is 409.',
+    auth: 'any',
+    body: subscriptions.setCycleAmountBody,
+    responses: {
+      200: { description: 'The subscription with its cycles', schema: subscriptions.subscriptionDetailResponse },
+      409: { description: 'The cycle’s cobr exists or the cycle was skipped', schema: common.errorBody },
+    },
+  },
+  {
     method: 'get',
     path: '/v1/charges',
     tag: 'Charges',

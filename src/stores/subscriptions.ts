@@ -188,15 +188,31 @@ export class SubscriptionsStore {
     return (opts.lock ? q.forUpdate() : q).then((rows: CycleRow[]) => rows[0]);
   }
 
-  async insertCycle(c: Pick<CycleRow, 'subscription_id' | 'number' | 'due_date' | 'amount' | 'charge_id'>) {
-    await this.db('subscription_cycles').insert(c).onConflict(['subscription_id', 'number']).ignore();
+  /** The cycle row once; a SCHEDULED one (an amount set ahead) becomes it. */
+  async insertCycle(c: Pick<CycleRow, 'subscription_id' | 'number' | 'due_date' | 'amount' | 'charge_id' | 'status'>) {
+    await this.db('subscription_cycles')
+      .insert({ ...c, updated_at: this.db.fn.now() })
+      .onConflict(['subscription_id', 'number'])
+      .merge(['amount', 'status', 'charge_id', 'updated_at'])
+      .where('subscription_cycles.status', 'SCHEDULED');
+  }
+
+  /** A variable cycle's amount set ahead (SCHEDULED, no charge); false when the cycle is past that. */
+  async scheduleCycleAmount(subscriptionId: string, number: number, dueDate: string, amount: number) {
+    const rows = (await this.db('subscription_cycles')
+      .insert({ subscription_id: subscriptionId, number, due_date: dueDate, amount, status: 'SCHEDULED' })
+      .onConflict(['subscription_id', 'number'])
+      .merge({ amount, updated_at: this.db.fn.now() })
+      .where('subscription_cycles.status', 'SCHEDULED')
+      .returning('number')) as unknown[];
+    return rows.length > 0;
   }
 
   /** Guarded: a PENDING cycle's end (PAID, FAILED, CANCELED); false when it had already ended. */
   async endCycle(
     subscriptionId: string,
     number: number,
-    status: Exclude<SubscriptionCycleStatus, 'PENDING' | 'SCHEDULED'>,
+    status: Exclude<SubscriptionCycleStatus, 'PENDING' | 'SCHEDULED' | 'SKIPPED'>,
     extra: { failure_reason?: string; paid_at?: Date } = {},
   ): Promise<boolean> {
     const n = await this.db('subscription_cycles')

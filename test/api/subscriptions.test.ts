@@ -1,6 +1,6 @@
 /**
  * Subscriptions over real HTTP (docs/api.md "Subscriptions"): the 4xx of bad input, the
- * idempotent creation, and another merchant sees none of it.
+ * idempotent creation, a variable cycle's amount, and another merchant sees none of it.
  */
 import assert from 'node:assert/strict';
 import { readyMerchant } from '../support/charges';
@@ -85,6 +85,66 @@ describe('subscriptions API', function () {
     );
     assert.equal(canceled.body.subscription.status, 'CANCELED');
     assert.equal((await s.api.request('POST', `/v1/subscriptions/${id}/cancel`, { token: a.token })).status, 400);
+  });
+
+  it('a variable cycle takes an amount up to maxAmount until its cobr exists; bad input is a 4xx', async () => {
+    const a = await readyMerchant(s.api);
+    const b = await readyMerchant(s.api);
+    const create = async (over: Record<string, unknown>) => {
+      const r = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', {
+        token: a.token,
+        body: { ...valid(), amount: undefined, maxAmount: 10_000, endDate: inDays(7_300 + 62), ...over },
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body.subscription.id;
+    };
+    // Far ahead, as below: the shared skipped clock must not reach the cycles while this runs.
+    const id = await create({ firstDate: inDays(7_300) });
+    type Cycles = { subscription: { cycles: Array<{ number: number; amount: number; status: string }> } };
+    const set = (sub: string, n: number | string, body: unknown, token = a.token) =>
+      s.api.request<Cycles & { message: string; param?: string }>(
+        'POST',
+        `/v1/subscriptions/${sub}/cycles/${n}/amount`,
+        { token, body },
+      );
+    const first = await set(id, 2, { amount: 7_500 });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal((await set(id, 3, { amount: 10_000 })).status, 200, 'maxAmount itself');
+    const changed = await set(id, 2, { amount: 8_000 });
+    assert.deepEqual(
+      changed.body.subscription.cycles.map((c) => [c.number, c.amount, c.status]),
+      [
+        [2, 8_000, 'SCHEDULED'],
+        [3, 10_000, 'SCHEDULED'],
+      ],
+    );
+    const refused: Array<[string, number | string, unknown, number, RegExp]> = [
+      ['over maxAmount', 2, { amount: 10_001 }, 400, /maxAmount the payer authorised \(10000\)/],
+      ['zero', 2, { amount: 0 }, 400, /amount/],
+      ['a string', 2, { amount: '50' }, 400, /amount/],
+      ['no body', 2, undefined, 400, /./],
+      ['cycle 0', 0, { amount: 100 }, 400, /number/],
+      ['cycle x', 'x', { amount: 100 }, 400, /number/],
+      ['after endDate', 4, { amount: 100 }, 400, /after endDate/],
+    ];
+    for (const [what, n, body, status, why] of refused) {
+      const r = await set(id, n, body);
+      assert.equal(r.status, status, `${what}: ${JSON.stringify(r.body)}`);
+      assert.match(`${r.body.message} ${r.body.param ?? ''}`, why, what);
+    }
+    assert.equal((await set(id, 2, { amount: 100 }, b.token)).status, 404, 'another merchant');
+    assert.equal((await set('sub_nope', 2, { amount: 100 })).status, 404);
+    const fixed = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', {
+      token: a.token,
+      body: { ...valid(), firstDate: inDays(7_300) },
+    });
+    const onFixed = await set(fixed.body.subscription.id, 2, { amount: 100 });
+    assert.equal(onFixed.status, 400);
+    assert.match(onFixed.body.message, /fixed amount/);
+    await s.api.request('POST', `/v1/subscriptions/${id}/cancel`, { token: a.token });
+    const onCanceled = await set(id, 2, { amount: 100 });
+    assert.equal(onCanceled.status, 400);
+    assert.match(onCanceled.body.message, /CANCELED/);
   });
 
   it('the sandbox payer approves the rec at the acquirer; a second approval, bad input and another merchant are refused', async () => {

@@ -2,10 +2,9 @@
  * The subscriptions stack for tests: on a database of its own, the acquirer simulator (real HTTP,
  * debits played at once, cobr lead bound widened: the dates are the skipped-time workflow's), the
  * API with charge, subscription, sandbox and callback routes (real HTTP), and a real worker on the
- * time-skipping server.
+ * time-skipping server that a test may restart.
  */
 import assert from 'node:assert/strict';
-import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
@@ -23,7 +22,7 @@ import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks
 import { createLogger } from '../../src/lib/logger';
 import { isolatedTestDb, type TestDb } from './db';
 import { startApi, type TestApi } from './api';
-import { testEnv, uniqueTaskQueue, workflowBundle } from './temporal';
+import { runProjectWorker, testEnv, uniqueTaskQueue } from './temporal';
 import { onRunEnd } from './lifecycle';
 
 const CALLBACK_SECRET = 'test-subscriptions-callback-secret';
@@ -38,6 +37,11 @@ export interface SubscriptionsStack {
   env: TestWorkflowEnvironment;
   taskQueue: string;
   subscriptions: SubscriptionsService;
+  /**
+   * Stops the worker (its tasks in flight finish first) and starts a new one on the same queue, as
+   * a deploy does (a worker without sticky queue: test/support/temporal.ts `runProjectWorker`).
+   */
+  restartWorker(): Promise<void>;
 }
 
 export async function subscriptionsStack(name: string): Promise<SubscriptionsStack> {
@@ -90,16 +94,8 @@ export async function subscriptionsStack(name: string): Promise<SubscriptionsSta
   });
   simulator.control.setCallbackBaseUrl(api.baseUrl);
 
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: await workflowBundle(require.resolve('../../workflows')),
-    activities: createActivities({ knex, logger, acquirer }),
-  });
-  const running = worker.run();
-  onRunEnd(async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running;
+  const worker = await runProjectWorker(env, taskQueue, createActivities({ knex, logger, acquirer }), {
+    restartable: true,
   });
   return {
     db,
@@ -108,5 +104,6 @@ export async function subscriptionsStack(name: string): Promise<SubscriptionsSta
     env,
     taskQueue,
     subscriptions,
+    restartWorker: () => worker.restart(),
   };
 }

@@ -13,6 +13,7 @@
  *     ({ client, taskQueue }) => client.workflow.execute(chargeWorkflow, { taskQueue, workflowId, args: [input] }),
  *   );
  */
+import assert from 'node:assert/strict';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -214,11 +215,15 @@ export async function teardownTestEnvs(): Promise<void> {
  * A real worker of the project's workflows polling `taskQueue` until the run ends, as the test
  * stacks run it. `restart()` shuts it down, waiting for its tasks in flight, and starts a new one on
  * the same queue: what a deploy or a crash-and-restart does to workflows in the middle of their lives.
+ * Only a `restartable` worker may be restarted: it keeps no workflow cache, so it never polls a sticky
+ * queue. A stopped worker's sticky queue holds the next task until its schedule-to-start timeout, a
+ * timer on the skipped clock, which cannot move while that task holds the server's lock.
  */
 export async function runProjectWorker(
   env: TestWorkflowEnvironment,
   taskQueue: string,
   activities: object,
+  opts: { restartable?: boolean } = {},
 ): Promise<{ restart(): Promise<void> }> {
   const start = async () => {
     const worker = await Worker.create({
@@ -226,6 +231,7 @@ export async function runProjectWorker(
       taskQueue,
       workflowBundle: await workflowBundle(WORKFLOWS_PATH),
       activities,
+      ...(opts.restartable ? { maxCachedWorkflows: 0 } : {}),
     });
     return { worker, running: worker.run() };
   };
@@ -237,6 +243,7 @@ export async function runProjectWorker(
   onRunEnd(stop);
   return {
     restart: async () => {
+      assert.ok(opts.restartable, 'only a worker started with { restartable: true } may be restarted');
       await stop();
       current = await start();
     },

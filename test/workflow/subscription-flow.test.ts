@@ -2,7 +2,7 @@
  * A monthly subscription over twelve cycles on the time-skipping server, end to end through the
  * API, the simulator's signed callbacks and a real worker: the payer approves, eleven cycles are
  * debited on their date, one is rejected then retried the next day and paid, and the merchant
- * cancels. Every paid cycle is a RECURRING charge booked once, every event recorded once, and the
+ * cancels; the worker is restarted after cycle 6 and on each day around cycle 9's debit. Every paid cycle is a RECURRING charge booked once, every event recorded once, and the
  * ledger invariant holds.
  */
 import assert from 'node:assert/strict';
@@ -37,6 +37,9 @@ describe('subscription workflow: twelve monthly cycles on skipped time', functio
 
   /** Advances the test server's clock to noon UTC of `date` plus `days`, running every timer on the way. */
   let idle: () => Promise<void> = () => Promise.resolve();
+  /** Steps of `sleepTo` on these days (YYYY-MM-DD) restart the worker before their callbacks are answered. */
+  let restartOn = new Set<string>();
+  let restarts = 0;
   const sleepTo = async (date: string, days: number) => {
     const target = Date.parse(`${date}T12:00:00Z`) + days * DAY_MS;
     // A day at a time: one sleep over months holds one call open while the server runs every
@@ -45,6 +48,13 @@ describe('subscription workflow: twelve monthly cycles on skipped time', functio
     // no signal-with-start of theirs overlaps a sleep of the test server's clock.
     for (let now = await s.env.currentTimeMs(); now < target; now = await s.env.currentTimeMs()) {
       await s.env.sleep(Math.min(target - now, DAY_MS));
+      const day = new Date(await s.env.currentTimeMs()).toISOString().slice(0, 10);
+      if (restartOn.has(day)) {
+        restartOn.delete(day);
+        // Timers of the day have fired: a cobr request or a debit's callback may be in flight.
+        await s.restartWorker();
+        restarts++;
+      }
       await s.simulator.control.callbacks.idle();
       await idle();
     }
@@ -96,7 +106,13 @@ describe('subscription workflow: twelve monthly cycles on skipped time', functio
       half.cycles?.map((c) => [c.number, c.status]),
       [1, 2, 3, 4, 5, 6].map((n) => [n, 'PAID']),
     );
+    // A deploy between cycles, then one on each day around cycle 9's cobr and debit (docs/api.md
+    // "Subscriptions"): restarts of the worker change nothing.
+    await s.restartWorker();
+    const ninth = Date.parse(`${cycleDate(firstDate, 'MONTHLY', 9)}T00:00:00Z`);
+    restartOn = new Set([-4, -3, -2, -1, 0].map((d) => new Date(ninth + d * DAY_MS).toISOString().slice(0, 10)));
     await sleepTo(cycleDate(firstDate, 'MONTHLY', 12), 5);
+    assert.equal(restarts, 5, 'every restart day was stepped on');
 
     const canceled = await api.request<{ subscription: Sub }>('POST', `/v1/subscriptions/${sub.id}/cancel`, {
       token: m.token,

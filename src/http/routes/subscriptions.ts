@@ -1,7 +1,12 @@
-/** Subscriptions, Pix Automático (docs/api.md "Subscriptions"): create, list, get with cycles, cancel. */
+/** Subscriptions, Pix Automático (docs/api.md "Subscriptions"): create, list, get with cycles, cancel, cycle amounts. */
 import { z } from 'zod';
 import type { SubscriptionsService } from '../../services/subscriptions/subscriptions';
-import { createSubscriptionBody, listSubscriptionsQuery } from '../../contracts/subscriptions';
+import {
+  createSubscriptionBody,
+  cycleAmountParams,
+  listSubscriptionsQuery,
+  setCycleAmountBody,
+} from '../../contracts/subscriptions';
 import { idParam } from '../../contracts/validation';
 import { merchantIdOf } from '../principal';
 import type { RouteModule } from '../types';
@@ -34,6 +39,12 @@ export function subscriptionRoutes(subscriptions: SubscriptionsService): RouteMo
     router.post('/v1/subscriptions/:id/cancel', ...guards.authenticated, async (ctx) => {
       const { id } = parseParams(ctx, params);
       ctx.body = { subscription: await subscriptions.cancel(merchantIdOf(ctx), id) };
+    });
+
+    router.post('/v1/subscriptions/:id/cycles/:number/amount', ...guards.authenticated, async (ctx) => {
+      const { id, number } = parseParams(ctx, cycleAmountParams);
+      const { amount } = parseBody(ctx, setCycleAmountBody);
+      ctx.body = { subscription: await subscriptions.setCycleAmount(merchantIdOf(ctx), id, number, amount) };
     });
   };
 }

@@ -15,7 +15,7 @@ import type { Logger } from '../../lib/logger';
 import { newTxid } from '../../pix';
 import { chargesStore } from '../../stores/charges';
 import { subscriptionsStore, type SubscriptionRow } from '../../stores/subscriptions';
-import type { CycleCheck, CyclePlan } from '../../../workflows/subscription-types';
+import type { CycleCheck, CyclePlan, OpenedCycle } from '../../../workflows/subscription-types';
 import type { PaymentNotice } from '../../../workflows/charge-types';
 import type { ChargeLifecycle } from '../charges/lifecycle';
 import { recordEvent } from '../platform/events';
@@ -111,38 +111,13 @@ export class SubscriptionLifecycle {
   }
 
   /**
-   * The cycle's RECURRING charge and cycle row (once: the subscription row is locked), then its cobr
-   * at the acquirer (idempotent on the txid). `expiresIn`: seconds until the last retry could fall.
+   * The cycle's RECURRING charge and cycle row (once), then its cobr at the acquirer (idempotent on
+   * the txid). `expiresIn`: seconds until the last retry could fall. A variable cycle with no
+   * amount set is SKIPPED instead: nothing is charged (docs/api.md "Variable amounts").
    */
-  async openCycle(id: string, plan: CyclePlan, expiresIn: number): Promise<{ chargeId: string; txid: string }> {
-    const opened = await this.knex.transaction(async (trx) => {
-      const store = subscriptionsStore(trx);
-      const s = await store.find(id, undefined, { lock: true });
-      if (!s) throw new SubscriptionNotFoundError(id);
-      const seen = await store.cycle(id, plan.number);
-      if (seen?.charge_id) return { s, chargeId: seen.charge_id };
-      const chargeId = newId('ch');
-      await chargesStore(trx).insertUnlessKeyTaken({
-        id: chargeId,
-        merchantId: s.merchant_id,
-        type: 'RECURRING',
-        amount: plan.amount,
-        description: `${s.description} ${plan.number}`.slice(0, 255),
-        expiresIn: Math.max(60, Math.round(expiresIn)),
-        txid: newTxid(),
-        idempotencyKey: null,
-        tracking: undefined,
-        subscription: { id, cycle: plan.number },
-      });
-      await store.insertCycle({
-        subscription_id: id,
-        number: plan.number,
-        due_date: plan.dueDate,
-        amount: plan.amount,
-        charge_id: chargeId,
-      });
-      return { s, chargeId };
-    });
+  async openCycle(id: string, plan: CyclePlan, expiresIn: number): Promise<OpenedCycle> {
+    const opened = await this.knex.transaction((trx) => this.cycleCharge(trx, id, plan, expiresIn));
+    if (!opened) return { skipped: true };
     const charge = await chargesStore(this.knex).find(opened.chargeId);
     const account = (await chargesStore(this.knex).creationPrerequisites(opened.s.merchant_id))?.acquirer_account_id;
     const txid = charge?.txid as string;
@@ -150,11 +125,46 @@ export class SubscriptionLifecycle {
       txid,
       idRec: opened.s.id_rec as string,
       dueDate: plan.dueDate,
-      amount: plan.amount,
+      amount: opened.amount,
       description: `${opened.s.description} ${plan.number}`,
       receiver: { account: (account ?? 'unknown').slice(0, 20), accountType: 'PAGAMENTO' },
     });
     return { chargeId: opened.chargeId, txid };
+  }
+
+  /**
+   * With the subscription row locked (so an amount set meanwhile waits or comes too late): the
+   * cycle's charge and row, or null when the cycle is SKIPPED. A variable cycle charges the amount
+   * the merchant set; `plan.amount` is then only the payer's bound, never charged unasked.
+   */
+  private async cycleCharge(trx: Knex.Transaction, id: string, plan: CyclePlan, expiresIn: number) {
+    const store = subscriptionsStore(trx);
+    const s = await store.find(id, undefined, { lock: true });
+    if (!s) throw new SubscriptionNotFoundError(id);
+    const seen = await store.cycle(id, plan.number);
+    if (seen?.status === 'SKIPPED') return null;
+    if (seen?.charge_id) return { s, chargeId: seen.charge_id, amount: seen.amount };
+    const amount = s.amount ?? (seen?.status === 'SCHEDULED' ? seen.amount : null);
+    const cycle = { subscription_id: id, number: plan.number, due_date: plan.dueDate };
+    if (amount === null) {
+      await store.insertCycle({ ...cycle, amount: 0, status: 'SKIPPED', charge_id: null });
+      return null;
+    }
+    const chargeId = newId('ch');
+    await chargesStore(trx).insertUnlessKeyTaken({
+      id: chargeId,
+      merchantId: s.merchant_id,
+      type: 'RECURRING',
+      amount,
+      description: `${s.description} ${plan.number}`.slice(0, 255),
+      expiresIn: Math.max(60, Math.round(expiresIn)),
+      txid: newTxid(),
+      idempotencyKey: null,
+      tracking: undefined,
+      subscription: { id, cycle: plan.number },
+    });
+    await store.insertCycle({ ...cycle, amount, status: 'PENDING', charge_id: chargeId });
+    return { s, chargeId, amount };
   }
 
   private async cobrOf(id: string, n: number): Promise<{ cobr: CobR; chargeId: string; s: SubscriptionRow }> {

@@ -1,14 +1,15 @@
 /**
  * Subscriptions, API side (docs/api.md "Subscriptions"): create (the acquirer's locrec and rec,
- * the authorisation QR, the `subscription-<id>` workflow), list, get with cycles, cancel. Every
- * query is scoped to the caller's merchant; another merchant's subscription is 404.
+ * the authorisation QR, the `subscription-<id>` workflow), list, get with cycles, cancel, a variable
+ * cycle's amount. Every query is scoped to the caller's merchant; another merchant's is 404.
  */
 import type { Knex } from 'knex';
 import type { Acquirer } from '../../acquirer/types';
 import type { CobRCallback, RecCallback } from '../../acquirer/wire';
 import type { CreateSubscriptionBody, ListSubscriptionsQuery, SubscriptionView } from '../../contracts/subscriptions';
 import type { RecPeriodicity, SubscriptionPeriodicity } from '../../contracts/statuses';
-import { forbidden, invalid, notFound, unprocessable, upstream, validationError } from '../../lib/errors';
+import { conflict, forbidden, invalid, notFound, unprocessable, upstream, validationError } from '../../lib/errors';
+import { cycleDate } from '../../domain/recurrence';
 import { newId } from '../../lib/ids';
 import type { Logger } from '../../lib/logger';
 import { errorMessage } from '../../lib/error-message';
@@ -177,6 +178,33 @@ export class SubscriptionsService {
       return s;
     });
     await this.deps.workflows.cancelRequested({ id, merchantId: done.merchant_id });
+    return this.get(merchantId, id);
+  }
+
+  /**
+   * The merchant sets what a variable subscription's cycle `n` charges, up to the maxAmount the
+   * payer authorised, until that cycle's cobr is created (docs/api.md "Variable amounts"). The
+   * subscription row is locked, as the workflow's `openCycle` locks it, so one of the two wins.
+   */
+  async setCycleAmount(merchantId: string, id: string, n: number, amount: number) {
+    await this.deps.knex.transaction(async (trx) => {
+      const store = subscriptionsStore(trx);
+      const s = await store.find(id, merchantId, { lock: true });
+      if (!s) throw notFound('Subscription not found');
+      if (s.max_amount === null)
+        throw invalid('Subscription has a fixed amount; only a variable one (maxAmount) takes cycle amounts');
+      if (s.status !== 'PENDING_APPROVAL' && s.status !== 'ACTIVE')
+        throw invalid(`Subscription is ${s.status}; cycle amounts are set on PENDING_APPROVAL or ACTIVE ones`);
+      if (amount > s.max_amount)
+        throw validationError(`amount must not exceed the maxAmount the payer authorised (${s.max_amount})`, 'amount');
+      const dueDate = cycleDate(s.first_date, s.periodicity, n);
+      if (s.end_date !== null && dueDate > s.end_date)
+        throw validationError(`cycle ${n} would fall on ${dueDate}, after endDate ${s.end_date}`, 'number');
+      if (!(await store.scheduleCycleAmount(id, n, dueDate, amount))) {
+        const status = (await store.cycle(id, n))?.status ?? 'open';
+        throw conflict(`Cycle ${n} is ${status}: its cobr was created or it was skipped; its amount is final`);
+      }
+    });
     return this.get(merchantId, id);
   }
 
