@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import * as ledger from '../../src/services/ledger/ledger';
 import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
+import { createStatementService } from '../../src/services/ledger/statement';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { bcbViolations, itConformsToTheBcbDocument } from '../support/bcb-schema';
 import { eventually, ownChargesStack, readyMerchant, type ChargesStack } from '../support/charges';
@@ -119,9 +120,11 @@ describe('due-date charges (cobv) end to end', function () {
     ];
     let expectedNet = 0;
     let late: Created | undefined;
+    const booked: Array<[string, number, number]> = [];
     for (const [paidOn, total, fine, interest, discount] of cases) {
       const charge = await create(m.token);
       late = charge;
+      booked.push([charge.id, total, -Math.round(total / 100)]);
       const row = await payOn(m.token, charge, paidOn);
       const fee = Math.round(total / 100); // 1 % of what was paid
       assert.equal(Number(row.amount), 100_000, paidOn);
@@ -152,6 +155,17 @@ describe('due-date charges (cobv) end to end', function () {
       const balance = await ledger.getBalance(s.api.knex, m.merchantId);
       assert.equal(balance.total, expectedNet, paidOn);
     }
+    // The statement (docs/api.md "Statement") books each payment as paid, and its fee on that amount.
+    const statement = await createStatementService({ knex: s.api.knex }).page(m.merchantId, { page: 1, limit: 100 });
+    const lines = (type: string) =>
+      statement.entries.filter((e) => e.type === type).map((e) => [e.chargeId, e.amount] as const);
+    const byCharge = (a: readonly [string | null, number], b: readonly [string | null, number]) =>
+      String(a[0]).localeCompare(String(b[0]));
+    assert.deepEqual(
+      lines('CHARGE_PAID').sort(byCharge),
+      booked.map(([id, total]) => [id, total] as const).sort(byCharge),
+    );
+    assert.deepEqual(lines('FEE').sort(byCharge), booked.map(([id, , fee]) => [id, fee] as const).sort(byCharge));
     // Refunds are of what was paid (1011.78), more than the nominal 1000.00.
     const refund = (amount: number) =>
       s.api.request<{ refund: { amount: number } }>('POST', `/v1/charges/${late?.id}/refund`, {
