@@ -279,32 +279,7 @@ export async function prepareRefund(ctx: LifecycleCtx, id: string): Promise<Infr
     const inf = await lock(trx, id);
     if (inf.status !== 'ACCEPTED' || !mayBlock(inf)) return;
     const charge = await chargeOf(trx, inf, { lock: true });
-    const charges = chargesStore(trx);
-    const blocked = await topUp(trx, inf, charge);
-    const owed = Math.max(
-      0,
-      Math.min(inf.amount, paidOf(charge) - charge.refundedAmount - (await charges.openClaims(charge.id, inf.id))),
-    );
-    const fromBlocked = Math.min(blocked, owed);
-    const excess = blocked - fromBlocked;
-    if (excess > 0) {
-      await ledger.moveBlocked(trx, {
-        reference: `infraction:${inf.id}:release:${blocked}`,
-        merchantId: inf.merchantId,
-        amount: excess,
-        direction: 'unblock',
-      });
-    }
-    const feeLeft = Math.max(
-      0,
-      (charge.feeAmount ?? 0) - (await infractionsStore(trx).feeReturnedOnCharge(charge.id, inf.id)),
-    );
-    // blocked, fee_revenue and in_transit locked together in kind order before the fee is read,
-    // as failRefund's posting locks them: fee_revenue first would deadlock two infractions of one
-    // merchant (docs/operations.md "The money of an infraction").
-    const locked = await ledger.lockedBalances(trx, inf.merchantId, ['blocked', 'fee_revenue', 'in_transit']);
-    const fromFee = Math.min(owed - fromBlocked, feeLeft, locked.get('fee_revenue') ?? 0);
-    const amount = fromBlocked + fromFee;
+    const funding = await fundDevolucao(trx, inf, charge);
     const caseOf = (kind: 'MED_NOTHING_TO_RETURN' | 'MED_SHORTFALL', reason: string) =>
       openOperatorCase(trx, ctx.logger, {
         reference: `infraction:${inf.id}:${kind}`,
@@ -313,8 +288,9 @@ export async function prepareRefund(ctx: LifecycleCtx, id: string): Promise<Infr
         subjectType: 'infraction',
         subjectId: inf.id,
         reason,
-        details: { chargeId: charge.id, owed, returned: amount, fromBlocked, fromFee, shortfall: owed - amount },
+        details: { chargeId: charge.id, ...funding, shortfall: funding.owed - funding.returned },
       });
+    const { owed, returned: amount } = funding;
     if (amount <= 0) {
       await patch(trx, inf.id, { blockedAmount: 0, closedAt: new Date() });
       if (owed > 0)
@@ -329,23 +305,78 @@ export async function prepareRefund(ctx: LifecycleCtx, id: string): Promise<Infr
         );
       return;
     }
-    // A refund of the charge like any other (kind INFRACTION), REQUESTED while its money is in
-    // transit: the books explain that money by it (docs/operations.md "Checking the books").
-    const refundId = newId('rf');
-    await charges.insertInfractionRefund({
-      id: refundId,
-      chargeId: charge.id,
-      merchantId: inf.merchantId,
-      amount,
-      reason: medReason(inf),
-      e2eId: charge.e2eId,
-    });
-    await ledger.debitMedRefund(trx, { refundId, merchantId: inf.merchantId, fromBlocked, fromFee });
-    await patch(trx, inf.id, { refundId, refundAmount: amount, feeReturned: fromFee, blockedAmount: 0 });
+    await startDevolucao(trx, inf, charge, funding);
     if (amount < owed)
       await caseOf('MED_SHORTFALL', `the devolução returns ${amount} of the ${owed} cents owed to the payer`);
   });
   return progress(ctx, id);
+}
+
+interface DevolucaoFunding {
+  /** What the payer is owed under this infraction. */
+  owed: number;
+  /** What will be returned: fromBlocked + fromFee. */
+  returned: number;
+  fromBlocked: number;
+  fromFee: number;
+}
+
+/**
+ * What the devolução returns and from where: the blocked money first (its excess unblocked), then
+ * the platform's fee on the payment less what other devoluções of it took.
+ */
+async function fundDevolucao(trx: Trx, inf: Infraction, charge: Charge): Promise<DevolucaoFunding> {
+  const blocked = await topUp(trx, inf, charge);
+  const owed = Math.max(
+    0,
+    Math.min(
+      inf.amount,
+      paidOf(charge) - charge.refundedAmount - (await chargesStore(trx).openClaims(charge.id, inf.id)),
+    ),
+  );
+  const fromBlocked = Math.min(blocked, owed);
+  const excess = blocked - fromBlocked;
+  if (excess > 0) {
+    await ledger.moveBlocked(trx, {
+      reference: `infraction:${inf.id}:release:${blocked}`,
+      merchantId: inf.merchantId,
+      amount: excess,
+      direction: 'unblock',
+    });
+  }
+  const feeLeft = Math.max(
+    0,
+    (charge.feeAmount ?? 0) - (await infractionsStore(trx).feeReturnedOnCharge(charge.id, inf.id)),
+  );
+  // blocked, fee_revenue and in_transit locked together in kind order before the fee is read,
+  // as failRefund's posting locks them: fee_revenue first would deadlock two infractions of one
+  // merchant (docs/operations.md "The money of an infraction").
+  const locked = await ledger.lockedBalances(trx, inf.merchantId, ['blocked', 'fee_revenue', 'in_transit']);
+  const fromFee = Math.min(owed - fromBlocked, feeLeft, locked.get('fee_revenue') ?? 0);
+  return { owed, returned: fromBlocked + fromFee, fromBlocked, fromFee };
+}
+
+/**
+ * A refund of the charge like any other (kind INFRACTION), REQUESTED while its money is in
+ * transit: the books explain that money by it (docs/operations.md "Checking the books").
+ */
+async function startDevolucao(trx: Trx, inf: Infraction, charge: Charge, f: DevolucaoFunding): Promise<void> {
+  const refundId = newId('rf');
+  await chargesStore(trx).insertInfractionRefund({
+    id: refundId,
+    chargeId: charge.id,
+    merchantId: inf.merchantId,
+    amount: f.returned,
+    reason: medReason(inf),
+    e2eId: charge.e2eId,
+  });
+  await ledger.debitMedRefund(trx, {
+    refundId,
+    merchantId: inf.merchantId,
+    fromBlocked: f.fromBlocked,
+    fromFee: f.fromFee,
+  });
+  await patch(trx, inf.id, { refundId, refundAmount: f.returned, feeReturned: f.fromFee, blockedAmount: 0 });
 }
 
 async function refundTarget(
