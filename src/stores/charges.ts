@@ -1,9 +1,11 @@
 /**
- * Queries on `charges` and `charge_refunds`: the list (docs/performance.md "Where a charge's time goes"), the
- * reconciler's sweeps, and the API side (creation, replay, get, cancel, refund request).
+ * Queries on `charges` and `charge_refunds` of creation and listing: the list (docs/performance.md
+ * "Where a charge's time goes"), the reconciler's sweeps, and the API side (creation, replay, get,
+ * cancel, refund request). The payment lifecycle's are in ./charge-payments.ts.
  * `db` is the knex instance or the transaction the caller runs in. Rows are plain where the path
  * is hot (no model hydration), as the callers chose.
  */
+import { bindContext } from '../lib/bind-context';
 import type { Knex } from 'knex';
 import type { Db } from '../db/types';
 import { preparedStatement, queryPrepared, type PreparedStatement } from '../db/prepared';
@@ -12,7 +14,7 @@ import { Charge } from '../models/charge';
 import { ChargeRefund } from '../models/charge-refund';
 import type { CreateChargeBody } from '../contracts/charges';
 import type { DueDateRules } from '../domain/due-date-amount';
-import type { ChargeStatus, ChargeType, RefundStatus } from '../contracts/statuses';
+import type { ChargeType, RefundStatus } from '../contracts/statuses';
 import { MAX_LIST_DEPTH, MAX_PAGE_LIMIT } from '../contracts/validation';
 import { chargeRows, type ChargeRow } from './charge-rows';
 
@@ -242,30 +244,6 @@ export const parkedRefundRows = (db: Db) =>
     .where({ kind: 'refund', status: 'PARKED' })
     .whereRaw(`acquirer_callbacks.external_id = replace(charge_refunds.id, '_', '') || ':PARKED'`);
 
-/** A charge's REQUESTED refunds not parked for an operator (a MED devolução is its infraction's). */
-const openRefundRows = (db: Db, chargeId: string | Knex.Ref<string, Record<string, string>>) =>
-  db('charge_refunds')
-    .where('charge_refunds.charge_id', chargeId)
-    .where('charge_refunds.status', 'REQUESTED')
-    .whereNot('charge_refunds.kind', 'INFRACTION')
-    .whereNotExists(parkedRefundRows(db));
-
-/** Whether the charge (of the outer query) took this end-to-end id as a payment it could not accept, as `ctx_unpayable`. */
-const unpayableTakenColumn = (db: Db, e2eId: string) =>
-  db.raw(
-    `exists (select 1 from charge_refunds u where u.charge_id = charges.id and u.e2e_id = ? and u.kind = 'UNPAYABLE_PAYMENT') as ctx_unpayable`,
-    [e2eId],
-  );
-
-/** A charge locked for a payment, and what deciding the payment needs (`lockForPayment`). */
-export interface PaymentContext {
-  charge: Charge;
-  terms: { feeBps: number; feeFixed: number; settlementDelaySeconds: number };
-  /** This end-to-end id was taken before as a payment the charge could not accept. */
-  takenAsUnpayable: boolean;
-  openRefundIds: string[];
-}
-
 /** A refund of a charge's payment as GET /v1/charges/:id lists it (before its view). */
 export interface ChargeRefundRow {
   id: string;
@@ -290,492 +268,311 @@ export interface ChargePaymentRow {
   paymentBreakdown?: { fine: number; interest: number; discount: number; abatement: number } | null;
 }
 
-export function chargesStore(db: Db) {
-  return {
-    /** When the merchant's next unsettled (PAID or REFUNDED) charge settles; null when none is waiting. */
-    async nextSettlementAt(merchantId: string): Promise<Date | null> {
-      const row = (await db('charges')
-        .where({ merchant_id: merchantId })
-        .whereIn('status', ['PAID', 'REFUNDED'] satisfies ChargeStatus[])
-        .whereNull('settled_at')
-        .whereNotNull('settle_at')
-        .min({ at: 'settle_at' })
-        .first()) as { at: Date | string | null } | undefined;
-      return row?.at ? new Date(row.at) : null;
-    },
+export const chargesStore = (db: Db) =>
+  bindContext(db, {
+    find,
+    findOwn,
+    paymentRefunds,
+    findOwnWithPayment,
+    findByIdempotencyKey,
+    creationPrerequisites,
+    upsertCustomer,
+    insertUnlessKeyTaken,
+    setCustomer,
+    failCreation,
+    insertManyUnlessKeyTaken,
+    storeQrCode,
+    storeQrCodes,
+    cancelPending,
+    findOwnModel,
+    openClaims,
+    insertRefund,
+    pagesWithTotals,
+    failInterruptedCreations,
+    owingWorkflows,
+  });
 
-    /** The whole row, optionally locked FOR UPDATE (inside a transaction). */
-    async find(id: string, opts: { lock?: boolean } = {}): Promise<Charge | undefined> {
-      const q = Charge.query(db);
-      if (opts.lock) q.forUpdate();
-      return q.findById(id);
-    },
-
-    /** The charge a payment names by its txid, and whether it took this payment as unpayable already (one statement). */
-    async findForPayment(
-      txid: string,
-      e2eId: string,
-    ): Promise<{ charge: Charge; takenAsUnpayable: boolean } | undefined> {
-      const row = (await db('charges').where({ txid }).select('charges.*', unpayableTakenColumn(db, e2eId)).first()) as
-        (Record<string, unknown> & { ctx_unpayable: boolean }) | undefined;
-      if (!row) return undefined;
-      const { ctx_unpayable: taken, ...charge } = row;
-      return { charge: Charge.fromDatabaseJson(charge), takenAsUnpayable: taken };
-    },
-
-    /** A refund of the charge for an accepted infraction, REQUESTED (its money in transit). */
-    async insertInfractionRefund(r: {
-      id: string;
-      chargeId: string;
-      merchantId: string;
-      amount: number;
-      reason: string;
-      e2eId: string | null;
-    }): Promise<void> {
-      await db('charge_refunds').insert({
-        id: r.id,
-        charge_id: r.chargeId,
-        merchant_id: r.merchantId,
-        amount: r.amount,
-        reason: r.reason,
-        kind: 'INFRACTION',
-        status: 'REQUESTED',
-        e2e_id: r.e2eId,
-      });
-    },
-
-    /** The acquirer's return id, unless one is recorded already. */
-    async setRefundRtrIdIfUnset(id: string, rtrId: string): Promise<void> {
-      await db('charge_refunds').where({ id }).whereNull('rtr_id').update({ rtr_id: rtrId });
-    },
-
-    /** Locks the refund row FOR UPDATE (inside a transaction). */
-    async lockRefundRow(id: string): Promise<void> {
-      await db('charge_refunds').where({ id }).forUpdate().first('id');
-    },
-
-    /** REQUESTED or FAILED → CONFIRMED, keeping a recorded return id over `rtrId`. */
-    async confirmRefundFromOpenOrFailed(id: string, confirmedAt: Date, rtrId: string | null): Promise<void> {
-      await db('charge_refunds')
-        .where({ id })
-        .whereIn('status', ['REQUESTED', 'FAILED'])
-        .update({
-          status: 'CONFIRMED',
-          confirmed_at: confirmedAt,
-          failure_reason: null,
-          rtr_id: db.raw('coalesce(rtr_id, ?)', [rtrId]),
-        });
-    },
-
-    /**
-     * Adds `amount` to a PAID charge's refunded amount (REFUNDED once fully refunded) in one
-     * guarded statement; false when the charge is no longer PAID or it would exceed the amount.
-     */
-    async addRefundedToPaid(id: string, amount: number): Promise<boolean> {
-      const n = await db('charges')
-        .where({ id, status: 'PAID' })
-        .andWhereRaw('refunded_amount + ? <= amount', [amount])
-        .update({
-          refunded_amount: db.raw('refunded_amount + ?', [amount]),
-          status: db.raw(`case when refunded_amount + ? >= amount then 'REFUNDED' else status end`, [amount]),
-          updated_at: db.fn.now(),
-        });
-      return n > 0;
-    },
-
-    /** The charge's REQUESTED refunds not parked for an operator (a MED devolução is its infraction's). */
-    async openRefundIds(chargeId: string): Promise<string[]> {
-      return (await openRefundRows(db, chargeId).pluck('charge_refunds.id')) as string[];
-    },
-
-    /**
-     * What applying a payment needs, in one statement (docs/performance.md "Payment to webhook: the
-     * timeline"): the charge locked FOR UPDATE (its merchant's row is read, not locked), whether
-     * this end-to-end id was already taken as unpayable, the merchant's fee and settlement terms,
-     * and the charge's open refunds as the lock sees them.
-     */
-    async lockForPayment(chargeId: string, e2eId: string): Promise<PaymentContext | undefined> {
-      const row = (await db('charges')
-        .join('merchants as m', 'm.id', 'charges.merchant_id')
-        .where('charges.id', chargeId)
-        .select('charges.*')
-        .select({
-          ctx_fee_bps: 'm.fee_bps',
-          ctx_fee_fixed: 'm.fee_fixed',
-          ctx_settlement_delay_seconds: 'm.settlement_delay_seconds',
-        })
-        .select(unpayableTakenColumn(db, e2eId))
-        .select(
-          openRefundRows(db, db.ref('charges.id'))
-            .select(db.raw(`coalesce(array_agg(charge_refunds.id), '{}'::text[])`))
-            .as('ctx_open_refund_ids'),
-        )
-        .forUpdate('charges')
-        .first()) as
-        | (Record<string, unknown> & {
-            ctx_fee_bps: number;
-            ctx_fee_fixed: number;
-            ctx_settlement_delay_seconds: number;
-            ctx_unpayable: boolean;
-            ctx_open_refund_ids: string[];
-          })
-        | undefined;
-      if (!row) return undefined;
-      const {
-        ctx_fee_bps: feeBps,
-        ctx_fee_fixed: feeFixed,
-        ctx_settlement_delay_seconds: settlementDelaySeconds,
-        ctx_unpayable: takenAsUnpayable,
-        ctx_open_refund_ids: openRefundIds,
-        ...charge
-      } = row;
-      return {
-        charge: Charge.fromDatabaseJson(charge),
-        terms: { feeBps, feeFixed, settlementDelaySeconds },
-        takenAsUnpayable,
-        openRefundIds,
-      };
-    },
-
-    /** PENDING → PAID with the payment's facts, settled too when `settledAt` is given (guarded: only from PENDING). */
-    async markPaid(
-      id: string,
-      p: Pick<Charge, 'e2eId' | 'paidAt' | 'payerName' | 'payerDocument' | 'feeAmount' | 'settleAt'> &
-        Partial<Pick<Charge, 'settledAt' | 'amountPaid' | 'paymentBreakdown'>>,
-    ): Promise<void> {
-      await Charge.query(db)
-        .patch({ status: 'PAID', ...p, updatedAt: new Date() })
-        .where({ id, status: 'PENDING' });
-    },
-
-    /** PENDING → CANCELED as expired; false when it was not PENDING. */
-    async expirePending(id: string): Promise<boolean> {
-      const n = await Charge.query(db)
-        .patch({ status: 'CANCELED', failureReason: 'expired', updatedAt: new Date() })
-        .where({ id, status: 'PENDING' });
-      return n > 0;
-    },
-
-    /** How much of pending this charge's merchant refunds took (the split each refund debit recorded). */
-    async pendingTakenByRefunds(chargeId: string): Promise<number> {
-      const refundIds = (await db('charge_refunds')
-        .where({ charge_id: chargeId, kind: 'MERCHANT' })
-        .pluck('id')) as string[];
-      if (refundIds.length === 0) return 0;
-      const rows = (await db('ledger_transactions')
-        .whereIn(
-          'reference',
-          refundIds.map((id) => `refund:${id}:debit`),
-        )
-        .select('metadata')) as Array<{ metadata: { fromPending?: number } | null }>;
-      return rows.reduce((sum, r) => sum + Number(r.metadata?.fromPending ?? 0), 0);
-    },
-
-    async markSettled(id: string): Promise<void> {
-      await Charge.query(db)
-        .patch({ settledAt: new Date(), updatedAt: new Date() })
-        .where({ id })
-        .whereNull('settled_at');
-    },
-
-    /** Refunded amount and status, only if the charge is still in `fromStatus`. */
-    async setRefunded(
-      id: string,
-      fromStatus: Charge['status'],
-      refundedAmount: number,
-      status: Charge['status'],
-    ): Promise<void> {
-      await Charge.query(db).patch({ refundedAmount, status, updatedAt: new Date() }).where({ id, status: fromStatus });
-    },
-
-    /** A refund, optionally locked FOR UPDATE (inside a transaction). */
-    async findRefund(id: string, opts: { lock?: boolean } = {}): Promise<ChargeRefund | undefined> {
-      const q = ChargeRefund.query(db);
-      if (opts.lock) q.forUpdate();
-      return q.findById(id);
-    },
-
-    async setRefundRtrId(id: string, rtrId: string): Promise<void> {
-      await ChargeRefund.query(db).patch({ rtrId }).where({ id });
-    },
-
-    /** The acquirer refused the devolução request outright: its reason, while the refund is REQUESTED. */
-    async setRefundRefusal(id: string, reason: string): Promise<void> {
-      await ChargeRefund.query(db).patch({ failureReason: reason }).where({ id, status: 'REQUESTED' });
-    },
-
-    /** REQUESTED → FAILED (guarded). */
-    async failRefund(id: string, reason: string): Promise<void> {
-      await ChargeRefund.query(db)
-        .patch({ status: 'FAILED', failureReason: reason })
-        .where({ id, status: 'REQUESTED' });
-    },
-
-    /** REQUESTED → CONFIRMED (guarded). */
-    async confirmRefund(id: string): Promise<void> {
-      await ChargeRefund.query(db)
-        .patch({ status: 'CONFIRMED', confirmedAt: new Date() })
-        .where({ id, status: 'REQUESTED' });
-    },
-
-    /** A merchant's charge as the API shows it; another merchant's is undefined. */
-    async findOwn(merchantId: string, id: string): Promise<ChargeRow | undefined> {
-      return (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as
-        ChargeRow | undefined;
-    },
-
-    /**
-     * The refunds of the charge's payment (docs/api.md "Charges"), oldest first: the merchant's and
-     * the MED devoluções (stored kind INFRACTION); not an unpayable payment's return, which gives
-     * back another payment than the charge's.
-     */
-    async paymentRefunds(chargeId: string): Promise<ChargeRefundRow[]> {
-      return (await db('charge_refunds')
-        .where({ charge_id: chargeId })
-        .whereIn('kind', ['MERCHANT', 'INFRACTION'])
-        .orderBy([{ column: 'created_at' }, { column: 'id' }])
-        .select(
-          'id',
-          'kind',
-          'amount',
-          'status',
-          'reason',
-          'created_at as createdAt',
-          'confirmed_at as confirmedAt',
-        )) as ChargeRefundRow[];
-    },
-
-    /** A merchant's charge with its payment's facts (null until paid), in the one read of `findOwn`. */
-    async findOwnWithPayment(merchantId: string, id: string): Promise<(ChargeRow & ChargePaymentRow) | undefined> {
-      return (await chargeRows(db)
-        .select(
-          'charges.payer_name as payerName',
-          'charges.payer_document as payerDocument',
-          'charges.e2e_id as e2eId',
-          'charges.fee_amount as feeAmount',
-          db.raw(`to_char(charges.due_date, 'YYYY-MM-DD') as "dueDate"`),
-          'charges.validity_after_due as validityAfterDue',
-          'charges.amount_paid as amountPaid',
-          'charges.payment_breakdown as paymentBreakdown',
-        )
-        .where({ 'charges.id': id, 'charges.merchant_id': merchantId })
-        .first()) as (ChargeRow & ChargePaymentRow) | undefined;
-    },
-
-    /** The charge the merchant's idempotency key made. */
-    async findByIdempotencyKey(merchantId: string, key: string): Promise<ChargeRow | undefined> {
-      return (await chargeRows(db)
-        .where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key })
-        .first()) as ChargeRow | undefined;
-    },
-
-    /** The merchant's status, KYC, acquirer account and oldest ACTIVE PIX key, in one statement. */
-    async creationPrerequisites(merchantId: string): Promise<CreationPrerequisitesRow | undefined> {
-      return (await db('merchants as m')
-        .where('m.id', merchantId)
-        .first(
-          'm.status',
-          'm.kyc_status',
-          'm.acquirer_account_id',
-          db.raw(
-            `(select k.key from pix_keys k where k.merchant_id = m.id and k.status = 'ACTIVE' order by k.created_at limit 1) as pix_key`,
-          ),
-        )) as CreationPrerequisitesRow | undefined;
-    },
-
-    /** Upserts the customer (see `customerUpsert`); its id. */
-    async upsertCustomer(merchantId: string, c: CustomerInput): Promise<string> {
-      const rows = (await customerUpsert(db, merchantId, c)) as Array<{ id: string }>;
-      const row = rows[0];
-      if (!row) throw new Error('customer upsert returned no row');
-      return row.id;
-    },
-
-    /**
-     * Inserts a PENDING charge unless the merchant's idempotency key is taken (then null). With
-     * `customer`, the customer upsert and the charge go in one statement (a data-modifying CTE).
-     */
-    async insertUnlessKeyTaken(
-      c: NewCharge,
-      customer?: CustomerInput,
-    ): Promise<{ createdAt: Date; customerId: string | null } | null> {
-      if (!customer) {
-        const created = (await this.insertManyUnlessKeyTaken([c])).get(c.id);
-        return created ? { createdAt: created, customerId: null } : null;
-      }
-      const q: Knex.QueryBuilder = customer
-        ? db.with('cus', customerUpsert(db, c.merchantId, customer)).from('charges')
-        : db('charges');
-      const rows = (await q
-        .insert(chargeInsertRow(db, c, customer ? db.raw('(select id from cus)') : null))
-        .onConflict(['merchant_id', 'idempotency_key'])
-        .ignore()
-        .returning(['created_at', 'customer_id'])) as Array<{ created_at: Date; customer_id: string | null }>;
-      const row = rows[0];
-      return row ? { createdAt: row.created_at, customerId: row.customer_id } : null;
-    },
-
-    async setCustomer(id: string, customerId: string): Promise<void> {
-      await db('charges').where({ id }).update({ customer_id: customerId });
-    },
-
-    /** A creation the acquirer refused: FAILED without txid, only from PENDING. */
-    async failCreation(id: string, reason: string): Promise<void> {
-      await db('charges')
-        .update({ status: 'FAILED', txid: null, failure_reason: reason, updated_at: db.fn.now() })
-        .where({ id, status: 'PENDING' });
-    },
-
-    /**
-     * New charges without a customer, in one statement (docs/performance.md "Where a charge's time goes": the
-     * creations of one event-loop turn are written together). A charge whose idempotency key is
-     * taken — by an earlier charge or by another in the same list — is not inserted. Answers the
-     * inserted ids with their creation time. Written out: the query builder's compile of the
-     * API's hottest statement cost more than the statement.
-     */
-    async insertManyUnlessKeyTaken(cs: NewCharge[]): Promise<Map<string, Date>> {
-      const values = cs.map(() => INSERT_CHARGES_ROW).join(', ');
-      const bindings: Knex.RawBinding[] = [];
-      for (const c of cs) for (const value of INSERT_CHARGES_BINDINGS) bindings.push(value(c));
-      const { rows } = (await db.raw(`${INSERT_CHARGES_SQL} values ${values} ${INSERT_CHARGES_TAIL}`, bindings)) as {
-        rows: Array<{ id: string; created_at: Date }>;
-      };
-      return new Map(rows.map((r) => [r.id, r.created_at]));
-    },
-
-    /** Stores the BR Code on a charge still PENDING without one; false otherwise. */
-    async storeQrCode(id: string, qrCode: string): Promise<boolean> {
-      return (await this.storeQrCodes([{ id, qrCode }])).has(id);
-    },
-
-    /** `storeQrCode` for several charges in one statement; answers the ids that were stored. */
-    async storeQrCodes(items: Array<{ id: string; qrCode: string }>): Promise<Set<string>> {
-      const values = items.map(() => '(?::text, ?::text)').join(', ');
-      const { rows } = (await db.raw(
-        `update charges c set qr_code = v.qr_code, updated_at = now() from (values ${values}) as v(id, qr_code)
-         where c.id = v.id and c.status = 'PENDING' and c.qr_code is null returning c.id`,
-        items.flatMap((i) => [i.id, i.qrCode]),
-      )) as { rows: Array<{ id: string }> };
-      return new Set(rows.map((r) => r.id));
-    },
-
-    /** PENDING → CANCELED for the merchant's charge; false when it is not PENDING (or not theirs). */
-    async cancelPending(merchantId: string, id: string): Promise<boolean> {
-      const n = await Charge.query(db)
-        .patch({ status: 'CANCELED', updatedAt: new Date() })
-        .where({ id, merchant_id: merchantId, status: 'PENDING' });
-      return n > 0;
-    },
-
-    /** The merchant's charge as a model, optionally locked FOR UPDATE (inside a transaction). */
-    async findOwnModel(merchantId: string, id: string, opts: { lock?: boolean } = {}): Promise<Charge | undefined> {
-      const q = Charge.query(db);
-      if (opts.lock) q.forUpdate();
-      return q.findOne({ id, merchant_id: merchantId });
-    },
-
-    /**
-     * What is already spoken for of the payment besides its confirmed refunds
-     * (docs/operations.md "MED infractions", one bound per payment): refunds in transit (the merchant's and MED devoluções)
-     * plus what infractions other than `exceptInfractionId` hold blocked. A merchant refund and a
-     * MED block both take at most `amount − refundedAmount − openClaims`.
-     */
-    async openClaims(chargeId: string, exceptInfractionId: string | null = null): Promise<number> {
-      const row = (await db
-        .select(
-          db.raw(
-            `(select coalesce(sum(amount), 0) from charge_refunds
-                where charge_id = ? and kind in ('MERCHANT', 'INFRACTION') and status = 'REQUESTED')
-             + (select coalesce(sum(blocked_amount), 0) from infractions
-                where charge_id = ? and id is distinct from ?) as s`,
-            [chargeId, chargeId, exceptInfractionId],
-          ),
-        )
-        .first()) as { s: number | string | null };
-      return Number(row.s ?? 0);
-    },
-
-    async insertRefund(
-      r: Pick<ChargeRefund, 'id' | 'chargeId' | 'merchantId' | 'amount' | 'reason' | 'kind' | 'status' | 'e2eId'>,
-    ): Promise<void> {
-      await ChargeRefund.query(db).insert(r);
-    },
-
-    /**
-     * Pages, newest first, each with its merchant's total (of one status); every page of one kind
-     * (filtered or not, shallow or deep) in one prepared statement
-     * (docs/performance.md "Where a read's time goes"; Balance reads for why several in one): the total is a sum over `charge_counts` (at
-     * most eight rows per status), which a trigger keeps in the transaction of every change to a
-     * charge; the page's ids come from the (merchant[, status], created_at desc, id desc) index
-     * first, skipping `offset` index entries (from `DEEP_PAGE_OFFSET` on, only those created in the
-     * hour the page begins in: `charge_hour_counts`), then only that page's rows and customers are
-     * read. A page and its total come from one snapshot; a page past the end is empty and still
-     * has the total.
-     */
-    async pagesWithTotals(queries: readonly PageQuery[]): Promise<Array<{ rows: ChargeRow[]; total: number }>> {
-      const out = queries.map(() => ({ rows: [] as ChargeRow[], total: 0 }));
-      // One statement per kind of page (filtered or not, shallow or deep), each for all its pages.
-      const byStatement = new Map<PreparedStatement, number[]>();
-      queries.forEach((q, i) => {
-        if (q.type) return; // read by readPagesOfType, beside the batched statements
-        const statement = listStatementOf(q);
-        const list = byStatement.get(statement);
-        if (list) list.push(i);
-        else byStatement.set(statement, [i]);
-      });
-      await Promise.all([
-        readPagesOfType(db, queries, out),
-        ...[...byStatement].map(async ([statement, members]) => {
-          const qs = members.map((i) => queries[i] as PageQuery);
-          const found = await queryPrepared<PageRow>(db, statement, [
-            qs.map((q) => q.merchantId),
-            qs.map((q) => q.status ?? null),
-            qs.map((q) => q.limit),
-            qs.map((q) => (q.page - 1) * q.limit),
-          ]);
-          for (const row of found) {
-            const page = out[members[Number(row.query) - 1] as number] as { rows: ChargeRow[]; total: number };
-            page.total = Number(row.total ?? 0);
-            // A page past the end is its total's row alone, its charge columns null.
-            if ((row.id as string | null) !== null) page.rows.push(row);
-          }
-        }),
-      ]);
-      return out;
-    },
-
-    /** PENDING charges without a BR Code older than two minutes become FAILED; how many. */
-    async failInterruptedCreations(): Promise<number> {
-      return db('charges')
-        .where({ status: 'PENDING' })
-        .whereNull('qr_code')
-        .where('created_at', '<', db.raw(`now() - interval '2 minutes'`))
-        .update({ status: 'FAILED', failure_reason: 'creation interrupted', updated_at: db.fn.now() });
-    },
-
-    /**
-     * Charges that still owe something (awaiting payment, awaiting settlement, an open refund not
-     * parked), after `after` by id (keyset pagination; partial indexes keep this cheap).
-     */
-    /* eslint-disable @typescript-eslint/no-misused-promises -- knex ignores a where callback's return; the builder is thenable, not a query in flight */
-    async owingWorkflows(after: string, limit: number): Promise<Array<{ id: string; merchant_id: string }>> {
-      return (await db('charges')
-        .where('id', '>', after)
-        .andWhere((q) =>
-          q
-            .where((p) => p.where('status', 'PENDING').whereNotNull('qr_code'))
-            .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
-            .orWhereExists(
-              db('charge_refunds')
-                .whereRaw('charge_refunds.charge_id = charges.id')
-                .where('status', 'REQUESTED')
-                .whereNotExists(parkedRefundRows(db)),
-            ),
-        )
-        .orderBy('id')
-        .limit(limit)
-        .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
-    },
-    /* eslint-enable @typescript-eslint/no-misused-promises */
-  };
+/** The whole row, optionally locked FOR UPDATE (inside a transaction). */
+export async function find(db: Db, id: string, opts: { lock?: boolean } = {}): Promise<Charge | undefined> {
+  const q = Charge.query(db);
+  if (opts.lock) q.forUpdate();
+  return q.findById(id);
 }
+
+/** A merchant's charge as the API shows it; another merchant's is undefined. */
+export async function findOwn(db: Db, merchantId: string, id: string): Promise<ChargeRow | undefined> {
+  return (await chargeRows(db).where({ 'charges.id': id, 'charges.merchant_id': merchantId }).first()) as
+    ChargeRow | undefined;
+}
+
+/**
+ * The refunds of the charge's payment (docs/api.md "Charges"), oldest first: the merchant's and
+ * the MED devoluções (stored kind INFRACTION); not an unpayable payment's return, which gives
+ * back another payment than the charge's.
+ */
+export async function paymentRefunds(db: Db, chargeId: string): Promise<ChargeRefundRow[]> {
+  return (await db('charge_refunds')
+    .where({ charge_id: chargeId })
+    .whereIn('kind', ['MERCHANT', 'INFRACTION'])
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select(
+      'id',
+      'kind',
+      'amount',
+      'status',
+      'reason',
+      'created_at as createdAt',
+      'confirmed_at as confirmedAt',
+    )) as ChargeRefundRow[];
+}
+
+/** A merchant's charge with its payment's facts (null until paid), in the one read of `findOwn`. */
+export async function findOwnWithPayment(
+  db: Db,
+  merchantId: string,
+  id: string,
+): Promise<(ChargeRow & ChargePaymentRow) | undefined> {
+  return (await chargeRows(db)
+    .select(
+      'charges.payer_name as payerName',
+      'charges.payer_document as payerDocument',
+      'charges.e2e_id as e2eId',
+      'charges.fee_amount as feeAmount',
+      db.raw(`to_char(charges.due_date, 'YYYY-MM-DD') as "dueDate"`),
+      'charges.validity_after_due as validityAfterDue',
+      'charges.amount_paid as amountPaid',
+      'charges.payment_breakdown as paymentBreakdown',
+    )
+    .where({ 'charges.id': id, 'charges.merchant_id': merchantId })
+    .first()) as (ChargeRow & ChargePaymentRow) | undefined;
+}
+
+/** The charge the merchant's idempotency key made. */
+export async function findByIdempotencyKey(db: Db, merchantId: string, key: string): Promise<ChargeRow | undefined> {
+  return (await chargeRows(db).where({ 'charges.merchant_id': merchantId, 'charges.idempotency_key': key }).first()) as
+    ChargeRow | undefined;
+}
+
+/** The merchant's status, KYC, acquirer account and oldest ACTIVE PIX key, in one statement. */
+export async function creationPrerequisites(db: Db, merchantId: string): Promise<CreationPrerequisitesRow | undefined> {
+  return (await db('merchants as m')
+    .where('m.id', merchantId)
+    .first(
+      'm.status',
+      'm.kyc_status',
+      'm.acquirer_account_id',
+      db.raw(
+        `(select k.key from pix_keys k where k.merchant_id = m.id and k.status = 'ACTIVE' order by k.created_at limit 1) as pix_key`,
+      ),
+    )) as CreationPrerequisitesRow | undefined;
+}
+
+/** Upserts the customer (see `customerUpsert`); its id. */
+export async function upsertCustomer(db: Db, merchantId: string, c: CustomerInput): Promise<string> {
+  const rows = (await customerUpsert(db, merchantId, c)) as Array<{ id: string }>;
+  const row = rows[0];
+  if (!row) throw new Error('customer upsert returned no row');
+  return row.id;
+}
+
+/**
+ * Inserts a PENDING charge unless the merchant's idempotency key is taken (then null). With
+ * `customer`, the customer upsert and the charge go in one statement (a data-modifying CTE).
+ */
+export async function insertUnlessKeyTaken(
+  db: Db,
+  c: NewCharge,
+  customer?: CustomerInput,
+): Promise<{ createdAt: Date; customerId: string | null } | null> {
+  if (!customer) {
+    const created = (await insertManyUnlessKeyTaken(db, [c])).get(c.id);
+    return created ? { createdAt: created, customerId: null } : null;
+  }
+  const q: Knex.QueryBuilder = customer
+    ? db.with('cus', customerUpsert(db, c.merchantId, customer)).from('charges')
+    : db('charges');
+  const rows = (await q
+    .insert(chargeInsertRow(db, c, customer ? db.raw('(select id from cus)') : null))
+    .onConflict(['merchant_id', 'idempotency_key'])
+    .ignore()
+    .returning(['created_at', 'customer_id'])) as Array<{ created_at: Date; customer_id: string | null }>;
+  const row = rows[0];
+  return row ? { createdAt: row.created_at, customerId: row.customer_id } : null;
+}
+
+export async function setCustomer(db: Db, id: string, customerId: string): Promise<void> {
+  await db('charges').where({ id }).update({ customer_id: customerId });
+}
+
+/** A creation the acquirer refused: FAILED without txid, only from PENDING. */
+export async function failCreation(db: Db, id: string, reason: string): Promise<void> {
+  await db('charges')
+    .update({ status: 'FAILED', txid: null, failure_reason: reason, updated_at: db.fn.now() })
+    .where({ id, status: 'PENDING' });
+}
+
+/**
+ * New charges without a customer, in one statement (docs/performance.md "Where a charge's time goes": the
+ * creations of one event-loop turn are written together). A charge whose idempotency key is
+ * taken — by an earlier charge or by another in the same list — is not inserted. Answers the
+ * inserted ids with their creation time. Written out: the query builder's compile of the
+ * API's hottest statement cost more than the statement.
+ */
+export async function insertManyUnlessKeyTaken(db: Db, cs: NewCharge[]): Promise<Map<string, Date>> {
+  const values = cs.map(() => INSERT_CHARGES_ROW).join(', ');
+  const bindings: Knex.RawBinding[] = [];
+  for (const c of cs) for (const value of INSERT_CHARGES_BINDINGS) bindings.push(value(c));
+  const { rows } = (await db.raw(`${INSERT_CHARGES_SQL} values ${values} ${INSERT_CHARGES_TAIL}`, bindings)) as {
+    rows: Array<{ id: string; created_at: Date }>;
+  };
+  return new Map(rows.map((r) => [r.id, r.created_at]));
+}
+
+/** Stores the BR Code on a charge still PENDING without one; false otherwise. */
+export async function storeQrCode(db: Db, id: string, qrCode: string): Promise<boolean> {
+  return (await storeQrCodes(db, [{ id, qrCode }])).has(id);
+}
+
+/** `storeQrCode` for several charges in one statement; answers the ids that were stored. */
+export async function storeQrCodes(db: Db, items: Array<{ id: string; qrCode: string }>): Promise<Set<string>> {
+  const values = items.map(() => '(?::text, ?::text)').join(', ');
+  const { rows } = (await db.raw(
+    `update charges c set qr_code = v.qr_code, updated_at = now() from (values ${values}) as v(id, qr_code)
+     where c.id = v.id and c.status = 'PENDING' and c.qr_code is null returning c.id`,
+    items.flatMap((i) => [i.id, i.qrCode]),
+  )) as { rows: Array<{ id: string }> };
+  return new Set(rows.map((r) => r.id));
+}
+
+/** PENDING → CANCELED for the merchant's charge; false when it is not PENDING (or not theirs). */
+export async function cancelPending(db: Db, merchantId: string, id: string): Promise<boolean> {
+  const n = await Charge.query(db)
+    .patch({ status: 'CANCELED', updatedAt: new Date() })
+    .where({ id, merchant_id: merchantId, status: 'PENDING' });
+  return n > 0;
+}
+
+/** The merchant's charge as a model, optionally locked FOR UPDATE (inside a transaction). */
+export async function findOwnModel(
+  db: Db,
+  merchantId: string,
+  id: string,
+  opts: { lock?: boolean } = {},
+): Promise<Charge | undefined> {
+  const q = Charge.query(db);
+  if (opts.lock) q.forUpdate();
+  return q.findOne({ id, merchant_id: merchantId });
+}
+
+/**
+ * What is already spoken for of the payment besides its confirmed refunds
+ * (docs/operations.md "MED infractions", one bound per payment): refunds in transit (the merchant's and MED devoluções)
+ * plus what infractions other than `exceptInfractionId` hold blocked. A merchant refund and a
+ * MED block both take at most `amount − refundedAmount − openClaims`.
+ */
+export async function openClaims(db: Db, chargeId: string, exceptInfractionId: string | null = null): Promise<number> {
+  const row = (await db
+    .select(
+      db.raw(
+        `(select coalesce(sum(amount), 0) from charge_refunds
+            where charge_id = ? and kind in ('MERCHANT', 'INFRACTION') and status = 'REQUESTED')
+         + (select coalesce(sum(blocked_amount), 0) from infractions
+            where charge_id = ? and id is distinct from ?) as s`,
+        [chargeId, chargeId, exceptInfractionId],
+      ),
+    )
+    .first()) as { s: number | string | null };
+  return Number(row.s ?? 0);
+}
+
+export async function insertRefund(
+  db: Db,
+  r: Pick<ChargeRefund, 'id' | 'chargeId' | 'merchantId' | 'amount' | 'reason' | 'kind' | 'status' | 'e2eId'>,
+): Promise<void> {
+  await ChargeRefund.query(db).insert(r);
+}
+
+/**
+ * Pages, newest first, each with its merchant's total (of one status); every page of one kind
+ * (filtered or not, shallow or deep) in one prepared statement
+ * (docs/performance.md "Where a read's time goes"; Balance reads for why several in one): the total is a sum over `charge_counts` (at
+ * most eight rows per status), which a trigger keeps in the transaction of every change to a
+ * charge; the page's ids come from the (merchant[, status], created_at desc, id desc) index
+ * first, skipping `offset` index entries (from `DEEP_PAGE_OFFSET` on, only those created in the
+ * hour the page begins in: `charge_hour_counts`), then only that page's rows and customers are
+ * read. A page and its total come from one snapshot; a page past the end is empty and still
+ * has the total.
+ */
+export async function pagesWithTotals(
+  db: Db,
+  queries: readonly PageQuery[],
+): Promise<Array<{ rows: ChargeRow[]; total: number }>> {
+  const out = queries.map(() => ({ rows: [] as ChargeRow[], total: 0 }));
+  // One statement per kind of page (filtered or not, shallow or deep), each for all its pages.
+  const byStatement = new Map<PreparedStatement, number[]>();
+  queries.forEach((q, i) => {
+    if (q.type) return; // read by readPagesOfType, beside the batched statements
+    const statement = listStatementOf(q);
+    const list = byStatement.get(statement);
+    if (list) list.push(i);
+    else byStatement.set(statement, [i]);
+  });
+  await Promise.all([
+    readPagesOfType(db, queries, out),
+    ...[...byStatement].map(async ([statement, members]) => {
+      const qs = members.map((i) => queries[i] as PageQuery);
+      const found = await queryPrepared<PageRow>(db, statement, [
+        qs.map((q) => q.merchantId),
+        qs.map((q) => q.status ?? null),
+        qs.map((q) => q.limit),
+        qs.map((q) => (q.page - 1) * q.limit),
+      ]);
+      for (const row of found) {
+        const page = out[members[Number(row.query) - 1] as number] as { rows: ChargeRow[]; total: number };
+        page.total = Number(row.total ?? 0);
+        // A page past the end is its total's row alone, its charge columns null.
+        if ((row.id as string | null) !== null) page.rows.push(row);
+      }
+    }),
+  ]);
+  return out;
+}
+
+/** PENDING charges without a BR Code older than two minutes become FAILED; how many. */
+export async function failInterruptedCreations(db: Db): Promise<number> {
+  return db('charges')
+    .where({ status: 'PENDING' })
+    .whereNull('qr_code')
+    .where('created_at', '<', db.raw(`now() - interval '2 minutes'`))
+    .update({ status: 'FAILED', failure_reason: 'creation interrupted', updated_at: db.fn.now() });
+}
+
+/**
+ * Charges that still owe something (awaiting payment, awaiting settlement, an open refund not
+ * parked), after `after` by id (keyset pagination; partial indexes keep this cheap).
+ */
+/* eslint-disable @typescript-eslint/no-misused-promises -- knex ignores a where callback's return; the builder is thenable, not a query in flight */
+export async function owingWorkflows(
+  db: Db,
+  after: string,
+  limit: number,
+): Promise<Array<{ id: string; merchant_id: string }>> {
+  return (await db('charges')
+    .where('id', '>', after)
+    .andWhere((q) =>
+      q
+        .where((p) => p.where('status', 'PENDING').whereNotNull('qr_code'))
+        .orWhere((p) => p.where('status', 'PAID').whereNull('settled_at'))
+        .orWhereExists(
+          db('charge_refunds')
+            .whereRaw('charge_refunds.charge_id = charges.id')
+            .where('status', 'REQUESTED')
+            .whereNotExists(parkedRefundRows(db)),
+        ),
+    )
+    .orderBy('id')
+    .limit(limit)
+    .select('id', 'merchant_id')) as Array<{ id: string; merchant_id: string }>;
+}
+
+/* eslint-enable @typescript-eslint/no-misused-promises */

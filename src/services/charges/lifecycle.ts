@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../../lib/logger';
 import { newId } from '../../lib/ids';
+import { chargePaymentsStore } from '../../stores/charge-payments';
 import { chargesStore, type Charge, type ChargeRefund } from '../../stores/charges';
 import { callbackInboxStore } from '../../stores/callback-inbox';
 import type { Acquirer, PixReceived, Refund } from '../../acquirer/types';
@@ -106,10 +107,11 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
 
   async function loadSnapshot(chargeId: string): Promise<ChargeSnapshot> {
     const charges = chargesStore(knex);
+    const payments = chargePaymentsStore(knex);
     const charge = await charges.find(chargeId);
     if (!charge) throw new NotFoundError(`charge ${chargeId} not found`);
     // Refunds parked for an operator are not taken up again until they are re-driven.
-    return snapshotOf(charge, await charges.openRefundIds(chargeId));
+    return snapshotOf(charge, await payments.openRefundIds(chargeId));
   }
 
   /** The inbox row of this payment is APPLIED in the same transaction as its effect. */
@@ -172,7 +174,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
    */
   async function applyPayment(chargeId: string, notice: PaymentNotice): Promise<RecordedPayment> {
     return knex.transaction(async (trx) => {
-      const locked = await chargesStore(trx).lockForPayment(chargeId, notice.endToEndId);
+      const locked = await chargePaymentsStore(trx).lockForPayment(chargeId, notice.endToEndId);
       if (!locked) throw new NotFoundError(`charge ${chargeId} not found`);
       const { charge, terms, openRefundIds } = locked;
       if (charge.e2eId === notice.endToEndId) {
@@ -209,7 +211,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
           ...(settledAt ? { settledAt } : {}),
         };
         // Guarded: the row is locked and PENDING, so this names the state it leaves.
-        await chargesStore(trx).markPaid(chargeId, { ...paid, ...paidColumnsOf(due) });
+        await chargePaymentsStore(trx).markPaid(chargeId, { ...paid, ...paidColumnsOf(due) });
         await paymentApplied(trx, notice, 'paid');
         await recordEvent(trx, {
           merchantId: charge.merchantId,
@@ -286,7 +288,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
   }
 
   async function expire(chargeId: string): Promise<ExpireOutcome> {
-    const expired = await chargesStore(knex).expirePending(chargeId);
+    const expired = await chargePaymentsStore(knex).expirePending(chargeId);
     return expired ? { kind: 'canceled' } : { kind: 'not_pending' };
   }
 
@@ -319,17 +321,18 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
       // (available first, then pending): only what they left of it is still this charge's to move.
       // Pending is a pool shared by the merchant's charges, so the total pending cannot tell; the
       // split each refund debit recorded can. Bounded by pending as a last guard.
-      const takenFromPending = await chargesStore(trx).pendingTakenByRefunds(chargeId);
+      const takenFromPending = await chargePaymentsStore(trx).pendingTakenByRefunds(chargeId);
       const { pending } = await ledger.getBalance(trx, charge.merchantId);
       const toMove = Math.max(0, Math.min(net - takenFromPending, pending));
       await ledger.settleChargePayment(trx, { chargeId, merchantId: charge.merchantId, net: toMove });
-      await chargesStore(trx).markSettled(chargeId);
+      await chargePaymentsStore(trx).markSettled(chargeId);
     });
   }
 
   async function refundTarget(refundId: string): Promise<{ refund: ChargeRefund; e2eId: string }> {
     const charges = chargesStore(knex);
-    const refund = await charges.findRefund(refundId);
+    const payments = chargePaymentsStore(knex);
+    const refund = await payments.findRefund(refundId);
     if (!refund) throw new NotFoundError(`refund ${refundId} not found`);
     const e2eId = refund.e2eId ?? (await charges.find(refund.chargeId))?.e2eId;
     if (!e2eId) throw new NotFoundError(`refund ${refundId} has no payment to return`);
@@ -356,12 +359,12 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         logger.warn({ refundId, e2eId, err: err.message }, 'devolução refused by the acquirer');
         const reason = `refused by the acquirer: ${err.problem?.detail ?? err.code}`;
         // Kept on the row: the acquirer's own answer, which settling the refund then relies on.
-        await chargesStore(knex).setRefundRefusal(refundId, reason);
+        await chargePaymentsStore(knex).setRefundRefusal(refundId, reason);
         return { settled: { refundId, outcome: 'FAILED', reason } };
       }
       throw err;
     }
-    await chargesStore(knex).setRefundRtrId(refundId, r.rtrId);
+    await chargePaymentsStore(knex).setRefundRtrId(refundId, r.rtrId);
     return { settled: outcomeOf(refundId, r) };
   }
 
@@ -377,8 +380,8 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
    * or else the acquirer's answer; null — recorded, nothing applied — when they do not bear it out.
    */
   async function confirmedRefundOutcome(result: RefundSettledNotice): Promise<RefundSettledNotice | null> {
-    const charges = chargesStore(knex);
-    const refund = await charges.findRefund(result.refundId);
+    const payments = chargePaymentsStore(knex);
+    const refund = await payments.findRefund(result.refundId);
     if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return result;
     const status = result.outcome === 'CONFIRMED' ? 'DEVOLVIDO' : 'NAO_REALIZADO';
     if (await callbackInboxStore(knex).findSigned('refund', `${acquirerRefundId(refund.id)}:${status}`)) return result;
@@ -408,8 +411,8 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
     const result = await confirmedRefundOutcome(claimed);
     if (!result) return;
     const applied = await knex.transaction(async (trx): Promise<{ kind: string } | undefined> => {
-      const charges = chargesStore(trx);
-      const refund = await charges.findRefund(result.refundId, { lock: true });
+      const payments = chargePaymentsStore(trx);
+      const refund = await payments.findRefund(result.refundId, { lock: true });
       // A MED devolução's outcome is its infraction workflow's (docs/operations.md "MED infractions").
       if (!refund || refund.status !== 'REQUESTED' || refund.kind === 'INFRACTION') return undefined;
       // The outcome's inbox row (if it came by callback) is applied with it.
@@ -432,7 +435,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         });
       }
       if (!confirmed) {
-        await charges.failRefund(refund.id, result.reason ?? 'refund not completed');
+        await payments.failRefund(refund.id, result.reason ?? 'refund not completed');
         if (refund.kind === 'MERCHANT') await reportFailedRefundShortfall(trx, logger, refund);
         if (refund.kind !== 'MERCHANT') {
           logger.error(
@@ -442,10 +445,10 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
         }
         return { kind: refund.kind };
       }
-      await charges.confirmRefund(refund.id);
+      await payments.confirmRefund(refund.id);
       if (refund.kind !== 'MERCHANT') return { kind: refund.kind };
       const refundedAmount = charge.refundedAmount + refund.amount;
-      await charges.setRefunded(
+      await payments.setRefunded(
         charge.id,
         charge.status,
         refundedAmount,
@@ -476,7 +479,7 @@ export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; lo
    * lost) and operators are alerted once, through the inbox's parked list.
    */
   async function parkRefund(refundId: string, reason: string): Promise<void> {
-    const refund = await chargesStore(knex).findRefund(refundId);
+    const refund = await chargePaymentsStore(knex).findRefund(refundId);
     await knex.transaction((trx) =>
       parkCallback(trx, logger, {
         kind: 'refund',

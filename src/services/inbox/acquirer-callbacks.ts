@@ -13,7 +13,8 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Logger } from '../../lib/logger';
-import { chargesStore, type ChargeRefund } from '../../stores/charges';
+import { chargePaymentsStore } from '../../stores/charge-payments';
+import type { ChargeRefund } from '../../stores/charges';
 import { openOperatorCase } from '../platform/operator-cases';
 import type { AcquirerCallback } from '../../models/acquirer-callback';
 import type { Acquirer } from '../../acquirer/types';
@@ -125,7 +126,7 @@ async function receivePix(inbox: AcquirerCallbacks['inbox'], body: PixCallback):
 /** A stored payment (kind `pix`): hand it to its charge's workflow, which applies it once per e2e id. */
 async function handlePayment(ctx: ChargeHandlersCtx, entry: AcquirerCallback): Promise<HandlerOutcome> {
   const p = storedPix(entry);
-  const found = p.txid ? await chargesStore(ctx.knex).findForPayment(p.txid, p.endToEndId) : undefined;
+  const found = p.txid ? await chargePaymentsStore(ctx.knex).findForPayment(p.txid, p.endToEndId) : undefined;
   const charge = found?.charge;
   if (!charge?.txid) {
     if (!waitedLongerThan(entry, ctx.unmatchedGraceMs)) {
@@ -175,7 +176,7 @@ async function handleRefundOutcome(ctx: ChargeHandlersCtx, entry: AcquirerCallba
   const d = legacy.success ? legacy.data : p?.devolucoes?.[0];
   if (!d) throw new PermanentCallbackError('refund outcome without a devolução');
   if (p && d.id === unmatchedReturnId(p.endToEndId)) return settleUnmatchedReturn(ctx, p, d);
-  const refund = await chargesStore(ctx.knex).findRefund(internalRefundId(d.id));
+  const refund = await chargePaymentsStore(ctx.knex).findRefund(internalRefundId(d.id));
   if (!refund) {
     if (!waitedLongerThan(entry, ctx.unmatchedGraceMs)) return { kind: 'wait', reason: `unknown devolução ${d.id}` };
     return { kind: 'park', reason: `outcome of an unknown devolução ${d.id}` };
@@ -195,7 +196,7 @@ async function handleRefundOutcome(ctx: ChargeHandlersCtx, entry: AcquirerCallba
 
 /** A refund the workflow parked, re-driven by an operator: its workflow takes it up again. */
 async function redriveParkedRefund(ctx: ChargeHandlersCtx, refundId: string): Promise<HandlerOutcome> {
-  const refund = await chargesStore(ctx.knex).findRefund(refundId);
+  const refund = await chargePaymentsStore(ctx.knex).findRefund(refundId);
   if (!refund) throw new PermanentCallbackError(`refund ${refundId} not found`);
   if (refund.status !== 'REQUESTED') return { kind: 'applied', resolution: `refund already ${refund.status}` };
   await ctx.workflows.refundRequested({ id: refund.chargeId, merchantId: refund.merchantId }, refund.id);

@@ -18,6 +18,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../../lib/logger';
 import { newId } from '../../lib/ids';
+import { chargePaymentsStore } from '../../stores/charge-payments';
 import { chargesStore, type Charge } from '../../stores/charges';
 import { recordInfraction, recordRefund } from '../../observability/metrics';
 import { infractionsStore, type Infraction } from '../../stores/infractions';
@@ -137,7 +138,7 @@ const mayBlock = (inf: Infraction): boolean =>
 
 /** Time until the merchant's next unsettled charge settles; null when none is waiting. */
 async function nextSettlementInMs(db: Knex | Trx, merchantId: string): Promise<number | null> {
-  const at = await chargesStore(db).nextSettlementAt(merchantId);
+  const at = await chargePaymentsStore(db).nextSettlementAt(merchantId);
   return at ? at.getTime() - Date.now() : null;
 }
 
@@ -362,7 +363,7 @@ async function fundDevolucao(trx: Trx, inf: Infraction, charge: Charge): Promise
  */
 async function startDevolucao(trx: Trx, inf: Infraction, charge: Charge, f: DevolucaoFunding): Promise<void> {
   const refundId = newId('rf');
-  await chargesStore(trx).insertInfractionRefund({
+  await chargePaymentsStore(trx).insertInfractionRefund({
     id: refundId,
     chargeId: charge.id,
     merchantId: inf.merchantId,
@@ -396,7 +397,7 @@ export async function sendRefund(ctx: LifecycleCtx, id: string): Promise<MedRefu
   const { inf, refundId, amount, e2eId } = await refundTarget(ctx, id);
   try {
     const r = await acquirer.requestRefund(e2eId, acquirerRefundId(refundId), amount, medReason(inf).slice(0, 140));
-    await chargesStore(knex).setRefundRtrIdIfUnset(refundId, r.rtrId);
+    await chargePaymentsStore(knex).setRefundRtrIdIfUnset(refundId, r.rtrId);
     return { status: r.status, rtrId: r.rtrId, reason: r.reason };
   } catch (err) {
     // Refused for good (e.g. the acquirer already returned the payment itself): the workflow then
@@ -437,7 +438,7 @@ async function acquirersOwnReturn(
   const parsed = row ? infractionCallback.safeParse(row.payload) : undefined;
   const d = parsed?.success ? parsed.data.infraction.devolucao : undefined;
   if (!d || d.status !== 'DEVOLVIDO') return null;
-  if (await chargesStore(db).findRefund(internalRefundId(d.id))) return null;
+  if (await chargePaymentsStore(db).findRefund(internalRefundId(d.id))) return null;
   return { id: d.id, rtrId: d.rtrId, amount: wireToCents(d.valor) ?? 0 };
 }
 
@@ -454,7 +455,7 @@ export async function failRefund(ctx: LifecycleCtx, id: string, reason: string):
     const inf = await lock(trx, id);
     if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return false;
     const refundId = inf.refundId;
-    const refund = await chargesStore(trx).findRefund(refundId, { lock: true });
+    const refund = await chargePaymentsStore(trx).findRefund(refundId, { lock: true });
     // Confirmed meanwhile (the charge's own refund path applied a DEVOLVIDO): not a failure; the
     // workflow asks again and completes.
     if (!refund || refund.status === 'CONFIRMED') return false;
@@ -471,7 +472,7 @@ export async function failRefund(ctx: LifecycleCtx, id: string, reason: string):
       toBlocked: fromBlocked,
       toFee: fromFee,
     });
-    await chargesStore(trx).failRefund(refundId, reason);
+    await chargePaymentsStore(trx).failRefund(refundId, reason);
     await closeOperatorCase(trx, logger, unknownCase(inf.id, refundId), `the acquirer did not complete it: ${reason}`);
     await patch(trx, inf.id, {
       refundId: null,
@@ -580,8 +581,8 @@ export async function completeRefund(ctx: LifecycleCtx, id: string, rtrId: strin
     if (inf.status !== 'ACCEPTED' || !inf.refundId || !inf.refundAmount) return false;
     const refundId = inf.refundId;
     const amount = inf.refundAmount;
-    const charges = chargesStore(trx);
-    await charges.lockRefundRow(refundId);
+    const payments = chargePaymentsStore(trx);
+    await payments.lockRefundRow(refundId);
     // Locked before the ledger's accounts, as every path that changes a charge and its merchant's
     // balances locks them (the charge run's settleRefund, a merchant's refund): the other order
     // deadlocks against them.
@@ -597,10 +598,10 @@ export async function completeRefund(ctx: LifecycleCtx, id: string, rtrId: strin
     const reason = medReason(inf);
     // The charge workflow may have confirmed it already (a devolução callback that restarted it);
     // a FAILED one the acquirer then completed on its own is confirmed now.
-    await charges.confirmRefundFromOpenOrFailed(refundId, refundedAt, rtrId);
+    await payments.confirmRefundFromOpenOrFailed(refundId, refundedAt, rtrId);
     // REFUNDED once fully refunded, as for a merchant's refund; the payment's bound keeps the sum
     // within the amount, so this only fails on a charge no longer PAID.
-    const updated = await charges.addRefundedToPaid(charge.id, amount);
+    const updated = await payments.addRefundedToPaid(charge.id, amount);
     if (!updated)
       ctx.logger.warn(
         { infractionId: inf.id, chargeId: charge.id, status: charge.status },
