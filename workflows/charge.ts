@@ -122,88 +122,136 @@ const failureMessage = (err: unknown): string => {
   return errorMessage(err);
 };
 
-export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<ChargeWorkflowState> {
-  const payments: PaymentNotice[] = [];
-  const refundRequests: string[] = [];
-  const refundResults = new Map<string, RefundSettledNotice>();
-  let cancelRequested = false;
+/** The workflow's state, one object shared by the signal handlers and every step (never copied). */
+class ChargeRun {
+  readonly payments: PaymentNotice[] = [];
+  readonly refundRequests: string[] = [];
+  readonly refundResults = new Map<string, RefundSettledNotice>();
+  cancelRequested = false;
   /** An operator asked (`retry`) to ask the acquirer about the cob now. */
-  let askNow = false;
-  const hasWork = (): boolean =>
-    payments.length > 0 || refundRequests.length > 0 || refundResults.size > 0 || cancelRequested || askNow;
-
+  askNow = false;
   /** Set while a due charge waits for the acquirer to answer; carried across continue-as-new. */
-  let expiryWait: ExpiryWait | undefined = input.expiryWait ? { ...input.expiryWait } : undefined;
-  let asksThisRun = 0;
-
+  expiryWait: ExpiryWait | undefined;
+  asksThisRun = 0;
   // Deadlines on the workflow's clock, fixed the first time the workflow learns them. A run that
   // continues a wait for the acquirer is already past its expiry.
-  let expiryDeadline: number | undefined = expiryWait ? Date.now() : undefined;
-  let settleDeadline: number | undefined;
-  const adopt = (s: ChargeSnapshot): ChargeSnapshot => {
-    expiryDeadline ??= Date.now() + s.expiresInMs;
-    if (s.settlesInMs !== null) settleDeadline ??= Date.now() + s.settlesInMs;
-    return s;
-  };
-  const load = async (): Promise<ChargeSnapshot> => adopt(await loadChargeSnapshot(input.chargeId));
+  expiryDeadline: number | undefined;
+  settleDeadline: number | undefined;
   /** End-to-end ids this run has applied, so a payment the acquirer reports again is not re-queued. */
-  const applied = new Set<string>();
+  readonly applied = new Set<string>();
   /** Payments of this charge parked for an operator: paid at the acquirer, so the charge never expires. */
-  const parked = new Set<string>();
-
-  /**
-   * Records one payment (or parks it for an operator, never drops it) and answers with the charge
-   * as the payment left it: it comes with the outcome, and is read only when it did not (a parked
-   * payment, or a result recorded before outcomes carried it: such a history replays through the
-   * read it recorded; the recorded result decides, so either way is deterministic).
-   */
-  const takePayment = async (notice: PaymentNotice): Promise<ChargeSnapshot> => {
-    applied.add(notice.endToEndId);
-    let after: ChargeSnapshot | undefined;
-    try {
-      const outcome = await recordPayment(input.chargeId, notice);
-      if (outcome.kind === 'not_payable') refundRequests.push(outcome.refundId);
-      // Not a payment after all: should the acquirer report this id later, it is taken then.
-      if (outcome.kind === 'unconfirmed') applied.delete(notice.endToEndId);
-      after = outcome.snapshot;
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      await parkPayment(input.chargeId, notice, failureMessage(err));
-      parked.add(notice.endToEndId);
-    }
-    return after ? adopt(after) : await load();
-  };
-
-  // Registered first: a payment that started this run (signal-with-start) is delivered here at
-  // once, so it is recorded before anything else and answers with the charge, with no read ahead
-  // of it (docs/performance.md "Payment to webhook: the timeline"). `patched`: runs recorded
-  // before this read the charge first, and replay so.
-  setHandler(paymentReceivedSignal, (p) => void payments.push(p));
-  const startedByPayment = payments.length > 0 && patched('charge-records-a-starting-payment-first');
-  let snapshot: ChargeSnapshot = startedByPayment ? await takePayment(payments.shift() as PaymentNotice) : await load();
-  let phase: ChargeWorkflowState['phase'] = 'awaiting_payment';
+  readonly parked = new Set<string>();
+  snapshot!: ChargeSnapshot;
+  phase: ChargeWorkflowState['phase'] = 'awaiting_payment';
   /** Refunds sent to the acquirer and waiting for the outcome, with the next poll time. */
-  const openRefunds = new Map<string, number>();
+  readonly openRefunds = new Map<string, number>();
   /** Polls made per refund, carried across continue-as-new. */
-  const refundPolls = new Map<string, number>(Object.entries(input.refundPolls ?? {}));
-  let pollsThisRun = 0;
-  const pollDelay = (refundId: string): number =>
-    Math.min(REFUND_POLL_FIRST_MS * 2 ** (refundPolls.get(refundId) ?? 0), REFUND_POLL_MAX_MS);
-  const dropRefund = (refundId: string): void => {
-    openRefunds.delete(refundId);
-    refundPolls.delete(refundId);
-  };
+  readonly refundPolls: Map<string, number>;
+  pollsThisRun = 0;
 
-  setHandler(cancelRequestedSignal, () => void (cancelRequested = true));
-  setHandler(refundRequestedSignal, ({ refundId }) => void refundRequests.push(refundId));
-  setHandler(refundSettledSignal, (r) => void refundResults.set(r.refundId, r));
-  setHandler(askAcquirerSignal, () => void (askNow = true));
-  // The phase from the latest snapshot: the loop's own `phase` is only refreshed at the top of an
-  // iteration, so a charge paid in this iteration would still read as awaiting payment while it sleeps.
-  setHandler(chargeStateQuery, () => ({
-    phase: phase === 'done' ? phase : currentPhase(snapshot, openRefunds.size + refundRequests.length),
+  constructor(readonly input: ChargeWorkflowInput) {
+    this.expiryWait = input.expiryWait ? { ...input.expiryWait } : undefined;
+    this.expiryDeadline = this.expiryWait ? Date.now() : undefined;
+    this.refundPolls = new Map<string, number>(Object.entries(input.refundPolls ?? {}));
+  }
+
+  get chargeId(): string {
+    return this.input.chargeId;
+  }
+
+  hasWork(): boolean {
+    return (
+      this.payments.length > 0 ||
+      this.refundRequests.length > 0 ||
+      this.refundResults.size > 0 ||
+      this.cancelRequested ||
+      this.askNow
+    );
+  }
+
+  adopt(s: ChargeSnapshot): ChargeSnapshot {
+    this.expiryDeadline ??= Date.now() + s.expiresInMs;
+    if (s.settlesInMs !== null) this.settleDeadline ??= Date.now() + s.settlesInMs;
+    return s;
+  }
+
+  async load(): Promise<ChargeSnapshot> {
+    return this.adopt(await loadChargeSnapshot(this.chargeId));
+  }
+
+  pollDelay(refundId: string): number {
+    return Math.min(REFUND_POLL_FIRST_MS * 2 ** (this.refundPolls.get(refundId) ?? 0), REFUND_POLL_MAX_MS);
+  }
+
+  dropRefund(refundId: string): void {
+    this.openRefunds.delete(refundId);
+    this.refundPolls.delete(refundId);
+  }
+}
+
+export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<ChargeWorkflowState> {
+  const run = new ChargeRun(input);
+  const startedByPayment = await start(run);
+  registerHandlers(run);
+  takeUpOpenRefunds(run, startedByPayment);
+  for (;;) {
+    run.phase = currentPhase(run.snapshot, run.openRefunds.size + run.refundRequests.length);
+    while (run.payments.length > 0) run.snapshot = await takePayment(run, run.payments.shift() as PaymentNotice);
+    await sendRefunds(run);
+    await applyRefundOutcomes(run);
+    await pollRefunds(run);
+    if (await expireOrCancel(run)) continue;
+    if (await settleWhenDue(run)) continue;
+    if (nothingOwed(run)) {
+      run.phase = 'done';
+      return { phase: run.phase, chargeStatus: run.snapshot.status, openRefunds: [] };
+    }
+    if (run.hasWork()) continue;
+    // A long refund wait continues as new (the next run reads the charge again from the database
+    // and re-sends open refunds, idempotent at the acquirer), carrying the poll counts.
+    // So does a long wait for the acquirer at expiry, carrying the wait.
+    if (run.pollsThisRun >= REFUND_POLLS_PER_RUN || run.asksThisRun >= EXPIRY_ASKS_PER_RUN) {
+      return continueAsNew<typeof chargeWorkflow>({
+        chargeId: input.chargeId,
+        refundPolls: Object.fromEntries(run.refundPolls),
+        ...(run.expiryWait ? { expiryWait: run.expiryWait } : {}),
+      });
+    }
+    await sleepUntilWork(run);
+  }
+}
+
+/**
+ * The payment handler is registered first: a payment that started this run (signal-with-start) is
+ * delivered here at once, so it is recorded before anything else and answers with the charge, with
+ * no read ahead of it (docs/performance.md "Payment to webhook: the timeline"). `patched`: runs
+ * recorded before this read the charge first, and replay so.
+ */
+async function start(run: ChargeRun): Promise<boolean> {
+  setHandler(paymentReceivedSignal, (p) => void run.payments.push(p));
+  const startedByPayment = run.payments.length > 0 && patched('charge-records-a-starting-payment-first');
+  run.snapshot = startedByPayment ? await takePayment(run, run.payments.shift() as PaymentNotice) : await run.load();
+  return startedByPayment;
+}
+
+function registerHandlers(run: ChargeRun): void {
+  setHandler(cancelRequestedSignal, () => void (run.cancelRequested = true));
+  setHandler(refundRequestedSignal, ({ refundId }) => void run.refundRequests.push(refundId));
+  setHandler(refundSettledSignal, (r) => void run.refundResults.set(r.refundId, r));
+  setHandler(askAcquirerSignal, () => void (run.askNow = true));
+  setHandler(chargeStateQuery, () => stateOf(run));
+}
+
+/**
+ * The phase from the latest snapshot: the loop's own `phase` is only refreshed at the top of an
+ * iteration, so a charge paid in this iteration would still read as awaiting payment while it sleeps.
+ */
+function stateOf(run: ChargeRun): ChargeWorkflowState {
+  const { expiryWait, snapshot } = run;
+  return {
+    phase: run.phase === 'done' ? run.phase : currentPhase(snapshot, run.openRefunds.size + run.refundRequests.length),
     chargeStatus: snapshot.status,
-    openRefunds: [...openRefunds.keys()],
+    openRefunds: [...run.openRefunds.keys()],
     ...(expiryWait
       ? {
           acquirerUnreachable: {
@@ -213,210 +261,242 @@ export async function chargeWorkflow(input: ChargeWorkflowInput): Promise<Charge
           },
         }
       : {}),
-  }));
-
-  /** The acquirer answered, or the charge left PENDING: the wait is over and its case closed. */
-  const endExpiryWait = async (resolution: string): Promise<void> => {
-    if (!expiryWait) return;
-    const reference = expiryCaseReference(input.chargeId, expiryWait);
-    expiryWait = undefined;
-    await closeExpiryCase(input.chargeId, reference, resolution);
   };
+}
 
-  /** The question failed: opens the outage's case on the first failure, then schedules the next one. */
-  const awaitAcquirer = async (error: string): Promise<void> => {
-    const now = Date.now();
-    if (!expiryWait) {
-      expiryWait = { since: now, asks: 1, nextAskAt: now + EXPIRY_ASK_FIRST_MS };
-      await openExpiryCase(input.chargeId, {
-        reference: expiryCaseReference(input.chargeId, expiryWait),
-        error,
-        since: new Date(now).toISOString(),
-        askUntil: new Date(now + EXPIRY_MAX_WAIT_MS).toISOString(),
-      });
-      return;
-    }
-    expiryWait.asks++;
-    const until = expiryWait.since + EXPIRY_MAX_WAIT_MS;
-    const delay = Math.min(EXPIRY_ASK_FIRST_MS * 2 ** (expiryWait.asks - 1), EXPIRY_ASK_MAX_MS);
-    expiryWait.nextAskAt = now >= until ? null : Math.min(now + delay, until);
-    if (expiryWait.nextAskAt === null) {
-      log.error('the acquirer still cannot be asked about the cob: stopped asking, the charge waits for an operator', {
-        chargeId: input.chargeId,
-        asks: expiryWait.asks,
-        error,
-      });
-    }
-  };
+/**
+ * The charge's open refunds are taken up; one the starting payment has just queued (it could not
+ * be taken: its money goes back) is in the snapshot too and is queued once.
+ */
+function takeUpOpenRefunds(run: ChargeRun, startedByPayment: boolean): void {
+  for (const refundId of run.snapshot.openRefundIds)
+    if (!startedByPayment || !run.refundRequests.includes(refundId)) run.refundRequests.push(refundId);
+}
 
-  // The charge's open refunds are taken up; one the starting payment has just queued (it could not
-  // be taken: its money goes back) is in the snapshot too and is queued once.
-  for (const refundId of snapshot.openRefundIds)
-    if (!startedByPayment || !refundRequests.includes(refundId)) refundRequests.push(refundId);
-
-  for (;;) {
-    phase = currentPhase(snapshot, openRefunds.size + refundRequests.length);
-
-    // 1. Payments: the first valid one pays the charge; any other goes back to the payer. One that
-    //    cannot be applied is parked with an operator alert, never dropped.
-    while (payments.length > 0) snapshot = await takePayment(payments.shift() as PaymentNotice);
-
-    // 2. Refunds: send each to the acquirer once (idempotent on the refund id), then await the outcome.
-    while (refundRequests.length > 0) {
-      const refundId = refundRequests.shift() as string;
-      if (openRefunds.has(refundId)) continue;
-      try {
-        const sent = await sendRefund(refundId);
-        if (sent.settled) {
-          await settleRefund(sent.settled);
-          dropRefund(refundId);
-        } else {
-          openRefunds.set(refundId, Date.now() + pollDelay(refundId));
-        }
-      } catch (err) {
-        if (!(err instanceof ActivityFailure)) throw err;
-        await parkRefund(refundId, `could not be carried: ${failureMessage(err)}`);
-        dropRefund(refundId);
-      }
-      snapshot = await load();
-    }
-    for (const [refundId, result] of refundResults) {
-      refundResults.delete(refundId);
-      if (!openRefunds.has(refundId)) continue;
-      let parked = false;
-      try {
-        await settleRefund(result);
-      } catch (err) {
-        if (!(err instanceof ActivityFailure)) throw err;
-        await parkRefund(refundId, `outcome ${result.outcome} could not be applied: ${failureMessage(err)}`);
-        parked = true;
-      }
-      snapshot = await load();
-      // An outcome the acquirer did not bear out changed nothing: the refund stays open and is
-      // polled (docs/architecture.md "Workflows carry intent; activities check facts"). (`patched`:
-      // runs recorded before the check let every signalled outcome close it.)
-      const stillOpen = !parked && snapshot.openRefundIds.includes(refundId);
-      if (stillOpen && patched('charge-refund-outcome-checked'))
-        openRefunds.set(refundId, Date.now() + pollDelay(refundId));
-      else dropRefund(refundId);
-    }
-    for (const [refundId, pollAt] of openRefunds) {
-      if (Date.now() < pollAt) continue;
-      const polls = (refundPolls.get(refundId) ?? 0) + 1;
-      refundPolls.set(refundId, polls);
-      pollsThisRun++;
-      try {
-        const status = await checkRefund(refundId);
-        if (status) {
-          await settleRefund(status);
-          dropRefund(refundId);
-          snapshot = await load();
-        } else if (polls >= REFUND_MAX_POLLS) {
-          await parkRefund(refundId, `no outcome from the acquirer after ${polls} polls`);
-          dropRefund(refundId);
-          snapshot = await load();
-        } else {
-          openRefunds.set(refundId, Date.now() + pollDelay(refundId));
-        }
-      } catch (err) {
-        if (!(err instanceof ActivityFailure)) throw err;
-        await parkRefund(refundId, `could not be checked: ${failureMessage(err)}`);
-        dropRefund(refundId);
-        snapshot = await load();
-      }
-    }
-
-    // 3. Expiry or cancellation of an unpaid charge. Before expiring, the acquirer is asked what
-    //    happened to the cob: a cob found paid is a payment (its callback may never come), never a
-    //    cancellation. The cancel endpoint may already have moved the charge to CANCELED; either
-    //    way the cob is removed at the acquirer (idempotent there), so nobody can pay a charge we
-    //    no longer honour; a payment that beat the removal comes back from removeCob and is applied
-    //    (returned to the payer).
-    //    A charge whose payment is parked waits, unexpired, for that payment to be re-driven.
-    //    If the acquirer cannot be asked, the charge is not expired by guess: it waits, PENDING, with
-    //    an operator case open, and the question is asked again on a backoff (see EXPIRY_MAX_WAIT_MS).
-    if (expiryWait && snapshot.status !== 'PENDING')
-      await endExpiryWait(`the charge became ${snapshot.status} meanwhile`);
-    let expired = snapshot.status === 'PENDING' && parked.size === 0 && Date.now() >= (expiryDeadline ?? 0);
-    // (`patched`: histories recorded before this step existed replay without it.)
-    if (expired && !cancelRequested && snapshot.txid && patched('charge-asks-acquirer-before-expiry')) {
-      // An operator's retry ends the wait it resolved: should this question (a short probe, like
-      // every question asked again) fail too, a new outage (a new case, a new maximum wait) begins.
-      const probe = askNow || expiryWait !== undefined;
-      if (askNow) expiryWait = undefined;
-      if (expiryWait && (expiryWait.nextAskAt === null || Date.now() < expiryWait.nextAskAt)) {
-        expired = false;
-      } else {
-        const answer = await askAcquirer(input.chargeId, probe);
-        if (probe) asksThisRun++;
-        if (answer.ok) {
-          await endExpiryWait(
-            `the acquirer answered: ${answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires'}`,
-          );
-          const found = answer.payments.filter((p) => !applied.has(p.endToEndId));
-          if (found.length > 0) {
-            askNow = false;
-            payments.push(...found);
-            continue;
-          }
-        } else if (expiryWait || patched('charge-waits-while-the-acquirer-cannot-be-asked')) {
-          // (Histories recorded before this step expired the charge here.)
-          await awaitAcquirer(answer.error);
-          expired = false;
-        }
-      }
-    }
-    askNow = false;
-    if (expired || (cancelRequested && (snapshot.status === 'PENDING' || snapshot.status === 'CANCELED'))) {
-      cancelRequested = false;
-      if (snapshot.status === 'PENDING') await expireCharge(input.chargeId);
-      snapshot = await load();
-      if (snapshot.status === 'CANCELED' && snapshot.txid) {
-        // `?? []`: histories recorded when removeCob returned nothing.
-        const paidMeanwhile = ((await removeCob(input.chargeId)) ?? []).filter((p) => !applied.has(p.endToEndId));
-        if (paidMeanwhile.length > 0) payments.push(...paidMeanwhile);
-      }
-      continue;
-    }
-    cancelRequested = false;
-
-    // 4. Settlement of a paid charge: pending → available once the delay has passed.
-    if (settleDeadline !== undefined && !snapshot.settled && Date.now() >= settleDeadline) {
-      await settleCharge(input.chargeId);
-      snapshot = await load();
-      continue;
-    }
-
-    // 5. Done when nothing is owed: no open refund, settled if paid, and not awaiting payment.
-    const waitingForPayment = snapshot.status === 'PENDING';
-    const waitingForSettlement = settleDeadline !== undefined && !snapshot.settled;
-    if (!waitingForPayment && !waitingForSettlement && openRefunds.size === 0 && !hasWork()) {
-      phase = 'done';
-      return { phase, chargeStatus: snapshot.status, openRefunds: [] };
-    }
-
-    // 6. Sleep until the next deadline or until a signal brings work.
-    const deadlines: number[] = [...openRefunds.values()];
-    if (waitingForPayment && parked.size === 0) {
-      // While waiting for the acquirer the next question is the deadline (none once it stopped asking).
-      if (!expiryWait) deadlines.push(expiryDeadline ?? 0);
-      else if (expiryWait.nextAskAt !== null) deadlines.push(expiryWait.nextAskAt);
-    }
-    if (waitingForSettlement && settleDeadline !== undefined) deadlines.push(settleDeadline);
-    if (hasWork()) continue;
-    // A long refund wait continues as new (the next run reads the charge again from the database
-    // and re-sends open refunds, idempotent at the acquirer), carrying the poll counts.
-    // So does a long wait for the acquirer at expiry, carrying the wait.
-    if (pollsThisRun >= REFUND_POLLS_PER_RUN || asksThisRun >= EXPIRY_ASKS_PER_RUN) {
-      return continueAsNew<typeof chargeWorkflow>({
-        chargeId: input.chargeId,
-        refundPolls: Object.fromEntries(refundPolls),
-        ...(expiryWait ? { expiryWait } : {}),
-      });
-    }
-    if (deadlines.length === 0) await condition(hasWork);
-    else await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
+/**
+ * Records one payment (or parks it for an operator, never drops it) and answers with the charge
+ * as the payment left it: it comes with the outcome, and is read only when it did not (a parked
+ * payment, or a result recorded before outcomes carried it: such a history replays through the
+ * read it recorded; the recorded result decides, so either way is deterministic). The first valid
+ * payment pays the charge; any other goes back to the payer.
+ */
+async function takePayment(run: ChargeRun, notice: PaymentNotice): Promise<ChargeSnapshot> {
+  run.applied.add(notice.endToEndId);
+  let after: ChargeSnapshot | undefined;
+  try {
+    const outcome = await recordPayment(run.chargeId, notice);
+    if (outcome.kind === 'not_payable') run.refundRequests.push(outcome.refundId);
+    // Not a payment after all: should the acquirer report this id later, it is taken then.
+    if (outcome.kind === 'unconfirmed') run.applied.delete(notice.endToEndId);
+    after = outcome.snapshot;
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    await parkPayment(run.chargeId, notice, failureMessage(err));
+    run.parked.add(notice.endToEndId);
   }
+  return after ? run.adopt(after) : await run.load();
+}
+
+/** Sends each requested refund to the acquirer once (idempotent on the refund id), then awaits the outcome. */
+async function sendRefunds(run: ChargeRun): Promise<void> {
+  while (run.refundRequests.length > 0) {
+    const refundId = run.refundRequests.shift() as string;
+    if (run.openRefunds.has(refundId)) continue;
+    try {
+      const sent = await sendRefund(refundId);
+      if (sent.settled) {
+        await settleRefund(sent.settled);
+        run.dropRefund(refundId);
+      } else {
+        run.openRefunds.set(refundId, Date.now() + run.pollDelay(refundId));
+      }
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      await parkRefund(refundId, `could not be carried: ${failureMessage(err)}`);
+      run.dropRefund(refundId);
+    }
+    run.snapshot = await run.load();
+  }
+}
+
+/** Applies the refund outcomes signalled by the acquirer's callbacks. */
+async function applyRefundOutcomes(run: ChargeRun): Promise<void> {
+  for (const [refundId, result] of run.refundResults) {
+    run.refundResults.delete(refundId);
+    if (!run.openRefunds.has(refundId)) continue;
+    let parked = false;
+    try {
+      await settleRefund(result);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      await parkRefund(refundId, `outcome ${result.outcome} could not be applied: ${failureMessage(err)}`);
+      parked = true;
+    }
+    run.snapshot = await run.load();
+    // An outcome the acquirer did not bear out changed nothing: the refund stays open and is
+    // polled (docs/architecture.md "Workflows carry intent; activities check facts"). (`patched`:
+    // runs recorded before the check let every signalled outcome close it.)
+    const stillOpen = !parked && run.snapshot.openRefundIds.includes(refundId);
+    if (stillOpen && patched('charge-refund-outcome-checked'))
+      run.openRefunds.set(refundId, Date.now() + run.pollDelay(refundId));
+    else run.dropRefund(refundId);
+  }
+}
+
+/** Asks the acquirer about each open refund whose poll time has come. */
+async function pollRefunds(run: ChargeRun): Promise<void> {
+  for (const [refundId, pollAt] of run.openRefunds) {
+    if (Date.now() < pollAt) continue;
+    const polls = (run.refundPolls.get(refundId) ?? 0) + 1;
+    run.refundPolls.set(refundId, polls);
+    run.pollsThisRun++;
+    try {
+      const status = await checkRefund(refundId);
+      if (status) {
+        await settleRefund(status);
+        run.dropRefund(refundId);
+        run.snapshot = await run.load();
+      } else if (polls >= REFUND_MAX_POLLS) {
+        await parkRefund(refundId, `no outcome from the acquirer after ${polls} polls`);
+        run.dropRefund(refundId);
+        run.snapshot = await run.load();
+      } else {
+        run.openRefunds.set(refundId, Date.now() + run.pollDelay(refundId));
+      }
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      await parkRefund(refundId, `could not be checked: ${failureMessage(err)}`);
+      run.dropRefund(refundId);
+      run.snapshot = await run.load();
+    }
+  }
+}
+
+/**
+ * Expiry or cancellation of an unpaid charge; true when the loop goes round again. The cancel
+ * endpoint may already have moved the charge to CANCELED; either way the cob is removed at the
+ * acquirer (idempotent there), so nobody can pay a charge we no longer honour; a payment that beat
+ * the removal comes back from removeCob and is applied (returned to the payer). A charge whose
+ * payment is parked waits, unexpired, for that payment to be re-driven.
+ */
+async function expireOrCancel(run: ChargeRun): Promise<boolean> {
+  const s = run.snapshot;
+  if (run.expiryWait && s.status !== 'PENDING') await endExpiryWait(run, `the charge became ${s.status} meanwhile`);
+  let expired = s.status === 'PENDING' && run.parked.size === 0 && Date.now() >= (run.expiryDeadline ?? 0);
+  // (`patched`: histories recorded before this step existed replay without it.)
+  if (expired && !run.cancelRequested && s.txid && patched('charge-asks-acquirer-before-expiry')) {
+    const asked = await askBeforeExpiry(run);
+    if (asked === 'paid') return true;
+    if (asked === 'wait') expired = false;
+  }
+  run.askNow = false;
+  const cancel = run.cancelRequested && (s.status === 'PENDING' || s.status === 'CANCELED');
+  if (!expired && !cancel) {
+    run.cancelRequested = false;
+    return false;
+  }
+  run.cancelRequested = false;
+  if (s.status === 'PENDING') await expireCharge(run.chargeId);
+  run.snapshot = await run.load();
+  if (run.snapshot.status === 'CANCELED' && run.snapshot.txid) {
+    // `?? []`: histories recorded when removeCob returned nothing.
+    const paidMeanwhile = ((await removeCob(run.chargeId)) ?? []).filter((p) => !run.applied.has(p.endToEndId));
+    if (paidMeanwhile.length > 0) run.payments.push(...paidMeanwhile);
+  }
+  return true;
+}
+
+/**
+ * Before expiring, the acquirer is asked what happened to the cob: a cob found paid is a payment
+ * (its callback may never come), never a cancellation. If the acquirer cannot be asked, the charge
+ * is not expired by guess: it waits, PENDING, with an operator case open, and the question is
+ * asked again on a backoff (see EXPIRY_MAX_WAIT_MS).
+ */
+async function askBeforeExpiry(run: ChargeRun): Promise<'paid' | 'expire' | 'wait'> {
+  // An operator's retry ends the wait it resolved: should this question (a short probe, like
+  // every question asked again) fail too, a new outage (a new case, a new maximum wait) begins.
+  const probe = run.askNow || run.expiryWait !== undefined;
+  if (run.askNow) run.expiryWait = undefined;
+  const wait = run.expiryWait;
+  if (wait && (wait.nextAskAt === null || Date.now() < wait.nextAskAt)) return 'wait';
+  const answer = await askAcquirer(run.chargeId, probe);
+  if (probe) run.asksThisRun++;
+  if (answer.ok) {
+    const paid = answer.payments.length > 0 ? 'the cob was paid' : 'nothing paid, the charge expires';
+    await endExpiryWait(run, `the acquirer answered: ${paid}`);
+    const found = answer.payments.filter((p) => !run.applied.has(p.endToEndId));
+    if (found.length === 0) return 'expire';
+    run.askNow = false;
+    run.payments.push(...found);
+    return 'paid';
+  }
+  // (Histories recorded before this step expired the charge here.)
+  if (!run.expiryWait && !patched('charge-waits-while-the-acquirer-cannot-be-asked')) return 'expire';
+  await awaitAcquirer(run, answer.error);
+  return 'wait';
+}
+
+/** The acquirer answered, or the charge left PENDING: the wait is over and its case closed. */
+async function endExpiryWait(run: ChargeRun, resolution: string): Promise<void> {
+  if (!run.expiryWait) return;
+  const reference = expiryCaseReference(run.chargeId, run.expiryWait);
+  run.expiryWait = undefined;
+  await closeExpiryCase(run.chargeId, reference, resolution);
+}
+
+/** The question failed: opens the outage's case on the first failure, then schedules the next one. */
+async function awaitAcquirer(run: ChargeRun, error: string): Promise<void> {
+  const now = Date.now();
+  if (!run.expiryWait) {
+    run.expiryWait = { since: now, asks: 1, nextAskAt: now + EXPIRY_ASK_FIRST_MS };
+    await openExpiryCase(run.chargeId, {
+      reference: expiryCaseReference(run.chargeId, run.expiryWait),
+      error,
+      since: new Date(now).toISOString(),
+      askUntil: new Date(now + EXPIRY_MAX_WAIT_MS).toISOString(),
+    });
+    return;
+  }
+  const wait = run.expiryWait;
+  wait.asks++;
+  const until = wait.since + EXPIRY_MAX_WAIT_MS;
+  const delay = Math.min(EXPIRY_ASK_FIRST_MS * 2 ** (wait.asks - 1), EXPIRY_ASK_MAX_MS);
+  wait.nextAskAt = now >= until ? null : Math.min(now + delay, until);
+  if (wait.nextAskAt === null) {
+    log.error('the acquirer still cannot be asked about the cob: stopped asking, the charge waits for an operator', {
+      chargeId: run.chargeId,
+      asks: wait.asks,
+      error,
+    });
+  }
+}
+
+/** Settlement of a paid charge: pending → available once the delay has passed; true when it ran. */
+async function settleWhenDue(run: ChargeRun): Promise<boolean> {
+  if (run.settleDeadline === undefined || run.snapshot.settled || Date.now() < run.settleDeadline) return false;
+  await settleCharge(run.chargeId);
+  run.snapshot = await run.load();
+  return true;
+}
+
+/** Done when nothing is owed: no open refund, settled if paid, and not awaiting payment. */
+function nothingOwed(run: ChargeRun): boolean {
+  const waitingForSettlement = run.settleDeadline !== undefined && !run.snapshot.settled;
+  return run.snapshot.status !== 'PENDING' && !waitingForSettlement && run.openRefunds.size === 0 && !run.hasWork();
+}
+
+/** Sleeps until the next deadline or until a signal brings work. */
+async function sleepUntilWork(run: ChargeRun): Promise<void> {
+  const deadlines: number[] = [...run.openRefunds.values()];
+  if (run.snapshot.status === 'PENDING' && run.parked.size === 0) {
+    // While waiting for the acquirer the next question is the deadline (none once it stopped asking).
+    if (!run.expiryWait) deadlines.push(run.expiryDeadline ?? 0);
+    else if (run.expiryWait.nextAskAt !== null) deadlines.push(run.expiryWait.nextAskAt);
+  }
+  if (run.settleDeadline !== undefined && !run.snapshot.settled) deadlines.push(run.settleDeadline);
+  const hasWork = (): boolean => run.hasWork();
+  if (deadlines.length === 0) await condition(hasWork);
+  else await condition(hasWork, Math.max(Math.min(...deadlines) - Date.now(), 1));
 }
 
 type AcquirerAnswer = { ok: true; payments: PaymentNotice[] } | { ok: false; error: string };

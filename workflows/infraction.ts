@@ -70,129 +70,180 @@ const DEFENSE_RETRY_MS = 3_600_000;
 
 const RANK: Record<InfractionStatus, number> = { OPEN: 0, ACCEPTED: 1, REJECTED: 1, REFUNDED: 2 };
 
-export async function infractionWorkflow(input: InfractionWorkflowInput): Promise<InfractionWorkflowResult> {
-  const id = input.infractionId;
-  let signalled: InfractionStatus = 'OPEN';
+/** The workflow's state, one object shared by the signal handlers and every step (never copied). */
+interface InfractionRun {
+  readonly id: string;
+  /** The furthest status the acquirer's signals claimed. */
+  signalled: InfractionStatus;
   /** Bumped by every signal: a wait that watches it wakes on any news. */
-  let news = 0;
-  let p: InfractionProgress | null = null;
-  setHandler(acquirerUpdateSignal, ({ status }) => {
-    if (RANK[status] > RANK[signalled]) signalled = status;
-    news++;
-  });
-  setHandler(operatorDecidedSignal, () => void news++);
+  news: number;
+  p: InfractionProgress | null;
   /** Bumped by each defenseSubmitted signal; the defense itself is read from the database. */
-  let defenseAsks = 0;
-  let defenseSeen = 0;
-  setHandler(defenseSubmittedSignal, () => void defenseAsks++);
-  setHandler(infractionStateQuery, () => p);
+  defenseAsks: number;
+  defenseSeen: number;
+  overdueWait: number;
+}
 
-  /** The acquirer's decision so far, from the signals and the database, whichever knows more. */
-  const decision = (): InfractionStatus => {
-    const stored = p?.acquirerStatus ?? 'OPEN';
-    return RANK[signalled] > RANK[stored] ? signalled : stored;
-  };
-  const decided = (): boolean => decision() !== 'OPEN';
-  /** The decision came, or a defense may be waiting to be sent. */
-  const decidedOrDefense = (): boolean => decided() || defenseAsks !== defenseSeen;
-  /** Waits until a signal arrives or `ms` pass. */
-  const newsOrTimeout = async (ms: number): Promise<void> => {
-    const seen = news;
-    await condition(() => news !== seen, ms);
-  };
+/** The acquirer's decision so far, from the signals and the database, whichever knows more. */
+function decision(run: InfractionRun): InfractionStatus {
+  const stored = run.p?.acquirerStatus ?? 'OPEN';
+  return RANK[run.signalled] > RANK[stored] ? run.signalled : stored;
+}
+const decided = (run: InfractionRun): boolean => decision(run) !== 'OPEN';
 
-  let overdueWait = OVERDUE_RETRY_MS;
-  /** How long to sleep before the next top-up of the block; null when no money is coming. */
-  const nextTopUpIn = (q: InfractionProgress): number | null => {
-    if (q.nextSettlementInMs === null) return null;
-    if (q.nextSettlementInMs > 0) {
-      overdueWait = OVERDUE_RETRY_MS;
-      return q.nextSettlementInMs + SETTLEMENT_GRACE_MS;
-    }
-    const wait = overdueWait;
-    overdueWait = Math.min(overdueWait * 2, OVERDUE_RETRY_MAX_MS);
-    return wait;
-  };
+/** Waits until a signal arrives or `ms` pass. */
+async function newsOrTimeout(run: InfractionRun, ms: number): Promise<void> {
+  const seen = run.news;
+  await condition(() => run.news !== seen, ms);
+}
 
+/** How long to sleep before the next top-up of the block; null when no money is coming. */
+function nextTopUpIn(run: InfractionRun, q: InfractionProgress): number | null {
+  if (q.nextSettlementInMs === null) return null;
+  if (q.nextSettlementInMs > 0) {
+    run.overdueWait = OVERDUE_RETRY_MS;
+    return q.nextSettlementInMs + SETTLEMENT_GRACE_MS;
+  }
+  const wait = run.overdueWait;
+  run.overdueWait = Math.min(run.overdueWait * 2, OVERDUE_RETRY_MAX_MS);
+  return wait;
+}
+
+export async function infractionWorkflow(input: InfractionWorkflowInput): Promise<InfractionWorkflowResult> {
+  const run: InfractionRun = {
+    id: input.infractionId,
+    signalled: 'OPEN',
+    news: 0,
+    p: null,
+    defenseAsks: 0,
+    defenseSeen: 0,
+    overdueWait: OVERDUE_RETRY_MS,
+  };
+  registerHandlers(run);
   // A closed infraction never blocks again, whatever callback started this run (block() is a no-op).
-  p = await db.blockInfractionFunds(id);
+  const p = await db.blockInfractionFunds(run.id);
+  run.p = p;
   if (p.closed || p.status === 'REJECTED' || p.status === 'REFUNDED') return { status: p.status };
+  if (await awaitDecision(run)) return { status: progress(run).status };
+  return { status: (await returnFunds(run)).status };
+}
 
-  // 1. Open: wait for the decision, blocking what settles meanwhile. Deciding applies only what the
-  //    database holds from the acquirer's signed callback (docs/architecture.md "Workflows carry
-  //    intent; activities check facts"): a decision it does not hold leaves the infraction OPEN,
-  //    the signal's claim is forgotten and the wait goes on. (`patched`: runs recorded before the
-  //    decision was checked ended on the activity's answer.) A merchant's defense is sent while it
-  //    waits, read from the database (a run recorded before defenses had neither the signal nor
-  //    `defensePending`, so it replays unchanged).
+function registerHandlers(run: InfractionRun): void {
+  setHandler(acquirerUpdateSignal, ({ status }) => {
+    if (RANK[status] > RANK[run.signalled]) run.signalled = status;
+    run.news++;
+  });
+  setHandler(operatorDecidedSignal, () => void run.news++);
+  setHandler(defenseSubmittedSignal, () => void run.defenseAsks++);
+  setHandler(infractionStateQuery, () => run.p);
+}
+
+/** The progress once the first block has read it (never null after the start). */
+function progress(run: InfractionRun): InfractionProgress {
+  return run.p as InfractionProgress;
+}
+
+/**
+ * 1. Open: wait for the decision, blocking what settles meanwhile. Deciding applies only what the
+ * database holds from the acquirer's signed callback (docs/architecture.md "Workflows carry
+ * intent; activities check facts"): a decision it does not hold leaves the infraction OPEN, the
+ * signal's claim is forgotten and the wait goes on. (`patched`: runs recorded before the decision
+ * was checked ended on the activity's answer.) True when the acquirer rejected it.
+ */
+async function awaitDecision(run: InfractionRun): Promise<boolean> {
   let rejecting = false;
   for (;;) {
-    while (p.status === 'OPEN' && !decided()) {
-      if (p.defensePending === true || defenseAsks !== defenseSeen) {
-        defenseSeen = defenseAsks;
-        p = await sendDefense(id, p, decided);
-        continue;
-      }
-      const wait = nextTopUpIn(p);
-      if (wait === null) await condition(decidedOrDefense);
-      else if (!(await condition(decidedOrDefense, wait))) p = await db.blockInfractionFunds(id);
-    }
-    if (p.status !== 'OPEN') break;
-    rejecting = decision() === 'REJECTED';
-    p = rejecting ? await db.rejectInfraction(id) : await db.acceptInfraction(id);
-    if (p.status !== 'OPEN' || !patched('infraction-decision-checked-against-the-row')) break;
+    await waitOpen(run);
+    if (progress(run).status !== 'OPEN') break;
+    rejecting = decision(run) === 'REJECTED';
+    run.p = rejecting ? await db.rejectInfraction(run.id) : await db.acceptInfraction(run.id);
+    if (run.p.status !== 'OPEN' || !patched('infraction-decision-checked-against-the-row')) break;
     rejecting = false;
-    signalled = 'OPEN';
+    run.signalled = 'OPEN';
   }
-  if (rejecting) return { status: p.status };
+  return rejecting;
+}
 
-  // 2. Accepted: until the payer has its money back through our own devolução, or the infraction
-  //    is closed (nothing to return, or released by an operator).
-  while (p.status === 'ACCEPTED' && !p.closed) {
+/**
+ * While OPEN and undecided: a merchant's defense is sent, read from the database (a run recorded
+ * before defenses had neither the signal nor `defensePending`, so it replays unchanged), and what
+ * settles is blocked.
+ */
+async function waitOpen(run: InfractionRun): Promise<void> {
+  const decidedOrDefense = (): boolean => decided(run) || run.defenseAsks !== run.defenseSeen;
+  while (progress(run).status === 'OPEN' && !decided(run)) {
+    const p = progress(run);
+    if (p.defensePending === true || run.defenseAsks !== run.defenseSeen) {
+      run.defenseSeen = run.defenseAsks;
+      run.p = await sendDefense(run.id, p, () => decided(run));
+      continue;
+    }
+    const wait = nextTopUpIn(run, p);
+    if (wait === null) await condition(decidedOrDefense);
+    else if (!(await condition(decidedOrDefense, wait))) run.p = await db.blockInfractionFunds(run.id);
+  }
+}
+
+/**
+ * 2. Accepted: until the payer has its money back through our own devolução, or the infraction
+ * is closed (nothing to return, or released by an operator).
+ */
+async function returnFunds(run: InfractionRun): Promise<InfractionProgress> {
+  const id = run.id;
+  while (progress(run).status === 'ACCEPTED' && !progress(run).closed) {
+    const p = progress(run);
     if (p.operatorAction === 'pending') {
-      await newsOrTimeout(OPERATOR_RECHECK_MS);
-      p = await db.applyOperatorAction(id);
+      await newsOrTimeout(run, OPERATOR_RECHECK_MS);
+      run.p = await db.applyOperatorAction(id);
       continue;
     }
     if (p.operatorAction) {
-      p = await db.applyOperatorAction(id);
+      run.p = await db.applyOperatorAction(id);
       continue;
     }
     if (!p.refundId) {
       // What is still missing may yet settle; then the devolução is chosen once.
-      for (let wait = nextTopUpIn(p); wait !== null; wait = nextTopUpIn(p)) {
+      for (let wait = nextTopUpIn(run, p); wait !== null; wait = nextTopUpIn(run, progress(run))) {
         await sleepFor(wait);
-        p = await db.blockInfractionFunds(id);
+        run.p = await db.blockInfractionFunds(id);
       }
-      p = await db.prepareInfractionRefund(id);
-      if (!p.refundId) continue;
+      run.p = await db.prepareInfractionRefund(id);
+      if (!run.p.refundId) continue;
     }
-    // 3. The devolução: asked once (idempotent on its id), then its own outcome, from the answer or
-    //    by asking — a callback only wakes the wait. Refused or not completed: an operator's case.
-    //    An outcome that cannot be learnt keeps the money in transit with an operator case, and
-    //    the idempotent request is made again hourly until the acquirer answers: never refused by
-    //    guess (docs/operations.md "Operator cases").
-    let seen = news; // a callback that arrives while the send runs must not be missed
-    let state: MedRefundState = await carried(() => acq.sendMedRefund(id), 'could not be asked');
-    let pollWait = REFUND_POLL_FIRST_MS;
-    let reported = false;
-    while (state.status === 'EM_PROCESSAMENTO' || state.status === 'UNKNOWN') {
-      const unknown = state.status === 'UNKNOWN';
-      if (unknown && !reported) {
-        await db.reportUnknownMedRefund(id, state.reason ?? 'outcome unknown');
-        reported = true;
-      }
-      if (news === seen) await condition(() => news !== seen, pollWait);
-      seen = news;
-      pollWait = Math.min(pollWait * 2, REFUND_POLL_MAX_MS);
-      state = unknown
-        ? await carried(() => acq.sendMedRefund(id), 'could not be asked')
-        : await carried(() => acq.checkMedRefund(id), 'its outcome could not be asked');
-    }
-    if (state.status === 'DEVOLVIDO') p = await db.completeMedRefund(id, state.rtrId ?? null);
-    else p = await db.failMedRefund(id, state.reason ?? state.status);
+    const state = await devolucao(run);
+    if (state.status === 'DEVOLVIDO') run.p = await db.completeMedRefund(id, state.rtrId ?? null);
+    else run.p = await db.failMedRefund(id, state.reason ?? state.status);
   }
-  return { status: p.status };
+  return progress(run);
+}
+
+/**
+ * 3. The devolução: asked once (idempotent on its id), then its own outcome, from the answer or
+ * by asking — a callback only wakes the wait. Refused or not completed: an operator's case.
+ * An outcome that cannot be learnt keeps the money in transit with an operator case, and the
+ * idempotent request is made again hourly until the acquirer answers: never refused by guess
+ * (docs/operations.md "Operator cases").
+ */
+async function devolucao(run: InfractionRun): Promise<MedRefundState> {
+  const id = run.id;
+  let seen = run.news; // a callback that arrives while the send runs must not be missed
+  let state: MedRefundState = await carried(() => acq.sendMedRefund(id), 'could not be asked');
+  let pollWait = REFUND_POLL_FIRST_MS;
+  let reported = false;
+  while (state.status === 'EM_PROCESSAMENTO' || state.status === 'UNKNOWN') {
+    const unknown = state.status === 'UNKNOWN';
+    if (unknown && !reported) {
+      await db.reportUnknownMedRefund(id, state.reason ?? 'outcome unknown');
+      reported = true;
+    }
+    if (run.news === seen) await condition(() => run.news !== seen, pollWait);
+    seen = run.news;
+    pollWait = Math.min(pollWait * 2, REFUND_POLL_MAX_MS);
+    state = unknown
+      ? await carried(() => acq.sendMedRefund(id), 'could not be asked')
+      : await carried(() => acq.checkMedRefund(id), 'its outcome could not be asked');
+  }
+  return state;
 }
 
 /**

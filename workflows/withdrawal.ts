@@ -79,117 +79,155 @@ function alreadyApplied(n: TransferNotice, status: WithdrawalStatus): boolean {
   return status !== 'PROCESSING';
 }
 
+/** The saga's state, one object shared by the signal handlers and every step (never copied). */
+interface WithdrawalRun {
+  readonly id: string;
+  readonly input: WithdrawalWorkflowInput;
+  readonly notices: TransferNotice[];
+  phase: WithdrawalWorkflowState['phase'];
+  status: WithdrawalStatus;
+  transferId: string | null;
+  polls: number;
+  /** The overall deadline for an outcome, fixed the first time the saga waits. */
+  deadline: number | undefined;
+}
+
+const stateOf = (run: WithdrawalRun): WithdrawalWorkflowState => ({
+  phase: run.phase,
+  status: run.status,
+  transferId: run.transferId,
+  polls: run.polls,
+});
+
 export async function withdrawalWorkflow(input: WithdrawalWorkflowInput): Promise<WithdrawalWorkflowState> {
-  const id = input.withdrawalId;
-  const notices: TransferNotice[] = [];
-  let phase: WithdrawalWorkflowState['phase'] = 'sending';
-  let status: WithdrawalStatus = 'PROCESSING';
-  let transferId: string | null = null;
-  let polls = 0;
-  const state = (): WithdrawalWorkflowState => ({ phase, status, transferId, polls });
-  const hasOutcome = (): boolean => notices.some(isFinal);
+  const run: WithdrawalRun = {
+    id: input.withdrawalId,
+    input,
+    notices: [],
+    phase: 'sending',
+    status: 'PROCESSING',
+    transferId: null,
+    polls: 0,
+    deadline: undefined,
+  };
+  setHandler(transferSignal, (n) => void run.notices.push(n));
+  setHandler(withdrawalStateQuery, () => stateOf(run));
 
-  setHandler(transferSignal, (n) => void notices.push(n));
-  setHandler(withdrawalStateQuery, state);
-
-  // 1. The debit: already in the ledger with the withdrawal; its transaction id goes into the
-  // history — in the input when the endpoint started the run just after posting it (the withdrawal
-  // is then PROCESSING with no transfer yet), else as the result of confirming it here.
-  if (!input.debit) {
-    const debit = await confirmWithdrawalDebit(id);
-    status = debit.snapshot.status;
-    transferId = debit.snapshot.transferId;
+  await confirmDebit(run);
+  if (run.status === 'PROCESSING') {
+    await sendTransfer(run);
+    await awaitOutcome(run);
   }
-
-  /** The acquirer's answer, or null when it cannot be asked now (the next poll asks again). */
-  const ask = async (): Promise<TransferNotice | null> => {
-    try {
-      const n = await checkWithdrawalTransfer(id);
-      transferId ??= n.transferId;
-      return n;
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      log.warn('asking the acquirer about the transfer failed', { withdrawalId: id, error: err.cause?.message });
-      return null;
-    }
-  };
-
-  // 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline.
-  let deadline: number | undefined;
-  const awaitOutcome = async (): Promise<void> => {
-    phase = 'awaiting_result';
-    deadline ??= Date.now() + (input.resultDeadlineMs ?? RESULT_DEADLINE_MS);
-    let delay = FIRST_POLL_MS;
-    while (!hasOutcome()) {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        const last = await ask();
-        if (last && isFinal(last)) {
-          notices.push(last);
-          break;
-        }
-        await raiseWithdrawalAlert(id, last ?? { status: 'PROCESSING', transferId });
-        phase = 'escalated';
-        // An operator settles it at the acquirer; its callback brings the outcome. A slow poll
-        // still notices an outcome the acquirer reaches without calling back.
-        while (!(await condition(hasOutcome, ESCALATED_POLL_MS))) {
-          polls++;
-          const polled = await ask();
-          if (polled && isFinal(polled)) notices.push(polled);
-        }
-        break;
-      }
-      if (await condition(hasOutcome, Math.min(delay, left))) break;
-      polls++;
-      const polled = await ask();
-      if (polled && isFinal(polled)) notices.push(polled);
-      delay = Math.min(delay * 2, MAX_POLL_MS);
-    }
-  };
-
-  // 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
-  //    reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
-  //    One that contradicts the applied outcome (COMPLETED after FAILED, REJECTED after COMPLETED)
-  //    changes nothing either — the first applied outcome stays — but opens an operator case.
-  //    Each step applies only what the acquirer or its signed callback states (docs/architecture.md
-  //    "Workflows carry intent; activities check facts"): a notice they do not bear out changes nothing.
-  const applyNotices = async (): Promise<void> => {
-    while (notices.length > 0) {
-      const n = notices.shift() as TransferNotice;
-      if (alreadyApplied(n, status)) {
-        // (`patched`: histories recorded before contradictions were reported replay without it.)
-        if (contradictsApplied(n.status, status) && patched('withdrawal-reports-contradicting-outcome')) {
-          await reportTransferContradiction(id, n);
-        }
-        continue;
-      }
-      if (n.status === 'COMPLETED') status = (await completeWithdrawal(id, n)).status;
-      else if (n.status === 'REJECTED')
-        status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
-      else if (n.status === 'RETURNED') status = (await refundWithdrawal(id, n)).status;
-    }
-  };
-
-  if (status === 'PROCESSING') {
-    // 2. The transfer, idempotent on the withdrawal id.
-    try {
-      const sent = await sendWithdrawalTransfer(id);
-      transferId ??= sent.transferId;
-      if (isFinal(sent)) notices.push(sent);
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      // Not known to have reached the acquirer: the polls below repeat the idempotent send.
-      log.warn('sending the transfer failed; polling will retry it', { withdrawalId: id, error: err.cause?.message });
-    }
-    await awaitOutcome();
-  }
-  await applyNotices();
+  await applyNotices(run);
   // Nothing the source bore out (a forged signal): the saga waits for the real outcome again.
   // (`patched`: histories recorded before the steps checked facts ended here.)
-  while (status === 'PROCESSING' && patched('withdrawal-waits-again-after-an-unconfirmed-outcome')) {
-    await awaitOutcome();
-    await applyNotices();
+  while (run.status === 'PROCESSING' && patched('withdrawal-waits-again-after-an-unconfirmed-outcome')) {
+    await awaitOutcome(run);
+    await applyNotices(run);
   }
-  phase = 'done';
-  return state();
+  run.phase = 'done';
+  return stateOf(run);
+}
+
+/**
+ * 1. The debit: already in the ledger with the withdrawal; its transaction id goes into the
+ * history — in the input when the endpoint started the run just after posting it (the withdrawal
+ * is then PROCESSING with no transfer yet), else as the result of confirming it here.
+ */
+async function confirmDebit(run: WithdrawalRun): Promise<void> {
+  if (run.input.debit) return;
+  const debit = await confirmWithdrawalDebit(run.id);
+  run.status = debit.snapshot.status;
+  run.transferId = debit.snapshot.transferId;
+}
+
+/** 2. The transfer, idempotent on the withdrawal id. */
+async function sendTransfer(run: WithdrawalRun): Promise<void> {
+  try {
+    const sent = await sendWithdrawalTransfer(run.id);
+    run.transferId ??= sent.transferId;
+    if (isFinal(sent)) run.notices.push(sent);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    // Not known to have reached the acquirer: the polls below repeat the idempotent send.
+    log.warn('sending the transfer failed; polling will retry it', { withdrawalId: run.id, error: err.cause?.message });
+  }
+}
+
+/** The acquirer's answer, or null when it cannot be asked now (the next poll asks again). */
+async function ask(run: WithdrawalRun): Promise<TransferNotice | null> {
+  try {
+    const n = await checkWithdrawalTransfer(run.id);
+    run.transferId ??= n.transferId;
+    return n;
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    log.warn('asking the acquirer about the transfer failed', { withdrawalId: run.id, error: err.cause?.message });
+    return null;
+  }
+}
+
+/** Asks the acquirer and queues a final answer as a notice. */
+async function poll(run: WithdrawalRun): Promise<void> {
+  run.polls++;
+  const polled = await ask(run);
+  if (polled && isFinal(polled)) run.notices.push(polled);
+}
+
+/** 3. Wait for the outcome: the callback signal, or the poll on a backoff, up to the deadline. */
+async function awaitOutcome(run: WithdrawalRun): Promise<void> {
+  run.phase = 'awaiting_result';
+  run.deadline ??= Date.now() + (run.input.resultDeadlineMs ?? RESULT_DEADLINE_MS);
+  const hasOutcome = (): boolean => run.notices.some(isFinal);
+  let delay = FIRST_POLL_MS;
+  while (!hasOutcome()) {
+    const left = run.deadline - Date.now();
+    if (left <= 0) {
+      await escalate(run, hasOutcome);
+      break;
+    }
+    if (await condition(hasOutcome, Math.min(delay, left))) break;
+    await poll(run);
+    delay = Math.min(delay * 2, MAX_POLL_MS);
+  }
+}
+
+/** Past the deadline: one last question, then an operator alert — never a guess. */
+async function escalate(run: WithdrawalRun, hasOutcome: () => boolean): Promise<void> {
+  const last = await ask(run);
+  if (last && isFinal(last)) {
+    run.notices.push(last);
+    return;
+  }
+  await raiseWithdrawalAlert(run.id, last ?? { status: 'PROCESSING', transferId: run.transferId });
+  run.phase = 'escalated';
+  // An operator settles it at the acquirer; its callback brings the outcome. A slow poll
+  // still notices an outcome the acquirer reaches without calling back.
+  while (!(await condition(hasOutcome, ESCALATED_POLL_MS))) await poll(run);
+}
+
+/**
+ * 4. Apply every outcome in the order it came. Each step is idempotent; a notice the status already
+ * reflects (a duplicate callback, a poll racing the callback) is skipped to keep the history plain.
+ * One that contradicts the applied outcome (COMPLETED after FAILED, REJECTED after COMPLETED)
+ * changes nothing either — the first applied outcome stays — but opens an operator case.
+ * Each step applies only what the acquirer or its signed callback states (docs/architecture.md
+ * "Workflows carry intent; activities check facts"): a notice they do not bear out changes nothing.
+ */
+async function applyNotices(run: WithdrawalRun): Promise<void> {
+  const id = run.id;
+  while (run.notices.length > 0) {
+    const n = run.notices.shift() as TransferNotice;
+    if (alreadyApplied(n, run.status)) {
+      // (`patched`: histories recorded before contradictions were reported replay without it.)
+      if (contradictsApplied(n.status, run.status) && patched('withdrawal-reports-contradicting-outcome')) {
+        await reportTransferContradiction(id, n);
+      }
+      continue;
+    }
+    if (n.status === 'COMPLETED') run.status = (await completeWithdrawal(id, n)).status;
+    else if (n.status === 'REJECTED')
+      run.status = (await failWithdrawal(id, n.reason ?? 'rejected by the destination bank')).status;
+    else if (n.status === 'RETURNED') run.status = (await refundWithdrawal(id, n)).status;
+  }
 }

@@ -1,0 +1,39 @@
+/**
+ * Histories recorded by earlier workflow code replay on the current bundle (docs/testing.md
+ * "Workflow branches with stubbed activities"): a refactor that changes the order of commands, or
+ * a wait that no longer wakes, fails here with a nondeterminism error instead of in production.
+ * The fixtures are the proto3 JSON the branch suites' replay step saw, one file per run.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { historyFromJson } from '../../src/services/platform/workflow-inspection';
+import { workflowBundle } from '../support/temporal';
+
+const DIR = path.join(__dirname, 'fixtures', 'histories');
+
+describe('recorded histories replay on the current workflow code', function () {
+  this.timeout(300_000);
+  const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json'));
+
+  it('has recorded histories of the charge, withdrawal and infraction workflows', () => {
+    for (const kind of ['charge-', 'withdrawal-', 'infraction-'])
+      assert.ok(
+        files.some((f) => f.startsWith(kind)),
+        `no ${kind}* fixture in ${DIR}`,
+      );
+  });
+
+  it('replays every recorded history without a nondeterminism error', async () => {
+    const bundle = await workflowBundle(require.resolve('../../workflows'));
+    const histories = files.map((f) => ({
+      workflowId: f.replace(/\.json$/, ''),
+      history: historyFromJson(JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8'))),
+    }));
+    const failed: string[] = [];
+    for await (const r of Worker.runReplayHistories({ workflowBundle: bundle }, histories))
+      if (r.error) failed.push(`${r.workflowId}: ${r.error.message}`);
+    assert.deepEqual(failed, []);
+  });
+});
