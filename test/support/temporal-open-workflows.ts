@@ -302,3 +302,16 @@ async function runsHoldingTheClock(env: TestWorkflowEnvironment, waitMs: number)
 }
 
 const RUNNING = temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
+
+/**
+ * Holds the time-skipping clock for a test that must see its runs stand still (an API test whose
+ * subscription must stay PENDING_APPROVAL): one more lock, so that time passes in real time only,
+ * whether the count was at its idle lock or at zero (time running free). `release` gives it back,
+ * leaving the count as found. On the dev server both are no-ops.
+ */
+export async function holdClock(env: TestWorkflowEnvironment): Promise<{ release(): Promise<void> }> {
+  const service = rawTestService(env.connection);
+  if (!service) return { release: async () => {} };
+  await service.lockTimeSkipping({});
+  return { release: async () => void (await service.unlockTimeSkipping({}).catch(() => undefined)) };
+}

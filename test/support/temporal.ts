@@ -34,7 +34,7 @@ import { endRun, listOpenWorkflows } from './temporal-open-workflows';
 import { shareTimeSkippingWaits } from './time-skipping-waits';
 import { onRunEnd } from './lifecycle';
 
-export { endRun, resetTimeSkipping, stuckWorkflows, type StuckWorkflow } from './temporal-open-workflows';
+export { endRun, holdClock, resetTimeSkipping, stuckWorkflows, type StuckWorkflow } from './temporal-open-workflows';
 
 /** The app's workflows module as suites name it (`require.resolve('../../workflows')`: its index). */
 const WORKFLOWS_PATH = require.resolve('../../workflows');
