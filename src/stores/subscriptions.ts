@@ -208,7 +208,7 @@ export class SubscriptionsStore {
     return rows.length > 0;
   }
 
-  /** Guarded: a PENDING cycle's end (PAID, FAILED, CANCELED); false when it had already ended. */
+  /** Guarded: a PENDING cycle's end (PAID, FAILED, CANCELED), or a SCHEDULED one's cancel; false when it had already ended. */
   async endCycle(
     subscriptionId: string,
     number: number,
@@ -216,7 +216,8 @@ export class SubscriptionsStore {
     extra: { failure_reason?: string; paid_at?: Date } = {},
   ): Promise<boolean> {
     const n = await this.db('subscription_cycles')
-      .where({ subscription_id: subscriptionId, number, status: 'PENDING' })
+      .where({ subscription_id: subscriptionId, number })
+      .whereIn('status', status === 'CANCELED' ? ['PENDING', 'SCHEDULED'] : ['PENDING'])
       .update({ status, ...extra, updated_at: this.db.fn.now() });
     return n > 0;
   }
@@ -228,9 +229,11 @@ export class SubscriptionsStore {
       .update({ attempts, updated_at: this.db.fn.now() });
   }
 
+  /** Cycles not yet ended: PENDING (a cobr exists) and SCHEDULED (a variable amount set ahead). */
   openCycles(subscriptionId: string): Promise<CycleRow[]> {
     return this.db('subscription_cycles')
       .select(this.CYCLE_COLS)
-      .where({ subscription_id: subscriptionId, status: 'PENDING' }) as Promise<CycleRow[]>;
+      .where({ subscription_id: subscriptionId })
+      .whereIn('status', ['PENDING', 'SCHEDULED']) as Promise<CycleRow[]>;
   }
 }

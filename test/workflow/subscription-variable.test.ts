@@ -80,6 +80,7 @@ describe('subscription workflow: variable amounts set by the merchant per cycle'
     assert.match(late.body.message ?? '', /cycle 1 is PAID/i);
     await sleepTo(cycleDate(firstDate, 'MONTHLY', 3), 1);
     assert.equal((await setAmount(3, 1_000)).status, 409, 'cycle 3 was skipped');
+    assert.equal((await setAmount(5, 4_000)).status, 200, 'cycle 5 set ahead: SCHEDULED until the cancel');
 
     const canceled = await api.request('POST', `/v1/subscriptions/${id}/cancel`, { token: m.token });
     assert.equal(canceled.status, 200);
@@ -94,6 +95,13 @@ describe('subscription workflow: variable amounts set by the merchant per cycle'
         [3, 0, 'SKIPPED', false],
       ],
     );
+    assert.deepEqual(
+      cycles.filter((c) => c.status === 'SCHEDULED' || c.status === 'PENDING'),
+      [],
+      'no cycle is left open by the cancel',
+    );
+    const fifth = cycles.find((c) => c.number === 5);
+    assert.deepEqual([fifth?.amount, fifth?.status, fifth?.chargeId], [4_000, 'CANCELED', null]);
     const charges = (await db
       .knex('charges')
       .where({ subscription_id: id })
