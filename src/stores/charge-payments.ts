@@ -135,15 +135,18 @@ export async function confirmRefundFromOpenOrFailed(
 
 /**
  * Adds `amount` to a PAID charge's refunded amount (REFUNDED once fully refunded) in one
- * guarded statement; false when the charge is no longer PAID or it would exceed the amount.
+ * guarded statement; false when the charge is no longer PAID or it would exceed what was paid
+ * (`amount_paid`, which differs from `amount` on a due-date charge: `paidAmountOf`).
  */
 export async function addRefundedToPaid(db: Db, id: string, amount: number): Promise<boolean> {
   const n = await db('charges')
     .where({ id, status: 'PAID' })
-    .andWhereRaw('refunded_amount + ? <= amount', [amount])
+    .andWhereRaw('refunded_amount + ? <= coalesce(amount_paid, amount)', [amount])
     .update({
       refunded_amount: db.raw('refunded_amount + ?', [amount]),
-      status: db.raw(`case when refunded_amount + ? >= amount then 'REFUNDED' else status end`, [amount]),
+      status: db.raw(`case when refunded_amount + ? >= coalesce(amount_paid, amount) then 'REFUNDED' else status end`, [
+        amount,
+      ]),
       updated_at: db.fn.now(),
     });
   return n > 0;

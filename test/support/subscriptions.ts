@@ -1,7 +1,7 @@
 /**
  * The subscriptions stack for tests: on a database of its own, the acquirer simulator (real HTTP,
  * debits played at once, cobr lead bound widened: the dates are the skipped-time workflow's), the
- * API with charge, subscription, sandbox and callback routes (real HTTP), and a real worker on the
+ * API with charge, subscription, infraction, sandbox and callback routes (real HTTP), and a real worker on the
  * time-skipping server that a test may restart.
  */
 import assert from 'node:assert/strict';
@@ -17,6 +17,9 @@ import type { SubscriptionsService } from '../../src/services/subscriptions/subs
 import { chargeRoutes } from '../../src/http/routes/charges';
 import { subscriptionRoutes } from '../../src/http/routes/subscriptions';
 import { subscriptionSandboxRoutes } from '../../src/http/routes/sandbox/subscriptions';
+import { infractionSandboxRoutes } from '../../src/http/routes/sandbox/infractions';
+import { infractionRoutes } from '../../src/http/routes/infractions';
+import { sandboxRoutes } from '../../src/http/routes/sandbox/charges';
 import { sandboxControlOf } from '../../src/acquirer/sandbox-control';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { createLogger } from '../../src/lib/logger';
@@ -81,13 +84,18 @@ export async function subscriptionsStack(name: string): Promise<SubscriptionsSta
     workflows: createWorkflowClients(env.client, config),
   });
   const subscriptions = services.subscriptions;
+  const sandbox = services.sandbox ?? assert.fail('the stack runs the simulator');
   const api = await startApi({
     db,
     deps: {
       routes: [
-        chargeRoutes(services.charges),
+        chargeRoutes(services.charges, services.dueDate),
         subscriptionRoutes(subscriptions),
-        subscriptionSandboxRoutes(services.sandbox?.subscriptions ?? assert.fail('the stack runs the simulator')),
+        subscriptionSandboxRoutes(sandbox.subscriptions),
+        // Payments and MED on any charge (test/workflow/billing-money.test.ts).
+        sandboxRoutes(sandbox.charges),
+        infractionRoutes(services.infractions),
+        infractionSandboxRoutes(sandbox.infractions),
         acquirerCallbackRoutes({ secret: CALLBACK_SECRET, callbacks: services.callbacks }),
       ],
     },
@@ -106,4 +114,27 @@ export async function subscriptionsStack(name: string): Promise<SubscriptionsSta
     subscriptions,
     restartWorker: () => worker.restart(),
   };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Advances the time-skipping clock to noon UTC of `date` plus `days`, a day at a time: one sleep over
+ * months holds one call open while the server runs every timer on the way, and the server gives up on
+ * it (RESOURCE_EXHAUSTED). After each step `onDay` runs (a worker restart, say), then the simulator's
+ * callbacks of that step are answered and `idle` waits, so no signal-with-start overlaps a sleep.
+ */
+export async function sleepTo(
+  s: SubscriptionsStack,
+  date: string,
+  days: number,
+  opts: { onDay?: (day: string) => Promise<void>; idle?: () => Promise<void> } = {},
+): Promise<void> {
+  const target = Date.parse(`${date}T12:00:00Z`) + days * DAY_MS;
+  for (let now = await s.env.currentTimeMs(); now < target; now = await s.env.currentTimeMs()) {
+    await s.env.sleep(Math.min(target - now, DAY_MS));
+    await opts.onDay?.(new Date(await s.env.currentTimeMs()).toISOString().slice(0, 10));
+    await s.simulator.control.callbacks.idle();
+    await opts.idle?.();
+  }
 }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { cycleDate } from '../../src/domain/recurrence';
 import { eventually, readyMerchant } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
-import { subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
+import { sleepTo as sleepToDay, subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
 
 const DAY_MS = 86_400_000;
 
@@ -35,30 +35,20 @@ describe('subscription workflow: twelve monthly cycles on skipped time', functio
     s = await subscriptionsStack('subscription_flow');
   });
 
-  /** Advances the test server's clock to noon UTC of `date` plus `days`, running every timer on the way. */
   let idle: () => Promise<void> = () => Promise.resolve();
   /** Steps of `sleepTo` on these days (YYYY-MM-DD) restart the worker before their callbacks are answered. */
   let restartOn = new Set<string>();
   let restarts = 0;
-  const sleepTo = async (date: string, days: number) => {
-    const target = Date.parse(`${date}T12:00:00Z`) + days * DAY_MS;
-    // A day at a time: one sleep over months holds one call open while the server runs every
-    // timer on the way, and the server gives up on it (RESOURCE_EXHAUSTED).
-    // Each step waits for the simulator's callbacks of the last one to be answered first, so that
-    // no signal-with-start of theirs overlaps a sleep of the test server's clock.
-    for (let now = await s.env.currentTimeMs(); now < target; now = await s.env.currentTimeMs()) {
-      await s.env.sleep(Math.min(target - now, DAY_MS));
-      const day = new Date(await s.env.currentTimeMs()).toISOString().slice(0, 10);
-      if (restartOn.has(day)) {
-        restartOn.delete(day);
+  const sleepTo = (date: string, days: number) =>
+    sleepToDay(s, date, days, {
+      idle: () => idle(),
+      onDay: async (day) => {
+        if (!restartOn.delete(day)) return;
         // Timers of the day have fired: a cobr request or a debit's callback may be in flight.
         await s.restartWorker();
         restarts++;
-      }
-      await s.simulator.control.callbacks.idle();
-      await idle();
-    }
-  };
+      },
+    });
 
   it('approval, 11 paid cycles, one failed then retried and paid, a cancellation; all booked once', async () => {
     const { api, simulator, db } = s;

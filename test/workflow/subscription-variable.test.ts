@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { cycleDate } from '../../src/domain/recurrence';
 import { eventually, readyMerchant } from '../support/charges';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
-import { subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
+import { sleepTo as sleepToDay, subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
 
 const DAY_MS = 86_400_000;
 
@@ -26,15 +26,7 @@ describe('subscription workflow: variable amounts set by the merchant per cycle'
   });
 
   let idle: () => Promise<void> = () => Promise.resolve();
-  /** To noon UTC of `date` plus `days`, a day at a time, each day's callbacks answered first (as subscription-flow). */
-  const sleepTo = async (date: string, days: number) => {
-    const target = Date.parse(`${date}T12:00:00Z`) + days * DAY_MS;
-    for (let now = await s.env.currentTimeMs(); now < target; now = await s.env.currentTimeMs()) {
-      await s.env.sleep(Math.min(target - now, DAY_MS));
-      await s.simulator.control.callbacks.idle();
-      await idle();
-    }
-  };
+  const sleepTo = (date: string, days: number) => sleepToDay(s, date, days, { idle: () => idle() });
 
   it('two cycles of different amounts booked with the fee on each, a third with none skipped', async () => {
     const { api, simulator, db } = s;

@@ -1,0 +1,168 @@
+/**
+ * The money rules of every charge on the two billing kinds (docs/api.md "Due-date charges",
+ * "Subscriptions"): a due-date charge paid late (fine and interest: more than the nominal amount) and
+ * a subscription's cycle (a RECURRING charge) are booked in the statement as paid with the fee on it,
+ * and under a MED infraction the payer gets back what was paid, the fee covering the merchant's
+ * shortfall. Figures are worked out by hand here; the ledger invariant closes each case.
+ */
+import assert from 'node:assert/strict';
+import { createStatementService } from '../../src/services/ledger/statement';
+import { eventually, readyMerchant } from '../support/charges';
+import { assertLedgerInvariant } from '../support/ledger-invariant';
+import { sleepTo, subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
+import type { MerchantFixture, TestApi } from '../support/api';
+
+const DAY_MS = 86_400_000;
+
+interface Balance {
+  available: number;
+  pending: number;
+  blocked: number;
+  total: number;
+}
+
+describe('billing money: statement and MED on due-date charges and subscription cycles', function () {
+  this.timeout(300_000);
+  let s: SubscriptionsStack;
+  before(async () => {
+    s = await subscriptionsStack('billing_money');
+  });
+
+  /** A São Paulo calendar day `days` from today (Brazil keeps UTC−3), as test/workflow/due-date-flow.test.ts. */
+  const day = (days: number): string => new Date(Date.now() - 3 * 3_600_000 + days * DAY_MS).toISOString().slice(0, 10);
+
+  const balance = async (api: TestApi, m: MerchantFixture): Promise<Balance> =>
+    (await api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: m.token })).body.balance;
+
+  /** The charge's statement lines, as `[type, amount]` in booking order. */
+  async function statementOf(m: MerchantFixture, chargeId: string): Promise<Array<[string, number]>> {
+    const page = await createStatementService({ knex: s.api.knex }).page(m.merchantId, { page: 1, limit: 100 });
+    return page.entries.filter((e) => e.chargeId === chargeId).map((e) => [e.type, e.amount]);
+  }
+
+  /** Raises an infraction on the paid charge and has the sandbox accept it; answers the infraction row once REFUNDED. */
+  async function medRefunded(m: MerchantFixture, chargeId: string, blockedWhileOpen: Balance) {
+    const raised = await s.api.request<{ infraction: { id: string; amount: number } }>(
+      'POST',
+      '/v1/sandbox/infractions',
+      { token: m.token, body: { chargeId, reason: 'Golpe do falso vendedor' } },
+    );
+    assert.equal(raised.status, 202, JSON.stringify(raised.body));
+    const inf = raised.body.infraction;
+    await eventually(
+      async () => (JSON.stringify(await balance(s.api, m)) === JSON.stringify(blockedWhileOpen) ? true : undefined),
+      `all of it blocked: ${JSON.stringify(blockedWhileOpen)}`,
+    );
+    const accepted = await s.api.request('POST', `/v1/sandbox/infractions/${inf.id}/accept`, { token: m.token });
+    assert.equal(accepted.status, 202);
+    // Polled, not result(): a time-skipping wait would run the clock on through every open run's timers.
+    const row = await eventually(async () => {
+      const r = await s.api.knex('infractions').where({ id: inf.id }).first();
+      return r?.status === 'REFUNDED' ? r : undefined;
+    }, 'the infraction REFUNDED');
+    return { inf, row };
+  }
+
+  const chargeRefunded = (id: string) =>
+    eventually(async () => {
+      const c = await s.api.knex('charges').where({ id }).first();
+      return c?.status === 'REFUNDED' ? (c as { refunded_amount: string | number }) : undefined;
+    }, `charge ${id} REFUNDED`);
+
+  it('a due-date charge paid late: the statement books what was paid, MED returns all of it', async () => {
+    const m = await readyMerchant(s.api, { feeBps: 100 });
+    const created = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
+      token: m.token,
+      body: {
+        amount: 100_000,
+        description: 'Mensalidade',
+        dueDate: day(10),
+        payer: { name: 'Ana Souza', document: '12345678909' },
+        validityAfterDue: 20,
+        fine: { mode: 'PERCENT', percent: 2 },
+        interest: { mode: 'PERCENT_PER_MONTH', percent: 1 },
+        abatement: { mode: 'FIXED', amount: 1_000 },
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.charge.id;
+    const pay = await s.api.request('POST', `/v1/sandbox/charges/${id}/pay`, {
+      token: m.token,
+      body: { paidOn: day(16) },
+    });
+    assert.equal(pay.status, 202, JSON.stringify(pay.body));
+    // Six days late on 1000.00 − 10.00 abated: fine 2 % = 19.80, interest 1 % × 6/30 = 1.98.
+    const paid = 99_000 + 1_980 + 198;
+    const fee = 1_012; // 1 % of 1011.78, rounded
+    await eventually(async () => {
+      const row = await s.api.knex('charges').where({ id }).first('status');
+      return row?.status === 'PAID' ? true : undefined;
+    }, 'the charge PAID');
+    // The charge run settles a day after the payment, which the sandbox dated day 16.
+    await s.env.sleep(18 * DAY_MS);
+    const settled = { available: paid - fee, pending: 0, blocked: 0, total: paid - fee };
+    await eventually(
+      async () => (JSON.stringify(await balance(s.api, m)) === JSON.stringify(settled) ? true : undefined),
+      'settled',
+    );
+    assert.deepEqual(await statementOf(m, id), [
+      ['CHARGE_PAID', paid],
+      ['FEE', -fee],
+      ['SETTLEMENT', paid - fee],
+    ]);
+
+    const { inf, row } = await medRefunded(m, id, { available: 0, pending: 0, blocked: paid - fee, total: paid - fee });
+    assert.equal(inf.amount, paid, 'the infraction is of what was paid, not the nominal 1000.00');
+    assert.deepEqual([Number(row.refund_amount), Number(row.fee_returned)], [paid, fee]);
+    const charge = await chargeRefunded(id);
+    assert.equal(Number(charge.refunded_amount), paid);
+    assert.deepEqual(await balance(s.api, m), { available: 0, pending: 0, blocked: 0, total: 0 });
+    await assertLedgerInvariant(s.api.knex);
+  });
+
+  it("a subscription's paid cycle: booked in the statement with its fee", async () => {
+    const m = await readyMerchant(s.api, { feeBps: 250 });
+    const firstDate = new Date((await s.env.currentTimeMs()) + 5 * DAY_MS).toISOString().slice(0, 10);
+    const created = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', {
+      token: m.token,
+      body: {
+        payer: { name: 'Ana Pagadora', document: '52998224725' },
+        periodicity: 'MONTHLY',
+        amount: 8_990,
+        firstDate,
+        description: 'Academia',
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const subscriptionId = created.body.subscription.id;
+    const approve = await s.api.request('POST', `/v1/sandbox/subscriptions/${subscriptionId}/approve`, {
+      token: m.token,
+    });
+    assert.equal(approve.status, 202, JSON.stringify(approve.body));
+    await eventually(async () => {
+      const sub = await s.api.knex('subscriptions').where({ id: subscriptionId }).first('status');
+      return sub?.status === 'ACTIVE' ? true : undefined;
+    }, 'approval');
+    await sleepTo(s, firstDate, 1);
+    const charge = await eventually(async () => {
+      const c = await s.api.knex('charges').where({ subscription_id: subscriptionId, subscription_cycle: 1 }).first();
+      return c?.status === 'PAID' ? (c as { id: string; type: string }) : undefined;
+    }, 'cycle 1 paid');
+    assert.equal(charge.type, 'RECURRING');
+    const fee = 225; // 2.5 % of 89.90 = 2.2475, rounded
+    await eventually(
+      async () => ((await balance(s.api, m)).available === 8_990 - fee ? true : undefined),
+      'cycle 1 settled',
+    );
+    assert.deepEqual(await statementOf(m, charge.id), [
+      ['CHARGE_PAID', 8_990],
+      ['FEE', -fee],
+      ['SETTLEMENT', 8_990 - fee],
+    ]);
+
+    // MED on a cycle's charge is not played here: the simulator's infractions find only cob payments.
+    const cancel = await s.api.request('POST', `/v1/subscriptions/${subscriptionId}/cancel`, { token: m.token });
+    assert.equal(cancel.status, 200);
+    await assertLedgerInvariant(s.api.knex);
+  });
+});
