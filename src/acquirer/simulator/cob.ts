@@ -4,11 +4,10 @@
  */
 import type Koa from 'koa';
 import type Router from '@koa/router';
-import { wireToCents } from '../money-wire';
 import * as wire from '../wire';
 import { parsed, problem } from './problem';
 import { violation, type ProtocolRouteDeps } from './protocol';
-import { cobView, NO_PAYMENTS, pixCopiaECola, type SimCob, type SimulatedPsp } from './psp';
+import { cobView, newCob, pixCopiaECola, type SimCob, type SimulatedPsp } from './psp';
 
 const invalidCob = (ctx: Koa.Context, propriedade: string, razao: string): void =>
   problem(
@@ -28,28 +27,12 @@ const sameCob = (a: SimCob, b: SimCob): boolean =>
   a.description === b.description &&
   JSON.stringify(a.debtor) === JSON.stringify(b.debtor);
 
-/** A new ATIVA cob from a PUT body. */
-function cobOf(txid: string, body: wire.CobSolicitada): SimCob {
-  return {
-    txid,
-    status: 'ATIVA',
-    amount: wireToCents(body.valor.original) ?? 0,
-    key: body.chave,
-    description: body.solicitacaoPagador,
-    debtor: body.devedor,
-    createdAt: new Date().toISOString(),
-    expiresIn: body.calendario.expiracao ?? 86400,
-    revision: 0,
-    payments: NO_PAYMENTS,
-  };
-}
-
 function createCob(ctx: Koa.Context, psp: SimulatedPsp): void {
   const txid = ctx.params.txid ?? '';
   if (!wire.TXID.test(txid)) return invalidCob(ctx, 'cob.txid', 'O campo cob.txid não respeita o schema.');
   const body = parsed(ctx, wire.cobSolicitada, 'cob', 'CobOperacaoInvalida', 'Cobrança inválida.');
   if (!body) return;
-  const cob = cobOf(txid, body);
+  const cob = newCob(txid, body, { expiresIn: body.calendario.expiracao ?? 86400 });
   const existing = psp.cobs.get(txid);
   if (existing) {
     if (!sameCob(existing, cob))

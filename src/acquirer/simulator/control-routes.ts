@@ -10,7 +10,7 @@ import type Router from '@koa/router';
 import { z } from 'zod';
 import type { SimulatorControl } from './control';
 import { SimulatorStateError } from './psp';
-import { problem } from './problem';
+import { answerControl, problem } from './problem';
 import { ACQUIRER_PIX_KEY_STATUSES, DEVOLUCAO_OUTCOMES } from '../../contracts/statuses';
 
 const party = z.object({ name: z.string().min(1).max(200), document: z.string().regex(/^(\d{11}|[0-9A-Z]{14})$/) });
@@ -70,14 +70,7 @@ const act =
         r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
       );
     }
-    try {
-      const result = await fn(ctx, r.data);
-      ctx.status = ctx.method === 'GET' ? 200 : 202;
-      ctx.body = result ?? { ok: true };
-    } catch (err) {
-      if (!(err instanceof SimulatorStateError)) throw err;
-      problem(ctx, err.kind === 'unknown' ? 404 : 409, 'EstadoInvalido', err.message);
-    }
+    await answerControl(ctx, () => fn(ctx, r.data));
   };
 const none = z.looseObject({});
 const param = (ctx: Koa.Context, name: string): string => String((ctx.params as Record<string, string>)[name] ?? '');

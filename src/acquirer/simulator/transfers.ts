@@ -66,16 +66,21 @@ function idempotentCreate<B extends { chave: string; tipoChave: PixKeyType }, T>
   };
 }
 
+/** What an idempotency key already made: its id in `ids`, the resource in `items`. */
+const seenIn =
+  <T>(ids: Map<string, string>, items: Map<string, T>) =>
+  (idempotencyKey: string): T | undefined => {
+    const id = ids.get(idempotencyKey);
+    return id ? items.get(id) : undefined;
+  };
+
 const createTransfer = (psp: SimulatedPsp) =>
   idempotentCreate({
     schema: wire.transferSolicitada,
     prefix: 'transferencia',
     type: 'TransferenciaInvalida',
     title: 'Transferência inválida.',
-    seen: (key) => {
-      const id = psp.transferByKey.get(key);
-      return id ? psp.transfers.get(id) : undefined;
-    },
+    seen: seenIn(psp.transferByKey, psp.transfers),
     sameAs: (t, body) =>
       t.amount === (wireToCents(body.valor) ?? 0) && t.pixKey === body.chave && t.pixKeyType === body.tipoChave,
     reused: 'Esta x-idempotency-key já criou uma transferência com outros dados.',
@@ -96,10 +101,7 @@ const registerKey = (psp: SimulatedPsp) =>
     prefix: 'chave',
     type: 'ChaveInvalida',
     title: 'Chave inválida.',
-    seen: (key) => {
-      const id = psp.keyByIdempotencyKey.get(key);
-      return id ? psp.keys.get(id) : undefined;
-    },
+    seen: seenIn(psp.keyByIdempotencyKey, psp.keys),
     sameAs: (k, body) => k.key === body.chave && k.keyType === body.tipoChave,
     reused: 'Esta x-idempotency-key já registrou outra chave.',
     create: (key, body) => psp.registerKey(key, body.tipoChave, body.chave),
