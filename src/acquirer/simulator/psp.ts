@@ -1,8 +1,8 @@
 /**
  * The simulated PSP's state and the things that happen "on its side": payments arriving,
  * devoluções settling, transfers finishing, keys changing status, MED infractions. Each such event
- * is announced to the service by a signed callback (callbacks.ts). The HTTP protocol (server.ts)
- * and the control surface (methods and /_sim routes) both act through this one object.
+ * is announced to the service by a signed callback (callbacks.ts). The HTTP protocol (the route
+ * modules server.ts wires) and the control surface (control-surface.ts, /_sim routes) both act through this one object.
  */
 import type { InfractionStatus } from '../../contracts/statuses';
 import crypto from 'node:crypto';

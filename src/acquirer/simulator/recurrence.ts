@@ -29,7 +29,7 @@ export type RecurrenceRoute =
 export interface RecurrenceRouteDeps {
   router: Router;
   state: SimulatedRecurrences;
-  /** Per protocol route: faults and the call log (server.ts). */
+  /** Per protocol route: faults and the call log (protocol.ts). */
   route(name: RecurrenceRoute): Middleware;
   bearer: Middleware;
 }
