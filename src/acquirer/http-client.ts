@@ -22,6 +22,7 @@ import { AcquirerError, errorForResponse } from './errors';
 import { centsToWire, isWireableCents, wireToCents } from './money-wire';
 import type {
   Acquirer,
+  ChargeAtAcquirer,
   Cob,
   CobRequest,
   Cobv,
@@ -66,6 +67,9 @@ export interface AcquirerTls {
   key?: Buffer;
 }
 
+/** The PATCH body that removes a cob or cobv (BCB CobRevisada). */
+const REMOVAL = { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' } as const;
+
 /** Refresh this long before the token's stated expiry (or at half its life, if shorter). */
 const TOKEN_SAFETY_MARGIN_MS = 30_000;
 
@@ -102,15 +106,11 @@ export class HttpAcquirer implements Acquirer {
   }
 
   async getCob(txid: string): Promise<Cob> {
-    checkId('txid', txid, wire.OPAQUE_ID);
-    return toCob(await this.call('getCob', 'GET', `cob/${txid}`, wire.cob));
+    return toCob(await this.chargeCall('getCob', `cob/${txid}`, txid, wire.cob));
   }
 
   async removeCob(txid: string): Promise<Cob> {
-    checkId('txid', txid, wire.OPAQUE_ID);
-    return toCob(
-      await this.call('removeCob', 'PATCH', `cob/${txid}`, wire.cob, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }),
-    );
+    return toCob(await this.chargeCall('removeCob', `cob/${txid}`, txid, wire.cob, REMOVAL));
   }
 
   async createCobv(req: CobvRequest): Promise<Cobv> {
@@ -121,14 +121,11 @@ export class HttpAcquirer implements Acquirer {
   }
 
   async getCobv(txid: string): Promise<Cobv> {
-    checkId('txid', txid, wire.OPAQUE_ID);
-    return toCobv(await this.call('getCobv', 'GET', `cobv/${txid}`, wire.cobv));
+    return toCobv(await this.chargeCall('getCobv', `cobv/${txid}`, txid, wire.cobv));
   }
 
   async removeCobv(txid: string): Promise<Cobv> {
-    checkId('txid', txid, wire.OPAQUE_ID);
-    const removal = { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' };
-    return toCobv(await this.call('removeCobv', 'PATCH', `cobv/${txid}`, wire.cobv, removal));
+    return toCobv(await this.chargeCall('removeCobv', `cobv/${txid}`, txid, wire.cobv, REMOVAL));
   }
 
   async createCobvBatch(batchId: number, description: string, items: CobvRequest[]): Promise<void> {
@@ -300,6 +297,21 @@ export class HttpAcquirer implements Acquirer {
     checkId('txid', txid, wire.TXID);
     checkId('date', date, /^\d{4}-\d{2}-\d{2}$/);
     return toCobR(await this.call('retryCobR', 'POST', `cobr/${txid}/retentativa/${date}`, wire.cobR));
+  }
+
+  /**
+   * GET of a cob or cobv at `path`, or its removal (PATCH with `removal`): the two kinds differ only
+   * in path and wire schema. The txid is checked first, as it goes into the path.
+   */
+  private chargeCall<S extends z.ZodType>(
+    operation: string,
+    path: string,
+    txid: string,
+    schema: S,
+    removal?: typeof REMOVAL,
+  ): Promise<z.infer<S>> {
+    checkId('txid', txid, wire.OPAQUE_ID);
+    return this.call(operation, removal ? 'PATCH' : 'GET', path, schema, removal);
   }
 
   /** One protocol call, timed and counted by `operation` (docs/operations.md "Metrics and logs"). */
@@ -487,7 +499,8 @@ function fromPessoa(p: { cpf?: string; cnpj?: string; nome: string } | undefined
 /** Schemas already checked the pattern; this only turns it into cents. */
 const cents = (text: string): number => wireToCents(text) ?? Number.NaN;
 
-function toCob(w: wire.CobWire): Cob {
+/** The fields a cob and a cobv share, from either wire shape. */
+function chargeOf(w: wire.CobWire | wire.CobvWire): ChargeAtAcquirer {
   return {
     txid: w.txid,
     status: w.status,
@@ -496,7 +509,6 @@ function toCob(w: wire.CobWire): Cob {
     ...(w.location ? { location: w.location } : {}),
     revision: w.revisao,
     createdAt: w.calendario.criacao,
-    expiresIn: w.calendario.expiracao,
     pix: (w.pix ?? []).map((p) => ({
       endToEndId: p.endToEndId,
       amount: cents(p.valor),
@@ -506,24 +518,13 @@ function toCob(w: wire.CobWire): Cob {
   };
 }
 
+function toCob(w: wire.CobWire): Cob {
+  return { ...chargeOf(w), expiresIn: w.calendario.expiracao };
+}
+
 function toCobv(w: wire.CobvWire): Cobv {
-  return {
-    txid: w.txid,
-    status: w.status,
-    amount: cents(w.valor.original),
-    pixCopiaECola: w.pixCopiaECola,
-    ...(w.location ? { location: w.location } : {}),
-    revision: w.revisao,
-    createdAt: w.calendario.criacao,
-    dueDate: w.calendario.dataDeVencimento,
-    validityAfterDue: w.calendario.validadeAposVencimento,
-    pix: (w.pix ?? []).map((p) => ({
-      endToEndId: p.endToEndId,
-      amount: cents(p.valor),
-      paidAt: p.horario,
-      ...(p.pagador ? { payer: fromPessoa(p.pagador) } : {}),
-    })),
-  };
+  const { dataDeVencimento, validadeAposVencimento } = w.calendario;
+  return { ...chargeOf(w), dueDate: dataDeVencimento, validityAfterDue: validadeAposVencimento };
 }
 
 function toRefund(w: wire.DevolucaoWire): Refund {

@@ -61,17 +61,10 @@ export interface CobvRequest {
   rules: DueDateRules;
 }
 
-export interface Cobv {
-  txid: string;
-  status: CobStatus;
-  amount: number;
-  pixCopiaECola: string;
-  location?: string;
-  revision: number;
-  createdAt: string;
+/** A cobv as the acquirer answers it: a cob's fields with its due date in place of an expiry. */
+export interface Cobv extends ChargeAtAcquirer {
   dueDate: string;
   validityAfterDue: number;
-  pix: PixReceived[];
 }
 
 /** One request of a cobv batch (BCB lotecobv) and what became of it. */
@@ -91,7 +84,8 @@ export interface PixReceived {
   payer?: Party;
 }
 
-export interface Cob {
+/** What a cob and a cobv share. */
+export interface ChargeAtAcquirer {
   txid: string;
   status: CobStatus;
   amount: number;
@@ -101,9 +95,12 @@ export interface Cob {
   location?: string;
   revision: number;
   createdAt: string;
-  expiresIn: number;
-  /** Payments received (GET only; a fresh cob has none). Lets a reconciler see a lost callback. */
+  /** Payments received (GET only; a fresh one has none). Lets a reconciler see a lost callback. */
   pix: PixReceived[];
+}
+
+export interface Cob extends ChargeAtAcquirer {
+  expiresIn: number;
 }
 
 export type RefundStatus = DevolucaoStatus;

@@ -166,10 +166,9 @@ export const pix = z.object({
 });
 export type PixWire = z.infer<typeof pix>;
 
-/** CobGerada / CobCompleta. `pixCopiaECola` is optional at the BCB; this service needs it. */
-export const cob = z.object({
+/** What a cob and a cobv share; they differ only in `calendario`. */
+const chargeBase = z.object({
   txid: z.string(),
-  calendario: z.object({ criacao: z.string(), expiracao: z.number().int() }),
   revisao: z.number().int().min(0),
   status: z.enum(COB_STATUSES),
   valor: z.object({ original: amount }),
@@ -178,23 +177,20 @@ export const cob = z.object({
   location: z.string().optional(),
   pix: z.array(pix).optional(),
 });
+
+/** CobGerada / CobCompleta. `pixCopiaECola` is optional at the BCB; this service needs it. */
+export const cob = chargeBase.extend({
+  calendario: z.object({ criacao: z.string(), expiracao: z.number().int() }),
+});
 export type CobWire = z.infer<typeof cob>;
 
 /** CobVGerada / CobVCompleta: what this service reads of a cobv. */
-export const cobv = z.object({
-  txid: z.string(),
+export const cobv = chargeBase.extend({
   calendario: z.object({
     criacao: z.string(),
     dataDeVencimento: calendarDate,
     validadeAposVencimento: z.int(),
   }),
-  revisao: z.number().int().min(0),
-  status: z.enum(COB_STATUSES),
-  valor: z.object({ original: amount }),
-  chave: z.string(),
-  pixCopiaECola: z.string().min(1),
-  location: z.string().optional(),
-  pix: z.array(pix).optional(),
 });
 export type CobvWire = z.infer<typeof cobv>;
 

@@ -63,71 +63,94 @@ interface Outgoing {
   body: unknown;
 }
 
+/** What every delivery of one sender shares. */
+interface Delivery {
+  opts: CallbackOptions;
+  maxAttempts: number;
+  retryBaseMs: number;
+  closing: AbortSignal;
+  delivered: CallbackSender['delivered'];
+  failed: CallbackSender['failed'];
+  attempts: CallbackAttempt[];
+}
+
+/** Waits `ms`, or less if the sender closes meanwhile. */
+function sleep(closing: AbortSignal, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (closing.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    closing.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/** One signed POST of a callback, logged in `attempts`; true when answered 2xx. */
+async function attemptOnce(d: Delivery, out: Outgoing, base: string, attempt: number): Promise<boolean> {
+  const record: CallbackAttempt = { callbackId: out.callbackId, path: out.path, attempt };
+  try {
+    const res = await fetch(new URL(out.path.replace(/^\//, ''), base.replace(/\/?$/, '/')), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [CALLBACK_SIGNATURE_HEADER]: signCallback(d.opts.secret, out.raw),
+        [CALLBACK_ID_HEADER]: out.callbackId,
+        [CALLBACK_ATTEMPT_HEADER]: String(attempt),
+      },
+      body: out.raw,
+      signal: AbortSignal.any([AbortSignal.timeout(d.opts.timeoutMs ?? 5_000), d.closing]),
+    });
+    await res.arrayBuffer();
+    record.status = res.status;
+    d.attempts.push(record);
+    if (!res.ok) return false;
+    d.delivered.push({ callbackId: out.callbackId, path: out.path, body: out.body, status: res.status });
+    return true;
+  } catch (err) {
+    record.error = errorMessage(err);
+    d.attempts.push(record);
+    return false;
+  }
+}
+
+/** Attempts with exponential backoff until a 2xx, `maxAttempts` times at most, then gives up. */
+async function deliver(d: Delivery, out: Outgoing): Promise<void> {
+  const jitter = d.opts.jitterMs();
+  if (jitter > 0) await sleep(d.closing, jitter);
+  for (let attempt = 1; attempt <= d.maxAttempts && !d.closing.aborted; attempt++) {
+    const base = d.opts.baseUrl();
+    if (!base) {
+      d.opts.logger.warn({ path: out.path }, 'acquirer simulator: no callback URL set, callback dropped');
+      return;
+    }
+    if (await attemptOnce(d, out, base, attempt)) return;
+    if (attempt < d.maxAttempts) await sleep(d.closing, Math.min(d.retryBaseMs * 2 ** (attempt - 1), 5_000));
+  }
+  d.failed.push({ callbackId: out.callbackId, path: out.path, body: out.body });
+  d.opts.logger.warn(
+    { path: out.path, callbackId: out.callbackId, attempts: d.maxAttempts },
+    'acquirer simulator: callback given up',
+  );
+}
+
 export function createCallbackSender(opts: CallbackOptions): CallbackSender {
   const inFlight = new Set<Promise<void>>();
   const held: Outgoing[] = [];
-  const delivered: CallbackSender['delivered'] = [];
-  const failed: CallbackSender['failed'] = [];
-  const attempts: CallbackAttempt[] = [];
-  const maxAttempts = opts.maxAttempts ?? 6;
-  const retryBaseMs = opts.retryBaseMs ?? 200;
   const closing = new AbortController();
-
-  const sleep = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      if (closing.signal.aborted) return resolve();
-      const t = setTimeout(resolve, ms);
-      closing.signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(t);
-          resolve();
-        },
-        { once: true },
-      );
-    });
-
-  async function deliver(out: Outgoing): Promise<void> {
-    const jitter = opts.jitterMs();
-    if (jitter > 0) await sleep(jitter);
-    for (let attempt = 1; attempt <= maxAttempts && !closing.signal.aborted; attempt++) {
-      const base = opts.baseUrl();
-      if (!base) {
-        opts.logger.warn({ path: out.path }, 'acquirer simulator: no callback URL set, callback dropped');
-        return;
-      }
-      const record: CallbackAttempt = { callbackId: out.callbackId, path: out.path, attempt };
-      try {
-        const res = await fetch(new URL(out.path.replace(/^\//, ''), base.replace(/\/?$/, '/')), {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            [CALLBACK_SIGNATURE_HEADER]: signCallback(opts.secret, out.raw),
-            [CALLBACK_ID_HEADER]: out.callbackId,
-            [CALLBACK_ATTEMPT_HEADER]: String(attempt),
-          },
-          body: out.raw,
-          signal: AbortSignal.any([AbortSignal.timeout(opts.timeoutMs ?? 5_000), closing.signal]),
-        });
-        await res.arrayBuffer();
-        record.status = res.status;
-        attempts.push(record);
-        if (res.ok) {
-          delivered.push({ callbackId: out.callbackId, path: out.path, body: out.body, status: res.status });
-          return;
-        }
-      } catch (err) {
-        record.error = errorMessage(err);
-        attempts.push(record);
-      }
-      if (attempt < maxAttempts) await sleep(Math.min(retryBaseMs * 2 ** (attempt - 1), 5_000));
-    }
-    failed.push({ callbackId: out.callbackId, path: out.path, body: out.body });
-    opts.logger.warn(
-      { path: out.path, callbackId: out.callbackId, attempts: maxAttempts },
-      'acquirer simulator: callback given up',
-    );
-  }
+  const d: Delivery = {
+    opts,
+    maxAttempts: opts.maxAttempts ?? 6,
+    retryBaseMs: opts.retryBaseMs ?? 200,
+    closing: closing.signal,
+    delivered: [],
+    failed: [],
+    attempts: [],
+  };
 
   function track(p: Promise<void>): void {
     inFlight.add(p);
@@ -137,15 +160,15 @@ export function createCallbackSender(opts: CallbackOptions): CallbackSender {
   /** Delivers one callback (twice when duplicating); resolves when every copy is done. */
   function dispatch(out: Outgoing): Promise<void> {
     const copies = opts.duplicate() ? 2 : 1;
-    const all = Promise.all(Array.from({ length: copies }, () => deliver(out))).then(() => undefined);
+    const all = Promise.all(Array.from({ length: copies }, () => deliver(d, out))).then(() => undefined);
     track(all);
     return all;
   }
 
   return {
-    delivered,
-    failed,
-    attempts,
+    delivered: d.delivered,
+    failed: d.failed,
+    attempts: d.attempts,
     get held() {
       return held.length;
     },

@@ -10,7 +10,7 @@ import type Router from '@koa/router';
 import { z } from 'zod';
 import type { SimulatorControl } from './control';
 import { SimulatorStateError } from './psp';
-import { problem } from './problem';
+import { answerControl, problem } from './problem';
 import { ACQUIRER_PIX_KEY_STATUSES, DEVOLUCAO_OUTCOMES } from '../../contracts/statuses';
 
 const party = z.object({ name: z.string().min(1).max(200), document: z.string().regex(/^(\d{11}|[0-9A-Z]{14})$/) });
@@ -56,37 +56,37 @@ const faultsBody = z.strictObject({
   outOfOrderCallbacksMs: z.number().int().min(0).max(60_000).optional(),
 });
 
-export function controlRoutes(router: Router, control: SimulatorControl): void {
-  /** Runs a control action with a validated body; maps simulator state errors to 404/409. */
-  const act =
-    <S extends z.ZodType>(schema: S, fn: (ctx: Koa.Context, body: z.infer<S>) => unknown) =>
-    async (ctx: Koa.Context): Promise<void> => {
-      const r = schema.safeParse(ctx.request.body ?? {});
-      if (!r.success) {
-        return problem(
-          ctx,
-          400,
-          'ControleInvalido',
-          'Requisição de controle inválida',
-          r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
-        );
-      }
-      try {
-        const result = await fn(ctx, r.data);
-        ctx.status = ctx.method === 'GET' ? 200 : 202;
-        ctx.body = result ?? { ok: true };
-      } catch (err) {
-        if (!(err instanceof SimulatorStateError)) throw err;
-        problem(ctx, err.kind === 'unknown' ? 404 : 409, 'EstadoInvalido', err.message);
-      }
-    };
-  const none = z.looseObject({});
-  const param = (ctx: Koa.Context, name: string): string => String((ctx.params as Record<string, string>)[name] ?? '');
-  const found = <T>(what: string, v: T | undefined): T => {
-    if (v === undefined) throw new SimulatorStateError(`unknown ${what}`, 'unknown');
-    return v;
+/** Runs a control action with a validated body; maps simulator state errors to 404/409. */
+const act =
+  <S extends z.ZodType>(schema: S, fn: (ctx: Koa.Context, body: z.infer<S>) => unknown) =>
+  async (ctx: Koa.Context): Promise<void> => {
+    const r = schema.safeParse(ctx.request.body ?? {});
+    if (!r.success) {
+      return problem(
+        ctx,
+        400,
+        'ControleInvalido',
+        'Requisição de controle inválida',
+        r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+      );
+    }
+    await answerControl(ctx, () => fn(ctx, r.data));
   };
+const none = z.looseObject({});
+const param = (ctx: Koa.Context, name: string): string => String((ctx.params as Record<string, string>)[name] ?? '');
+const found = <T>(what: string, v: T | undefined): T => {
+  if (v === undefined) throw new SimulatorStateError(`unknown ${what}`, 'unknown');
+  return v;
+};
 
+export function controlRoutes(router: Router, control: SimulatorControl): void {
+  cobAndRefundControl(router, control);
+  transferAndKeyControl(router, control);
+  infractionControl(router, control);
+  simulatorSwitches(router, control);
+}
+
+function cobAndRefundControl(router: Router, control: SimulatorControl): void {
   router.post(
     '/_sim/cob/:txid/pay',
     act(payBody, (ctx, b) => control.payCob(param(ctx, 'txid'), b)),
@@ -107,6 +107,9 @@ export function controlRoutes(router: Router, control: SimulatorControl): void {
     '/_sim/refunds/:id',
     act(none, (ctx) => found('refund', control.getRefund(param(ctx, 'id')))),
   );
+}
+
+function transferAndKeyControl(router: Router, control: SimulatorControl): void {
   router.post(
     '/_sim/transfers/:id/complete',
     act(none, (ctx) => control.completeTransfer(param(ctx, 'id'))),
@@ -127,6 +130,9 @@ export function controlRoutes(router: Router, control: SimulatorControl): void {
     '/_sim/keys/:id/status',
     act(keyStatusBody, (ctx, b) => control.setKeyStatus(param(ctx, 'id'), b.status)),
   );
+}
+
+function infractionControl(router: Router, control: SimulatorControl): void {
   router.post(
     '/_sim/infractions',
     act(infractionBody, (_ctx, b) =>
@@ -145,6 +151,10 @@ export function controlRoutes(router: Router, control: SimulatorControl): void {
     '/_sim/infractions/:id/refund',
     act(none, (ctx) => control.refundInfraction(param(ctx, 'id'))),
   );
+}
+
+/** Faults, tokens, and what was called and sent. */
+function simulatorSwitches(router: Router, control: SimulatorControl): void {
   router.get(
     '/_sim/faults',
     act(none, () => control.getFaults()),

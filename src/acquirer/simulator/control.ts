@@ -1,6 +1,6 @@
 /**
  * What the simulator's control surface offers (tests, the sandbox, the /control routes): the types
- * shared by server.ts, which implements it, and control-routes.ts, which serves it over HTTP.
+ * shared by control-surface.ts, which implements it, and control-routes.ts, which serves it over HTTP.
  */
 import type { PixKeyStatusAtAcquirer, Party } from '../types';
 import type { CallbackSender } from './callbacks';

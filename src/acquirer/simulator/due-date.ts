@@ -6,12 +6,11 @@
 import type Koa from 'koa';
 import type Router from '@koa/router';
 import { buildBrCode } from '../../pix/brcode';
-import { wireToCents } from '../money-wire';
 import { cobvValorOf, rulesOfCobv } from '../cobv-wire';
 import * as wire from '../wire';
 import type { SimRoute } from './control';
 import { problem, type Violation } from './problem';
-import { NO_PAYMENTS, type SimCob, type SimulatedPsp } from './psp';
+import { newCob, type SimCob, type SimulatedPsp } from './psp';
 
 export interface DueDateRouteDeps {
   psp: SimulatedPsp;
@@ -70,19 +69,7 @@ function cobvFrom(txid: string, body: unknown): { cob: SimCob } | { violacoes: V
   if (!r.success) return { violacoes: wire.violations('cobv', r.error) };
   const b = r.data;
   const rules = rulesOfCobv(b);
-  const cob: SimCob = {
-    txid,
-    status: 'ATIVA',
-    amount: wireToCents(b.valor.original) ?? 0,
-    key: b.chave,
-    description: b.solicitacaoPagador,
-    debtor: b.devedor,
-    createdAt: new Date().toISOString(),
-    expiresIn: 0,
-    revision: 0,
-    payments: NO_PAYMENTS,
-    dueDate: rules,
-  };
+  const cob = newCob(txid, b, { expiresIn: 0, dueDate: rules });
   const taken = (rules.discount?.until.length ?? 0) > 0 && rules.discount?.until.some((d) => d.date > rules.dueDate);
   if (taken)
     return {

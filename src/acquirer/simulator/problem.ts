@@ -6,6 +6,7 @@
 import type Koa from 'koa';
 import type { z } from 'zod';
 import { violations } from '../wire';
+import { SimulatorStateError } from './psp';
 
 const BCB_ERRORS = 'https://pix.bcb.gov.br/api/v2/error/';
 const OWN_ERRORS = 'urn:pixflow:acquirer-simulator:error:';
@@ -58,4 +59,19 @@ export function parsed<S extends z.ZodType>(
     violations(prefix, r.error),
   );
   return undefined;
+}
+
+/**
+ * Answers a control action (/_sim): 200 on a GET, 202 otherwise, with its result (or `{ok: true}`);
+ * a simulator state error as 404 for an unknown id, 409 for an impossible transition.
+ */
+export async function answerControl(ctx: Koa.Context, action: () => unknown): Promise<void> {
+  try {
+    const result = await action();
+    ctx.status = ctx.method === 'GET' ? 200 : 202;
+    ctx.body = result ?? { ok: true };
+  } catch (err) {
+    if (!(err instanceof SimulatorStateError)) throw err;
+    problem(ctx, err.kind === 'unknown' ? 404 : 409, 'EstadoInvalido', err.message);
+  }
 }

@@ -1,13 +1,13 @@
 /**
  * The simulated PSP's state and the things that happen "on its side": payments arriving,
  * devoluções settling, transfers finishing, keys changing status, MED infractions. Each such event
- * is announced to the service by a signed callback (callbacks.ts). The HTTP protocol (server.ts)
- * and the control surface (methods and /_sim routes) both act through this one object.
+ * is announced to the service by a signed callback (callbacks.ts). The HTTP protocol (the route
+ * modules server.ts wires) and the control surface (control-surface.ts, /_sim routes) both act through this one object.
  */
 import type { InfractionStatus } from '../../contracts/statuses';
 import crypto from 'node:crypto';
 import { buildBrCode } from '../../pix/brcode';
-import { centsToWire } from '../money-wire';
+import { centsToWire, wireToCents } from '../money-wire';
 import type { CobStatus, Party, PixKeyStatusAtAcquirer, PixKeyType, RefundStatus, TransferStatus } from '../types';
 import type { InfractionCallback, PixCallback, PixKeyCallback, TransferCallback } from '../wire';
 import type { CallbackSender } from './callbacks';
@@ -44,6 +44,35 @@ export interface SimCob {
 }
 
 export const NO_PAYMENTS: readonly SimPayment[] = Object.freeze([]);
+
+/** What a cob and a cobv request share (BCB CobSolicitada, CobVSolicitada). */
+interface ChargeRequestWire {
+  valor: { original: string };
+  chave: string;
+  solicitacaoPagador?: string;
+  devedor?: SimCob['debtor'];
+}
+
+/** A new ATIVA cob, or cobv with `dueDate`, from its request; `expiresIn` is 0 for a cobv. */
+export function newCob(
+  txid: string,
+  body: ChargeRequestWire,
+  kind: { expiresIn: number; dueDate?: DueDateRules },
+): SimCob {
+  return {
+    txid,
+    status: 'ATIVA',
+    amount: wireToCents(body.valor.original) ?? 0,
+    key: body.chave,
+    description: body.solicitacaoPagador,
+    debtor: body.devedor,
+    createdAt: new Date().toISOString(),
+    expiresIn: kind.expiresIn,
+    revision: 0,
+    payments: NO_PAYMENTS,
+    ...(kind.dueDate ? { dueDate: kind.dueDate } : {}),
+  };
+}
 
 /**
  * A cob's copia-e-cola code, built from the cob whenever it is shown rather than kept: it is

@@ -9,8 +9,7 @@ import { z } from 'zod';
 import { wireToCents } from '../money-wire';
 import * as wire from '../wire';
 import type { CallbackSender } from './callbacks';
-import { parsed, problem } from './problem';
-import { SimulatorStateError } from './psp';
+import { answerControl, parsed, problem } from './problem';
 import { cobRView, locRecView, recView, solicRecView, SimulatedRecurrences } from './recurrence-state';
 
 type Middleware = (ctx: Koa.Context, next: Koa.Next) => Promise<void>;
@@ -30,7 +29,7 @@ export type RecurrenceRoute =
 export interface RecurrenceRouteDeps {
   router: Router;
   state: SimulatedRecurrences;
-  /** Per protocol route: faults and the call log (server.ts). */
+  /** Per protocol route: faults and the call log (protocol.ts). */
   route(name: RecurrenceRoute): Middleware;
   bearer: Middleware;
 }
@@ -259,18 +258,11 @@ function recurrenceControlRoutes(router: Router, state: SimulatedRecurrences): v
   const control = recurrenceControl(state);
   const act =
     <S extends z.ZodType>(schema: S, fn: (id: string, body: z.infer<S>) => unknown) =>
-    (ctx: Koa.Context): void => {
+    async (ctx: Koa.Context): Promise<void> => {
       const r = schema.safeParse(ctx.request.body ?? {});
       if (!r.success) return problem(ctx, 400, 'ControleInvalido', 'Requisição de controle inválida', r.error.message);
       const id = String((ctx.params as Record<string, string>).id ?? '');
-      try {
-        const result = fn(id, r.data);
-        ctx.status = ctx.method === 'GET' ? 200 : 202;
-        ctx.body = result ?? { ok: true };
-      } catch (err) {
-        if (!(err instanceof SimulatorStateError)) throw err;
-        problem(ctx, err.kind === 'unknown' ? 404 : 409, 'EstadoInvalido', err.message);
-      }
+      await answerControl(ctx, () => fn(id, r.data));
     };
   const any = z.looseObject({});
   router.post(
