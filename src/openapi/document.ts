@@ -153,7 +153,7 @@ const SANDBOX_PIX_KEY_ACTIONS = {
   deactivate:
     'the acquirer sets the key INATIVA and says so by its signed callback: the key is INACTIVE (`pixkey.updated`). Waits up to 5 s for the key to be registered (then 400: try again)',
 } as const;
-const SANDBOX_INFRACTION_DECISIONS = {
+const SANDBOX_INFRACTION_OUTCOMES = {
   accept:
     'the acquirer accepts the infraction and says so by its signed callback (`infraction.updated`); the payment then goes back to the payer and the infraction ends REFUNDED (`infraction.refund_completed`). 400 once it is decided',
   reject:
@@ -856,7 +856,7 @@ export const ENDPOINTS: Endpoint[] = [
     path: `/v1/sandbox/infractions/:id/${decision}`,
     tag: 'Sandbox',
     summary: `The simulator decides the infraction: ${decision} (sandbox only)`,
-    description: sandboxDescription(SANDBOX_INFRACTION_DECISIONS[decision], 'infraction'),
+    description: sandboxDescription(SANDBOX_INFRACTION_OUTCOMES[decision], 'infraction'),
     auth: 'any',
     responses: { 202: { description: 'Decided', schema: infractions.sandboxInfractionResponse } },
   })),

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { chromium, type Browser } from 'playwright-core';
 import { startApi, type TestApi } from '../support/api';
-import { SPEC_ENDPOINTS } from '../support/spec-endpoints';
+import { API_ENDPOINTS } from '../support/api-endpoints';
 import { chromiumBrowser, needing } from '../support/external-artefacts';
 
 const CHROMIUM = chromiumBrowser();
@@ -50,7 +50,7 @@ describe('API reference page in a browser', function () {
           return `${method} ${p}`;
         }),
       );
-      for (const [method, p] of SPEC_ENDPOINTS) {
+      for (const [method, p] of API_ENDPOINTS) {
         assert.ok(
           shown.includes(`${method} ${p}`),
           `${method.toUpperCase()} ${p} is on the page (saw ${shown.length} operations)`,

@@ -35,7 +35,7 @@ import { sandboxRoutes } from '../../src/http/routes/sandbox/charges';
 import { webhookRoutes } from '../../src/http/routes/webhooks';
 import { withdrawalSandboxRoutes } from '../../src/http/routes/sandbox/withdrawals';
 import { withdrawalRoutes } from '../../src/http/routes/withdrawals';
-import { SPEC_ENDPOINTS } from '../support/spec-endpoints';
+import { API_ENDPOINTS } from '../support/api-endpoints';
 import { assertResponseMatchesDocument } from '../support/openapi-validator';
 import { CHARGE_REPLAY_EXAMPLE } from '../../src/openapi/document';
 
@@ -116,7 +116,7 @@ describe('OpenAPI document', function () {
 
   it('is OpenAPI 3.1 and documents every endpoint of the contract', () => {
     assert.equal(doc.openapi, '3.1.0');
-    for (const [method, path] of SPEC_ENDPOINTS) op(method, path);
+    for (const [method, path] of API_ENDPOINTS) op(method, path);
   });
 
   it('documents every route the route modules register', () => {

@@ -115,6 +115,10 @@ async function build(kind: TemporalKind, db: TestDb): Promise<ChargesStack> {
 }
 
 /** A merchant that meets every charge prerequisite, with its JWT. */
+/** A São Paulo calendar day `days` from today, as YYYY-MM-DD (Brazil keeps UTC−3): due dates and payment days. */
+export const saoPauloDay = (days: number): string =>
+  new Date(Date.now() - 3 * 3_600_000 + days * 86_400_000).toISOString().slice(0, 10);
+
 export async function readyMerchant(api: TestApi, opts: { feeBps?: number } = {}) {
   const m = await api.createMerchant(opts.feeBps === undefined ? {} : { feeBps: opts.feeBps });
   await api.makeReady(m.merchantId);

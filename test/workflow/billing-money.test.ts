@@ -7,19 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { createStatementService } from '../../src/services/ledger/statement';
-import { eventually, readyMerchant } from '../support/charges';
+import { eventually, readyMerchant, saoPauloDay } from '../support/charges';
+import type { Balance } from '../support/med';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { sleepTo, subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
 import type { MerchantFixture, TestApi } from '../support/api';
 
 const DAY_MS = 86_400_000;
-
-interface Balance {
-  available: number;
-  pending: number;
-  blocked: number;
-  total: number;
-}
 
 describe('billing money: statement and MED on due-date charges and subscription cycles', function () {
   this.timeout(300_000);
@@ -28,11 +22,16 @@ describe('billing money: statement and MED on due-date charges and subscription 
     s = await subscriptionsStack('billing_money');
   });
 
-  /** A São Paulo calendar day `days` from today (Brazil keeps UTC−3), as test/workflow/due-date-flow.test.ts. */
-  const day = (days: number): string => new Date(Date.now() - 3 * 3_600_000 + days * DAY_MS).toISOString().slice(0, 10);
+  const day = saoPauloDay;
 
   const balance = async (api: TestApi, m: MerchantFixture): Promise<Balance> =>
     (await api.request<{ balance: Balance }>('GET', '/v1/merchants/me/balance', { token: m.token })).body.balance;
+
+  const untilBalance = (m: MerchantFixture, want: Balance, what: string) =>
+    eventually(
+      async () => (JSON.stringify(await balance(s.api, m)) === JSON.stringify(want) ? true : undefined),
+      `${what}: ${JSON.stringify(want)}`,
+    );
 
   /** The charge's statement lines, as `[type, amount]` in booking order. */
   async function statementOf(m: MerchantFixture, chargeId: string): Promise<Array<[string, number]>> {
@@ -49,10 +48,7 @@ describe('billing money: statement and MED on due-date charges and subscription 
     );
     assert.equal(raised.status, 202, JSON.stringify(raised.body));
     const inf = raised.body.infraction;
-    await eventually(
-      async () => (JSON.stringify(await balance(s.api, m)) === JSON.stringify(blockedWhileOpen) ? true : undefined),
-      `all of it blocked: ${JSON.stringify(blockedWhileOpen)}`,
-    );
+    await untilBalance(m, blockedWhileOpen, 'all of it blocked');
     const accepted = await s.api.request('POST', `/v1/sandbox/infractions/${inf.id}/accept`, { token: m.token });
     assert.equal(accepted.status, 202);
     // Polled, not result(): a time-skipping wait would run the clock on through every open run's timers.
@@ -101,10 +97,7 @@ describe('billing money: statement and MED on due-date charges and subscription 
     // The charge run settles a day after the payment, which the sandbox dated day 16.
     await s.env.sleep(18 * DAY_MS);
     const settled = { available: paid - fee, pending: 0, blocked: 0, total: paid - fee };
-    await eventually(
-      async () => (JSON.stringify(await balance(s.api, m)) === JSON.stringify(settled) ? true : undefined),
-      'settled',
-    );
+    await untilBalance(m, settled, 'settled');
     assert.deepEqual(await statementOf(m, id), [
       ['CHARGE_PAID', paid],
       ['FEE', -fee],

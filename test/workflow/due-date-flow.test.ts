@@ -10,11 +10,9 @@ import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { createStatementService } from '../../src/services/ledger/statement';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { bcbViolations, itConformsToTheBcbDocument } from '../support/bcb-schema';
-import { eventually, ownChargesStack, readyMerchant, type ChargesStack } from '../support/charges';
+import { eventually, ownChargesStack, readyMerchant, saoPauloDay, type ChargesStack } from '../support/charges';
 
-/** A São Paulo calendar day `days` from today (Brazil keeps UTC−3). */
-const day = (days: number): string =>
-  new Date(Date.now() - 3 * 3_600_000 + days * 86_400_000).toISOString().slice(0, 10);
+const day = saoPauloDay;
 
 interface Created {
   id: string;

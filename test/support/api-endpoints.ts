@@ -1,5 +1,5 @@
 /** Every endpoint the API contract (docs/api.md) names, as OpenAPI paths: the docs tests look for each. */
-export const SPEC_ENDPOINTS: Array<[method: string, path: string]> = [
+export const API_ENDPOINTS: Array<[method: string, path: string]> = [
   ['post', '/v1/auth/login'],
   ['post', '/v1/api-keys'],
   ['delete', '/v1/api-keys/{id}'],
