@@ -219,6 +219,8 @@ export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 /** SCHEDULED: a variable cycle's amount set ahead, no cobr yet; SKIPPED: a variable cycle with none set (docs/api.md "Variable amounts"). */
 export const SUBSCRIPTION_CYCLE_STATUSES = ['SCHEDULED', 'PENDING', 'PAID', 'FAILED', 'CANCELED', 'SKIPPED'] as const;
 export type SubscriptionCycleStatus = (typeof SUBSCRIPTION_CYCLE_STATUSES)[number];
+/** A cycle not yet ended: PENDING (its cobr exists) or SCHEDULED (a variable amount set ahead); a cancel ends both. */
+export const OPEN_CYCLE_STATUSES = ['PENDING', 'SCHEDULED'] as const satisfies readonly SubscriptionCycleStatus[];
 export const SUBSCRIPTION_PERIODICITIES = ['WEEKLY', 'MONTHLY', 'QUARTERLY', 'SEMIANNUAL', 'YEARLY'] as const;
 export type SubscriptionPeriodicity = (typeof SUBSCRIPTION_PERIODICITIES)[number];
 export const SUBSCRIPTION_RETRY_POLICIES = ['NONE', 'THREE_IN_SEVEN_DAYS'] as const;

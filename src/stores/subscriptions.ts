@@ -10,6 +10,7 @@ import type {
   SubscriptionRetryPolicy,
   SubscriptionStatus,
 } from '../contracts/statuses';
+import { OPEN_CYCLE_STATUSES } from '../contracts/statuses';
 import { MAX_LIST_DEPTH } from '../contracts/validation';
 
 export interface SubscriptionRow {
@@ -217,7 +218,7 @@ export class SubscriptionsStore {
   ): Promise<boolean> {
     const n = await this.db('subscription_cycles')
       .where({ subscription_id: subscriptionId, number })
-      .whereIn('status', status === 'CANCELED' ? ['PENDING', 'SCHEDULED'] : ['PENDING'])
+      .whereIn('status', status === 'CANCELED' ? OPEN_CYCLE_STATUSES : ['PENDING'])
       .update({ status, ...extra, updated_at: this.db.fn.now() });
     return n > 0;
   }
@@ -229,11 +230,11 @@ export class SubscriptionsStore {
       .update({ attempts, updated_at: this.db.fn.now() });
   }
 
-  /** Cycles not yet ended: PENDING (a cobr exists) and SCHEDULED (a variable amount set ahead). */
+  /** Cycles not yet ended (`OPEN_CYCLE_STATUSES`). */
   openCycles(subscriptionId: string): Promise<CycleRow[]> {
     return this.db('subscription_cycles')
       .select(this.CYCLE_COLS)
       .where({ subscription_id: subscriptionId })
-      .whereIn('status', ['PENDING', 'SCHEDULED']) as Promise<CycleRow[]>;
+      .whereIn('status', OPEN_CYCLE_STATUSES) as Promise<CycleRow[]>;
   }
 }
