@@ -28,6 +28,15 @@ describe('subscriptions API', function () {
       await clock.release();
     }
   };
+  /**
+   * Twenty years and `n` days ahead of the later of the real clock and the run's shared skipped
+   * clock, which the workflow reads and which earlier suites may have moved years ahead: a
+   * subscription dated so stays PENDING_APPROVAL while a test runs.
+   */
+  const farDay = async (n = 0): Promise<string> => {
+    const now = Math.max(Date.now(), await s.env.currentTimeMs());
+    return new Date(now + (7_300 + n) * 86_400_000).toISOString().slice(0, 10);
+  };
   const valid = () => ({
     payer: { name: 'Bruno Pagador', document: '52998224725' },
     periodicity: 'MONTHLY',
@@ -67,7 +76,8 @@ describe('subscriptions API', function () {
     held(async () => {
       const a = await readyMerchant(s.api);
       const b = await readyMerchant(s.api);
-      const opts = { token: a.token, headers: { 'x-idempotency-key': 'sub-once' }, body: valid() };
+      const body = { ...valid(), firstDate: await farDay() };
+      const opts = { token: a.token, headers: { 'x-idempotency-key': 'sub-once' }, body };
       const first = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', opts);
       assert.equal(first.status, 201);
       const again = await s.api.request<{ subscription: { id: string }; idempotent: boolean }>(
@@ -111,13 +121,13 @@ describe('subscriptions API', function () {
       const create = async (over: Record<string, unknown>) => {
         const r = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', {
           token: a.token,
-          body: { ...valid(), amount: undefined, maxAmount: 10_000, endDate: inDays(7_300 + 62), ...over },
+          body: { ...valid(), amount: undefined, maxAmount: 10_000, endDate: await farDay(62), ...over },
         });
         assert.equal(r.status, 201, JSON.stringify(r.body));
         return r.body.subscription.id;
       };
       // Far ahead, as below: the shared skipped clock must not reach the cycles while this runs.
-      const id = await create({ firstDate: inDays(7_300) });
+      const id = await create({ firstDate: await farDay() });
       type Cycles = { subscription: { cycles: Array<{ number: number; amount: number; status: string }> } };
       const set = (sub: string, n: number | string, body: unknown, token = a.token) =>
         s.api.request<Cycles & { message: string; param?: string }>(
@@ -154,7 +164,7 @@ describe('subscriptions API', function () {
       assert.equal((await set('sub_nope', 2, { amount: 100 })).status, 404);
       const fixed = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', {
         token: a.token,
-        body: { ...valid(), firstDate: inDays(7_300) },
+        body: { ...valid(), firstDate: await farDay() },
       });
       const onFixed = await set(fixed.body.subscription.id, 2, { amount: 100 });
       assert.equal(onFixed.status, 400);
@@ -174,7 +184,7 @@ describe('subscriptions API', function () {
     // (The approval's way on, callback → workflow → ACTIVE, is test/workflow/subscription-flow's.)
     const created = await s.api.request<{ subscription: { id: string } }>('POST', '/v1/subscriptions', {
       token: a.token,
-      body: { ...valid(), firstDate: inDays(7_300) },
+      body: { ...valid(), firstDate: await farDay() },
     });
     assert.equal(created.status, 201);
     const id = created.body.subscription.id;
