@@ -17,6 +17,7 @@ import { chargesStore, type NewCharge } from '../../stores/charges';
 import type { ChargeWorkflows } from '../../temporal/clients/charge';
 import { replayView } from './views';
 import type { CreateChargeResult } from './charges';
+import { replayOf } from './context';
 
 export interface DueDateChargesDeps {
   knex: Knex;
@@ -95,19 +96,6 @@ async function pixKeyOf(knex: Knex, merchantId: string): Promise<string> {
   return row.pix_key as string;
 }
 
-/** The charge a key made once its creation finished, whatever the body (docs/api.md "Idempotency"). */
-async function replayOf(knex: Knex, merchantId: string, key: string): Promise<CreateChargeResult | null> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const row = await chargesStore(knex).findByIdempotencyKey(merchantId, key);
-    if (!row) return null;
-    if (row.qrCode || row.status !== 'PENDING') return { replay: true, charge: replayView(row) };
-    if (Date.now() > deadline)
-      throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** The charge's row and its cobv request; its expiry is the end of validity, which its workflow waits for. */
 export function newDueDateCharge(
   merchantId: string,
@@ -169,13 +157,13 @@ export function createDueDateCharges(deps: DueDateChargesDeps) {
     input: CreateDueDateChargeBody,
     idempotencyKey?: string,
   ): Promise<CreateChargeResult> {
-    const replay = idempotencyKey ? await replayOf(knex, merchantId, idempotencyKey) : null;
+    const replay = idempotencyKey ? await replayOf({ knex }, merchantId, idempotencyKey) : null;
     if (replay) return replay;
     const rules = checkDueDateCharge(input);
     const { charge, cobv } = newDueDateCharge(merchantId, input, rules, await pixKeyOf(knex, merchantId));
     charge.idempotencyKey = idempotencyKey ?? null;
     if (!(await chargesStore(knex).insertUnlessKeyTaken(charge, input.customer))) {
-      const winner = await replayOf(knex, merchantId, idempotencyKey as string);
+      const winner = await replayOf({ knex }, merchantId, idempotencyKey as string);
       if (winner) return winner;
       throw conflict('A request with this idempotency key is still being processed', 'idempotency_key_in_use');
     }
