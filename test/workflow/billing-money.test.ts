@@ -2,8 +2,8 @@
  * The money rules of every charge on the two billing kinds (docs/api.md "Due-date charges",
  * "Subscriptions"): a due-date charge paid late (fine and interest: more than the nominal amount) and
  * a subscription's cycle (a RECURRING charge) are booked in the statement as paid with the fee on it,
- * and under a MED infraction the payer gets back what was paid, the fee covering the merchant's
- * shortfall. Figures are worked out by hand here; the ledger invariant closes each case.
+ * a cycle takes a merchant's refund, and under a MED infraction the payer gets back what was paid,
+ * the fee covering the merchant's shortfall. Figures are worked out by hand here; the ledger invariant closes each case.
  */
 import assert from 'node:assert/strict';
 import { createStatementService } from '../../src/services/ledger/statement';
@@ -179,6 +179,28 @@ describe('billing money: statement and MED on due-date charges and subscription 
     assert.equal(Number((await chargeRefunded(charge.id)).refunded_amount), 8_990);
     assert.deepEqual(await statementOf(m, charge.id), bookedThenMed(8_990, fee));
     assert.deepEqual(await balance(s.api, m), { available: 0, pending: 0, blocked: 0, total: 0 });
+
+    const cancel = await s.api.request('POST', `/v1/subscriptions/${subscriptionId}/cancel`, { token: m.token });
+    assert.equal(cancel.status, 200);
+    await assertLedgerInvariant(s.api.knex);
+  });
+
+  it("a subscription's paid cycle refunded in part by the merchant: the devolução finds the debit", async () => {
+    const m = await readyMerchant(s.api, { feeBps: 250 });
+    const { subscriptionId, charge } = await paidCycle(m);
+    const net = 8_990 - 225;
+    await untilBalance(m, { available: net, pending: 0, blocked: 0, total: net }, 'cycle 1 settled');
+    const asked = await s.api.request('POST', `/v1/charges/${charge.id}/refund`, {
+      token: m.token,
+      body: { amount: 3_000 },
+    });
+    assert.equal(asked.status, 202, JSON.stringify(asked.body));
+    await eventually(async () => {
+      const r = await s.api.knex('charge_refunds').where({ charge_id: charge.id }).first('status');
+      return r?.status === 'CONFIRMED' ? true : undefined;
+    }, 'the refund CONFIRMED');
+    assert.deepEqual(await balance(s.api, m), { available: net - 3_000, pending: 0, blocked: 0, total: net - 3_000 });
+    assert.deepEqual((await statementOf(m, charge.id)).at(-1), ['REFUND', -3_000]);
 
     const cancel = await s.api.request('POST', `/v1/subscriptions/${subscriptionId}/cancel`, { token: m.token });
     assert.equal(cancel.status, 200);
