@@ -319,6 +319,7 @@ export class SimulatedRecurrences {
     else this.setCobR(cobr, 'REJEITADA');
   }
 
+  /** The debit settled: the cobr CONCLUIDA, its pix in the PSP's index (devoluções, MED find it). */
   private paid(cobr: SimCobR, attempt: SimAttempt): void {
     cobr.paid = { e2eId: attempt.e2eId, paidAt: nowIso() };
     const { nome, cpf, cnpj } = this.rec(cobr.idRec).debtor;
