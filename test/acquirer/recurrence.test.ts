@@ -10,7 +10,7 @@ import { AcquirerError } from '../../src/acquirer/errors';
 import { HttpAcquirer } from '../../src/acquirer/http-client';
 import { startAcquirerSimulator, type RunningSimulator } from '../../src/acquirer/simulator/server';
 import type { RecRequest } from '../../src/acquirer/types';
-import { cobRCallback, recCallback } from '../../src/acquirer/wire';
+import { cobRCallback, infractionCallback, pixCallback, recCallback } from '../../src/acquirer/wire';
 import { decodeFields } from '../../src/pix/brcode';
 import { newTxid } from '../../src/pix/brcode';
 import { needing } from '../support/external-artefacts';
@@ -248,6 +248,41 @@ describe('acquirer Pix Automático (rec, solicrec, cobr)', () => {
       [[9_990, paid.attempts[0]?.endToEndId]],
     );
     await assert.rejects(client.cancelCobR(txid), (e: AcquirerError) => e.code === 'REJECTED');
+  });
+
+  it("a paid cobr's debit is disputed and returned as a cob's payment is, within what was debited", async () => {
+    const rec = await approvedRec();
+    const txid = newTxid();
+    await client.createCobR({ txid, idRec: rec.idRec, dueDate: inDays(4), amount: 9_990, receiver: receiverAccount });
+    sim.control.recurrences.settleCobR(txid, 'PAGA');
+    const e2e = (await client.getCobR(txid)).pix[0]?.endToEndId ?? '';
+    const { infractionId } = sim.control.raiseInfraction(e2e, 'golpe');
+    assert.deepEqual(
+      [sim.control.getInfraction(infractionId)?.txid, sim.control.getInfraction(infractionId)?.amount],
+      [txid, 9_990],
+    );
+    sim.control.acceptInfraction(infractionId);
+    const rejected = (e: AcquirerError) => e.code === 'REJECTED' && e.status === 400;
+    await assert.rejects(client.requestRefund(e2e, 'medOver', 9_991), rejected, 'more than was debited');
+    const asked = await client.requestRefund(e2e, 'medCobr1', 9_990, 'MED');
+    assert.deepEqual([asked.status, asked.amount], ['EM_PROCESSAMENTO', 9_990]);
+    assert.deepEqual(bcb('DevolucaoSolicitada', lastCall('refund')?.request), []);
+    assert.deepEqual(bcb('Devolucao', lastCall('refund')?.response), []);
+
+    // Auto-settled: the pix callback carries the devolução, and the infraction is REFUNDED with it.
+    const [settled] = await receiver.waitFor((r) => r.path === '/v1/acquirer/pix' && r.raw.includes(e2e));
+    const pix = json<{ pix: Array<{ txid?: string }> }>(settled as Received).pix;
+    assert.deepEqual([pixCallback.safeParse({ pix }).success, pix[0]?.txid], [true, txid]);
+    for (const p of pix) assert.deepEqual(bcb('Pix', p), []);
+    const [refunded] = await receiver.waitFor(
+      (r) => r.path === '/v1/acquirer/infractions' && r.raw.includes(infractionId) && r.raw.includes('REFUNDED'),
+    );
+    const inf = infractionCallback.parse(json(refunded as Received)).infraction;
+    assert.deepEqual([inf.id, inf.txid, inf.devolucao?.valor], [infractionId, txid, '99.90']);
+    assert.deepEqual(bcb('Devolucao', inf.devolucao), []);
+    assert.equal((await client.getRefund(e2e, 'medCobr1')).status, 'DEVOLVIDO');
+    assert.deepEqual(bcb('Devolucao', lastCall('getRefund')?.response), []);
+    await assert.rejects(client.requestRefund(e2e, 'medCobr2', 1), rejected, 'nothing left to return');
   });
 
   it('a rejected debit is retried by policy (up to 3 in 7 days); NAO_PERMITE rejects the cobr', async () => {

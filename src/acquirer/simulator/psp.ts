@@ -45,6 +45,12 @@ export interface SimCob {
 
 export const NO_PAYMENTS: readonly SimPayment[] = Object.freeze([]);
 
+/** A payment received and the txid of what it paid (a cob, cobv or cobr). */
+export interface PaidPix {
+  txid: string;
+  payment: SimPayment;
+}
+
 /** What a cob and a cobv request share (BCB CobSolicitada, CobVSolicitada). */
 interface ChargeRequestWire {
   valor: { original: string };
@@ -241,27 +247,36 @@ export class SimulatedPsp {
   readonly keys = new Map<string, SimKey>();
   readonly keyByIdempotencyKey = new Map<string, string>();
   readonly infractions = new Map<string, SimInfraction>();
-  private readonly paymentIndex = new Map<string, { cob: SimCob; payment: SimPayment }>();
+  /** Every payment received, by e2eId: a cob's or cobv's, and a cobr's debit (`registerPayment`). */
+  private readonly paymentIndex = new Map<string, PaidPix>();
   private readonly timers = new Set<NodeJS.Timeout>();
   autoSettleRefunds = true;
 
   constructor(private readonly opts: PspOptions) {}
 
-  /** The cob and payment of an end-to-end id. */
-  payment(e2eId: string): { cob: SimCob; payment: SimPayment } | undefined {
+  /** The payment of an end-to-end id, with the txid of the cob, cobv or cobr it paid. */
+  payment(e2eId: string): PaidPix | undefined {
     return this.paymentIndex.get(e2eId);
+  }
+
+  /**
+   * A payment made outside the cob routes (a cobr debited by the payer's PSP), so that devoluções
+   * and MED infractions find it as they find a cob's (docs/api.md "Subscriptions").
+   */
+  registerPayment(txid: string, payment: SimPayment): void {
+    this.paymentIndex.set(payment.e2eId, { txid, payment });
   }
 
   /** Full cob view (CobCompleta): the cob plus the pix received, each with its devoluções. */
   cobCompleta(c: SimCob) {
-    return { ...cobView(c), pix: c.payments.map((p) => this.pixView(c, p)) };
+    return { ...cobView(c), pix: c.payments.map((p) => this.pixView(c.txid, p)) };
   }
 
-  private pixView(c: SimCob, p: SimPayment) {
+  private pixView(txid: string, p: SimPayment) {
     const devolucoes = [...this.refunds.values()].filter((r) => r.e2eId === p.e2eId).map(refundView);
     return {
       endToEndId: p.e2eId,
-      txid: c.txid,
+      txid,
       valor: centsToWire(p.amount),
       horario: p.paidAt,
       pagador: toPessoa(p.payer),
@@ -299,9 +314,9 @@ export class SimulatedPsp {
       payer: o.payer ?? { name: 'Pagador Sandbox', document: '12345678909' },
     };
     cob.payments = [...cob.payments, payment];
-    this.paymentIndex.set(payment.e2eId, { cob, payment });
+    this.registerPayment(txid, payment);
     if (cob.status === 'ATIVA') cob.status = 'CONCLUIDA';
-    const body: PixCallback = { pix: [this.pixView(cob, payment)] };
+    const body: PixCallback = { pix: [this.pixView(txid, payment)] };
     this.opts.callbacks.send('/v1/acquirer/pix', body);
     return { endToEndId: payment.e2eId };
   }
@@ -368,9 +383,8 @@ export class SimulatedPsp {
     if (outcome === 'NAO_REALIZADO') r.reason = reason ?? 'Devolução não realizada pelo PSP do pagador';
     const found = this.paymentIndex.get(r.e2eId);
     if (!found) return;
-    const { cob, payment } = found;
     const body: PixCallback = {
-      pix: [{ ...this.pixView(cob, payment), devolucoes: [refundView(r)] }],
+      pix: [{ ...this.pixView(found.txid, found.payment), devolucoes: [refundView(r)] }],
     };
     this.opts.callbacks.send('/v1/acquirer/pix', body);
     // MED: the receiving side returns an accepted infraction's funds by a devolução of the payment;
@@ -452,7 +466,7 @@ export class SimulatedPsp {
     const inf: SimInfraction = {
       id: `inf${randomAlnum(24)}`,
       e2eId,
-      txid: found.cob.txid,
+      txid: found.txid,
       amount: found.payment.amount,
       reason: reason ?? 'Suspeita de fraude',
       ...(opts.details ? { details: opts.details } : {}),

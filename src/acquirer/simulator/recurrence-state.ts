@@ -17,7 +17,7 @@ import type {
 import { centsToWire } from '../money-wire';
 import type { CobRCallback, RecCallback } from '../wire';
 import type { CallbackSender } from './callbacks';
-import { randomAlnum, SimulatorStateError } from './psp';
+import { randomAlnum, SimulatorStateError, type SimulatedPsp } from './psp';
 
 /** The simulator's ISPB (a made-up participant), as in psp.ts. */
 const ISPB = '99999999';
@@ -104,6 +104,8 @@ export interface RecurrenceOptions {
   autoDebit: boolean;
   /** BCB: a cobr is created from 2 to 10 days before its date; a skipped-time stack widens the bound. */
   cobrLeadDays: { min: number; max: number };
+  /** Where a paid debit is registered, so devoluções and MED infractions find it as a cob's payment. */
+  payments: Pick<SimulatedPsp, 'registerPayment'>;
 }
 
 const nowIso = (): string => new Date().toISOString();
@@ -308,14 +310,26 @@ export class SimulatedRecurrences {
     attempt.status = outcome;
     attempt.history.push({ status: outcome, data: nowIso() });
     if (outcome === 'PAGA') {
-      cobr.paid = { e2eId: attempt.e2eId, paidAt: nowIso() };
-      this.setCobR(cobr, 'CONCLUIDA');
+      this.paid(cobr, attempt);
       return;
     }
     attempt.rejection = { codigo: 'AM02', descricao: 'Saldo insuficiente na conta do usuário pagador (simulado)' };
     const rec = this.rec(cobr.idRec);
     if (rec.retryPolicy === 'PERMITE_3R_7D' && cobr.attempts.length <= 3) this.notifyCobR(cobr);
     else this.setCobR(cobr, 'REJEITADA');
+  }
+
+  /** The debit settled: the cobr CONCLUIDA, its pix in the PSP's index (devoluções, MED find it). */
+  private paid(cobr: SimCobR, attempt: SimAttempt): void {
+    cobr.paid = { e2eId: attempt.e2eId, paidAt: nowIso() };
+    const { nome, cpf, cnpj } = this.rec(cobr.idRec).debtor;
+    this.opts.payments.registerPayment(cobr.txid, {
+      e2eId: attempt.e2eId,
+      amount: cobr.amount,
+      paidAt: cobr.paid.paidAt,
+      payer: { name: nome, document: cpf ?? cnpj ?? '' },
+    });
+    this.setCobR(cobr, 'CONCLUIDA');
   }
 
   cancelCobR(cobr: SimCobR): void {

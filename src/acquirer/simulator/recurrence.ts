@@ -10,7 +10,14 @@ import { wireToCents } from '../money-wire';
 import * as wire from '../wire';
 import type { CallbackSender } from './callbacks';
 import { answerControl, parsed, problem } from './problem';
-import { cobRView, locRecView, recView, solicRecView, SimulatedRecurrences } from './recurrence-state';
+import {
+  cobRView,
+  locRecView,
+  recView,
+  solicRecView,
+  SimulatedRecurrences,
+  type RecurrenceOptions,
+} from './recurrence-state';
 
 type Middleware = (ctx: Koa.Context, next: Koa.Next) => Promise<void>;
 
@@ -44,10 +51,12 @@ export interface RecurrenceSimOptions {
 /** The recurrence state of a simulator started with `opts` (server.ts). */
 export function simulatedRecurrences(
   callbacks: CallbackSender,
+  payments: RecurrenceOptions['payments'],
   opts: { recurrence?: RecurrenceSimOptions; autoComplete?: boolean },
 ): SimulatedRecurrences {
   return new SimulatedRecurrences({
     callbacks,
+    payments,
     debitDelayMs: opts.recurrence?.debitDelayMs ?? 50,
     autoDebit: opts.recurrence?.autoDebit ?? opts.autoComplete ?? true,
     cobrLeadDays: opts.recurrence?.cobrLeadDays ?? { min: 2, max: 10 },

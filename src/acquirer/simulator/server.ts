@@ -151,7 +151,7 @@ export async function startAcquirerSimulator(opts: SimulatorOptions): Promise<Ru
   const state: SimState = { faults: {}, callbackBaseUrl: opts.callbackBaseUrl, tokens: new Map(), calls: [] };
   const callbacks = callbackSender(opts, state, logger);
   const psp = simulatedPsp(opts, callbacks);
-  const recurrences = simulatedRecurrences(callbacks, opts);
+  const recurrences = simulatedRecurrences(callbacks, psp, opts);
   const control = simulatorControl({ state, psp, recurrences, callbacks, logger });
   const app = simulatorApp(opts, { state, psp, recurrences, control }, logger);
   const { server, url } = await listen(app, opts);
