@@ -2,9 +2,10 @@
  * One webhook POST (docs/api.md "Receiving webhooks"), built so that a slow or hostile receiver costs
  * at most `timeoutMs` and `maxResponseBytes`: one deadline covers DNS, connect, TLS, headers and
  * body; at most `maxResponseBytes` of the answer are read, then the socket is dropped; redirects
- * are never followed (Node's http client does not follow them, and a 3xx is not a 2xx); no
- * keep-alive socket outlives the attempt. Node's own http/https modules are enough here and let
- * the connection use `guardedLookup`, so the address rule applies to the address connected to.
+ * are never followed (Node's http client does not follow them, and a 3xx is not a 2xx). A socket
+ * goes back to the keep-alive pool only after an answer read to its end (docs/performance.md
+ * "Webhook connections"). Node's own http/https modules are enough here and let each new
+ * connection use `guardedLookup`, so the address rule applies to the address connected to.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -59,27 +60,51 @@ export function postWebhook(input: WebhookPostInput): Promise<WebhookPostResult>
   );
 }
 
-function post(input: WebhookPostInput): Promise<WebhookPostResult> {
+async function post(input: WebhookPostInput): Promise<WebhookPostResult> {
   const started = Date.now();
   const url = new URL(input.url);
   const refused = preflight(url, input.requirePublicHttps);
-  if (refused) return Promise.resolve({ statusCode: null, response: '', error: refused, durationMs: 0 });
+  if (refused) return { statusCode: null, response: '', error: refused, durationMs: 0 };
+  const first = await send(input, url, started);
+  // A receiver may close an idle pooled socket just as it is reused: nothing reached it, so the
+  // POST goes once more on a new connection (webhook-id makes any delivery safe to repeat).
+  return first.resetOnReusedSocket ? (await send(input, url, started)).result : first.result;
+}
+
+/** How many pooled sockets a receiver may hold open; beyond it POSTs wait for a free one. */
+const POOL = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: 4_000, scheduling: 'lifo' } as const;
+
+/** One pool per lookup policy, so a socket opened under one address rule never serves another. */
+const pools = new WeakMap<LookupFunction, { http: http.Agent; https: https.Agent }>();
+
+function agentFor(lookup: LookupFunction, protocol: string): http.Agent {
+  let pool = pools.get(lookup);
+  if (!pool) {
+    pool = { http: new http.Agent({ ...POOL, lookup }), https: new https.Agent({ ...POOL, lookup }) };
+    pools.set(lookup, pool);
+  }
+  return protocol === 'https:' ? pool.https : pool.http;
+}
+
+interface Sent {
+  result: WebhookPostResult;
+  resetOnReusedSocket: boolean;
+}
+
+function send(input: WebhookPostInput, url: URL, started: number): Promise<Sent> {
   return new Promise((resolve) => {
     let settled = false;
     let statusCode: number | null = null;
     const chunks: Buffer[] = [];
     let received = 0;
-    const finish = (error: string | null): void => {
+    const finish = (error: string | null, opts: { keepSocket?: boolean; reset?: boolean } = {}): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      req.destroy();
-      resolve({
-        statusCode,
-        response: asStoredText(Buffer.concat(chunks).subarray(0, input.maxResponseBytes)),
-        error: statusCode === null ? (error ?? 'no response') : null,
-        durationMs: Date.now() - started,
-      });
+      if (!opts.keepSocket) req.destroy();
+      const response = asStoredText(Buffer.concat(chunks).subarray(0, input.maxResponseBytes));
+      const result = { statusCode, response, error: statusCode === null ? (error ?? 'no response') : null };
+      resolve({ result: { ...result, durationMs: Date.now() - started }, resetOnReusedSocket: opts.reset ?? false });
     };
 
     const transport = url.protocol === 'https:' ? https : http;
@@ -87,11 +112,13 @@ function post(input: WebhookPostInput): Promise<WebhookPostResult> {
       method: 'POST',
       headers: { ...input.headers, 'content-length': String(input.body.length) },
       lookup: input.lookup,
-      agent: false,
+      agent: agentFor(input.lookup, url.protocol),
     });
     const timer = setTimeout(() => finish(`timed out after ${input.timeoutMs} ms`), input.timeoutMs);
-    req.on('error', (err: Error) =>
-      finish(err instanceof BlockedAddressError ? `refused: ${err.message}` : describeError(err)),
+    req.on('error', (err: Error & { code?: string }) =>
+      finish(err instanceof BlockedAddressError ? `refused: ${err.message}` : describeError(err), {
+        reset: req.reusedSocket && statusCode === null && err.code === 'ECONNRESET',
+      }),
     );
     req.on('response', (res) => {
       statusCode = res.statusCode ?? null;
@@ -100,7 +127,7 @@ function post(input: WebhookPostInput): Promise<WebhookPostResult> {
         received += chunk.length;
         if (received >= input.maxResponseBytes) finish(null);
       });
-      res.on('end', () => finish(null));
+      res.on('end', () => finish(null, { keepSocket: true }));
       res.on('error', () => finish(null));
     });
     req.end(input.body);
