@@ -30,6 +30,7 @@ import {
 } from '../tools/harness/src/stack';
 import { processCpuSeconds } from './external';
 import { closedLoops, percentile } from './stats';
+import { historyOf, hopFigures, paymentHops, type HopFigure } from './hops';
 
 interface Receiver {
   url: string;
@@ -79,6 +80,8 @@ export interface FloorLevel {
   p99Ms: number;
   machineCpuMsPerPayment: number;
   cpuMsPerPaymentByProcess: Record<string, number>;
+  /** The service's shape only: the same hops as bench/payment-timeline.ts's, to compare one by one. */
+  hops?: HopFigure[];
 }
 
 export async function runPaymentFloorBench(opts: {
@@ -131,7 +134,7 @@ export async function runPaymentFloorBench(opts: {
           startDelay: '1 hour',
         });
       }
-      const latencies: number[] = [];
+      const paid: Array<{ id: string; t0: number; at: number }> = [];
       const cost = await closedLoops(
         ids,
         concurrency,
@@ -144,11 +147,12 @@ export async function runPaymentFloorBench(opts: {
             signal: 'paid',
             signalArgs: [{ paymentId: id }],
           });
-          latencies.push((await arrival) - t0);
+          paid.push({ id, t0, at: await arrival });
         },
         byProcess,
       );
       if (level === 0) continue;
+      const latencies = paid.map((p) => p.at - p.t0);
       results.push({
         payments: ids.length,
         concurrency,
@@ -157,6 +161,7 @@ export async function runPaymentFloorBench(opts: {
         p99Ms: percentile(latencies, 99),
         machineCpuMsPerPayment: cost.machineCpuMsPerItem,
         cpuMsPerPaymentByProcess: cost.cpuMsPerItemByProcess,
+        ...(chargeType === CHARGE_TYPE['two-runs'] ? { hops: await floorHops(client, paid) } : {}),
       });
     }
     return results;
@@ -168,6 +173,16 @@ export async function runPaymentFloorBench(opts: {
   }
 }
 
+async function floorHops(client: Client, paid: Array<{ id: string; t0: number; at: number }>): Promise<HopFigure[]> {
+  const rows: number[][] = [];
+  for (const { id, t0, at } of paid) {
+    const charge = await historyOf(client, `floor-charge-${id}`);
+    const delivery = await historyOf(client, `floor-delivery-${id}`);
+    rows.push(paymentHops({ charge, delivery, recordActivity: 'floorRecord' }, t0, at));
+  }
+  return hopFigures(rows);
+}
+
 export function formatPaymentFloorBench(levels: FloorLevel[]): string {
   return levels
     .map((l) =>
@@ -176,6 +191,7 @@ export function formatPaymentFloorBench(levels: FloorLevel[]): string {
         `  machine CPU per payment ${l.machineCpuMsPerPayment} ms (${Object.entries(l.cpuMsPerPaymentByProcess)
           .map(([k, v]) => `${k} ${v}`)
           .join(', ')})`,
+        ...(l.hops ?? []).map((h) => `  ${h.hop.padEnd(40)} p50 ${h.p50Ms} ms  p90 ${h.p90Ms} ms`),
       ].join('\n'),
     )
     .join('\n');

@@ -5,8 +5,8 @@
  * `webhook-delivery-<id>` runs (the server's event times, one wall clock on this machine) between
  * the simulator's payment and the receiver's verified arrival.
  *
- *   npx tsx bench/payment-timeline.ts [--payments N] [--concurrency C] [--settlement-delay S]
- *   (defaults 50, 1 and 0 seconds; bounded, 127.0.0.1 only)
+ *   npx tsx bench/payment-timeline.ts [--payments N] [--concurrency C] [--settlement-delay S] [--warmup N]
+ *   (defaults 50, 1, 0 seconds and 100 unmeasured payments 8 at a time first; bounded, 127.0.0.1 only)
  *
  * Prints the median and p90 of each hop, in milliseconds, and writes bench/results-timeline.json.
  */
@@ -14,7 +14,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
 import { migrateAsOwner } from '../src/db';
@@ -23,36 +22,7 @@ import { call, readyMerchant, registerWebhook } from '../tools/harness/src/clien
 import { startCountingReceiver } from '../tools/harness/src/receiver';
 import { cpuSnapshot, processCpuSeconds } from './external';
 import { closedLoops, percentile } from './stats';
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-type EventType = temporal.api.enums.v1.EventType;
-
-const ms = (e: HistoryEvent | undefined): number => {
-  const t = e?.eventTime;
-  if (!t) return NaN;
-  return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
-};
-
-/** The hops, in order; each is the time from the previous mark to this one. */
-const HOPS = [
-  'callback → charge run signalled',
-  '→ its workflow task started',
-  '→ recordPayment scheduled',
-  '→ recordPayment completed (payment, event, outbox row)',
-  '→ delivery run started (NOTIFY, dispatcher)',
-  '→ its workflow task started',
-  '→ delivery attempt scheduled',
-  '→ receiver has the verified webhook',
-] as const;
-
-async function history(client: Client, workflowId: string): Promise<HistoryEvent[]> {
-  const h = await client.workflow.getHandle(workflowId).fetchHistory();
-  return h.events ?? [];
-}
-
-function first(events: HistoryEvent[], type: EventType, after = 0): HistoryEvent | undefined {
-  return events.find((e) => e.eventType === type && ms(e) >= after);
-}
+import { historyOf, hopFigures, paymentHops } from './hops';
 
 async function main(): Promise<void> {
   const arg = (name: string, dflt: number): number => {
@@ -60,13 +30,13 @@ async function main(): Promise<void> {
     return i > 0 ? Number(process.argv[i + 1]) : dflt;
   };
   const payments = arg('payments', 50);
+  const warmup = arg('warmup', 100);
   // One level or several (`--concurrency 1,8`): each pays its own charges, one after the other.
   const levels = String(process.argv[process.argv.indexOf('--concurrency') + 1] ?? '1')
     .split(',')
     .map(Number)
     .filter((n) => n > 0);
   if (!process.argv.includes('--concurrency')) levels.splice(0, levels.length, 1);
-  const { EventType } = temporal.api.enums.v1;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pixflow-bench-tl-'));
   fs.chmodSync(dir, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), persistent: false, database: 'pixflow_tl' });
@@ -103,9 +73,10 @@ async function main(): Promise<void> {
     const hook = await registerWebhook(api.url, m.apiKey, receiver.url('/tl'), ['charge.paid']);
     receiver.expect('/tl', hook.secret);
     const results = [];
-    for (const concurrency of levels) {
+    // Level 0, unmeasured: the processes' JIT warms up first, as the floor's (bench/payment-floor.ts).
+    for (const [level, concurrency] of [8, ...levels].entries()) {
       const charges: Array<{ chargeId: string; txid: string }> = [];
-      for (let n = 0; n < payments; n++) {
+      for (let n = 0; n < (level === 0 ? warmup : payments); n++) {
         const res = await call<{ charge: { id: string } }>(api.url, 'POST', '/v1/charges', {
           token: m.apiKey,
           body: { amount: 1_000 + n, description: `timeline ${n}` },
@@ -131,55 +102,20 @@ async function main(): Promise<void> {
         },
         byProcess,
       );
+      if (level === 0) continue;
       const machineCpuMsPerPayment = cost.machineCpuMsPerItem;
       const cpuMsPerPaymentByProcess = cost.cpuMsPerItemByProcess;
       const rows: number[][] = [];
       for (const { chargeId, t0, deliveryId, at } of paid) {
-        const charge = await history(client, `charge-${chargeId}`);
-        const delivery = await history(client, `webhook-delivery-${deliveryId}`);
-        const signalled = first(charge, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, t0 - 1000);
-        const taskStarted = first(charge, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED, ms(signalled));
-        const recordScheduled = charge.find(
-          (e) =>
-            e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-            e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordPayment',
-        );
-        const recorded = charge.find(
-          (e) =>
-            e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED &&
-            String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(recordScheduled?.eventId),
-        );
-        const deliveryStarted = first(delivery, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
-        const deliveryTask = first(delivery, EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
-        const attemptScheduled = first(delivery, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-        const marks = [
-          t0,
-          ms(signalled),
-          ms(taskStarted),
-          ms(recordScheduled),
-          ms(recorded),
-          ms(deliveryStarted),
-          ms(deliveryTask),
-          ms(attemptScheduled),
-          at,
-        ];
-        rows.push(marks.slice(1).map((t, k) => t - (marks[k] as number)));
+        const charge = await historyOf(client, `charge-${chargeId}`);
+        const delivery = await historyOf(client, `webhook-delivery-${deliveryId}`);
+        rows.push(paymentHops({ charge, delivery, recordActivity: 'recordPayment' }, t0, at));
       }
-      const totals = rows.map((r) => r.reduce((a, b) => a + b, 0));
+      const totals = paid.map((p) => p.at - p.t0);
       const result = {
         payments,
         concurrency,
-        hops: HOPS.map((hop, k) => ({
-          hop,
-          p50Ms: percentile(
-            rows.map((r) => r[k] as number),
-            50,
-          ),
-          p90Ms: percentile(
-            rows.map((r) => r[k] as number),
-            90,
-          ),
-        })),
+        hops: hopFigures(rows),
         totalP50Ms: percentile(totals, 50),
         totalP90Ms: percentile(totals, 90),
         machineCpuMsPerPayment,
