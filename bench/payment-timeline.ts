@@ -17,6 +17,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { createKnex } from '../src/db/knex';
 import { migrateAsOwner } from '../src/db';
+import { checkLedgerInvariant } from '../src/services/ledger/invariant';
 import { startStack } from '../tools/harness/src/stack';
 import { call, readyMerchant, registerWebhook } from '../tools/harness/src/client';
 import { startCountingReceiver } from '../tools/harness/src/receiver';
@@ -118,18 +119,23 @@ async function main(): Promise<void> {
         hops: hopFigures(rows),
         totalP50Ms: percentile(totals, 50),
         totalP90Ms: percentile(totals, 90),
+        totalP99Ms: percentile(totals, 99),
         machineCpuMsPerPayment,
         cpuMsPerPaymentByProcess,
       };
       for (const h of result.hops) console.log(`${h.hop.padEnd(56)} p50 ${h.p50Ms} ms  p90 ${h.p90Ms} ms`);
       console.log(
-        `${'total (payment → verified webhook)'.padEnd(56)} p50 ${result.totalP50Ms} ms  p90 ${result.totalP90Ms} ms`,
+        `${'total (payment → verified webhook)'.padEnd(56)} p50 ${result.totalP50Ms} ms  p90 ${result.totalP90Ms} ms  p99 ${result.totalP99Ms} ms`,
       );
       console.log(`${'machine CPU per payment (all processes)'.padEnd(56)} ${machineCpuMsPerPayment} ms`);
       for (const [k, v] of Object.entries(cpuMsPerPaymentByProcess)) console.log(`  ${k.padEnd(54)} ${v} ms`);
       console.log(`(${payments} payments, ${concurrency} at a time)`);
       results.push(result);
     }
+    // Every payment was booked once and balanced (docs/performance.md "Method").
+    const invariant = await checkLedgerInvariant(knex);
+    console.log(`ledger invariant ${invariant.ok ? 'OK' : 'VIOLATED'}`);
+    if (!invariant.ok) throw new Error('the ledger invariant is violated after the timeline');
     fs.writeFileSync(path.join(__dirname, 'results-timeline.json'), JSON.stringify(results, null, 2) + '\n');
   } finally {
     await connection?.close();

@@ -2,6 +2,8 @@
  * `npm run bench`: every benchmark of the project, bounded in count and time, 127.0.0.1 only.
  *   1. The service (real `npm start` process) against an external bare Koa + pg insert server,
  *      driven by autocannon in its own process (bench/external.ts) → bench/results.json
+ *   1a. POST /v1/charges and the durable baseline at one connection (bench/external.ts
+ *      --connections 1 --only 'POST /v1/charges') → bench/results-one-connection.json
  *   1b. GET /v1/charges for a merchant with 1,000,000 charges, list cache off (bench/external.ts
  *      --deep-list) → bench/results-deep-list.json
  *   2. QR image cost per charge (bench/qr.ts)
@@ -39,6 +41,15 @@ async function main(): Promise<void> {
   const external = await runExternalBench({ seconds: 8, warmup: DEFAULT_WARMUP_SECONDS, connections: 32 });
   console.log(formatExternalBench(external));
   fs.writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(external, null, 2)}\n`);
+  console.log('\n== POST /v1/charges and the durable baseline, one connection ==');
+  const one = await runExternalBench({
+    seconds: 8,
+    warmup: DEFAULT_WARMUP_SECONDS,
+    connections: 1,
+    only: 'POST /v1/charges',
+  });
+  console.log(formatExternalBench(one));
+  fs.writeFileSync(path.join(__dirname, 'results-one-connection.json'), `${JSON.stringify(one, null, 2)}\n`);
   console.log('\n== GET /v1/charges with 1,000,000 charges for one merchant, list cache off ==');
   const deep = await runExternalBench({ seconds: 8, warmup: DEFAULT_WARMUP_SECONDS, connections: 32, deepList: true });
   console.log(formatExternalBench(deep));
