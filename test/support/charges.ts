@@ -119,6 +119,20 @@ async function build(kind: TemporalKind, db: TestDb): Promise<ChargesStack> {
 export const saoPauloDay = (days: number): string =>
   new Date(Date.now() - 3 * 3_600_000 + days * 86_400_000).toISOString().slice(0, 10);
 
+/** R$ 1,000.00 due in 10 days: R$ 10.00 abated; R$ 50.00 off until day 3; fine 2 %; interest 1 % a month. */
+export const tuitionCharge = (over: Record<string, unknown> = {}) => ({
+  amount: 100_000,
+  description: 'Mensalidade',
+  dueDate: saoPauloDay(10),
+  payer: { name: 'Ana Souza', document: '12345678909' },
+  validityAfterDue: 20,
+  fine: { mode: 'PERCENT', percent: 2 },
+  interest: { mode: 'PERCENT_PER_MONTH', percent: 1 },
+  discount: { mode: 'FIXED_UNTIL', until: [{ date: saoPauloDay(3), amount: 5_000 }] },
+  abatement: { mode: 'FIXED', amount: 1_000 },
+  ...over,
+});
+
 export async function readyMerchant(api: TestApi, opts: { feeBps?: number } = {}) {
   const m = await api.createMerchant(opts.feeBps === undefined ? {} : { feeBps: opts.feeBps });
   await api.makeReady(m.merchantId);

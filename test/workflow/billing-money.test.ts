@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createStatementService } from '../../src/services/ledger/statement';
-import { eventually, readyMerchant, saoPauloDay } from '../support/charges';
+import { eventually, readyMerchant, saoPauloDay, tuitionCharge } from '../support/charges';
 import type { Balance } from '../support/med';
 import { assertLedgerInvariant } from '../support/ledger-invariant';
 import { sleepTo, subscriptionsStack, type SubscriptionsStack } from '../support/subscriptions';
@@ -81,16 +81,7 @@ describe('billing money: statement and MED on due-date charges and subscription 
     const m = await readyMerchant(s.api, { feeBps: 100 });
     const created = await s.api.request<{ charge: { id: string } }>('POST', '/v1/charges', {
       token: m.token,
-      body: {
-        amount: 100_000,
-        description: 'Mensalidade',
-        dueDate: day(10),
-        payer: { name: 'Ana Souza', document: '12345678909' },
-        validityAfterDue: 20,
-        fine: { mode: 'PERCENT', percent: 2 },
-        interest: { mode: 'PERCENT_PER_MONTH', percent: 1 },
-        abatement: { mode: 'FIXED', amount: 1_000 },
-      },
+      body: tuitionCharge({ discount: undefined }),
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const id = created.body.charge.id;

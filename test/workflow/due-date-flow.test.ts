@@ -10,7 +10,14 @@ import { checkLedgerInvariant } from '../../src/services/ledger/invariant';
 import { createStatementService } from '../../src/services/ledger/statement';
 import { chargeWorkflowId } from '../../src/temporal/workflow-ids';
 import { bcbViolations, itConformsToTheBcbDocument } from '../support/bcb-schema';
-import { eventually, ownChargesStack, readyMerchant, saoPauloDay, type ChargesStack } from '../support/charges';
+import {
+  eventually,
+  ownChargesStack,
+  readyMerchant,
+  saoPauloDay,
+  tuitionCharge,
+  type ChargesStack,
+} from '../support/charges';
 
 const day = saoPauloDay;
 
@@ -31,19 +38,7 @@ describe('due-date charges (cobv) end to end', function () {
     s = await ownChargesStack('due_date_flow');
   });
 
-  /** R$ 1,000.00 due in 10 days: R$ 10.00 abated; R$ 50.00 off until day 3; fine 2 %; interest 1 % a month. */
-  const body = (over: Record<string, unknown> = {}) => ({
-    amount: 100_000,
-    description: 'Mensalidade',
-    dueDate: day(10),
-    payer: { name: 'Ana Souza', document: '12345678909' },
-    validityAfterDue: 20,
-    fine: { mode: 'PERCENT', percent: 2 },
-    interest: { mode: 'PERCENT_PER_MONTH', percent: 1 },
-    discount: { mode: 'FIXED_UNTIL', until: [{ date: day(3), amount: 5_000 }] },
-    abatement: { mode: 'FIXED', amount: 1_000 },
-    ...over,
-  });
+  const body = tuitionCharge;
 
   async function create(token: string, b: Record<string, unknown> = body()): Promise<Created> {
     const res = await s.api.request<{ charge: Created }>('POST', '/v1/charges', { token, body: b });
