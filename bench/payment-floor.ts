@@ -29,8 +29,8 @@ import {
   type TemporalProcess,
 } from '../tools/harness/src/stack';
 import { processCpuSeconds } from './external';
-import { closedLoops, percentile } from './stats';
-import { historyOf, hopFigures, paymentHops, type HopFigure } from './hops';
+import { historyOf, paymentHops, type HopFigure } from './hops';
+import { formatLevel, levelFigures, payBlock, type LevelFigures, type PaymentSide } from './payment-sides';
 
 interface Receiver {
   url: string;
@@ -72,37 +72,36 @@ const CHARGE_TYPE: Record<FloorShape, string> = {
   'one-run': 'floorChargeOneRunWorkflow',
 };
 
-export interface FloorLevel {
-  payments: number;
-  concurrency: number;
-  p50Ms: number;
-  p90Ms: number;
-  p99Ms: number;
-  machineCpuMsPerPayment: number;
-  cpuMsPerPaymentByProcess: Record<string, number>;
-  /** The service's shape only: the same hops as bench/payment-timeline.ts's, to compare one by one. */
-  hops?: HopFigure[];
-}
+/** A level's figures; `hops` only for the service's shape (`two-runs`), to compare with the timeline's one by one. */
+export type FloorLevel = Omit<LevelFigures, 'hops'> & { hops?: HopFigure[] };
 
-export async function runPaymentFloorBench(opts: {
-  payments: number;
-  levels: number[];
-  warmup: number;
-  shape?: FloorShape;
-}): Promise<FloorLevel[]> {
+/**
+ * The floor's stack, running: the dev server and the floor's worker, each in its own process,
+ * and this process's client and receiver. Each `pay` parks fresh charge-shaped runs in their start
+ * delay (as a created charge's), then wakes them by signal-with-start from closed loops.
+ */
+export async function openFloor(opts: { shape?: FloorShape } = {}): Promise<PaymentSide> {
   const taskQueue = `floor-${crypto.randomUUID()}`;
   const chargeType = CHARGE_TYPE[opts.shape ?? 'two-runs'];
   const receiver = await startReceiver();
   let temporal: TemporalProcess | undefined;
   let worker: Proc | undefined;
   let connection: NativeConnection | undefined;
+  // Once, whoever calls it first (bench/close-to-floor.ts closes the service early).
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= closeAll());
+  const closeAll = async (): Promise<void> => {
+    await connection?.close();
+    await worker?.stop();
+    await temporal?.stop();
+    await receiver.close();
+  };
   try {
-    const server = await startTemporalProcess();
-    temporal = server;
+    temporal = await startTemporalProcess();
     worker = spawnProc('floor-worker', ['--import', 'tsx', 'bench/floor/worker.ts'], {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_ADDRESS: temporal.address,
       TASK_QUEUE: taskQueue,
       RECEIVER_URL: receiver.url,
     });
@@ -110,9 +109,9 @@ export async function runPaymentFloorBench(opts: {
     await waitUntil(() => /polling/.test(w.output.join('')) || !w.alive(), 180_000, 'the floor worker polling', 100);
     if (!w.alive()) throw new Error(`the floor worker exited:\n${w.output.join('')}`);
     // The API side's client: a Rust-core connection, as the service's (TEMPORAL_CLIENT_NATIVE).
-    connection = await NativeConnection.connect({ address: server.address });
+    connection = await NativeConnection.connect({ address: temporal.address });
     const client = new Client({ connection });
-    const temporalPid = temporal.pid;
+    const { pid: temporalPid } = temporal;
     const workerPid = w.child.pid ?? 0;
     const byProcess = (): Record<string, number> => {
       const self = process.cpuUsage();
@@ -122,79 +121,72 @@ export async function runPaymentFloorBench(opts: {
         'bench (client, receiver)': (self.user + self.system) / 1e6,
       };
     };
-    const results: FloorLevel[] = [];
-    // Level 0, unmeasured: the processes' JIT warms up first, as in bench/external.ts --warmup.
-    for (const [level, concurrency] of [8, ...opts.levels].entries()) {
-      // Each payment's charge run exists first, parked in its start delay, as a created charge's.
-      const ids = Array.from({ length: level === 0 ? opts.warmup : opts.payments }, (_, n) => `${level}-${n}`);
-      for (const id of ids) {
-        await client.workflow.start(chargeType, {
-          workflowId: `floor-charge-${id}`,
-          taskQueue,
-          startDelay: '1 hour',
-        });
-      }
-      const paid: Array<{ id: string; t0: number; at: number }> = [];
-      const cost = await closedLoops(
-        ids,
-        concurrency,
-        async (id) => {
-          const arrival = receiver.arrival(id);
-          const t0 = Date.now();
-          await client.workflow.signalWithStart(chargeType, {
+    const hopsOf = async (id: string, t0: number, at: number): Promise<number[]> => {
+      if (chargeType !== CHARGE_TYPE['two-runs']) return [];
+      const charge = await historyOf(client, `floor-charge-${id}`);
+      const delivery = await historyOf(client, `floor-delivery-${id}`);
+      return paymentHops({ charge, delivery, recordActivity: 'floorRecord' }, t0, at);
+    };
+    let made = 0;
+    return {
+      close,
+      async pay(count, concurrency) {
+        const ids = Array.from({ length: count }, () => String(made++));
+        for (const id of ids) {
+          await client.workflow.start(chargeType, {
             workflowId: `floor-charge-${id}`,
             taskQueue,
-            signal: 'paid',
-            signalArgs: [{ paymentId: id }],
+            startDelay: '1 hour',
           });
-          paid.push({ id, t0, at: await arrival });
-        },
-        byProcess,
-      );
-      if (level === 0) continue;
-      const latencies = paid.map((p) => p.at - p.t0);
-      results.push({
-        payments: ids.length,
-        concurrency,
-        p50Ms: percentile(latencies, 50),
-        p90Ms: percentile(latencies, 90),
-        p99Ms: percentile(latencies, 99),
-        machineCpuMsPerPayment: cost.machineCpuMsPerItem,
-        cpuMsPerPaymentByProcess: cost.cpuMsPerItemByProcess,
-        ...(chargeType === CHARGE_TYPE['two-runs'] ? { hops: await floorHops(client, paid) } : {}),
-      });
+        }
+        return payBlock(
+          ids,
+          concurrency,
+          async (id) => {
+            const arrival = receiver.arrival(id);
+            const t0 = Date.now();
+            await client.workflow.signalWithStart(chargeType, {
+              workflowId: `floor-charge-${id}`,
+              taskQueue,
+              signal: 'paid',
+              signalArgs: [{ paymentId: id }],
+            });
+            const at = await arrival;
+            return { t0, at, hops: () => hopsOf(id, t0, at) };
+          },
+          byProcess,
+        );
+      },
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** The floor alone, level by level, after an unmeasured warm-up (as bench/external.ts --warmup). */
+export async function runPaymentFloorBench(opts: {
+  payments: number;
+  levels: number[];
+  warmup: number;
+  shape?: FloorShape;
+}): Promise<FloorLevel[]> {
+  const floor = await openFloor({ shape: opts.shape });
+  try {
+    await floor.pay(opts.warmup, 8);
+    const results: FloorLevel[] = [];
+    for (const concurrency of opts.levels) {
+      const { hops, ...figures } = levelFigures(concurrency, [await floor.pay(opts.payments, concurrency)]);
+      results.push((opts.shape ?? 'two-runs') === 'two-runs' ? { ...figures, hops } : figures);
     }
     return results;
   } finally {
-    await connection?.close();
-    await worker?.stop();
-    await temporal?.stop();
-    await receiver.close();
+    await floor.close();
   }
-}
-
-async function floorHops(client: Client, paid: Array<{ id: string; t0: number; at: number }>): Promise<HopFigure[]> {
-  const rows: number[][] = [];
-  for (const { id, t0, at } of paid) {
-    const charge = await historyOf(client, `floor-charge-${id}`);
-    const delivery = await historyOf(client, `floor-delivery-${id}`);
-    rows.push(paymentHops({ charge, delivery, recordActivity: 'floorRecord' }, t0, at));
-  }
-  return hopFigures(rows);
 }
 
 export function formatPaymentFloorBench(levels: FloorLevel[]): string {
-  return levels
-    .map((l) =>
-      [
-        `${l.concurrency} at a time, ${l.payments} payments: p50 ${l.p50Ms} ms, p90 ${l.p90Ms} ms, p99 ${l.p99Ms} ms`,
-        `  machine CPU per payment ${l.machineCpuMsPerPayment} ms (${Object.entries(l.cpuMsPerPaymentByProcess)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ')})`,
-        ...(l.hops ?? []).map((h) => `  ${h.hop.padEnd(40)} p50 ${h.p50Ms} ms  p90 ${h.p90Ms} ms`),
-      ].join('\n'),
-    )
-    .join('\n');
+  return levels.map((l) => formatLevel('floor', { ...l, hops: l.hops ?? [] })).join('\n');
 }
 
 async function main(): Promise<void> {

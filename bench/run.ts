@@ -15,14 +15,16 @@
  *   5. A merchant's workflows listed by MerchantId over 20,000 runs on the official dev server,
  *      over gRPC and the UI's HTTP API (bench/visibility.ts)
  *      → bench/results-visibility.json
- *   6. Payment → webhook hop by hop, 1 and 8 payments at a time (bench/payment-timeline.ts)
- *      → bench/results-timeline.json
- *   7. The Temporal steps of a payment alone, 1, 8 and 64 at a time: no database, no API
- *      (bench/payment-floor.ts) → bench/results-floor.json
- *   8. The merchant's statement: the CSV of 1,000,000 lines (lines/s, the service's RSS growth)
+ *   6. Payment → verified webhook, hop by hop, the service's stack and its floor's (the Temporal
+ *      steps alone: no database, no API) both running and paid in alternating blocks, 1 and 8 at a
+ *      time, then the floor alone at 64 (bench/close-to-floor.ts) → bench/results-timeline.json,
+ *      bench/results-floor.json, bench/results-close-to-floor.json
+ *   7. The merchant's statement: the CSV of 1,000,000 lines (lines/s, the service's RSS growth)
  *      and a page at depth, beside the bare insert (bench/statement.ts) → bench/results-statement.json
- *   9. The JavaScript and CSS of the dashboard's first load, gzip, against the 300 KB budget
+ *   8. The JavaScript and CSS of the dashboard's first load, gzip, against the 300 KB budget
  *      (bench/dashboard-size.ts; builds the dashboard if needed) → bench/results-dashboard.json
+ *   9. The targets of docs/performance.md "Close to the floor", each beside its floor, from the
+ *      files above (bench/targets.ts) → bench/results-targets.json
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -32,9 +34,9 @@ import { formatChargesBench, runChargesBench } from './charges';
 import { formatDashboardSizeBench, runDashboardSizeBench, writeDashboardSizeResults } from './dashboard-size';
 import { DEFAULT_WARMUP_SECONDS, formatExternalBench, runExternalBench } from './external';
 import { formatPaymentsWebhooksBench, runPaymentsWebhooksBench } from './payments-webhooks';
-import { formatPaymentFloorBench, runPaymentFloorBench } from './payment-floor';
 import { formatStatementBench, runStatementBench } from './statement';
 import { formatVisibilityBench, runVisibilityBench } from './visibility';
+import { writeTargets } from './targets';
 
 async function main(): Promise<void> {
   console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');
@@ -67,17 +69,14 @@ async function main(): Promise<void> {
   const visibility = await runVisibilityBench({ runs: 20_000, merchants: 200, iterations: 200 });
   console.log(formatVisibilityBench(visibility));
   fs.writeFileSync(path.join(__dirname, 'results-visibility.json'), `${JSON.stringify(visibility, null, 2)}\n`);
-  console.log('\n== Payment → webhook, hop by hop, 1 and 8 at a time ==');
-  const timeline = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', path.join(__dirname, 'payment-timeline.ts'), '--payments', '300', '--concurrency', '1,8'],
-    { stdio: 'inherit' },
+  console.log(
+    '\n== Payment → webhook hop by hop beside its floor (alternating blocks, 1 and 8 at a time; the floor alone at 64) ==',
   );
-  if (timeline.status !== 0) throw new Error(`bench/payment-timeline.ts exited with ${timeline.status}`);
-  console.log('\n== The Temporal steps of a payment alone (no database, no API), 1, 8 and 64 at a time ==');
-  const floor = await runPaymentFloorBench({ payments: 300, levels: [1, 8, 64], warmup: 100 });
-  console.log(formatPaymentFloorBench(floor));
-  fs.writeFileSync(path.join(__dirname, 'results-floor.json'), `${JSON.stringify(floor, null, 2)}\n`);
+  // Its own process, as the stacks' clients and runtimes are process-wide.
+  const paired = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'close-to-floor.ts')], {
+    stdio: 'inherit',
+  });
+  if (paired.status !== 0) throw new Error(`bench/close-to-floor.ts exited with ${paired.status}`);
   console.log('\n== The statement: CSV of 1,000,000 lines, a page at depth, the bare insert ==');
   const statement = await runStatementBench({ entries: 1_000_000, seconds: 5 });
   console.log(formatStatementBench(statement));
@@ -86,6 +85,8 @@ async function main(): Promise<void> {
   const dashboard = await runDashboardSizeBench();
   console.log(formatDashboardSizeBench(dashboard));
   writeDashboardSizeResults(dashboard);
+  console.log('\n== Targets, each beside its floor (docs/performance.md "Close to the floor") ==');
+  console.log(writeTargets());
 }
 
 main().catch((err: unknown) => {
