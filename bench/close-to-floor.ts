@@ -6,12 +6,12 @@
  * (a shared machine's does, by tens of per cent within minutes) slows both sides alike. Each level's
  * figures pool its side's blocks; the ratios are the service's over the floor's.
  *
- *   npx tsx bench/close-to-floor.ts [--payments N] [--concurrency 1,8] [--rounds R] [--warmup N] [--floor-only 64]
+ *   npx tsx bench/close-to-floor.ts [--payments N] [--concurrency 1,8] [--rounds R] [--warmup N] [--floor-only 64] [--out DIR]
  *   (defaults 300 payments per level and side in 6 rounds, 100 unmeasured payments 8 at a time on
  *   each side first, and the floor alone at 64 in flight afterwards; bounded, 127.0.0.1 only)
  *
- * Writes bench/results-timeline.json (the service), bench/results-floor.json (the floor) and
- * bench/results-close-to-floor.json (the ratios); fails if the ledger invariant does not hold.
+ * Writes (into bench/, or DIR) results-timeline.json (the service), results-floor.json (the floor)
+ * and results-close-to-floor.json (the ratios); fails if the ledger invariant does not hold.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -165,7 +165,7 @@ async function main(): Promise<void> {
     warmup: Number(arg('warmup', '100')),
     floorOnly: list(arg('floor-only', '64')),
   });
-  writeCloseToFloorResults(result);
+  writeCloseToFloorResults(result, path.resolve(arg('out', __dirname)));
 }
 
 if (require.main === module) {

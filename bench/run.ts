@@ -38,11 +38,27 @@ import { formatStatementBench, runStatementBench } from './statement';
 import { formatVisibilityBench, runVisibilityBench } from './visibility';
 import { writeTargets } from './targets';
 
-async function main(): Promise<void> {
+/** Where the figures go, and whether only the targets' benchmarks run. */
+interface RunOptions {
+  out: string;
+  /** Only what bench/targets.ts reads: the charge at 32 and 1 connections, the paired payments. */
+  targetsOnly: boolean;
+}
+
+const write = (o: RunOptions, name: string, data: unknown): void =>
+  fs.writeFileSync(path.join(o.out, name), `${JSON.stringify(data, null, 2)}\n`);
+
+/** The service against the bare insert (every endpoint, or only the charge), then the charge at one connection. */
+async function runExternal(o: RunOptions): Promise<void> {
   console.log('== Service vs external baseline (autocannon, separate processes, 127.0.0.1) ==');
-  const external = await runExternalBench({ seconds: 8, warmup: DEFAULT_WARMUP_SECONDS, connections: 32 });
+  const external = await runExternalBench({
+    seconds: 8,
+    warmup: DEFAULT_WARMUP_SECONDS,
+    connections: 32,
+    ...(o.targetsOnly ? { only: 'POST /v1/charges' } : {}),
+  });
   console.log(formatExternalBench(external));
-  fs.writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(external, null, 2)}\n`);
+  write(o, 'results.json', external);
   console.log('\n== POST /v1/charges and the durable baseline, one connection ==');
   const one = await runExternalBench({
     seconds: 8,
@@ -51,42 +67,69 @@ async function main(): Promise<void> {
     only: 'POST /v1/charges',
   });
   console.log(formatExternalBench(one));
-  fs.writeFileSync(path.join(__dirname, 'results-one-connection.json'), `${JSON.stringify(one, null, 2)}\n`);
+  write(o, 'results-one-connection.json', one);
+}
+
+/** Payment → webhook beside its floor, in its own process (the stacks' clients and runtimes are process-wide). */
+function runPaired(o: RunOptions): void {
+  console.log(
+    '\n== Payment → webhook hop by hop beside its floor (alternating blocks, 1 and 8 at a time; the floor alone at 64) ==',
+  );
+  const paired = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'close-to-floor.ts'), '--out', o.out],
+    { stdio: 'inherit' },
+  );
+  if (paired.status !== 0) throw new Error(`bench/close-to-floor.ts exited with ${paired.status}`);
+}
+
+async function runTheRest(o: RunOptions): Promise<void> {
   console.log('\n== GET /v1/charges with 1,000,000 charges for one merchant, list cache off ==');
   const deep = await runExternalBench({ seconds: 8, warmup: DEFAULT_WARMUP_SECONDS, connections: 32, deepList: true });
   console.log(formatExternalBench(deep));
-  fs.writeFileSync(path.join(__dirname, 'results-deep-list.json'), `${JSON.stringify(deep, null, 2)}\n`);
-  console.log('\n');
-  console.log('== QR image per charge ==');
+  write(o, 'results-deep-list.json', deep);
+  console.log('\n== QR image per charge ==');
   console.log(formatQrBench(await runQrBench({ count: 2000, seconds: 2 })));
   console.log('\n== Charge creation (HTTP, 127.0.0.1) ==');
   console.log(formatChargesBench(await runChargesBench({ count: 1000, concurrency: 16 })));
   console.log('\n== Payments → webhooks, 500 withdrawals, peak RSS (api + worker processes) ==');
   const paymentsWebhooks = await runPaymentsWebhooksBench({ payments: 1000, withdrawals: 500 });
   console.log(formatPaymentsWebhooksBench(paymentsWebhooks));
-  fs.writeFileSync(path.join(__dirname, 'results-payments.json'), `${JSON.stringify(paymentsWebhooks, null, 2)}\n`);
+  write(o, 'results-payments.json', paymentsWebhooks);
   console.log('\n== Workflows of a merchant by MerchantId, 20,000 runs (official dev server: gRPC, HTTP API) ==');
   const visibility = await runVisibilityBench({ runs: 20_000, merchants: 200, iterations: 200 });
   console.log(formatVisibilityBench(visibility));
-  fs.writeFileSync(path.join(__dirname, 'results-visibility.json'), `${JSON.stringify(visibility, null, 2)}\n`);
-  console.log(
-    '\n== Payment → webhook hop by hop beside its floor (alternating blocks, 1 and 8 at a time; the floor alone at 64) ==',
-  );
-  // Its own process, as the stacks' clients and runtimes are process-wide.
-  const paired = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'close-to-floor.ts')], {
-    stdio: 'inherit',
-  });
-  if (paired.status !== 0) throw new Error(`bench/close-to-floor.ts exited with ${paired.status}`);
+  write(o, 'results-visibility.json', visibility);
+}
+
+async function runLast(o: RunOptions): Promise<void> {
   console.log('\n== The statement: CSV of 1,000,000 lines, a page at depth, the bare insert ==');
   const statement = await runStatementBench({ entries: 1_000_000, seconds: 5 });
   console.log(formatStatementBench(statement));
-  fs.writeFileSync(path.join(__dirname, 'results-statement.json'), `${JSON.stringify(statement, null, 2)}\n`);
+  write(o, 'results-statement.json', statement);
   console.log("\n== The dashboard's first load: JavaScript and CSS, gzip, against 300 KB ==");
   const dashboard = await runDashboardSizeBench();
   console.log(formatDashboardSizeBench(dashboard));
   writeDashboardSizeResults(dashboard);
+}
+
+/**
+ * `npm run bench` (every benchmark, into bench/); `npm run bench -- --targets-only --out DIR`
+ * re-measures only the targets, into DIR (docs/performance.md "Close to the floor": three runs).
+ */
+async function main(): Promise<void> {
+  const at = process.argv.indexOf('--out');
+  const o: RunOptions = {
+    out: at > 0 ? path.resolve(String(process.argv[at + 1])) : __dirname,
+    targetsOnly: process.argv.includes('--targets-only'),
+  };
+  fs.mkdirSync(o.out, { recursive: true });
+  await runExternal(o);
+  if (!o.targetsOnly) await runTheRest(o);
+  runPaired(o);
+  if (!o.targetsOnly) await runLast(o);
   console.log('\n== Targets, each beside its floor (docs/performance.md "Close to the floor") ==');
-  console.log(writeTargets());
+  console.log(writeTargets(o.out));
 }
 
 main().catch((err: unknown) => {
