@@ -13,3 +13,20 @@ export interface WebhookDeliveryResult {
   /** Number of the last attempt this run made or found made. */
   lastAttempt: number;
 }
+
+/** A delivery as its starters name its run. */
+export interface DeliveryRef {
+  deliveryId: string;
+  merchantId: string;
+  firstAttempt: number;
+}
+
+/**
+ * Starting `webhook-delivery-<id>` runs (src/temporal/clients/webhook.ts). Here, beside the run's
+ * input, so that the charge lifecycle, which the workflows reach through their activities' types,
+ * can take one without importing the Temporal clients (and through them the workflows) back.
+ */
+export interface WebhookDeliveryWorkflows {
+  /** Resolves true when this call started the run, false when one was already running. */
+  start(delivery: DeliveryRef): Promise<boolean>;
+}

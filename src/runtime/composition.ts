@@ -47,6 +47,7 @@ import { chargeCaseResolvers } from '../services/charges/cases';
 import { createOperatorCases } from '../services/platform/operator-cases';
 import { createWebhookDelivery, type WebhookDeliverySettings } from '../services/webhooks/delivery';
 import type { WorkflowClients } from '../temporal/workflow-clients';
+import type { WebhookDeliveryWorkflows } from '../temporal/clients/webhook';
 import { activitiesOver, type Activities } from '../../activities';
 
 /** Accounts and operators: login (and the dashboard's session over it), API keys, merchants (users, PIX keys, statement), user access. */
@@ -181,9 +182,14 @@ export function createWorkerServices(deps: {
   logger: Logger;
   acquirer: Acquirer;
   webhooks?: WebhookDeliverySettings;
+  /**
+   * Starts a payment's webhook deliveries right after its commit (docs/performance.md "Payment
+   * to webhook: the timeline"); without it the API's dispatcher starts them.
+   */
+  webhookDeliveries?: WebhookDeliveryWorkflows;
 }) {
-  const { knex, logger, acquirer } = deps;
-  const chargeLifecycle = createChargeLifecycle({ knex, acquirer, logger });
+  const { knex, logger, acquirer, webhookDeliveries } = deps;
+  const chargeLifecycle = createChargeLifecycle({ knex, acquirer, logger, webhookDeliveries });
   return {
     chargeLifecycle,
     webhookDelivery: createWebhookDelivery({ knex, logger, settings: deps.webhooks }),
@@ -203,6 +209,8 @@ export function createActivities(deps: {
   acquirer: Acquirer;
   /** Webhook delivery settings (timeouts, retry delays, address rule); defaults of docs/production.md "Configuration" if absent. */
   webhooks?: WebhookDeliverySettings;
+  /** The worker's delivery client: a payment's deliveries start after its commit (`createWorkerServices`). */
+  webhookDeliveries?: WebhookDeliveryWorkflows;
 }): Activities {
   return activitiesOver(createWorkerServices(deps));
 }

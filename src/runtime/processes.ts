@@ -12,6 +12,7 @@ import { createApp } from '../http/app';
 import type { AppState, RouteModule } from '../http/types';
 import { stopCacheInvalidation } from '../services/platform/cache-invalidation';
 import {
+  clientOver,
   connectTemporalClient,
   connectWorkerConnection,
   temporalSecurity,
@@ -20,6 +21,7 @@ import {
 import { createPixflowWorker } from '../temporal/worker';
 import { offThreadChargeWorkflows } from '../temporal/charge-workflows-off-thread';
 import { installTemporalRuntime } from '../temporal/runtime';
+import { webhookDeliveryWorkflowClient } from '../temporal/clients/webhook';
 import { createActivities } from './composition';
 import type { AcquirerHandle } from '../acquirer';
 import { chargeRoutes } from '../http/routes/charges';
@@ -253,6 +255,13 @@ export async function startWorker(opts: {
   await tracingFromConfig(config);
   installTemporalRuntime({ logger, level: config.TEMPORAL_LOG_LEVEL, metricsAddress: config.TEMPORAL_METRICS_ADDRESS });
   const connection = await connectWorkerConnection(opts.temporalAddress, temporalSecurity(config));
+  // A payment's webhook deliveries are started from here right after it commits, over the worker's
+  // own connection, as the API would start them (docs/performance.md "Payment to webhook: the timeline").
+  const webhookDeliveries = webhookDeliveryWorkflowClient(
+    clientOver(connection, config.TEMPORAL_NAMESPACE),
+    config.TEMPORAL_TASK_QUEUE,
+    { searchAttributes: config.TEMPORAL_SEARCH_ATTRIBUTES },
+  );
   const worker = await createPixflowWorker({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
@@ -262,6 +271,7 @@ export async function startWorker(opts: {
       logger,
       acquirer: opts.acquirer.acquirer,
       webhooks: webhookDeliverySettings(config),
+      webhookDeliveries,
     }),
     logger,
     maxCachedWorkflows: config.TEMPORAL_MAX_CACHED_WORKFLOWS,

@@ -101,8 +101,10 @@ export const webhooksStore = (db: Db) =>
   });
 
 /**
- * One PENDING delivery of the event per webhook (once per pair), and a NOTIFY that reaches the
- * dispatcher only when the transaction commits. Returns the ids created.
+ * One PENDING delivery of the event per webhook (once per pair) and, unless `notify` is false, a
+ * NOTIFY that reaches the dispatcher only when the transaction commits. Without it the recording
+ * process starts the deliveries itself after the commit, and the dispatcher's poll is the safety
+ * net (docs/performance.md "Payment to webhook: the timeline"). Returns the ids created.
  */
 export async function enqueueDeliveries(
   db: Db,
@@ -113,10 +115,13 @@ export async function enqueueDeliveries(
     payload: string;
     /** W3C traceparent of the work recording the event (docs/operations.md "Tracing"). */
     traceparent?: string;
+    /** False: no NOTIFY, the caller starts the deliveries once committed. */
+    notify?: boolean;
   },
 ): Promise<string[]> {
   // One statement: the NOTIFY is sent with each inserted row, which PostgreSQL folds into one
   // per transaction (same channel, same payload), and with none when every pair existed.
+  const notified = d.notify === false ? [] : [db.raw('pg_notify(?, ?) as notified', [DELIVERY_CHANNEL, d.merchantId])];
   const inserted = (await db
     .with(
       'd',
@@ -137,9 +142,7 @@ export async function enqueueDeliveries(
         .returning('id'),
     )
     .from('d')
-    .select('d.id', db.raw('pg_notify(?, ?) as notified', [DELIVERY_CHANNEL, d.merchantId]))) as Array<{
-    id: string;
-  }>;
+    .select('d.id', ...notified)) as Array<{ id: string }>;
   return inserted.map((r) => r.id);
 }
 

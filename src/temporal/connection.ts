@@ -97,10 +97,14 @@ export async function connectTemporalClient(
   const connection: ConnectionLike = opts.native
     ? await NativeConnection.connect({ address, ...secured })
     : await Connection.connect({ address, ...secured });
+  return { client: clientOver(connection, namespace), connection, close: () => connection.close() };
+}
+
+/** A client over an open connection (the worker's own, for the starts its activities make). */
+export function clientOver(connection: ConnectionLike, namespace: string): Client {
   // With tracing on, every start and signal carries the caller's trace (docs/operations.md "Tracing").
   const interceptors = temporalClientInterceptors();
-  const client = new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) });
-  return { client, connection, close: () => connection.close() };
+  return new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) });
 }
 
 export function connectWorkerConnection(address: string, security?: TemporalSecurity): Promise<NativeConnection> {

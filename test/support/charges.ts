@@ -13,6 +13,7 @@ import { createChargesService } from '../../src/services/charges/charges';
 import { createDueDateCharges } from '../../src/services/charges/due-date';
 import { createChargeBatches } from '../../src/services/charges/batches';
 import { chargeWorkflowClient } from '../../src/temporal/clients/charge';
+import { webhookDeliveryWorkflowClient } from '../../src/temporal/clients/webhook';
 import { chargeRoutes } from '../../src/http/routes/charges';
 import { acquirerCallbackRoutes } from '../../src/http/routes/acquirer-callbacks';
 import { sandboxRoutes } from '../../src/http/routes/sandbox/charges';
@@ -66,12 +67,14 @@ export function chargesStack(kind: TemporalKind = 'time-skipping'): Promise<Char
  * task queue of its own), for suites that run the charge reconciler: over the shared database it
  * would start a workflow for every charge other suites left open on purpose, and a burst of such
  * runs wedges the test server's clock (docs/testing.md "One Temporal server of each kind per run").
+ * `startsDeliveries`: the worker starts a payment's webhook deliveries after its commit, on its own
+ * task queue, as src/runtime/processes.ts `startWorker` does (no dispatcher runs on this database).
  */
-export async function ownChargesStack(name: string): Promise<ChargesStack> {
-  return build('time-skipping', await isolatedTestDb(name));
+export async function ownChargesStack(name: string, opts: { startsDeliveries?: boolean } = {}): Promise<ChargesStack> {
+  return build('time-skipping', await isolatedTestDb(name), opts);
 }
 
-async function build(kind: TemporalKind, db: TestDb): Promise<ChargesStack> {
+async function build(kind: TemporalKind, db: TestDb, opts: { startsDeliveries?: boolean } = {}): Promise<ChargesStack> {
   const { knex } = db;
   const env = kind === 'dev' ? await devEnv() : await testEnv();
   const logger = createLogger({ level: (process.env.TEST_LOG_LEVEL as 'info' | undefined) ?? 'silent' });
@@ -99,7 +102,8 @@ async function build(kind: TemporalKind, db: TestDb): Promise<ChargesStack> {
   });
   simulator.control.setCallbackBaseUrl(api.baseUrl);
 
-  await runProjectWorker(env, taskQueue, createActivities({ knex, logger, acquirer }));
+  const webhookDeliveries = opts.startsDeliveries ? webhookDeliveryWorkflowClient(env.client, taskQueue) : undefined;
+  await runProjectWorker(env, taskQueue, createActivities({ knex, logger, acquirer, webhookDeliveries }));
   return {
     db,
     api,

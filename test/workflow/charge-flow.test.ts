@@ -134,7 +134,7 @@ describe('charge workflow', function () {
     assert.deepEqual(scheduled, ['recordPayment']);
   });
 
-  it('records a signed payment in two reads and one transaction of eight statements and answers with the charge as it left it', async () => {
+  it('records a signed payment in two reads, one transaction of eight statements and the mark of its delivery, and answers with the charge as it left it', async () => {
     const m = await readyMerchant(s.api);
     await s.api.knex('merchants').where({ id: m.merchantId }).update({ settlement_delay_seconds: 0 });
     // A subscribed webhook, so the event has a delivery (this stack mounts no webhook routes and
@@ -154,11 +154,14 @@ describe('charge workflow', function () {
     const knex = createKnex(url, 1);
     const statements: string[] = [];
     knex.on('query', (q: { sql: string }) => statements.push(q.sql));
+    // As the worker holds it: with a delivery client, here one that only records what it starts.
+    const started: string[] = [];
     try {
       const lifecycle = createChargeLifecycle({
         knex,
         acquirer: s.acquirer,
         logger: createLogger({ level: 'silent' }),
+        webhookDeliveries: { start: (d) => Promise.resolve(started.push(d.deliveryId) > 0) },
       });
       const noticeOf = (c: Charge, e2eId: string) => ({
         txid: c.txid,
@@ -180,9 +183,12 @@ describe('charge workflow', function () {
       const recorded = await lifecycle.recordPayment(charge.id, notice);
       // The charge and its signed inbox row read; then BEGIN, the lock with what deciding needs,
       // one call for the ledger batch (payment and settlement, `ledger_post_batch`), the charge,
-      // the inbox row, the event with its webhooks, the delivery with its NOTIFY, COMMIT
-      // (docs/performance.md "Payment to webhook: the timeline").
-      assert.equal(statements.length, 10, statements.join('\n'));
+      // the inbox row, the event with its webhooks, the delivery (no NOTIFY: this process starts
+      // it), COMMIT; after the commit, the delivery's start marked, one statement more than when
+      // the dispatcher marked it (docs/performance.md "Payment to webhook: the timeline").
+      assert.equal(statements.length, 11, statements.join('\n'));
+      assert.doesNotMatch(statements.join('\n'), /pg_notify/);
+      assert.match(statements[10] ?? '', /update "webhook_deliveries" set "workflow_started_at"/);
       assert.equal(recorded.kind, 'paid');
       assert.equal(recorded.snapshot?.status, 'PAID');
       assert.equal(recorded.snapshot?.settled, true);
@@ -194,6 +200,8 @@ describe('charge workflow', function () {
       });
       const deliveries = await s.api.knex('webhook_deliveries').where({ merchant_id: m.merchantId });
       assert.equal(deliveries.length, 2);
+      assert.deepEqual([...started].sort(), deliveries.map((d: { id: string }) => d.id).sort());
+      assert.ok(deliveries.every((d: { workflow_started_at: Date | null }) => d.workflow_started_at !== null));
       // A second delivery of the same payment is a duplicate: nothing moves, the same charge comes back.
       statements.length = 0;
       const again = await lifecycle.recordPayment(charge.id, notice);

@@ -16,6 +16,8 @@ import { computeFee } from '../../domain/money';
 import type { ExpireOutcome, ExpiryCaseNotice, PaymentNotice, RecordedPayment } from '../../../workflows/charge-types';
 import * as ledger from '../ledger/ledger';
 import { recordEvent } from '../platform/events';
+import { startCommittedDeliveries } from '../webhooks/start';
+import type { PendingDelivery } from '../../stores/webhooks';
 import { markCallbackApplied, parkCallback } from '../inbox/callback-inbox';
 import { noticeOf, noticeOfReceived, pixWireOf } from '../../acquirer/wire';
 import { pix as pixSchema } from '../../acquirer/wire';
@@ -105,44 +107,63 @@ const samePayment = (a: PaymentNotice, b: PaymentNotice): boolean =>
   new Date(a.paidAt).getTime() === new Date(b.paidAt).getTime() &&
   (a.payer?.document ?? null) === (b.payer?.document ?? null);
 
+/** A payment's outcome, and the deliveries its transaction left for this process to start. */
+interface Applied {
+  recorded: RecordedPayment;
+  deliveries: PendingDelivery[];
+}
+
+const alone = (recorded: RecordedPayment): Applied => ({ recorded, deliveries: [] });
+
 /**
  * One transaction: the charge locked with what deciding needs (one statement), the ledger
  * movements posted as one batch, the charge updated once, the inbox row applied, the event and
  * its deliveries recorded; it answers with the charge as it leaves it, so the charge run reads
- * nothing back (docs/performance.md "Payment to webhook: the timeline"). The charge row is
- * locked, and every change to its refunds locks it too, so the snapshot is the committed state.
+ * nothing back. The charge row is locked, and every change to its refunds locks it too, so the
+ * snapshot is the committed state. With a delivery client, `charge.paid`'s deliveries are started
+ * once it committed, never inside it, and whatever the starts do the payment stands
+ * (docs/performance.md "Payment to webhook: the timeline").
  */
 async function applyPayment(
   ctx: ChargeLifecycleCtx,
   chargeId: string,
   notice: PaymentNotice,
 ): Promise<RecordedPayment> {
-  return ctx.knex.transaction(async (trx) => {
+  const { webhookDeliveries } = ctx;
+  const startAfterCommit = webhookDeliveries !== undefined;
+  const applied = await ctx.knex.transaction(async (trx): Promise<Applied> => {
     const locked = await chargePaymentsStore(trx).lockForPayment(chargeId, notice.endToEndId);
     if (!locked) throw new NotFoundError(`charge ${chargeId} not found`);
     const { charge, openRefundIds } = locked;
     if (charge.e2eId === notice.endToEndId) {
       await paymentApplied(trx, notice, 'paid');
-      return { kind: 'duplicate', snapshot: snapshotOf(charge, openRefundIds) } as const;
+      return alone({ kind: 'duplicate', snapshot: snapshotOf(charge, openRefundIds) });
     }
     if (locked.takenAsUnpayable) {
       await paymentApplied(trx, notice, 'returned_to_payer');
-      return { kind: 'duplicate', snapshot: snapshotOf(charge, openRefundIds) } as const;
+      return alone({ kind: 'duplicate', snapshot: snapshotOf(charge, openRefundIds) });
     }
     const due = paymentTermsOf(charge, notice);
-    if (charge.status === 'PENDING' && due.payable) return takePayment(trx, chargeId, locked, notice, due);
-    return returnToPayer(ctx.logger, trx, chargeId, locked, notice);
+    if (charge.status === 'PENDING' && due.payable)
+      return takePayment(trx, { chargeId, locked, notice, due, startAfterCommit });
+    return alone(await returnToPayer(ctx.logger, trx, chargeId, locked, notice));
   });
+  if (webhookDeliveries && applied.deliveries.length > 0) {
+    await startCommittedDeliveries(
+      { knex: ctx.knex, workflows: webhookDeliveries, logger: ctx.logger },
+      applied.deliveries,
+    );
+  }
+  return applied.recorded;
 }
 
 /** A payment that pays its PENDING charge: credited, the charge PAID, `charge.paid` recorded. */
 async function takePayment(
   trx: Knex.Transaction,
-  chargeId: string,
-  { charge, terms, openRefundIds }: PaymentContext,
-  notice: PaymentNotice,
-  due: PaymentTerms,
-): Promise<RecordedPayment> {
+  p: { chargeId: string; locked: PaymentContext; notice: PaymentNotice; due: PaymentTerms; startAfterCommit: boolean },
+): Promise<Applied> {
+  const { chargeId, notice, due } = p;
+  const { charge, terms, openRefundIds } = p.locked;
   const fee = computeFee(due.paid, terms.feeBps, terms.feeFixed);
   const paidAt = new Date(notice.paidAt);
   const settleAt = new Date(paidAt.getTime() + terms.settlementDelaySeconds * 1000);
@@ -168,32 +189,35 @@ async function takePayment(
   // Guarded: the row is locked and PENDING, so this names the state it leaves.
   await chargePaymentsStore(trx).markPaid(chargeId, { ...paid, ...paidColumnsOf(due) });
   await paymentApplied(trx, notice, 'paid');
-  await recordChargePaid(trx, chargeId, charge, notice, due, paidAt);
+  const deliveries = await recordChargePaid(trx, { chargeId, charge, notice, due, paidAt }, p.startAfterCommit);
   const after = { ...charge, status: 'PAID' as const, settleAt, settledAt };
-  return { kind: 'paid', snapshot: snapshotOf(after, openRefundIds) } as const;
+  return { recorded: { kind: 'paid', snapshot: snapshotOf(after, openRefundIds) }, deliveries };
 }
 
-/** The `charge.paid` event (docs/api.md "Events"), once per charge by its reference. */
+/** The `charge.paid` event (docs/api.md "Events"), once per charge by its reference; its new deliveries. */
 async function recordChargePaid(
   trx: Knex.Transaction,
-  chargeId: string,
-  charge: Charge,
-  notice: PaymentNotice,
-  due: PaymentTerms,
-  paidAt: Date,
-): Promise<void> {
-  await recordEvent(trx, {
-    merchantId: charge.merchantId,
-    type: 'charge.paid',
-    reference: `charge.paid:${chargeId}`,
-    data: {
-      chargeId,
-      txid: charge.txid,
-      ...paidEventAmounts(charge, due),
-      paidAt: paidAt.toISOString(),
-      payer: { name: notice.payer?.name ?? '', document: notice.payer?.document ?? '' },
+  p: { chargeId: string; charge: Charge; notice: PaymentNotice; due: PaymentTerms; paidAt: Date },
+  startAfterCommit: boolean,
+): Promise<PendingDelivery[]> {
+  const { chargeId, charge, notice } = p;
+  const event = await recordEvent(
+    trx,
+    {
+      merchantId: charge.merchantId,
+      type: 'charge.paid',
+      reference: `charge.paid:${chargeId}`,
+      data: {
+        chargeId,
+        txid: charge.txid,
+        ...paidEventAmounts(charge, p.due),
+        paidAt: p.paidAt.toISOString(),
+        payer: { name: notice.payer?.name ?? '', document: notice.payer?.document ?? '' },
+      },
     },
-  });
+    { startAfterCommit },
+  );
+  return event.deliveries;
 }
 
 /**

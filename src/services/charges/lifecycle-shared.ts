@@ -9,10 +9,21 @@ import { chargePaymentsStore } from '../../stores/charge-payments';
 import { chargesStore, type Charge } from '../../stores/charges';
 import type { Acquirer } from '../../acquirer/types';
 import type { ChargeSnapshot } from '../../../workflows/charge-types';
+import type { WebhookDeliveryWorkflows } from '../../../workflows/webhook-delivery-types';
 import { errorMessage } from '../../lib/error-message';
 
 /** The lifecycle's dependencies, built once in the composition root. */
-export type ChargeLifecycleCtx = { knex: Knex; acquirer: Acquirer; logger: Logger };
+export type ChargeLifecycleCtx = {
+  knex: Knex;
+  acquirer: Acquirer;
+  logger: Logger;
+  /**
+   * Given (the worker), a payment's `charge.paid` deliveries are started right after its commit,
+   * without NOTIFY; absent, the dispatcher starts them (docs/performance.md "Payment to webhook:
+   * the timeline"). The one place that choice is made.
+   */
+  webhookDeliveries?: WebhookDeliveryWorkflows;
+};
 
 export class NotFoundError extends Error {
   constructor(message: string) {

@@ -5,11 +5,8 @@
  * context first (CONTRIBUTING.md "Layout"): payments in ./lifecycle-payments.ts, refunds in
  * ./lifecycle-refunds.ts, what both share in ./lifecycle-shared.ts.
  */
-import type { Knex } from 'knex';
-import type { Logger } from '../../lib/logger';
-import type { Acquirer } from '../../acquirer/types';
 import { bindContext } from '../../lib/bind-context';
-import { loadSnapshot } from './lifecycle-shared';
+import { loadSnapshot, type ChargeLifecycleCtx } from './lifecycle-shared';
 import {
   closeExpiryCase,
   expire,
@@ -25,7 +22,7 @@ import { checkRefund, parkRefund, sendRefund, settleRefund } from './lifecycle-r
 export { DataIntegrityError, NotFoundError } from './lifecycle-shared';
 export { parkedRefundRows } from '../../stores/charges';
 
-export function createChargeLifecycle(deps: { knex: Knex; acquirer: Acquirer; logger: Logger }) {
+export function createChargeLifecycle(deps: ChargeLifecycleCtx) {
   return bindContext(deps, {
     openExpiryCase,
     closeExpiryCase,

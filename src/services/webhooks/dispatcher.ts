@@ -9,6 +9,10 @@
  *   started or not: a start of a running id changes nothing, so this only restores runs that were
  *   lost (an in-memory Temporal after a restart) or a redelivery that raced its old run's end.
  *
+ * A payment's `charge.paid` deliveries send no NOTIFY: the worker starts them right after the
+ * payment commits, by the same rule (./start.ts), and for them the poll and the reconciler are the
+ * safety net (docs/performance.md "Payment to webhook: the timeline").
+ *
  * A process that dies between a delivery's commit and its workflow start leaves the row unstarted;
  * whichever API process polls next starts it. Nothing here holds a lock: two dispatchers may start
  * the same delivery, and the second start is a no-op.
@@ -18,7 +22,7 @@ import type { Client as PgClient } from 'pg';
 import type { Logger } from '../../lib/logger';
 import type { WebhookDeliveryWorkflows } from '../../temporal/clients/webhook';
 import { DELIVERY_CHANNEL, webhooksStore, type PendingDelivery } from '../../stores/webhooks';
-import { withTraceparent } from '../../observability/tracing';
+import { startDelivery } from './start';
 
 type PendingRow = PendingDelivery;
 
@@ -138,18 +142,9 @@ export class WebhookDispatcher {
     }
   }
 
-  /**
-   * Marked only when this start created the run. An id already running is either being marked by
-   * whoever started it, or is the previous run of a redelivered delivery still closing: the row
-   * stays unmarked and the next poll starts the new run once it can. In the trace of the work that
-   * recorded the event (docs/operations.md "Tracing").
-   */
-  private async startOne(r: PendingRow): Promise<boolean> {
-    const started = await withTraceparent(r.traceparent, () =>
-      this.deps.workflows.start({ deliveryId: r.id, merchantId: r.merchant_id, firstAttempt: r.attempts + 1 }),
-    );
-    if (started) await webhooksStore(this.deps.knex).markWorkflowStarted(r.id);
-    return started;
+  /** Started and marked by the rule the payment path shares (./start.ts). */
+  private startOne(r: PendingRow): Promise<boolean> {
+    return startDelivery(this.deps.knex, this.deps.workflows, r);
   }
 
   private async listen(): Promise<void> {

@@ -5,20 +5,15 @@
  * and, where registered, as the MerchantId/EntityId search attributes.
  */
 import type { Client } from '@temporalio/client';
-import type { WebhookDeliveryInput } from '../../../workflows/webhook-delivery-types';
+import type {
+  DeliveryRef,
+  WebhookDeliveryInput,
+  WebhookDeliveryWorkflows,
+} from '../../../workflows/webhook-delivery-types';
 import { webhookDeliveryWorkflowId } from '../workflow-ids';
 import { workflowStarter } from './starter';
 
-export interface DeliveryRef {
-  deliveryId: string;
-  merchantId: string;
-  firstAttempt: number;
-}
-
-export interface WebhookDeliveryWorkflows {
-  /** Resolves true when this call started the run, false when one was already running. */
-  start(delivery: DeliveryRef): Promise<boolean>;
-}
+export type { DeliveryRef, WebhookDeliveryWorkflows };
 
 export function webhookDeliveryWorkflowClient(
   client: Client,
