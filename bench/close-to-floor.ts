@@ -122,6 +122,7 @@ export function formatPaired(l: PairedLevel): string {
 
 /** The three files of one run: the service's levels, the floor's (paired, then alone), the ratios. */
 export function writeCloseToFloorResults(r: CloseToFloorResult, dir = __dirname): void {
+  fs.mkdirSync(dir, { recursive: true });
   const write = (name: string, data: unknown): void =>
     fs.writeFileSync(path.join(dir, name), `${JSON.stringify(data, null, 2)}\n`);
   write(
