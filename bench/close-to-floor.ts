@@ -6,7 +6,7 @@
  * (a shared machine's does, by tens of per cent within minutes) slows both sides alike. Each level's
  * figures pool its side's blocks; the ratios are the service's over the floor's.
  *
- *   npx tsx bench/close-to-floor.ts [--payments N] [--concurrency 1,8] [--rounds R] [--warmup N] [--floor-only 64] [--out DIR]
+ *   npx tsx bench/close-to-floor.ts [--payments N] [--concurrency 1,8] [--rounds R] [--warmup N] [--floor-only 64] [--out DIR] [--pg-socket]
  *   (defaults 300 payments per level and side in 6 rounds, 100 unmeasured payments 8 at a time on
  *   each side first, and the floor alone at 64 in flight afterwards; bounded, 127.0.0.1 only)
  *
@@ -72,10 +72,12 @@ export async function runCloseToFloor(opts: {
   rounds: number;
   warmup: number;
   floorOnly: number[];
+  /** The service's PostgreSQL over its Unix socket instead of loopback TCP. */
+  pgSocket?: boolean;
 }): Promise<CloseToFloorResult> {
   const floor = await openFloor();
   try {
-    const service = await openTimeline();
+    const service = await openTimeline({ pgSocket: opts.pgSocket ?? false });
     try {
       // Unmeasured: every process's JIT warms up first (as bench/external.ts --warmup).
       await service.pay(opts.warmup, 8);
@@ -165,6 +167,7 @@ async function main(): Promise<void> {
     rounds: Number(arg('rounds', '6')),
     warmup: Number(arg('warmup', '100')),
     floorOnly: list(arg('floor-only', '64')),
+    pgSocket: process.argv.includes('--pg-socket'),
   });
   writeCloseToFloorResults(result, path.resolve(arg('out', __dirname)));
 }

@@ -58,6 +58,12 @@ export interface EmbeddedDatabaseOptions {
   startTimeoutMs?: number;
   /** Where the roles' generated passwords are kept; default: `secrets.json` beside `dataDir`. */
   secretsFile?: string;
+  /**
+   * Also listen on a Unix socket in this folder (made writable for the server's user), and give
+   * URLs through it instead of loopback TCP: a benchmark's lever (docs/performance.md "Close to
+   * the floor"). Unset: TCP only, no socket file anywhere.
+   */
+  socketDir?: string;
 }
 
 const USER = 'postgres';
@@ -233,10 +239,14 @@ async function startServer(
   port: number,
   timeoutMs: number,
   log: (line: string) => void,
+  socketDir = '',
 ): Promise<ChildProcess> {
   const child = spawn(
     binaryPath(placement.binaries, 'postgres'),
-    ['-D', placement.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    [
+      ...['-D', placement.dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'],
+      ...['-c', `unix_socket_directories=${socketDir}`],
+    ],
     // Its own process group: a terminal's Ctrl-C must not stop the database under requests we are
     // still draining; our shutdown stops it last.
     { ...placement.user, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
@@ -292,14 +302,16 @@ async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** The URLs of the cluster's three roles for `database` on `port`. */
+/** The URLs of the cluster's three roles for `database` on `port` (through `socketDir` when given). */
 function urls(
   port: number,
   database: string,
   passwords: RolePasswords,
+  socketDir?: string,
 ): Pick<EmbeddedDatabase, 'url' | 'ownerUrl' | 'superuserUrl'> {
+  const through = socketDir ? `?host=${encodeURIComponent(socketDir)}` : '';
   const url = (user: string, password: string): string =>
-    `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+    `postgres://${user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}${through}`;
   return {
     url: url(APP_ROLE, passwords.app),
     ownerUrl: url(OWNER_ROLE, passwords.owner),
@@ -360,7 +372,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
   }
   const port = opts.port && opts.port > 0 ? opts.port : await freePort();
   if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await initialise(placement, passwords.superuser, log);
-  const child = await startServer(placement, passwords.superuser, port, opts.startTimeoutMs ?? 60_000, log);
+  if (opts.socketDir) {
+    fs.mkdirSync(opts.socketDir, { recursive: true });
+    fs.chmodSync(opts.socketDir, 0o777);
+  }
+  const timeoutMs = opts.startTimeoutMs ?? 60_000;
+  const child = await startServer(placement, passwords.superuser, port, timeoutMs, log, opts.socketDir);
   let stopped = false;
   const stopOnExit = (): void => {
     // 'exit' handlers must be synchronous: signal the postmaster (fast shutdown) by its pid.
@@ -390,5 +407,5 @@ export async function startEmbeddedPostgres(opts: EmbeddedDatabaseOptions): Prom
     await stop();
     throw err;
   }
-  return { ...urls(port, database, passwords), port, dataDir, stop };
+  return { ...urls(port, database, passwords, opts.socketDir), port, dataDir, stop };
 }
