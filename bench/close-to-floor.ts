@@ -38,6 +38,27 @@ export interface CloseToFloorResult {
   ledgerInvariant: 'OK';
 }
 
+/** What bench/results-close-to-floor.json holds (bench/targets.ts reads it). */
+export interface CloseToFloorFile {
+  date: string;
+  machine: CloseToFloorResult['machine'];
+  rounds: number;
+  ledgerInvariant: 'OK';
+  levels: Array<{
+    concurrency: number;
+    payments: number;
+    ratios: PairedLevel['ratios'];
+    service: Pick<LevelFigures, 'p50Ms' | 'p99Ms' | 'machineCpuMsPerPayment'>;
+    floor: Pick<LevelFigures, 'p50Ms' | 'p99Ms' | 'machineCpuMsPerPayment'>;
+  }>;
+}
+
+const headline = (l: LevelFigures): CloseToFloorFile['levels'][number]['service'] => ({
+  p50Ms: l.p50Ms,
+  p99Ms: l.p99Ms,
+  machineCpuMsPerPayment: l.machineCpuMsPerPayment,
+});
+
 const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
 
 /** One level: `rounds` blocks of each side, the side that goes first alternating. */
@@ -132,7 +153,7 @@ export function writeCloseToFloorResults(r: CloseToFloorResult, dir = __dirname)
     r.levels.map((l) => l.service),
   );
   write('results-floor.json', [...r.levels.map((l) => l.floor), ...r.floorOnly]);
-  write('results-close-to-floor.json', {
+  const file: CloseToFloorFile = {
     date: r.date,
     machine: r.machine,
     rounds: r.rounds,
@@ -141,14 +162,11 @@ export function writeCloseToFloorResults(r: CloseToFloorResult, dir = __dirname)
       concurrency: l.concurrency,
       payments: l.service.payments,
       ratios: l.ratios,
-      service: {
-        p50Ms: l.service.p50Ms,
-        p99Ms: l.service.p99Ms,
-        machineCpuMsPerPayment: l.service.machineCpuMsPerPayment,
-      },
-      floor: { p50Ms: l.floor.p50Ms, p99Ms: l.floor.p99Ms, machineCpuMsPerPayment: l.floor.machineCpuMsPerPayment },
+      service: headline(l.service),
+      floor: headline(l.floor),
     })),
-  });
+  };
+  write('results-close-to-floor.json', file);
 }
 
 async function main(): Promise<void> {

@@ -30,7 +30,7 @@ import {
 } from '../tools/harness/src/stack';
 import { processCpuSeconds } from './external';
 import { historyOf, paymentHops, type HopFigure } from './hops';
-import { formatLevel, levelFigures, payBlock, type LevelFigures, type PaymentSide } from './payment-sides';
+import { formatLevel, levelFigures, once, payBlock, type LevelFigures, type PaymentSide } from './payment-sides';
 
 interface Receiver {
   url: string;
@@ -87,15 +87,12 @@ export async function openFloor(opts: { shape?: FloorShape } = {}): Promise<Paym
   let temporal: TemporalProcess | undefined;
   let worker: Proc | undefined;
   let connection: NativeConnection | undefined;
-  // Once, whoever calls it first (bench/close-to-floor.ts closes the service early).
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= closeAll());
-  const closeAll = async (): Promise<void> => {
+  const close = once(async () => {
     await connection?.close();
     await worker?.stop();
     await temporal?.stop();
     await receiver.close();
-  };
+  });
   try {
     temporal = await startTemporalProcess();
     worker = spawnProc('floor-worker', ['--import', 'tsx', 'bench/floor/worker.ts'], {

@@ -61,6 +61,12 @@ export async function payBlock<T>(
   };
 }
 
+/** `f` run at most once, whoever calls first (bench/close-to-floor.ts closes the service early). */
+export function once(f: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= f());
+}
+
 const tenth = (x: number): number => Math.round(x * 10) / 10;
 
 /** The blocks of one side at one concurrency, pooled. */

@@ -24,7 +24,7 @@ import { call, readyMerchant, registerWebhook, type ReadyMerchant } from '../too
 import { startCountingReceiver } from '../tools/harness/src/receiver';
 import { cpuSnapshot, processCpuSeconds } from './external';
 import { historyOf, paymentHops } from './hops';
-import { formatLevel, levelFigures, payBlock, type LevelFigures, type PaymentSide } from './payment-sides';
+import { formatLevel, levelFigures, once, payBlock, type LevelFigures, type PaymentSide } from './payment-sides';
 
 /** The service's stack as a payment side, and the ledger invariant over what it booked. */
 export interface TimelineSide extends PaymentSide {
@@ -53,17 +53,14 @@ export async function openTimeline(
   const receiver = await startCountingReceiver();
   let stack: Awaited<ReturnType<typeof startStack>> | undefined;
   let connection: Connection | undefined;
-  // Once, whoever calls it first (bench/close-to-floor.ts closes the service early).
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= closeAll());
-  const closeAll = async (): Promise<void> => {
+  const close = once(async () => {
     await connection?.close();
     await stack?.stop();
     await receiver.close();
     await knex.destroy();
     await pg.stop();
     fs.rmSync(dir, { recursive: true, force: true });
-  };
+  });
   try {
     // Migrations run as the owner role; the service's role owns nothing (docs/production.md "Database roles").
     await migrateAsOwner({ migrationUrl: pg.ownerUrl });

@@ -7,17 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { CloseToFloorFile } from './close-to-floor';
 import type { ExternalBenchResult, ExternalRow } from './external';
-
-interface PairedFile {
-  date: string;
-  levels: Array<{
-    concurrency: number;
-    ratios: { p50: number; p99: number; machineCpu: number };
-    service: { p50Ms: number; p99Ms: number; machineCpuMsPerPayment: number };
-    floor: { p50Ms: number; p99Ms: number; machineCpuMsPerPayment: number };
-  }>;
-}
 
 export interface TargetRow {
   target: string;
@@ -36,7 +27,7 @@ const row = (r: Omit<TargetRow, 'met'>): TargetRow => ({
   met: r.direction === 'at most' ? r.value <= r.limit : r.value >= r.limit,
 });
 
-function paymentTargets(paired: PairedFile): TargetRow[] {
+function paymentTargets(paired: CloseToFloorFile): TargetRow[] {
   const level = (c: number) => {
     const l = paired.levels.find((x) => x.concurrency === c);
     if (!l) throw new Error(`bench/results-close-to-floor.json has no level ${c}`);
@@ -120,7 +111,7 @@ function chargeTargets(many: ExternalBenchResult, one: ExternalBenchResult): Tar
 
 export function computeTargets(dir = __dirname): { date: string; rows: TargetRow[] } {
   const read = <T>(name: string): T => JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as T;
-  const paired = read<PairedFile>('results-close-to-floor.json');
+  const paired = read<CloseToFloorFile>('results-close-to-floor.json');
   const rows = [
     ...paymentTargets(paired),
     ...chargeTargets(
