@@ -6,7 +6,15 @@
  * subscription's history stays one cycle long. Callbacks only say "look again"; every fact is
  * read at the acquirer by an activity. Cancellation (merchant or payer) ends it at any wait.
  */
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { SubscriptionActivities } from '../activities/subscriptions';
 import type { CyclePlan, SubscriptionOutcome, SubscriptionWorkflowInput } from './subscription-types';
 import type { PaymentNotice } from './charge-types';
@@ -40,10 +48,18 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   const flags = { look: false, cancel: false };
   setHandler(lookAgainSignal, () => void (flags.look = true));
   setHandler(subscriptionCancelSignal, () => void (flags.cancel = true));
-  /** Waits until `deadline` (workflow clock), a callback, or a cancellation; false when cancelled. */
+  /**
+   * Waits until `deadline` (workflow clock), a callback, or a cancellation; false when cancelled.
+   * A callback that came while the last look at the acquirer ran asks for one more look: it is
+   * consumed when a wait ends, not dropped when the next begins (the payer's approval landing
+   * during the first rec read had waited out the 6-hour poll). `patched`: runs recorded before
+   * dropped it, and replay so.
+   */
   const waitUntil = async (deadline: number): Promise<boolean> => {
-    flags.look = false;
+    const keepsCallbacks = patched('subscription-keeps-a-callback-during-a-look');
+    if (!keepsCallbacks) flags.look = false;
     await condition(() => flags.look || flags.cancel, Math.max(0, deadline - Date.now()));
+    if (keepsCallbacks) flags.look = false;
     return !flags.cancel;
   };
   const end = async (lastCycle: number): Promise<SubscriptionOutcome> => {
